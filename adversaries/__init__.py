@@ -1,0 +1,1 @@
+"""Built-in adversaries (environments that choose the losses)."""

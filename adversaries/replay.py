@@ -1,0 +1,145 @@
+"""Replay a recorded loss array from a file."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from arena.errors import ConfigError
+from arena.protocols import ObliviousAdversary
+from arena.spec import AdversaryTags, GameSpec
+
+SUFFIXES = (".npy", ".csv", ".parquet")
+
+
+def load_loss_array(path: str | Path) -> np.ndarray:
+    """Load a T×N or R×T×N loss array from ``.npy``, ``.csv`` (T×N) or ``.parquet`` (T×N).
+
+    CSV files may have a header row of expert names; Parquet files hold one numeric column per
+    expert. Raises :class:`~arena.errors.ConfigError` naming the file on any problem.
+    """
+    who = "adversary replay"
+    path = Path(path)
+    if path.suffix.lower() not in SUFFIXES:
+        raise ConfigError(who, "path", f"{path}: unsupported format; use one of {SUFFIXES}")
+    if not path.is_file():
+        raise ConfigError(who, "path", f"{path}: no such file")
+    try:
+        if path.suffix.lower() == ".npy":
+            arr = np.load(path, allow_pickle=False)
+        elif path.suffix.lower() == ".csv":
+            import pandas as pd
+
+            frame = pd.read_csv(path, header=None)
+            if frame.shape[0] and not np.issubdtype(frame.dtypes.iloc[0], np.number):
+                frame = pd.read_csv(path)  # first row was a header of expert names
+            arr = frame.to_numpy(dtype=np.float64)
+        else:
+            import pandas as pd
+
+            arr = pd.read_parquet(path).to_numpy(dtype=np.float64)
+    except (ValueError, OSError) as exc:
+        raise ConfigError(who, "path", f"{path}: cannot read a numeric loss array ({exc})") from exc
+    arr = np.asarray(arr, dtype=np.float64)
+    if arr.ndim not in (2, 3) or 0 in arr.shape:
+        raise ConfigError(
+            who, "path", f"{path}: expected shape T×N or R×T×N, got {arr.shape}"
+        )
+    return arr
+
+
+class Replay(ObliviousAdversary):
+    """Plays a loss array loaded from a file: the same T×N matrix for every replicate, or one
+    T×N slice per replicate from an R×T×N array.
+
+    Parameters
+    ----------
+    path : str
+        A ``.npy``, ``.csv`` or ``.parquet`` file.
+    loss_range : list of two floats
+        The declared range ``[lo, hi]``; every entry of the file must lie in it.
+
+    Notes
+    -----
+    The file must have at least T rounds (a longer file is played from its start), N is taken
+    from the file, and an R×T×N array needs one slice per global replicate index. Any mismatch,
+    NaN or out-of-range entry is refused before round 1 with the file, round, replicate and expert.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> f = os.path.join(tempfile.mkdtemp(), "l.npy")
+    >>> np.save(f, np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 1.0]]))
+    >>> from arena import play
+    >>> df = play("ftl", Replay(path=f), horizon=3, metrics={"loss": {}})
+    >>> float(df.value.iloc[-1])
+    1.5
+    """
+
+    name = "replay"
+    tags = AdversaryTags(oblivious=True)
+
+    def __init__(self, path: str = "", loss_range: Sequence[float] = (0.0, 1.0)):
+        self.path = path
+        self.loss_range = loss_range
+
+    def declared_range(self) -> tuple[float, float]:
+        lo, hi = (float(v) for v in self.loss_range)
+        return lo, hi
+
+    def _array(self) -> np.ndarray:
+        if getattr(self, "_loaded_from", None) != self.path:
+            self._data = load_loss_array(self.path)
+            self._loaded_from = self.path
+        return self._data
+
+    def resolve_n_actions(self, requested: int | None) -> int:
+        n_file = self._array().shape[-1]
+        if requested is not None and int(requested) != n_file:
+            raise ConfigError(
+                "adversary replay", "n_actions",
+                f"{self.path}: the file has N = {n_file} experts but n_actions = {requested} "
+                f"was requested (omit n_actions or set n_actions={n_file})",
+            )
+        return n_file
+
+    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
+        who = "adversary replay"
+        arr = self._array()
+        lo, hi = self.declared_range()
+        t_file = arr.shape[-2]
+        if spec.horizon is None or spec.horizon > t_file:
+            raise ConfigError(
+                who, "path", f"{self.path}: the file has T = {t_file} rounds but the horizon is "
+                f"{spec.horizon}"
+            )
+        if arr.shape[-1] != spec.n_actions:
+            raise ConfigError(who, "path", f"{self.path}: N = {arr.shape[-1]} != {spec.n_actions}")
+        self._rows = np.asarray(spec.replicates(), dtype=np.int64)
+        if arr.ndim == 3 and self._rows.max() >= arr.shape[0]:
+            raise ConfigError(
+                who, "path", f"{self.path}: holds {arr.shape[0]} replicates but replicate "
+                f"{int(self._rows.max())} was requested"
+            )
+        used = arr[..., : spec.horizon, :]
+        bad = np.argwhere(~np.isfinite(used) | (used < lo) | (used > hi))
+        if bad.size:
+            idx = tuple(int(v) for v in bad[0])
+            where = (
+                f"round {idx[-2] + 1}, expert {idx[-1]}"
+                + (f", replicate {idx[0]}" if arr.ndim == 3 else "")
+            )
+            raise ConfigError(
+                who, "path", f"{self.path}: entry {used[idx]!r} at {where} is "
+                f"{'not finite' if not np.isfinite(used[idx]) else f'outside [{lo:g}, {hi:g}]'}"
+            )
+        self._used = used
+        self._n_rep = spec.n_replicates
+
+    def losses_block(self, t0: int, n: int) -> np.ndarray:
+        window = self._used[..., t0 - 1 : t0 - 1 + n, :]
+        if window.ndim == 2:
+            return np.broadcast_to(window, (self._n_rep, *window.shape)).copy()
+        return window[self._rows].copy()

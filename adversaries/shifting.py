@@ -1,0 +1,113 @@
+"""Shifting experts: the best expert changes at k change points."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from arena.errors import ConfigError
+from arena.protocols import ObliviousAdversary
+from arena.spec import AdversaryTags, GameSpec
+
+
+class ShiftingExperts(ObliviousAdversary):
+    """Bernoulli losses whose best expert changes at ``n_switches`` change points.
+
+    In segment s the best expert ``b_s`` has mean ``base − gap`` and every other expert ``base``.
+    ``b_1`` is uniform over the experts and each later ``b_s`` uniform over the others, drawn per
+    replicate from its stream at reset.
+
+    Parameters
+    ----------
+    n_switches : int
+        Number of change points k ≥ 0 (k + 1 segments; needs ``k < T``).
+    gap : float
+        Advantage of the segment's best expert.
+    base : float
+        Mean loss of the other experts (``0 ≤ base − gap`` and ``base ≤ 1``).
+    change_points : {"even", "random"}
+        Evenly spaced segments, or k distinct change rounds drawn uniformly from ``2..T``.
+
+    Notes
+    -----
+    A comparator that switches k times has loss about ``T(base − gap)``, every fixed expert about
+    ``T·base − T·gap/(k+1)``: fixed-share-like players keep shifting regret small while the
+    external regret of Hedge stays sublinear only against fixed experts (theory-oracles §C.6;
+    seed 000 §2.7, L766-809). Exposes ``means``.
+
+    Examples
+    --------
+    >>> from arena import play
+    >>> df = play("hedge", ShiftingExperts(n_switches=1, gap=0.4), n_actions=2, horizon=400,
+    ...           metrics={"shifting_regret": {"k": [0, 1]}})
+    >>> last = df[df.t == 400].set_index("param").value
+    >>> bool(last[1.0] > last[0.0])
+    True
+
+    References
+    ----------
+    Herbster & Warmuth (1998), "Tracking the best expert".
+    """
+
+    name = "shifting_experts"
+    tags = AdversaryTags(oblivious=True, oracle=frozenset({"means"}), needs_horizon=True)
+
+    def __init__(
+        self, n_switches: int = 3, gap: float = 0.2, base: float = 0.5, change_points: str = "even"
+    ):
+        self.n_switches = n_switches
+        self.gap = gap
+        self.base = base
+        self.change_points = change_points
+
+    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
+        who = "adversary shifting_experts"
+        n, horizon, k = spec.n_actions, spec.horizon, self.n_switches
+        if n < 2:
+            raise ConfigError(who, "n_actions", "needs at least 2 experts")
+        if not (isinstance(k, int) and 0 <= k < horizon):
+            raise ConfigError(who, "n_switches", f"must be an integer in [0, T) = [0, {horizon})")
+        if not (0 <= self.gap <= self.base <= 1):
+            raise ConfigError(who, "gap", "need 0 ≤ gap ≤ base ≤ 1")
+        if self.change_points not in ("even", "random"):
+            raise ConfigError(who, "change_points", "must be 'even' or 'random'")
+        self._starts = []  # first round of segments 2..k+1, per replicate
+        self._best = []
+        for rng in rngs:
+            if self.change_points == "even":
+                starts = np.array([1 + (s * horizon) // (k + 1) for s in range(1, k + 1)])
+            else:
+                starts = np.sort(rng.choice(np.arange(2, horizon + 1), size=k, replace=False))
+            best = [int(rng.integers(n))]
+            for _ in range(k):
+                step = int(rng.integers(1, n))
+                best.append((best[-1] + step) % n)
+            self._starts.append(starts.astype(np.int64))
+            self._best.append(np.array(best))
+        self._rngs = list(rngs)
+        self._n_act = n
+
+    def _mean_block(self, t0: int, n: int) -> np.ndarray:
+        t = np.arange(t0, t0 + n)
+        out = np.full((len(self._rngs), n, self._n_act), float(self.base))
+        for r in range(len(self._rngs)):
+            seg = np.searchsorted(self._starts[r], t, side="right")
+            out[r, np.arange(n), self._best[r][seg]] = self.base - self.gap
+        return out
+
+    def losses_block(self, t0: int, n: int) -> np.ndarray:
+        mu = self._mean_block(t0, n)
+        for r, rng in enumerate(self._rngs):
+            mu[r] = rng.random((n, self._n_act)) < mu[r]
+        return mu
+
+    def oracle(self, key: str, t0: int, n: int) -> np.ndarray:
+        if key != "means":
+            return super().oracle(key, t0, n)
+        return self._mean_block(t0, n)
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {"n_switches": 2}
+        yield {"n_switches": 1, "change_points": "random"}

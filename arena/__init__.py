@@ -1,0 +1,44 @@
+"""regret-arena: online learning players against adversaries, every regret notion, tidy tables.
+
+The public API: :func:`play` / :func:`run_game` to run a game of R batched replicates and get the
+tidy results, the component bases in :mod:`arena.protocols`, the registry in
+:mod:`arena.registry`, and the result writers in :mod:`arena.results`.
+"""
+
+from arena.base import Component, canonical_json
+from arena.engine import SCHEMA, GameRun, play, run_game
+from arena.errors import ArenaError, ConfigError, GameError, UnknownComponentError
+from arena.protocols import (
+    AdaptiveAdversary,
+    Adversary,
+    ExpertsPlayer,
+    ObliviousAdversary,
+    Player,
+    SingleGameExpertsPlayer,
+)
+from arena.spec import AdversaryTags, GameSpec, History, PlayerTags
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "SCHEMA",
+    "AdaptiveAdversary",
+    "Adversary",
+    "AdversaryTags",
+    "ArenaError",
+    "Component",
+    "ConfigError",
+    "ExpertsPlayer",
+    "GameError",
+    "GameRun",
+    "GameSpec",
+    "History",
+    "ObliviousAdversary",
+    "Player",
+    "PlayerTags",
+    "SingleGameExpertsPlayer",
+    "UnknownComponentError",
+    "canonical_json",
+    "play",
+    "run_game",
+]

@@ -1,0 +1,135 @@
+"""Component base: hyperparameters in ``__init__``, ``get_params``, ``clone`` and ``repr``.
+
+Every player, adversary and metric is a :class:`Component`. Its ``__init__`` stores its arguments
+verbatim under the same names and does nothing else (scikit-learn / River convention); game state is
+built in ``reset``. ``get_params``, ``clone`` and ``repr`` are derived from the ``__init__``
+signature, so a component round-trips through ``eval(repr(c))`` and through canonical JSON.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Iterator
+from typing import Any, ClassVar, Self
+
+import numpy as np
+
+
+def _jsonable(value: Any) -> Any:
+    """Return a JSON-serializable version of a hyperparameter value (arrays become lists)."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, tuple | list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, Component):
+        return {"name": value.registry_name(), "params": value.get_params()}
+    # OmegaConf containers arrive from Hydra; convert them without importing omegaconf eagerly.
+    if type(value).__module__.startswith("omegaconf"):
+        from omegaconf import OmegaConf
+
+        return _jsonable(OmegaConf.to_container(value, resolve=True))
+    return value
+
+
+def canonical_json(obj: Any) -> str:
+    """Serialize ``obj`` as canonical JSON: sorted keys, no spaces, arrays as lists.
+
+    Examples
+    --------
+    >>> canonical_json({"b": 1, "a": [1.5, "x"]})
+    '{"a":[1.5,"x"],"b":1}'
+    """
+    return json.dumps(_jsonable(obj), sort_keys=True, separators=(",", ":"), allow_nan=True)
+
+
+class Component:
+    """Base of players, adversaries and metrics: parameters only in ``__init__``.
+
+    Subclasses set ``name`` (the registry name) and ``version`` (bumped on any behaviour change)
+    and store each ``__init__`` argument under the same attribute name.
+
+    Examples
+    --------
+    >>> class Toy(Component):
+    ...     name = "toy"
+    ...     def __init__(self, eta=0.5, mode="fixed"):
+    ...         self.eta = eta
+    ...         self.mode = mode
+    >>> Toy(eta=0.1)
+    Toy(eta=0.1)
+    >>> Toy(eta=0.1).clone(mode="x").get_params()
+    {'eta': 0.1, 'mode': 'x'}
+    """
+
+    name: ClassVar[str] = ""
+    version: ClassVar[int] = 1
+
+    @classmethod
+    def param_names(cls) -> list[str]:
+        """Return the hyperparameter names, in ``__init__`` signature order."""
+        sig = inspect.signature(cls.__init__)
+        return [
+            p.name
+            for p in sig.parameters.values()
+            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
+
+    @classmethod
+    def param_defaults(cls) -> dict[str, Any]:
+        """Return ``{name: default}`` for every hyperparameter (``inspect.Parameter.empty`` if none)."""
+        sig = inspect.signature(cls.__init__)
+        return {n: sig.parameters[n].default for n in cls.param_names()}
+
+    @classmethod
+    def registry_name(cls) -> str:
+        """Return the registry name, or the class name when the class is not registered."""
+        return cls.name or cls.__name__
+
+    def get_params(self) -> dict[str, Any]:
+        """Return the hyperparameters as a dict, read from the attributes of the same names."""
+        return {n: getattr(self, n) for n in self.param_names()}
+
+    def params_json(self) -> str:
+        """Return the hyperparameters as canonical JSON (sorted keys), as logged in results."""
+        return canonical_json(self.get_params())
+
+    def clone(self, **overrides: Any) -> Self:
+        """Return a fresh, un-reset copy with the same hyperparameters, some optionally replaced."""
+        unknown = set(overrides) - set(self.param_names())
+        if unknown:
+            from arena.errors import ConfigError
+
+            raise ConfigError(
+                self.registry_name(),
+                sorted(unknown)[0],
+                f"unknown parameter; valid parameters are {self.param_names()}",
+            )
+        params = {**self.get_params(), **overrides}
+        return type(self)(**params)
+
+    def __repr__(self) -> str:
+        defaults = self.param_defaults()
+        parts = []
+        for n, v in self.get_params().items():
+            d = defaults[n]
+            same = d is not inspect.Parameter.empty and _same(d, v)
+            if not same:
+                parts.append(f"{n}={v!r}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+    @classmethod
+    def _unit_test_params(cls) -> Iterator[dict[str, Any]]:
+        """Yield small, valid parameter sets used by the conformance tests."""
+        yield {}
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(canonical_json(a) == canonical_json(b))
+    except (TypeError, ValueError):
+        return a is b

@@ -1,0 +1,693 @@
+"""The game engine: R replicates per call, streaming metrics, tidy rows.
+
+Round protocol of the experts game (design §2, seed 000 L301): the player commits ``p_t``; the
+adversary (which may read ``p_t`` if it declares ``sees_distribution``) reveals ``l_t ∈ [lo, hi]^N``;
+the learner suffers the expected loss ``p_t·l_t`` and the realized loss ``l_{t,I_t}`` with
+``I_t ~ p_t`` drawn by the arena from the replicate's own action stream (inverse CDF of a
+pre-drawn uniform).
+
+Rounds are processed in chunks that end on every checkpoint. Against an oblivious adversary a
+chunk is one ``losses_block`` call and one ``play_block`` call (a numba kernel for fast players);
+against an adaptive one it is a per-round loop, batched over replicates, that fills the same
+buffers. Either way the metrics then consume the chunk in numba kernels, so memory is
+O(R·N·chunk + metric state), never O(T). :mod:`arena.reference` is the plain per-round loop this
+engine must reproduce to 1e-12.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numba import njit
+
+from arena import registry
+from arena.base import canonical_json
+from arena.checkpoints import log_grid
+from arena.errors import ArenaError, ConfigError, GameError
+from arena.metrics.base import Block, Core, Metric
+from arena.metrics.builtin import DEFAULT_METRICS
+from arena.protocols import Adversary, ExpertsPlayer, ObliviousAdversary
+from arena.seeding import replicate_streams
+from arena.spec import GameSpec, History
+
+SCHEMA = [
+    "run_id",
+    "cell",
+    "player",
+    "player_params",
+    "adversary",
+    "adversary_params",
+    "protocol",
+    "n_actions",
+    "horizon",
+    "replicate",
+    "seed",
+    "t",
+    "metric",
+    "param",
+    "value",
+]
+"""Column order of ``results.parquet`` (design §4, contract)."""
+
+PROB_SUM_TOL = 1e-9
+"""A player's ``p_t`` must sum to 1 within this tolerance (float64 softmax errors are ~1e-15)."""
+
+PROB_NEG_TOL = 1e-12
+"""Entries of ``p_t`` may be negative by at most this much (rounding in subtractive updates)."""
+
+MAX_HORIZON = 2**31 - 1
+
+
+# ----------------------------------------------------------------------------------------------
+# kernels
+
+
+@njit(cache=True)
+def _sample_action(p, u):
+    """Inverse-CDF draw: the first i with ``p_1 + … + p_i > u``; the last positive one if none."""
+    c = 0.0
+    last = 0
+    for i in range(p.shape[0]):
+        if p[i] > 0.0:
+            last = i
+        c += p[i]
+        if u < c:
+            return i
+    return last
+
+
+@njit(cache=True)
+def _sample_actions(probs, uniforms, out):
+    for r in range(probs.shape[0]):
+        out[r] = _sample_action(probs[r], uniforms[r])
+
+
+@njit(cache=True)
+def _core_advance(
+    probs, losses, uniforms, cum_losses, learner, realized, sum_min, expected_out, realized_out, actions
+):
+    """Advance the shared totals over a chunk and fill the per-round learner losses and actions."""
+    n_rep, n, n_act = probs.shape
+    for r in range(n_rep):
+        for j in range(n):
+            s = 0.0
+            m = np.inf
+            for i in range(n_act):
+                li = losses[r, j, i]
+                s += probs[r, j, i] * li
+                if li < m:
+                    m = li
+                cum_losses[r, i] += li
+            a = _sample_action(probs[r, j], uniforms[r, j])
+            actions[r, j] = a
+            lr = losses[r, j, a]
+            expected_out[r, j] = s
+            realized_out[r, j] = lr
+            learner[r] += s
+            realized[r] += lr
+            sum_min[r] += m
+
+
+@njit(cache=True)
+def _first_bad_losses(losses, lo, hi):
+    """Return (code, r, j, i) of the first loss that is not finite (1) or out of range (2)."""
+    n_rep, n, n_act = losses.shape
+    for j in range(n):
+        for r in range(n_rep):
+            for i in range(n_act):
+                v = losses[r, j, i]
+                if not np.isfinite(v):
+                    return 1, r, j, i
+                if v < lo or v > hi:
+                    return 2, r, j, i
+    return 0, 0, 0, 0
+
+
+@njit(cache=True)
+def _first_bad_probs(probs, neg_tol, sum_tol):
+    """Return (code, r, j, i) of the first invalid distribution: non-finite/negative (1), sum (2)."""
+    n_rep, n, n_act = probs.shape
+    for j in range(n):
+        for r in range(n_rep):
+            s = 0.0
+            for i in range(n_act):
+                v = probs[r, j, i]
+                if not np.isfinite(v) or v < -neg_tol:
+                    return 1, r, j, i
+                s += v
+            if abs(s - 1.0) > sum_tol:
+                return 2, r, j, 0
+    return 0, 0, 0, 0
+
+
+# ----------------------------------------------------------------------------------------------
+# configuration helpers
+
+
+def resolve_component(kind: str, obj: Any, params: Mapping[str, Any] | None = None):
+    """Return a component instance from an instance or a registry name (plus parameters)."""
+    if isinstance(obj, str):
+        return registry.make(kind, obj, **dict(params or {}))
+    if params:
+        return obj.clone(**dict(params))
+    return obj
+
+
+def resolve_metrics(metrics: Any) -> list[Metric]:
+    """Build metric instances from ``{name: params or None}`` or a list of names / instances.
+
+    A ``None`` value (or ``enabled: false``) switches a metric off.
+    """
+    if metrics is None:
+        metrics = DEFAULT_METRICS
+    out: list[Metric] = []
+    if isinstance(metrics, Mapping):
+        for name, params in metrics.items():
+            if params is None or params is False:
+                continue
+            params = dict(params) if params is not True else {}
+            if not params.pop("enabled", True):
+                continue
+            out.append(registry.make("metric", str(name), **params))
+    else:
+        for m in metrics:
+            out.append(registry.make("metric", m) if isinstance(m, str) else m)
+    names = [m.name for m in out]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise ConfigError("metrics", sorted(dup)[0], "listed twice")
+    return out
+
+
+def _check_int(component: str, name: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise ConfigError(component, name, f"must be an integer ≥ {minimum}, got {value!r}")
+    if value < minimum:
+        raise ConfigError(component, name, f"must be ≥ {minimum}, got {value}")
+    return int(value)
+
+
+def _replicate_ids(replicates: int | Iterable[int]) -> np.ndarray:
+    if isinstance(replicates, int | np.integer) and not isinstance(replicates, bool):
+        count = _check_int("game", "replicates", replicates, 1)
+        return np.arange(count, dtype=np.int64)
+    ids = np.asarray(list(replicates), dtype=np.int64)
+    if ids.size == 0 or (ids < 0).any() or np.unique(ids).size != ids.size:
+        raise ConfigError("game", "replicates", "must be a count ≥ 1 or distinct indices ≥ 0")
+    return ids
+
+
+def _digest(text: str, n: int) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:n]
+
+
+@dataclass
+class GameRun:
+    """The outcome of :func:`run_game`.
+
+    Attributes
+    ----------
+    rows : pandas.DataFrame
+        Tidy results, columns :data:`SCHEMA`.
+    config : dict
+        The resolved game description (as stored in ``manifest.json``).
+    skipped_metrics : dict
+        Metrics requested but not applicable, with the reason.
+    wall_time : float
+        Seconds spent playing.
+    """
+
+    rows: pd.DataFrame
+    config: dict
+    skipped_metrics: dict[str, str] = field(default_factory=dict)
+    wall_time: float = 0.0
+
+
+class _TraceWriter:
+    """Streams per-round ``p_t``, ``l_t`` and ``I_t`` to a Parquet file in row groups."""
+
+    def __init__(self, path: Path, replicate_ids: np.ndarray):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        self._pa = pa
+        self.path = Path(path)
+        self.tmp = self.path.with_name(f".{self.path.name}.tmp")
+        schema = pa.schema(
+            [
+                ("replicate", pa.int64()),
+                ("t", pa.int64()),
+                ("action", pa.int64()),
+                ("expected_loss", pa.float64()),
+                ("probs", pa.list_(pa.float64())),
+                ("losses", pa.list_(pa.float64())),
+            ]
+        )
+        self._writer = pq.ParquetWriter(self.tmp, schema)
+        self._schema = schema
+        self._ids = replicate_ids
+
+    def write(self, block: Block) -> None:
+        pa = self._pa
+        n_rep, n, n_act = block.probs.shape
+        reps = np.repeat(self._ids, n)
+        ts = np.tile(np.arange(block.t0, block.t0 + n, dtype=np.int64), n_rep)
+        offsets = np.arange(0, n_rep * n * n_act + 1, n_act, dtype=np.int32)
+        probs = pa.ListArray.from_arrays(offsets, block.probs.reshape(-1))
+        losses = pa.ListArray.from_arrays(offsets, block.losses.reshape(-1))
+        table = pa.Table.from_arrays(
+            [
+                pa.array(reps),
+                pa.array(ts),
+                pa.array(block.actions.reshape(-1).astype(np.int64)),
+                pa.array(block.expected.reshape(-1)),
+                probs,
+                losses,
+            ],
+            schema=self._schema,
+        )
+        self._writer.write_table(table)
+
+    def commit(self) -> None:
+        self._writer.close()
+        self.tmp.replace(self.path)
+
+    def abort(self) -> None:
+        self._writer.close()
+        self.tmp.unlink(missing_ok=True)
+
+
+def _describe(kind: str, component: Any) -> str:
+    return f"{kind} {type(component).registry_name()} {component!r}"
+
+
+def run_game(
+    player: ExpertsPlayer | str,
+    adversary: Adversary | str,
+    *,
+    horizon: int,
+    n_actions: int | None = None,
+    replicates: int | Iterable[int] = 1,
+    seed: int = 0,
+    metrics: Any = None,
+    checkpoints: Sequence[int] | None = None,
+    per_decade: int = 10,
+    player_params: Mapping[str, Any] | None = None,
+    adversary_params: Mapping[str, Any] | None = None,
+    trace_path: str | Path | None = None,
+    chunk_elements: int = 2**17,
+    progress: bool = False,
+) -> GameRun:
+    """Play R replicates of the experts game and return the tidy metric rows.
+
+    Parameters
+    ----------
+    player, adversary : component or registry name
+        What plays; instances are cloned, never mutated.
+    horizon : int
+        Number of rounds T ≥ 1.
+    n_actions : int, optional
+        Number of experts N (default: the adversary's choice, 10 for most).
+    replicates : int or iterable of int
+        A count R (replicates 0..R-1) or explicit global replicate indices; replicate r's rows do
+        not depend on which others run beside it.
+    seed : int
+        Root seed (design §3 seeding contract).
+    metrics : mapping or list, optional
+        ``{name: params}`` (``None`` switches one off) or metric instances; default
+        :data:`arena.metrics.builtin.DEFAULT_METRICS`.
+    checkpoints : sequence of int, optional
+        Rounds to snapshot; default :func:`arena.checkpoints.log_grid` with ``per_decade``.
+    trace_path : path, optional
+        Also stream per-round ``p_t``, ``l_t``, ``I_t`` of every replicate to this Parquet file.
+    chunk_elements : int
+        Bound on R·n·N per chunk buffer (memory vs per-chunk overhead).
+    progress : bool
+        Show a progress bar over rounds.
+
+    Returns
+    -------
+    GameRun
+    """
+    started = time.perf_counter()
+    player = resolve_component("player", player, player_params)
+    adversary = resolve_component("adversary", adversary, adversary_params)
+    if not isinstance(player, ExpertsPlayer):
+        raise ConfigError(_describe("player", player), "protocol", "only the experts protocol runs")
+    if adversary.tags.protocol != "experts":
+        raise ConfigError(_describe("adversary", adversary), "protocol", "must be 'experts'")
+    horizon = _check_int("game", "horizon", horizon, 1)
+    if horizon > MAX_HORIZON:
+        raise ConfigError("game", "horizon", f"must be ≤ {MAX_HORIZON}")
+    seed = _check_int("game", "seed", seed, 0)
+    ids = _replicate_ids(replicates)
+    if n_actions is not None:
+        n_actions = _check_int("game", "n_actions", n_actions, 1)
+    player, adversary = player.clone(), adversary.clone()
+    n_act = adversary.resolve_n_actions(n_actions)
+    lo, hi = (float(v) for v in adversary.declared_range())
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise ConfigError(_describe("adversary", adversary), "loss_range", f"invalid ({lo}, {hi})")
+    n_rep = int(ids.size)
+    spec = GameSpec(
+        "experts", n_act, horizon, (lo, hi), n_replicates=n_rep, replicate_ids=tuple(ids.tolist())
+    )
+
+    metric_objs = resolve_metrics(metrics)
+    skipped: dict[str, str] = {}
+    active: list[Metric] = []
+    for m in metric_objs:
+        missing = m.requires - adversary.tags.oracle
+        if missing:
+            skipped[m.name] = f"adversary exposes no {', '.join(sorted(missing))}"
+            continue
+        m.param_values(spec)  # validates parameters before any round
+        active.append(m)
+    if not active:
+        raise ConfigError("metrics", "metrics", "no metric left to compute")
+
+    if checkpoints is None:
+        grid = log_grid(horizon, per_decade)
+    else:
+        grid = np.unique(np.asarray(list(checkpoints), dtype=np.int64))
+        if grid.size == 0 or grid[0] < 1 or grid[-1] > horizon:
+            raise ConfigError("game", "checkpoints", f"must lie in [1, {horizon}]")
+        grid = np.unique(np.append(grid, horizon))
+
+    player_name, adversary_name = type(player).registry_name(), type(adversary).registry_name()
+    game_key = canonical_json(
+        {"adversary": adversary_name, "params": adversary.get_params(), "n_actions": n_act}
+    )
+    cell_key = canonical_json(
+        {
+            "player": player_name,
+            "player_params": player.get_params(),
+            "game": game_key,
+            "horizon": horizon,
+            "protocol": "experts",
+        }
+    )
+    metric_cfg = {m.name: m.get_params() for m in active}
+    config = {
+        "cell_key": cell_key,
+        "player": player_name,
+        "player_params": player.get_params(),
+        "adversary": adversary_name,
+        "adversary_params": adversary.get_params(),
+        "protocol": "experts",
+        "n_actions": n_act,
+        "horizon": horizon,
+        "loss_range": [lo, hi],
+        "seed": seed,
+        "replicates": ids.tolist(),
+        "metrics": metric_cfg,
+        "checkpoints": grid.tolist(),
+    }
+    run_id = _digest(canonical_json({k: v for k, v in config.items() if k != "replicates"}), 16)
+    cell_id = _digest(cell_key, 12)
+    config["run_id"], config["cell"] = run_id, cell_id
+
+    streams = [replicate_streams(seed, game_key, cell_key, int(r)) for r in ids]
+    adversary_rngs = [s[0] for s in streams]
+    action_rngs = [s[1] for s in streams]
+    player_rngs = [s[2] for s in streams]
+    for kind, comp, rngs in (("adversary", adversary, adversary_rngs), ("player", player, player_rngs)):
+        if getattr(comp.tags, "needs_horizon", False) and spec.horizon is None:
+            raise ConfigError(_describe(kind, comp), "horizon", "this component needs the horizon")
+        try:
+            comp.reset(spec, rngs)
+        except ArenaError:
+            raise
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(_describe(kind, comp), "reset", str(exc)) from exc
+    for m in active:
+        m.start(spec)
+
+    core = Core(n_rep, n_act)
+    want_means = any("means" in m.requires for m in active)
+    oblivious = isinstance(adversary, ObliviousAdversary) and adversary.tags.oblivious
+    history = None if oblivious else History(n_rep, n_act, adversary.tags.sees_distribution)
+    max_chunk = max(1, chunk_elements // (n_rep * n_act))
+    checkpoint_set = set(grid.tolist())
+    snap_t: list[int] = []
+    snap_vals: list[list[np.ndarray]] = []
+    trace = _TraceWriter(Path(trace_path), ids) if trace_path is not None else None
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=horizon, unit="round", desc=f"{player_name} vs {adversary_name}")
+
+    try:
+        t0 = 1
+        for stop in grid.tolist():
+            while t0 <= stop:
+                n = min(max_chunk, stop - t0 + 1)
+                if oblivious:
+                    losses = _oblivious_losses(adversary, t0, n, n_rep, n_act, lo, hi, ids)
+                    probs = _block_probs(player, losses, t0, ids)
+                    uniforms = np.stack([g.random(n) for g in action_rngs])
+                else:
+                    probs, losses, uniforms = _adaptive_chunk(
+                        player, adversary, history, t0, n, n_rep, n_act, lo, hi, ids, action_rngs
+                    )
+                _check_probs(player, probs, t0, ids)
+                means = None
+                if want_means:
+                    means = np.ascontiguousarray(
+                        np.broadcast_to(adversary.oracle("means", t0, n), (n_rep, n, n_act)),
+                        dtype=np.float64,
+                    )
+                expected = np.empty((n_rep, n))
+                realized = np.empty((n_rep, n))
+                actions = np.empty((n_rep, n), dtype=np.int64)
+                _core_advance(
+                    probs,
+                    losses,
+                    uniforms,
+                    core.cum_losses,
+                    core.learner,
+                    core.realized,
+                    core.sum_min,
+                    expected,
+                    realized,
+                    actions,
+                )
+                core.t = t0 + n - 1
+                core.last_probs = probs[:, -1].copy()
+                block = Block(probs, losses, expected, realized, actions, means, t0)
+                for m in active:
+                    m.advance(block, core)
+                if trace is not None:
+                    trace.write(block)
+                if bar is not None:
+                    bar.update(n)
+                t0 += n
+            if stop in checkpoint_set:
+                snap_t.append(stop)
+                snap_vals.append([np.asarray(m.values(core), dtype=np.float64) for m in active])
+    except BaseException:
+        if trace is not None:
+            trace.abort()
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+    if trace is not None:
+        trace.commit()
+
+    rows = _assemble(
+        snap_t,
+        snap_vals,
+        active,
+        spec,
+        ids,
+        constants={
+            "run_id": run_id,
+            "cell": cell_id,
+            "player": player_name,
+            "player_params": player.params_json(),
+            "adversary": adversary_name,
+            "adversary_params": adversary.params_json(),
+            "protocol": "experts",
+            "n_actions": n_act,
+            "horizon": horizon,
+            "seed": seed,
+        },
+    )
+    return GameRun(rows, config, skipped, time.perf_counter() - started)
+
+
+def play(player: ExpertsPlayer | str, adversary: Adversary | str, **kwargs: Any) -> pd.DataFrame:
+    """Play a game and return its tidy results table (see :func:`run_game` for the arguments).
+
+    Examples
+    --------
+    >>> df = play("hedge", "fair_coin", n_actions=4, horizon=100, replicates=2,
+    ...           metrics={"regret": {}})
+    >>> sorted(df.columns) == sorted(SCHEMA), df.replicate.nunique(), int(df.t.max())
+    (True, 2, 100)
+    """
+    return run_game(player, adversary, **kwargs).rows
+
+
+def _oblivious_losses(adversary, t0, n, n_rep, n_act, lo, hi, ids) -> np.ndarray:
+    who = _describe("adversary", adversary)
+    try:
+        raw = adversary.losses_block(t0, n)
+    except ArenaError:
+        raise
+    except Exception as exc:
+        raise GameError(
+            who, f"losses_block failed in rounds {t0}..{t0 + n - 1}: {exc}", round=t0,
+            replicate=int(ids[0]),
+        ) from exc
+    losses = np.asarray(raw, dtype=np.float64)
+    if losses.shape != (n_rep, n, n_act):
+        raise GameError(
+            who,
+            f"losses_block returned shape {losses.shape}, expected {(n_rep, n, n_act)}",
+            round=t0,
+            replicate=int(ids[0]),
+        )
+    losses = np.ascontiguousarray(losses)
+    code, r, j, i = _first_bad_losses(losses, lo, hi)
+    if code:
+        _raise_bad_loss(who, code, losses[r, j, i], lo, hi, t0 + j, int(ids[r]), i)
+    return losses
+
+
+def _raise_bad_loss(who, code, value, lo, hi, t, replicate, expert):
+    what = "is not finite" if code == 1 else f"lies outside the declared range [{lo:g}, {hi:g}]"
+    raise GameError(who, f"loss of expert {expert} = {value!r} {what}", round=t, replicate=replicate)
+
+
+def _block_probs(player, losses, t0, ids) -> np.ndarray:
+    who = _describe("player", player)
+    try:
+        probs = player.play_block(losses)
+    except ArenaError:
+        raise
+    except Exception as exc:
+        raise GameError(
+            who, f"play_block failed in rounds {t0}..{t0 + losses.shape[1] - 1}: {exc}",
+            round=t0, replicate=int(ids[0]),
+        ) from exc
+    probs = np.asarray(probs, dtype=np.float64)
+    if probs.shape != losses.shape:
+        raise GameError(
+            who, f"play_block returned shape {probs.shape}, expected {losses.shape}", round=t0,
+            replicate=int(ids[0]),
+        )
+    return np.ascontiguousarray(probs)
+
+
+def _check_probs(player, probs, t0, ids) -> None:
+    code, r, j, i = _first_bad_probs(probs, PROB_NEG_TOL, PROB_SUM_TOL)
+    if code == 1:
+        raise GameError(
+            _describe("player", player),
+            f"p[{i}] = {probs[r, j, i]!r} is not a probability",
+            round=t0 + j,
+            replicate=int(ids[r]),
+        )
+    if code == 2:
+        raise GameError(
+            _describe("player", player),
+            f"p sums to {probs[r, j].sum()!r}, not 1",
+            round=t0 + j,
+            replicate=int(ids[r]),
+        )
+
+
+def _adaptive_chunk(player, adversary, history, t0, n, n_rep, n_act, lo, hi, ids, action_rngs):
+    probs = np.empty((n_rep, n, n_act))
+    losses = np.empty((n_rep, n, n_act))
+    uniforms = np.stack([g.random(n) for g in action_rngs])
+    actions = np.empty(n_rep, dtype=np.int64)
+    who_p, who_a = _describe("player", player), _describe("adversary", adversary)
+    for j in range(n):
+        t = t0 + j
+        try:
+            p = np.asarray(player.predict(), dtype=np.float64)
+        except ArenaError:
+            raise
+        except Exception as exc:
+            raise GameError(who_p, f"predict failed: {exc}", round=t, replicate=int(ids[0])) from exc
+        if p.shape != (n_rep, n_act):
+            raise GameError(
+                who_p, f"predict returned shape {p.shape}, expected {(n_rep, n_act)}", round=t,
+                replicate=int(ids[0]),
+            )
+        p = np.ascontiguousarray(p)
+        _check_probs(player, p[:, None, :], t, ids)
+        history._show(p)
+        try:
+            raw = adversary.losses(t, history)
+        except ArenaError:
+            raise
+        except Exception as exc:
+            raise GameError(who_a, f"losses failed: {exc}", round=t, replicate=int(ids[0])) from exc
+        lt = np.asarray(raw, dtype=np.float64)
+        if lt.shape != (n_rep, n_act):
+            raise GameError(
+                who_a, f"losses returned shape {lt.shape}, expected {(n_rep, n_act)}", round=t,
+                replicate=int(ids[0]),
+            )
+        code, r, _, i = _first_bad_losses(np.ascontiguousarray(lt)[:, None, :], lo, hi)
+        if code:
+            _raise_bad_loss(who_a, code, lt[r, i], lo, hi, t, int(ids[r]), i)
+        probs[:, j] = p
+        losses[:, j] = lt
+        view = losses[:, j]
+        view.flags.writeable = False
+        try:
+            player.update(view)
+        except ArenaError:
+            raise
+        except Exception as exc:
+            raise GameError(who_p, f"update failed: {exc}", round=t, replicate=int(ids[0])) from exc
+        _sample_actions(p, uniforms[:, j].copy(), actions)
+        history._record(p, lt, actions)
+    return probs, losses, uniforms
+
+
+def _assemble(snap_t, snap_vals, metrics, spec, ids, constants) -> pd.DataFrame:
+    n_rep = ids.size
+    t_col, rep_col, metric_col, param_col, value_col = [], [], [], [], []
+    params = [m.param_values(spec) for m in metrics]
+    for t, vals in zip(snap_t, snap_vals, strict=True):
+        for m, pv, v in zip(metrics, params, vals, strict=True):
+            for q, p in enumerate(pv):
+                t_col.append(np.full(n_rep, t, dtype=np.int64))
+                rep_col.append(ids)
+                metric_col.append(np.full(n_rep, m.name, dtype=object))
+                param_col.append(np.full(n_rep, float(p)))
+                value_col.append(v[:, q])
+    n_rows = sum(a.size for a in t_col)
+    data: dict[str, Any] = {}
+    for col in SCHEMA:
+        if col in constants:
+            val = constants[col]
+            dtype = np.int64 if isinstance(val, int) else object
+            data[col] = np.full(n_rows, val, dtype=dtype)
+    data["replicate"] = np.concatenate(rep_col)
+    data["t"] = np.concatenate(t_col)
+    data["metric"] = np.concatenate(metric_col)
+    data["param"] = np.concatenate(param_col)
+    data["value"] = np.concatenate(value_col)
+    df = pd.DataFrame({c: data[c] for c in SCHEMA})
+    for col in ("run_id", "cell", "player", "player_params", "adversary", "adversary_params",
+                "protocol", "metric"):
+        df[col] = df[col].astype(str)
+    return df

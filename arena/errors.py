@@ -1,0 +1,52 @@
+"""Errors raised by the arena, each naming the component, parameter, round and replicate at fault."""
+
+from __future__ import annotations
+
+
+class ArenaError(Exception):
+    """Base class of every error the arena raises on purpose (bad input, bad component output)."""
+
+
+class ConfigError(ArenaError, ValueError):
+    """An invalid hyperparameter, game parameter or metric parameter, found before any round runs.
+
+    Parameters
+    ----------
+    component : str
+        Registry name or repr of the component whose parameter is invalid.
+    parameter : str
+        The parameter name.
+    message : str
+        What is wrong and what is allowed.
+    """
+
+    def __init__(self, component: str, parameter: str, message: str):
+        self.component = component
+        self.parameter = parameter
+        super().__init__(f"{component}: parameter {parameter!r}: {message}")
+
+
+class UnknownComponentError(ArenaError, LookupError):
+    """A registry name that no installed distribution declares; the message lists close matches."""
+
+
+class GameError(ArenaError, RuntimeError):
+    """A component produced an invalid value during play (NaN, wrong shape, out of range).
+
+    Parameters
+    ----------
+    component : str
+        ``player`` or ``adversary`` followed by its repr.
+    message : str
+        What was wrong.
+    round : int
+        The 1-based round at which it happened.
+    replicate : int
+        The global replicate index.
+    """
+
+    def __init__(self, component: str, message: str, *, round: int, replicate: int):  # noqa: A002
+        self.component = component
+        self.round = round
+        self.replicate = replicate
+        super().__init__(f"{component}: {message} (round {round}, replicate {replicate})")

@@ -1,0 +1,130 @@
+"""Metric base, the per-chunk data the engine hands to metrics, and the shared running totals."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import ClassVar, NamedTuple
+
+import numpy as np
+
+from arena.base import Component
+from arena.errors import ConfigError
+from arena.spec import GameSpec
+
+
+class Block(NamedTuple):
+    """One chunk of consecutive rounds of R replicates, as seen by the metrics.
+
+    Attributes
+    ----------
+    probs, losses : ndarray, shape (R, n, N)
+        ``p_t`` and ``l_t`` of rounds ``t0 .. t0+n-1``.
+    expected : ndarray, shape (R, n)
+        Expected learner loss ``p_t·l_t``.
+    realized : ndarray, shape (R, n)
+        Realized learner loss ``l_{t, I_t}``.
+    actions : ndarray, shape (R, n)
+        The drawn actions ``I_t`` (0-based expert index).
+    means : ndarray, shape (R, n, N) or None
+        Mean losses, when the adversary exposes them.
+    t0 : int
+        First round of the chunk (1-based).
+    """
+
+    probs: np.ndarray
+    losses: np.ndarray
+    expected: np.ndarray
+    realized: np.ndarray
+    actions: np.ndarray
+    means: np.ndarray | None
+    t0: int
+
+
+class Core:
+    """Running totals every metric may read, maintained by the engine's core kernel.
+
+    Attributes
+    ----------
+    t : int
+        Rounds completed.
+    cum_losses : ndarray (R, N)
+        ``L_{t,i}``.
+    learner : ndarray (R,)
+        Cumulative expected loss ``Ĥ_t = Σ p_s·l_s``.
+    realized : ndarray (R,)
+        Cumulative realized loss ``Σ l_{s,I_s}``.
+    sum_min : ndarray (R,)
+        ``Σ_s min_i l_{s,i}`` (the per-round best comparator of dynamic regret).
+    last_probs : ndarray (R, N)
+        ``p_t`` of the last completed round.
+    """
+
+    def __init__(self, n_replicates: int, n_actions: int):
+        self.t = 0
+        self.cum_losses = np.zeros((n_replicates, n_actions))
+        self.learner = np.zeros(n_replicates)
+        self.realized = np.zeros(n_replicates)
+        self.sum_min = np.zeros(n_replicates)
+        self.last_probs = np.full((n_replicates, n_actions), 1.0 / n_actions)
+
+
+def exact_quantile_rank(eps: float, n_actions: int) -> int:
+    """Return ``k = ⌈εN⌉`` computed in exact rational arithmetic from ε's shortest decimal form.
+
+    ``math.ceil(N * eps)`` in floats is wrong for hundreds of (N, k) pairs, e.g. ``0.07 * 100``
+    is ``7.000000000000001`` (seed 000 digest, pitfall §1.16.5).
+
+    Examples
+    --------
+    >>> exact_quantile_rank(0.07, 100), math.ceil(0.07 * 100)
+    (7, 8)
+    """
+    return math.ceil(Fraction(repr(float(eps))) * n_actions)
+
+
+class Metric(Component):
+    """Base of streaming metrics.
+
+    A metric is a component whose hyperparameter (if any) is the list of values of its ``param``
+    column (ε, k or τ). ``start`` allocates O(N·params) state, ``advance`` consumes one chunk of
+    rounds, ``values`` returns the snapshot ``(R, n_params)`` at the end of a chunk.
+    """
+
+    param_name: ClassVar[str | None] = None
+    requires: ClassVar[frozenset[str]] = frozenset()
+
+    def param_values(self, spec: GameSpec) -> list[float]:
+        """Return the values of the ``param`` column (``[nan]`` for a metric without parameter)."""
+        return [math.nan]
+
+    def start(self, spec: GameSpec) -> None:
+        """Allocate the state for ``spec.n_replicates`` replicates."""
+        self._spec = spec
+
+    def advance(self, block: Block, core: Core) -> None:
+        """Consume one chunk of rounds (``core`` already includes the chunk)."""
+
+    def values(self, core: Core) -> np.ndarray:
+        """Return the snapshot after the last advanced round, shape (R, n_params)."""
+        raise NotImplementedError
+
+    def _param_list(self, values, kind: type, check) -> list:
+        name = self.param_name
+        if values is None:
+            raise ConfigError(f"metric {self.name}", name, "must be a list of values, got None")
+        if isinstance(values, int | float | str):
+            values = [values]
+        out = []
+        for v in values:
+            try:
+                cv = kind(v)
+            except (TypeError, ValueError) as exc:
+                raise ConfigError(f"metric {self.name}", name, f"invalid value {v!r}") from exc
+            if kind is int and float(v) != cv:
+                raise ConfigError(f"metric {self.name}", name, f"must be an integer, got {v!r}")
+            msg = check(cv)
+            if msg:
+                raise ConfigError(f"metric {self.name}", name, f"{msg}, got {v!r}")
+            out.append(cv)
+        return out

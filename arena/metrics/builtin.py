@@ -1,0 +1,423 @@
+"""Built-in regret metrics and their numba kernels (seed 000 digest §3, theory-oracles §D).
+
+Notation: ``h_t = p_t·l_t`` (expected learner loss), ``r_{t,i} = h_t − l_{t,i}``,
+``R_{t,i} = Σ_{s≤t} r_{s,i}``, ``L_{t,i} = Σ_{s≤t} l_{s,i}``, ``Ĥ_t = Σ_{s≤t} h_s``.
+Every metric is exact (no sampling of intervals or comparators) and its state never grows with T.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+from numba import njit
+
+from arena.metrics.base import Block, Core, Metric, exact_quantile_rank
+from arena.spec import GameSpec
+
+# ----------------------------------------------------------------------------------------------
+# metrics read straight off the running totals
+
+
+class Loss(Metric):
+    """Cumulative expected loss ``Ĥ_t = Σ_{s≤t} p_s·l_s``.
+
+    Examples
+    --------
+    >>> from arena import play
+    >>> df = play("ftl", "ftl_killer", n_actions=2, horizon=4, metrics={"loss": {}})
+    >>> float(df[df.t == 4].value.iloc[0])
+    3.5
+    """
+
+    name = "loss"
+
+    def values(self, core: Core) -> np.ndarray:
+        return core.learner[:, None].copy()
+
+
+class RealizedLoss(Metric):
+    """Cumulative realized loss ``Σ_{s≤t} l_{s,I_s}`` with ``I_s ~ p_s`` drawn by the arena."""
+
+    name = "realized_loss"
+
+    def values(self, core: Core) -> np.ndarray:
+        return core.realized[:, None].copy()
+
+
+class Regret(Metric):
+    """Expected regret to the best fixed expert, ``Ĥ_t − min_i L_{t,i} = max_i R_{t,i}``.
+
+    References
+    ----------
+    seed 000 digest §3 #1 (L179-181); theory-oracles §D.1.
+    """
+
+    name = "regret"
+
+    def values(self, core: Core) -> np.ndarray:
+        return (core.learner - core.cum_losses.min(axis=1))[:, None]
+
+
+class RealizedRegret(Metric):
+    """Realized regret ``Σ_s l_{s,I_s} − min_i L_{t,i}`` (a random variable; seed 000 §3 #11)."""
+
+    name = "realized_regret"
+
+    def values(self, core: Core) -> np.ndarray:
+        return (core.realized - core.cum_losses.min(axis=1))[:, None]
+
+
+class DynamicRegret(Metric):
+    """Regret to the per-round best expert, ``Ĥ_t − Σ_{s≤t} min_i l_{s,i}`` (theory-oracles §D.6)."""
+
+    name = "dynamic_regret"
+
+    def values(self, core: Core) -> np.ndarray:
+        return (core.learner - core.sum_min)[:, None]
+
+
+class ZeroWeightFraction(Metric):
+    """Fraction of experts with ``p_{t,i} = 0`` exactly at the checkpoint round (seed 000 Fig. 2.2)."""
+
+    name = "zero_weight_frac"
+
+    def values(self, core: Core) -> np.ndarray:
+        return (core.last_probs == 0.0).mean(axis=1)[:, None]
+
+
+class Entropy(Metric):
+    """Shannon entropy ``−Σ_i p_{t,i} ln p_{t,i}`` (nats) of ``p_t`` at the checkpoint round."""
+
+    name = "entropy"
+
+    def values(self, core: Core) -> np.ndarray:
+        p = core.last_probs
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(p > 0, -p * np.log(np.where(p > 0, p, 1.0)), 0.0)
+        return terms.sum(axis=1)[:, None]
+
+
+class QuantileRegret(Metric):
+    """ε-quantile regret: the k-th largest ``R_{t,i}`` with ``k = ⌈εN⌉`` computed exactly.
+
+    Equals ``Ĥ_t − L_{t,(k)}`` with ``L_{(k)}`` the k-th smallest cumulative loss (Chaudhuri, Freund
+    & Hsu 2009; seed 000 L305, digest §3 #4). ``k = 1`` is the ordinary regret.
+
+    Parameters
+    ----------
+    eps : list of float
+        Quantiles ε in (0, 1].
+    """
+
+    name = "quantile_regret"
+    param_name = "eps"
+
+    def __init__(self, eps=(0.01, 0.1, 0.25)):
+        self.eps = eps
+
+    def param_values(self, spec: GameSpec) -> list[float]:
+        return self._param_list(self.eps, float, lambda e: None if 0 < e <= 1 else "ε must be in (0, 1]")
+
+    def start(self, spec: GameSpec) -> None:
+        super().start(spec)
+        self._ranks = [exact_quantile_rank(e, spec.n_actions) for e in self.param_values(spec)]
+
+    def values(self, core: Core) -> np.ndarray:
+        losses = core.cum_losses
+        ks = sorted(set(self._ranks))
+        part = np.partition(losses, [k - 1 for k in ks], axis=1)
+        kth = {k: part[:, k - 1] for k in ks}
+        return np.stack([core.learner - kth[k] for k in self._ranks], axis=1)
+
+
+# ----------------------------------------------------------------------------------------------
+# pseudo-regret
+
+
+@njit(cache=True)
+def _pseudo_advance(probs, means, cum_means, learner_mean):
+    n_rep, n, n_act = probs.shape
+    for r in range(n_rep):
+        for j in range(n):
+            s = 0.0
+            for i in range(n_act):
+                mu = means[r, j, i]
+                s += probs[r, j, i] * mu
+                cum_means[r, i] += mu
+            learner_mean[r] += s
+
+
+class PseudoRegret(Metric):
+    """Pseudo-regret ``Σ_s p_s·μ_s − min_i Σ_s μ_{s,i}`` against the adversary's mean losses.
+
+    Logged only when the adversary exposes the oracle ``means`` (theory-oracles §D.1; seed 000
+    digest §3 #12).
+    """
+
+    name = "pseudo_regret"
+    requires = frozenset({"means"})
+
+    def start(self, spec: GameSpec) -> None:
+        super().start(spec)
+        self._cum_means = np.zeros((spec.n_replicates, spec.n_actions))
+        self._learner_mean = np.zeros(spec.n_replicates)
+
+    def advance(self, block: Block, core: Core) -> None:
+        _pseudo_advance(block.probs, block.means, self._cum_means, self._learner_mean)
+
+    def values(self, core: Core) -> np.ndarray:
+        return (self._learner_mean - self._cum_means.min(axis=1))[:, None]
+
+
+# ----------------------------------------------------------------------------------------------
+# shifting regret: O(kN) dynamic program per round
+
+
+@njit(cache=True)
+def _shifting_advance(losses, table, best):
+    """Advance the k-switch DP over a chunk.
+
+    ``table[r, j, i]`` is the least loss of a path ending at expert i with at most j switches.
+    Staying keeps the budget; switching in from the best end state of budget j−1 spends one
+    (theory-oracles §D.3). Starting from zeros makes round 1 correct without a special case.
+    """
+    n_rep, n, n_act = losses.shape
+    n_budget = table.shape[1]
+    for r in range(n_rep):
+        for j in range(n):
+            for b in range(n_budget):
+                m = np.inf
+                for i in range(n_act):
+                    if table[r, b, i] < m:
+                        m = table[r, b, i]
+                best[b] = m
+            for i in range(n_act):
+                table[r, 0, i] += losses[r, j, i]
+            for b in range(1, n_budget):
+                carry = best[b - 1]
+                for i in range(n_act):
+                    v = table[r, b, i]
+                    if carry < v:
+                        v = carry
+                    table[r, b, i] = v + losses[r, j, i]
+
+
+class ShiftingRegret(Metric):
+    """Shifting regret ``Ĥ_t − L*_k``: the comparator may switch experts at most k times.
+
+    ``L*_k`` is the least loss of an expert sequence with at most k switches (k+1 segments,
+    repeats allowed), computed exactly by an O(kN)-per-round dynamic program (Herbster & Warmuth
+    1998; theory-oracles §D.3; seed 000 digest §3 #8 with K = k+1 segments). ``k = 0`` is the
+    ordinary regret.
+
+    Parameters
+    ----------
+    k : list of int
+        Switch budgets, each ≥ 0.
+    """
+
+    name = "shifting_regret"
+    param_name = "k"
+
+    def __init__(self, k=(1, 2, 4, 8, 16)):
+        self.k = k
+
+    def param_values(self, spec: GameSpec) -> list[float]:
+        return self._param_list(self.k, int, lambda v: None if v >= 0 else "k must be ≥ 0")
+
+    def start(self, spec: GameSpec) -> None:
+        super().start(spec)
+        self._ks = self.param_values(spec)
+        budgets = max(self._ks) + 1
+        self._table = np.zeros((spec.n_replicates, budgets, spec.n_actions))
+        self._best = np.empty(budgets)
+
+    def advance(self, block: Block, core: Core) -> None:
+        _shifting_advance(block.losses, self._table, self._best)
+
+    def values(self, core: Core) -> np.ndarray:
+        opt = self._table.min(axis=2)
+        return np.stack([core.learner - opt[:, k] for k in self._ks], axis=1)
+
+
+# ----------------------------------------------------------------------------------------------
+# adaptive regret: Kadane per expert
+
+
+@njit(cache=True)
+def _kadane_advance(losses, expected, current, best):
+    """Kadane over ``r_{t,i}``: ``current`` is the best interval ending now, ``best`` the max so far."""
+    n_rep, n, n_act = losses.shape
+    for r in range(n_rep):
+        b = best[r]
+        for j in range(n):
+            h = expected[r, j]
+            for i in range(n_act):
+                c = current[r, i]
+                if c < 0.0:
+                    c = 0.0
+                c += h - losses[r, j, i]
+                current[r, i] = c
+                if c > b:
+                    b = c
+        best[r] = b
+
+
+class AdaptiveRegret(Metric):
+    """Adaptive regret: ``max over intervals [s, e] ⊆ [1, t]`` of the interval regret to the best expert.
+
+    Because the max over intervals and over experts commute, it is the largest maximum-subarray
+    sum of ``r_{·,i}`` over experts, kept by Kadane's recursion in O(N) per round (Hazan &
+    Seshadhri 2009; theory-oracles §D.4; seed 000 digest §3 #7a).
+    """
+
+    name = "adaptive_regret"
+
+    def start(self, spec: GameSpec) -> None:
+        super().start(spec)
+        self._current = np.zeros((spec.n_replicates, spec.n_actions))
+        self._best = np.full(spec.n_replicates, -np.inf)
+
+    def advance(self, block: Block, core: Core) -> None:
+        _kadane_advance(block.losses, block.expected, self._current, self._best)
+
+    def values(self, core: Core) -> np.ndarray:
+        return self._best[:, None].copy()
+
+
+# ----------------------------------------------------------------------------------------------
+# strongly adaptive regret: sliding-window minimum of the prefix regret with a monotone deque
+
+
+@njit(cache=True)
+def _window_advance(
+    losses, expected, t0, prefix, ring, taus, deques, heads, sizes, best
+):
+    """Advance the max interval regret over windows of length ≤ τ, for each τ in ``taus``.
+
+    With ``C_b`` the prefix regret of expert i (``C_0 = 0``), the best window ending at b is
+    ``C_b − min_{b−τ ≤ a < b} C_a``. ``ring[r, a % cap, i]`` holds ``C_a`` for the last ``cap``
+    values of a; ``deques[q][r, i]`` is a circular buffer of indices a with increasing ``C_a``
+    (theory-oracles §D.5).
+    """
+    n_rep, n, n_act = losses.shape
+    cap = ring.shape[1]
+    n_tau = taus.shape[0]
+    for r in range(n_rep):
+        for j in range(n):
+            b = t0 + j
+            a_new = b - 1
+            slot_new = a_new % cap
+            h = expected[r, j]
+            for i in range(n_act):
+                c_prev = prefix[r, i]
+                ring[r, slot_new, i] = c_prev
+                c_now = c_prev + h - losses[r, j, i]
+                prefix[r, i] = c_now
+                for q in range(n_tau):
+                    tau = taus[q]
+                    dq = deques[q]
+                    qcap = dq.shape[2]
+                    head = heads[q, r, i]
+                    size = sizes[q, r, i]
+                    # drop from the back every start no better than the new one
+                    while size > 0:
+                        back = dq[r, i, (head + size - 1) % qcap]
+                        if ring[r, back % cap, i] >= c_prev:
+                            size -= 1
+                        else:
+                            break
+                    dq[r, i, (head + size) % qcap] = a_new
+                    size += 1
+                    # drop from the front every start that left the window
+                    while dq[r, i, head] < b - tau:
+                        head = (head + 1) % qcap
+                        size -= 1
+                    heads[q, r, i] = head
+                    sizes[q, r, i] = size
+                    v = c_now - ring[r, dq[r, i, head] % cap, i]
+                    if v > best[q, r]:
+                        best[q, r] = v
+
+
+class StronglyAdaptiveRegret(Metric):
+    """Strongly adaptive regret: the max regret over intervals of length at most τ ending by t.
+
+    ``SA_≤(τ) = max over [s, e] ⊆ [1, t] with e − s + 1 ≤ τ of Σ_{u=s}^{e} h_u − min_i
+    Σ_{u=s}^{e} l_{u,i}`` (Daniely, Gonen & Shalev-Shwartz 2015; theory-oracles §D.5). Exact, with
+    a monotone deque per expert: O(N) amortized time per round and O(τN) memory per replicate
+    (independent of T). For τ ≥ T it equals ``adaptive_regret``, computed by Kadane instead.
+
+    Parameters
+    ----------
+    tau : list of int
+        Window lengths, each ≥ 1.
+    """
+
+    name = "sa_regret"
+    param_name = "tau"
+
+    def __init__(self, tau=(100, 1000)):
+        self.tau = tau
+
+    def param_values(self, spec: GameSpec) -> list[float]:
+        return self._param_list(self.tau, int, lambda v: None if v >= 1 else "τ must be ≥ 1")
+
+    def start(self, spec: GameSpec) -> None:
+        super().start(spec)
+        n_rep, n_act = spec.n_replicates, spec.n_actions
+        horizon = spec.horizon if spec.horizon is not None else np.iinfo(np.int64).max
+        self._taus = self.param_values(spec)
+        windowed = sorted({t for t in self._taus if t < horizon})
+        self._windowed = np.array(windowed, dtype=np.int64)
+        cap = (max(windowed) + 1) if windowed else 1
+        self._prefix = np.zeros((n_rep, n_act))
+        self._ring = np.zeros((n_rep, cap, n_act))
+        # int32 indices halve the largest buffer; rounds are < 2**31 (checked by the engine)
+        self._deques = tuple(np.zeros((n_rep, n_act, t + 1), dtype=np.int32) for t in windowed)
+        self._heads = np.zeros((len(windowed), n_rep, n_act), dtype=np.int64)
+        self._sizes = np.zeros((len(windowed), n_rep, n_act), dtype=np.int64)
+        self._best = np.full((len(windowed), n_rep), -np.inf)
+        self._kadane = AdaptiveRegret()
+        self._kadane.start(spec)
+
+    def advance(self, block: Block, core: Core) -> None:
+        self._kadane.advance(block, core)
+        if len(self._windowed):
+            _window_advance(
+                block.losses,
+                block.expected,
+                block.t0,
+                self._prefix,
+                self._ring,
+                self._windowed,
+                self._deques,
+                self._heads,
+                self._sizes,
+                self._best,
+            )
+
+    def values(self, core: Core) -> np.ndarray:
+        windowed = {int(t): q for q, t in enumerate(self._windowed)}
+        full = self._kadane.values(core)[:, 0]
+        cols = [self._best[windowed[t]] if t in windowed else full for t in self._taus]
+        return np.stack(cols, axis=1)
+
+
+DEFAULT_METRICS: dict[str, dict] = {
+    "loss": {},
+    "realized_loss": {},
+    "regret": {},
+    "realized_regret": {},
+    "quantile_regret": {"eps": [0.01, 0.1, 0.25]},
+    "shifting_regret": {"k": [1, 2, 4, 8, 16]},
+    "adaptive_regret": {},
+    "sa_regret": {"tau": [100, 1000]},
+    "dynamic_regret": {},
+    "pseudo_regret": {},
+    "zero_weight_frac": {},
+    "entropy": {},
+}
+"""The default metric set of ``arena run`` and :func:`arena.play` (issue #2, item 4)."""
+

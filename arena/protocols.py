@@ -1,0 +1,145 @@
+"""Protocol bases: one small base class per feedback model, batched over replicates.
+
+Every state array carries a leading replicate axis ``(R, ...)`` so that one Python call advances R
+independent games (design §3). A plugin author who prefers to write a single game subclasses
+:class:`SingleGameExpertsPlayer`; the base lifts it to the batched API.
+
+Only the experts protocol is played today; ``docs/architecture.md`` says how sleeping experts,
+bandit feedback, OCO and classification plug in beside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+import numpy as np
+
+from arena.base import Component
+from arena.spec import AdversaryTags, GameSpec, History, PlayerTags
+
+
+class Player(Component):
+    """Base of all players: ``reset(spec, rngs)`` builds the batched game state."""
+
+    tags: ClassVar[PlayerTags] = PlayerTags()
+
+    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
+        """Build the state for ``spec.n_replicates`` games; ``rngs[r]`` is replicate r's stream."""
+        raise NotImplementedError
+
+
+class ExpertsPlayer(Player):
+    """Full-information experts player: outputs ``p_t ∈ Δ_N`` and then sees the whole ``l_t``.
+
+    Subclasses implement :meth:`reset`, :meth:`predict` and :meth:`update`; they may override
+    :meth:`play_block` with a compiled kernel (tag ``block_kernel``), which must reproduce the
+    predict/update loop to 1e-12.
+    """
+
+    tags: ClassVar[PlayerTags] = PlayerTags(protocols=frozenset({"experts"}))
+
+    def predict(self, confidences: np.ndarray | None = None) -> np.ndarray:
+        """Return ``p_t`` of every replicate, shape (R, N). Pure: it never changes state.
+
+        ``confidences`` (shape (R, N), values in [0, 1]) are announced before predicting in the
+        sleeping / confidence-rated protocol; players without ``supports_confidences`` get None.
+        """
+        raise NotImplementedError
+
+    def update(self, losses: np.ndarray) -> None:
+        """Observe the loss vectors ``l_t`` of every replicate, shape (R, N)."""
+        raise NotImplementedError
+
+    def play_block(self, losses: np.ndarray) -> np.ndarray:
+        """Play ``n`` consecutive rounds against known losses (R, n, N); return the (R, n, N) ``p_t``.
+
+        Only called when the adversary is oblivious, so predicting before seeing ``l_t`` is kept.
+        The default is the readable per-round loop; fast players override it with a kernel.
+        """
+        n_rep, n, n_act = losses.shape
+        probs = np.empty((n_rep, n, n_act))
+        for j in range(n):
+            probs[:, j] = self.predict()
+            self.update(losses[:, j])
+        return probs
+
+
+class SingleGameExpertsPlayer(ExpertsPlayer):
+    """An experts player written for one game, lifted to R replicates by keeping R clones.
+
+    Implement ``reset_one(spec, rng)``, ``predict_one() -> (N,)`` and ``update_one(losses)``. The
+    batched methods call them on one clone per replicate, so the plugin author never sees the
+    replicate axis. This costs a Python call per replicate per round; write the batched API (and a
+    kernel) when speed matters.
+    """
+
+    def reset_one(self, spec: GameSpec, rng: np.random.Generator) -> None:
+        raise NotImplementedError
+
+    def predict_one(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def update_one(self, losses: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
+        self._replicas = [self.clone() for _ in rngs]
+        for replica, rng in zip(self._replicas, rngs, strict=True):
+            replica.reset_one(spec, rng)
+
+    def predict(self, confidences: np.ndarray | None = None) -> np.ndarray:
+        return np.stack([replica.predict_one() for replica in self._replicas])
+
+    def update(self, losses: np.ndarray) -> None:
+        for replica, row in zip(self._replicas, losses, strict=True):
+            replica.update_one(row)
+
+
+class Adversary(Component):
+    """Base of all adversaries: it fixes N and the loss range, and emits losses each round."""
+
+    tags: ClassVar[AdversaryTags] = AdversaryTags()
+
+    def declared_range(self) -> tuple[float, float]:
+        """The declared range ``(lo, hi)`` of every loss; the arena enforces it."""
+        return (0.0, 1.0)
+
+    def resolve_n_actions(self, requested: int | None) -> int:
+        """Return N for this game; ``requested`` is the user's ``n_actions`` (None: default 10)."""
+        return 10 if requested is None else int(requested)
+
+    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
+        """Build the state of R games; ``rngs[r]`` is replicate r's stream, shared by all players."""
+        raise NotImplementedError
+
+    def losses(self, t: int, history: History) -> np.ndarray:
+        """Return the loss vectors of round ``t`` (1-based) for every replicate, shape (R, N)."""
+        raise NotImplementedError
+
+    def oracle(self, key: str, t0: int, n: int) -> np.ndarray:
+        """Return a declared oracle quantity for rounds ``t0 .. t0+n-1``, shape (R, n, N)."""
+        raise KeyError(f"{self!r} declares no oracle {key!r}")
+
+
+class ObliviousAdversary(Adversary):
+    """An adversary whose losses do not depend on the player: it can emit them in blocks.
+
+    ``losses_block(t0, n)`` for consecutive ranges must give the same sequence however the rounds
+    are split into blocks (draw from the stream in round order, e.g. ``rng.random((n, N))``).
+    """
+
+    tags: ClassVar[AdversaryTags] = AdversaryTags(oblivious=True)
+
+    def losses_block(self, t0: int, n: int) -> np.ndarray:
+        """Return the losses of rounds ``t0 .. t0+n-1``, shape (R, n, N)."""
+        raise NotImplementedError
+
+    def losses(self, t: int, history: History) -> np.ndarray:
+        return self.losses_block(t, 1)[:, 0]
+
+
+class AdaptiveAdversary(Adversary):
+    """An adversary that chooses ``l_t`` after reading the history (and ``p_t`` if it declares so)."""
+
+    tags: ClassVar[AdversaryTags] = AdversaryTags(oblivious=False)

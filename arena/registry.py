@@ -1,0 +1,88 @@
+"""Registry of players, adversaries and metrics, discovered through entry points only.
+
+Groups ``arena.players``, ``arena.adversaries`` and ``arena.metrics`` (design §5). Loading is lazy
+and per name: listing reads entry-point metadata only, and a plugin whose import fails breaks only
+itself. Two distributions claiming the same name in one group is an error naming both.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from functools import cache
+from importlib.metadata import EntryPoint, entry_points
+
+from arena.errors import ArenaError, UnknownComponentError
+
+KINDS = {"player": "arena.players", "adversary": "arena.adversaries", "metric": "arena.metrics"}
+
+
+@dataclass(frozen=True)
+class Registered:
+    """One registry entry: the name, the entry point and the distribution that declares it."""
+
+    name: str
+    entry_point: EntryPoint
+    distribution: str
+
+
+@cache
+def _entries(kind: str) -> dict[str, Registered]:
+    if kind not in KINDS:
+        raise ValueError(f"unknown component kind {kind!r}; expected one of {sorted(KINDS)}")
+    found: dict[str, Registered] = {}
+    for ep in entry_points(group=KINDS[kind]):
+        dist = ep.dist.name if ep.dist is not None else "<unknown distribution>"
+        if ep.name in found and found[ep.name].entry_point.value != ep.value:
+            other = found[ep.name]
+            raise ArenaError(
+                f"{kind} name {ep.name!r} is claimed by two distributions: "
+                f"{other.distribution} ({other.entry_point.value}) and {dist} ({ep.value})"
+            )
+        found[ep.name] = Registered(ep.name, ep, dist)
+    return dict(sorted(found.items()))
+
+
+def available(kind: str) -> list[str]:
+    """Return the sorted registry names of ``kind`` (``player``, ``adversary`` or ``metric``)."""
+    return list(_entries(kind))
+
+
+def entry(kind: str, name: str) -> Registered:
+    """Return the registry entry of ``name``, or raise with the closest names."""
+    entries = _entries(kind)
+    if name not in entries:
+        close = difflib.get_close_matches(name, list(entries), n=3, cutoff=0.5)
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        raise UnknownComponentError(
+            f"unknown {kind} {name!r}{hint} (available: {', '.join(entries) or 'none'})"
+        )
+    return entries[name]
+
+
+def load(kind: str, name: str) -> type:
+    """Import and return the class registered as ``name``; import failures name the plugin."""
+    reg = entry(kind, name)
+    try:
+        return reg.entry_point.load()
+    except Exception as exc:  # a broken plugin must not take the others down
+        raise ArenaError(
+            f"{kind} {name!r} from distribution {reg.distribution} failed to import "
+            f"({reg.entry_point.value}): {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def make(kind: str, name: str, **params):
+    """Instantiate the registered component ``name`` with ``params``."""
+    from arena.errors import ConfigError
+
+    cls = load(kind, name)
+    unknown = set(params) - set(cls.param_names())
+    if unknown:
+        bad = sorted(unknown)[0]
+        close = difflib.get_close_matches(bad, cls.param_names(), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ConfigError(
+            f"{kind} {name}", bad, f"unknown parameter{hint} (valid: {cls.param_names()})"
+        )
+    return cls(**params)

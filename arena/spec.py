@@ -1,0 +1,171 @@
+"""Game description, typed capability tags and the read-only history adaptive adversaries see."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+Protocol = Literal["experts", "experts_confidence", "bandit", "oco", "classification", "regression"]
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """What a player and an adversary agree on before round 1.
+
+    Parameters
+    ----------
+    protocol : str
+        Feedback model, one of :data:`Protocol` (only ``"experts"`` is played today).
+    n_actions : int
+        Number of experts N (actions K for bandits).
+    horizon : int or None
+        Number of rounds T; ``None`` means unknown, and anytime players must cope.
+    loss_range : tuple of float
+        Declared range ``(lo, hi)`` of every loss; the arena refuses losses outside it.
+    n_replicates : int
+        Number of replicates R in the batch that the state arrays carry on their first axis.
+    dim : int or None
+        Dimension d for ``oco`` and ``classification`` (unused by the experts protocol).
+    replicate_ids : tuple of int
+        Global indices of the replicates in the batch (row r of every state array is replicate
+        ``replicate_ids[r]``); empty means ``0 .. n_replicates-1``.
+    """
+
+    protocol: Protocol
+    n_actions: int
+    horizon: int | None
+    loss_range: tuple[float, float] = (0.0, 1.0)
+    n_replicates: int = 1
+    dim: int | None = None
+    replicate_ids: tuple[int, ...] = ()
+
+    def replicates(self) -> tuple[int, ...]:
+        """Global replicate indices of the batch rows."""
+        return self.replicate_ids or tuple(range(self.n_replicates))
+
+    @property
+    def loss_scale(self) -> float:
+        """Width ``hi - lo`` of the declared loss range."""
+        return float(self.loss_range[1] - self.loss_range[0])
+
+
+@dataclass(frozen=True)
+class PlayerTags:
+    """Capabilities of a player, read by the engine, the tests and the reports.
+
+    Parameters
+    ----------
+    protocols : frozenset of str
+        Protocols the player can play.
+    randomized : bool
+        The player's action is drawn from its distribution (all experts players are).
+    needs_horizon : bool
+        The player must know T (e.g. horizon-tuned learning rates).
+    block_kernel : bool
+        The player overrides ``play_block`` with a compiled kernel (oblivious fast path).
+    supports_confidences : bool
+        The player accepts per-round confidences ``I_t`` (sleeping experts).
+    """
+
+    protocols: frozenset[str] = frozenset({"experts"})
+    randomized: bool = True
+    needs_horizon: bool = False
+    block_kernel: bool = False
+    supports_confidences: bool = False
+
+
+@dataclass(frozen=True)
+class AdversaryTags:
+    """Capabilities of an adversary.
+
+    Parameters
+    ----------
+    protocol : str
+        The protocol it plays.
+    oblivious : bool
+        Its losses do not depend on the player; then it implements ``losses_block``.
+    sees_distribution : bool
+        An adaptive adversary that reads the player's current distribution ``p_t``.
+    oracle : frozenset of str
+        Extra quantities it exposes, e.g. ``{"means"}`` for ``pseudo_regret``.
+    needs_horizon : bool
+        It needs T to build its loss sequence (e.g. evenly spaced change points).
+    """
+
+    protocol: str = "experts"
+    oblivious: bool = True
+    sees_distribution: bool = False
+    oracle: frozenset[str] = field(default_factory=frozenset)
+    needs_horizon: bool = False
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
+class History:
+    """Read-only running summary of the game so far, handed to adaptive adversaries.
+
+    Memory is O(R·N): the arena keeps sufficient statistics, not the past. An adversary that needs
+    more keeps its own state. Every array is a read-only view; writing to it raises ``ValueError``.
+
+    Attributes
+    ----------
+    t : int
+        Number of completed rounds (the adversary is choosing round ``t + 1``).
+    cum_losses : ndarray, shape (R, N)
+        Cumulative expert losses ``L_{t,i}``.
+    learner_loss : ndarray, shape (R,)
+        Cumulative expected learner loss ``Σ_s p_s·l_s``.
+    last_losses : ndarray, shape (R, N)
+        The loss vector of round ``t`` (zeros before round 1).
+    last_actions : ndarray, shape (R,)
+        The actions drawn at round ``t`` (-1 before round 1).
+    probs : ndarray, shape (R, N) or None
+        The player's distribution ``p_{t+1}`` for the round being chosen, only when the adversary
+        declares ``sees_distribution``.
+    """
+
+    def __init__(self, n_replicates: int, n_actions: int, sees_distribution: bool):
+        self.t = 0
+        self._cum = np.zeros((n_replicates, n_actions))
+        self._learner = np.zeros(n_replicates)
+        self._last = np.zeros((n_replicates, n_actions))
+        self._actions = np.full(n_replicates, -1, dtype=np.int64)
+        self._sees = sees_distribution
+        self._probs: np.ndarray | None = None
+
+    @property
+    def cum_losses(self) -> np.ndarray:
+        return _readonly(self._cum)
+
+    @property
+    def learner_loss(self) -> np.ndarray:
+        return _readonly(self._learner)
+
+    @property
+    def last_losses(self) -> np.ndarray:
+        return _readonly(self._last)
+
+    @property
+    def last_actions(self) -> np.ndarray:
+        return _readonly(self._actions)
+
+    @property
+    def probs(self) -> np.ndarray | None:
+        return None if self._probs is None else _readonly(self._probs)
+
+    def _show(self, probs: np.ndarray) -> None:
+        self._probs = probs if self._sees else None
+
+    def _record(self, probs: np.ndarray, losses: np.ndarray, actions: np.ndarray) -> None:
+        self.t += 1
+        self._cum += losses
+        self._learner += np.einsum("rn,rn->r", probs, losses)
+        self._last[...] = losses
+        self._actions[...] = actions
+        self._probs = None

@@ -1,0 +1,1 @@
+"""Built-in players (online learning algorithms), one module per algorithm."""
