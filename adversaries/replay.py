@@ -44,9 +44,7 @@ def load_loss_array(path: str | Path) -> np.ndarray:
         raise ConfigError(who, "path", f"{path}: cannot read a numeric loss array ({exc})") from exc
     arr = np.asarray(arr, dtype=np.float64)
     if arr.ndim not in (2, 3) or 0 in arr.shape:
-        raise ConfigError(
-            who, "path", f"{path}: expected shape T×N or R×T×N, got {arr.shape}"
-        )
+        raise ConfigError(who, "path", f"{path}: expected shape T×N or R×T×N, got {arr.shape}")
     return arr
 
 
@@ -99,7 +97,8 @@ class Replay(ObliviousAdversary):
         n_file = self._array().shape[-1]
         if requested is not None and int(requested) != n_file:
             raise ConfigError(
-                "adversary replay", "n_actions",
+                "adversary replay",
+                "n_actions",
                 f"{self.path}: the file has N = {n_file} experts but n_actions = {requested} "
                 f"was requested (omit n_actions or set n_actions={n_file})",
             )
@@ -112,28 +111,32 @@ class Replay(ObliviousAdversary):
         t_file = arr.shape[-2]
         if spec.horizon is None or spec.horizon > t_file:
             raise ConfigError(
-                who, "path", f"{self.path}: the file has T = {t_file} rounds but the horizon is "
-                f"{spec.horizon}"
+                who,
+                "path",
+                f"{self.path}: the file has T = {t_file} rounds but the horizon is {spec.horizon}",
             )
         if arr.shape[-1] != spec.n_actions:
             raise ConfigError(who, "path", f"{self.path}: N = {arr.shape[-1]} != {spec.n_actions}")
         self._rows = np.asarray(spec.replicates(), dtype=np.int64)
         if arr.ndim == 3 and self._rows.max() >= arr.shape[0]:
             raise ConfigError(
-                who, "path", f"{self.path}: holds {arr.shape[0]} replicates but replicate "
-                f"{int(self._rows.max())} was requested"
+                who,
+                "path",
+                f"{self.path}: holds {arr.shape[0]} replicates but replicate "
+                f"{int(self._rows.max())} was requested",
             )
         used = arr[..., : spec.horizon, :]
         bad = np.argwhere(~np.isfinite(used) | (used < lo) | (used > hi))
         if bad.size:
             idx = tuple(int(v) for v in bad[0])
-            where = (
-                f"round {idx[-2] + 1}, expert {idx[-1]}"
-                + (f", replicate {idx[0]}" if arr.ndim == 3 else "")
+            where = f"round {idx[-2] + 1}, expert {idx[-1]}" + (
+                f", replicate {idx[0]}" if arr.ndim == 3 else ""
             )
             raise ConfigError(
-                who, "path", f"{self.path}: entry {used[idx]!r} at {where} is "
-                f"{'not finite' if not np.isfinite(used[idx]) else f'outside [{lo:g}, {hi:g}]'}"
+                who,
+                "path",
+                f"{self.path}: entry {used[idx]!r} at {where} is "
+                f"{'not finite' if not np.isfinite(used[idx]) else f'outside [{lo:g}, {hi:g}]'}",
             )
         self._used = used
         self._n_rep = spec.n_replicates

@@ -88,7 +88,9 @@ class Bernoulli(_BernoulliLosses):
         if not 0 <= self.gap <= 0.5:
             raise ConfigError(who, "gap", f"must lie in [0, 0.5], got {self.gap!r}")
         if not (isinstance(self.best, int) and 0 <= self.best < n):
-            raise ConfigError(who, "best", f"must be an expert index in [0, {n}), got {self.best!r}")
+            raise ConfigError(
+                who, "best", f"must be an expert index in [0, {n}), got {self.best!r}"
+            )
         mu = np.full(n, 0.5)
         mu[self.best] = 0.5 - self.gap
         return mu

@@ -91,7 +91,16 @@ def _sample_actions(probs, uniforms, out):
 
 @njit(cache=True)
 def _core_advance(
-    probs, losses, uniforms, cum_losses, learner, realized, sum_min, expected_out, realized_out, actions
+    probs,
+    losses,
+    uniforms,
+    cum_losses,
+    learner,
+    realized,
+    sum_min,
+    expected_out,
+    realized_out,
+    actions,
 ):
     """Advance the shared totals over a chunk and fill the per-round learner losses and actions."""
     n_rep, n, n_act = probs.shape
@@ -291,7 +300,44 @@ def _describe(kind: str, component: Any) -> str:
     return f"{kind} {type(component).registry_name()} {component!r}"
 
 
-def run_game(
+@dataclass
+class PreparedGame:
+    """A game resolved and reset, ready for its first round (shared by engine and reference loop).
+
+    Attributes
+    ----------
+    player, adversary : component
+        Fresh clones, already ``reset`` for the batch.
+    spec : GameSpec
+    metrics : list of Metric
+        The applicable metrics (not yet started).
+    skipped : dict
+        Requested metrics that do not apply, with the reason.
+    grid : ndarray
+        Checkpoint rounds (ending with T).
+    ids : ndarray
+        Global replicate indices.
+    action_rngs : list of Generator
+        Per-replicate streams of the action uniforms.
+    config : dict
+        Resolved configuration (manifest content).
+    constants : dict
+        Values of the constant columns of the tidy rows.
+    """
+
+    player: ExpertsPlayer
+    adversary: Adversary
+    spec: GameSpec
+    metrics: list[Metric]
+    skipped: dict[str, str]
+    grid: np.ndarray
+    ids: np.ndarray
+    action_rngs: list[np.random.Generator]
+    config: dict
+    constants: dict
+
+
+def prepare_game(
     player: ExpertsPlayer | str,
     adversary: Adversary | str,
     *,
@@ -304,42 +350,11 @@ def run_game(
     per_decade: int = 10,
     player_params: Mapping[str, Any] | None = None,
     adversary_params: Mapping[str, Any] | None = None,
-    trace_path: str | Path | None = None,
-    chunk_elements: int = 2**17,
-    progress: bool = False,
-) -> GameRun:
-    """Play R replicates of the experts game and return the tidy metric rows.
+) -> PreparedGame:
+    """Validate the inputs, derive the seeds, clone and reset the components (see :func:`run_game`).
 
-    Parameters
-    ----------
-    player, adversary : component or registry name
-        What plays; instances are cloned, never mutated.
-    horizon : int
-        Number of rounds T ≥ 1.
-    n_actions : int, optional
-        Number of experts N (default: the adversary's choice, 10 for most).
-    replicates : int or iterable of int
-        A count R (replicates 0..R-1) or explicit global replicate indices; replicate r's rows do
-        not depend on which others run beside it.
-    seed : int
-        Root seed (design §3 seeding contract).
-    metrics : mapping or list, optional
-        ``{name: params}`` (``None`` switches one off) or metric instances; default
-        :data:`arena.metrics.builtin.DEFAULT_METRICS`.
-    checkpoints : sequence of int, optional
-        Rounds to snapshot; default :func:`arena.checkpoints.log_grid` with ``per_decade``.
-    trace_path : path, optional
-        Also stream per-round ``p_t``, ``l_t``, ``I_t`` of every replicate to this Parquet file.
-    chunk_elements : int
-        Bound on R·n·N per chunk buffer (memory vs per-chunk overhead).
-    progress : bool
-        Show a progress bar over rounds.
-
-    Returns
-    -------
-    GameRun
+    Every invalid input raises :class:`~arena.errors.ConfigError` here, before any round runs.
     """
-    started = time.perf_counter()
     player = resolve_component("player", player, player_params)
     adversary = resolve_component("adversary", adversary, adversary_params)
     if not isinstance(player, ExpertsPlayer):
@@ -421,7 +436,10 @@ def run_game(
     adversary_rngs = [s[0] for s in streams]
     action_rngs = [s[1] for s in streams]
     player_rngs = [s[2] for s in streams]
-    for kind, comp, rngs in (("adversary", adversary, adversary_rngs), ("player", player, player_rngs)):
+    for kind, comp, rngs in (
+        ("adversary", adversary, adversary_rngs),
+        ("player", player, player_rngs),
+    ):
         if getattr(comp.tags, "needs_horizon", False) and spec.horizon is None:
             raise ConfigError(_describe(kind, comp), "horizon", "this component needs the horizon")
         try:
@@ -430,9 +448,94 @@ def run_game(
             raise
         except (ValueError, TypeError) as exc:
             raise ConfigError(_describe(kind, comp), "reset", str(exc)) from exc
+
+    constants = {
+        "run_id": run_id,
+        "cell": cell_id,
+        "player": player_name,
+        "player_params": player.params_json(),
+        "adversary": adversary_name,
+        "adversary_params": adversary.params_json(),
+        "protocol": "experts",
+        "n_actions": n_act,
+        "horizon": horizon,
+        "seed": seed,
+    }
+    return PreparedGame(
+        player, adversary, spec, active, skipped, grid, ids, action_rngs, config, constants
+    )
+
+
+def run_game(
+    player: ExpertsPlayer | str,
+    adversary: Adversary | str,
+    *,
+    horizon: int,
+    n_actions: int | None = None,
+    replicates: int | Iterable[int] = 1,
+    seed: int = 0,
+    metrics: Any = None,
+    checkpoints: Sequence[int] | None = None,
+    per_decade: int = 10,
+    player_params: Mapping[str, Any] | None = None,
+    adversary_params: Mapping[str, Any] | None = None,
+    trace_path: str | Path | None = None,
+    chunk_elements: int = 2**17,
+    progress: bool = False,
+) -> GameRun:
+    """Play R replicates of the experts game and return the tidy metric rows.
+
+    Parameters
+    ----------
+    player, adversary : component or registry name
+        What plays; instances are cloned, never mutated.
+    horizon : int
+        Number of rounds T ≥ 1.
+    n_actions : int, optional
+        Number of experts N (default: the adversary's choice, 10 for most).
+    replicates : int or iterable of int
+        A count R (replicates 0..R-1) or explicit global replicate indices; replicate r's rows do
+        not depend on which others run beside it.
+    seed : int
+        Root seed (design §3 seeding contract).
+    metrics : mapping or list, optional
+        ``{name: params}`` (``None`` switches one off) or metric instances; default
+        :data:`arena.metrics.builtin.DEFAULT_METRICS`.
+    checkpoints : sequence of int, optional
+        Rounds to snapshot; default :func:`arena.checkpoints.log_grid` with ``per_decade``.
+    trace_path : path, optional
+        Also stream per-round ``p_t``, ``l_t``, ``I_t`` of every replicate to this Parquet file.
+    chunk_elements : int
+        Bound on R·n·N per chunk buffer (memory vs per-chunk overhead).
+    progress : bool
+        Show a progress bar over rounds.
+
+    Returns
+    -------
+    GameRun
+    """
+    started = time.perf_counter()
+    game = prepare_game(
+        player,
+        adversary,
+        horizon=horizon,
+        n_actions=n_actions,
+        replicates=replicates,
+        seed=seed,
+        metrics=metrics,
+        checkpoints=checkpoints,
+        per_decade=per_decade,
+        player_params=player_params,
+        adversary_params=adversary_params,
+    )
+    player, adversary, spec, active = game.player, game.adversary, game.spec, game.metrics
+    grid, ids, action_rngs = game.grid, game.ids, game.action_rngs
+    n_rep, n_act = spec.n_replicates, spec.n_actions
+    lo, hi = spec.loss_range
+    horizon = spec.horizon
+    player_name, adversary_name = game.constants["player"], game.constants["adversary"]
     for m in active:
         m.start(spec)
-
     core = Core(n_rep, n_act)
     want_means = any("means" in m.requires for m in active)
     oblivious = isinstance(adversary, ObliviousAdversary) and adversary.tags.oblivious
@@ -506,26 +609,8 @@ def run_game(
     if trace is not None:
         trace.commit()
 
-    rows = _assemble(
-        snap_t,
-        snap_vals,
-        active,
-        spec,
-        ids,
-        constants={
-            "run_id": run_id,
-            "cell": cell_id,
-            "player": player_name,
-            "player_params": player.params_json(),
-            "adversary": adversary_name,
-            "adversary_params": adversary.params_json(),
-            "protocol": "experts",
-            "n_actions": n_act,
-            "horizon": horizon,
-            "seed": seed,
-        },
-    )
-    return GameRun(rows, config, skipped, time.perf_counter() - started)
+    rows = _assemble(snap_t, snap_vals, active, spec, ids, game.constants)
+    return GameRun(rows, game.config, game.skipped, time.perf_counter() - started)
 
 
 def play(player: ExpertsPlayer | str, adversary: Adversary | str, **kwargs: Any) -> pd.DataFrame:
@@ -549,7 +634,9 @@ def _oblivious_losses(adversary, t0, n, n_rep, n_act, lo, hi, ids) -> np.ndarray
         raise
     except Exception as exc:
         raise GameError(
-            who, f"losses_block failed in rounds {t0}..{t0 + n - 1}: {exc}", round=t0,
+            who,
+            f"losses_block failed in rounds {t0}..{t0 + n - 1}: {exc}",
+            round=t0,
             replicate=int(ids[0]),
         ) from exc
     losses = np.asarray(raw, dtype=np.float64)
@@ -569,7 +656,9 @@ def _oblivious_losses(adversary, t0, n, n_rep, n_act, lo, hi, ids) -> np.ndarray
 
 def _raise_bad_loss(who, code, value, lo, hi, t, replicate, expert):
     what = "is not finite" if code == 1 else f"lies outside the declared range [{lo:g}, {hi:g}]"
-    raise GameError(who, f"loss of expert {expert} = {value!r} {what}", round=t, replicate=replicate)
+    raise GameError(
+        who, f"loss of expert {expert} = {value!r} {what}", round=t, replicate=replicate
+    )
 
 
 def _block_probs(player, losses, t0, ids) -> np.ndarray:
@@ -580,13 +669,17 @@ def _block_probs(player, losses, t0, ids) -> np.ndarray:
         raise
     except Exception as exc:
         raise GameError(
-            who, f"play_block failed in rounds {t0}..{t0 + losses.shape[1] - 1}: {exc}",
-            round=t0, replicate=int(ids[0]),
+            who,
+            f"play_block failed in rounds {t0}..{t0 + losses.shape[1] - 1}: {exc}",
+            round=t0,
+            replicate=int(ids[0]),
         ) from exc
     probs = np.asarray(probs, dtype=np.float64)
     if probs.shape != losses.shape:
         raise GameError(
-            who, f"play_block returned shape {probs.shape}, expected {losses.shape}", round=t0,
+            who,
+            f"play_block returned shape {probs.shape}, expected {losses.shape}",
+            round=t0,
             replicate=int(ids[0]),
         )
     return np.ascontiguousarray(probs)
@@ -623,10 +716,14 @@ def _adaptive_chunk(player, adversary, history, t0, n, n_rep, n_act, lo, hi, ids
         except ArenaError:
             raise
         except Exception as exc:
-            raise GameError(who_p, f"predict failed: {exc}", round=t, replicate=int(ids[0])) from exc
+            raise GameError(
+                who_p, f"predict failed: {exc}", round=t, replicate=int(ids[0])
+            ) from exc
         if p.shape != (n_rep, n_act):
             raise GameError(
-                who_p, f"predict returned shape {p.shape}, expected {(n_rep, n_act)}", round=t,
+                who_p,
+                f"predict returned shape {p.shape}, expected {(n_rep, n_act)}",
+                round=t,
                 replicate=int(ids[0]),
             )
         p = np.ascontiguousarray(p)
@@ -641,7 +738,9 @@ def _adaptive_chunk(player, adversary, history, t0, n, n_rep, n_act, lo, hi, ids
         lt = np.asarray(raw, dtype=np.float64)
         if lt.shape != (n_rep, n_act):
             raise GameError(
-                who_a, f"losses returned shape {lt.shape}, expected {(n_rep, n_act)}", round=t,
+                who_a,
+                f"losses returned shape {lt.shape}, expected {(n_rep, n_act)}",
+                round=t,
                 replicate=int(ids[0]),
             )
         code, r, _, i = _first_bad_losses(np.ascontiguousarray(lt)[:, None, :], lo, hi)
@@ -687,7 +786,15 @@ def _assemble(snap_t, snap_vals, metrics, spec, ids, constants) -> pd.DataFrame:
     data["param"] = np.concatenate(param_col)
     data["value"] = np.concatenate(value_col)
     df = pd.DataFrame({c: data[c] for c in SCHEMA})
-    for col in ("run_id", "cell", "player", "player_params", "adversary", "adversary_params",
-                "protocol", "metric"):
+    for col in (
+        "run_id",
+        "cell",
+        "player",
+        "player_params",
+        "adversary",
+        "adversary_params",
+        "protocol",
+        "metric",
+    ):
         df[col] = df[col].astype(str)
     return df

@@ -45,7 +45,7 @@ class GameError(ArenaError, RuntimeError):
         The global replicate index.
     """
 
-    def __init__(self, component: str, message: str, *, round: int, replicate: int):  # noqa: A002
+    def __init__(self, component: str, message: str, *, round: int, replicate: int):
         self.component = component
         self.round = round
         self.replicate = replicate

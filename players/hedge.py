@@ -98,8 +98,9 @@ class Hedge(ExpertsPlayer):
         if isinstance(self.eta, str):
             if self.eta not in ETA_SCHEDULES:
                 raise ConfigError(
-                    "player hedge", "eta", f"must be a number > 0 or one of {ETA_SCHEDULES}, "
-                    f"got {self.eta!r}"
+                    "player hedge",
+                    "eta",
+                    f"must be a number > 0 or one of {ETA_SCHEDULES}, got {self.eta!r}",
                 )
             if self.eta == "tuned" and spec.horizon is None:
                 raise ConfigError("player hedge", "eta", "'tuned' needs the horizon; use 'anytime'")
@@ -108,7 +109,9 @@ class Hedge(ExpertsPlayer):
         else:
             eta = float(self.eta)
             if not (math.isfinite(eta) and eta > 0):
-                raise ConfigError("player hedge", "eta", f"must be finite and > 0, got {self.eta!r}")
+                raise ConfigError(
+                    "player hedge", "eta", f"must be finite and > 0, got {self.eta!r}"
+                )
             anytime = False
         self._anytime = anytime
         self._eta = eta
@@ -133,8 +136,15 @@ class Hedge(ExpertsPlayer):
     def play_block(self, losses: np.ndarray) -> np.ndarray:
         probs = np.empty_like(losses)
         _hedge_play_block(
-            losses, self._cum, self._rounds, self._anytime, self._eta, self._log_n, self._lo,
-            self._scale, probs,
+            losses,
+            self._cum,
+            self._rounds,
+            self._anytime,
+            self._eta,
+            self._log_n,
+            self._lo,
+            self._scale,
+            probs,
         )
         self._rounds += losses.shape[1]
         return probs

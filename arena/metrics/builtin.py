@@ -7,8 +7,6 @@ Every metric is exact (no sampling of intervals or comparators) and its state ne
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import numpy as np
 from numba import njit
 
@@ -117,7 +115,9 @@ class QuantileRegret(Metric):
         self.eps = eps
 
     def param_values(self, spec: GameSpec) -> list[float]:
-        return self._param_list(self.eps, float, lambda e: None if 0 < e <= 1 else "ε must be in (0, 1]")
+        return self._param_list(
+            self.eps, float, lambda e: None if 0 < e <= 1 else "ε must be in (0, 1]"
+        )
 
     def start(self, spec: GameSpec) -> None:
         super().start(spec)
@@ -291,9 +291,7 @@ class AdaptiveRegret(Metric):
 
 
 @njit(cache=True)
-def _window_advance(
-    losses, expected, t0, prefix, ring, taus, deques, heads, sizes, best
-):
+def _window_advance(losses, expected, t0, prefix, ring, taus, deques, heads, sizes, best):
     """Advance the max interval regret over windows of length ≤ τ, for each τ in ``taus``.
 
     With ``C_b`` the prefix regret of expert i (``C_0 = 0``), the best window ending at b is
@@ -420,4 +418,3 @@ DEFAULT_METRICS: dict[str, dict] = {
     "entropy": {},
 }
 """The default metric set of ``arena run`` and :func:`arena.play` (issue #2, item 4)."""
-
