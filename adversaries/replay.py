@@ -79,7 +79,7 @@ class Replay(ObliviousAdversary):
     name = "replay"
     tags = AdversaryTags(oblivious=True)
 
-    def __init__(self, path: str = "", loss_range: Sequence[float] = (0.0, 1.0)):
+    def __init__(self, path: str, loss_range: Sequence[float] = (0.0, 1.0)):
         self.path = path
         self.loss_range = loss_range
 

@@ -1,0 +1,42 @@
+# Quickstart: `make demo` and `make test` each create .venv if needed and install the project.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo test test-fast lint format bench clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e ".[test]"
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/arena demo --out outputs/demo
+
+# The whole suite: lint, every test (slow statistical ones included), the doctests, and the
+# kernel-free reference path (NUMBA_DISABLE_JIT=1) on the fast tests.
+test: $(STAMP) lint
+	$(PY) -m pytest -q -m "slow or not slow" tests
+	$(PY) -m pytest -q --doctest-modules arena players adversaries
+	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -m "not slow" -p no:cacheprovider tests/test_metrics_bruteforce.py tests/test_reference_equivalence.py
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not slow" tests
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check arena players adversaries tests benchmarks
+	$(VENV)/bin/ruff format --check arena players adversaries tests benchmarks
+
+format: $(STAMP)
+	$(VENV)/bin/ruff format arena players adversaries tests benchmarks
+	$(VENV)/bin/ruff check --fix arena players adversaries tests benchmarks
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench_engine.py
+
+clean:
+	rm -rf $(VENV) outputs multirun .pytest_cache .ruff_cache

@@ -1,0 +1,213 @@
+"""The ``arena`` command line: ``arena run`` (Hydra), ``arena list`` and ``arena demo``.
+
+Examples
+--------
+``arena run player=hedge adversary=fair_coin n_actions=10 horizon=10000 replicates=64 seed=1``
+``arena run player.eta=0.1 metrics.shifting_regret.k=[0,1,3] ~metrics.sa_regret``
+``arena run hydra.run.dir=out/hedge-vs-greedy adversary=greedy trace=true``
+``arena list``
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+from arena.errors import ArenaError
+
+USAGE = """usage: arena <command> [args]
+
+commands:
+  run [KEY=VALUE ...]   play one game (Hydra overrides; `arena run --help` lists the config)
+  list [KIND]           registered players, adversaries and metrics with their parameters
+  demo [--out DIR]      a small in-process tournament of the built-ins, with a summary report
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``arena`` console script."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0
+    command, rest = argv[0], argv[1:]
+    try:
+        if command == "run":
+            return _run(rest)
+        if command == "list":
+            return _list(rest)
+        if command == "demo":
+            return _demo(rest)
+    except ArenaError as exc:
+        print(f"arena: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `arena list | head`
+        sys.stderr.close()
+        return 0
+    print(f"arena: error: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
+    return 2
+
+
+# ----------------------------------------------------------------------------------------------
+# arena run
+
+
+def _precheck_names(overrides: list[str]) -> None:
+    """Refuse unknown player/adversary names with close matches before Hydra composes anything."""
+    from arena import registry
+
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        key = key.lstrip("+~")
+        if sep and key in ("player", "adversary") and "," not in value and value:
+            registry.entry(key, value)
+
+
+def _run(overrides: list[str]) -> int:
+    import hydra
+
+    from arena.hydra_support import config_dir, register_generated_nodes
+
+    _precheck_names(overrides)
+    register_generated_nodes()
+
+    @hydra.main(version_base=None, config_path=str(config_dir()), config_name="run")
+    def task(cfg) -> None:
+        code = _run_task(cfg)
+        if code:
+            sys.exit(code)
+
+    saved = sys.argv
+    sys.argv = ["arena run", *overrides]
+    try:
+        task()
+    finally:
+        sys.argv = saved
+    return 0
+
+
+def _run_task(cfg) -> int:
+    from hydra.core.hydra_config import HydraConfig
+    from omegaconf import OmegaConf
+
+    from arena.engine import prepare_game, run_game
+    from arena.results import format_summary, summarize, write_run
+
+    hc = HydraConfig.get()
+    out_dir = Path(hc.runtime.output_dir)
+    choices = hc.runtime.choices
+    container = OmegaConf.to_container(cfg, resolve=True)
+    player_params = {k: v for k, v in container["player"].items() if k != "_target_"}
+    adversary_params = {k: v for k, v in container["adversary"].items() if k != "_target_"}
+    progress = cfg.progress
+    if progress == "auto":
+        progress = sys.stderr.isatty()
+    game_kwargs = dict(
+        horizon=cfg.horizon,
+        n_actions=cfg.n_actions,
+        replicates=cfg.replicates,
+        seed=cfg.seed,
+        metrics=container.get("metrics") or {},
+        per_decade=cfg.per_decade,
+        player_params=player_params,
+        adversary_params=adversary_params,
+    )
+    try:
+        game = prepare_game(choices["player"], choices["adversary"], **game_kwargs)
+        manifest_path = out_dir / "manifest.json"
+        if manifest_path.is_file():
+            import json
+
+            old = json.loads(manifest_path.read_text()).get("run_id")
+            if old != game.config["run_id"]:
+                raise ArenaError(
+                    f"output directory {out_dir} already holds a different experiment "
+                    f"(run_id {old}); choose another hydra.run.dir"
+                )
+        run = run_game(
+            choices["player"],
+            choices["adversary"],
+            trace_path=out_dir / "trace.parquet" if cfg.trace else None,
+            progress=bool(progress),
+            **game_kwargs,
+        )
+        path = write_run(
+            run,
+            out_dir,
+            extra={"command": "arena run " + " ".join(hc.overrides.task), "hydra_config": container},
+        )
+    except ArenaError as exc:
+        print(f"arena: error: {exc}", file=sys.stderr)
+        _remove_if_empty(out_dir)
+        return 2
+    print(format_summary(summarize(run.rows)))
+    if run.skipped_metrics:
+        for name, why in run.skipped_metrics.items():
+            print(f"(skipped {name}: {why})")
+    print(f"\nresults: {path}")
+    print(f"manifest: {out_dir / 'manifest.json'}")
+    if cfg.trace:
+        print(f"trace: {out_dir / 'trace.parquet'}")
+    return 0
+
+
+def _remove_if_empty(out_dir: Path) -> None:
+    """Remove a run directory that holds nothing but Hydra's own ``.hydra`` record."""
+    if out_dir.is_dir() and {p.name for p in out_dir.iterdir()} <= {".hydra"}:
+        shutil.rmtree(out_dir)
+
+
+# ----------------------------------------------------------------------------------------------
+# arena list
+
+
+def _list(args: list[str]) -> int:
+    import inspect
+
+    from arena import registry
+
+    parser = argparse.ArgumentParser(prog="arena list")
+    parser.add_argument("kind", nargs="?", choices=["players", "adversaries", "metrics"])
+    ns = parser.parse_args(args)
+    kinds = {"players": "player", "adversaries": "adversary", "metrics": "metric"}
+    for title, kind in kinds.items():
+        if ns.kind and ns.kind != title:
+            continue
+        print(title)
+        for name in registry.available(kind):
+            reg = registry.entry(kind, name)
+            try:
+                cls = registry.load(kind, name)
+            except ArenaError as exc:
+                print(f"  {name:<18} BROKEN: {exc}")
+                continue
+            params = ", ".join(
+                f"{p}" if d is inspect.Parameter.empty else f"{p}={d!r}"
+                for p, d in cls.param_defaults().items()
+            )
+            doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+            print(f"  {name:<18} ({params})")
+            print(f"  {'':<18} {doc}  [{reg.distribution}: {reg.entry_point.value}]")
+    return 0
+
+
+# ----------------------------------------------------------------------------------------------
+# arena demo
+
+
+def _demo(args: list[str]) -> int:
+    from arena.demo import run_demo
+
+    parser = argparse.ArgumentParser(prog="arena demo")
+    parser.add_argument("--out", default="outputs/demo", help="output directory")
+    parser.add_argument("--horizon", type=int, default=2000)
+    parser.add_argument("--replicates", type=int, default=32)
+    ns = parser.parse_args(args)
+    run_demo(Path(ns.out), horizon=ns.horizon, replicates=ns.replicates)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

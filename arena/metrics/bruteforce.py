@@ -1,0 +1,513 @@
+"""Brute-force definitions of every built-in metric, computed from one replicate's full history.
+
+These are the test oracles of the streaming kernels in :mod:`arena.metrics.builtin` and the metric
+side of the reference loop :func:`arena.reference.reference_play`. Each function takes the stored
+history of one replicate up to round ``t`` and returns the metric's value at round ``t``, written
+as literally as the definition allows: every interval, every comparator and every sort is explicit,
+and none of the streaming tricks of the kernels (Kadane, monotone deques, the per-round k-switch
+recursion, ``np.partition``) is reused. Costs are polynomial but large (up to O(T²N) memory), so
+keep T to a few hundred rounds.
+
+Inputs (one replicate, rounds ``1..T`` as rows ``0..T-1``):
+
+* ``probs`` (T, N): the player's distributions ``p_t``;
+* ``losses`` (T, N): the loss vectors ``l_t``;
+* ``actions`` (T,): the drawn actions ``I_t`` (0-based);
+* ``means`` (T, N): the adversary's mean losses ``μ_t`` (pseudo-regret only).
+
+Notation as in theory-oracles §D: ``h_t = p_t·l_t``, ``Ĥ_T = Σ_t h_t``, ``L_{T,i} = Σ_t l_{t,i}``,
+``R_{T,i} = Ĥ_T − L_{T,i}``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from arena.metrics.base import exact_quantile_rank
+
+__all__ = [
+    "BRUTE_FORCE_METRICS",
+    "adaptive_regret",
+    "dynamic_regret",
+    "entropy",
+    "evaluate",
+    "exhaustive_shifting_opt",
+    "interval_regret_table",
+    "loss",
+    "pseudo_regret",
+    "quantile_regret",
+    "realized_loss",
+    "realized_regret",
+    "regret",
+    "sa_regret",
+    "shifting_opt",
+    "shifting_regret",
+    "zero_weight_frac",
+]
+
+
+# ----------------------------------------------------------------------------------------------
+# input checks and shared pieces
+
+
+def _history(probs: np.ndarray, losses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    probs = np.asarray(probs, dtype=np.float64)
+    losses = np.asarray(losses, dtype=np.float64)
+    if losses.ndim != 2 or losses.shape[0] < 1 or losses.shape[1] < 1:
+        raise ValueError(f"losses must have shape (T, N) with T, N ≥ 1, got {losses.shape}")
+    if probs.shape != losses.shape:
+        raise ValueError(f"probs has shape {probs.shape}, losses {losses.shape}")
+    return probs, losses
+
+
+def _losses(losses: np.ndarray) -> np.ndarray:
+    losses = np.asarray(losses, dtype=np.float64)
+    if losses.ndim != 2 or losses.shape[0] < 1 or losses.shape[1] < 1:
+        raise ValueError(f"losses must have shape (T, N) with T, N ≥ 1, got {losses.shape}")
+    return losses
+
+
+def _learner_losses(probs: np.ndarray, losses: np.ndarray) -> np.ndarray:
+    """Return ``h_t = p_t·l_t`` for every round, shape (T,)."""
+    return (probs * losses).sum(axis=1)
+
+
+def _realized_losses(losses: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """Return ``l_{t, I_t}`` for every round, shape (T,)."""
+    actions = np.asarray(actions, dtype=np.int64)
+    if actions.shape != (losses.shape[0],):
+        raise ValueError(f"actions must have shape ({losses.shape[0]},), got {actions.shape}")
+    if actions.min() < 0 or actions.max() >= losses.shape[1]:
+        raise ValueError("actions must be expert indices in [0, N)")
+    return losses[np.arange(losses.shape[0]), actions]
+
+
+def _best_fixed_interval_loss(losses: np.ndarray) -> np.ndarray:
+    """Return ``G[a−1, b] = min_i Σ_{t=a}^{b} l_{t,i}``, the best single expert's loss on [a, b].
+
+    Entries with ``b < a`` (no such interval) are ``+inf``. Computed from the prefix sums
+    ``S_b = Σ_{t≤b} l_t`` (``S_0 = 0``) as ``min_i (S_{b,i} − S_{a−1,i})``, for all O(T²) intervals
+    at once (seed 000 digest §3 #7: "store prefix arrays with a leading zero row").
+    """
+    n_act = losses.shape[1]
+    prefix = np.vstack([np.zeros((1, n_act)), np.cumsum(losses, axis=0)])  # S_0 .. S_T
+    table = (prefix[None, :, :] - prefix[:, None, :]).min(axis=2)  # [a−1, b]
+    n = prefix.shape[0]
+    start, end = np.indices((n, n))
+    table[end <= start] = np.inf
+    return table
+
+
+# ----------------------------------------------------------------------------------------------
+# losses and external regret
+
+
+def loss(probs: np.ndarray, losses: np.ndarray) -> float:
+    """Cumulative expected loss ``Ĥ_T = Σ_t p_t·l_t`` (seed 000 digest §3, "logged inputs").
+
+    Parameters
+    ----------
+    probs, losses : ndarray, shape (T, N)
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> loss(np.array([[0.5, 0.5], [1.0, 0.0]]), np.array([[1.0, 0.0], [0.0, 1.0]]))
+    0.5
+    """
+    probs, losses = _history(probs, losses)
+    return float(_learner_losses(probs, losses).sum())
+
+
+def realized_loss(losses: np.ndarray, actions: np.ndarray) -> float:
+    """Cumulative realized loss ``Σ_t l_{t, I_t}`` of the drawn actions (seed 000 digest §3 #11).
+
+    Parameters
+    ----------
+    losses : ndarray, shape (T, N)
+    actions : ndarray of int, shape (T,)
+
+    Returns
+    -------
+    float
+    """
+    losses = _losses(losses)
+    return float(_realized_losses(losses, actions).sum())
+
+
+def regret(probs: np.ndarray, losses: np.ndarray) -> float:
+    """External regret ``Ĥ_T − min_i L_{T,i}`` to the best fixed expert (theory-oracles §D.1).
+
+    Seed 000 digest §3 #1. Computed as the largest of the per-expert regrets ``R_{T,i}``.
+
+    Parameters
+    ----------
+    probs, losses : ndarray, shape (T, N)
+
+    Returns
+    -------
+    float
+    """
+    probs, losses = _history(probs, losses)
+    learner = _learner_losses(probs, losses).sum()
+    per_expert = learner - losses.sum(axis=0)  # R_{T,i}
+    return float(per_expert.max())
+
+
+def realized_regret(losses: np.ndarray, actions: np.ndarray) -> float:
+    """Realized regret ``Σ_t l_{t,I_t} − min_i L_{T,i}`` (theory-oracles §D.1; seed 000 §3 #11).
+
+    Parameters
+    ----------
+    losses : ndarray, shape (T, N)
+    actions : ndarray of int, shape (T,)
+
+    Returns
+    -------
+    float
+    """
+    losses = _losses(losses)
+    return float(_realized_losses(losses, actions).sum() - losses.sum(axis=0).min())
+
+
+def dynamic_regret(probs: np.ndarray, losses: np.ndarray) -> float:
+    """Worst-case dynamic regret ``Ĥ_T − Σ_t min_i l_{t,i}`` (theory-oracles §D.6).
+
+    The comparator picks the best expert of every round; equals the shifting regret with
+    ``k ≥ T − 1`` switches (theory-oracles §D.8).
+
+    Parameters
+    ----------
+    probs, losses : ndarray, shape (T, N)
+
+    Returns
+    -------
+    float
+    """
+    probs, losses = _history(probs, losses)
+    return float(_learner_losses(probs, losses).sum() - losses.min(axis=1).sum())
+
+
+def pseudo_regret(probs: np.ndarray, means: np.ndarray) -> float:
+    """Pseudo-regret ``Σ_t p_t·μ_t − min_i Σ_t μ_{t,i}`` against the mean losses.
+
+    Theory-oracles §D.1 ("pseudo-regret max_i E[Σ_t(l_{t,I_t} − l_{t,i})]", with the expectation
+    of the oblivious stochastic losses taken in closed form) and seed 000 digest §3 #12.
+
+    Parameters
+    ----------
+    probs, means : ndarray, shape (T, N)
+        The distributions ``p_t`` and the adversary's mean losses ``μ_t``.
+
+    Returns
+    -------
+    float
+    """
+    probs, means = _history(probs, means)
+    return float(_learner_losses(probs, means).sum() - means.sum(axis=0).min())
+
+
+def zero_weight_frac(probs: np.ndarray) -> float:
+    """Fraction of experts with weight exactly 0 in the last distribution ``p_T``.
+
+    Seed 000 digest §3 #15 ("per-round fraction of zero weights", L571, L603-605).
+
+    Parameters
+    ----------
+    probs : ndarray, shape (T, N)
+
+    Returns
+    -------
+    float
+    """
+    last = np.asarray(probs, dtype=np.float64)[-1]
+    return float(np.count_nonzero(last == 0.0) / last.size)
+
+
+def entropy(probs: np.ndarray) -> float:
+    """Shannon entropy ``−Σ_i p_{T,i} ln p_{T,i}`` (nats) of the last distribution, ``0 ln 0 = 0``.
+
+    Parameters
+    ----------
+    probs : ndarray, shape (T, N)
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> abs(entropy(np.array([[0.5, 0.5, 0.0]])) - math.log(2)) < 1e-15
+    True
+    """
+    last = np.asarray(probs, dtype=np.float64)[-1]
+    return float(-sum(p * math.log(p) for p in last.tolist() if p > 0.0))
+
+
+# ----------------------------------------------------------------------------------------------
+# quantile regret
+
+
+def quantile_regret(probs: np.ndarray, losses: np.ndarray, eps: float) -> float:
+    """ε-quantile regret: the k-th largest ``R_{T,i}`` with ``k = ⌈εN⌉`` (theory-oracles §D.2).
+
+    Seed 000 digest §3 #4 (L305): equivalently ``Ĥ_T − L_{T,(k)}`` with ``L_{(k)}`` the k-th
+    smallest cumulative loss. ``k`` is computed exactly by
+    :func:`arena.metrics.base.exact_quantile_rank` (pitfall §1.16.5), and the k-th largest is read
+    off a full sort.
+
+    Parameters
+    ----------
+    probs, losses : ndarray, shape (T, N)
+    eps : float
+        Quantile ε in (0, 1].
+
+    Returns
+    -------
+    float
+    """
+    if not 0 < eps <= 1:
+        raise ValueError(f"eps must be in (0, 1], got {eps!r}")
+    probs, losses = _history(probs, losses)
+    k = exact_quantile_rank(eps, losses.shape[1])
+    per_expert = _learner_losses(probs, losses).sum() - losses.sum(axis=0)  # R_{T,i}
+    descending = np.sort(per_expert)[::-1]
+    return float(descending[k - 1])
+
+
+# ----------------------------------------------------------------------------------------------
+# shifting regret
+
+
+def shifting_opt(losses: np.ndarray, k: int) -> float:
+    """Least loss ``L*_k`` of an expert path with at most k switches, by a segment DP.
+
+    Theory-oracles §D.3 (definition) and seed 000 digest §3 #8 (k switches = K = k + 1 segments,
+    repeats allowed). The recursion is over segments rather than rounds, independent of the
+    per-round kernel: ``best[0][b] = min_i L_{b,i}`` and
+
+    ``best[j][b] = min over 1 ≤ a ≤ b and i of best[j−1][a−1] + Σ_{t=a}^{b} l_{t,i}``,
+
+    with ``best[j][0] = 0``: the last segment ``[a, b]`` is played by one expert, and the rounds
+    before it by a path with at most j − 1 switches. Choosing ``a = 1`` gives ``best[j] ≤
+    best[j−1]``, so "at most" is automatic. O(T²N + kT²) time, O(T²) memory.
+
+    Parameters
+    ----------
+    losses : ndarray, shape (T, N)
+    k : int
+        Switch budget, ≥ 0.
+
+    Returns
+    -------
+    float
+    """
+    losses = _losses(losses)
+    if k < 0 or int(k) != k:
+        raise ValueError(f"k must be an integer ≥ 0, got {k!r}")
+    segment = _best_fixed_interval_loss(losses)  # [a−1, b]
+    best = segment[0].copy()  # best[0][b]
+    best[0] = 0.0
+    # more than T − 1 switches cannot help: T rounds have at most T segments
+    for _ in range(min(int(k), losses.shape[0] - 1)):
+        best = (best[:, None] + segment).min(axis=0)
+        best[0] = 0.0
+    return float(best[-1])
+
+
+def shifting_regret(probs: np.ndarray, losses: np.ndarray, k: int) -> float:
+    """Shifting (tracking) regret ``Ĥ_T − L*_k`` against paths with at most k switches.
+
+    Theory-oracles §D.3; seed 000 digest §3 #8 with K = k + 1 segments. ``L*_k`` comes from
+    :func:`shifting_opt`.
+
+    Parameters
+    ----------
+    probs, losses : ndarray, shape (T, N)
+    k : int
+        Switch budget, ≥ 0 (``k = 0`` is the external regret).
+
+    Returns
+    -------
+    float
+    """
+    probs, losses = _history(probs, losses)
+    return float(_learner_losses(probs, losses).sum() - shifting_opt(losses, k))
+
+
+def exhaustive_shifting_opt(losses: np.ndarray, k: int) -> float:
+    """``L*_k`` by enumerating all ``N^T`` expert paths and keeping those with at most k switches.
+
+    The literal definition of theory-oracles §D.3 (``#{t : i_t ≠ i_{t−1}} ≤ k``); the oracle of
+    seed 000 §5.9 E2 ("equals brute force on small instances"). Exponential: only for T ≤ ~8.
+
+    Parameters
+    ----------
+    losses : ndarray, shape (T, N)
+    k : int
+        Switch budget, ≥ 0.
+
+    Returns
+    -------
+    float
+    """
+    losses = _losses(losses)
+    n_rounds, n_act = losses.shape
+    if n_act**n_rounds > 10**6:
+        raise ValueError(f"N^T = {n_act}^{n_rounds} paths is too many to enumerate")
+    rounds = np.arange(n_rounds)
+    best = math.inf
+    for path in itertools.product(range(n_act), repeat=n_rounds):
+        switches = sum(1 for t in range(1, n_rounds) if path[t] != path[t - 1])
+        if switches <= k:
+            best = min(best, float(losses[rounds, list(path)].sum()))
+    return best
+
+
+# ----------------------------------------------------------------------------------------------
+# adaptive and strongly adaptive regret
+
+
+def interval_regret_table(probs: np.ndarray, losses: np.ndarray) -> np.ndarray:
+    """Return ``A[a−1, b] = Σ_{t=a}^{b} h_t − min_i Σ_{t=a}^{b} l_{t,i}`` for every interval.
+
+    The regret on ``[a, b]`` to the best expert of that interval (theory-oracles §D.4, seed 000
+    digest §3 #7), from prefix sums of ``h`` and of ``l``. Shape (T+1, T+1); ``-inf`` where
+    ``b < a``.
+
+    Parameters
+    ----------
+    probs, losses : ndarray, shape (T, N)
+
+    Returns
+    -------
+    ndarray, shape (T+1, T+1)
+    """
+    probs, losses = _history(probs, losses)
+    learner = np.concatenate([[0.0], np.cumsum(_learner_losses(probs, losses))])  # Ĥ_0 .. Ĥ_T
+    table = (learner[None, :] - learner[:, None]) - _best_fixed_interval_loss(losses)
+    return table
+
+
+def adaptive_regret(probs: np.ndarray, losses: np.ndarray) -> float:
+    """Adaptive regret: the largest interval regret over all intervals ``[a, b] ⊆ [1, T]``.
+
+    ``AR_T = max_{1≤a≤b≤T} [Σ_{t=a}^{b} h_t − min_i Σ_{t=a}^{b} l_{t,i}]`` (Hazan & Seshadhri
+    2009; theory-oracles §D.4; seed 000 digest §3 #7a), by enumerating all O(T²) intervals.
+
+    Parameters
+    ----------
+    probs, losses : ndarray, shape (T, N)
+
+    Returns
+    -------
+    float
+    """
+    return float(interval_regret_table(probs, losses).max())
+
+
+def sa_regret(probs: np.ndarray, losses: np.ndarray, tau: int) -> float:
+    """Strongly adaptive regret ``SA_≤(τ)``: the largest regret over intervals of length ≤ τ.
+
+    Theory-oracles §D.5 (Daniely, Gonen & Shalev-Shwartz 2015, the "|I| ≤ τ" variant) by
+    enumerating all intervals ``[a, b] ⊆ [1, T]`` with ``b − a + 1 ≤ τ``. For ``τ ≥ T`` it is
+    :func:`adaptive_regret`.
+
+    Parameters
+    ----------
+    probs, losses : ndarray, shape (T, N)
+    tau : int
+        Largest interval length, ≥ 1.
+
+    Returns
+    -------
+    float
+    """
+    if tau < 1 or int(tau) != tau:
+        raise ValueError(f"tau must be an integer ≥ 1, got {tau!r}")
+    table = interval_regret_table(probs, losses)
+    start, end = np.indices(table.shape)  # start = a − 1
+    return float(table[(end > start) & (end - start <= tau)].max())
+
+
+# ----------------------------------------------------------------------------------------------
+# dispatch by metric name
+
+
+BRUTE_FORCE_METRICS = (
+    "loss",
+    "realized_loss",
+    "regret",
+    "realized_regret",
+    "quantile_regret",
+    "shifting_regret",
+    "adaptive_regret",
+    "sa_regret",
+    "dynamic_regret",
+    "pseudo_regret",
+    "zero_weight_frac",
+    "entropy",
+)
+"""Registry names of the metrics :func:`evaluate` knows (every built-in metric)."""
+
+
+def evaluate(
+    name: str,
+    param: float,
+    probs: np.ndarray,
+    losses: np.ndarray,
+    actions: np.ndarray,
+    means: np.ndarray | None = None,
+) -> float:
+    """Return the brute-force value of the built-in metric ``name`` at the last round given.
+
+    Parameters
+    ----------
+    name : str
+        Registry name of a built-in metric (one of :data:`BRUTE_FORCE_METRICS`).
+    param : float
+        The value of the metric's ``param`` column (ε, k or τ); ignored (NaN) for the others.
+    probs, losses : ndarray, shape (T, N)
+    actions : ndarray of int, shape (T,)
+    means : ndarray, shape (T, N), optional
+        Needed by ``pseudo_regret`` only.
+
+    Returns
+    -------
+    float
+    """
+    if name == "loss":
+        return loss(probs, losses)
+    if name == "realized_loss":
+        return realized_loss(losses, actions)
+    if name == "regret":
+        return regret(probs, losses)
+    if name == "realized_regret":
+        return realized_regret(losses, actions)
+    if name == "quantile_regret":
+        return quantile_regret(probs, losses, float(param))
+    if name == "shifting_regret":
+        return shifting_regret(probs, losses, int(param))
+    if name == "adaptive_regret":
+        return adaptive_regret(probs, losses)
+    if name == "sa_regret":
+        return sa_regret(probs, losses, int(param))
+    if name == "dynamic_regret":
+        return dynamic_regret(probs, losses)
+    if name == "pseudo_regret":
+        if means is None:
+            raise ValueError("pseudo_regret needs the mean losses")
+        return pseudo_regret(probs, means)
+    if name == "zero_weight_frac":
+        return zero_weight_frac(probs)
+    if name == "entropy":
+        return entropy(probs)
+    raise NotImplementedError(
+        f"no brute-force definition of metric {name!r} (known: {', '.join(BRUTE_FORCE_METRICS)})"
+    )

@@ -1,0 +1,157 @@
+"""The reference game loop: the experts protocol played literally, one round at a time.
+
+:func:`reference_play` is the specification that the fast engine
+(:func:`arena.engine.run_game`) must reproduce to 1e-12. It shares only the setup with the engine
+(:func:`arena.engine.prepare_game`: validation, seeding, cloning and ``reset``); the rounds, the
+action draws and every metric are written out here independently:
+
+* each round calls ``predict``, shows ``p_t`` to the adversary, asks it for ``l_t`` through
+  ``losses(t, history)`` (an oblivious adversary answers with ``losses_block(t, 1)``), draws
+  ``I_t`` by inverse CDF, calls ``update`` and records the round in the :class:`~arena.spec.History`
+  (design §2, seed 000 L301);
+* the whole history is stored, and at each checkpoint every metric is recomputed from it by the
+  brute-force definitions of :mod:`arena.metrics.bruteforce` (theory-oracles §D).
+
+Memory and time grow with T (O(T²) per checkpoint for the interval metrics): this is a test
+oracle for small games, not a way to run experiments.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from arena.engine import SCHEMA, prepare_game
+from arena.metrics import bruteforce
+from arena.protocols import Adversary, ExpertsPlayer
+from arena.spec import History
+
+INT_COLUMNS = ("n_actions", "horizon", "replicate", "seed", "t")
+"""Columns of the tidy rows stored as int64."""
+
+FLOAT_COLUMNS = ("param", "value")
+"""Columns of the tidy rows stored as float64; every other column is a string."""
+
+
+def draw_action(p: np.ndarray, u: float) -> int:
+    """Return the inverse-CDF draw of ``p`` at ``u``: the first i with ``p_1 + … + p_i > u``.
+
+    If rounding leaves ``u`` at or above the total mass, the last expert with positive weight is
+    drawn, never an expert with weight zero.
+
+    Examples
+    --------
+    >>> draw_action(np.array([0.25, 0.0, 0.75]), 0.25), draw_action(np.array([0.5, 0.5, 0.0]), 1.0)
+    (2, 1)
+    """
+    i = int(np.searchsorted(np.cumsum(p), u, side="right"))
+    if i == p.shape[0]:
+        i = int(np.flatnonzero(p > 0.0)[-1])
+    return i
+
+
+def reference_play(
+    player: ExpertsPlayer | str, adversary: Adversary | str, **kwargs: Any
+) -> pd.DataFrame:
+    """Play a game with the literal per-round loop and return the tidy rows of :func:`run_game`.
+
+    Parameters
+    ----------
+    player, adversary : component or registry name
+        As for :func:`arena.engine.run_game`.
+    **kwargs
+        The keyword arguments of :func:`arena.engine.prepare_game` (``horizon``, ``n_actions``,
+        ``replicates``, ``seed``, ``metrics``, ``checkpoints``, ``per_decade``, ``player_params``,
+        ``adversary_params``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`arena.engine.SCHEMA`, one row per checkpoint, metric, parameter value and
+        replicate, in that order; the same values as ``run_game(...).rows`` up to 1e-12.
+
+    Examples
+    --------
+    >>> from arena.engine import run_game
+    >>> kw = dict(n_actions=3, horizon=20, replicates=2, metrics={"regret": {}})
+    >>> ref = reference_play("hedge", "greedy", **kw)
+    >>> pd.testing.assert_frame_equal(ref, run_game("hedge", "greedy", **kw).rows, atol=1e-12)
+    """
+    game = prepare_game(player, adversary, **kwargs)
+    player, adversary, spec = game.player, game.adversary, game.spec
+    n_rep, n_act = spec.n_replicates, spec.n_actions
+    checkpoints = set(game.grid.tolist())
+    want_means = any("means" in m.requires for m in game.metrics)
+    params = {m.name: m.param_values(spec) for m in game.metrics}
+
+    history = History(n_rep, n_act, adversary.tags.sees_distribution)
+    probs_seen: list[np.ndarray] = []  # p_t, each (R, N)
+    losses_seen: list[np.ndarray] = []  # l_t, each (R, N)
+    actions_seen: list[np.ndarray] = []  # I_t, each (R,)
+    means_seen: list[np.ndarray] = []  # μ_t, each (R, N)
+    rows: list[dict[str, Any]] = []
+
+    for t in range(1, spec.horizon + 1):
+        p = np.array(player.predict(), dtype=np.float64)
+        _check_shape("player.predict", p, (n_rep, n_act), t)
+        history._show(p)
+        loss = np.array(adversary.losses(t, history), dtype=np.float64)
+        _check_shape("adversary.losses", loss, (n_rep, n_act), t)
+        loss.flags.writeable = False  # the player observes l_t, it must not change it
+        actions = np.empty(n_rep, dtype=np.int64)
+        for r in range(n_rep):
+            u = game.action_rngs[r].random()
+            actions[r] = draw_action(p[r], u)
+        player.update(loss)
+        history._record(p, loss, actions)
+
+        probs_seen.append(p)
+        losses_seen.append(loss)
+        actions_seen.append(actions)
+        if want_means:
+            means_seen.append(np.array(adversary.oracle("means", t, 1), dtype=np.float64)[:, 0])
+
+        if t not in checkpoints:
+            continue
+        probs_t = np.stack(probs_seen, axis=1)  # (R, t, N)
+        losses_t = np.stack(losses_seen, axis=1)
+        actions_t = np.stack(actions_seen, axis=1)  # (R, t)
+        means_t = np.stack(means_seen, axis=1) if want_means else None
+        for m in game.metrics:
+            for param in params[m.name]:
+                for r, replicate in enumerate(game.ids.tolist()):
+                    value = bruteforce.evaluate(
+                        m.name,
+                        param,
+                        probs_t[r],
+                        losses_t[r],
+                        actions_t[r],
+                        None if means_t is None else means_t[r],
+                    )
+                    rows.append(
+                        {
+                            **game.constants,
+                            "replicate": replicate,
+                            "t": t,
+                            "metric": m.name,
+                            "param": float(param),
+                            "value": value,
+                        }
+                    )
+
+    frame = pd.DataFrame(rows, columns=SCHEMA)
+    for col in SCHEMA:
+        if col in INT_COLUMNS:
+            frame[col] = frame[col].astype(np.int64)
+        elif col in FLOAT_COLUMNS:
+            frame[col] = frame[col].astype(np.float64)
+        else:
+            frame[col] = frame[col].astype(str)
+    return frame
+
+
+def _check_shape(what: str, arr: np.ndarray, shape: tuple[int, int], t: int) -> None:
+    if arr.shape != shape:
+        raise ValueError(f"{what} returned shape {arr.shape} at round {t}, expected {shape}")

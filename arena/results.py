@@ -1,0 +1,220 @@
+"""Writing and reading results: tidy Parquet, manifest JSON, atomic writes, summary tables.
+
+Every file is written to a temporary name in the same directory and renamed into place, so a
+reader (or a resumed tournament) sees either the whole file or none of it. Nothing is pickled.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import subprocess
+import tempfile
+from collections.abc import Iterable
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from arena.engine import SCHEMA, GameRun
+
+ARROW_SCHEMA = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("cell", pa.string()),
+        ("player", pa.string()),
+        ("player_params", pa.string()),
+        ("adversary", pa.string()),
+        ("adversary_params", pa.string()),
+        ("protocol", pa.string()),
+        ("n_actions", pa.int64()),
+        ("horizon", pa.int64()),
+        ("replicate", pa.int64()),
+        ("seed", pa.int64()),
+        ("t", pa.int64()),
+        ("metric", pa.string()),
+        ("param", pa.float64()),
+        ("value", pa.float64()),
+    ]
+)
+"""The exact Arrow schema of ``results.parquet`` (design §4 contract)."""
+
+assert ARROW_SCHEMA.names == SCHEMA
+
+
+def _atomic_target(path: Path) -> tuple[int, str]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # mkstemp creates 0600 files; give the result the permissions an ordinary open() would
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
+    return fd, tmp
+
+
+def write_parquet_atomic(df: pd.DataFrame, path: str | Path) -> Path:
+    """Write tidy rows to ``path`` with the exact results schema, atomically.
+
+    Examples
+    --------
+    >>> import tempfile, arena
+    >>> df = arena.play("hedge", "fair_coin", n_actions=2, horizon=5, metrics={"regret": {}})
+    >>> p = write_parquet_atomic(df, Path(tempfile.mkdtemp()) / "results.parquet")
+    >>> pq.read_schema(p).names == SCHEMA
+    True
+    """
+    path = Path(path)
+    table = pa.Table.from_pandas(df[SCHEMA], schema=ARROW_SCHEMA, preserve_index=False)
+    fd, tmp = _atomic_target(path)
+    os.close(fd)
+    try:
+        pq.write_table(table, tmp)
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_json_atomic(obj: Any, path: str | Path) -> Path:
+    """Write ``obj`` as indented JSON to ``path``, atomically."""
+    path = Path(path)
+    fd, tmp = _atomic_target(path)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(obj, fh, indent=2, sort_keys=True, default=str)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def package_versions() -> dict[str, str]:
+    """Return the versions of Python and of the packages that determine the numbers."""
+    out = {"python": platform.python_version()}
+    for dist in ("regret-arena", "numpy", "numba", "pandas", "pyarrow", "hydra-core", "scipy"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = "not installed"
+    return out
+
+
+def git_revision() -> str | None:
+    """Return the git revision of the installed source (``-dirty`` if modified), or None."""
+    src = Path(__file__).resolve().parent.parent
+    try:
+        rev = subprocess.run(
+            ["git", "-C", str(src), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(src), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return rev + ("-dirty" if dirty else "") if rev else None
+
+
+def manifest(run: GameRun, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Return the ``manifest.json`` content of a run: resolved config, versions, git revision."""
+    return {
+        "run_id": run.config["run_id"],
+        "cell": run.config["cell"],
+        "config": run.config,
+        "skipped_metrics": run.skipped_metrics,
+        "wall_time_s": round(run.wall_time, 6),
+        "n_rows": len(run.rows),
+        "versions": package_versions(),
+        "git_revision": git_revision(),
+        **(extra or {}),
+    }
+
+
+def write_run(run: GameRun, out_dir: str | Path, extra: dict[str, Any] | None = None) -> Path:
+    """Write ``results.parquet`` then ``manifest.json`` into ``out_dir``; return the Parquet path.
+
+    The manifest is written last, so its presence marks a complete run. A directory that already
+    holds a different run (another ``run_id``) is refused.
+    """
+    out_dir = Path(out_dir)
+    existing = out_dir / "manifest.json"
+    if existing.is_file():
+        old = json.loads(existing.read_text()).get("run_id")
+        if old != run.config["run_id"]:
+            from arena.errors import ConfigError
+
+            raise ConfigError(
+                "output", "dir", f"{out_dir} already holds a different experiment (run_id {old}); "
+                "choose another directory"
+            )
+    path = write_parquet_atomic(run.rows, out_dir / "results.parquet")
+    write_json_atomic(manifest(run, extra), out_dir / "manifest.json")
+    return path
+
+
+def load_results(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
+    """Read one results file, a directory (recursively), or several paths into one DataFrame."""
+    if isinstance(paths, str | Path):
+        paths = [paths]
+    files: list[Path] = []
+    for p in map(Path, paths):
+        files.extend(sorted(p.rglob("results*.parquet")) if p.is_dir() else [p])
+    if not files:
+        raise FileNotFoundError(f"no results*.parquet under {paths}")
+    return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+
+
+def summarize(df: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """Final-round mean and two-sided t confidence interval over replicates, per metric and param.
+
+    Returns columns ``player, adversary, n_actions, horizon, metric, param, mean, ci_low, ci_high,
+    n``. With one replicate the interval is NaN.
+    """
+    from scipy.special import stdtrit  # scipy.stats costs ~1.5 s to import
+
+    last = df[df.t == df.horizon]
+    keys = ["player", "player_params", "adversary", "adversary_params", "n_actions", "horizon",
+            "metric", "param"]
+    g = last.groupby(keys, dropna=False, sort=False).value
+    out = g.agg(["mean", "std", "count"]).reset_index()
+    q = np.array([stdtrit(n - 1, 0.5 + level / 2) if n > 1 else math.nan for n in out["count"]])
+    half = q * out["std"].to_numpy() / np.sqrt(out["count"].to_numpy())
+    out["ci_low"] = out["mean"] - half
+    out["ci_high"] = out["mean"] + half
+    return out.rename(columns={"count": "n"}).drop(columns="std")
+
+
+def format_summary(summary: pd.DataFrame) -> str:
+    """Render :func:`summarize` output as an aligned text table (one row per metric/param)."""
+    lines = []
+    header = f"{'metric':<18} {'param':>8} {'mean':>14} {'95% CI':>29} {'n':>5}"
+    for (player, adversary), part in summary.groupby(["player", "adversary"], sort=False):
+        lines.append(f"{player} vs {adversary}")
+        lines.append(header)
+        for row in part.itertuples():
+            param = "" if math.isnan(row.param) else f"{row.param:g}"
+            ci = (
+                "" if math.isnan(row.ci_low) else f"[{row.ci_low:12.4f}, {row.ci_high:12.4f}]"
+            )
+            lines.append(f"{row.metric:<18} {param:>8} {row.mean:14.4f} {ci:>29} {row.n:5d}")
+    return "\n".join(lines)
