@@ -125,19 +125,17 @@ class Replay(ObliviousAdversary):
                 f"{self.path}: holds {arr.shape[0]} replicates but replicate "
                 f"{int(self._rows.max())} was requested",
             )
-        used = arr[..., : spec.horizon, :]
+        # only the requested replicates' slices are played, so only they are checked
+        used = arr[self._rows, : spec.horizon, :] if arr.ndim == 3 else arr[: spec.horizon, :]
         bad = np.argwhere(~np.isfinite(used) | (used < lo) | (used > hi))
         if bad.size:
             idx = tuple(int(v) for v in bad[0])
+            value = float(used[idx])
             where = f"round {idx[-2] + 1}, expert {idx[-1]}" + (
-                f", replicate {idx[0]}" if arr.ndim == 3 else ""
+                f", replicate {int(self._rows[idx[0]])}" if arr.ndim == 3 else ""
             )
-            raise ConfigError(
-                who,
-                "path",
-                f"{self.path}: entry {used[idx]!r} at {where} is "
-                f"{'not finite' if not np.isfinite(used[idx]) else f'outside [{lo:g}, {hi:g}]'}",
-            )
+            what = "not finite" if not np.isfinite(value) else f"outside [{lo:g}, {hi:g}]"
+            raise ConfigError(who, "path", f"{self.path}: entry {value!r} at {where} is {what}")
         self._used = used
         self._n_rep = spec.n_replicates
 
@@ -145,4 +143,4 @@ class Replay(ObliviousAdversary):
         window = self._used[..., t0 - 1 : t0 - 1 + n, :]
         if window.ndim == 2:
             return np.broadcast_to(window, (self._n_rep, *window.shape)).copy()
-        return window[self._rows].copy()
+        return window.copy()

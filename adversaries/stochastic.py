@@ -102,7 +102,7 @@ class Bernoulli(_BernoulliLosses):
 
 
 class FairCoin(_BernoulliLosses):
-    """Fair coins: every loss is an independent Bernoulli(1/2), the classic lower-bound construction.
+    """Fair coins: i.i.d. Bernoulli(1/2) losses, the classic experts lower-bound construction.
 
     Every non-anticipating learner has ``E[p_t·l_t | past] = 1/2``, so its expected regret is the
     learner-independent value ``LB(T, N) = T/2 − Σ_{k=1}^{T} P(Bin(T, 1/2) ≥ k)^N``, which tends to

@@ -81,14 +81,18 @@ class Component:
 
     @classmethod
     def param_defaults(cls) -> dict[str, Any]:
-        """Return ``{name: default}`` for every hyperparameter (``inspect.Parameter.empty`` if none)."""
+        """Return ``{name: default}`` per hyperparameter (``inspect.Parameter.empty``: none)."""
         sig = inspect.signature(cls.__init__)
         return {n: sig.parameters[n].default for n in cls.param_names()}
 
     @classmethod
     def registry_name(cls) -> str:
-        """Return the registry name, or the class name when the class is not registered."""
-        return cls.name or cls.__name__
+        """Return the registry name, or the class name when the class is not registered.
+
+        Only a ``name`` set on the class itself counts: a subclass of a registered component
+        behaves differently, so it must not inherit its parent's name (nor its seeds and run ids).
+        """
+        return cls.__dict__.get("name") or cls.__name__
 
     def get_params(self) -> dict[str, Any]:
         """Return the hyperparameters as a dict, read from the attributes of the same names."""

@@ -136,7 +136,10 @@ def _run_task(cfg) -> int:
         path = write_run(
             run,
             out_dir,
-            extra={"command": "arena run " + " ".join(hc.overrides.task), "hydra_config": container},
+            extra={
+                "command": "arena run " + " ".join(hc.overrides.task),
+                "hydra_config": container,
+            },
         )
     except ArenaError as exc:
         print(f"arena: error: {exc}", file=sys.stderr)

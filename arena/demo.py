@@ -8,12 +8,12 @@ issue replaces this with ``arena tournament`` and ``arena report``.
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from arena.engine import run_game
 from arena.results import load_results, summarize, write_json_atomic, write_run
@@ -80,15 +80,16 @@ def write_summary(out: Path, elapsed: float | None = None) -> Path:
     import matplotlib.pyplot as plt
 
     df = load_results(out / "cells")
-    df["player_label"] = [
-        _label(p, {k: v for k, v in __import__("json").loads(pp).items() if k == "eta" and v != "tuned"})
-        for p, pp in zip(df.player, df.player_params, strict=True)
-    ]
+
+    def label_of(frame):
+        return [
+            _label(p, {k: v for k, v in json.loads(pp).items() if v != "tuned"})
+            for p, pp in zip(frame.player, frame.player_params, strict=True)
+        ]
+
+    df["player_label"] = label_of(df)
     summary = summarize(df)
-    labels = df.drop_duplicates(["player", "player_params"]).set_index(
-        ["player", "player_params"]
-    ).player_label
-    summary["player_label"] = [labels[(p, pp)] for p, pp in zip(summary.player, summary.player_params, strict=True)]
+    summary["player_label"] = label_of(summary)
     summary.to_csv(out / "summary.csv", index=False)
 
     reg = summary[summary.metric == "regret"]
@@ -98,6 +99,7 @@ def write_summary(out: Path, elapsed: float | None = None) -> Path:
     )
     horizon = int(df.horizon.max())
     n_actions = int(df.n_actions.max())
+    hedge_bound = math.sqrt(horizon * math.log(n_actions) / 2)
     lines = [
         "# regret-arena demo",
         "",
@@ -112,8 +114,9 @@ def write_summary(out: Path, elapsed: float | None = None) -> Path:
         lines.append(f"| {player} | " + " | ".join(cells) + " |")
     lines += [
         "",
-        f"Reference: tuned Hedge's bound sqrt(T ln N / 2) = {math.sqrt(horizon * math.log(n_actions) / 2):.2f}; "
-        "FTL's regret on ftl_killer is exactly T/2 - 1/4 with uniform ties.",
+        f"Reference: tuned Hedge's bound sqrt(T ln N / 2) = {hedge_bound:.2f}; FTL's regret on "
+        "ftl_killer is exactly T/2 - 1/4 with uniform ties (N = 2; here the other experts add "
+        "their round-1 share).",
         "",
         "![regret curves](regret.png)",
         "",
@@ -123,7 +126,9 @@ def write_summary(out: Path, elapsed: float | None = None) -> Path:
     (out / "summary.md").write_text("\n".join(lines) + "\n")
 
     adversaries = list(dict.fromkeys(df.adversary))
-    fig, axes = plt.subplots(1, len(adversaries), figsize=(3.2 * len(adversaries), 3.0), sharey=False)
+    fig, axes = plt.subplots(
+        1, len(adversaries), figsize=(3.2 * len(adversaries), 3.0), sharey=False
+    )
     palette = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00"]
     players = list(dict.fromkeys(df.player_label))
     curves = df[df.metric == "regret"].groupby(["adversary", "player_label", "t"]).value.mean()
@@ -140,9 +145,10 @@ def write_summary(out: Path, elapsed: float | None = None) -> Path:
     fig.tight_layout()
     fig.savefig(out / "regret.png", dpi=110)
     plt.close(fig)
-    write_json_atomic({"elapsed_s": elapsed, "cells": int(df.cell.nunique())}, out / "manifest.json")
-    print(f"\nsummary: {out / 'summary.md'}\nfigure:  {out / 'regret.png'}\nresults: {out / 'cells'}")
+    write_json_atomic(
+        {"elapsed_s": elapsed, "cells": int(df.cell.nunique())}, out / "manifest.json"
+    )
+    print(
+        f"\nsummary: {out / 'summary.md'}\nfigure:  {out / 'regret.png'}\nresults: {out / 'cells'}"
+    )
     return out / "summary.md"
-
-
-_ = pd  # pandas is the table library of every reader of these files

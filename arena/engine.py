@@ -1,7 +1,8 @@
 """The game engine: R replicates per call, streaming metrics, tidy rows.
 
 Round protocol of the experts game (design §2, seed 000 L301): the player commits ``p_t``; the
-adversary (which may read ``p_t`` if it declares ``sees_distribution``) reveals ``l_t ∈ [lo, hi]^N``;
+adversary (which may read ``p_t`` if it declares ``sees_distribution``) reveals
+``l_t ∈ [lo, hi]^N``;
 the learner suffers the expected loss ``p_t·l_t`` and the realized loss ``l_{t,I_t}`` with
 ``I_t ~ p_t`` drawn by the arena from the replicate's own action stream (inverse CDF of a
 pre-drawn uniform).
@@ -141,7 +142,7 @@ def _first_bad_losses(losses, lo, hi):
 
 @njit(cache=True)
 def _first_bad_probs(probs, neg_tol, sum_tol):
-    """Return (code, r, j, i) of the first invalid distribution: non-finite/negative (1), sum (2)."""
+    """Return (code, r, j, i) of the first bad distribution: non-finite/negative (1), sum (2)."""
     n_rep, n, n_act = probs.shape
     for j in range(n):
         for r in range(n_rep):

@@ -1,4 +1,4 @@
-"""Errors raised by the arena, each naming the component, parameter, round and replicate at fault."""
+"""Errors raised by the arena, naming the component, parameter, round and replicate at fault."""
 
 from __future__ import annotations
 

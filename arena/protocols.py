@@ -52,7 +52,7 @@ class ExpertsPlayer(Player):
         raise NotImplementedError
 
     def play_block(self, losses: np.ndarray) -> np.ndarray:
-        """Play ``n`` consecutive rounds against known losses (R, n, N); return the (R, n, N) ``p_t``.
+        """Play n rounds against known losses (R, n, N); return the (R, n, N) distributions ``p_t``.
 
         Only called when the adversary is oblivious, so predicting before seeing ``l_t`` is kept.
         The default is the readable per-round loop; fast players override it with a kernel.
@@ -60,7 +60,13 @@ class ExpertsPlayer(Player):
         n_rep, n, n_act = losses.shape
         probs = np.empty((n_rep, n, n_act))
         for j in range(n):
-            probs[:, j] = self.predict()
+            p = np.asarray(self.predict())
+            if p.shape != (n_rep, n_act):
+                raise ValueError(
+                    f"predict returned shape {p.shape}, expected {(n_rep, n_act)} "
+                    f"(round {j + 1} of the block)"
+                )
+            probs[:, j] = p
             self.update(losses[:, j])
         return probs
 
@@ -110,7 +116,7 @@ class Adversary(Component):
         return 10 if requested is None else int(requested)
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        """Build the state of R games; ``rngs[r]`` is replicate r's stream, shared by all players."""
+        """Build the state of R games; ``rngs[r]`` is replicate r's stream (same for every player)."""
         raise NotImplementedError
 
     def losses(self, t: int, history: History) -> np.ndarray:
@@ -140,6 +146,6 @@ class ObliviousAdversary(Adversary):
 
 
 class AdaptiveAdversary(Adversary):
-    """An adversary that chooses ``l_t`` after reading the history (and ``p_t`` if it declares so)."""
+    """An adversary that picks ``l_t`` after reading the history (and ``p_t`` if it declares so)."""
 
     tags: ClassVar[AdversaryTags] = AdversaryTags(oblivious=False)

@@ -1,4 +1,4 @@
-"""End-to-end tests of the ``arena`` command line: exact schema, manifest, errors, no partial output."""
+"""End-to-end tests of ``arena``: exact schema, manifest, clear errors, no partial output."""
 
 from __future__ import annotations
 
@@ -71,8 +71,13 @@ def test_same_seed_identical_results(tmp_path):
     frames = []
     for name in ("a", "b"):
         res = arena(
-            "run", "adversary=bernoulli", "horizon=150", "replicates=2", "seed=3",
-            f"hydra.run.dir={tmp_path / name}", cwd=tmp_path,
+            "run",
+            "adversary=bernoulli",
+            "horizon=150",
+            "replicates=2",
+            "seed=3",
+            f"hydra.run.dir={tmp_path / name}",
+            cwd=tmp_path,
         )
         assert res.returncode == 0, res.stderr
         frames.append(pq.read_table(tmp_path / name / "results.parquet").to_pandas())
@@ -82,8 +87,19 @@ def test_same_seed_identical_results(tmp_path):
 def test_list_shows_components_and_parameters(tmp_path):
     res = arena("list", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
-    for name in ("hedge", "ftl", "bernoulli", "fair_coin", "ftl_killer", "shifting_experts",
-                 "greedy", "replay", "regret", "quantile_regret", "sa_regret"):
+    for name in (
+        "hedge",
+        "ftl",
+        "bernoulli",
+        "fair_coin",
+        "ftl_killer",
+        "shifting_experts",
+        "greedy",
+        "replay",
+        "regret",
+        "quantile_regret",
+        "sa_regret",
+    ):
         assert f"  {name} " in res.stdout
     assert "eta='tuned'" in res.stdout and "eps=(0.01, 0.1, 0.25)" in res.stdout
 
@@ -131,8 +147,12 @@ def test_replay_bad_files(tmp_path, array, needle):
     out = tmp_path / "run"
     path = _bad_replay(tmp_path, array)
     res = arena(
-        "run", "adversary=replay", f"adversary.path={path}", "horizon=50",
-        f"hydra.run.dir={out}", cwd=tmp_path,
+        "run",
+        "adversary=replay",
+        f"adversary.path={path}",
+        "horizon=50",
+        f"hydra.run.dir={out}",
+        cwd=tmp_path,
     )
     assert res.returncode != 0
     assert needle in res.stderr, res.stderr
@@ -143,8 +163,13 @@ def test_replay_bad_files(tmp_path, array, needle):
 def test_replay_n_actions_mismatch(tmp_path):
     path = _bad_replay(tmp_path, np.full((60, 3), 0.5))
     res = arena(
-        "run", "adversary=replay", f"adversary.path={path}", "horizon=50", "n_actions=4",
-        f"hydra.run.dir={tmp_path / 'run'}", cwd=tmp_path,
+        "run",
+        "adversary=replay",
+        f"adversary.path={path}",
+        "horizon=50",
+        "n_actions=4",
+        f"hydra.run.dir={tmp_path / 'run'}",
+        cwd=tmp_path,
     )
     assert res.returncode != 0 and "n_actions=3" in res.stderr
 
@@ -162,8 +187,16 @@ def test_different_experiment_in_same_directory_refused(tmp_path):
 
 
 def test_demo_runs_and_prints_where_results_are(tmp_path):
-    res = arena("demo", "--out", str(tmp_path / "demo"), "--horizon", "200", "--replicates", "4",
-                cwd=tmp_path)
+    res = arena(
+        "demo",
+        "--out",
+        str(tmp_path / "demo"),
+        "--horizon",
+        "200",
+        "--replicates",
+        "4",
+        cwd=tmp_path,
+    )
     assert res.returncode == 0, res.stderr
     assert "summary:" in res.stdout
     assert (tmp_path / "demo" / "summary.md").is_file()

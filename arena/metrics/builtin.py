@@ -67,7 +67,7 @@ class RealizedRegret(Metric):
 
 
 class DynamicRegret(Metric):
-    """Regret to the per-round best expert, ``Ĥ_t − Σ_{s≤t} min_i l_{s,i}`` (theory-oracles §D.6)."""
+    """Regret to the per-round best expert, ``Ĥ_t − Σ_{s≤t} min_i l_{s,i}`` (oracles §D.6)."""
 
     name = "dynamic_regret"
 
@@ -76,7 +76,7 @@ class DynamicRegret(Metric):
 
 
 class ZeroWeightFraction(Metric):
-    """Fraction of experts with ``p_{t,i} = 0`` exactly at the checkpoint round (seed 000 Fig. 2.2)."""
+    """Fraction of experts with ``p_{t,i} = 0`` exactly, at the checkpoint round (seed 000 L622)."""
 
     name = "zero_weight_frac"
 
@@ -247,7 +247,7 @@ class ShiftingRegret(Metric):
 
 @njit(cache=True)
 def _kadane_advance(losses, expected, current, best):
-    """Kadane over ``r_{t,i}``: ``current`` is the best interval ending now, ``best`` the max so far."""
+    """Kadane over ``r_{t,i}``: ``current`` = best interval ending now, ``best`` = max so far."""
     n_rep, n, n_act = losses.shape
     for r in range(n_rep):
         b = best[r]
@@ -265,7 +265,7 @@ def _kadane_advance(losses, expected, current, best):
 
 
 class AdaptiveRegret(Metric):
-    """Adaptive regret: ``max over intervals [s, e] ⊆ [1, t]`` of the interval regret to the best expert.
+    """Adaptive regret: the max over intervals ``[s, e] ⊆ [1, t]`` of the regret to the best expert.
 
     Because the max over intervals and over experts commute, it is the largest maximum-subarray
     sum of ``r_{·,i}`` over experts, kept by Kadane's recursion in O(N) per round (Hazan &
