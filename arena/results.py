@@ -164,8 +164,10 @@ def write_run(run: GameRun, out_dir: str | Path, extra: dict[str, Any] | None = 
             from arena.errors import ConfigError
 
             raise ConfigError(
-                "output", "dir", f"{out_dir} already holds a different experiment (run_id {old}); "
-                "choose another directory"
+                "output",
+                "dir",
+                f"{out_dir} already holds a different experiment (run_id {old}); "
+                "choose another directory",
             )
     path = write_parquet_atomic(run.rows, out_dir / "results.parquet")
     write_json_atomic(manifest(run, extra), out_dir / "manifest.json")
@@ -193,8 +195,16 @@ def summarize(df: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     from scipy.special import stdtrit  # scipy.stats costs ~1.5 s to import
 
     last = df[df.t == df.horizon]
-    keys = ["player", "player_params", "adversary", "adversary_params", "n_actions", "horizon",
-            "metric", "param"]
+    keys = [
+        "player",
+        "player_params",
+        "adversary",
+        "adversary_params",
+        "n_actions",
+        "horizon",
+        "metric",
+        "param",
+    ]
     g = last.groupby(keys, dropna=False, sort=False).value
     out = g.agg(["mean", "std", "count"]).reset_index()
     q = np.array([stdtrit(n - 1, 0.5 + level / 2) if n > 1 else math.nan for n in out["count"]])
@@ -213,8 +223,6 @@ def format_summary(summary: pd.DataFrame) -> str:
         lines.append(header)
         for row in part.itertuples():
             param = "" if math.isnan(row.param) else f"{row.param:g}"
-            ci = (
-                "" if math.isnan(row.ci_low) else f"[{row.ci_low:12.4f}, {row.ci_high:12.4f}]"
-            )
+            ci = "" if math.isnan(row.ci_low) else f"[{row.ci_low:12.4f}, {row.ci_high:12.4f}]"
             lines.append(f"{row.metric:<18} {param:>8} {row.mean:14.4f} {ci:>29} {row.n:5d}")
     return "\n".join(lines)
