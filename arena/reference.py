@@ -39,17 +39,19 @@ def draw_action(p: np.ndarray, u: float) -> int:
     """Return the inverse-CDF draw of ``p`` at ``u``: the first i with ``p_1 + … + p_i > u``.
 
     If rounding leaves ``u`` at or above the total mass, the last expert with positive weight is
-    drawn, never an expert with weight zero.
+    drawn, never an expert with weight zero. For ``p ≥ 0`` this is
+    ``searchsorted(cumsum(p), u, side="right")``; the explicit "first i" also covers the tiny
+    negative weights (≥ −1e-12) that the engine tolerates, where the cumulative sum is not sorted.
 
     Examples
     --------
     >>> draw_action(np.array([0.25, 0.0, 0.75]), 0.25), draw_action(np.array([0.5, 0.5, 0.0]), 1.0)
     (2, 1)
     """
-    i = int(np.searchsorted(np.cumsum(p), u, side="right"))
-    if i == p.shape[0]:
-        i = int(np.flatnonzero(p > 0.0)[-1])
-    return i
+    above = np.flatnonzero(np.cumsum(p) > u)
+    if above.size:
+        return int(above[0])
+    return int(np.flatnonzero(p > 0.0)[-1])
 
 
 def reference_play(
@@ -119,10 +121,11 @@ def reference_play(
         losses_t = np.stack(losses_seen, axis=1)
         actions_t = np.stack(actions_seen, axis=1)  # (R, t)
         means_t = np.stack(means_seen, axis=1) if want_means else None
-        for m in game.metrics:
-            for param in params[m.name]:
-                for r, replicate in enumerate(game.ids.tolist()):
-                    value = bruteforce.evaluate(
+        values = {}  # (metric, param index, replicate) -> value
+        for r in range(n_rep):
+            for m in game.metrics:
+                for q, param in enumerate(params[m.name]):
+                    values[m.name, q, r] = bruteforce.evaluate(
                         m.name,
                         param,
                         probs_t[r],
@@ -130,6 +133,9 @@ def reference_play(
                         actions_t[r],
                         None if means_t is None else means_t[r],
                     )
+        for m in game.metrics:  # rows ordered by metric, then parameter, then replicate
+            for q, param in enumerate(params[m.name]):
+                for r, replicate in enumerate(game.ids.tolist()):
                     rows.append(
                         {
                             **game.constants,
@@ -137,7 +143,7 @@ def reference_play(
                             "t": t,
                             "metric": m.name,
                             "param": float(param),
-                            "value": value,
+                            "value": values[m.name, q, r],
                         }
                     )
 

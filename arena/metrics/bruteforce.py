@@ -21,6 +21,7 @@ Notation as in theory-oracles §D: ``h_t = p_t·l_t``, ``Ĥ_T = Σ_t h_t``, ``L_
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -90,14 +91,24 @@ def _best_fixed_interval_loss(losses: np.ndarray) -> np.ndarray:
 
     Entries with ``b < a`` (no such interval) are ``+inf``. Computed from the prefix sums
     ``S_b = Σ_{t≤b} l_t`` (``S_0 = 0``) as ``min_i (S_{b,i} − S_{a−1,i})``, for all O(T²) intervals
-    at once (seed 000 digest §3 #7: "store prefix arrays with a leading zero row").
+    at once (seed 000 digest §3 #7: "store prefix arrays with a leading zero row"). The table is
+    shared by the shifting, adaptive and strongly adaptive regrets, so the last few are cached
+    (read-only) by the content of ``losses``.
     """
+    losses = np.ascontiguousarray(losses, dtype=np.float64)
+    return _best_fixed_interval_loss_cached(losses.shape, losses.tobytes())
+
+
+@functools.lru_cache(maxsize=8)
+def _best_fixed_interval_loss_cached(shape: tuple[int, int], data: bytes) -> np.ndarray:
+    losses = np.frombuffer(data, dtype=np.float64).reshape(shape)
     n_act = losses.shape[1]
     prefix = np.vstack([np.zeros((1, n_act)), np.cumsum(losses, axis=0)])  # S_0 .. S_T
     table = (prefix[None, :, :] - prefix[:, None, :]).min(axis=2)  # [a−1, b]
     n = prefix.shape[0]
     start, end = np.indices((n, n))
     table[end <= start] = np.inf
+    table.flags.writeable = False
     return table
 
 
