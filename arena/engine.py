@@ -301,6 +301,11 @@ def _describe(kind: str, component: Any) -> str:
     return f"{kind} {type(component).registry_name()} {component!r}"
 
 
+def adversary_name_of(adversary: Any) -> str:
+    """Return an adversary's registry name (for messages)."""
+    return type(adversary).registry_name()
+
+
 @dataclass
 class PreparedGame:
     """A game resolved and reset, ready for its first round (shared by engine and reference loop).
@@ -383,12 +388,19 @@ def prepare_game(
     skipped: dict[str, str] = {}
     active: list[Metric] = []
     for m in metric_objs:
-        missing = m.requires - adversary.tags.oracle
-        if missing:
-            skipped[m.name] = f"adversary exposes no {', '.join(sorted(missing))}"
+        reason = m.applicable(player, adversary)
+        if reason:
+            skipped[m.name] = reason
             continue
         m.param_values(spec)  # validates parameters before any round
         active.append(m)
+    if adversary.tags.emits_confidences and not player.tags.supports_confidences:
+        raise ConfigError(
+            _describe("player", player),
+            "supports_confidences",
+            f"adversary {adversary_name_of(adversary)} announces confidences (sleeping experts) "
+            "but this player cannot use them",
+        )
     if not active:
         raise ConfigError("metrics", "metrics", "no metric left to compute")
 
@@ -449,6 +461,8 @@ def prepare_game(
             raise
         except (ValueError, TypeError) as exc:
             raise ConfigError(_describe(kind, comp), "reset", str(exc)) from exc
+    for m in active:
+        m.attach(player, adversary)
 
     constants = {
         "run_id": run_id,
@@ -539,6 +553,7 @@ def run_game(
         m.start(spec)
     core = Core(n_rep, n_act)
     want_means = any("means" in m.requires for m in active)
+    sleeping = adversary.tags.emits_confidences
     oblivious = isinstance(adversary, ObliviousAdversary) and adversary.tags.oblivious
     history = None if oblivious else History(n_rep, n_act, adversary.tags.sees_distribution)
     max_chunk = max(1, chunk_elements // (n_rep * n_act))
@@ -559,13 +574,22 @@ def run_game(
                 n = min(max_chunk, stop - t0 + 1)
                 if oblivious:
                     losses = _oblivious_losses(adversary, t0, n, n_rep, n_act, lo, hi, ids)
-                    probs = _block_probs(player, losses, t0, ids)
+                    conf = None
+                    if sleeping:
+                        conf = _checked_confidences(
+                            adversary,
+                            adversary.confidences_block(t0, n),
+                            (n_rep, n, n_act),
+                            t0,
+                            ids,
+                        )
+                    probs = _block_probs(player, losses, conf, t0, ids)
                     uniforms = np.stack([g.random(n) for g in action_rngs])
                 else:
-                    probs, losses, uniforms = _adaptive_chunk(
+                    probs, losses, uniforms, conf = _adaptive_chunk(
                         player, adversary, history, t0, n, n_rep, n_act, lo, hi, ids, action_rngs
                     )
-                _check_probs(player, probs, t0, ids)
+                _check_probs(player, probs, t0, ids, conf)
                 means = None
                 if want_means:
                     means = np.ascontiguousarray(
@@ -589,7 +613,7 @@ def run_game(
                 )
                 core.t = t0 + n - 1
                 core.last_probs = probs[:, -1].copy()
-                block = Block(probs, losses, expected, realized, actions, means, t0)
+                block = Block(probs, losses, expected, realized, actions, means, t0, conf)
                 for m in active:
                     m.advance(block, core)
                 if trace is not None:
@@ -662,10 +686,13 @@ def _raise_bad_loss(who, code, value, lo, hi, t, replicate, expert):
     )
 
 
-def _block_probs(player, losses, t0, ids) -> np.ndarray:
+def _block_probs(player, losses, confidences, t0, ids) -> np.ndarray:
     who = _describe("player", player)
     try:
-        probs = player.play_block(losses)
+        if confidences is None:
+            probs = player.play_block(losses)
+        else:
+            probs = player.play_block(losses, confidences)
     except ArenaError:
         raise
     except Exception as exc:
@@ -686,7 +713,41 @@ def _block_probs(player, losses, t0, ids) -> np.ndarray:
     return np.ascontiguousarray(probs)
 
 
-def _check_probs(player, probs, t0, ids) -> None:
+def _checked_confidences(adversary, raw, shape, t0, ids) -> np.ndarray:
+    """Return the confidences as a contiguous float array, or stop naming the first bad one."""
+    who = _describe("adversary", adversary)
+    conf = np.ascontiguousarray(np.asarray(raw, dtype=np.float64))
+    if conf.shape != shape:
+        raise GameError(
+            who,
+            f"confidences have shape {conf.shape}, expected {shape}",
+            round=t0,
+            replicate=int(ids[0]),
+        )
+    code, r, j, i = _first_bad_losses(conf if conf.ndim == 3 else conf[:, None], 0.0, 1.0)
+    if code:
+        value = float(conf.reshape(len(ids), -1, shape[-1])[r, j, i])
+        raise GameError(
+            who,
+            f"confidence of expert {i} = {value!r} is not in [0, 1]",
+            round=t0 + j,
+            replicate=int(ids[r]),
+        )
+    return conf
+
+
+def _check_probs(player, probs, t0, ids, confidences=None) -> None:
+    if confidences is not None:
+        conf = confidences if confidences.ndim == 3 else confidences[:, None]
+        bad = np.argwhere((conf == 0.0) & (probs != 0.0))
+        if bad.size:
+            r, j, i = (int(v) for v in bad[0])
+            raise GameError(
+                _describe("player", player),
+                f"p[{i}] = {float(probs[r, j, i])!r} but expert {i} is asleep (confidence 0)",
+                round=t0 + j,
+                replicate=int(ids[r]),
+            )
     code, r, j, i = _first_bad_probs(probs, PROB_NEG_TOL, PROB_SUM_TOL)
     if code == 1:
         raise GameError(
@@ -707,13 +768,24 @@ def _check_probs(player, probs, t0, ids) -> None:
 def _adaptive_chunk(player, adversary, history, t0, n, n_rep, n_act, lo, hi, ids, action_rngs):
     probs = np.empty((n_rep, n, n_act))
     losses = np.empty((n_rep, n, n_act))
+    sleeping = adversary.tags.emits_confidences
+    confs = np.empty((n_rep, n, n_act)) if sleeping else None
     uniforms = np.stack([g.random(n) for g in action_rngs])
     actions = np.empty(n_rep, dtype=np.int64)
     who_p, who_a = _describe("player", player), _describe("adversary", adversary)
     for j in range(n):
         t = t0 + j
+        conf = None
+        if sleeping:
+            conf = _checked_confidences(
+                adversary, adversary.confidences(t, history), (n_rep, n_act), t, ids
+            )
+            confs[:, j] = conf
         try:
-            p = np.asarray(player.predict(), dtype=np.float64)
+            p = np.asarray(
+                player.predict() if conf is None else player.predict(confidences=conf),
+                dtype=np.float64,
+            )
         except ArenaError:
             raise
         except Exception as exc:
@@ -728,7 +800,7 @@ def _adaptive_chunk(player, adversary, history, t0, n, n_rep, n_act, lo, hi, ids
                 replicate=int(ids[0]),
             )
         p = np.ascontiguousarray(p)
-        _check_probs(player, p[:, None, :], t, ids)
+        _check_probs(player, p[:, None, :], t, ids, None if conf is None else conf[:, None])
         history._show(p)
         try:
             raw = adversary.losses(t, history)
@@ -759,19 +831,19 @@ def _adaptive_chunk(player, adversary, history, t0, n, n_rep, n_act, lo, hi, ids
             raise GameError(who_p, f"update failed: {exc}", round=t, replicate=int(ids[0])) from exc
         _sample_actions(p, uniforms[:, j].copy(), actions)
         history._record(p, lt, actions)
-    return probs, losses, uniforms
+    return probs, losses, uniforms, confs
 
 
 def _assemble(snap_t, snap_vals, metrics, spec, ids, constants) -> pd.DataFrame:
     n_rep = ids.size
     t_col, rep_col, metric_col, param_col, value_col = [], [], [], [], []
-    params = [m.param_values(spec) for m in metrics]
+    keys = [m.row_keys(spec) for m in metrics]
     for t, vals in zip(snap_t, snap_vals, strict=True):
-        for m, pv, v in zip(metrics, params, vals, strict=True):
-            for q, p in enumerate(pv):
+        for mk, v in zip(keys, vals, strict=True):
+            for q, (name, p) in enumerate(mk):
                 t_col.append(np.full(n_rep, t, dtype=np.int64))
                 rep_col.append(ids)
-                metric_col.append(np.full(n_rep, m.name, dtype=object))
+                metric_col.append(np.full(n_rep, name, dtype=object))
                 param_col.append(np.full(n_rep, float(p)))
                 value_col.append(v[:, q])
     n_rows = sum(a.size for a in t_col)

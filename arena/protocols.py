@@ -51,16 +51,18 @@ class ExpertsPlayer(Player):
         """Observe the loss vectors ``l_t`` of every replicate, shape (R, N)."""
         raise NotImplementedError
 
-    def play_block(self, losses: np.ndarray) -> np.ndarray:
+    def play_block(self, losses: np.ndarray, confidences: np.ndarray | None = None) -> np.ndarray:
         """Play n rounds against known losses (R, n, N); return the (R, n, N) distributions ``p_t``.
 
         Only called when the adversary is oblivious, so predicting before seeing ``l_t`` is kept.
-        The default is the readable per-round loop; fast players override it with a kernel.
+        ``confidences`` (R, n, N) are given only to players with ``supports_confidences``. The
+        default is the readable per-round loop; fast players override it with a kernel.
         """
         n_rep, n, n_act = losses.shape
         probs = np.empty((n_rep, n, n_act))
         for j in range(n):
-            p = np.asarray(self.predict())
+            conf = None if confidences is None else confidences[:, j]
+            p = np.asarray(self.predict() if conf is None else self.predict(confidences=conf))
             if p.shape != (n_rep, n_act):
                 raise ValueError(
                     f"predict returned shape {p.shape}, expected {(n_rep, n_act)} "
@@ -69,6 +71,15 @@ class ExpertsPlayer(Player):
             probs[:, j] = p
             self.update(losses[:, j])
         return probs
+
+    def bounds(self, t: int) -> dict[tuple[str, float], np.ndarray]:
+        """Return the proven upper bounds on metrics after round ``t`` (the rounds played so far).
+
+        Keys are ``(metric, param)`` (param NaN for a metric without one), values arrays of shape
+        (R,) or scalars, computed from the run's own quantities (N, t, η, C_t, prior, ...). The
+        engine logs them as metric ``bound:<metric>``. The default declares none.
+        """
+        return {}
 
 
 class SingleGameExpertsPlayer(ExpertsPlayer):
@@ -127,6 +138,21 @@ class Adversary(Component):
         """Return a declared oracle quantity for rounds ``t0 .. t0+n-1``, shape (R, n, N)."""
         raise KeyError(f"{self!r} declares no oracle {key!r}")
 
+    def confidences(self, t: int, history: History) -> np.ndarray:
+        """Return the confidences ``I_t ∈ [0, 1]^N`` announced before round ``t``, shape (R, N).
+
+        Only for adversaries tagged ``emits_confidences``.
+        """
+        raise NotImplementedError
+
+    def lower_bounds(self, t: int) -> dict[tuple[str, float], np.ndarray | float]:
+        """Return reference lower bounds on metrics after round ``t`` that this construction forces.
+
+        Keys are ``(metric, param)``; the engine logs them as metric ``lower_bound:<metric>``. The
+        default declares none.
+        """
+        return {}
+
 
 class ObliviousAdversary(Adversary):
     """An adversary whose losses do not depend on the player: it can emit them in blocks.
@@ -143,6 +169,13 @@ class ObliviousAdversary(Adversary):
 
     def losses(self, t: int, history: History) -> np.ndarray:
         return self.losses_block(t, 1)[:, 0]
+
+    def confidences_block(self, t0: int, n: int) -> np.ndarray:
+        """Return the confidences of rounds ``t0 .. t0+n-1``, shape (R, n, N) (if emitted)."""
+        raise NotImplementedError
+
+    def confidences(self, t: int, history: History) -> np.ndarray:
+        return self.confidences_block(t, 1)[:, 0]
 
 
 class AdaptiveAdversary(Adversary):

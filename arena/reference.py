@@ -86,6 +86,7 @@ def reference_play(
     n_rep, n_act = spec.n_replicates, spec.n_actions
     checkpoints = set(game.grid.tolist())
     want_means = any("means" in m.requires for m in game.metrics)
+    sleeping = adversary.tags.emits_confidences
     params = {m.name: m.param_values(spec) for m in game.metrics}
 
     history = History(n_rep, n_act, adversary.tags.sees_distribution)
@@ -93,10 +94,17 @@ def reference_play(
     losses_seen: list[np.ndarray] = []  # l_t, each (R, N)
     actions_seen: list[np.ndarray] = []  # I_t, each (R,)
     means_seen: list[np.ndarray] = []  # μ_t, each (R, N)
+    confidences_seen: list[np.ndarray] = []  # I_t, each (R, N)
     rows: list[dict[str, Any]] = []
 
     for t in range(1, spec.horizon + 1):
-        p = np.array(player.predict(), dtype=np.float64)
+        if sleeping:
+            conf = np.array(adversary.confidences(t, history), dtype=np.float64)
+            _check_shape("adversary.confidences", conf, (n_rep, n_act), t)
+            confidences_seen.append(conf)
+            p = np.array(player.predict(confidences=conf), dtype=np.float64)
+        else:
+            p = np.array(player.predict(), dtype=np.float64)
         _check_shape("player.predict", p, (n_rep, n_act), t)
         history._show(p)
         loss = np.array(adversary.losses(t, history), dtype=np.float64)
@@ -121,29 +129,45 @@ def reference_play(
         losses_t = np.stack(losses_seen, axis=1)
         actions_t = np.stack(actions_seen, axis=1)  # (R, t)
         means_t = np.stack(means_seen, axis=1) if want_means else None
-        values = {}  # (metric, param index, replicate) -> value
-        for r in range(n_rep):
-            for m in game.metrics:
-                for q, param in enumerate(params[m.name]):
-                    values[m.name, q, r] = bruteforce.evaluate(
-                        m.name,
-                        param,
-                        probs_t[r],
-                        losses_t[r],
-                        actions_t[r],
-                        None if means_t is None else means_t[r],
-                    )
+        conf_t = np.stack(confidences_seen, axis=1) if sleeping else None
         for m in game.metrics:  # rows ordered by metric, then parameter, then replicate
-            for q, param in enumerate(params[m.name]):
+            if m.name in ("bound", "lower_bound"):
+                # declarations, not computations: read them from the component as the engine does
+                source = player.bounds(t) if m.name == "bound" else adversary.lower_bounds(t)
+                labelled = [
+                    (f"{m.name}:{metric}", float(param), np.broadcast_to(value, (n_rep,)))
+                    for (metric, param), value in source.items()
+                ]
+            else:
+                labelled = [
+                    (
+                        m.name,
+                        float(param),
+                        [
+                            bruteforce.evaluate(
+                                m.name,
+                                param,
+                                probs_t[r],
+                                losses_t[r],
+                                actions_t[r],
+                                None if means_t is None else means_t[r],
+                                None if conf_t is None else conf_t[r],
+                            )
+                            for r in range(n_rep)
+                        ],
+                    )
+                    for param in params[m.name]
+                ]
+            for name, param, vals in labelled:
                 for r, replicate in enumerate(game.ids.tolist()):
                     rows.append(
                         {
                             **game.constants,
                             "replicate": replicate,
                             "t": t,
-                            "metric": m.name,
-                            "param": float(param),
-                            "value": values[m.name, q, r],
+                            "metric": name,
+                            "param": param,
+                            "value": float(vals[r]),
                         }
                     )
 

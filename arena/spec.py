@@ -92,6 +92,9 @@ class AdversaryTags:
         Extra quantities it exposes, e.g. ``{"means"}`` for ``pseudo_regret``.
     needs_horizon : bool
         It needs T to build its loss sequence (e.g. evenly spaced change points).
+    emits_confidences : bool
+        It announces per-round confidences ``I_t ∈ [0, 1]^N`` before the player predicts
+        (sleeping / confidence-rated experts); only players with ``supports_confidences`` play it.
     """
 
     protocol: str = "experts"
@@ -99,6 +102,7 @@ class AdversaryTags:
     sees_distribution: bool = False
     oracle: frozenset[str] = field(default_factory=frozenset)
     needs_horizon: bool = False
+    emits_confidences: bool = False
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -30,6 +30,8 @@ class Block(NamedTuple):
         Mean losses, when the adversary exposes them.
     t0 : int
         First round of the chunk (1-based).
+    confidences : ndarray, shape (R, n, N) or None
+        Confidences ``I_t`` of a sleeping / confidence-rated game.
     """
 
     probs: np.ndarray
@@ -39,6 +41,7 @@ class Block(NamedTuple):
     actions: np.ndarray
     means: np.ndarray | None
     t0: int
+    confidences: np.ndarray | None = None
 
 
 class Core:
@@ -97,6 +100,21 @@ class Metric(Component):
     def param_values(self, spec: GameSpec) -> list[float]:
         """Return the values of the ``param`` column (``[nan]`` for a metric without parameter)."""
         return [math.nan]
+
+    def applicable(self, player: Any, adversary: Any) -> str | None:
+        """Return why this metric cannot be computed in this game, or None if it can."""
+        provided = set(adversary.tags.oracle)
+        if adversary.tags.emits_confidences:
+            provided.add("confidences")
+        missing = self.requires - provided
+        return f"adversary exposes no {', '.join(sorted(missing))}" if missing else None
+
+    def attach(self, player: Any, adversary: Any) -> None:
+        """See the game's (reset) components; called before :meth:`start`. Default: nothing."""
+
+    def row_keys(self, spec: GameSpec) -> list[tuple[str, float]]:
+        """Return the ``(metric, param)`` label of each column of :meth:`values`."""
+        return [(self.name, float(p)) for p in self.param_values(spec)]
 
     def start(self, spec: GameSpec) -> None:
         """Allocate the state for ``spec.n_replicates`` replicates."""

@@ -464,8 +464,25 @@ BRUTE_FORCE_METRICS = (
     "pseudo_regret",
     "zero_weight_frac",
     "entropy",
+    "sleeping_regret",
 )
 """Registry names of the metrics :func:`evaluate` knows (every built-in metric)."""
+
+
+def sleeping_regret(probs: np.ndarray, losses: np.ndarray, confidences: np.ndarray) -> float:
+    """Sleeping / confidence-rated regret ``max_i Σ_t I_{t,i}(p_t·l_t − l_{t,i})``.
+
+    Straight from the definition of seed 000 L744 (digest §3 #10): each expert's regret counts
+    the rounds it is awake, weighted by its confidence.
+
+    Examples
+    --------
+    >>> p = np.array([[0.5, 0.5], [1.0, 0.0]]); l = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> sleeping_regret(p, l, np.array([[1.0, 1.0], [1.0, 0.0]]))
+    0.5
+    """
+    learner = np.einsum("tn,tn->t", probs, losses)
+    return float((confidences * (learner[:, None] - losses)).sum(axis=0).max())
 
 
 def evaluate(
@@ -475,6 +492,7 @@ def evaluate(
     losses: np.ndarray,
     actions: np.ndarray,
     means: np.ndarray | None = None,
+    confidences: np.ndarray | None = None,
 ) -> float:
     """Return the brute-force value of the built-in metric ``name`` at the last round given.
 
@@ -488,6 +506,8 @@ def evaluate(
     actions : ndarray of int, shape (T,)
     means : ndarray, shape (T, N), optional
         Needed by ``pseudo_regret`` only.
+    confidences : ndarray, shape (T, N), optional
+        Needed by ``sleeping_regret`` only.
 
     Returns
     -------
@@ -519,6 +539,10 @@ def evaluate(
         return zero_weight_frac(probs)
     if name == "entropy":
         return entropy(probs)
+    if name == "sleeping_regret":
+        if confidences is None:
+            raise ValueError("sleeping_regret needs the confidences")
+        return sleeping_regret(probs, losses, confidences)
     raise NotImplementedError(
         f"no brute-force definition of metric {name!r} (known: {', '.join(BRUTE_FORCE_METRICS)})"
     )

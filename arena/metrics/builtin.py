@@ -7,6 +7,8 @@ Every metric is exact (no sampling of intervals or comparators) and its state ne
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from numba import njit
 
@@ -403,6 +405,120 @@ class StronglyAdaptiveRegret(Metric):
         return np.stack(cols, axis=1)
 
 
+# ----------------------------------------------------------------------------------------------
+# sleeping / confidence-rated regret
+
+
+@njit(cache=True)
+def _sleeping_advance(losses, expected, confidences, cum):
+    n_rep, n, n_act = losses.shape
+    for r in range(n_rep):
+        for j in range(n):
+            h = expected[r, j]
+            for i in range(n_act):
+                cum[r, i] += confidences[r, j, i] * (h - losses[r, j, i])
+
+
+class SleepingRegret(Metric):
+    """Sleeping / confidence-rated regret ``max_i Σ_{s≤t} I_{s,i} (p_s·l_s − l_{s,i})``.
+
+    Each expert's regret counts only the rounds it is awake, weighted by its confidence (seed 000
+    L744; digest §3 #10). Logged only when the adversary announces confidences.
+    """
+
+    name = "sleeping_regret"
+    requires = frozenset({"confidences"})
+
+    def start(self, spec: GameSpec) -> None:
+        super().start(spec)
+        self._cum = np.zeros((spec.n_replicates, spec.n_actions))
+
+    def advance(self, block: Block, core: Core) -> None:
+        _sleeping_advance(block.losses, block.expected, block.confidences, self._cum)
+
+    def values(self, core: Core) -> np.ndarray:
+        return self._cum.max(axis=1)[:, None]
+
+
+# ----------------------------------------------------------------------------------------------
+# declared guarantees
+
+
+class _Declared(Metric):
+    """Rows ``<prefix>:<metric>`` read from a component's declaration at each checkpoint."""
+
+    prefix: ClassVar[str] = ""
+
+    def _declared(self, t: int) -> dict:
+        raise NotImplementedError
+
+    def start(self, spec: GameSpec) -> None:
+        super().start(spec)
+        self._keys: list[tuple[str, float]] | None = None
+
+    def values(self, core: Core) -> np.ndarray:
+        declared = self._declared(core.t)
+        keys = [(str(m), float(p)) for m, p in declared]
+        if self._keys is None:
+            self._keys = keys
+        elif keys != self._keys:
+            raise ValueError(f"{self.name}: the declared keys changed from {self._keys} to {keys}")
+        n_rep = self._spec.n_replicates
+        cols = [
+            np.broadcast_to(np.asarray(v, dtype=np.float64), (n_rep,)) for v in declared.values()
+        ]
+        return np.stack(cols, axis=1) if cols else np.empty((n_rep, 0))
+
+    def row_keys(self, spec: GameSpec) -> list[tuple[str, float]]:
+        return [(f"{self.prefix}:{m}", p) for m, p in (self._keys or [])]
+
+
+class Bound(_Declared):
+    """The player's proven regret bound, evaluated on the run's own quantities.
+
+    A player declares ``bounds(t) -> {(metric, param): value}``; each entry becomes rows with
+    metric ``bound:<metric>`` and the bounded metric's param (e.g. ``bound:regret`` next to
+    ``regret``, ``bound:quantile_regret`` with ε), so reports overlay them and tests assert them.
+    """
+
+    name = "bound"
+    prefix = "bound"
+
+    def applicable(self, player, adversary) -> str | None:
+        from arena.protocols import ExpertsPlayer
+
+        declares = getattr(type(player), "bounds", None) is not ExpertsPlayer.bounds
+        return None if declares else "the player declares no bound"
+
+    def attach(self, player, adversary) -> None:
+        self._source = player
+
+    def _declared(self, t: int) -> dict:
+        return self._source.bounds(t)
+
+
+class LowerBound(_Declared):
+    """The adversary's reference lower bound on a metric (e.g. fair coins: ``LB(T, N)``).
+
+    Logged as metric ``lower_bound:<metric>`` with the bounded metric's param.
+    """
+
+    name = "lower_bound"
+    prefix = "lower_bound"
+
+    def applicable(self, player, adversary) -> str | None:
+        from arena.protocols import Adversary
+
+        declares = getattr(type(adversary), "lower_bounds", None) is not Adversary.lower_bounds
+        return None if declares else "the adversary declares no lower bound"
+
+    def attach(self, player, adversary) -> None:
+        self._source = adversary
+
+    def _declared(self, t: int) -> dict:
+        return self._source.lower_bounds(t)
+
+
 DEFAULT_METRICS: dict[str, dict] = {
     "loss": {},
     "realized_loss": {},
@@ -416,5 +532,8 @@ DEFAULT_METRICS: dict[str, dict] = {
     "pseudo_regret": {},
     "zero_weight_frac": {},
     "entropy": {},
+    "sleeping_regret": {},
+    "bound": {},
+    "lower_bound": {},
 }
 """The default metric set of ``arena run`` and :func:`arena.play` (issue #2, item 4)."""
