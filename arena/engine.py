@@ -35,6 +35,7 @@ from arena.errors import ArenaError, ConfigError, GameError
 from arena.metrics.base import Block, Core, Metric
 from arena.metrics.builtin import DEFAULT_METRICS
 from arena.protocols import Adversary, ExpertsPlayer, ObliviousAdversary
+from arena.sampling import sample_action, sample_actions
 from arena.seeding import replicate_streams
 from arena.spec import GameSpec, History
 
@@ -71,26 +72,6 @@ MAX_HORIZON = 2**31 - 1
 
 
 @njit(cache=True)
-def _sample_action(p, u):
-    """Inverse-CDF draw: the first i with ``p_1 + … + p_i > u``; the last positive one if none."""
-    c = 0.0
-    last = 0
-    for i in range(p.shape[0]):
-        if p[i] > 0.0:
-            last = i
-        c += p[i]
-        if u < c:
-            return i
-    return last
-
-
-@njit(cache=True)
-def _sample_actions(probs, uniforms, out):
-    for r in range(probs.shape[0]):
-        out[r] = _sample_action(probs[r], uniforms[r])
-
-
-@njit(cache=True)
 def _core_advance(
     probs,
     losses,
@@ -115,7 +96,7 @@ def _core_advance(
                 if li < m:
                     m = li
                 cum_losses[r, i] += li
-            a = _sample_action(probs[r, j], uniforms[r, j])
+            a = sample_action(probs[r, j], uniforms[r, j])
             actions[r, j] = a
             lr = losses[r, j, a]
             expected_out[r, j] = s
@@ -554,6 +535,7 @@ def run_game(
     core = Core(n_rep, n_act)
     want_means = any("means" in m.requires for m in active)
     sleeping = adversary.tags.emits_confidences
+    observes = player.tags.observes_action
     oblivious = isinstance(adversary, ObliviousAdversary) and adversary.tags.oblivious
     history = None if oblivious else History(n_rep, n_act, adversary.tags.sees_distribution)
     max_chunk = max(1, chunk_elements // (n_rep * n_act))
@@ -583,8 +565,10 @@ def run_game(
                             t0,
                             ids,
                         )
-                    probs = _block_probs(player, losses, conf, t0, ids)
                     uniforms = np.stack([g.random(n) for g in action_rngs])
+                    probs = _block_probs(
+                        player, losses, conf, uniforms if observes else None, t0, ids
+                    )
                 else:
                     probs, losses, uniforms, conf = _adaptive_chunk(
                         player, adversary, history, t0, n, n_rep, n_act, lo, hi, ids, action_rngs
@@ -686,13 +670,15 @@ def _raise_bad_loss(who, code, value, lo, hi, t, replicate, expert):
     )
 
 
-def _block_probs(player, losses, confidences, t0, ids) -> np.ndarray:
+def _block_probs(player, losses, confidences, uniforms, t0, ids) -> np.ndarray:
     who = _describe("player", player)
+    extra = {}
+    if confidences is not None:
+        extra["confidences"] = confidences
+    if uniforms is not None:
+        extra["uniforms"] = uniforms
     try:
-        if confidences is None:
-            probs = player.play_block(losses)
-        else:
-            probs = player.play_block(losses, confidences)
+        probs = player.play_block(losses, **extra)
     except ArenaError:
         raise
     except Exception as exc:
@@ -769,6 +755,7 @@ def _adaptive_chunk(player, adversary, history, t0, n, n_rep, n_act, lo, hi, ids
     probs = np.empty((n_rep, n, n_act))
     losses = np.empty((n_rep, n, n_act))
     sleeping = adversary.tags.emits_confidences
+    observes = player.tags.observes_action
     confs = np.empty((n_rep, n, n_act)) if sleeping else None
     uniforms = np.stack([g.random(n) for g in action_rngs])
     actions = np.empty(n_rep, dtype=np.int64)
@@ -823,13 +810,16 @@ def _adaptive_chunk(player, adversary, history, t0, n, n_rep, n_act, lo, hi, ids
         losses[:, j] = lt
         view = losses[:, j]
         view.flags.writeable = False
+        sample_actions(p, uniforms[:, j].copy(), actions)
         try:
-            player.update(view)
+            if observes:
+                player.update(view, actions=actions.copy())
+            else:
+                player.update(view)
         except ArenaError:
             raise
         except Exception as exc:
             raise GameError(who_p, f"update failed: {exc}", round=t, replicate=int(ids[0])) from exc
-        _sample_actions(p, uniforms[:, j].copy(), actions)
         history._record(p, lt, actions)
     return probs, losses, uniforms, confs
 

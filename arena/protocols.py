@@ -16,6 +16,7 @@ from typing import ClassVar
 import numpy as np
 
 from arena.base import Component
+from arena.sampling import sample_actions
 from arena.spec import AdversaryTags, GameSpec, History, PlayerTags
 
 
@@ -47,19 +48,31 @@ class ExpertsPlayer(Player):
         """
         raise NotImplementedError
 
-    def update(self, losses: np.ndarray) -> None:
-        """Observe the loss vectors ``l_t`` of every replicate, shape (R, N)."""
+    def update(self, losses: np.ndarray, actions: np.ndarray | None = None) -> None:
+        """Observe the loss vectors ``l_t`` of every replicate, shape (R, N).
+
+        ``actions`` (R,) are the realized draws ``I_t ~ p_t``, passed only to players tagged
+        ``observes_action``.
+        """
         raise NotImplementedError
 
-    def play_block(self, losses: np.ndarray, confidences: np.ndarray | None = None) -> np.ndarray:
+    def play_block(
+        self,
+        losses: np.ndarray,
+        confidences: np.ndarray | None = None,
+        uniforms: np.ndarray | None = None,
+    ) -> np.ndarray:
         """Play n rounds against known losses (R, n, N); return the (R, n, N) distributions ``p_t``.
 
         Only called when the adversary is oblivious, so predicting before seeing ``l_t`` is kept.
-        ``confidences`` (R, n, N) are given only to players with ``supports_confidences``. The
+        ``confidences`` (R, n, N) are given only to players with ``supports_confidences``;
+        ``uniforms`` (R, n), the arena's action uniforms, only to players with ``observes_action``
+        (draw ``I_t`` with :func:`arena.sampling.sample_action` to match the arena exactly). The
         default is the readable per-round loop; fast players override it with a kernel.
         """
         n_rep, n, n_act = losses.shape
         probs = np.empty((n_rep, n, n_act))
+        actions = np.empty(n_rep, dtype=np.int64)
         for j in range(n):
             conf = None if confidences is None else confidences[:, j]
             p = np.asarray(self.predict() if conf is None else self.predict(confidences=conf))
@@ -69,7 +82,13 @@ class ExpertsPlayer(Player):
                     f"(round {j + 1} of the block)"
                 )
             probs[:, j] = p
-            self.update(losses[:, j])
+            if uniforms is None:
+                self.update(losses[:, j])
+            else:
+                sample_actions(
+                    np.ascontiguousarray(p, dtype=np.float64), uniforms[:, j].copy(), actions
+                )
+                self.update(losses[:, j], actions=actions.copy())
         return probs
 
     def bounds(self, t: int) -> dict[tuple[str, float], np.ndarray]:
@@ -108,7 +127,7 @@ class SingleGameExpertsPlayer(ExpertsPlayer):
     def predict(self, confidences: np.ndarray | None = None) -> np.ndarray:
         return np.stack([replica.predict_one() for replica in self._replicas])
 
-    def update(self, losses: np.ndarray) -> None:
+    def update(self, losses: np.ndarray, actions: np.ndarray | None = None) -> None:
         for replica, row in zip(self._replicas, losses, strict=True):
             replica.update_one(row)
 
@@ -127,7 +146,7 @@ class Adversary(Component):
         return 10 if requested is None else int(requested)
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        """Build the state of R games; ``rngs[r]`` is replicate r's stream (same for every player)."""
+        """Build the state of R games; ``rngs[r]`` is replicate r's stream (common to players)."""
         raise NotImplementedError
 
     def losses(self, t: int, history: History) -> np.ndarray:

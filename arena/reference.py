@@ -114,7 +114,10 @@ def reference_play(
         for r in range(n_rep):
             u = game.action_rngs[r].random()
             actions[r] = draw_action(p[r], u)
-        player.update(loss)
+        if player.tags.observes_action:
+            player.update(loss, actions=actions.copy())
+        else:
+            player.update(loss)
         history._record(p, loss, actions)
 
         probs_seen.append(p)

@@ -67,6 +67,10 @@ class PlayerTags:
         The player overrides ``play_block`` with a compiled kernel (oblivious fast path).
     supports_confidences : bool
         The player accepts per-round confidences ``I_t`` (sleeping experts).
+    observes_action : bool
+        The player's update reads its own realized action ``I_t`` (randomized-play state, e.g.
+        NormalHedge.DT with ``state="realized"``): the engine passes ``actions`` to ``update`` and
+        the action uniforms to ``play_block``.
     """
 
     protocols: frozenset[str] = frozenset({"experts"})
@@ -74,6 +78,7 @@ class PlayerTags:
     needs_horizon: bool = False
     block_kernel: bool = False
     supports_confidences: bool = False
+    observes_action: bool = False
 
 
 @dataclass(frozen=True)

@@ -100,10 +100,15 @@ class FollowTheLeader(ExpertsPlayer):
     def predict(self, confidences: np.ndarray | None = None) -> np.ndarray:
         return ftl_probs(self._cum, self._lowest)
 
-    def update(self, losses: np.ndarray) -> None:
+    def update(self, losses: np.ndarray, actions: np.ndarray | None = None) -> None:
         self._cum += losses
 
-    def play_block(self, losses: np.ndarray) -> np.ndarray:
+    def play_block(
+        self,
+        losses: np.ndarray,
+        confidences: np.ndarray | None = None,
+        uniforms: np.ndarray | None = None,
+    ) -> np.ndarray:
         probs = np.empty_like(losses)
         _ftl_play_block(losses, self._cum, self._lowest, probs)
         return probs

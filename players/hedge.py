@@ -129,11 +129,16 @@ class Hedge(ExpertsPlayer):
     def predict(self, confidences: np.ndarray | None = None) -> np.ndarray:
         return hedge_probs(self._cum, self.learning_rate())
 
-    def update(self, losses: np.ndarray) -> None:
+    def update(self, losses: np.ndarray, actions: np.ndarray | None = None) -> None:
         self._cum += (losses - self._lo) / self._scale
         self._rounds += 1
 
-    def play_block(self, losses: np.ndarray) -> np.ndarray:
+    def play_block(
+        self,
+        losses: np.ndarray,
+        confidences: np.ndarray | None = None,
+        uniforms: np.ndarray | None = None,
+    ) -> np.ndarray:
         probs = np.empty_like(losses)
         _hedge_play_block(
             losses,
@@ -148,6 +153,10 @@ class Hedge(ExpertsPlayer):
         )
         self._rounds += losses.shape[1]
         return probs
+
+    def bounds(self, t: int) -> dict[tuple[str, float], float]:
+        """Declare the bound of the Notes on the expected regret after ``t`` rounds."""
+        return {("regret", math.nan): self.regret_bound(t)}
 
     def regret_bound(self, t: int) -> float:
         """Return the proven bound on the expected regret after ``t`` rounds (see Notes)."""

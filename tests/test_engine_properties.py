@@ -684,6 +684,7 @@ def test_single_game_adapter_reproduces_hedge(adversary):
     kw = {"n_actions": 5, "horizon": 300, "replicates": [0, 2, 5], "seed": 4}
     tiny = play(TinyHedge(eta=0.3), adversary, **kw)
     ref = play(Hedge(eta=0.3), adversary, **kw)
+    ref = ref[~ref.metric.str.startswith("bound:")]  # TinyHedge declares no bound
     assert (tiny.player == "TinyHedge").all()
     key = ["replicate", "t", "metric", "param"]
     tiny = tiny.sort_values(key, kind="stable").reset_index(drop=True)
