@@ -1,0 +1,138 @@
+"""Every bound a player declares holds on every adversary of the catalog, round by round.
+
+A player's ``bounds(t)`` is logged as rows ``bound:<metric>``; here each such row must dominate
+the matching ``<metric>`` row (same replicate, round and param) up to 1e-9 relative, on every
+registered adversary with its default parameters, a replay of random losses and a replay of the
+two-phase construction of theory-oracles §C.4 (which nearly attains fixed-η Hedge's bound), at
+several (N, T). Games a component refuses (e.g. a two-expert player at N = 10) are skipped.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from arena import registry
+from arena.engine import run_game
+from arena.errors import ArenaError
+
+REL_TOL = 1e-9
+"""theory-oracles §A.0: assert ``lhs <= rhs + 1e-9·max(1, |rhs|)`` (float64 sums of ≤ 5000 terms
+in [0, 1] are exact to ~1e-12 relative, far inside this)."""
+
+METRICS = {
+    "regret": {},
+    "quantile_regret": {"eps": [0.01, 0.1, 0.25, 0.5]},
+    "shifting_regret": {"k": [0, 1, 2, 3, 4, 8]},
+    "adaptive_regret": {},
+    "sa_regret": {"tau": [10, 100]},
+    "dynamic_regret": {},
+    "sleeping_regret": {},
+    "bound": {},
+}
+"""Every metric a player may bound, with the params players declare bounds for."""
+
+SKIP_ADVERSARIES = {"replay", "sleeping"}
+"""``replay`` is exercised through the two files below; ``sleeping`` only with the players that
+support confidences (their own tests)."""
+
+
+def declaring_players() -> list[str]:
+    from arena.protocols import ExpertsPlayer
+
+    out = []
+    for name in registry.available("player"):
+        cls = registry.load("player", name)
+        if cls.bounds is not ExpertsPlayer.bounds:
+            out.append(name)
+    return out
+
+
+def two_phase(horizon: int, n_act: int, eta: float = 0.1) -> np.ndarray:
+    """theory-oracles §C.4: experts 0, 1 perfect for ~3 ln N / η rounds, then the FTL killer."""
+    losses = np.ones((horizon, n_act))
+    phase1 = min(horizon // 2, math.ceil(3 * math.log(max(n_act, 2)) / eta))
+    losses[:phase1, :2] = 0.0
+    t = np.arange(horizon - phase1)
+    losses[phase1:, 0] = np.where(t % 2 == 0, 0.5 if phase1 == 0 else 1.0, 0.0)
+    losses[phase1:, 1] = np.where(t % 2 == 0, 0.0, 1.0)
+    return losses
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("bounds")
+    rng = np.random.default_rng(5)
+    out = {}
+    for n_act in (2, 10):
+        for horizon in (500, 5000):
+            p = folder / f"uniform_{n_act}_{horizon}.npy"
+            np.save(p, rng.random((horizon, n_act)))
+            out["uniform", n_act, horizon] = str(p)
+            p = folder / f"two_phase_{n_act}_{horizon}.npy"
+            np.save(p, two_phase(horizon, n_act))
+            out["two_phase", n_act, horizon] = str(p)
+    return out
+
+
+def games(horizon: int):
+    adversaries = [a for a in registry.available("adversary") if a not in SKIP_ADVERSARIES]
+    for n_act in (2, 10):
+        for adversary in adversaries:
+            yield adversary, {}, n_act
+        for kind in ("uniform", "two_phase"):
+            yield "replay", {"kind": kind, "horizon": horizon}, n_act
+
+
+def check_bounds(rows: pd.DataFrame, label: str) -> int:
+    bounds = rows[rows.metric.str.startswith("bound:")]
+    key = ["replicate", "t", "metric", "param"]
+    target = bounds.assign(metric=bounds.metric.str.removeprefix("bound:"))
+    merged = target.merge(rows, on=key, how="left", suffixes=("_bound", ""))
+    missing = merged[merged.value.isna()]
+    assert missing.empty, f"{label}: bound on a metric not computed: {missing.metric.unique()}"
+    slack = merged.value_bound + REL_TOL * np.maximum(1.0, merged.value_bound.abs())
+    bad = merged[merged.value > slack]
+    assert bad.empty, f"{label}: bound violated:\n{bad[[*key, 'value', 'value_bound']].head()}"
+    return len(merged)
+
+
+def run_all(player: str, horizon: int, files) -> int:
+    checked = 0
+    for adversary, extra, n_act in games(horizon):
+        kwargs = {"horizon": horizon, "replicates": 4, "seed": 3, "metrics": METRICS}
+        if adversary == "replay":
+            kwargs["adversary_params"] = {"path": files[extra["kind"], n_act, horizon]}
+            label = f"{player} vs replay {extra['kind']} N={n_act} T={horizon}"
+        else:
+            kwargs["n_actions"] = n_act
+            label = f"{player} vs {adversary} N={n_act} T={horizon}"
+        try:
+            run = run_game(player, adversary, **kwargs)
+        except ArenaError:
+            continue  # a game this player or adversary refuses
+        checked += check_bounds(run.rows, label)
+    return checked
+
+
+@pytest.mark.parametrize("player", declaring_players())
+def test_declared_bounds_hold(player, files):
+    assert run_all(player, 500, files) > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("player", declaring_players())
+def test_declared_bounds_hold_longer_games(player, files):
+    assert run_all(player, 5000, files) > 0
+
+
+def test_a_violated_bound_is_caught():
+    """Negative control: a bound declared 10% below Hedge's actual regret must be flagged."""
+    run = run_game("hedge", "ftl_killer", n_actions=2, horizon=200, metrics={"regret": {}})
+    rows = run.rows
+    fake = rows.assign(metric="bound:regret", value=rows.value * 0.9)
+    with pytest.raises(AssertionError, match="bound violated"):
+        check_bounds(pd.concat([rows, fake]), "negative control")
