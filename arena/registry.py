@@ -27,37 +27,47 @@ class Registered:
 
 
 @cache
-def _entries(kind: str) -> dict[str, Registered]:
+def _claims(kind: str) -> dict[str, tuple[Registered, ...]]:
+    """Every claim on each name of ``kind``: one entry normally, several on a conflict."""
     if kind not in KINDS:
         raise ValueError(f"unknown component kind {kind!r}; expected one of {sorted(KINDS)}")
-    found: dict[str, Registered] = {}
+    found: dict[str, list[Registered]] = {}
     for ep in entry_points(group=KINDS[kind]):
         dist = ep.dist.name if ep.dist is not None else "<unknown distribution>"
-        if ep.name in found and found[ep.name].entry_point.value != ep.value:
-            other = found[ep.name]
-            raise ArenaError(
-                f"{kind} name {ep.name!r} is claimed by two distributions: "
-                f"{other.distribution} ({other.entry_point.value}) and {dist} ({ep.value})"
-            )
-        found[ep.name] = Registered(ep.name, ep, dist)
-    return dict(sorted(found.items()))
+        claims = found.setdefault(ep.name, [])
+        # the same distribution seen twice on sys.path (e.g. an editable install) is one claim
+        if not any(c.entry_point.value == ep.value and c.distribution == dist for c in claims):
+            claims.append(Registered(ep.name, ep, dist))
+    return {name: tuple(found[name]) for name in sorted(found)}
 
 
 def available(kind: str) -> list[str]:
     """Return the sorted registry names of ``kind`` (``player``, ``adversary`` or ``metric``)."""
-    return list(_entries(kind))
+    return list(_claims(kind))
+
+
+def conflict(kind: str, name: str) -> str | None:
+    """Return a message naming the distributions that claim ``name`` twice, or None."""
+    claims = _claims(kind).get(name, ())
+    if len(claims) < 2:
+        return None
+    who = " and ".join(f"{c.distribution} ({c.entry_point.value})" for c in claims)
+    return f"{kind} name {name!r} is claimed by more than one distribution: {who}"
 
 
 def entry(kind: str, name: str) -> Registered:
-    """Return the registry entry of ``name``, or raise with the closest names."""
-    entries = _entries(kind)
-    if name not in entries:
-        close = difflib.get_close_matches(name, list(entries), n=3, cutoff=0.5)
+    """Return the registry entry of ``name``, or raise with the closest names (or the conflict)."""
+    claims = _claims(kind)
+    if name not in claims:
+        close = difflib.get_close_matches(name, list(claims), n=3, cutoff=0.5)
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
         raise UnknownComponentError(
-            f"unknown {kind} {name!r}{hint} (available: {', '.join(entries) or 'none'})"
+            f"unknown {kind} {name!r}{hint} (available: {', '.join(claims) or 'none'})"
         )
-    return entries[name]
+    problem = conflict(kind, name)
+    if problem:
+        raise ArenaError(problem)
+    return claims[name][0]
 
 
 def load(kind: str, name: str) -> type:
