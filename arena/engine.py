@@ -108,34 +108,57 @@ def _core_advance(
 
 @njit(cache=True)
 def _first_bad_losses(losses, lo, hi):
-    """Return (code, r, j, i) of the first loss that is not finite (1) or out of range (2)."""
+    """Return (code, r, j, i) of the earliest loss that is not finite (1) or out of range (2).
+
+    "Earliest" is the least round j, then the least replicate r. The scan runs replicate by
+    replicate for contiguous memory access and only looks at rounds before the best found so far.
+    """
     n_rep, n, n_act = losses.shape
-    for j in range(n):
-        for r in range(n_rep):
+    found_code, found_r, found_j, found_i = 0, 0, n, 0
+    for r in range(n_rep):
+        for j in range(found_j):
+            bad = 0
             for i in range(n_act):
                 v = losses[r, j, i]
                 if not np.isfinite(v):
-                    return 1, r, j, i
-                if v < lo or v > hi:
-                    return 2, r, j, i
-    return 0, 0, 0, 0
+                    bad = 1
+                elif v < lo or v > hi:
+                    bad = 2
+                if bad:
+                    found_code, found_r, found_j, found_i = bad, r, j, i
+                    break
+            if bad:
+                break
+    if found_code == 0:
+        return 0, 0, 0, 0
+    return found_code, found_r, found_j, found_i
 
 
 @njit(cache=True)
 def _first_bad_probs(probs, neg_tol, sum_tol):
-    """Return (code, r, j, i) of the first bad distribution: non-finite/negative (1), sum (2)."""
+    """Return (code, r, j, i) of the earliest bad distribution: non-finite/negative (1), sum (2)."""
     n_rep, n, n_act = probs.shape
-    for j in range(n):
-        for r in range(n_rep):
+    found_code, found_r, found_j, found_i = 0, 0, n, 0
+    for r in range(n_rep):
+        for j in range(found_j):
+            bad = 0
             s = 0.0
             for i in range(n_act):
                 v = probs[r, j, i]
                 if not np.isfinite(v) or v < -neg_tol:
-                    return 1, r, j, i
+                    bad = 1
+                    found_i = i
+                    break
                 s += v
-            if abs(s - 1.0) > sum_tol:
-                return 2, r, j, 0
-    return 0, 0, 0, 0
+            if not bad and abs(s - 1.0) > sum_tol:
+                bad = 2
+                found_i = 0
+            if bad:
+                found_code, found_r, found_j = bad, r, j
+                break
+    if found_code == 0:
+        return 0, 0, 0, 0
+    return found_code, found_r, found_j, found_i
 
 
 # ----------------------------------------------------------------------------------------------
@@ -280,6 +303,17 @@ class _TraceWriter:
 
 def _describe(kind: str, component: Any) -> str:
     return f"{kind} {type(component).registry_name()} {component!r}"
+
+
+class _Who:
+    """A component's description, rendered only when an error message needs it (``repr`` reads
+    the ``__init__`` signature, too slow to build on every chunk)."""
+
+    def __init__(self, kind: str, component: Any):
+        self.kind, self.component = kind, component
+
+    def __str__(self) -> str:
+        return _describe(self.kind, self.component)
 
 
 def adversary_name_of(adversary: Any) -> str:
@@ -636,7 +670,7 @@ def play(player: ExpertsPlayer | str, adversary: Adversary | str, **kwargs: Any)
 
 
 def _oblivious_losses(adversary, t0, n, n_rep, n_act, lo, hi, ids) -> np.ndarray:
-    who = _describe("adversary", adversary)
+    who = _Who("adversary", adversary)
     try:
         raw = adversary.losses_block(t0, n)
     except ArenaError:
@@ -671,7 +705,7 @@ def _raise_bad_loss(who, code, value, lo, hi, t, replicate, expert):
 
 
 def _block_probs(player, losses, confidences, uniforms, t0, ids) -> np.ndarray:
-    who = _describe("player", player)
+    who = _Who("player", player)
     extra = {}
     if confidences is not None:
         extra["confidences"] = confidences
@@ -701,7 +735,7 @@ def _block_probs(player, losses, confidences, uniforms, t0, ids) -> np.ndarray:
 
 def _checked_confidences(adversary, raw, shape, t0, ids) -> np.ndarray:
     """Return the confidences as a contiguous float array, or stop naming the first bad one."""
-    who = _describe("adversary", adversary)
+    who = _Who("adversary", adversary)
     conf = np.ascontiguousarray(np.asarray(raw, dtype=np.float64))
     if conf.shape != shape:
         raise GameError(
@@ -759,7 +793,7 @@ def _adaptive_chunk(player, adversary, history, t0, n, n_rep, n_act, lo, hi, ids
     confs = np.empty((n_rep, n, n_act)) if sleeping else None
     uniforms = np.stack([g.random(n) for g in action_rngs])
     actions = np.empty(n_rep, dtype=np.int64)
-    who_p, who_a = _describe("player", player), _describe("adversary", adversary)
+    who_p, who_a = _Who("player", player), _Who("adversary", adversary)
     for j in range(n):
         t = t0 + j
         conf = None

@@ -180,29 +180,28 @@ class PseudoRegret(Metric):
 def _shifting_advance(losses, table, best):
     """Advance the k-switch DP over a chunk.
 
-    ``table[r, j, i]`` is the least loss of a path ending at expert i with at most j switches.
-    Staying keeps the budget; switching in from the best end state of budget j−1 spends one
-    (theory-oracles §D.3). Starting from zeros makes round 1 correct without a special case.
+    ``table[r, j, i]`` is the least loss of a path ending at expert i with at most j switches and
+    ``best[r, j]`` its minimum over i. Staying keeps the budget; switching in from the best end
+    state of budget j−1 spends one (theory-oracles §D.3). Budgets are updated from the largest
+    down, so ``best[r, j − 1]`` still holds the previous round's value when budget j reads it, and
+    each round is one pass over the table. Starting from zeros makes round 1 correct without a
+    special case.
     """
     n_rep, n, n_act = losses.shape
     n_budget = table.shape[1]
     for r in range(n_rep):
         for j in range(n):
-            for b in range(n_budget):
+            loss = losses[r, j]
+            for b in range(n_budget - 1, -1, -1):
+                carry = best[r, b - 1] if b > 0 else np.inf
+                row = table[r, b]
                 m = np.inf
                 for i in range(n_act):
-                    if table[r, b, i] < m:
-                        m = table[r, b, i]
-                best[b] = m
-            for i in range(n_act):
-                table[r, 0, i] += losses[r, j, i]
-            for b in range(1, n_budget):
-                carry = best[b - 1]
-                for i in range(n_act):
-                    v = table[r, b, i]
-                    if carry < v:
-                        v = carry
-                    table[r, b, i] = v + losses[r, j, i]
+                    # min() rather than a compare-and-branch lets LLVM emit branch-free minsd
+                    v = min(row[i], carry) + loss[i]
+                    row[i] = v
+                    m = min(m, v)
+                best[r, b] = m
 
 
 class ShiftingRegret(Metric):
@@ -233,14 +232,13 @@ class ShiftingRegret(Metric):
         self._ks = self.param_values(spec)
         budgets = max(self._ks) + 1
         self._table = np.zeros((spec.n_replicates, budgets, spec.n_actions))
-        self._best = np.empty(budgets)
+        self._best = np.zeros((spec.n_replicates, budgets))
 
     def advance(self, block: Block, core: Core) -> None:
         _shifting_advance(block.losses, self._table, self._best)
 
     def values(self, core: Core) -> np.ndarray:
-        opt = self._table.min(axis=2)
-        return np.stack([core.learner - opt[:, k] for k in self._ks], axis=1)
+        return np.stack([core.learner - self._best[:, k] for k in self._ks], axis=1)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -293,61 +291,65 @@ class AdaptiveRegret(Metric):
 
 
 @njit(cache=True)
-def _window_advance(losses, expected, t0, prefix, ring, taus, deques, heads, sizes, best):
-    """Advance the max interval regret over windows of length ≤ τ, for each τ in ``taus``.
+def _window_advance(losses, expected, t0, prefix, tau, block_values, suffix_min, prefix_min, best):
+    """Advance the max interval regret over windows of length ≤ τ for one τ.
 
-    With ``C_b`` the prefix regret of expert i (``C_0 = 0``), the best window ending at b is
-    ``C_b − min_{b−τ ≤ a < b} C_a``. ``ring[r, a % cap, i]`` holds ``C_a`` for the last ``cap``
-    values of a; ``deques[q][r, i]`` is a circular buffer of indices a with increasing ``C_a``
-    (theory-oracles §D.5).
+    With ``C_a`` the prefix regret of expert i (``C_0 = 0``), the best window ending at round b is
+    ``C_b − min_{max(0, b−τ) ≤ a ≤ b−1} C_a``. The starts a are cut into blocks of τ
+    consecutive values (van Herk / Gil-Werman): a window of ≤ τ starts spans the current block,
+    whose running minimum is ``prefix_min``, and the tail of the previous block, whose suffix
+    minima ``suffix_min`` are computed once per block from ``block_values``. No branch depends
+    on the data, and the inner loop runs over contiguous experts. ``prefix`` (R, N) holds
+    ``C_{t0−1}`` and is advanced.
     """
     n_rep, n, n_act = losses.shape
-    cap = ring.shape[1]
-    n_tau = taus.shape[0]
     for r in range(n_rep):
+        b_best = best[r]
         for j in range(n):
-            b = t0 + j
-            a_new = b - 1
-            slot_new = a_new % cap
+            hi = t0 + j - 1  # the newest start, a = b − 1
+            pos = hi % tau
+            if pos == 0 and hi > 0:
+                # a block of starts is complete: its suffix minima serve the next τ rounds
+                for i in range(n_act):
+                    suffix_min[r, tau - 1, i] = block_values[r, tau - 1, i]
+                for p in range(tau - 2, -1, -1):
+                    for i in range(n_act):
+                        v = block_values[r, p, i]
+                        w = suffix_min[r, p + 1, i]
+                        suffix_min[r, p, i] = v if v < w else w
+            if pos == 0:
+                for i in range(n_act):
+                    prefix_min[r, i] = np.inf
+            use_tail = hi >= tau and pos < tau - 1
             h = expected[r, j]
             for i in range(n_act):
                 c_prev = prefix[r, i]
-                ring[r, slot_new, i] = c_prev
+                block_values[r, pos, i] = c_prev
+                m = prefix_min[r, i]
+                if c_prev < m:
+                    m = c_prev
+                prefix_min[r, i] = m
+                if use_tail:
+                    tail = suffix_min[r, pos + 1, i]
+                    if tail < m:
+                        m = tail
                 c_now = c_prev + h - losses[r, j, i]
                 prefix[r, i] = c_now
-                for q in range(n_tau):
-                    tau = taus[q]
-                    dq = deques[q]
-                    qcap = dq.shape[2]
-                    head = heads[q, r, i]
-                    size = sizes[q, r, i]
-                    # drop from the back every start no better than the new one
-                    while size > 0:
-                        back = dq[r, i, (head + size - 1) % qcap]
-                        if ring[r, back % cap, i] >= c_prev:
-                            size -= 1
-                        else:
-                            break
-                    dq[r, i, (head + size) % qcap] = a_new
-                    size += 1
-                    # drop from the front every start that left the window
-                    while dq[r, i, head] < b - tau:
-                        head = (head + 1) % qcap
-                        size -= 1
-                    heads[q, r, i] = head
-                    sizes[q, r, i] = size
-                    v = c_now - ring[r, dq[r, i, head] % cap, i]
-                    if v > best[q, r]:
-                        best[q, r] = v
+                v = c_now - m
+                if v > b_best:
+                    b_best = v
+        best[r] = b_best
 
 
 class StronglyAdaptiveRegret(Metric):
     """Strongly adaptive regret: the max regret over intervals of length at most τ ending by t.
 
     ``SA_≤(τ) = max over [s, e] ⊆ [1, t] with e − s + 1 ≤ τ of Σ_{u=s}^{e} h_u − min_i
-    Σ_{u=s}^{e} l_{u,i}`` (Daniely, Gonen & Shalev-Shwartz 2015; theory-oracles §D.5). Exact, with
-    a monotone deque per expert: O(N) amortized time per round and O(τN) memory per replicate
-    (independent of T). For τ ≥ T it equals ``adaptive_regret``, computed by Kadane instead.
+    Σ_{u=s}^{e} l_{u,i}`` (Daniely, Gonen & Shalev-Shwartz 2015; theory-oracles §D.5). Exact: a
+    sliding-window minimum of the prefix regret per expert (block decomposition instead of the
+    spec's monotone deque: same result, no data-dependent branches), O(N) amortized time per round
+    and O(τN) memory per replicate, independent of T. For τ ≥ T it equals ``adaptive_regret``,
+    computed by Kadane instead.
 
     Parameters
     ----------
@@ -369,39 +371,33 @@ class StronglyAdaptiveRegret(Metric):
         n_rep, n_act = spec.n_replicates, spec.n_actions
         horizon = spec.horizon if spec.horizon is not None else np.iinfo(np.int64).max
         self._taus = self.param_values(spec)
-        windowed = sorted({t for t in self._taus if t < horizon})
-        self._windowed = np.array(windowed, dtype=np.int64)
-        cap = (max(windowed) + 1) if windowed else 1
+        self._windowed = sorted({t for t in self._taus if t < horizon})
         self._prefix = np.zeros((n_rep, n_act))
-        self._ring = np.zeros((n_rep, cap, n_act))
-        # int32 indices halve the largest buffer; rounds are < 2**31 (checked by the engine)
-        self._deques = tuple(np.zeros((n_rep, n_act, t + 1), dtype=np.int32) for t in windowed)
-        self._heads = np.zeros((len(windowed), n_rep, n_act), dtype=np.int64)
-        self._sizes = np.zeros((len(windowed), n_rep, n_act), dtype=np.int64)
-        self._best = np.full((len(windowed), n_rep), -np.inf)
-        self._kadane = AdaptiveRegret()
-        self._kadane.start(spec)
+        self._windows = [
+            (
+                np.zeros((n_rep, tau, n_act)),  # C_a of the current block of starts
+                np.zeros((n_rep, tau, n_act)),  # suffix minima of the previous block
+                np.full((n_rep, n_act), np.inf),  # running minimum of the current block
+                np.full(n_rep, -np.inf),  # best window so far
+            )
+            for tau in self._windowed
+        ]
+        self._kadane = None
+        if len(self._windowed) < len(set(self._taus)):  # some τ ≥ T: that is adaptive regret
+            self._kadane = AdaptiveRegret()
+            self._kadane.start(spec)
 
     def advance(self, block: Block, core: Core) -> None:
-        self._kadane.advance(block, core)
-        if len(self._windowed):
-            _window_advance(
-                block.losses,
-                block.expected,
-                block.t0,
-                self._prefix,
-                self._ring,
-                self._windowed,
-                self._deques,
-                self._heads,
-                self._sizes,
-                self._best,
-            )
+        if self._kadane is not None:
+            self._kadane.advance(block, core)
+        for q, (tau, state) in enumerate(zip(self._windowed, self._windows, strict=True)):
+            last = q == len(self._windowed) - 1
+            prefix = self._prefix if last else self._prefix.copy()
+            _window_advance(block.losses, block.expected, block.t0, prefix, tau, *state)
 
     def values(self, core: Core) -> np.ndarray:
-        windowed = {int(t): q for q, t in enumerate(self._windowed)}
-        full = self._kadane.values(core)[:, 0]
-        cols = [self._best[windowed[t]] if t in windowed else full for t in self._taus]
+        by_tau = {tau: state[3] for tau, state in zip(self._windowed, self._windows, strict=True)}
+        cols = [by_tau[t] if t in by_tau else self._kadane.values(core)[:, 0] for t in self._taus]
         return np.stack(cols, axis=1)
 
 
