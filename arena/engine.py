@@ -859,39 +859,34 @@ def _adaptive_chunk(player, adversary, history, t0, n, n_rep, n_act, lo, hi, ids
 
 
 def _assemble(snap_t, snap_vals, metrics, spec, ids, constants) -> pd.DataFrame:
+    """Build the tidy rows: ordered by checkpoint, then metric and param, then replicate."""
     n_rep = ids.size
-    t_col, rep_col, metric_col, param_col, value_col = [], [], [], [], []
-    keys = [m.row_keys(spec) for m in metrics]
-    for t, vals in zip(snap_t, snap_vals, strict=True):
-        for mk, v in zip(keys, vals, strict=True):
-            for q, (name, p) in enumerate(mk):
-                t_col.append(np.full(n_rep, t, dtype=np.int64))
-                rep_col.append(ids)
-                metric_col.append(np.full(n_rep, name, dtype=object))
-                param_col.append(np.full(n_rep, float(p)))
-                value_col.append(v[:, q])
-    n_rows = sum(a.size for a in t_col)
+    keys = [key for m in metrics for key in m.row_keys(spec)]
+    n_cols, n_snap = len(keys), len(snap_t)
+    # values[s, c, r]: snapshot s, metric/param column c, replicate r
+    values = np.stack([np.concatenate(vals, axis=1).T for vals in snap_vals]).reshape(-1)
+    n_rows = values.size
+    names = [k[0] for k in keys]
+    params = np.array([k[1] for k in keys], dtype=np.float64)
+    column = np.tile(np.repeat(np.arange(n_cols), n_rep), n_snap)
     data: dict[str, Any] = {}
     for col in SCHEMA:
         if col in constants:
             val = constants[col]
-            dtype = np.int64 if isinstance(val, int) else object
-            data[col] = np.full(n_rows, val, dtype=dtype)
-    data["replicate"] = np.concatenate(rep_col)
-    data["t"] = np.concatenate(t_col)
-    data["metric"] = np.concatenate(metric_col)
-    data["param"] = np.concatenate(param_col)
-    data["value"] = np.concatenate(value_col)
-    df = pd.DataFrame({c: data[c] for c in SCHEMA})
-    for col in (
-        "run_id",
-        "cell",
-        "player",
-        "player_params",
-        "adversary",
-        "adversary_params",
-        "protocol",
-        "metric",
-    ):
-        df[col] = df[col].astype(str)
-    return df
+            if isinstance(val, int):
+                data[col] = np.full(n_rows, val, dtype=np.int64)
+            else:
+                data[col] = _repeated_strings([val], np.zeros(n_rows, dtype=np.int64))
+    data["replicate"] = np.tile(ids, n_snap * n_cols)
+    data["t"] = np.repeat(np.asarray(snap_t, dtype=np.int64), n_cols * n_rep)
+    data["metric"] = _repeated_strings(names, column)
+    data["param"] = params[column]
+    data["value"] = values
+    return pd.DataFrame({c: data[c] for c in SCHEMA})
+
+
+def _repeated_strings(labels: list[str], codes: np.ndarray):
+    """Return ``labels[codes]`` as a pandas string array, built in Arrow (no Python objects)."""
+    import pyarrow as pa
+
+    return pd.array(pa.array(labels, type=pa.string()).take(pa.array(codes)), dtype="str")
