@@ -6,10 +6,10 @@ STAMP := $(VENV)/.installed
 
 .PHONY: setup demo test test-fast lint format bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml examples/plugin-adversary/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[test]"
+	$(PY) -m pip install -q -e ".[test]" -e examples/plugin-adversary
 	@touch $(STAMP)
 
 setup: $(STAMP)
@@ -20,20 +20,22 @@ demo: $(STAMP)
 # The whole suite: lint, every test (slow statistical ones included), the doctests, and the
 # kernel-free reference path (NUMBA_DISABLE_JIT=1) on the fast tests.
 test: $(STAMP) lint
-	$(PY) -m pytest -q -m "slow or not slow" tests
+	$(PY) -m pytest -q -m "slow or not slow" tests examples/plugin-adversary/tests
 	$(PY) -m pytest -q --doctest-modules arena players adversaries
 	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -m "not slow" -p no:cacheprovider tests/test_metrics_bruteforce.py tests/test_reference_equivalence.py
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not slow" tests
 
+LINTED := arena players adversaries tests benchmarks examples
+
 lint: $(STAMP)
-	$(VENV)/bin/ruff check arena players adversaries tests benchmarks
-	$(VENV)/bin/ruff format --check arena players adversaries tests benchmarks
+	$(VENV)/bin/ruff check $(LINTED)
+	$(VENV)/bin/ruff format --check $(LINTED)
 
 format: $(STAMP)
-	$(VENV)/bin/ruff format arena players adversaries tests benchmarks
-	$(VENV)/bin/ruff check --fix arena players adversaries tests benchmarks
+	$(VENV)/bin/ruff format $(LINTED)
+	$(VENV)/bin/ruff check --fix $(LINTED)
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_engine.py

@@ -83,6 +83,20 @@ class Replay(ObliviousAdversary):
         self.path = path
         self.loss_range = loss_range
 
+    @classmethod
+    def _unit_test_params(cls):
+        """A small random T×N file and an R×T×N file, written once to a temporary folder."""
+        import tempfile
+
+        folder = Path(tempfile.gettempdir()) / "regret-arena-replay-test"
+        folder.mkdir(exist_ok=True)
+        rng = np.random.default_rng(0)
+        for name, shape in (("tn", (2000, 4)), ("rtn", (3, 2000, 4))):
+            path = folder / f"{name}.npy"
+            if not path.exists():
+                np.save(path, rng.random(shape))
+            yield {"path": str(path)}
+
     def declared_range(self) -> tuple[float, float]:
         lo, hi = (float(v) for v in self.loss_range)
         return lo, hi

@@ -23,6 +23,7 @@ commands:
   run [KEY=VALUE ...]   play one game (Hydra overrides; `arena run --help` lists the config)
   list [KIND]           registered players, adversaries and metrics with their parameters
   demo [--out DIR]      a small in-process tournament of the built-ins, with a summary report
+  check MODULE:CLASS    run the conformance suite on a player or adversary class
 """
 
 
@@ -40,6 +41,8 @@ def main(argv: list[str] | None = None) -> int:
             return _list(rest)
         if command == "demo":
             return _demo(rest)
+        if command == "check":
+            return _check(rest)
     except ArenaError as exc:
         print(f"arena: error: {exc}", file=sys.stderr)
         return 2
@@ -62,7 +65,7 @@ def _precheck_names(overrides: list[str]) -> None:
         key, sep, value = item.partition("=")
         key = key.lstrip("+~")
         if sep and key in ("player", "adversary") and "," not in value and value:
-            registry.entry(key, value)
+            registry.load(key, value)  # unknown (with close matches), conflicting or broken
 
 
 def _run(overrides: list[str]) -> int:
@@ -180,10 +183,10 @@ def _list(args: list[str]) -> int:
             continue
         print(title)
         for name in registry.available(kind):
-            reg = registry.entry(kind, name)
             try:
+                reg = registry.entry(kind, name)
                 cls = registry.load(kind, name)
-            except ArenaError as exc:
+            except ArenaError as exc:  # a broken or conflicting plugin: report it, go on
                 print(f"  {name:<18} BROKEN: {exc}")
                 continue
             params = ", ".join(
@@ -194,6 +197,45 @@ def _list(args: list[str]) -> int:
             print(f"  {name:<18} ({params})")
             print(f"  {'':<18} {doc}  [{reg.distribution}: {reg.entry_point.value}]")
     return 0
+
+
+# ----------------------------------------------------------------------------------------------
+# arena check
+
+
+def _check(args: list[str]) -> int:
+    import importlib
+
+    from arena.testing import expected_failures, yield_checks
+
+    parser = argparse.ArgumentParser(prog="arena check")
+    parser.add_argument("target", help="MODULE:CLASS of a player or adversary")
+    ns = parser.parse_args(args)
+    module_name, _, class_name = ns.target.partition(":")
+    if "" not in sys.path and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))  # like `python -m`: modules of the current folder
+    if not class_name:
+        raise ArenaError(f"expected MODULE:CLASS, got {ns.target!r}")
+    try:
+        cls = getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError) as exc:
+        raise ArenaError(f"cannot import {ns.target}: {exc}") from exc
+    failures = 0
+    for params in cls._unit_test_params():
+        component = cls(**params)
+        expected = expected_failures(component)
+        for check in yield_checks(component):
+            name = check.__name__
+            try:
+                check(component)
+                status = "UNEXPECTED PASS" if name in expected else "ok"
+                failures += name in expected
+            except AssertionError as exc:
+                status = f"xfail ({expected[name]})" if name in expected else f"FAIL: {exc}"
+                failures += name not in expected
+            print(f"{component!r:<40} {name:<36} {status}")
+    print(f"\n{'FAILED' if failures else 'passed'}: {failures} unexpected result(s)")
+    return 1 if failures else 0
 
 
 # ----------------------------------------------------------------------------------------------

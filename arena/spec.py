@@ -71,6 +71,13 @@ class PlayerTags:
         The player's update reads its own realized action ``I_t`` (randomized-play state, e.g.
         NormalHedge.DT with ``state="realized"``): the engine passes ``actions`` to ``update`` and
         the action uniforms to ``play_block``.
+    min_actions, max_actions : int, int or None
+        The numbers of experts the player supports (e.g. 2 and 2 for Cover's learner).
+    binary_losses : bool
+        The player accepts only loss vectors in {0, 1}^N (the conformance suite feeds it those).
+    expected_failed_checks : tuple of (str, str)
+        Conformance checks this player is known to fail, with the reason (e.g. an exact algorithm
+        whose memory grows with t fails ``check_bounded_memory``); they become strict xfails.
     """
 
     protocols: frozenset[str] = frozenset({"experts"})
@@ -79,6 +86,10 @@ class PlayerTags:
     block_kernel: bool = False
     supports_confidences: bool = False
     observes_action: bool = False
+    min_actions: int = 1
+    max_actions: int | None = None
+    binary_losses: bool = False
+    expected_failed_checks: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -100,6 +111,8 @@ class AdversaryTags:
     emits_confidences : bool
         It announces per-round confidences ``I_t ∈ [0, 1]^N`` before the player predicts
         (sleeping / confidence-rated experts); only players with ``supports_confidences`` play it.
+    expected_failed_checks : tuple of (str, str)
+        Conformance checks it is known to fail, with the reason (strict xfails).
     """
 
     protocol: str = "experts"
@@ -108,6 +121,7 @@ class AdversaryTags:
     oracle: frozenset[str] = field(default_factory=frozenset)
     needs_horizon: bool = False
     emits_confidences: bool = False
+    expected_failed_checks: tuple[tuple[str, str], ...] = ()
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:

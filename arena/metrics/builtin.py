@@ -440,6 +440,11 @@ class SleepingRegret(Metric):
 # declared guarantees
 
 
+def _labels(keys: list[tuple[str, float]]) -> list[tuple[str, float | None]]:
+    """Keys comparable with ``==`` (NaN params, which never equal themselves, become None)."""
+    return [(m, None if p != p else p) for m, p in keys]
+
+
 class _Declared(Metric):
     """Rows ``<prefix>:<metric>`` read from a component's declaration at each checkpoint."""
 
@@ -457,7 +462,7 @@ class _Declared(Metric):
         keys = [(str(m), float(p)) for m, p in declared]
         if self._keys is None:
             self._keys = keys
-        elif keys != self._keys:
+        elif _labels(keys) != _labels(self._keys):
             raise ValueError(f"{self.name}: the declared keys changed from {self._keys} to {keys}")
         n_rep = self._spec.n_replicates
         cols = [

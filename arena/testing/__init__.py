@@ -1,0 +1,96 @@
+"""Public conformance suite: the checks every player and adversary must pass, plugins included.
+
+Use it in a plugin's own tests::
+
+    from arena.testing import parametrize_with_checks
+    from my_plugin import MyAdversary
+
+    @parametrize_with_checks([MyAdversary(), MyAdversary(rate=0.5)])
+    def test_conformance(component, check):
+        check(component)
+
+or from the command line: ``arena check my_plugin:MyAdversary``. A component that is known to fail
+a check lists ``(check name, reason)`` in its tags' ``expected_failed_checks``; the check then
+becomes a strict xfail (it must keep failing, so a fix is noticed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from arena.testing.checks import ADVERSARY_CHECKS, PLAYER_CHECKS, Check, yield_checks
+
+__all__ = [
+    "ADVERSARY_CHECKS",
+    "PLAYER_CHECKS",
+    "check_adversary",
+    "check_component",
+    "check_player",
+    "expected_failures",
+    "parametrize_with_checks",
+    "yield_checks",
+]
+
+
+def expected_failures(component: Any) -> dict[str, str]:
+    """Return ``{check name: reason}`` the component declares it fails."""
+    return dict(getattr(component.tags, "expected_failed_checks", ()))
+
+
+def check_component(component: Any) -> dict[str, str]:
+    """Run every applicable check; raise on the first unexpected failure.
+
+    Returns the declared expected failures that did fail (name -> reason). A declared failure that
+    passes raises too, so stale declarations are noticed.
+    """
+    expected = expected_failures(component)
+    failed_as_expected = {}
+    for check in yield_checks(component):
+        name = check.__name__
+        try:
+            check(component)
+        except AssertionError:
+            if name in expected:
+                failed_as_expected[name] = expected[name]
+                continue
+            raise
+        if name in expected:
+            raise AssertionError(
+                f"{name} passed for {component!r} but is declared as an expected failure "
+                f"({expected[name]}); remove the declaration"
+            )
+    return failed_as_expected
+
+
+def check_player(player: Any) -> dict[str, str]:
+    """Run every player check on ``player`` (see :func:`check_component`)."""
+    return check_component(player)
+
+
+def check_adversary(adversary: Any) -> dict[str, str]:
+    """Run every adversary check on ``adversary`` (see :func:`check_component`)."""
+    return check_component(adversary)
+
+
+def parametrize_with_checks(components: Iterable[Any]):
+    """Return a ``pytest.mark.parametrize("component, check", ...)`` over components × checks.
+
+    Test ids read ``Hedge(eta=0.3)-check_predict_is_pure``; expected failures become
+    ``xfail(strict=True)`` with their reason.
+    """
+    import pytest
+
+    params = []
+    for component in components:
+        expected = expected_failures(component)
+        for check in yield_checks(component):
+            name = check.__name__
+            marks = ()
+            if name in expected:
+                marks = (pytest.mark.xfail(strict=True, reason=expected[name]),)
+            params.append(pytest.param(component, check, id=f"{component!r}-{name}", marks=marks))
+    return pytest.mark.parametrize(("component", "check"), params)
+
+
+Check = Check

@@ -1,0 +1,9 @@
+"""The plugin passes regret-arena's public conformance suite."""
+
+from arena.testing import parametrize_with_checks
+from arena_rotating import RotatingBest
+
+
+@parametrize_with_checks([RotatingBest(), RotatingBest(period=3, level=0.5)])
+def test_conformance(component, check):
+    check(component)

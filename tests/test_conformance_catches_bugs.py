@@ -1,0 +1,251 @@
+"""The conformance suite is itself tested: each deliberately broken component fails its check.
+
+Every fixture below breaks exactly one contract; the matching check must raise an
+``AssertionError`` whose message names the check and the fault (scikit-learn's
+``test_estimator_checks.py`` pattern), so the suite cannot silently become vacuous.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from adversaries.stochastic import Bernoulli
+from arena.protocols import AdaptiveAdversary, ObliviousAdversary
+from arena.spec import AdversaryTags, PlayerTags
+from arena.testing import check_component, checks, parametrize_with_checks
+from players.hedge import Hedge
+
+# ----------------------------------------------------------------------------------------------
+# broken players
+
+
+class MutatingPredictHedge(Hedge):
+    """predict() advances a counter."""
+
+    def predict(self, confidences=None):
+        self._calls = getattr(self, "_calls", 0) + 1
+        return super().predict()
+
+
+class GlobalRNGPlayer(Hedge):
+    """Perturbs its weights with the global numpy RNG."""
+
+    tags = PlayerTags(block_kernel=False)
+
+    def predict(self, confidences=None):
+        p = super().predict() + 1e-3 * np.random.random(self._cum.shape)  # noqa: NPY002
+        return p / p.sum(axis=1, keepdims=True)
+
+    def play_block(self, losses, confidences=None, uniforms=None):
+        return super(Hedge, self).play_block(losses)
+
+
+class AliasingUpdatePlayer(Hedge):
+    """Keeps the last loss array it was given and reads it at predict time."""
+
+    tags = PlayerTags(block_kernel=False)
+
+    def update(self, losses, actions=None):
+        self._last = losses  # aliasing: no copy
+        super().update(losses)
+
+    def predict(self, confidences=None):
+        base = super().predict()
+        if getattr(self, "_last", None) is None:
+            return base
+        w = base * np.exp(-0.1 * self._last)
+        return w / w.sum(axis=1, keepdims=True)
+
+    def play_block(self, losses, confidences=None, uniforms=None):
+        return super(Hedge, self).play_block(losses)
+
+
+class WorkInInitPlayer(Hedge):
+    """Derives a value in __init__."""
+
+    def __init__(self, eta=0.5):
+        super().__init__(eta=eta)
+        self.eta_squared = eta * eta
+
+
+class BlockPathDriftPlayer(Hedge):
+    """Its block path drifts from its per-round loop by 1e-9."""
+
+    def play_block(self, losses, confidences=None, uniforms=None):
+        probs = super().play_block(losses)
+        probs[..., 0] += 1e-9
+        probs[..., 1] -= 1e-9
+        return probs
+
+
+class IgnoresRangePlayer(Hedge):
+    """Uses raw losses whatever the declared range."""
+
+    def update(self, losses, actions=None):
+        self._cum += losses
+        self._rounds += 1
+
+    def play_block(self, losses, confidences=None, uniforms=None):
+        return super(Hedge, self).play_block(losses)
+
+
+class GrowingMemoryPlayer(Hedge):
+    """Stores every loss vector it sees."""
+
+    tags = PlayerTags(block_kernel=False)
+
+    def reset(self, spec, rngs):
+        super().reset(spec, rngs)
+        self._seen = []
+
+    def update(self, losses, actions=None):
+        self._seen.append(np.array(losses))
+        super().update(losses)
+
+    def play_block(self, losses, confidences=None, uniforms=None):
+        return super(Hedge, self).play_block(losses)
+
+
+class LyingBoundPlayer(Hedge):
+    """Declares a bound a tenth of the true one."""
+
+    def bounds(self, t):
+        return {("regret", float("nan")): 0.1 * self.regret_bound(t)}
+
+
+# ----------------------------------------------------------------------------------------------
+# broken adversaries
+
+
+class FakeObliviousAdversary(ObliviousAdversary):
+    """Tagged oblivious, but its losses change with every game it is reset for."""
+
+    tags = AdversaryTags(oblivious=True)
+    games = 0
+
+    def __init__(self):
+        pass
+
+    def reset(self, spec, rngs):
+        type(self).games += 1
+        self._n = spec.n_replicates, spec.n_actions
+        self._shift = type(self).games % 2
+
+    def losses_block(self, t0, n):
+        t = np.arange(t0, t0 + n)
+        col = ((t + self._shift) % 2).astype(float)
+        out = np.zeros((self._n[0], n, self._n[1]))
+        out[:, :, 0] = col
+        return out
+
+
+class OutOfRangeAdversary(Bernoulli):
+    """Declares [0, 1] but emits 1.5 at round 3."""
+
+    def losses_block(self, t0, n):
+        out = super().losses_block(t0, n)
+        t = np.arange(t0, t0 + n)
+        out[:, t == 3, 0] = 1.5
+        return out
+
+
+class SplitSensitiveAdversary(Bernoulli):
+    """Draws one uniform per block instead of per round: block splits change the losses."""
+
+    def losses_block(self, t0, n):
+        out = np.empty((len(self._rngs), n, self._n_act))
+        for r, rng in enumerate(self._rngs):
+            out[r] = rng.random(self._n_act) < self._mu
+        return out
+
+
+class HistoryWritingAdversary(AdaptiveAdversary):
+    """Tries to rewrite the cumulative losses it is shown."""
+
+    tags = AdversaryTags(oblivious=False)
+
+    def __init__(self):
+        pass
+
+    def reset(self, spec, rngs):
+        self._shape = (spec.n_replicates, spec.n_actions)
+
+    def losses(self, t, history):
+        history.cum_losses[:] = 0.0
+        return np.zeros(self._shape)
+
+
+class UndeclaredOracleAdversary(Bernoulli):
+    """Declares means it cannot serve."""
+
+    def oracle(self, key, t0, n):
+        raise KeyError(key)
+
+
+class GlobalRNGAdversary(Bernoulli):
+    """Draws its losses from the global numpy RNG."""
+
+    def losses_block(self, t0, n):
+        return (np.random.random((len(self._rngs), n, self._n_act)) < 0.5).astype(float)  # noqa: NPY002
+
+
+BROKEN = [
+    (MutatingPredictHedge(), "check_predict_is_pure", "changed the state attributes"),
+    (GlobalRNGPlayer(eta=0.5), "check_no_global_rng", "global RNG"),
+    (AliasingUpdatePlayer(eta=0.5), "check_update_does_not_alias_input", "kept a reference"),
+    (WorkInInitPlayer(), "check_init_stores_params_only", "extra attributes ['eta_squared']"),
+    (BlockPathDriftPlayer(eta=0.5), "check_block_matches_loop", "differs from the predict/update"),
+    (IgnoresRangePlayer(eta=0.5), "check_loss_range_respected", "declared range"),
+    (GrowingMemoryPlayer(eta=0.5), "check_bounded_memory", "state grew"),
+    (LyingBoundPlayer(eta=0.5), "check_declared_bounds_hold", "exceeds its declared bound"),
+    (FakeObliviousAdversary(), "check_oblivious_is_oblivious", "saw different losses"),
+    (OutOfRangeAdversary(), "check_losses_valid", "round 3"),
+    (SplitSensitiveAdversary(), "check_block_matches_stream", "differs from the per-round"),
+    (HistoryWritingAdversary(), "check_history_is_read_only", "wrote to the history"),
+    (UndeclaredOracleAdversary(), "check_oracle_declared", "declared but fails"),
+    (GlobalRNGAdversary(), "check_no_global_rng", "global RNG"),
+]
+
+
+@pytest.mark.parametrize(
+    ("component", "check_name", "message"),
+    BROKEN,
+    ids=[b[1] + "-" + type(b[0]).__name__ for b in BROKEN],
+)
+def test_broken_component_fails_its_check(component, check_name, message):
+    check = getattr(checks, check_name)
+    with pytest.raises(AssertionError, match=check_name) as info:
+        check(component)
+    assert message in str(info.value)
+    assert type(component).__name__ in str(info.value)
+
+
+def test_correct_components_pass_every_check():
+    assert check_component(Hedge(eta=0.5)) == {}
+    assert check_component(Bernoulli()) == {}
+
+
+def test_expected_failures_are_strict():
+    class DeclaredGrowing(GrowingMemoryPlayer):
+        tags = PlayerTags(
+            block_kernel=False,
+            expected_failed_checks=(("check_bounded_memory", "stores the whole history"),),
+        )
+
+    assert check_component(DeclaredGrowing(eta=0.5)) == {
+        "check_bounded_memory": "stores the whole history"
+    }
+
+    class DeclaredButFine(Hedge):
+        tags = PlayerTags(
+            block_kernel=True, expected_failed_checks=(("check_bounded_memory", "stale"),)
+        )
+
+    with pytest.raises(AssertionError, match="declared as an expected failure"):
+        check_component(DeclaredButFine(eta=0.5))
+
+
+@parametrize_with_checks([Hedge(eta=0.25), Bernoulli(gap=0.3)])
+def test_parametrize_with_checks_runs_every_check(component, check):
+    check(component)
