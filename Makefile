@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml examples/plugin-adversary/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[test]" -e examples/plugin-adversary
+	$(PY) -m pip install -q -e ".[test,dask]" -e examples/plugin-adversary
 	@touch $(STAMP)
 
 setup: $(STAMP)

@@ -24,6 +24,10 @@ commands:
   list [KIND]           registered players, adversaries and metrics with their parameters
   demo [--out DIR]      a small in-process tournament of the built-ins, with a summary report
   check MODULE:CLASS    run the conformance suite on a player or adversary class
+  tournament [KEY=VALUE ...]
+                        run configs/tournament/NAME.yaml (`tournament=NAME`), resumably
+  report DIR --name NAME
+                        write reports/NAME/ (HTML, Markdown, figures, tables) from results in DIR
 """
 
 
@@ -43,6 +47,10 @@ def main(argv: list[str] | None = None) -> int:
             return _demo(rest)
         if command == "check":
             return _check(rest)
+        if command == "tournament":
+            return _tournament(rest)
+        if command == "report":
+            return _report(rest)
     except ArenaError as exc:
         print(f"arena: error: {exc}", file=sys.stderr)
         return 2
@@ -236,6 +244,93 @@ def _check(args: list[str]) -> int:
             print(f"{component!r:<40} {name:<36} {status}")
     print(f"\n{'FAILED' if failures else 'passed'}: {failures} unexpected result(s)")
     return 1 if failures else 0
+
+
+# ----------------------------------------------------------------------------------------------
+# arena tournament
+
+
+def _tournament(overrides: list[str]) -> int:
+    import hydra
+
+    from arena.hydra_support import config_dir
+
+    for item in overrides:
+        if item.startswith("tournament=") and "," not in item:
+            name = item.partition("=")[2]
+            if not (config_dir() / "tournament" / f"{name}.yaml").is_file():
+                import difflib
+
+                options = sorted(p.stem for p in (config_dir() / "tournament").glob("*.yaml"))
+                close = difflib.get_close_matches(name, options, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise ArenaError(f"unknown tournament {name!r}{hint} (available: {options})")
+
+    @hydra.main(version_base=None, config_path=str(config_dir()), config_name="tournament_run")
+    def task(cfg) -> None:
+        code = _tournament_task(cfg)
+        if code:
+            sys.exit(code)
+
+    saved = sys.argv
+    sys.argv = ["arena tournament", *overrides]
+    try:
+        task()
+    finally:
+        sys.argv = saved
+    return 0
+
+
+def _tournament_task(cfg) -> int:
+    from omegaconf import OmegaConf
+
+    from arena.tournament import Tournament, TournamentConfig, describe
+
+    container = OmegaConf.to_container(cfg, resolve=True)
+    progress = container["progress"]
+    if progress == "auto":
+        progress = sys.stderr.isatty()
+    try:
+        config = TournamentConfig.from_mapping(container["tournament"])
+        tournament = Tournament(
+            config,
+            container["out"],
+            executor=container["executor"],
+            n_jobs=container["n_jobs"],
+            scheduler=container["scheduler"],
+            progress=bool(progress),
+        )
+        result = tournament.run()
+    except ArenaError as exc:
+        print(f"arena: error: {exc}", file=sys.stderr)
+        return 2
+    print(describe(result, config))
+    return 0
+
+
+# ----------------------------------------------------------------------------------------------
+# arena report
+
+
+def _report(args: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="arena report")
+    parser.add_argument("source", help="a tournament directory, a multirun directory or a run")
+    parser.add_argument("--name", required=True, help="report name: writes reports/NAME/")
+    parser.add_argument("--reports", default="reports", help="parent folder of the report")
+    parser.add_argument(
+        "--metric", action="append", default=None, help="leaderboard metric (repeatable)"
+    )
+    ns = parser.parse_args(args)
+    from arena.reporting import build_report
+
+    source = Path(ns.source)
+    if not source.exists():
+        raise ArenaError(f"no such results directory: {source}")
+    out = build_report(
+        source, Path(ns.reports) / ns.name, name=ns.name, metrics=tuple(ns.metric or ["regret"])
+    )
+    print(f"report: {out}")
+    return 0
 
 
 # ----------------------------------------------------------------------------------------------

@@ -40,7 +40,8 @@ MEMORY_SLACK_BYTES = 4096
 
 
 def _name(component: Any) -> str:
-    return f"{type(component).__name__}({', '.join(f'{k}={v!r}' for k, v in component.get_params().items())})"
+    params = ", ".join(f"{k}={v!r}" for k, v in component.get_params().items())
+    return f"{type(component).__name__}({params})"
 
 
 def _fail(check: str, component: Any, message: str) -> None:
@@ -144,7 +145,7 @@ def check_clone_and_repr_roundtrip(component: Any) -> None:
         _fail("check_clone_and_repr_roundtrip", component, "clone() changed the parameters")
     namespace = {cls.__name__: cls, "nan": math.nan, "inf": math.inf}
     try:
-        again = eval(repr(component), namespace)  # noqa: S307 - our own repr of parameters
+        again = eval(repr(component), namespace)  # our own repr: parameters only
     except Exception as exc:
         _fail("check_clone_and_repr_roundtrip", component, f"repr does not evaluate: {exc}")
     if canonical_json(again.get_params()) != want:

@@ -1,0 +1,485 @@
+"""Tournaments: the cross product of players × adversaries × game sizes, one Parquet part per cell.
+
+A tournament directory holds
+
+* ``manifest.json`` — the resolved configuration (and its digest), versions, git revision;
+* ``parts/results-<cell>.parquet`` — the tidy rows of one finished cell (exact results schema);
+* ``parts/manifest-<cell>.json`` — that cell's manifest (written after its Parquet: its presence
+  marks the cell finished);
+* ``failures.parquet`` — the cells that raised, with error and traceback.
+
+Every file is written atomically by the coordinating process, so a kill at any moment loses only
+the cells in flight and never leaves a corrupt part; re-running the same command skips finished
+cells and retries failed ones, and a different configuration in the same directory is refused.
+Executors: ``serial`` (in process), ``local`` (worker processes, all cores by default) and
+``dask`` (a scheduler address, or a ``LocalCluster``); rows do not depend on the executor because
+seeds come from the cell, never from execution order (design §3, §7).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import time
+import traceback
+from collections.abc import Iterable, Mapping
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from arena.base import canonical_json
+from arena.errors import ArenaError, ConfigError
+from arena.results import (
+    git_revision,
+    manifest,
+    package_versions,
+    write_json_atomic,
+    write_parquet_atomic,
+)
+
+EXECUTORS = ("serial", "local", "dask")
+
+FAILURE_COLUMNS = [
+    "cell",
+    "player",
+    "player_params",
+    "adversary",
+    "adversary_params",
+    "n_actions",
+    "horizon",
+    "error",
+    "traceback",
+]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One unit of work: a player against an adversary at one game size, all replicates.
+
+    Attributes
+    ----------
+    player, adversary : str
+        Registry names.
+    player_params, adversary_params : dict
+        Constructor parameters.
+    n_actions : int or None
+        N (None: the adversary's choice).
+    """
+
+    player: str
+    player_params: Mapping[str, Any]
+    adversary: str
+    adversary_params: Mapping[str, Any]
+    n_actions: int | None
+
+    @property
+    def key(self) -> str:
+        """Canonical JSON of the cell (sorted keys)."""
+        return canonical_json(
+            {
+                "player": self.player,
+                "player_params": dict(self.player_params),
+                "adversary": self.adversary,
+                "adversary_params": dict(self.adversary_params),
+                "n_actions": self.n_actions,
+            }
+        )
+
+    @property
+    def id(self) -> str:
+        """Short digest of :attr:`key`, used in file names."""
+        return hashlib.sha256(self.key.encode()).hexdigest()[:12]
+
+    def label(self) -> str:
+        """Readable description for progress bars and failure lists."""
+
+        def fmt(name: str, params: Mapping[str, Any]) -> str:
+            inner = ", ".join(f"{k}={v}" for k, v in sorted(params.items()))
+            return f"{name}({inner})" if inner else name
+
+        n = "" if self.n_actions is None else f" N={self.n_actions}"
+        player = fmt(self.player, self.player_params)
+        return f"{player} vs {fmt(self.adversary, self.adversary_params)}{n}"
+
+
+@dataclass
+class TournamentConfig:
+    """A tournament: what to cross, how long, how many replicates, which metrics.
+
+    ``players`` and ``adversaries`` are lists whose entries are a registry name, or a mapping with
+    ``name``, optional ``params`` (fixed overrides) and optional ``grid`` (``{param: [values]}``,
+    expanded as a cross product).
+    """
+
+    name: str
+    players: list[Any]
+    adversaries: list[Any]
+    n_actions: list[int | None] = field(default_factory=lambda: [None])
+    horizon: int = 1000
+    replicates: int = 32
+    seed: int = 0
+    metrics: Mapping[str, Any] | None = None
+    per_decade: int = 10
+
+    @classmethod
+    def from_mapping(cls, cfg: Mapping[str, Any]) -> TournamentConfig:
+        """Build from a plain mapping (e.g. a resolved Hydra node), refusing unknown keys."""
+        known = {f for f in cls.__dataclass_fields__}
+        unknown = set(cfg) - known
+        if unknown:
+            raise ConfigError(
+                "tournament", sorted(unknown)[0], f"unknown key (known: {sorted(known)})"
+            )
+        data = dict(cfg)
+        n = data.get("n_actions", [None])
+        data["n_actions"] = list(n) if isinstance(n, list | tuple) else [n]
+        return cls(**data)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f: getattr(self, f) for f in self.__dataclass_fields__}
+
+    def digest(self) -> str:
+        return hashlib.sha256(canonical_json(self.as_dict()).encode()).hexdigest()[:16]
+
+    def cells(self) -> list[Cell]:
+        """The cross product, without duplicates, in a stable order."""
+        players = [p for entry in self.players for p in _expand("player", entry)]
+        adversaries = [a for entry in self.adversaries for a in _expand("adversary", entry)]
+        out: dict[str, Cell] = {}
+        for (pn, pp), (an, ap), n in itertools.product(players, adversaries, self.n_actions):
+            cell = Cell(pn, pp, an, ap, n)
+            out.setdefault(cell.id, cell)
+        return list(out.values())
+
+
+def _expand(kind: str, entry: Any) -> list[tuple[str, dict[str, Any]]]:
+    if isinstance(entry, str):
+        return [(entry, {})]
+    if not isinstance(entry, Mapping) or "name" not in entry:
+        raise ConfigError("tournament", f"{kind}s", f"entry {entry!r} needs a registry name")
+    unknown = set(entry) - {"name", "params", "grid"}
+    if unknown:
+        raise ConfigError("tournament", f"{kind}s", f"entry {entry!r}: unknown keys {unknown}")
+    base = dict(entry.get("params") or {})
+    grid = dict(entry.get("grid") or {})
+    if not grid:
+        return [(str(entry["name"]), base)]
+    names = sorted(grid)
+    values = [list(grid[n]) if isinstance(grid[n], list | tuple) else [grid[n]] for n in names]
+    return [
+        (str(entry["name"]), {**base, **dict(zip(names, combo, strict=True))})
+        for combo in itertools.product(*values)
+    ]
+
+
+# ----------------------------------------------------------------------------------------------
+# one cell, run anywhere
+
+
+def run_cell(cell: Cell, config: TournamentConfig, progress: bool = False) -> dict[str, Any]:
+    """Play one cell and return its rows and manifest, or its error (never raises).
+
+    Runs in the coordinating process or in a worker (process pool, Dask); the coordinator writes
+    the files, so workers need no shared file system.
+    """
+    from arena.engine import run_game
+
+    started = time.perf_counter()
+    try:
+        run = run_game(
+            cell.player,
+            cell.adversary,
+            player_params=dict(cell.player_params),
+            adversary_params=dict(cell.adversary_params),
+            n_actions=cell.n_actions,
+            horizon=config.horizon,
+            replicates=config.replicates,
+            seed=config.seed,
+            metrics=config.metrics,
+            per_decade=config.per_decade,
+            progress=progress,
+        )
+    except Exception as exc:  # a failing cell must not stop the tournament
+        return {
+            "ok": False,
+            "error": f"{type(exc).__name__}: {exc}",
+            "traceback": traceback.format_exc(),
+            "wall_time_s": time.perf_counter() - started,
+        }
+    return {"ok": True, "rows": run.rows, "manifest": manifest(run, {"tournament_cell": cell.id})}
+
+
+# ----------------------------------------------------------------------------------------------
+# the coordinator
+
+
+@dataclass
+class TournamentResult:
+    """What a tournament run did: cells finished now, skipped (already done), failed."""
+
+    directory: Path
+    finished: list[str]
+    skipped: list[str]
+    failed: list[str]
+    wall_time_s: float
+
+
+class Tournament:
+    """Runs a :class:`TournamentConfig` into a directory, resumably.
+
+    Parameters
+    ----------
+    config : TournamentConfig
+    directory : path
+        Output directory (created if needed).
+    executor : {"serial", "local", "dask"}
+    n_jobs : int, optional
+        Worker processes (local, LocalCluster); default: all cores.
+    scheduler : str, optional
+        Dask scheduler address; without one a ``LocalCluster`` is started.
+    progress : bool
+        Show a progress bar over cells (and over rounds for a single serial cell).
+    """
+
+    def __init__(
+        self,
+        config: TournamentConfig,
+        directory: str | Path,
+        *,
+        executor: str = "local",
+        n_jobs: int | None = None,
+        scheduler: str | None = None,
+        progress: bool = False,
+    ):
+        if executor not in EXECUTORS:
+            raise ConfigError(
+                "tournament", "executor", f"must be one of {EXECUTORS}, got {executor!r}"
+            )
+        if n_jobs is not None and int(n_jobs) < 1:
+            raise ConfigError("tournament", "n_jobs", f"must be ≥ 1, got {n_jobs}")
+        self.config = config
+        self.directory = Path(directory)
+        self.executor = executor
+        self.n_jobs = int(n_jobs) if n_jobs is not None else (os.cpu_count() or 1)
+        self.scheduler = scheduler
+        self.progress = progress
+
+    # -- files ----------------------------------------------------------------------------------
+
+    @property
+    def parts(self) -> Path:
+        return self.directory / "parts"
+
+    def _claim_directory(self) -> None:
+        path = self.directory / "manifest.json"
+        digest = self.config.digest()
+        if path.is_file():
+            old = json.loads(path.read_text())
+            if old.get("config_digest") != digest:
+                diff = sorted(
+                    k
+                    for k in set(old.get("config", {})) | set(self.config.as_dict())
+                    if canonical_json(old.get("config", {}).get(k))
+                    != canonical_json(self.config.as_dict().get(k))
+                )
+                raise ArenaError(
+                    f"{self.directory} already holds a different tournament (its configuration "
+                    f"differs in {', '.join(diff) or 'its digest'}); choose another directory"
+                )
+            return
+        self.parts.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(
+            {
+                "name": self.config.name,
+                "config": self.config.as_dict(),
+                "config_digest": digest,
+                "cells": [{"id": c.id, **json.loads(c.key)} for c in self.config.cells()],
+                "versions": package_versions(),
+                "git_revision": git_revision(),
+                "schema": "arena tournament v1",
+            },
+            path,
+        )
+
+    def finished_cells(self) -> set[str]:
+        """Cells whose manifest part exists (written after their Parquet part)."""
+        if not self.parts.is_dir():
+            return set()
+        return {p.stem.removeprefix("manifest-") for p in self.parts.glob("manifest-*.json")}
+
+    def _write_cell(self, cell: Cell, out: dict[str, Any]) -> None:
+        write_parquet_atomic(out["rows"], self.parts / f"results-{cell.id}.parquet")
+        write_json_atomic(out["manifest"], self.parts / f"manifest-{cell.id}.json")
+
+    def _write_failures(self, failures: dict[str, dict[str, Any]]) -> None:
+        rows = list(failures.values())
+        frame = pd.DataFrame(rows, columns=FAILURE_COLUMNS)
+        path = self.directory / "failures.parquet"
+        if frame.empty:
+            path.unlink(missing_ok=True)
+            return
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        tmp = path.with_name(".failures.parquet.tmp")
+        frame["n_actions"] = frame["n_actions"].astype("Int64")
+        pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp)
+        os.replace(tmp, path)
+
+    def _clean_stale_temporaries(self) -> None:
+        for p in list(self.parts.glob(".*.tmp")) + list(self.directory.glob(".*.tmp")):
+            p.unlink(missing_ok=True)
+
+    # -- running --------------------------------------------------------------------------------
+
+    def run(self) -> TournamentResult:
+        """Run every unfinished cell; return what happened."""
+        started = time.perf_counter()
+        self._claim_directory()
+        self._clean_stale_temporaries()
+        cells = self.config.cells()
+        done = self.finished_cells()
+        todo = [c for c in cells if c.id not in done]
+        skipped = [c.id for c in cells if c.id in done]
+        failures = self._load_failures(exclude=set(c.id for c in todo))
+        finished: list[str] = []
+        bar = self._bar(len(cells), len(skipped))
+        try:
+            for cell, out in self._execute(todo):
+                if out["ok"]:
+                    self._write_cell(cell, out)
+                    finished.append(cell.id)
+                else:
+                    failures[cell.id] = {
+                        "cell": cell.id,
+                        "player": cell.player,
+                        "player_params": canonical_json(dict(cell.player_params)),
+                        "adversary": cell.adversary,
+                        "adversary_params": canonical_json(dict(cell.adversary_params)),
+                        "n_actions": cell.n_actions,
+                        "horizon": self.config.horizon,
+                        "error": out["error"],
+                        "traceback": out["traceback"],
+                    }
+                    self._write_failures(failures)
+                if bar is not None:
+                    bar.set_postfix_str(cell.label()[:40])
+                    bar.update(1)
+        finally:
+            if bar is not None:
+                bar.close()
+        self._write_failures(failures)
+        return TournamentResult(
+            self.directory, finished, skipped, sorted(failures), time.perf_counter() - started
+        )
+
+    def _load_failures(self, exclude: set[str]) -> dict[str, dict[str, Any]]:
+        path = self.directory / "failures.parquet"
+        if not path.is_file():
+            return {}
+        frame = pd.read_parquet(path)
+        # a cell about to be retried loses its old failure record
+        return {r["cell"]: r for r in frame.to_dict("records") if r["cell"] not in exclude}
+
+    def _bar(self, total: int, initial: int):
+        if not self.progress:
+            return None
+        from tqdm.auto import tqdm
+
+        return tqdm(total=total, initial=initial, unit="cell", desc=self.config.name)
+
+    def _execute(self, todo: list[Cell]) -> Iterable[tuple[Cell, dict[str, Any]]]:
+        if not todo:
+            return
+        if self.executor == "serial" or (self.executor == "local" and self.n_jobs == 1):
+            single = self.progress and len(todo) == 1
+            for cell in todo:
+                yield cell, run_cell(cell, self.config, progress=single)
+        elif self.executor == "local":
+            yield from self._execute_processes(todo)
+        else:
+            yield from self._execute_dask(todo)
+
+    def _execute_processes(self, todo: list[Cell]):
+        import multiprocessing
+
+        # spawn: workers start clean (no inherited numba/threads state), on every platform
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(
+            max_workers=min(self.n_jobs, len(todo)), mp_context=context
+        ) as pool:
+            pending = {pool.submit(run_cell, cell, self.config): cell for cell in todo}
+            try:
+                while pending:
+                    done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    for fut in done:
+                        cell = pending.pop(fut)
+                        try:
+                            out = fut.result()
+                        except Exception as exc:  # the worker itself died
+                            out = {
+                                "ok": False,
+                                "error": f"{type(exc).__name__}: {exc}",
+                                "traceback": traceback.format_exc(),
+                            }
+                        yield cell, out
+            finally:
+                for fut in pending:
+                    fut.cancel()
+
+    def _execute_dask(self, todo: list[Cell]):
+        try:
+            from dask.distributed import Client, LocalCluster, as_completed
+        except ImportError as exc:
+            raise ArenaError(
+                "executor=dask needs the optional extra: pip install 'regret-arena[dask]'"
+            ) from exc
+        cluster = None
+        if self.scheduler:
+            client = Client(self.scheduler)
+        else:
+            cluster = LocalCluster(
+                n_workers=min(self.n_jobs, len(todo)),
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+            )
+            client = Client(cluster)
+        try:
+            futures = {
+                client.submit(run_cell, cell, self.config, pure=False, key=f"cell-{cell.id}"): cell
+                for cell in todo
+            }
+            for fut in as_completed(list(futures)):
+                cell = futures[fut]
+                try:
+                    out = fut.result()
+                except Exception as exc:
+                    out = {
+                        "ok": False,
+                        "error": f"{type(exc).__name__}: {exc}",
+                        "traceback": traceback.format_exc(),
+                    }
+                yield cell, out
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+
+
+def describe(result: TournamentResult, config: TournamentConfig) -> str:
+    """A short text summary of a tournament run."""
+    lines = [
+        f"tournament {config.name}: {len(result.finished)} cell(s) run, "
+        f"{len(result.skipped)} already done, {len(result.failed)} failed "
+        f"({result.wall_time_s:.1f} s)",
+        f"results: {result.directory}",
+    ]
+    if result.failed:
+        lines.append(f"failures: {result.directory / 'failures.parquet'}")
+    return "\n".join(lines)

@@ -1,0 +1,182 @@
+"""Tournaments: cross product, resume, SIGKILL safety, executor equivalence, failing cells."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from arena.engine import SCHEMA
+from arena.errors import ArenaError
+from arena.tournament import Tournament, TournamentConfig
+
+SMALL = {
+    "name": "small",
+    "players": ["hedge", {"name": "hedge", "grid": {"eta": [0.1, "anytime"]}}, "ftl"],
+    "adversaries": ["fair_coin", {"name": "bernoulli", "params": {"gap": 0.2}}, "greedy"],
+    "n_actions": [3],
+    "horizon": 120,
+    "replicates": 4,
+    "seed": 9,
+    "metrics": {"regret": {}, "shifting_regret": {"k": [1, 2]}, "sa_regret": {"tau": [10]}},
+}
+
+
+def load_parts(directory: Path) -> pd.DataFrame:
+    parts = sorted((directory / "parts").glob("results-*.parquet"))
+    frame = pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
+    return frame.sort_values(["cell", "replicate", "t", "metric", "param"]).reset_index(drop=True)
+
+
+def test_cross_product_with_grids_and_dedup():
+    cells = TournamentConfig.from_mapping(SMALL).cells()
+    # players: hedge, hedge(eta=0.1), hedge(eta=anytime), ftl  ×  3 adversaries  ×  1 N
+    assert len(cells) == 4 * 3
+    assert len({c.id for c in cells}) == len(cells)
+    doubled = {**SMALL, "players": ["hedge", "hedge"]}
+    assert len(TournamentConfig.from_mapping(doubled).cells()) == 3
+
+
+def test_unknown_key_and_bad_executor_are_refused(tmp_path):
+    with pytest.raises(ArenaError, match="unknown key"):
+        TournamentConfig.from_mapping({**SMALL, "horizn": 5})
+    with pytest.raises(ArenaError, match="executor"):
+        Tournament(TournamentConfig.from_mapping(SMALL), tmp_path, executor="threads")
+
+
+def test_resume_skips_finished_cells_and_refuses_other_configs(tmp_path):
+    config = TournamentConfig.from_mapping(SMALL)
+    first = Tournament(config, tmp_path / "t", executor="serial").run()
+    assert len(first.finished) == 12 and not first.failed
+    stamp = {p: p.stat().st_mtime_ns for p in (tmp_path / "t" / "parts").iterdir()}
+    again = Tournament(config, tmp_path / "t", executor="serial").run()
+    assert again.finished == [] and len(again.skipped) == 12
+    assert stamp == {p: p.stat().st_mtime_ns for p in (tmp_path / "t" / "parts").iterdir()}
+    other = TournamentConfig.from_mapping({**SMALL, "horizon": 121})
+    with pytest.raises(ArenaError, match="different tournament.*horizon"):
+        Tournament(other, tmp_path / "t", executor="serial").run()
+    rows = load_parts(tmp_path / "t")
+    assert list(pq.read_schema(next((tmp_path / "t" / "parts").glob("*.parquet"))).names) == SCHEMA
+    assert rows.cell.nunique() == 12 and rows.replicate.nunique() == 4
+
+
+def test_executors_give_identical_rows(tmp_path):
+    config = TournamentConfig.from_mapping({**SMALL, "players": ["hedge", "ftl"]})
+    frames = {}
+    for executor, n_jobs in (("serial", None), ("local", 2), ("dask", 2)):
+        Tournament(config, tmp_path / executor, executor=executor, n_jobs=n_jobs).run()
+        frames[executor] = load_parts(tmp_path / executor)
+    pd.testing.assert_frame_equal(frames["serial"], frames["local"], check_exact=True)
+    pd.testing.assert_frame_equal(frames["serial"], frames["dask"], check_exact=True)
+
+
+def test_failing_cell_is_recorded_and_the_rest_goes_on(tmp_path):
+    config = TournamentConfig.from_mapping(
+        {
+            **SMALL,
+            "players": ["hedge"],
+            "adversaries": ["fair_coin", {"name": "bernoulli", "params": {"gap": 0.9}}],
+        }
+    )
+    result = Tournament(config, tmp_path / "t", executor="serial").run()
+    assert len(result.finished) == 1 and len(result.failed) == 1
+    failures = pd.read_parquet(tmp_path / "t" / "failures.parquet")
+    assert failures.adversary.tolist() == ["bernoulli"]
+    assert "gap" in failures.error.iloc[0] and "Traceback" in failures.traceback.iloc[0]
+    # re-running retries the failed cell only, and keeps recording it
+    again = Tournament(config, tmp_path / "t", executor="serial").run()
+    assert again.finished == [] and again.failed == result.failed
+
+
+def test_sigkill_mid_run_loses_only_cells_in_flight(tmp_path):
+    out = tmp_path / "killed"
+    config = {**SMALL, "horizon": 3000, "replicates": 16, "n_actions": [20]}
+    script = (
+        "import json, sys\n"
+        "from arena.tournament import Tournament, TournamentConfig\n"
+        "cfg = TournamentConfig.from_mapping(json.loads(sys.argv[1]))\n"
+        "Tournament(cfg, sys.argv[2], executor='serial').run()\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script, json.dumps(config), str(out)])
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if len(list((out / "parts").glob("manifest-*.json"))) >= 2:
+            break
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done_before = {
+        p.stem.removeprefix("manifest-") for p in (out / "parts").glob("manifest-*.json")
+    }
+    assert 2 <= len(done_before) < 12
+    # every part on disk is whole: each finished cell's Parquet reads back completely
+    for cell in done_before:
+        table = pq.read_table(out / "parts" / f"results-{cell}.parquet")
+        assert table.num_rows > 0
+    resumed = Tournament(TournamentConfig.from_mapping(config), out, executor="serial").run()
+    assert set(resumed.skipped) == done_before
+    assert len(resumed.finished) == 12 - len(done_before)
+    assert not list((out / "parts").glob(".*.tmp"))
+    # a resumed tournament equals an uninterrupted one
+    Tournament(TournamentConfig.from_mapping(config), tmp_path / "clean", executor="serial").run()
+    pd.testing.assert_frame_equal(load_parts(out), load_parts(tmp_path / "clean"))
+
+
+def test_cli_tournament_and_multirun(tmp_path):
+    cli = [sys.executable, "-m", "arena.cli"]
+    res = subprocess.run(
+        [
+            *cli,
+            "tournament",
+            "tournament=demo",
+            f"out={tmp_path / 'demo'}",
+            "tournament.horizon=100",
+            "tournament.replicates=2",
+            "executor=serial",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert res.returncode == 0, res.stderr
+    assert "15 cell(s) run" in res.stdout
+    assert len(list((tmp_path / "demo" / "parts").glob("results-*.parquet"))) == 15
+    bad = subprocess.run(
+        [*cli, "tournament", "tournament=dmeo"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert bad.returncode != 0 and "did you mean 'demo'" in bad.stderr
+    multi = subprocess.run(
+        [
+            *cli,
+            "run",
+            "-m",
+            "player=hedge,ftl",
+            "adversary=fair_coin",
+            "horizon=50",
+            "replicates=2",
+            "metrics=regret",
+            f"hydra.sweep.dir={tmp_path / 'multi'}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert multi.returncode == 0, multi.stderr
+    from arena.results import load_results
+
+    rows = load_results(tmp_path / "multi")
+    assert set(rows.player) == {"hedge", "ftl"}
