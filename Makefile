@@ -20,9 +20,10 @@ demo: $(STAMP)
 # The whole suite: lint, every test (slow statistical ones included), the doctests, and the
 # kernel-free reference path (NUMBA_DISABLE_JIT=1) on the fast tests.
 test: $(STAMP) lint
-	$(PY) -m pytest -q -m "slow or not slow" tests examples/plugin-adversary/tests
+	$(PY) -m pytest -q -n auto -m "slow or not slow" tests examples/plugin-adversary/tests
 	$(PY) -m pytest -q --doctest-modules arena players adversaries
-	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -m "not slow" -p no:cacheprovider tests/test_metrics_bruteforce.py tests/test_reference_equivalence.py
+	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -n auto -m "not slow" -p no:cacheprovider \
+		tests/test_metrics_bruteforce.py tests/test_reference_equivalence.py
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not slow" tests
