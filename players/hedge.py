@@ -1,4 +1,4 @@
-"""Hedge (exponential weights) with a fixed, horizon-tuned or anytime learning rate."""
+"""Hedge (exponential weights): fixed, horizon-tuned, anytime or doubling-trick learning rates."""
 
 from __future__ import annotations
 
@@ -12,7 +12,13 @@ from arena.errors import ConfigError
 from arena.protocols import ExpertsPlayer
 from arena.spec import GameSpec, PlayerTags
 
-ETA_SCHEDULES = ("tuned", "anytime")
+ETA_SCHEDULES = ("tuned", "anytime", "doubling")
+
+FIXED, ANYTIME, DOUBLING = 0, 1, 2
+"""Kernel codes of the rate schedules (a number or ``"tuned"`` is FIXED)."""
+
+DOUBLING_FACTOR = math.sqrt(2.0) / (math.sqrt(2.0) - 1.0)
+"""``√2/(√2 − 1) ≈ 3.414``: the doubling trick's price over the tuned bound (CBL Ex. 2.8)."""
 
 
 def hedge_probs(cum_losses: np.ndarray, eta: float) -> np.ndarray:
@@ -29,12 +35,32 @@ def hedge_probs(cum_losses: np.ndarray, eta: float) -> np.ndarray:
 
 
 @njit(cache=True)
-def _hedge_play_block(losses, cum, rounds_done, anytime, eta, log_n, lo, scale, probs):
-    """Play a chunk: ``probs[r, j]`` is p at round ``rounds_done + j + 1``; ``cum`` advances."""
+def _epoch_rate(t, log_n):
+    """Doubling trick: round t lies in epoch m = ⌊log2 t⌋ (rounds 2^m .. 2^{m+1} − 1), whose rate is
+    ``sqrt(8 ln N / 2^m)``, Hedge tuned for the epoch's length 2^m."""
+    m = 0
+    while (2 << m) <= t:
+        m += 1
+    return math.sqrt(8.0 * log_n / (1 << m))
+
+
+@njit(cache=True)
+def _hedge_play_block(losses, cum, rounds_done, mode, eta, log_n, lo, scale, probs):
+    """Play a chunk: ``probs[r, j]`` is p at round ``rounds_done + j + 1``; ``cum`` advances.
+
+    ``mode`` is FIXED (rate ``eta``), ANYTIME (``sqrt(8 ln N / t)``) or DOUBLING (per-epoch rate,
+    and ``cum`` restarts from zero when round t + 1 opens a new epoch, i.e. is a power of two).
+    """
     n_rep, n, n_act = losses.shape
     for r in range(n_rep):
         for j in range(n):
-            e = math.sqrt(8.0 * log_n / (rounds_done + j + 1)) if anytime else eta
+            t = rounds_done + j + 1
+            if mode == ANYTIME:
+                e = math.sqrt(8.0 * log_n / t)
+            elif mode == DOUBLING:
+                e = _epoch_rate(t, log_n)
+            else:
+                e = eta
             m = np.inf
             for i in range(n_act):
                 if cum[r, i] < m:
@@ -44,9 +70,13 @@ def _hedge_play_block(losses, cum, rounds_done, anytime, eta, log_n, lo, scale, 
                 w = math.exp(-e * (cum[r, i] - m))
                 probs[r, j, i] = w
                 s += w
+            restart = mode == DOUBLING and (t + 1) & t == 0
             for i in range(n_act):
                 probs[r, j, i] /= s
-                cum[r, i] += (losses[r, j, i] - lo) / scale
+                if restart:
+                    cum[r, i] = 0.0
+                else:
+                    cum[r, i] += (losses[r, j, i] - lo) / scale
 
 
 class Hedge(ExpertsPlayer):
@@ -57,9 +87,12 @@ class Hedge(ExpertsPlayer):
 
     Parameters
     ----------
-    eta : float or {"tuned", "anytime"}
+    eta : float or {"tuned", "anytime", "doubling"}
         A fixed rate η > 0; ``"tuned"`` (default) uses ``η = sqrt(8 ln N / T)`` from the horizon;
-        ``"anytime"`` uses ``η_t = sqrt(8 ln N / t)`` at round t and needs no horizon.
+        ``"anytime"`` uses ``η_t = sqrt(8 ln N / t)`` at round t and needs no horizon;
+        ``"doubling"`` is the doubling trick: epochs ``m = 0, 1, 2, …`` cover rounds
+        ``2^m .. 2^{m+1} − 1``, and in epoch m Hedge restarts from uniform weights with the rate
+        ``η_m = sqrt(8 ln N / 2^m)`` tuned for the epoch's length (needs no horizon).
 
     Notes
     -----
@@ -67,9 +100,13 @@ class Hedge(ExpertsPlayer):
 
     * fixed η: ``R_T ≤ ln N / η + η T / 8`` (Cesa-Bianchi & Lugosi 2006, Thm 2.2);
     * ``"tuned"``: ``R_T ≤ sqrt(T ln N / 2)`` (same theorem);
-    * ``"anytime"``: ``R_T ≤ 2 sqrt((T/2) ln N) + sqrt(ln N / 8)`` (CBL Thm 2.3).
+    * ``"anytime"``: ``R_T ≤ 2 sqrt((T/2) ln N) + sqrt(ln N / 8)`` (CBL Thm 2.3);
+    * ``"doubling"``: ``R_T ≤ (√2/(√2 − 1)) sqrt(T ln N / 2)`` for every T (CBL Ex. 2.8). Epoch m
+      (complete or the last, partial one, of length ≤ 2^m) costs at most
+      ``ln N/η_m + η_m 2^m/8 = sqrt(2^m ln N / 2)``; the regret to the best expert overall is at
+      most the sum of the per-epoch regrets, and ``Σ_{m ≤ ⌊log2 T⌋} 2^{m/2} ≤ (√2/(√2 − 1)) √T``.
 
-    These are theory-oracles §A.2 rows 1, 2 and 4; the seed 000 thesis states the same algorithm
+    These are theory-oracles §A.2 rows 1, 2, 4 and 5; the seed 000 thesis states the same algorithm
     as EXP with the ``z ∈ [−1, 1]`` bound ``ln N/η + Tη/2`` (seed 000, L419-427). The weights are
     computed as ``exp(−η (L − min L))`` so that no exponential overflows.
 
@@ -104,16 +141,16 @@ class Hedge(ExpertsPlayer):
                 )
             if self.eta == "tuned" and spec.horizon is None:
                 raise ConfigError("player hedge", "eta", "'tuned' needs the horizon; use 'anytime'")
-            anytime = self.eta == "anytime"
-            eta = 0.0 if anytime else math.sqrt(8.0 * log_n / spec.horizon)
+            mode = {"tuned": FIXED, "anytime": ANYTIME, "doubling": DOUBLING}[self.eta]
+            eta = math.sqrt(8.0 * log_n / spec.horizon) if mode == FIXED else 0.0
         else:
             eta = float(self.eta)
             if not (math.isfinite(eta) and eta > 0):
                 raise ConfigError(
                     "player hedge", "eta", f"must be finite and > 0, got {self.eta!r}"
                 )
-            anytime = False
-        self._anytime = anytime
+            mode = FIXED
+        self._mode = mode
         self._eta = eta
         self._log_n = log_n
         self._lo, self._scale = spec.loss_range[0], spec.loss_scale
@@ -122,16 +159,21 @@ class Hedge(ExpertsPlayer):
 
     def learning_rate(self) -> float:
         """Return η for the next round (``t = rounds played + 1``)."""
-        if self._anytime:
+        if self._mode == ANYTIME:
             return math.sqrt(8.0 * self._log_n / (self._rounds + 1))
+        if self._mode == DOUBLING:
+            return _epoch_rate(self._rounds + 1, self._log_n)
         return self._eta
 
     def predict(self, confidences: np.ndarray | None = None) -> np.ndarray:
         return hedge_probs(self._cum, self.learning_rate())
 
     def update(self, losses: np.ndarray, actions: np.ndarray | None = None) -> None:
-        self._cum += (losses - self._lo) / self._scale
         self._rounds += 1
+        if self._mode == DOUBLING and self._rounds & (self._rounds + 1) == 0:
+            self._cum[...] = 0.0  # round t + 1 = 2^m opens a new epoch: restart from uniform
+        else:
+            self._cum += (losses - self._lo) / self._scale
 
     def play_block(
         self,
@@ -144,7 +186,7 @@ class Hedge(ExpertsPlayer):
             losses,
             self._cum,
             self._rounds,
-            self._anytime,
+            self._mode,
             self._eta,
             self._log_n,
             self._lo,
@@ -161,8 +203,10 @@ class Hedge(ExpertsPlayer):
     def regret_bound(self, t: int) -> float:
         """Return the proven bound on the expected regret after ``t`` rounds (see Notes)."""
         n = self._log_n
-        if self._anytime:
+        if self._mode == ANYTIME:
             bound = 2.0 * math.sqrt(t / 2.0 * n) + math.sqrt(n / 8.0)
+        elif self._mode == DOUBLING:
+            bound = DOUBLING_FACTOR * math.sqrt(t * n / 2.0)
         elif self._eta == 0.0:
             bound = 0.0  # N = 1: nothing to regret
         else:
@@ -174,3 +218,4 @@ class Hedge(ExpertsPlayer):
         yield {}
         yield {"eta": 0.3}
         yield {"eta": "anytime"}
+        yield {"eta": "doubling"}

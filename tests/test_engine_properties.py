@@ -328,10 +328,12 @@ def leak_z(values: np.ndarray, target: float) -> float:
 def test_leak_detector_every_registered_player(player):
     # theory-oracles §A.1.6: under fair coins every non-anticipating learner has
     # E[R_T] = LB(T, N) exactly (10.869 at T=200, N=10; Hedge gave 10.889 ± 0.032 over 4000 runs).
+    tags = registry.load("player", player).tags
+    n_act = max(tags.min_actions, min(LEAK_N, tags.max_actions or LEAK_N))  # e.g. cover2: N = 2
     rows = play(
         player,
         "fair_coin",
-        n_actions=LEAK_N,
+        n_actions=n_act,
         horizon=LEAK_T,
         replicates=LEAK_R,
         seed=2024,
@@ -340,7 +342,7 @@ def test_leak_detector_every_registered_player(player):
     )
     values = rows.value.to_numpy()
     assert values.size == LEAK_R
-    target = float(fair_coin_lb_exact(LEAK_T, LEAK_N))
+    target = float(fair_coin_lb_exact(LEAK_T, n_act))
     assert abs(leak_z(values, target)) <= 4.0, (player, values.mean(), target)
 
 
@@ -359,7 +361,7 @@ class PeekingHedge(ExpertsPlayer):
     def predict(self, confidences=None):
         return hedge_probs(self._cum + self._future[:, self._t], self.eta)
 
-    def update(self, losses):
+    def update(self, losses, actions=None):
         self._cum += losses
         self._t += 1
 

@@ -53,8 +53,17 @@ def _rngs(seed: int, n: int = REPLICATES) -> list[np.random.Generator]:
 
 
 def _player_game(player: ExpertsPlayer, horizon: int = HORIZON) -> GameSpec:
+    """A small game the player accepts: N = 4 within its tags' limits, unless a list-valued
+    parameter (a prior) fixes N by its length."""
     tags = player.tags
     n_act = max(tags.min_actions, min(4, tags.max_actions or 4))
+    for value in player.get_params().values():
+        if (
+            isinstance(value, list | tuple)
+            and value
+            and all(isinstance(v, int | float) for v in value)
+        ):
+            n_act = len(value)
     return GameSpec("experts", n_act, horizon, (0.0, 1.0), n_replicates=REPLICATES)
 
 
@@ -69,6 +78,20 @@ def _losses(player: ExpertsPlayer, spec: GameSpec, n: int, seed: int = 0) -> np.
     losses = rng.random(shape)
     losses[..., 0] = np.round(losses[..., 0])  # some exact ties and extreme values
     return losses
+
+
+def _update(player: ExpertsPlayer, losses: np.ndarray, p: np.ndarray, t: int) -> None:
+    """Feed one round's losses; players that observe their action get the inverse-CDF draw of
+    ``p`` at a fixed uniform (the engine's rule), so every check can drive them."""
+    if player.tags.observes_action:
+        from arena.sampling import sample_actions
+
+        actions = np.empty(losses.shape[0], dtype=np.int64)
+        uniforms = np.random.default_rng([99, t]).random(losses.shape[0])
+        sample_actions(np.ascontiguousarray(p, dtype=np.float64), uniforms, actions)
+        player.update(losses, actions=actions)
+    else:
+        player.update(losses)
 
 
 def _state(component: Any) -> dict[str, Any]:
@@ -199,7 +222,7 @@ def check_distribution_valid(player: ExpertsPlayer) -> None:
         bad = ~np.isfinite(p).all() or (p < 0).any()
         if bad or np.abs(p.sum(axis=1) - 1).max() > SIMPLEX_TOL:
             _fail("check_distribution_valid", player, f"p = {p.tolist()} at round {j + 1}")
-        p0.update(losses[:, j].copy())
+        _update(p0, losses[:, j].copy(), p, j)
 
 
 def check_predict_is_pure(player: ExpertsPlayer) -> None:
@@ -209,8 +232,7 @@ def check_predict_is_pure(player: ExpertsPlayer) -> None:
     p0.reset(spec, _rngs(2))
     losses = _losses(p0, spec, 7)
     for j in range(7):
-        p0.predict()
-        p0.update(losses[:, j].copy())
+        _update(p0, losses[:, j].copy(), p0.predict(), j)
     before = _state(p0)
     first = np.array(p0.predict())
     second = np.array(p0.predict())
@@ -231,9 +253,8 @@ def check_update_does_not_alias_input(player: ExpertsPlayer) -> None:
         p0 = player.clone()
         p0.reset(spec, _rngs(3))
         for j in range(6):
-            p0.predict()
             given = losses[:, j].copy()
-            p0.update(given)
+            _update(p0, given, p0.predict(), j)
             if mutate:
                 given[...] = losses[:, (j + 1) % 6]  # still a valid loss vector
         outs.append(np.array(p0.predict()))
@@ -257,7 +278,7 @@ def check_reset_restores_initial_state(player: ExpertsPlayer) -> None:
         seq = []
         for j in range(20):
             seq.append(np.array(p0.predict()))
-            p0.update(losses[:, j].copy())
+            _update(p0, losses[:, j].copy(), seq[-1], j)
         runs.append(np.stack(seq))
     if not np.array_equal(runs[0], runs[1]):
         _fail("check_reset_restores_initial_state", player, "a second reset replays differently")
@@ -316,7 +337,7 @@ def check_loss_range_respected(player: ExpertsPlayer) -> None:
         seq = []
         for j in range(15):
             seq.append(np.array(p0.predict()))
-            p0.update(ls[:, j].copy())
+            _update(p0, ls[:, j].copy(), seq[-1], j)
         runs.append(np.stack(seq))
     if not np.allclose(runs[0], runs[1], atol=1e-9, rtol=0):
         _fail(
@@ -401,31 +422,28 @@ def check_declared_bounds_hold(player: ExpertsPlayer) -> None:
     """Every declared ``bound:<metric>`` dominates its metric on a few adversaries."""
     if type(player).bounds is ExpertsPlayer.bounds:
         return
+    from arena import registry
     from arena.engine import run_game
     from arena.errors import ArenaError
 
     n_act = _player_game(player).n_actions
     for adversary in ("bernoulli", "fair_coin", "ftl_killer", "greedy"):
+        game = {"n_actions": n_act, "horizon": 300, "replicates": 2, "seed": 13}
         try:
-            run = run_game(
-                player,
-                adversary,
-                n_actions=n_act,
-                horizon=300,
-                replicates=2,
-                seed=13,
-                metrics={
-                    "regret": {},
-                    "quantile_regret": {"eps": [0.01, 0.1, 0.25, 0.5]},
-                    "shifting_regret": {"k": [0, 1, 2, 4, 8]},
-                    "adaptive_regret": {},
-                    "sa_regret": {"tau": [10, 100]},
-                    "bound": {},
-                },
-            )
+            declared = run_game(player, adversary, metrics={"bound": {}}, **game).rows
         except ArenaError:
             continue  # a game the player refuses (e.g. non-binary losses)
-        rows = run.rows
+        # compute exactly the metrics and params the player declares bounds for
+        metrics: dict[str, Any] = {"bound": {}}
+        for label, param in declared[["metric", "param"]].drop_duplicates().itertuples(index=False):
+            name = label.removeprefix("bound:")
+            cls = registry.load("metric", name)
+            if cls.param_name is None:
+                metrics[name] = {}
+            else:
+                values = metrics.setdefault(name, {cls.param_name: []})[cls.param_name]
+                values.append(int(param) if cls.param_name in ("k", "tau") else float(param))
+        rows = run_game(player, adversary, metrics=metrics, **game).rows
         bounds = rows[rows.metric.str.startswith("bound:")]
         key = ["replicate", "t", "metric", "param"]
         merged = bounds.assign(metric=bounds.metric.str.removeprefix("bound:")).merge(
