@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml examples/plugin-adversary/pyproject.toml
 setup: $(STAMP)
 
 demo: $(STAMP)
-	$(VENV)/bin/arena demo --out outputs/demo
+	$(VENV)/bin/arena demo
 
 # The whole suite: lint, every test (slow statistical ones included), the doctests, and the
 # kernel-free reference path (NUMBA_DISABLE_JIT=1) on the fast tests.

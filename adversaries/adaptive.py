@@ -32,8 +32,10 @@ class Greedy(AdaptiveAdversary):
     Examples
     --------
     >>> from arena import play
-    >>> df = play("ftl", "greedy", n_actions=2, horizon=100, metrics={"loss": {}})
-    >>> float(df.value.iloc[-1])
+    >>> from players.ftl import FollowTheLeader
+    >>> df = play(FollowTheLeader(tie_break="lowest"), "greedy", n_actions=2, horizon=100,
+    ...           metrics={"loss": {}})
+    >>> float(df.value.iloc[-1])  # a deterministic pure player loses every round
     100.0
 
     References
@@ -68,3 +70,73 @@ class Greedy(AdaptiveAdversary):
     def _unit_test_params(cls):
         yield {}
         yield {"ties": "all"}
+
+
+HALF_TOL = 1e-12
+"""A prefix whose mass is within this of ½ counts as reaching ½ (float sums of p)."""
+
+
+class HeavierHalf(AdaptiveAdversary):
+    """Loss 1 on the experts holding the heavier half of ``p_t``, 0 elsewhere.
+
+    The experts are sorted by weight, heaviest first, and the smallest prefix whose mass is at
+    least ½ (within 1e-12) gets loss 1.
+
+    Parameters
+    ----------
+    ties : {"index", "random"}
+        Order among equal weights: lowest index first (default), or a fresh uniform random order
+        per round from the replicate's stream (N uniforms per round, whatever the ties).
+
+    Notes
+    -----
+    The "heavier half" adaptive adversary of theory-oracles §A.0 and §C.5 (the mass form: the
+    hit set is the fewest experts carrying half the weight). The learner pays ``p_t·l_t ≥ ½``
+    every round, so ``Ĥ_T ≥ T/2`` and the regret is at least ``T/2 − min_i L_{T,i}``; against a
+    pure (deterministic point-mass) player it hits the played expert every round, like
+    ``greedy``. It is useful to exercise upper bounds (A.0) with an adversary that reacts to the
+    whole distribution, not only its maximum. It reads ``p_t`` only, never the draw ``I_t``.
+
+    Examples
+    --------
+    >>> from arena import play
+    >>> df = play("hedge", HeavierHalf(), n_actions=4, horizon=100, metrics={"loss": {}})
+    >>> bool(df.value.iloc[-1] >= 50 - 1e-9)
+    True
+
+    References
+    ----------
+    theory-oracles §A.0, §C.5; Cesa-Bianchi & Lugosi (2006), §2.10.
+    """
+
+    name = "heavier_half"
+    tags = AdversaryTags(oblivious=False, sees_distribution=True)
+
+    def __init__(self, ties: str = "index"):
+        self.ties = ties
+
+    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
+        if self.ties not in ("index", "random"):
+            raise ConfigError("adversary heavier_half", "ties", "must be 'index' or 'random'")
+        self._rngs = list(rngs)
+
+    def losses(self, t: int, history: History) -> np.ndarray:
+        p = np.asarray(history.probs, dtype=np.float64)
+        n_rep, n = p.shape
+        if self.ties == "random":
+            keys = np.stack([rng.random(n) for rng in self._rngs])
+        else:
+            keys = np.broadcast_to(np.arange(n, dtype=np.float64), (n_rep, n))
+        order = np.lexsort((keys, -p), axis=-1)  # by weight descending, then by key
+        p_sorted = np.take_along_axis(p, order, axis=1)
+        half = 0.5 * p.sum(axis=1, keepdims=True)
+        before = np.cumsum(p_sorted, axis=1) - p_sorted  # mass of the heavier experts
+        hit_sorted = before < half - HALF_TOL
+        out = np.zeros((n_rep, n))
+        np.put_along_axis(out, order, hit_sorted.astype(np.float64), axis=1)
+        return out
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {}
+        yield {"ties": "random"}

@@ -33,7 +33,7 @@ def load_loss_array(path: str | Path) -> np.ndarray:
             import pandas as pd
 
             frame = pd.read_csv(path, header=None)
-            if frame.shape[0] and not np.issubdtype(frame.dtypes.iloc[0], np.number):
+            if frame.shape[0] and not pd.api.types.is_numeric_dtype(frame.dtypes.iloc[0]):
                 frame = pd.read_csv(path)  # first row was a header of expert names
             arr = frame.to_numpy(dtype=np.float64)
         else:
@@ -72,8 +72,8 @@ class Replay(ObliviousAdversary):
     >>> np.save(f, np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 1.0]]))
     >>> from arena import play
     >>> df = play("ftl", Replay(path=f), horizon=3, metrics={"loss": {}})
-    >>> float(df.value.iloc[-1])
-    1.5
+    >>> float(df.value.iloc[-1])  # ½ (tie), 1 (leader 0 loses), ½ (tie again)
+    2.0
     """
 
     name = "replay"

@@ -1,10 +1,17 @@
-"""Stochastic adversaries: independent Bernoulli losses with per-expert means."""
+"""Stochastic adversaries: independent Bernoulli or Beta losses, fixed, piecewise or drifting means.
+
+Also the exact fair-coin lower bound ``LB(T, N)`` (:func:`fair_coin_lower_bound`) shared with the
+planted lower-bound constructions of :mod:`adversaries.lower_bound`.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
+from scipy.special import bdtr, bdtrc
 
 from arena.errors import ConfigError
 from arena.protocols import ObliviousAdversary
@@ -128,3 +135,489 @@ class FairCoin(_BernoulliLosses):
 
     def _means(self, spec: GameSpec) -> np.ndarray:
         return np.full(spec.n_actions, 0.5)
+
+    def lower_bounds(self, t: int, player=None) -> dict[tuple[str, float], float]:
+        """Declare ``LB(t, N)`` (:func:`fair_coin_lower_bound`) on the regret after t rounds.
+
+        It is the exact value of the **mean** regret over replicates of every non-anticipating
+        player (an expectation statement: single replicates scatter around it).
+        """
+        return {("regret", math.nan): fair_coin_lower_bound(int(t), self._n_act)}
+
+
+# ----------------------------------------------------------------------------------------------
+# the exact fair-coin lower bound
+
+
+LB_WINDOW_FROM = 4096
+"""From this t on, :func:`fair_coin_lower_bound` sums only the terms in a Hoeffding window."""
+
+
+@lru_cache(maxsize=65536)
+def fair_coin_lower_bound(t: int, n_actions: int) -> float:
+    """Return ``LB(t, N) = t/2 − Σ_{k=1}^{t} P(Bin(t, ½) ≥ k)^N``, the exact fair-coin value.
+
+    Under i.i.d. Bernoulli(½) losses every non-anticipating learner has ``E[p_s·l_s | past] = ½``,
+    so its expected regret after t rounds is ``t/2 − E[min_i L_{t,i}]`` and ``E[min_i L_{t,i}] =
+    Σ_{k≥1} P(min_i L_{t,i} ≥ k) = Σ_k P(Bin(t, ½) ≥ k)^N`` (theory-oracles §A.1.6, §A.4.2). The
+    tails are evaluated in log space and raised to the N-th power with ``exp(N log P)``. For
+    ``t < 4096`` every term is computed from scipy's binomial CDF (``log1p(−bdtr)`` below the
+    median, ``log(bdtrc)`` above). From ``t = 4096`` on, only the k with ``|k − t/2| ≤ w``,
+    ``w = sqrt(t (75 + ln(tN))/2)``, are summed, from accumulated log-pmfs (``binom.logpmf``,
+    accurate for large t where the CDF routine drifts by ~1e-9 relative per term); by Hoeffding
+    the terms below the window differ from 1, and those above it from 0, by less than
+    ``e^{−75}/(tN)`` each. Results are cached per ``(t, N)``.
+
+    Examples
+    --------
+    >>> fair_coin_lower_bound(10, 2) == 230945 / 262144
+    True
+    >>> round(fair_coin_lower_bound(1000, 10), 3)
+    24.325
+    """
+    t, n = int(t), int(n_actions)
+    if t <= 0 or n <= 1:
+        return 0.0
+    if t < LB_WINDOW_FROM:
+        k = np.arange(1, t + 1, dtype=np.float64)
+        with np.errstate(divide="ignore"):
+            log_tail = np.where(
+                k - 1 < t / 2, np.log1p(-bdtr(k - 1, t, 0.5)), np.log(bdtrc(k - 1, t, 0.5))
+            )
+        return t / 2 - float(np.exp(n * log_tail).sum())
+    from scipy.stats import binom
+
+    w = math.sqrt(0.5 * t * (75.0 + math.log(t * n)))
+    k_lo, k_hi = max(1, math.floor(t / 2 - w)), min(t, math.ceil(t / 2 + w))
+    k = np.arange(k_lo, k_hi + 1, dtype=np.float64)
+    log_pmf = binom.logpmf(k, t, 0.5)
+    upper = np.logaddexp.accumulate(log_pmf[::-1])[::-1]  # log P(k ≤ B ≤ k_hi) ≈ log P(B ≥ k)
+    lower = np.concatenate([[-np.inf], np.logaddexp.accumulate(log_pmf)[:-1]])  # P(k_lo ≤ B < k)
+    with np.errstate(invalid="ignore"):
+        log_tail = np.where(k - 1 < t / 2, np.log1p(-np.exp(lower)), upper)
+    return t / 2 - ((k_lo - 1) + float(np.exp(n * log_tail).sum()))
+
+
+# ----------------------------------------------------------------------------------------------
+# Beta losses
+
+
+def _beta_means(who: str, n: int, means, gap: float, best: int) -> np.ndarray:
+    """Validate user means in (0, 1), or build ``0.5`` everywhere and ``0.5 − gap`` at ``best``."""
+    if means is not None:
+        mu = np.asarray(list(means), dtype=np.float64)
+        if mu.shape != (n,):
+            raise ConfigError(who, "means", f"needs {n} values (n_actions), got {mu.size}")
+        if not np.all((mu > 0) & (mu < 1)):
+            raise ConfigError(who, "means", "every mean must lie in the open interval (0, 1)")
+        return mu
+    if not (isinstance(gap, int | float) and 0 <= gap < 0.5):
+        raise ConfigError(who, "gap", f"must lie in [0, 0.5), got {gap!r}")
+    if not (isinstance(best, int) and 0 <= best < n):
+        raise ConfigError(who, "best", f"must be an expert index in [0, {n}), got {best!r}")
+    mu = np.full(n, 0.5)
+    mu[best] = 0.5 - gap
+    return mu
+
+
+def _n_from_list(who: str, param: str, values, requested: int | None) -> int:
+    """N fixed by a per-expert list parameter (when given), else the requested or default 10."""
+    if values is None:
+        return 10 if requested is None else int(requested)
+    n = len(list(values))
+    if requested is not None and int(requested) != n:
+        raise ConfigError(
+            who, "n_actions", f"{param} has {n} values but n_actions = {requested} was requested"
+        )
+    return n
+
+
+class Beta(ObliviousAdversary):
+    """Independent Beta losses ``l_{t,i} ~ Beta(κμ_i, κ(1 − μ_i))``, i.i.d. over rounds.
+
+    Parameters
+    ----------
+    means : list of float, optional
+        Per-expert means μ in the open interval (0, 1); when given, N is their number. Default:
+        0.5 for every expert except ``best``.
+    gap : float
+        With default means, the best expert's mean is ``0.5 − gap`` (0 ≤ gap < 0.5).
+    best : int
+        Index of the best expert with default means.
+    concentration : float
+        κ > 0: the Beta shape parameters are ``a_i = κμ_i`` and ``b_i = κ(1 − μ_i)``, so
+        ``Var l_{t,i} = μ_i(1 − μ_i)/(κ + 1)``. κ = 2 with μ = ½ is the uniform law.
+
+    Notes
+    -----
+    The stochastic environment with a gap of seed 000 (Thm 5.2, L672; digest §2.5) with
+    continuous losses in [0, 1] instead of Bernoulli ones: the best expert is better than every
+    other by ``gap`` in expectation, and the loss variance is tunable through κ (large κ: nearly
+    deterministic losses, small κ: nearly Bernoulli). Exposes ``means`` for ``pseudo_regret``.
+    Losses are drawn per replicate with ``rng.beta(a, b, size=(n, N))``, which consumes the
+    stream element by element in round order, so any split of the rounds into blocks gives the
+    same losses (checked in the tests).
+
+    Examples
+    --------
+    >>> from arena import play
+    >>> df = play("ftl", Beta(gap=0.2, concentration=5.0), n_actions=3, horizon=200,
+    ...           metrics={"pseudo_regret": {}})
+    >>> bool(df.value.iloc[-1] < 10)
+    True
+
+    References
+    ----------
+    Luo (2016), thesis, §2.5 (seed 000, L672); theory-oracles §C.11.
+    """
+
+    name = "beta"
+    tags = AdversaryTags(oblivious=True, oracle=frozenset({"means"}))
+
+    def __init__(
+        self,
+        means: list[float] | None = None,
+        gap: float = 0.1,
+        best: int = 0,
+        concentration: float = 2.0,
+    ):
+        self.means = means
+        self.gap = gap
+        self.best = best
+        self.concentration = concentration
+
+    def resolve_n_actions(self, requested: int | None) -> int:
+        return _n_from_list("adversary beta", "means", self.means, requested)
+
+    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
+        who = "adversary beta"
+        mu = _beta_means(who, spec.n_actions, self.means, self.gap, self.best)
+        kappa = self.concentration
+        if not (isinstance(kappa, int | float) and math.isfinite(kappa) and kappa > 0):
+            raise ConfigError(who, "concentration", f"must be finite and > 0, got {kappa!r}")
+        self._mu = mu
+        self._a, self._b = kappa * mu, kappa * (1.0 - mu)
+        self._rngs = list(rngs)
+        self._n_act = spec.n_actions
+
+    def losses_block(self, t0: int, n: int) -> np.ndarray:
+        out = np.empty((len(self._rngs), n, self._n_act))
+        for r, rng in enumerate(self._rngs):
+            out[r] = rng.beta(self._a, self._b, size=(n, self._n_act))
+        return out
+
+    def oracle(self, key: str, t0: int, n: int) -> np.ndarray:
+        if key != "means":
+            return super().oracle(key, t0, n)
+        return np.broadcast_to(self._mu, (len(self._rngs), n, self._n_act))
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {}
+        yield {"gap": 0.3, "best": 1, "concentration": 0.5}
+
+
+# ----------------------------------------------------------------------------------------------
+# piecewise-stochastic losses
+
+
+class PiecewiseStochastic(ObliviousAdversary):
+    """Bernoulli losses in K segments, each with its own best expert, gap α and random means.
+
+    In segment s the best expert ``b_s`` has mean ``best_mean`` and every other expert i the mean
+    ``best_mean + gap + spread·U_{s,i}`` with ``U_{s,i}`` uniform on [0, 1]. ``b_1`` is uniform
+    over the experts and each later ``b_s`` uniform over the others; the change points and all
+    means are drawn per replicate from its stream at reset.
+
+    Parameters
+    ----------
+    n_segments : int
+        Number of segments K ≥ 1 (K − 1 change points; needs K ≤ T).
+    gap : float
+        α > 0: in every segment ``E[l_{t,i} − l_{t,b_s}] ≥ α`` for every ``i ≠ b_s``.
+    best_mean : float
+        Mean loss of the segment's best expert (≥ 0).
+    spread : float
+        Width of the extra random part of the other experts' means (≥ 0); needs
+        ``best_mean + gap + spread ≤ 1``.
+    change_points : {"even", "random"}
+        Evenly spaced segments, or K − 1 distinct change rounds drawn uniformly from ``2..T``.
+
+    Notes
+    -----
+    The piecewise-stochastic environment of seed 000 §2.5 (L790; the Warmuth-Koolen question
+    [106]): within a segment the data is stochastic with a gap, so players that adapt to both
+    the gap and the change points (AdaNormalHedge.TV, Fixed Share with a gap-adaptive rate) keep
+    the (K−1)-switch regret small, while the external regret of any player grows linearly once
+    the best expert changes. Exposes ``means``.
+
+    Examples
+    --------
+    >>> from arena import play
+    >>> df = play("hedge", PiecewiseStochastic(n_segments=2, gap=0.3), n_actions=3,
+    ...           horizon=400, metrics={"shifting_regret": {"k": [0, 1]}})
+    >>> last = df[df.t == 400].set_index("param").value
+    >>> bool(last[1.0] > last[0.0])
+    True
+
+    References
+    ----------
+    Luo (2016), thesis, §2.5 and Table 2.3 (seed 000, L672, L790); theory-oracles §C.11.
+    """
+
+    name = "piecewise_stochastic"
+    tags = AdversaryTags(oblivious=True, oracle=frozenset({"means"}), needs_horizon=True)
+
+    def __init__(
+        self,
+        n_segments: int = 4,
+        gap: float = 0.1,
+        best_mean: float = 0.4,
+        spread: float = 0.0,
+        change_points: str = "even",
+    ):
+        self.n_segments = n_segments
+        self.gap = gap
+        self.best_mean = best_mean
+        self.spread = spread
+        self.change_points = change_points
+
+    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
+        who = "adversary piecewise_stochastic"
+        n, horizon, k = spec.n_actions, spec.horizon, self.n_segments
+        if n < 2:
+            raise ConfigError(who, "n_actions", "needs at least 2 experts")
+        if not (isinstance(k, int) and 1 <= k <= horizon):
+            raise ConfigError(who, "n_segments", f"must be an integer in [1, T] = [1, {horizon}]")
+        nums = (self.gap, self.best_mean, self.spread)
+        if not all(isinstance(v, int | float) and math.isfinite(v) for v in nums):
+            raise ConfigError(who, "gap", "gap, best_mean and spread must be finite numbers")
+        if not self.gap > 0:
+            raise ConfigError(who, "gap", f"must be > 0, got {self.gap!r}")
+        if self.best_mean < 0 or self.spread < 0:
+            raise ConfigError(who, "best_mean", "best_mean and spread must be ≥ 0")
+        if self.best_mean + self.gap + self.spread > 1:
+            raise ConfigError(who, "spread", "need best_mean + gap + spread ≤ 1")
+        if self.change_points not in ("even", "random"):
+            raise ConfigError(who, "change_points", "must be 'even' or 'random'")
+        self._starts, self._mu = [], []
+        for rng in rngs:
+            if self.change_points == "even":
+                starts = np.array([1 + (s * horizon) // k for s in range(1, k)], dtype=np.int64)
+            else:
+                starts = np.sort(rng.choice(np.arange(2, horizon + 1), size=k - 1, replace=False))
+            best = [int(rng.integers(n))]
+            for _ in range(k - 1):
+                best.append((best[-1] + int(rng.integers(1, n))) % n)
+            mu = self.best_mean + self.gap + self.spread * rng.random((k, n))
+            mu[np.arange(k), best] = self.best_mean
+            self._starts.append(np.asarray(starts, dtype=np.int64))
+            self._mu.append(np.clip(mu, 0.0, 1.0))
+        self._rngs = list(rngs)
+        self._n_act = n
+
+    def _mean_block(self, t0: int, n: int) -> np.ndarray:
+        t = np.arange(t0, t0 + n)
+        out = np.empty((len(self._rngs), n, self._n_act))
+        for r in range(len(self._rngs)):
+            out[r] = self._mu[r][np.searchsorted(self._starts[r], t, side="right")]
+        return out
+
+    def losses_block(self, t0: int, n: int) -> np.ndarray:
+        mu = self._mean_block(t0, n)
+        for r, rng in enumerate(self._rngs):
+            mu[r] = rng.random((n, self._n_act)) < mu[r]
+        return mu
+
+    def oracle(self, key: str, t0: int, n: int) -> np.ndarray:
+        if key != "means":
+            return super().oracle(key, t0, n)
+        return self._mean_block(t0, n)
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {"n_segments": 3}
+        yield {"n_segments": 2, "spread": 0.2, "change_points": "random"}
+
+
+# ----------------------------------------------------------------------------------------------
+# drifting means
+
+
+def fold_unit(x: np.ndarray) -> np.ndarray:
+    """Reflect real numbers into [0, 1] (the triangle wave of period 2).
+
+    Examples
+    --------
+    >>> fold_unit(np.array([-0.25, 0.5, 1.25, 2.5])).tolist()
+    [0.25, 0.5, 0.75, 0.5]
+    """
+    y = np.mod(x, 2.0)
+    return np.where(y > 1.0, 2.0 - y, y)
+
+
+DRIFT_MODES = ("random_walk", "sinusoid")
+
+
+class DriftingMeans(ObliviousAdversary):
+    """Bernoulli losses whose means drift slowly: a reflected random walk or a sinusoid.
+
+    Parameters
+    ----------
+    mode : {"random_walk", "sinusoid"}
+        How the means move (see Notes).
+    step : float
+        ``random_walk``: standard deviation σ ≥ 0 of each mean's Gaussian step per round.
+    period : float
+        ``sinusoid``: period P > 0 in rounds.
+    amplitude : float
+        ``sinusoid``: amplitude A ≥ 0 around ½ (A > ½ is reflected back into [0, 1]).
+    initial : list of float, optional
+        Means at round 1 (in [0, 1]; when given, N is their number); default uniform per replicate
+        (``random_walk``) or evenly spaced phases (``sinusoid``, where it is not used).
+
+    Notes
+    -----
+    * ``random_walk``: ``μ_t = fold(W_t)`` with ``W_1 = μ_1`` and ``W_{t+1} = W_t + σ ξ_t``,
+      ``ξ_t ~ N(0, I_N)``, where ``fold`` reflects into [0, 1] (:func:`fold_unit`): the
+      reflected random walk. Its steps come from a generator seeded at reset from the
+      replicate's stream, so the means never depend on how rounds are split into blocks or on
+      whether the oracle is asked before the losses; the Bernoulli uniforms come from the
+      replicate's stream in round order.
+    * ``sinusoid``: ``μ_{t,i} = fold(½ + A sin(2π t/P + φ + 2π i/N))`` with φ uniform per
+      replicate (drawn at reset): the best expert rotates smoothly through all experts.
+
+    Losses are ``l_{t,i} = 1{U_{t,i} < μ_{t,i}}``. The best expert changes continually, so this
+    is a test bed for dynamic and adaptive regret (seed 000 §2.7, L766-809: "drifting means"
+    generator). Exposes ``means``.
+
+    Examples
+    --------
+    >>> from arena import play
+    >>> df = play("hedge", DriftingMeans(mode="sinusoid", period=200.0), n_actions=4,
+    ...           horizon=400, metrics={"pseudo_regret": {}})
+    >>> int(df.t.max())
+    400
+
+    References
+    ----------
+    Luo (2016), thesis, §2.7 (seed 000, L766-809); Besbes, Gur & Zeevi (2015), "Non-stationary
+    stochastic optimization".
+    """
+
+    name = "drifting_means"
+    tags = AdversaryTags(oblivious=True, oracle=frozenset({"means"}))
+
+    def __init__(
+        self,
+        mode: str = "random_walk",
+        step: float = 0.01,
+        period: float = 1000.0,
+        amplitude: float = 0.4,
+        initial: list[float] | None = None,
+    ):
+        self.mode = mode
+        self.step = step
+        self.period = period
+        self.amplitude = amplitude
+        self.initial = initial
+
+    def resolve_n_actions(self, requested: int | None) -> int:
+        return _n_from_list("adversary drifting_means", "initial", self.initial, requested)
+
+    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
+        who = "adversary drifting_means"
+        n = spec.n_actions
+        if self.mode not in DRIFT_MODES:
+            raise ConfigError(who, "mode", f"must be one of {DRIFT_MODES}, got {self.mode!r}")
+        for pname in ("step", "period", "amplitude"):
+            v = getattr(self, pname)
+            if not (isinstance(v, int | float) and math.isfinite(v)):
+                raise ConfigError(who, pname, f"must be a finite number, got {v!r}")
+        if self.step < 0:
+            raise ConfigError(who, "step", f"must be ≥ 0, got {self.step!r}")
+        if self.period <= 0:
+            raise ConfigError(who, "period", f"must be > 0, got {self.period!r}")
+        if self.amplitude < 0:
+            raise ConfigError(who, "amplitude", f"must be ≥ 0, got {self.amplitude!r}")
+        init = None
+        if self.initial is not None:
+            init = np.asarray(list(self.initial), dtype=np.float64)
+            if init.shape != (n,) or not np.all((init >= 0) & (init <= 1)):
+                raise ConfigError(who, "initial", f"needs {n} values in [0, 1] (n_actions)")
+        self._rngs = list(rngs)
+        self._n_act = n
+        n_rep = len(self._rngs)
+        if self.mode == "sinusoid":
+            self._phase = np.array([2 * math.pi * rng.random() for rng in self._rngs])
+            return
+        start = np.empty((n_rep, n))
+        self._walk_rngs = []
+        for r, rng in enumerate(self._rngs):
+            start[r] = init if init is not None else rng.random(n)
+            self._walk_rngs.append(np.random.default_rng(int(rng.integers(2**63))))
+        self._next_t = 1  # first round whose mean is not generated yet
+        self._w_next = start  # W at round _next_t
+        self._cache_t0 = 1
+        self._cache = np.empty((n_rep, 0, n))
+
+    def _walk(self, n: int) -> np.ndarray:
+        """Generate the unfolded walk for the next n rounds and advance the generator."""
+        n_rep = len(self._rngs)
+        out = np.empty((n_rep, n, self._n_act))
+        for r, g in enumerate(self._walk_rngs):
+            steps = self.step * g.standard_normal((n, self._n_act))
+            # W_{t+1} = W_t + σξ_t, one addition per round whatever the blocks (cumsum is
+            # sequential), so the walk is bitwise independent of how rounds are split
+            path = np.cumsum(np.concatenate([self._w_next[r][None], steps]), axis=0)
+            out[r] = path[:-1]
+            self._w_next[r] = path[-1]
+        self._next_t += n
+        return out
+
+    def _mean_block(self, t0: int, n: int) -> np.ndarray:
+        if self.mode == "sinusoid":
+            t = np.arange(t0, t0 + n, dtype=np.float64)
+            shift = 2 * math.pi * np.arange(self._n_act) / self._n_act
+            angle = (
+                2 * math.pi * t[None, :, None] / self.period
+                + self._phase[:, None, None]
+                + shift[None, None, :]
+            )
+            return fold_unit(0.5 + self.amplitude * np.sin(angle))
+        if n == 0:
+            return np.empty((len(self._rngs), 0, self._n_act))
+        end = t0 + n  # one past the last round asked
+        if t0 < self._cache_t0:
+            raise ValueError(
+                f"drifting_means: rounds {t0}.. were already passed (the walk is generated "
+                "forward only; ask for rounds in order)"
+            )
+        parts = []
+        cached_end = self._cache_t0 + self._cache.shape[1]
+        if t0 < cached_end:
+            parts.append(self._cache[:, t0 - self._cache_t0 : end - self._cache_t0])
+        if t0 > self._next_t:
+            self._walk(t0 - self._next_t)  # skipped rounds: generated and discarded
+        if end > self._next_t:
+            parts.append(fold_unit(self._walk(end - self._next_t)))
+        block = np.concatenate(parts, axis=1)
+        self._cache_t0, self._cache = t0, block
+        return block.copy()
+
+    def losses_block(self, t0: int, n: int) -> np.ndarray:
+        mu = self._mean_block(t0, n)
+        for r, rng in enumerate(self._rngs):
+            mu[r] = rng.random((n, self._n_act)) < mu[r]
+        return mu
+
+    def oracle(self, key: str, t0: int, n: int) -> np.ndarray:
+        if key != "means":
+            return super().oracle(key, t0, n)
+        return self._mean_block(t0, n)
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {}
+        yield {"mode": "sinusoid", "period": 30.0, "amplitude": 0.6}
+        yield {"step": 0.2, "initial": [0.1, 0.5, 0.9]}

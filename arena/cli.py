@@ -22,7 +22,7 @@ USAGE = """usage: arena <command> [args]
 commands:
   run [KEY=VALUE ...]   play one game (Hydra overrides; `arena run --help` lists the config)
   list [KIND]           registered players, adversaries and metrics with their parameters
-  demo [--out DIR]      a small in-process tournament of the built-ins, with a summary report
+  demo                  the default tournament (configs/tournament/demo.yaml) and reports/demo/
   check MODULE:CLASS    run the conformance suite on a player or adversary class
   tournament [KEY=VALUE ...]
                         run configs/tournament/NAME.yaml (`tournament=NAME`), resumably
@@ -315,7 +315,7 @@ def _tournament_task(cfg) -> int:
 def _report(args: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="arena report")
     parser.add_argument("source", help="a tournament directory, a multirun directory or a run")
-    parser.add_argument("--name", required=True, help="report name: writes reports/NAME/")
+    parser.add_argument("--name", default=None, help="report name (default: the folder's name)")
     parser.add_argument("--reports", default="reports", help="parent folder of the report")
     parser.add_argument(
         "--metric", action="append", default=None, help="leaderboard metric (repeatable)"
@@ -326,9 +326,13 @@ def _report(args: list[str]) -> int:
     source = Path(ns.source)
     if not source.exists():
         raise ArenaError(f"no such results directory: {source}")
-    out = build_report(
-        source, Path(ns.reports) / ns.name, name=ns.name, metrics=tuple(ns.metric or ["regret"])
-    )
+    name = ns.name or source.resolve().name
+    try:
+        out = build_report(
+            source, Path(ns.reports) / name, name=name, metrics=tuple(ns.metric or ["regret"])
+        )
+    except FileNotFoundError as exc:
+        raise ArenaError(f"no results to report: {exc}") from exc
     print(f"report: {out}")
     return 0
 
@@ -341,11 +345,22 @@ def _demo(args: list[str]) -> int:
     from arena.demo import run_demo
 
     parser = argparse.ArgumentParser(prog="arena demo")
-    parser.add_argument("--out", default="outputs/demo", help="output directory")
-    parser.add_argument("--horizon", type=int, default=2000)
-    parser.add_argument("--replicates", type=int, default=32)
+    parser.add_argument("--results", default="outputs/tournaments/demo", help="tournament folder")
+    parser.add_argument("--report", default="reports/demo", help="report folder")
+    parser.add_argument("--horizon", type=int, default=None, help="override the config's T")
+    parser.add_argument("--replicates", type=int, default=None, help="override the config's R")
+    parser.add_argument("--executor", default="local", choices=["serial", "local", "dask"])
     ns = parser.parse_args(args)
-    run_demo(Path(ns.out), horizon=ns.horizon, replicates=ns.replicates)
+    overrides = {
+        k: v for k, v in (("horizon", ns.horizon), ("replicates", ns.replicates)) if v is not None
+    }
+    run_demo(
+        Path(ns.results),
+        Path(ns.report),
+        executor=ns.executor,
+        progress=sys.stderr.isatty(),
+        **overrides,
+    )
     return 0
 
 

@@ -845,11 +845,13 @@ def _adaptive_chunk(player, adversary, history, t0, n, n_rep, n_act, lo, hi, ids
         view = losses[:, j]
         view.flags.writeable = False
         sample_actions(p, uniforms[:, j].copy(), actions)
+        extra: dict[str, np.ndarray] = {}
+        if observes:
+            extra["actions"] = actions.copy()
+        if conf is not None:
+            extra["confidences"] = conf
         try:
-            if observes:
-                player.update(view, actions=actions.copy())
-            else:
-                player.update(view)
+            player.update(view, **extra)
         except ArenaError:
             raise
         except Exception as exc:

@@ -11,7 +11,7 @@ bandit feedback, OCO and classification plug in beside it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -48,11 +48,17 @@ class ExpertsPlayer(Player):
         """
         raise NotImplementedError
 
-    def update(self, losses: np.ndarray, actions: np.ndarray | None = None) -> None:
+    def update(
+        self,
+        losses: np.ndarray,
+        actions: np.ndarray | None = None,
+        confidences: np.ndarray | None = None,
+    ) -> None:
         """Observe the loss vectors ``l_t`` of every replicate, shape (R, N).
 
         ``actions`` (R,) are the realized draws ``I_t ~ p_t``, passed only to players tagged
-        ``observes_action``.
+        ``observes_action``; ``confidences`` (R, N), the same ``I_t`` that ``predict`` saw, only
+        to players tagged ``supports_confidences`` in a sleeping game (``predict`` stays pure).
         """
         raise NotImplementedError
 
@@ -82,13 +88,15 @@ class ExpertsPlayer(Player):
                     f"(round {j + 1} of the block)"
                 )
             probs[:, j] = p
-            if uniforms is None:
-                self.update(losses[:, j])
-            else:
+            extra: dict[str, np.ndarray] = {}
+            if uniforms is not None:
                 sample_actions(
                     np.ascontiguousarray(p, dtype=np.float64), uniforms[:, j].copy(), actions
                 )
-                self.update(losses[:, j], actions=actions.copy())
+                extra["actions"] = actions.copy()
+            if conf is not None:
+                extra["confidences"] = conf
+            self.update(losses[:, j], **extra)
         return probs
 
     def bounds(self, t: int) -> dict[tuple[str, float], np.ndarray]:
@@ -164,11 +172,15 @@ class Adversary(Component):
         """
         raise NotImplementedError
 
-    def lower_bounds(self, t: int) -> dict[tuple[str, float], np.ndarray | float]:
+    def lower_bounds(
+        self, t: int, player: Any = None
+    ) -> dict[tuple[str, float], np.ndarray | float]:
         """Return reference lower bounds on metrics after round ``t`` that this construction forces.
 
-        Keys are ``(metric, param)``; the engine logs them as metric ``lower_bound:<metric>``. The
-        default declares none.
+        Keys are ``(metric, param)``; the engine logs them as metric ``lower_bound:<metric>``.
+        ``player`` (the game's player) lets a construction aimed at one algorithm (e.g. the
+        two-phase adversary against fixed-η Hedge) declare its bound only against it. The default
+        declares none.
         """
         return {}
 

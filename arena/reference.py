@@ -114,10 +114,12 @@ def reference_play(
         for r in range(n_rep):
             u = game.action_rngs[r].random()
             actions[r] = draw_action(p[r], u)
+        extra = {}
         if player.tags.observes_action:
-            player.update(loss, actions=actions.copy())
-        else:
-            player.update(loss)
+            extra["actions"] = actions.copy()
+        if sleeping:
+            extra["confidences"] = confidences_seen[-1]
+        player.update(loss, **extra)
         history._record(p, loss, actions)
 
         probs_seen.append(p)
@@ -136,7 +138,9 @@ def reference_play(
         for m in game.metrics:  # rows ordered by metric, then parameter, then replicate
             if m.name in ("bound", "lower_bound"):
                 # declarations, not computations: read them from the component as the engine does
-                source = player.bounds(t) if m.name == "bound" else adversary.lower_bounds(t)
+                source = (
+                    player.bounds(t) if m.name == "bound" else adversary.lower_bounds(t, player)
+                )
                 labelled = [
                     (f"{m.name}:{metric}", float(param), np.broadcast_to(value, (n_rep,)))
                     for (metric, param), value in source.items()

@@ -189,17 +189,19 @@ def test_different_experiment_in_same_directory_refused(tmp_path):
 def test_demo_runs_and_prints_where_results_are(tmp_path):
     res = arena(
         "demo",
-        "--out",
-        str(tmp_path / "demo"),
+        "--results",
+        str(tmp_path / "t"),
+        "--report",
+        str(tmp_path / "r"),
         "--horizon",
         "200",
         "--replicates",
         "4",
+        "--executor",
+        "serial",
         cwd=tmp_path,
     )
     assert res.returncode == 0, res.stderr
-    assert "summary:" in res.stdout
-    assert (tmp_path / "demo" / "summary.md").is_file()
-    assert (tmp_path / "demo" / "regret.png").stat().st_size > 1000
-    cells = list((tmp_path / "demo" / "cells").glob("*/results.parquet"))
-    assert len(cells) == 15
+    assert "report:" in res.stdout and "results:" in res.stdout
+    assert (tmp_path / "r" / "index.html").is_file() and (tmp_path / "r" / "report.md").is_file()
+    assert len(list((tmp_path / "t" / "parts").glob("results-*.parquet"))) == 15

@@ -61,7 +61,7 @@ def test_resume_skips_finished_cells_and_refuses_other_configs(tmp_path):
     assert again.finished == [] and len(again.skipped) == 12
     assert stamp == {p: p.stat().st_mtime_ns for p in (tmp_path / "t" / "parts").iterdir()}
     other = TournamentConfig.from_mapping({**SMALL, "horizon": 121})
-    with pytest.raises(ArenaError, match="different tournament.*horizon"):
+    with pytest.raises(ArenaError, match=r"different tournament.*horizon"):
         Tournament(other, tmp_path / "t", executor="serial").run()
     rows = load_parts(tmp_path / "t")
     assert list(pq.read_schema(next((tmp_path / "t" / "parts").glob("*.parquet"))).names) == SCHEMA

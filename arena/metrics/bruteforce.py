@@ -465,6 +465,7 @@ BRUTE_FORCE_METRICS = (
     "zero_weight_frac",
     "entropy",
     "sleeping_regret",
+    "dg_score",
 )
 """Registry names of the metrics :func:`evaluate` knows (every built-in metric)."""
 
@@ -539,6 +540,10 @@ def evaluate(
         return zero_weight_frac(probs)
     if name == "entropy":
         return entropy(probs)
+    if name == "dg_score":
+        from arena.metrics.drifting import dg_score_bruteforce
+
+        return dg_score_bruteforce(probs, losses, float(param))
     if name == "sleeping_regret":
         if confidences is None:
             raise ValueError("sleeping_regret needs the confidences")

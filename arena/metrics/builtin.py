@@ -26,8 +26,8 @@ class Loss(Metric):
     --------
     >>> from arena import play
     >>> df = play("ftl", "ftl_killer", n_actions=2, horizon=4, metrics={"loss": {}})
-    >>> float(df[df.t == 4].value.iloc[0])
-    3.5
+    >>> float(df[df.t == 4].value.iloc[0])  # ¼ in round 1 (a tie), then 1 per round
+    3.25
     """
 
     name = "loss"
@@ -515,9 +515,10 @@ class LowerBound(_Declared):
 
     def attach(self, player, adversary) -> None:
         self._source = adversary
+        self._player = player
 
     def _declared(self, t: int) -> dict:
-        return self._source.lower_bounds(t)
+        return self._source.lower_bounds(t, self._player)
 
 
 DEFAULT_METRICS: dict[str, dict] = {
@@ -536,5 +537,8 @@ DEFAULT_METRICS: dict[str, dict] = {
     "sleeping_regret": {},
     "bound": {},
     "lower_bound": {},
+    "dg_score": {"R": [1.0, 5.0, 10.0, 20.0]},
+    "dg_loss": {"R": [1.0, 5.0, 10.0, 20.0]},
+    "duality_gap": {},
 }
 """The default metric set of ``arena run`` and :func:`arena.play` (issue #2, item 4)."""

@@ -20,7 +20,7 @@ import numpy as np
 
 from arena.base import canonical_json
 from arena.protocols import Adversary, ExpertsPlayer, ObliviousAdversary
-from arena.spec import GameSpec, History
+from arena.spec import GameSpec, History, PlayerTags
 
 Check = Callable[[Any], None]
 
@@ -542,8 +542,8 @@ def check_oblivious_is_oblivious(adversary: Adversary) -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         seen = []
-        for player in ("hedge", "ftl"):
-            path = Path(tmp) / f"{player}.parquet"
+        for k, player in enumerate(_partners(adversary)):
+            path = Path(tmp) / f"{k}.parquet"
             run_game(
                 player,
                 adversary,
@@ -560,7 +560,7 @@ def check_oblivious_is_oblivious(adversary: Adversary) -> None:
         _fail(
             "check_oblivious_is_oblivious",
             adversary,
-            "tagged oblivious, but hedge and ftl saw different losses with the same seed",
+            "tagged oblivious, but two different players saw different losses with the same seed",
         )
 
 
@@ -602,12 +602,41 @@ def check_oracle_declared(adversary: Adversary) -> None:
 # pairing a component with a partner for whole-game checks
 
 
+class _AwakeUniform(ExpertsPlayer):
+    """Partner for adversaries that announce confidences: uniform over the awake experts."""
+
+    tags = PlayerTags(supports_confidences=True)
+
+    def __init__(self):
+        pass
+
+    def reset(self, spec: GameSpec, rngs) -> None:
+        self._shape = (spec.n_replicates, spec.n_actions)
+
+    def predict(self, confidences=None) -> np.ndarray:
+        awake = np.ones(self._shape) if confidences is None else (np.asarray(confidences) > 0)
+        return awake / awake.sum(axis=1, keepdims=True)
+
+    def update(self, losses, actions=None, confidences=None) -> None:
+        pass
+
+
+def _partners(adversary: Adversary) -> tuple[Any, Any]:
+    """Two different players that can play ``adversary`` (for whole-game adversary checks)."""
+    if adversary.tags.emits_confidences:
+        from players.ada_normal_hedge import AdaNormalHedge
+
+        return AdaNormalHedge(), _AwakeUniform()
+    from players.ftl import FollowTheLeader
+    from players.hedge import Hedge
+
+    return Hedge(eta=0.5), FollowTheLeader()
+
+
 def _pair(component: Any) -> tuple[Any, Any]:
     if isinstance(component, ExpertsPlayer):
         return component, _reference_adversary_for(component)
-    from players.hedge import Hedge
-
-    return Hedge(eta=0.5), component
+    return _partners(component)[0], component
 
 
 def _pair_kwargs(component: Any) -> dict[str, Any]:

@@ -1,0 +1,120 @@
+"""Drifting-game metrics: the fraction of experts (or chips) beating the learner by at least R.
+
+``dg_score`` reads the run's own totals, ``R_{t,i} = Ĥ_t − L_{t,i}``; ``dg_loss`` reads the chip
+positions of a drifting-game adversary (:class:`adversaries.drifting_game.DriftingGame`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from arena.metrics.base import Core, Metric
+from arena.spec import GameSpec
+
+TIE_TOL = 1e-9
+"""``R_{t,i} ≥ R − 1e-9·max(1, |R|)`` counts as reaching R: regrets are float sums of ``p·l``, so
+an exact tie (e.g. on the ½-lattice of the drifting game) must not be lost to rounding."""
+
+
+def _fractions(values: np.ndarray, thresholds: list[float]) -> np.ndarray:
+    cols = [(values >= r - TIE_TOL * max(1.0, abs(r))).mean(axis=1) for r in thresholds]
+    return np.stack(cols, axis=1)
+
+
+def dg_score_bruteforce(probs: np.ndarray, losses: np.ndarray, threshold: float) -> float:
+    """Brute-force ``dg_score`` at the last round of one game (probs, losses: (T, N)).
+
+    Examples
+    --------
+    >>> p = np.array([[0.5, 0.5], [0.5, 0.5]]); l = np.array([[1.0, 0.0], [1.0, 0.0]])
+    >>> dg_score_bruteforce(p, l, 1.0)
+    0.5
+    """
+    learner = float(np.einsum("tn,tn->", probs, losses))
+    regret = learner - losses.sum(axis=0)
+    return float(_fractions(regret[None, :], [float(threshold)])[0, 0])
+
+
+class DGScore(Metric):
+    """Fraction of experts whose regret ``R_{t,i} = Ĥ_t − L_{t,i}`` is at least R.
+
+    The drifting-game score of seed 000 (Theorem 1, L344-360; digest §3 #6): with chips at the
+    regrets, it is the DGv1 loss ``(1/N) Σ_i 1{s_{t,i} ≤ −R}`` of Algorithm 2's conversion, and
+    the inverse of the ε-quantile regret: ``R_(k)(t) < R ⟺ dg_score(R) < k/N`` (digest §5.5 C3).
+    Ties within 1e-9 count as reaching R (:data:`TIE_TOL`). Regrets are in loss units.
+
+    Parameters
+    ----------
+    R : list of float
+        Thresholds.
+
+    Examples
+    --------
+    >>> from arena import play
+    >>> df = play("ftl", "ftl_killer", n_actions=2, horizon=10, metrics=[DGScore(R=[0])])
+    >>> float(df.value.iloc[-1])
+    1.0
+    """
+
+    name = "dg_score"
+    param_name = "R"
+
+    def __init__(self, R=(1.0, 5.0, 10.0, 20.0)):
+        self.R = R
+
+    def param_values(self, spec: GameSpec) -> list[float]:
+        return self._param_list(
+            self.R, float, lambda v: None if math.isfinite(v) else "R must be finite"
+        )
+
+    def start(self, spec: GameSpec) -> None:
+        super().start(spec)
+        self._thresholds = self.param_values(spec)
+
+    def values(self, core: Core) -> np.ndarray:
+        regret = core.learner[:, None] - core.cum_losses
+        return _fractions(regret, self._thresholds)
+
+
+class DGLoss(Metric):
+    """Fraction of a drifting-game adversary's chips at regret position ``X_{t,i} ≥ R``.
+
+    The DGv1 loss ``(1/N) Σ_i 1{s_{t,i} ≤ −R}`` of seed 000 L307 on the adversary's own chips
+    (``X = −s``), read through :meth:`attach` from an adversary that has a ``dg_positions()``
+    method (``drifting_game``); skipped otherwise. It is at most ``dg_score`` (the experts'
+    regrets are the chips shifted up by the adversary's slack), and it is what the
+    boost-by-majority potential bounds for ±½ movements (theory-oracles §C.9).
+
+    Parameters
+    ----------
+    R : list of float
+        Thresholds.
+    """
+
+    name = "dg_loss"
+    param_name = "R"
+
+    def __init__(self, R=(1.0, 5.0, 10.0, 20.0)):
+        self.R = R
+
+    def applicable(self, player, adversary) -> str | None:
+        if callable(getattr(adversary, "dg_positions", None)):
+            return None
+        return "the adversary is not a drifting game (no dg_positions)"
+
+    def attach(self, player, adversary) -> None:
+        self._source = adversary
+
+    def param_values(self, spec: GameSpec) -> list[float]:
+        return self._param_list(
+            self.R, float, lambda v: None if math.isfinite(v) else "R must be finite"
+        )
+
+    def start(self, spec: GameSpec) -> None:
+        super().start(spec)
+        self._thresholds = self.param_values(spec)
+
+    def values(self, core: Core) -> np.ndarray:
+        return _fractions(np.asarray(self._source.dg_positions()), self._thresholds)

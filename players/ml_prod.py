@@ -1,0 +1,231 @@
+"""ML-Prod: Prod with one adaptive learning rate per expert (Gaillard, Stoltz & van Erven 2014)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from numba import njit
+
+from arena.metrics.base import exact_quantile_rank
+from arena.protocols import ExpertsPlayer
+from arena.spec import GameSpec, PlayerTags
+
+QUANTILES = (0.1, 0.25)
+"""ε values of the declared ``quantile_regret`` bounds."""
+
+
+@njit(cache=True)
+def _ml_prod_probs_row(log_w, eta, out):
+    """``p_k ∝ η_k w_k``, formed as a softmax of ``ln η_k + ln w_k``."""
+    n = log_w.size
+    if n == 1:
+        out[0] = 1.0
+        return
+    mx = -np.inf
+    for i in range(n):
+        v = math.log(eta[i]) + log_w[i]
+        out[i] = v
+        if v > mx:
+            mx = v
+    s = 0.0
+    for i in range(n):
+        out[i] = math.exp(out[i] - mx)
+        s += out[i]
+    for i in range(n):
+        out[i] /= s
+
+
+@njit(cache=True)
+def _ml_prod_update_row(log_w, eta, sq, eta_sq, log_n, p, u):
+    """One ML-Prod update with ``r_k = ℓ̂ − u_k`` (``ℓ̂ = min u + p·(u − min u)``).
+
+    ``Σ r²`` grows, ``η'_k = min(½, √(ln N/(1 + Σ_{s≤t} r²_{k,s})))`` and
+    ``ln w_k ← (η'_k/η_k)(ln w_k + ln(1 + η_k r_k))``, then ``η_k ← η'_k``. For the declared bound,
+    ``eta_sq`` accumulates ``η_k r_k²`` (old rate) and the return value is ``Σ_k (η_k/η'_k − 1)``.
+    """
+    n = u.size
+    if n == 1:
+        return 0.0
+    m = np.inf
+    for i in range(n):
+        if u[i] < m:
+            m = u[i]
+    h = 0.0
+    for i in range(n):
+        h += p[i] * (u[i] - m)
+    h += m
+    excess = 0.0
+    for i in range(n):
+        r = h - u[i]
+        sq[i] += r * r
+        eta_sq[i] += eta[i] * r * r
+        new = min(0.5, math.sqrt(log_n / (1.0 + sq[i])))
+        log_w[i] = (new / eta[i]) * (log_w[i] + math.log1p(eta[i] * r))
+        excess += eta[i] / new - 1.0
+        eta[i] = new
+    return excess
+
+
+@njit(cache=True)
+def _ml_prod_probs(log_w, eta, out):
+    for r in range(log_w.shape[0]):
+        _ml_prod_probs_row(log_w[r], eta[r], out[r])
+
+
+@njit(cache=True)
+def _ml_prod_update(log_w, eta, sq, eta_sq, excess, log_n, unit):
+    p = np.empty(log_w.shape[1])
+    for r in range(log_w.shape[0]):
+        _ml_prod_probs_row(log_w[r], eta[r], p)
+        excess[r] += _ml_prod_update_row(log_w[r], eta[r], sq[r], eta_sq[r], log_n, p, unit[r])
+
+
+@njit(cache=True)
+def _ml_prod_play_block(losses, log_w, eta, sq, eta_sq, excess, log_n, lo, scale, probs):
+    """Play a chunk: ``probs[r, j]`` is p at the chunk's round j; the state advances."""
+    n_rep, n, n_act = losses.shape
+    u = np.empty(n_act)
+    for r in range(n_rep):
+        for j in range(n):
+            _ml_prod_probs_row(log_w[r], eta[r], probs[r, j])
+            for i in range(n_act):
+                u[i] = (losses[r, j, i] - lo) / scale
+            excess[r] += _ml_prod_update_row(
+                log_w[r], eta[r], sq[r], eta_sq[r], log_n, probs[r, j], u
+            )
+
+
+class MLProd(ExpertsPlayer):
+    """ML-Prod: Prod weights with a per-expert rate ``η_{k,t} = min{½, √(ln N/(1 + Σ r²_k))}``.
+
+    No parameters (uniform initial weights).
+
+    Notes
+    -----
+    With unit-range losses ``u_t`` (the declared range mapped to [0, 1]) and instantaneous regrets
+    ``r_{k,t} = ℓ̂_t − u_{t,k}`` (``ℓ̂_t = p_t·u_t``, computed as ``min u_t + p_t·(u_t − min u_t)`` so
+    that a round where all experts have the same loss gives ``r = 0`` exactly):
+
+    * initial weights ``w_{k,0} = 1/N`` and rates ``η_{k,0} = min{½, √(ln N)} = ½`` (N ≥ 2);
+    * prediction ``p_{k,t} ∝ η_{k,t−1} w_{k,t−1}``;
+    * after round t: ``η_{k,t} = min{½, √(ln N / (1 + Σ_{s≤t} r²_{k,s}))}`` and
+      ``w_{k,t} = (w_{k,t−1}(1 + η_{k,t−1} r_{k,t}))^{η_{k,t}/η_{k,t−1}}``, kept as logarithms
+      (``1 + η r ≥ ½`` since ``η ≤ ½`` and ``|r| ≤ 1``). With N = 1, ``p ≡ 1``.
+
+    This is the paper's update, as stated in theory-oracles §B.7. opera's ``R/MLprod.R`` differs:
+    it starts from ``w = 1`` (not 1/N), caps η at ``1/(2 max_s |r_s|)`` instead of ½, and puts the
+    *new* rate inside the logarithm, ``ln w ← (η_t/η_{t−1}) ln w + ln(1 + η_t r_t)``; its weights
+    are therefore not the same numbers.
+
+    Guarantee (derived here, self-contained; it has the form of the paper's Theorem 3 as we recall
+    it, the paper itself not being readable in the stored corpora): for every loss sequence
+    (adaptive adversaries included), every expert k and every t,
+
+    ``R_{t,k} ≤ ln N/η_{k,0} + Σ_{s≤t} η_{k,s−1} r²_{k,s} + ln(B_t)/η_{k,t}``,
+    ``B_t = 1 + (1/e) Σ_k Σ_{s≤t} (η_{k,s−1}/η_{k,s} − 1)``.
+
+    Proof: (i) ``Σ_k η_{k,t−1} w_{k,t−1} r_{k,t} ∝ Σ_k p_{k,t} r_{k,t} = 0``, so
+    ``Σ_k w_{k,t−1}(1 + η_{k,t−1} r_{k,t}) = W_{t−1}`` (``W = Σ_k w_k``, ``W_0 = 1``);
+    (ii) ``y^β ≤ y + (1/β − 1)/e`` for ``y ≥ 0``, ``β ∈ (0, 1]`` (rates never increase), hence
+    ``W_t ≤ B_t``;
+    (iii) ``ln w_{k,t}/η_{k,t} = ln w_{k,0}/η_{k,0} + Σ_s ln(1 + η_{k,s−1} r_{k,s})/η_{k,s−1}`` and
+    ``ln(1 + x) ≥ x − x²`` for ``x ≥ −½``; (iv) ``w_{k,t} ≤ W_t``. :meth:`bounds` declares the
+    largest of these per-expert bounds on ``regret`` and their ``⌈εN⌉``-th largest on
+    ``quantile_regret`` (ε = 0.1, 0.25), in raw units. It is a second-order bound: with the tuned
+    rates it is ``O(√((ln N + ln ln T) Σ_t r²_{t,k}) + ln N + ln ln T)`` (theory-oracles §A.2 row
+    19). ML-Prod is invariant to per-round shifts of the losses (only ``r`` enters); not to
+    scaling (η ≤ ½ is tied to the unit range).
+
+    Examples
+    --------
+    >>> from arena import play
+    >>> df = play(MLProd(), "bernoulli", n_actions=5, horizon=2000,
+    ...           adversary_params={"gap": 0.2}, metrics={"regret": {}})
+    >>> bool(df.value.iloc[-1] < 30)
+    True
+
+    References
+    ----------
+    Gaillard, Stoltz & van Erven (2014), "A second-order bound with excess losses", COLT
+    (ML-Prod, Algorithm 1 with the rates of its Corollary). theory-oracles §B.7, §F.5 (paper
+    versus opera: the paper is followed). Cross-checked in structure against
+    ``Dralliag/opera:R/MLprod.R``.
+    """
+
+    name = "ml_prod"
+    tags = PlayerTags(protocols=frozenset({"experts"}), block_kernel=True)
+
+    def __init__(self):
+        pass
+
+    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
+        n_act = spec.n_actions
+        self._log_n = math.log(n_act)
+        self._eta0 = min(0.5, math.sqrt(self._log_n))
+        self._lo, self._scale = spec.loss_range[0], spec.loss_scale
+        shape = (spec.n_replicates, n_act)
+        self._log_w = np.full(shape, -self._log_n)
+        self._eta = np.full(shape, self._eta0)
+        self._sq = np.zeros(shape)
+        self._eta_sq = np.zeros(shape)
+        self._excess = np.zeros(spec.n_replicates)
+        self._ranks = {eps: exact_quantile_rank(eps, n_act) for eps in QUANTILES}
+
+    def learning_rates(self) -> np.ndarray:
+        """Return the per-expert rates ``η_{k,t}`` of the next prediction, shape (R, N)."""
+        return self._eta.copy()
+
+    def predict(self, confidences: np.ndarray | None = None) -> np.ndarray:
+        out = np.empty_like(self._log_w)
+        _ml_prod_probs(self._log_w, self._eta, out)
+        return out
+
+    def update(self, losses: np.ndarray, actions: np.ndarray | None = None) -> None:
+        unit = (np.asarray(losses, dtype=np.float64) - self._lo) / self._scale
+        _ml_prod_update(
+            self._log_w, self._eta, self._sq, self._eta_sq, self._excess, self._log_n, unit
+        )
+
+    def play_block(
+        self,
+        losses: np.ndarray,
+        confidences: np.ndarray | None = None,
+        uniforms: np.ndarray | None = None,
+    ) -> np.ndarray:
+        probs = np.empty_like(losses)
+        _ml_prod_play_block(
+            losses,
+            self._log_w,
+            self._eta,
+            self._sq,
+            self._eta_sq,
+            self._excess,
+            self._log_n,
+            self._lo,
+            self._scale,
+            probs,
+        )
+        return probs
+
+    def expert_bounds(self) -> np.ndarray:
+        """Return the per-expert regret bounds of the Notes after the rounds played, (R, N), raw
+        units (zeros when N = 1, where there is no regret)."""
+        if self._log_n == 0.0:
+            return np.zeros_like(self._eta)
+        big_b = 1.0 + self._excess / math.e
+        unit = self._log_n / self._eta0 + self._eta_sq + np.log(big_b)[:, None] / self._eta
+        return self._scale * unit
+
+    def bounds(self, t: int) -> dict[tuple[str, float], np.ndarray]:
+        """Declare the bounds of the Notes on ``regret`` and ``quantile_regret`` (ε = 0.1, 0.25)."""
+        per_expert = -np.sort(-self.expert_bounds(), axis=1)  # descending
+        out = {("regret", math.nan): per_expert[:, 0].copy()}
+        for eps, k in self._ranks.items():
+            out[("quantile_regret", eps)] = per_expert[:, k - 1].copy()
+        return out
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {}
