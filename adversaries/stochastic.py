@@ -34,8 +34,10 @@ class _BernoulliLosses(ObliviousAdversary):
     def losses_block(self, t0: int, n: int) -> np.ndarray:
         out = np.empty((len(self._rngs), n, self._n_act))
         for r, rng in enumerate(self._rngs):
-            # uniforms in round order keep any split into blocks identical to the per-round stream
-            np.less(rng.random((n, self._n_act)), self._mu, out=out[r])
+            # uniforms in round order keep any split into blocks identical to the per-round
+            # stream; drawn into the output itself, then thresholded in place
+            rng.random(out=out[r])
+            np.less(out[r], self._mu, out=out[r])
         return out
 
     def oracle(self, key: str, t0: int, n: int) -> np.ndarray:

@@ -610,9 +610,10 @@ def run_game(
                 _check_probs(player, probs, t0, ids, conf)
                 means = None
                 if want_means:
-                    means = np.ascontiguousarray(
-                        np.broadcast_to(adversary.oracle("means", t0, n), (n_rep, n, n_act)),
-                        dtype=np.float64,
+                    # a view, not a copy: constant means broadcast with stride 0 over rounds
+                    means = np.broadcast_to(
+                        np.asarray(adversary.oracle("means", t0, n), dtype=np.float64),
+                        (n_rep, n, n_act),
                     )
                 expected = np.empty((n_rep, n))
                 realized = np.empty((n_rep, n))

@@ -177,31 +177,33 @@ class PseudoRegret(Metric):
 
 
 @njit(cache=True)
-def _shifting_advance(losses, table, best):
+def _shifting_advance(losses, table, best, carry):
     """Advance the k-switch DP over a chunk.
 
-    ``table[r, j, i]`` is the least loss of a path ending at expert i with at most j switches and
+    ``table[r, i, j]`` is the least loss of a path ending at expert i with at most j switches and
     ``best[r, j]`` its minimum over i. Staying keeps the budget; switching in from the best end
-    state of budget j−1 spends one (theory-oracles §D.3). Budgets are updated from the largest
-    down, so ``best[r, j − 1]`` still holds the previous round's value when budget j reads it, and
-    each round is one pass over the table. Starting from zeros makes round 1 correct without a
-    special case.
+    state of budget j−1 spends one (theory-oracles §D.3). The budgets are the contiguous inner
+    axis, so each expert's update is one vectorizable pass (``carry`` is scratch of length k+1).
+    Starting from zeros makes round 1 correct without a special case.
     """
     n_rep, n, n_act = losses.shape
-    n_budget = table.shape[1]
+    n_budget = table.shape[2]
     for r in range(n_rep):
+        minima = best[r]
         for j in range(n):
-            loss = losses[r, j]
-            for b in range(n_budget - 1, -1, -1):
-                carry = best[r, b - 1] if b > 0 else np.inf
-                row = table[r, b]
-                m = np.inf
-                for i in range(n_act):
-                    # min() rather than a compare-and-branch lets LLVM emit branch-free minsd
-                    v = min(row[i], carry) + loss[i]
-                    row[i] = v
-                    m = min(m, v)
-                best[r, b] = m
+            carry[0] = np.inf
+            for b in range(1, n_budget):
+                carry[b] = minima[b - 1]
+            for b in range(n_budget):
+                minima[b] = np.inf
+            for i in range(n_act):
+                loss = losses[r, j, i]
+                row = table[r, i]
+                for b in range(n_budget):
+                    # min() rather than compare-and-branch: branch-free, vectorizable
+                    v = min(row[b], carry[b]) + loss
+                    row[b] = v
+                    minima[b] = min(minima[b], v)
 
 
 class ShiftingRegret(Metric):
@@ -231,11 +233,12 @@ class ShiftingRegret(Metric):
         super().start(spec)
         self._ks = self.param_values(spec)
         budgets = max(self._ks) + 1
-        self._table = np.zeros((spec.n_replicates, budgets, spec.n_actions))
+        self._table = np.zeros((spec.n_replicates, spec.n_actions, budgets))
         self._best = np.zeros((spec.n_replicates, budgets))
+        self._carry = np.empty(budgets)
 
     def advance(self, block: Block, core: Core) -> None:
-        _shifting_advance(block.losses, self._table, self._best)
+        _shifting_advance(block.losses, self._table, self._best, self._carry)
 
     def values(self, core: Core) -> np.ndarray:
         return np.stack([core.learner - self._best[:, k] for k in self._ks], axis=1)
