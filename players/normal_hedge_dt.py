@@ -72,10 +72,42 @@ def harmonic_exp_sum(t: int) -> float:
 
 
 @njit(cache=True)
+def _nhdt_linear_probs(regret, d, out):
+    """Try p in the linear domain (2 transcendental calls per expert instead of 3).
+
+    By the potential invariant (P3) the exponents ``[R−1]_+²/D`` stay below
+    ``ln(N(1 + ½Σ(e^{4/(3τ)} − 1)))``, so a correct run never overflows here; if an exponent
+    exceeds 700 or the weights' sum is tiny, it returns False and the log-domain path is used.
+    """
+    n_act = regret.shape[0]
+    total = 0.0
+    for i in range(n_act):
+        x = regret[i]
+        w = 0.0
+        if x > -1.0:
+            if x >= 1.0:
+                a = (x - 1.0) * (x - 1.0) / d
+                if a > 700.0:
+                    return False
+                w = 0.5 * math.exp(a) * math.expm1(4.0 * x / d)
+            else:
+                w = 0.5 * math.expm1((x + 1.0) * (x + 1.0) / d)
+        out[i] = w
+        total += w
+    if not total > 1e-280:
+        return False
+    for i in range(n_act):
+        out[i] /= total
+    return True
+
+
+@njit(cache=True)
 def _nhdt_row_probs(regret, t, out):
     """Fill ``out`` with NormalHedge.DT's p at round ``t`` for one replicate's regrets."""
     n_act = regret.shape[0]
     d = 3.0 * t
+    if _nhdt_linear_probs(regret, d, out):
+        return
     m = -np.inf
     for i in range(n_act):
         x = regret[i]
