@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from adversaries.stochastic import fair_coin_lower_bound
+from adversaries.stochastic import MeanDrivenBernoulli, fair_coin_lower_bound
 from arena.errors import ConfigError
 from arena.protocols import ObliviousAdversary
 from arena.spec import AdversaryTags, GameSpec
@@ -387,7 +387,7 @@ def _draw_other(rng: np.random.Generator, n: int, avoid: int) -> int:
     return (avoid + int(rng.integers(1, n))) % n
 
 
-class PlantedBlocks(ObliviousAdversary):
+class PlantedBlocks(MeanDrivenBernoulli):
     """Fair coins in m + 1 blocks, optionally with a planted good expert per block.
 
     Parameters
@@ -466,17 +466,6 @@ class PlantedBlocks(ObliviousAdversary):
                 out[r, np.arange(n), self._planted[r][block]] = 0.5 - self.gap
         return out
 
-    def losses_block(self, t0: int, n: int) -> np.ndarray:
-        mu = self._mean_block(t0, n)
-        for r, rng in enumerate(self._rngs):
-            mu[r] = rng.random((n, self._n_act)) < mu[r]
-        return mu
-
-    def oracle(self, key: str, t0: int, n: int) -> np.ndarray:
-        if key != "means":
-            return super().oracle(key, t0, n)
-        return self._mean_block(t0, n)
-
     def lower_bounds(self, t: int, player=None) -> dict[tuple[str, float], np.ndarray]:
         """Declare ``Σ_b LB(|b ∩ [1, t]|, N)`` on the mean m-switch regret (Δ = 0 only)."""
         if self.gap > 0:
@@ -497,7 +486,7 @@ class PlantedBlocks(ObliviousAdversary):
 WINDOW_MODES = ("coins", "switch")
 
 
-class PlantedWindows(ObliviousAdversary):
+class PlantedWindows(MeanDrivenBernoulli):
     """Windows of length τ planted after lead-in phases in which one expert is perfect.
 
     The horizon is cut into ``n_windows`` equal segments; each ends (or, with
@@ -611,17 +600,6 @@ class PlantedWindows(ObliviousAdversary):
             else:
                 out[r, rows[inside], self._b[r][w[inside]]] = 0.0
         return out
-
-    def losses_block(self, t0: int, n: int) -> np.ndarray:
-        mu = self._mean_block(t0, n)
-        for r, rng in enumerate(self._rngs):
-            mu[r] = rng.random((n, self._n_act)) < mu[r]
-        return mu
-
-    def oracle(self, key: str, t0: int, n: int) -> np.ndarray:
-        if key != "means":
-            return super().oracle(key, t0, n)
-        return self._mean_block(t0, n)
 
     def lower_bounds(self, t: int, player=None) -> dict[tuple[str, float], np.ndarray]:
         """Declare ``LB(min(τ, t − s₁ + 1), N)`` on the mean SA(τ) regret ("coins" only)."""

@@ -6,12 +6,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from adversaries.stochastic import MeanDrivenBernoulli
 from arena.errors import ConfigError
-from arena.protocols import ObliviousAdversary
 from arena.spec import AdversaryTags, GameSpec
 
 
-class ShiftingExperts(ObliviousAdversary):
+class ShiftingExperts(MeanDrivenBernoulli):
     """Bernoulli losses whose best expert changes at ``n_switches`` change points.
 
     In segment s the best expert ``b_s`` has mean ``base − gap`` and every other expert ``base``.
@@ -95,17 +95,6 @@ class ShiftingExperts(ObliviousAdversary):
             seg = np.searchsorted(self._starts[r], t, side="right")
             out[r, np.arange(n), self._best[r][seg]] = self.base - self.gap
         return out
-
-    def losses_block(self, t0: int, n: int) -> np.ndarray:
-        mu = self._mean_block(t0, n)
-        for r, rng in enumerate(self._rngs):
-            mu[r] = rng.random((n, self._n_act)) < mu[r]
-        return mu
-
-    def oracle(self, key: str, t0: int, n: int) -> np.ndarray:
-        if key != "means":
-            return super().oracle(key, t0, n)
-        return self._mean_block(t0, n)
 
     @classmethod
     def _unit_test_params(cls):

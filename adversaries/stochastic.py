@@ -234,6 +234,31 @@ def _n_from_list(who: str, param: str, values, requested: int | None) -> int:
     return n
 
 
+class MeanDrivenBernoulli(ObliviousAdversary):
+    """Base of Bernoulli adversaries whose means vary by round: ``l_{t,i} ~ Bernoulli(μ_{t,i})``.
+
+    Subclasses set ``_rngs`` and ``_n_act`` in ``reset`` and implement ``_mean_block(t0, n)``
+    (R, n, N); this base draws the losses from uniforms in round order (so any split into blocks
+    gives the same losses) and serves the means as the ``means`` oracle.
+    """
+
+    tags = AdversaryTags(oblivious=True, oracle=frozenset({"means"}))
+
+    def _mean_block(self, t0: int, n: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def losses_block(self, t0: int, n: int) -> np.ndarray:
+        mu = self._mean_block(t0, n)
+        for r, rng in enumerate(self._rngs):
+            mu[r] = rng.random((n, self._n_act)) < mu[r]
+        return mu
+
+    def oracle(self, key: str, t0: int, n: int) -> np.ndarray:
+        if key != "means":
+            return super().oracle(key, t0, n)
+        return self._mean_block(t0, n)
+
+
 class Beta(ObliviousAdversary):
     """Independent Beta losses ``l_{t,i} ~ Beta(κμ_i, κ(1 − μ_i))``, i.i.d. over rounds.
 
@@ -323,7 +348,7 @@ class Beta(ObliviousAdversary):
 # piecewise-stochastic losses
 
 
-class PiecewiseStochastic(ObliviousAdversary):
+class PiecewiseStochastic(MeanDrivenBernoulli):
     """Bernoulli losses in K segments, each with its own best expert, gap α and random means.
 
     In segment s the best expert ``b_s`` has mean ``best_mean`` and every other expert i the mean
@@ -425,17 +450,6 @@ class PiecewiseStochastic(ObliviousAdversary):
             out[r] = self._mu[r][np.searchsorted(self._starts[r], t, side="right")]
         return out
 
-    def losses_block(self, t0: int, n: int) -> np.ndarray:
-        mu = self._mean_block(t0, n)
-        for r, rng in enumerate(self._rngs):
-            mu[r] = rng.random((n, self._n_act)) < mu[r]
-        return mu
-
-    def oracle(self, key: str, t0: int, n: int) -> np.ndarray:
-        if key != "means":
-            return super().oracle(key, t0, n)
-        return self._mean_block(t0, n)
-
     @classmethod
     def _unit_test_params(cls):
         yield {"n_segments": 3}
@@ -461,7 +475,7 @@ def fold_unit(x: np.ndarray) -> np.ndarray:
 DRIFT_MODES = ("random_walk", "sinusoid")
 
 
-class DriftingMeans(ObliviousAdversary):
+class DriftingMeans(MeanDrivenBernoulli):
     """Bernoulli losses whose means drift slowly: a reflected random walk or a sinusoid.
 
     Parameters
@@ -606,17 +620,6 @@ class DriftingMeans(ObliviousAdversary):
         block = np.concatenate(parts, axis=1)
         self._cache_t0, self._cache = t0, block
         return block.copy()
-
-    def losses_block(self, t0: int, n: int) -> np.ndarray:
-        mu = self._mean_block(t0, n)
-        for r, rng in enumerate(self._rngs):
-            mu[r] = rng.random((n, self._n_act)) < mu[r]
-        return mu
-
-    def oracle(self, key: str, t0: int, n: int) -> np.ndarray:
-        if key != "means":
-            return super().oracle(key, t0, n)
-        return self._mean_block(t0, n)
 
     @classmethod
     def _unit_test_params(cls):
