@@ -174,6 +174,41 @@ def write_run(run: GameRun, out_dir: str | Path, extra: dict[str, Any] | None = 
     return path
 
 
+def read_trace(path: str | Path) -> dict[str, np.ndarray]:
+    """Read a ``trace.parquet`` into arrays indexed ``[replicate row, t − 1, ...]``.
+
+    Returns ``probs`` and ``losses`` of shape (R, T, N), ``expected`` (``p_t·l_t``) and
+    ``actions`` (``I_t``) of shape (R, T), and ``replicates`` (the global indices of the rows,
+    ascending).
+
+    Examples
+    --------
+    >>> import tempfile, arena
+    >>> path = Path(tempfile.mkdtemp()) / "trace.parquet"
+    >>> _ = arena.run_game("hedge", "fair_coin", n_actions=3, horizon=5, replicates=2,
+    ...                    metrics={"loss": {}}, trace_path=path)
+    >>> tr = read_trace(path)
+    >>> tr["probs"].shape, tr["actions"].shape, tr["replicates"].tolist()
+    ((2, 5, 3), (2, 5), [0, 1])
+    """
+    table = pq.read_table(path)
+    rep = table.column("replicate").to_numpy()
+    t = table.column("t").to_numpy()
+    order = np.lexsort((t, rep))
+    replicates = np.unique(rep)
+    n_rep, horizon = replicates.size, int(t.max())
+    probs = table.column("probs").combine_chunks().flatten().to_numpy()
+    losses = table.column("losses").combine_chunks().flatten().to_numpy()
+    n_act = probs.size // rep.size
+    return {
+        "probs": probs.reshape(rep.size, n_act)[order].reshape(n_rep, horizon, n_act),
+        "losses": losses.reshape(rep.size, n_act)[order].reshape(n_rep, horizon, n_act),
+        "expected": table.column("expected_loss").to_numpy()[order].reshape(n_rep, horizon),
+        "actions": table.column("action").to_numpy()[order].reshape(n_rep, horizon),
+        "replicates": replicates,
+    }
+
+
 def load_results(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     """Read one results file, a directory (recursively), or several paths into one DataFrame."""
     if isinstance(paths, str | Path):

@@ -11,12 +11,18 @@ from __future__ import annotations
 import itertools
 import math
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 import pytest
+from _player_support import (
+    assert_below,
+    loss_matrices,
+    play_blocks,
+    play_loop,
+    save_matrix,
+    traced,
+)
 from scipy.stats import binom
 
 from adversaries.replay import Replay
@@ -34,9 +40,6 @@ from players.hedge import Hedge
 from players.normal_hedge_dt import NormalHedgeDT
 from players.two_norm import TwoNorm
 
-BOUND_RTOL = 1e-9
-"""seed000-ch2 §5 conventions: deterministic inequalities hold to 1e-9 relative in float64."""
-
 P_ATOL = 1e-12
 """The issue asks the reductions to hold to 1e-12; the implementations differ only in rounding
 (~1e-15 on p for T ≤ 500: regrets of size ≤ T carry ~T·1e-16 absolute error)."""
@@ -45,87 +48,9 @@ LITERAL_ATOL = 1e-10
 """The literal transcriptions subtract potentials of size up to e^{124} (exp, T = 200) or
 differences of nearly equal terms (nh_dt): relative error ≲ 1e-13 on p, far inside 1e-10."""
 
-_counter = itertools.count()
-
 
 # ----------------------------------------------------------------------------------------------
 # helpers
-
-
-def save_matrix(directory: Path, losses: np.ndarray) -> str:
-    path = Path(directory) / f"losses_{next(_counter)}.npy"
-    np.save(path, np.asarray(losses, dtype=np.float64))
-    return str(path)
-
-
-def read_trace(path: Path) -> dict[str, np.ndarray]:
-    """Per-round trace as arrays indexed ``[replicate_row, t − 1, ...]``."""
-    table = pq.read_table(path)
-    rep = table.column("replicate").to_numpy()
-    t = table.column("t").to_numpy()
-    order = np.lexsort((t, rep))
-    n_rep, horizon = np.unique(rep).size, int(t.max())
-    probs = table.column("probs").combine_chunks().flatten().to_numpy()
-    losses = table.column("losses").combine_chunks().flatten().to_numpy()
-    n_act = probs.size // rep.size
-    return {
-        "probs": probs.reshape(rep.size, n_act)[order].reshape(n_rep, horizon, n_act),
-        "losses": losses.reshape(rep.size, n_act)[order].reshape(n_rep, horizon, n_act),
-        "expected": table.column("expected_loss").to_numpy()[order].reshape(n_rep, horizon),
-    }
-
-
-def traced(player, adversary, tmp_path: Path, **kwargs):
-    path = Path(tmp_path) / f"trace_{next(_counter)}.parquet"
-    run = run_game(player, adversary, trace_path=path, **kwargs)
-    return run.rows, read_trace(path)
-
-
-def assert_below(lhs, rhs, what: str) -> None:
-    lhs, rhs = np.broadcast_arrays(np.asarray(lhs, float), np.asarray(rhs, float))
-    slack = rhs + BOUND_RTOL * np.maximum(1.0, np.abs(rhs)) - lhs
-    worst = np.unravel_index(np.argmin(slack), slack.shape)
-    assert slack[worst] >= 0, f"{what}: {lhs[worst]!r} > {rhs[worst]!r} at {worst}"
-
-
-def loss_matrices(seed: int, horizon: int, n_act: int) -> dict[str, np.ndarray]:
-    """Uniform, {0, 1} and tied (duplicate columns, constant rows, values in {0, ½, 1}) losses."""
-    rng = np.random.default_rng(seed)
-    ties = rng.integers(0, 3, (horizon, n_act)) / 2.0
-    ties[:, -1] = ties[:, 0]
-    ties[::7] = 0.5  # constant rows: no-op rounds
-    return {
-        "uniform": rng.random((horizon, n_act)),
-        "binary": rng.integers(0, 2, (horizon, n_act)).astype(float),
-        "ties": ties,
-    }
-
-
-def regrets_from_trace(tr) -> np.ndarray:
-    """``R_t = Σ_{τ≤t} (p_τ·ℓ_τ − ℓ_τ)``, shape (R, T + 1, N) with ``R_0 = 0``."""
-    inst = tr["expected"][:, :, None] - tr["losses"]
-    cum = np.cumsum(inst, axis=1)
-    return np.concatenate([np.zeros_like(cum[:, :1]), cum], axis=1)
-
-
-def play_loop(player, losses: np.ndarray, spec: GameSpec) -> np.ndarray:
-    """predict/update every round; losses (R, T, N) → p (R, T, N)."""
-    player.reset(spec, [np.random.default_rng(0)] * spec.n_replicates)
-    out = []
-    for j in range(losses.shape[1]):
-        out.append(player.predict())
-        player.update(losses[:, j])
-    return np.stack(out, axis=1)
-
-
-def play_blocks(player, losses: np.ndarray, spec: GameSpec, splits) -> np.ndarray:
-    player.reset(spec, [np.random.default_rng(0)] * spec.n_replicates)
-    out, t0 = [], 0
-    for n in splits:
-        out.append(player.play_block(np.ascontiguousarray(losses[:, t0 : t0 + n])))
-        t0 += n
-    assert t0 == losses.shape[1]
-    return np.concatenate(out, axis=1)
 
 
 def two_phase_matrix(horizon: int, n_act: int, eta0: float = 0.1) -> np.ndarray:

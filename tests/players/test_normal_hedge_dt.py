@@ -6,14 +6,20 @@ Deterministic inequalities are asserted as ``lhs <= rhs + 1e-9·max(1, |rhs|)`` 
 
 from __future__ import annotations
 
-import itertools
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 import pytest
+from _player_support import (
+    assert_below,
+    loss_matrices,
+    play_blocks,
+    play_loop,
+    regrets_from_trace,
+    save_matrix,
+    traced,
+)
 
 from adversaries.replay import Replay
 from arena import GameSpec, run_game
@@ -21,9 +27,6 @@ from arena.metrics.base import exact_quantile_rank
 from arena.reference import reference_play
 from arena.sampling import sample_action
 from players.normal_hedge_dt import NormalHedgeDT, harmonic_exp_sum, nhdt_log_weights
-
-BOUND_RTOL = 1e-9
-"""seed000-ch2 §5 conventions: deterministic inequalities hold to 1e-9 relative in float64."""
 
 P_ATOL = 1e-12
 """Kernel, predict/update and engine evaluate the same log-domain weights with sums in different
@@ -33,88 +36,9 @@ LITERAL_ATOL = 1e-10
 """The literal transcription takes ``exp(a) − exp(b)`` naively: for exponents ≲ 70 (T = 200) and
 differences ≳ 1e-3 its relative error is ≲ 1e-13, far inside 1e-10."""
 
-_counter = itertools.count()
-
 
 # ----------------------------------------------------------------------------------------------
 # helpers
-
-
-def save_matrix(directory: Path, losses: np.ndarray) -> str:
-    path = Path(directory) / f"losses_{next(_counter)}.npy"
-    np.save(path, np.asarray(losses, dtype=np.float64))
-    return str(path)
-
-
-def read_trace(path: Path) -> dict[str, np.ndarray]:
-    """Per-round trace as arrays indexed ``[replicate_row, t − 1, ...]``."""
-    table = pq.read_table(path)
-    rep = table.column("replicate").to_numpy()
-    t = table.column("t").to_numpy()
-    order = np.lexsort((t, rep))
-    n_rep, horizon = np.unique(rep).size, int(t.max())
-    probs = table.column("probs").combine_chunks().flatten().to_numpy()
-    losses = table.column("losses").combine_chunks().flatten().to_numpy()
-    n_act = probs.size // rep.size
-    return {
-        "probs": probs.reshape(rep.size, n_act)[order].reshape(n_rep, horizon, n_act),
-        "losses": losses.reshape(rep.size, n_act)[order].reshape(n_rep, horizon, n_act),
-        "expected": table.column("expected_loss").to_numpy()[order].reshape(n_rep, horizon),
-        "actions": table.column("action").to_numpy()[order].reshape(n_rep, horizon),
-    }
-
-
-def traced(player, adversary, tmp_path: Path, **kwargs):
-    path = Path(tmp_path) / f"trace_{next(_counter)}.parquet"
-    run = run_game(player, adversary, trace_path=path, **kwargs)
-    return run.rows, read_trace(path)
-
-
-def assert_below(lhs, rhs, what: str) -> None:
-    lhs, rhs = np.broadcast_arrays(np.asarray(lhs, float), np.asarray(rhs, float))
-    slack = rhs + BOUND_RTOL * np.maximum(1.0, np.abs(rhs)) - lhs
-    worst = np.unravel_index(np.argmin(slack), slack.shape)
-    assert slack[worst] >= 0, f"{what}: {lhs[worst]!r} > {rhs[worst]!r} at {worst}"
-
-
-def loss_matrices(seed: int, horizon: int, n_act: int) -> dict[str, np.ndarray]:
-    """Uniform, {0, 1} and tied (duplicate columns, constant rows, values in {0, ½, 1}) losses."""
-    rng = np.random.default_rng(seed)
-    ties = rng.integers(0, 3, (horizon, n_act)) / 2.0
-    ties[:, -1] = ties[:, 0]
-    ties[::7] = 0.5  # constant rows: no-op rounds
-    return {
-        "uniform": rng.random((horizon, n_act)),
-        "binary": rng.integers(0, 2, (horizon, n_act)).astype(float),
-        "ties": ties,
-    }
-
-
-def regrets_from_trace(tr) -> np.ndarray:
-    """``R_t = Σ_{τ≤t} (p_τ·ℓ_τ − ℓ_τ)``, shape (R, T + 1, N) with ``R_0 = 0``."""
-    inst = tr["expected"][:, :, None] - tr["losses"]
-    cum = np.cumsum(inst, axis=1)
-    return np.concatenate([np.zeros_like(cum[:, :1]), cum], axis=1)
-
-
-def play_loop(player, losses: np.ndarray, spec: GameSpec) -> np.ndarray:
-    """predict/update every round; losses (R, T, N) → p (R, T, N)."""
-    player.reset(spec, [np.random.default_rng(0)] * spec.n_replicates)
-    out = []
-    for j in range(losses.shape[1]):
-        out.append(player.predict())
-        player.update(losses[:, j])
-    return np.stack(out, axis=1)
-
-
-def play_blocks(player, losses: np.ndarray, spec: GameSpec, splits) -> np.ndarray:
-    player.reset(spec, [np.random.default_rng(0)] * spec.n_replicates)
-    out, t0 = [], 0
-    for n in splits:
-        out.append(player.play_block(np.ascontiguousarray(losses[:, t0 : t0 + n])))
-        t0 += n
-    assert t0 == losses.shape[1]
-    return np.concatenate(out, axis=1)
 
 
 def literal_nhdt(losses: np.ndarray, actions: np.ndarray | None = None) -> np.ndarray:
