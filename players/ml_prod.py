@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
+from arena.kernels import normalize_log_weights
 from arena.metrics.base import exact_quantile_rank
 from arena.protocols import ExpertsPlayer
 from arena.spec import GameSpec, PlayerTags
@@ -29,12 +30,7 @@ def _ml_prod_probs_row(log_w, eta, out):
         out[i] = v
         if v > mx:
             mx = v
-    s = 0.0
-    for i in range(n):
-        out[i] = math.exp(out[i] - mx)
-        s += out[i]
-    for i in range(n):
-        out[i] /= s
+    normalize_log_weights(out, mx)
 
 
 @njit(cache=True)

@@ -9,6 +9,7 @@ import numpy as np
 from numba import njit
 
 from arena.errors import ConfigError
+from arena.kernels import normalize_log_weights
 from arena.metrics.base import exact_quantile_rank
 from arena.protocols import ExpertsPlayer
 from arena.sampling import sample_action
@@ -127,17 +128,7 @@ def _nhdt_row_probs(regret, t, out):
         out[i] = lw
         if lw > m:
             m = lw
-    if m == -np.inf:
-        for i in range(n_act):
-            out[i] = 1.0 / n_act
-        return
-    total = 0.0
-    for i in range(n_act):
-        w = math.exp(out[i] - m)
-        out[i] = w
-        total += w
-    for i in range(n_act):
-        out[i] /= total
+    normalize_log_weights(out, m)
 
 
 @njit(cache=True)

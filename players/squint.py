@@ -9,6 +9,7 @@ import numpy as np
 from numba import njit
 
 from arena.errors import ConfigError
+from arena.kernels import normalize_log_weights
 from arena.protocols import ExpertsPlayer
 from arena.spec import GameSpec, PlayerTags
 
@@ -165,12 +166,7 @@ def _squint_probs_row(big_r, big_v, log_pi, uniform_prior, gl_eta, gl_w, out):
         out[i] = v
         if v > mx:
             mx = v
-    s = 0.0
-    for i in range(n):
-        out[i] = math.exp(out[i] - mx)
-        s += out[i]
-    for i in range(n):
-        out[i] /= s
+    normalize_log_weights(out, mx)
 
 
 @njit(cache=True)
