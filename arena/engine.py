@@ -375,9 +375,25 @@ def prepare_game(
     """Validate the inputs, derive the seeds, clone and reset the components (see :func:`run_game`).
 
     Every invalid input raises :class:`~arena.errors.ConfigError` here, before any round runs.
+    An adversary of an OCO protocol hands over to :func:`arena.oco.engine.prepare_oco_game`.
     """
-    player = resolve_component("player", player, player_params)
     adversary = resolve_component("adversary", adversary, adversary_params)
+    if adversary.tags.protocol != "experts":
+        from arena.oco.engine import prepare_oco_game
+
+        return prepare_oco_game(
+            player,
+            adversary,
+            horizon=horizon,
+            n_actions=n_actions,
+            replicates=replicates,
+            seed=seed,
+            metrics=metrics,
+            checkpoints=checkpoints,
+            per_decade=per_decade,
+            player_params=player_params,
+        )
+    player = resolve_component("player", player, player_params)
     if not isinstance(player, ExpertsPlayer):
         raise ConfigError(_describe("player", player), "protocol", "only the experts protocol runs")
     if adversary.tags.protocol != "experts":
@@ -544,6 +560,26 @@ def run_game(
     -------
     GameRun
     """
+    adversary = resolve_component("adversary", adversary, adversary_params)
+    if adversary.tags.protocol != "experts":
+        from arena.oco.engine import run_oco_game
+
+        return run_oco_game(
+            player,
+            adversary,
+            horizon=horizon,
+            n_actions=n_actions,
+            replicates=replicates,
+            seed=seed,
+            metrics=metrics,
+            checkpoints=checkpoints,
+            per_decade=per_decade,
+            player_params=player_params,
+            trace_path=trace_path,
+            chunk_elements=chunk_elements,
+            progress=progress,
+        )
+    adversary_params = None
     started = time.perf_counter()
     game = prepare_game(
         player,

@@ -41,12 +41,13 @@ class GameError(ArenaError, RuntimeError):
         What was wrong.
     round : int
         The 1-based round at which it happened.
-    replicate : int
-        The global replicate index.
+    replicate : int or None
+        The global replicate index (None: the whole batch, e.g. an array of the wrong shape).
     """
 
-    def __init__(self, component: str, message: str, *, round: int, replicate: int):
+    def __init__(self, component: str, message: str, *, round: int, replicate: int | None = None):
         self.component = component
         self.round = round
         self.replicate = replicate
-        super().__init__(f"{component}: {message} (round {round}, replicate {replicate})")
+        where = "all replicates" if replicate is None else f"replicate {replicate}"
+        super().__init__(f"{component}: {message} (round {round}, {where})")

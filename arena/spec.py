@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -17,7 +17,7 @@ class GameSpec:
     Parameters
     ----------
     protocol : str
-        Feedback model, one of :data:`Protocol` (only ``"experts"`` is played today).
+        Feedback model, one of :data:`Protocol`.
     n_actions : int
         Number of experts N (actions K for bandits).
     horizon : int or None
@@ -31,6 +31,14 @@ class GameSpec:
     replicate_ids : tuple of int
         Global indices of the replicates in the batch (row r of every state array is replicate
         ``replicate_ids[r]``); empty means ``0 .. n_replicates-1``.
+    domain : arena.oco.domains.Domain or None
+        Feasible set of ``w_t`` in the ``oco`` / ``classification`` / ``regression`` protocols.
+    loss : str or None
+        Loss family of those protocols (:data:`arena.oco.losses.LOSS_KINDS`).
+    sigma : float
+        Strong-convexity weight of the ``(σ/2)‖w − z_t‖²`` term added to every loss (0: none).
+    gradient_bound : float or None
+        A bound G on every subgradient norm ``‖∇f_t(w_t)‖₂`` declared by the OCO adversary.
     """
 
     protocol: Protocol
@@ -40,6 +48,10 @@ class GameSpec:
     n_replicates: int = 1
     dim: int | None = None
     replicate_ids: tuple[int, ...] = ()
+    domain: Any = None
+    loss: str | None = None
+    sigma: float = 0.0
+    gradient_bound: float | None = None
 
     def replicates(self) -> tuple[int, ...]:
         """Global replicate indices of the batch rows."""
@@ -78,6 +90,10 @@ class PlayerTags:
     expected_failed_checks : tuple of (str, str)
         Conformance checks this player is known to fail, with the reason (e.g. an exact algorithm
         whose memory grows with t fails ``check_bounded_memory``); they become strict xfails.
+    domains : frozenset of str
+        OCO domains (:data:`arena.oco.domains.DOMAIN_KINDS`) the player can keep ``w_t`` in.
+    losses : frozenset of str
+        OCO loss families (:data:`arena.oco.losses.LOSS_KINDS`) the player accepts.
     """
 
     protocols: frozenset[str] = frozenset({"experts"})
@@ -90,6 +106,8 @@ class PlayerTags:
     max_actions: int | None = None
     binary_losses: bool = False
     expected_failed_checks: tuple[tuple[str, str], ...] = ()
+    domains: frozenset[str] = frozenset({"unconstrained", "ball", "box", "simplex"})
+    losses: frozenset[str] = frozenset({"linear", "absolute", "squared", "hinge", "logistic"})
 
 
 @dataclass(frozen=True)

@@ -489,9 +489,11 @@ class Bound(_Declared):
     prefix = "bound"
 
     def applicable(self, player, adversary) -> str | None:
+        from arena.oco.protocol import OCOPlayer
         from arena.protocols import ExpertsPlayer
 
-        declares = getattr(type(player), "bounds", None) is not ExpertsPlayer.bounds
+        method = getattr(type(player), "bounds", None)
+        declares = method is not None and method not in (ExpertsPlayer.bounds, OCOPlayer.bounds)
         return None if declares else "the player declares no bound"
 
     def attach(self, player, adversary) -> None:
@@ -543,5 +545,8 @@ DEFAULT_METRICS: dict[str, dict] = {
     "dg_score": {"R": [1.0, 5.0, 10.0, 20.0]},
     "dg_loss": {"R": [1.0, 5.0, 10.0, 20.0]},
     "duality_gap": {},
+    "mistakes": {},
+    "comparator_regret": {"c": [0.5, 1.0, 2.0, 4.0]},
+    "path_length": {},
 }
 """The default metric set of ``arena run`` and :func:`arena.play` (issue #2, item 4)."""

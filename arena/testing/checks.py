@@ -677,7 +677,17 @@ ADVERSARY_CHECKS: tuple[Check, ...] = (
 
 def yield_checks(component: Any) -> Iterator[Check]:
     """Yield the checks that apply to ``component`` (chosen by protocol base, not by name)."""
-    if isinstance(component, ExpertsPlayer):
+    from arena.oco.protocol import OCOAdversary, OCOPlayer
+    from arena.testing import oco_checks
+
+    shared = (check_init_stores_params_only, check_clone_and_repr_roundtrip)
+    if isinstance(component, OCOPlayer):
+        yield from shared
+        yield from oco_checks.OCO_PLAYER_CHECKS
+    elif isinstance(component, OCOAdversary):
+        yield from shared
+        yield from oco_checks.OCO_ADVERSARY_CHECKS
+    elif isinstance(component, ExpertsPlayer):
         yield from PLAYER_CHECKS
     elif isinstance(component, Adversary):
         yield from ADVERSARY_CHECKS

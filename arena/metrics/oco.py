@@ -1,0 +1,458 @@
+"""Streaming metrics of the OCO, classification and regression protocols.
+
+Notation: the learner plays ``w_t`` and suffers ``f_t(w_t)``; ``F_t(u) = Σ_{s≤t} f_s(u)``.
+
+* ``loss`` — ``Σ_{s≤t} f_s(w_s)``;
+* ``mistakes`` — classification: ``#{s ≤ t : y_s ⟨w_s, x_s⟩ ≤ 0}`` (a zero margin is a mistake);
+* ``regret`` — ``Σ f_s(w_s) − min_{u∈K} F_t(u)``, the best fixed comparator in hindsight within the
+  game's domain K (param ``radius``: NaN = K itself, r = the L2 ball of radius r, for unconstrained
+  learners). Exact closed forms for linear losses (running ``Σ g_s``, O(d) state), exact for the
+  squared loss by streaming sufficient statistics (``Σ x xᵀ``, ``Σ y x``, ``Σ y²``: O(d²) state),
+  and a numerical convex solve at checkpoints for hinge, absolute and logistic losses, which must
+  keep the examples (O(t·d) state; refused above :data:`MAX_STORED_FLOATS`);
+* ``comparator_regret`` — ``Σ f_s(w_s) − F_t(c·u*)`` for the adversary's declared comparator
+  ``u*`` (param ``c``), for unconstrained learners whose guarantee depends on ``‖u‖``;
+* ``dynamic_regret`` — ``Σ f_s(w_s) − Σ_s min_{u∈K} f_s(u)`` (per-round best comparator);
+* ``path_length`` — ``Σ_{s≥2} ‖u*_s − u*_{s−1}‖₂`` of those per-round minimizers (the
+  minimum-norm one where it is not unique; see :func:`arena.oco.hindsight.per_round_best`).
+
+References
+----------
+seed 001, L354–L358 (R(u, T) and best in hindsight); seed 004 §3.4 (closed form over the ball);
+seed 003, L20–L21 and spec §2.7 (comparator-dependent regret of unconstrained learners);
+theory-oracles §A.3 and §D.6 (dynamic regret and path length).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar, NamedTuple
+
+import numpy as np
+
+from arena.metrics.base import Metric
+from arena.oco.domains import Domain
+from arena.oco.losses import RoundData, evaluate
+from arena.spec import GameSpec
+
+MAX_STORED_FLOATS = 50_000_000
+"""Largest metric state (floats, all replicates) a metric may keep: 400 MB."""
+
+
+class OCOBlock(NamedTuple):
+    """One chunk of consecutive rounds of R replicates, as the OCO metrics see it.
+
+    Attributes
+    ----------
+    w : ndarray (R, n, d)
+        Points played.
+    values : ndarray (R, n)
+        ``f_t(w_t)``.
+    grads : ndarray (R, n, d)
+        The arena's subgradients at ``w_t``.
+    data : RoundData
+        The rounds' data with a round axis.
+    predictions : ndarray (R, n) or None
+        ``⟨w_t, x_t⟩`` for example-based losses.
+    t0 : int
+        First round of the chunk (1-based).
+    """
+
+    w: np.ndarray
+    values: np.ndarray
+    grads: np.ndarray
+    data: RoundData
+    predictions: np.ndarray | None
+    t0: int
+
+
+class OCOCore:
+    """Running totals of an OCO game (rounds completed, cumulative learner loss, mistakes)."""
+
+    def __init__(self, n_replicates: int, dim: int):
+        self.t = 0
+        self.learner = np.zeros(n_replicates)
+        self.mistakes = np.zeros(n_replicates)
+        self.last_w = np.zeros((n_replicates, dim))
+
+
+class OCOMetric(Metric):
+    """Base of metrics of the OCO protocols: ``advance(block: OCOBlock, core: OCOCore)``."""
+
+    protocols: ClassVar[frozenset[str]] = frozenset({"oco", "classification", "regression"})
+
+    def applicable(self, player: Any, adversary: Any) -> str | None:
+        protocol = adversary.tags.protocol
+        if protocol not in self.protocols:
+            return f"defined for the {'/'.join(sorted(self.protocols))} protocols, not {protocol}"
+        return super().applicable(player, adversary)
+
+    def game_reason(self, spec: GameSpec) -> str | None:
+        """Return why this metric cannot be computed in this game (checked after ``reset``)."""
+        return None
+
+
+class OCOLoss(OCOMetric):
+    """Cumulative loss ``Σ_{s≤t} f_s(w_s)`` of the learner."""
+
+    name = "loss"
+
+    def values(self, core: OCOCore) -> np.ndarray:
+        return core.learner[:, None].copy()
+
+
+class Mistakes(OCOMetric):
+    """Number of mistakes ``#{s ≤ t : y_s⟨w_s, x_s⟩ ≤ 0}`` in online classification.
+
+    A zero margin counts as a mistake, as the mistake bounds require (seed 001 §8 pitfall P1).
+    """
+
+    name = "mistakes"
+    protocols = frozenset({"classification"})
+
+    def values(self, core: OCOCore) -> np.ndarray:
+        return core.mistakes[:, None].copy()
+
+
+def _comparator_domain(domain: Domain, radius: float) -> Domain:
+    return domain if math.isnan(radius) else Domain("ball", float(radius))
+
+
+class OCORegret(OCOMetric):
+    """Regret to the best fixed comparator in hindsight, ``Σ f_s(w_s) − min_{u∈K} F_t(u)``.
+
+    Parameters
+    ----------
+    radius : list of float
+        Comparator sets: NaN is the game's domain; ``r > 0`` is the L2 ball of radius r (useful
+        for unconstrained learners, whose regret against all of ℝ^d is often infinite).
+
+    Notes
+    -----
+    Linear losses: ``min_{u∈K} ⟨G_t, u⟩`` in closed form (ball ``−r‖G_t‖``, box ``−r‖G_t‖₁``,
+    simplex ``min_i G_{t,i}``), with the σ-term an isotropic quadratic solved by projection.
+    Squared loss: ``F_t(u) = ½uᵀH u − hᵀu + c`` from streamed sums, minimized exactly (trust-region
+    subproblem on the ball). Hinge, absolute and logistic: a convex solve over the stored examples
+    at each checkpoint (:func:`arena.oco.hindsight.best_examples`). Unbounded comparator problems
+    (linear losses on ℝ^d, logistic on ℝ^d) are not applicable; set ``radius``.
+    """
+
+    name = "regret"
+    param_name = "radius"
+
+    def __init__(self, radius=(math.nan,)):
+        self.radius = radius
+
+    def param_values(self, spec: GameSpec) -> list[float]:
+        return self._param_list(
+            self.radius, float, lambda v: None if (math.isnan(v) or v > 0) else "must be > 0 or NaN"
+        )
+
+    def game_reason(self, spec: GameSpec) -> str | None:
+        kind, n_rep, dim, horizon = spec.loss, spec.n_replicates, spec.dim, spec.horizon
+        for r in self.param_values(spec):
+            dom = _comparator_domain(spec.domain, r)
+            if dom.kind == "unconstrained" and kind in ("linear", "logistic") and not spec.sigma:
+                return (
+                    f"the best comparator in ℝ^d is unbounded below for {kind} losses; "
+                    "set metrics.regret.radius=[...]"
+                )
+        if kind == "squared" and n_rep * dim * dim > MAX_STORED_FLOATS:
+            return f"the squared-loss statistics need R·d² = {n_rep * dim * dim} floats"
+        if kind in ("hinge", "absolute", "logistic") and n_rep * horizon * (dim + 1) > (
+            MAX_STORED_FLOATS
+        ):
+            return (
+                f"the {kind} comparator solve stores the examples: R·T·(d+1) = "
+                f"{n_rep * horizon * (dim + 1)} floats"
+            )
+        return None
+
+    def start(self, spec: GameSpec) -> None:
+        super().start(spec)
+        n_rep, dim = spec.n_replicates, spec.dim
+        self._radii = self.param_values(spec)
+        self._kind = spec.loss
+        self._t = 0
+        self._g_sum = np.zeros((n_rep, dim))
+        self._z_sum = np.zeros((n_rep, dim))
+        self._z_sq = np.zeros(n_rep)
+        if self._kind == "squared":
+            self._H = np.zeros((n_rep, dim, dim))
+            self._h = np.zeros((n_rep, dim))
+            self._c = np.zeros(n_rep)
+        elif self._kind != "linear":
+            self._X = np.empty((n_rep, spec.horizon, dim))
+            self._Y = np.empty((n_rep, spec.horizon))
+
+    def advance(self, block: OCOBlock, core: OCOCore) -> None:
+        data = block.data
+        n = block.values.shape[1]
+        if self._spec.sigma and data.z is not None:
+            self._z_sum += data.z.sum(axis=1)
+            self._z_sq += np.einsum("rnd,rnd->r", data.z, data.z)
+        if self._kind == "linear":
+            self._g_sum += data.g.sum(axis=1)
+        elif self._kind == "squared":
+            self._H += np.einsum("rni,rnj->rij", data.x, data.x)
+            self._h += np.einsum("rn,rni->ri", data.y, data.x)
+            self._c += 0.5 * np.einsum("rn,rn->r", data.y, data.y)
+        else:
+            self._X[:, self._t : self._t + n] = data.x
+            self._Y[:, self._t : self._t + n] = data.y
+        self._t += n
+
+    def _best(self, dom: Domain) -> np.ndarray:
+        from arena.oco import hindsight
+
+        spec, t = self._spec, self._t
+        sigma = float(spec.sigma)
+        if self._kind == "linear":
+            if not sigma:
+                return hindsight.best_linear(self._g_sum, dom)
+            # Σ ⟨g,u⟩ + σ/2‖u − z‖² = ½(σt)‖u‖² − ⟨σZ − G, u⟩ + σ/2 Σ‖z‖²
+            h = sigma * self._z_sum - self._g_sum
+            c = 0.5 * sigma * self._z_sq
+            return hindsight.best_quadratic(
+                None, h, c, dom, isotropic=np.full(spec.n_replicates, sigma * t)
+            )
+        if self._kind == "squared":
+            H, h, c = self._H, self._h, self._c
+            if sigma:
+                H = H + sigma * t * np.eye(spec.dim)
+                h = h + sigma * self._z_sum
+                c = c + 0.5 * sigma * self._z_sq
+            return hindsight.best_quadratic(H, h, c, dom)
+        return hindsight.best_examples(
+            self._kind,
+            self._X[:, :t],
+            self._Y[:, :t],
+            dom,
+            sigma=sigma,
+            z_sum=self._z_sum if sigma else None,
+            z_sqsum=self._z_sq if sigma else None,
+            t=t,
+        )
+
+    def values(self, core: OCOCore) -> np.ndarray:
+        domain = self._spec.domain
+        cols = [core.learner - self._best(_comparator_domain(domain, r)) for r in self._radii]
+        return np.stack(cols, axis=1)
+
+
+class ComparatorRegret(OCOMetric):
+    """Regret ``Σ f_s(w_s) − F_t(c·u*)`` against the adversary's declared comparator ``u*``.
+
+    Parameters
+    ----------
+    c : list of float
+        Scales of the comparator (``c·u*``); unconstrained learners' guarantees grow with ``‖u‖``
+        (e.g. KT's ``‖u‖√(T ln(1 + T²‖u‖²))``, seed 003's ``‖u‖_{A_T}``-penalized bounds).
+
+    Notes
+    -----
+    Requires the adversary oracle ``comparator``. A comparator fixed after ``reset`` is streamed
+    (``F_t(c·u*)`` accumulated chunk by chunk, O(d) state). An adversary whose comparator is built
+    from the play (``comparator_moves``, e.g. ``u* = (y_1, …, y_t)`` of the orthogonal-basis
+    construction) is re-read at each checkpoint and evaluated on the whole history: running
+    ``Σ g`` for linear losses, ``Σ x xᵀ, Σ y x, Σ y²`` for the squared loss, the stored examples
+    otherwise (refused above :data:`MAX_STORED_FLOATS`).
+    """
+
+    name = "comparator_regret"
+    param_name = "c"
+    requires = frozenset({"comparator"})
+
+    def __init__(self, c=(0.5, 1.0, 2.0, 4.0)):
+        self.c = c
+
+    def param_values(self, spec: GameSpec) -> list[float]:
+        return self._param_list(
+            self.c, float, lambda v: None if math.isfinite(v) else "must be finite"
+        )
+
+    def applicable(self, player: Any, adversary: Any) -> str | None:
+        self._moves = bool(getattr(adversary, "comparator_moves", False))
+        return super().applicable(player, adversary)
+
+    def attach(self, player: Any, adversary: Any) -> None:
+        self._adversary = adversary
+
+    def game_reason(self, spec: GameSpec) -> str | None:
+        return _History.reason(spec) if self._moves else None
+
+    def start(self, spec: GameSpec) -> None:
+        super().start(spec)
+        self._scales = np.asarray(self.param_values(spec), dtype=np.float64)
+        self._comp = np.zeros((spec.n_replicates, self._scales.size))
+        if self._moves:
+            self._history = _History(spec)
+        else:
+            self._u = self._read(spec)
+
+    def _read(self, spec: GameSpec) -> np.ndarray:
+        u = np.asarray(self._adversary.comparator(), dtype=np.float64)
+        if u.shape != (spec.n_replicates, spec.dim) or not np.isfinite(u).all():
+            raise ValueError(
+                f"comparator() must return finite values of shape {(spec.n_replicates, spec.dim)}"
+            )
+        return u
+
+    def advance(self, block: OCOBlock, core: OCOCore) -> None:
+        if self._moves:
+            self._history.add(block.data)
+            return
+        spec = self._spec
+        for k, c in enumerate(self._scales):
+            vals, _, _, _ = evaluate(spec.loss, spec.sigma, (c * self._u)[:, None, :], block.data)
+            self._comp[:, k] += vals.sum(axis=1)
+
+    def values(self, core: OCOCore) -> np.ndarray:
+        if self._moves:
+            u = self._read(self._spec)
+            for k, c in enumerate(self._scales):
+                self._comp[:, k] = self._history.total_loss(c * u)
+        return core.learner[:, None] - self._comp
+
+
+class _History:
+    """What a comparator needs to know of ``F_t``: sums for linear and squared losses, the stored
+    examples for the others (O(t·d))."""
+
+    def __init__(self, spec: GameSpec):
+        n_rep, dim = spec.n_replicates, spec.dim
+        self.spec, self.t = spec, 0
+        self.g_sum = np.zeros((n_rep, dim))
+        self.z_sum = np.zeros((n_rep, dim))
+        self.z_sq = np.zeros(n_rep)
+        if spec.loss == "squared":
+            self.H = np.zeros((n_rep, dim, dim))
+            self.h = np.zeros((n_rep, dim))
+            self.c = np.zeros(n_rep)
+        elif spec.loss != "linear":
+            self.X = np.empty((n_rep, spec.horizon, dim))
+            self.Y = np.empty((n_rep, spec.horizon))
+
+    @staticmethod
+    def reason(spec: GameSpec) -> str | None:
+        n_rep, dim, horizon = spec.n_replicates, spec.dim, spec.horizon
+        if spec.loss == "squared" and n_rep * dim * dim > MAX_STORED_FLOATS:
+            return f"the squared-loss statistics need R·d² = {n_rep * dim * dim} floats"
+        if spec.loss in ("hinge", "absolute", "logistic"):
+            need = n_rep * horizon * (dim + 1)
+            if need > MAX_STORED_FLOATS:
+                return f"the {spec.loss} history needs R·T·(d+1) = {need} floats"
+        return None
+
+    def add(self, data: RoundData) -> None:
+        n = (data.g if data.g is not None else data.y).shape[1]
+        if self.spec.sigma and data.z is not None:
+            self.z_sum += data.z.sum(axis=1)
+            self.z_sq += np.einsum("rnd,rnd->r", data.z, data.z)
+        if self.spec.loss == "linear":
+            self.g_sum += data.g.sum(axis=1)
+        elif self.spec.loss == "squared":
+            self.H += np.einsum("rni,rnj->rij", data.x, data.x)
+            self.h += np.einsum("rn,rni->ri", data.y, data.x)
+            self.c += 0.5 * np.einsum("rn,rn->r", data.y, data.y)
+        else:
+            self.X[:, self.t : self.t + n] = data.x
+            self.Y[:, self.t : self.t + n] = data.y
+        self.t += n
+
+    def total_loss(self, u: np.ndarray) -> np.ndarray:
+        """Return ``F_t(u) = Σ_{s≤t} f_s(u)`` for one point per replicate, shape (R,)."""
+        from arena.oco.losses import prediction_loss
+
+        spec, t = self.spec, self.t
+        if spec.loss == "linear":
+            total = np.einsum("rd,rd->r", self.g_sum, u)
+        elif spec.loss == "squared":
+            total = (
+                0.5 * np.einsum("rd,rde,re->r", u, self.H, u)
+                - np.einsum("rd,rd->r", self.h, u)
+                + self.c
+            )
+        else:
+            pred = np.einsum("rnd,rd->rn", self.X[:, :t], u)
+            total = prediction_loss(spec.loss, pred, self.Y[:, :t])[0].sum(axis=1)
+        if spec.sigma:
+            sq = np.einsum("rd,rd->r", u, u)
+            total = total + 0.5 * spec.sigma * (
+                t * sq - 2 * np.einsum("rd,rd->r", self.z_sum, u) + self.z_sq
+            )
+        return total
+
+
+class _PerRoundBest(OCOMetric):
+    """Shared state of ``dynamic_regret`` and ``path_length`` (per-round minimizers)."""
+
+    def game_reason(self, spec: GameSpec) -> str | None:
+        if spec.domain.kind == "unconstrained" and spec.loss == "linear" and not spec.sigma:
+            return "min_u ⟨g_t, u⟩ over ℝ^d is −∞ for linear losses"
+        if spec.sigma and spec.loss != "linear" and spec.domain.kind in ("box", "simplex"):
+            return "per-round minimizers of example losses with σ > 0 on a box or simplex"
+        return None
+
+    def start(self, spec: GameSpec) -> None:
+        super().start(spec)
+        self._sum_best = np.zeros(spec.n_replicates)
+        self._path = np.zeros(spec.n_replicates)
+        self._last: np.ndarray | None = None
+
+    def advance(self, block: OCOBlock, core: OCOCore) -> None:
+        from arena.oco import hindsight
+
+        spec, data = self._spec, block.data
+        source = data.g if spec.loss == "linear" else data.x
+        best, argmin = hindsight.per_round_best(
+            spec.loss, spec.domain, source, data.y, spec.sigma, data.z
+        )
+        self._sum_best += best.sum(axis=1)
+        if self._last is not None:
+            self._path += np.linalg.norm(argmin[:, 0] - self._last, axis=-1)
+        if argmin.shape[1] > 1:
+            self._path += np.linalg.norm(np.diff(argmin, axis=1), axis=-1).sum(axis=1)
+        self._last = argmin[:, -1].copy()
+
+
+class OCODynamicRegret(_PerRoundBest):
+    """Dynamic regret ``Σ f_s(w_s) − Σ_s min_{u∈K} f_s(u)`` (comparator = per-round best)."""
+
+    name = "dynamic_regret"
+
+    def values(self, core: OCOCore) -> np.ndarray:
+        return (core.learner - self._sum_best)[:, None]
+
+
+class PathLength(_PerRoundBest):
+    """Path length ``Σ_{s≥2} ‖u*_s − u*_{s−1}‖₂`` of the per-round best comparators."""
+
+    name = "path_length"
+
+    def values(self, core: OCOCore) -> np.ndarray:
+        return self._path[:, None].copy()
+
+
+OCO_METRICS: dict[str, type[Metric]] = {
+    "loss": OCOLoss,
+    "mistakes": Mistakes,
+    "regret": OCORegret,
+    "comparator_regret": ComparatorRegret,
+    "dynamic_regret": OCODynamicRegret,
+    "path_length": PathLength,
+}
+"""Metrics of the OCO protocols by name; ``loss``, ``regret`` and ``dynamic_regret`` share their
+names (and meaning) with the experts metrics, so reports compare them alike."""
+
+OCO_DEFAULT_METRICS: dict[str, dict] = {
+    "loss": {},
+    "mistakes": {},
+    "regret": {},
+    "comparator_regret": {"c": [0.5, 1.0, 2.0, 4.0]},
+    "dynamic_regret": {},
+    "path_length": {},
+    "bound": {},
+    "lower_bound": {},
+}
+"""The default metric set of an OCO / classification / regression game."""

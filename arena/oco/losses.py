@@ -1,0 +1,185 @@
+"""Loss families of the OCO, classification and regression protocols, with their subgradients.
+
+Every round's convex loss is
+
+``f_t(w) = ⟨g_t, w⟩ + (σ/2)‖w − z_t‖²``                         (``loss="linear"``), or
+``f_t(w) = ℓ(⟨w, x_t⟩, y_t) + (σ/2)‖w − z_t‖²``                 (example-based losses),
+
+with ``ℓ`` one of ``absolute |p − y|``, ``squared ½(p − y)²``, ``hinge [1 − y p]₊`` and
+``logistic log(1 + e^{−y p})``; ``σ ≥ 0`` is a constant of the game (strongly convex environments,
+seed 001 §4 A8, L837) and ``z_t`` defaults to 0. The arena evaluates ``f_t`` and one subgradient
+at the player's ``w_t``; players never compute losses themselves, so every player sees the same
+subgradient convention:
+
+* ``absolute``: ``sign(p − y)·x`` (0 at ``p = y``);
+* ``hinge``: ``−y·x`` when ``y p < 1``, else 0 (the kink ``y p = 1`` takes 0);
+* ``logistic``: ``−y·x / (1 + e^{y p})``.
+
+References
+----------
+seed 001, L340–L348 and L1302–L1318 (regression losses), L978 (hinge, erratum E1 fixed: the
+comparator's ``w`` inside the hinge); seed 003, L19 (1-Lipschitz logistic and hinge).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+LOSS_KINDS: tuple[str, ...] = ("linear", "absolute", "squared", "hinge", "logistic")
+EXAMPLE_LOSSES: tuple[str, ...] = ("absolute", "squared", "hinge", "logistic")
+LOSS_CODES = {k: i for i, k in enumerate(LOSS_KINDS)}
+"""Integer codes of the loss kinds, for kernels (:func:`prediction_loss_scalar`)."""
+
+
+class RoundData(NamedTuple):
+    """What the adversary reveals in one round, for R replicates.
+
+    Attributes
+    ----------
+    g : ndarray (R, d) or None
+        Linear part ``g_t`` (``loss="linear"``).
+    x : ndarray (R, d) or None
+        Features ``x_t`` (example-based losses; shown before predicting in classification and
+        regression).
+    y : ndarray (R,) or None
+        Labels ``y_t`` (±1 in classification).
+    z : ndarray (R, d) or None
+        Centre of the strongly convex term (None: 0).
+    """
+
+    g: np.ndarray | None = None
+    x: np.ndarray | None = None
+    y: np.ndarray | None = None
+    z: np.ndarray | None = None
+
+    def round(self, j: int) -> RoundData:
+        """Return round ``j`` of a block (arrays with a round axis at position 1)."""
+        return RoundData(*(None if a is None else a[:, j] for a in self))
+
+
+class Feedback(NamedTuple):
+    """What a player observes after round t (batched over R replicates).
+
+    Attributes
+    ----------
+    w : ndarray (R, d)
+        The point ``w_t`` the player committed to.
+    value : ndarray (R,)
+        ``f_t(w_t)``.
+    grad : ndarray (R, d)
+        The arena's subgradient of ``f_t`` at ``w_t`` (convention in the module docstring).
+    data : RoundData
+        The raw round (``g`` or ``x, y``, and ``z``).
+    prediction : ndarray (R,) or None
+        ``ŷ_t = ⟨w_t, x_t⟩`` for example-based losses.
+    dloss : ndarray (R,) or None
+        ``ℓ'(ŷ_t, y_t)``, the derivative in the prediction (so ``grad = dloss·x + σ(w − z)``).
+    """
+
+    w: np.ndarray
+    value: np.ndarray
+    grad: np.ndarray
+    data: RoundData
+    prediction: np.ndarray | None = None
+    dloss: np.ndarray | None = None
+
+
+def prediction_loss(kind: str, p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``(ℓ(p, y), ℓ'(p, y))`` elementwise for an example-based loss.
+
+    Examples
+    --------
+    >>> v, d = prediction_loss("hinge", np.array([0.5, 2.0]), np.array([1.0, 1.0]))
+    >>> v.tolist(), d.tolist()
+    ([0.5, 0.0], [-1.0, -0.0])
+    """
+    p = np.asarray(p, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if kind == "absolute":
+        return np.abs(p - y), np.sign(p - y)
+    if kind == "squared":
+        r = p - y
+        return 0.5 * r * r, r
+    if kind == "hinge":
+        m = y * p
+        return np.maximum(1.0 - m, 0.0), np.where(m < 1.0, -y, -0.0 * y)
+    if kind == "logistic":
+        m = y * p
+        return np.logaddexp(0.0, -m), -y * _expit(-m)
+    raise ValueError(f"unknown example loss {kind!r}; expected one of {EXAMPLE_LOSSES}")
+
+
+def _expit(a: np.ndarray) -> np.ndarray:
+    """Stable logistic function ``1/(1 + e^{−a})``."""
+    out = np.empty_like(a)
+    pos = a >= 0
+    out[pos] = 1.0 / (1.0 + np.exp(-a[pos]))
+    e = np.exp(a[~pos])
+    out[~pos] = e / (1.0 + e)
+    return out
+
+
+def evaluate(
+    kind: str, sigma: float, w: np.ndarray, data: RoundData
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """Return ``(f(w), subgradient, prediction, dloss)`` for points ``w`` of shape (..., d).
+
+    ``data`` arrays broadcast against ``w`` (one round: (R, d); a block: (R, n, d)).
+
+    Examples
+    --------
+    >>> w = np.array([[1.0, -1.0]])
+    >>> v, g, _, _ = evaluate("linear", 0.0, w, RoundData(g=np.array([[0.5, 2.0]])))
+    >>> v.tolist(), g.tolist()
+    ([-1.5], [[0.5, 2.0]])
+    """
+    w = np.asarray(w, dtype=np.float64)
+    if kind == "linear":
+        g = np.asarray(data.g, dtype=np.float64)
+        value = np.einsum("...i,...i->...", g, w)
+        grad = np.array(g, dtype=np.float64, copy=True)
+        prediction = dloss = None
+    else:
+        x = np.asarray(data.x, dtype=np.float64)
+        prediction = np.einsum("...i,...i->...", x, w)
+        value, dloss = prediction_loss(kind, prediction, data.y)
+        grad = dloss[..., None] * x
+    if sigma:
+        diff = w if data.z is None else w - data.z
+        value = value + 0.5 * sigma * np.einsum("...i,...i->...", diff, diff)
+        grad = grad + sigma * diff
+    return value, grad, prediction, dloss
+
+
+def feedback(kind: str, sigma: float, w: np.ndarray, data: RoundData) -> Feedback:
+    """Return the :class:`Feedback` of one round for committed points ``w`` (R, d)."""
+    value, grad, prediction, dloss = evaluate(kind, sigma, w, data)
+    return Feedback(w, value, grad, data, prediction, dloss)
+
+
+@njit(cache=True)
+def prediction_loss_scalar(code, p, y):
+    """Return ``(ℓ(p, y), ℓ'(p, y))`` for the loss of :data:`LOSS_CODES` ``code`` (numba)."""
+    if code == 1:
+        r = p - y
+        return abs(r), (1.0 if r > 0 else (-1.0 if r < 0 else 0.0))
+    if code == 2:
+        r = p - y
+        return 0.5 * r * r, r
+    if code == 3:
+        m = y * p
+        if m < 1.0:
+            return 1.0 - m, -y
+        return 0.0, 0.0
+    if code == 4:
+        m = y * p
+        if m >= 0:
+            e = math.exp(-m)
+            return math.log1p(e), -y * e / (1.0 + e)
+        e = math.exp(m)
+        return -m + math.log1p(e), -y / (1.0 + e)
+    return 0.0, 0.0

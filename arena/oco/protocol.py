@@ -1,0 +1,197 @@
+"""Protocol bases of online convex optimization, online classification and online regression.
+
+One round t of the ``oco`` protocol, for R replicates at once (design §2):
+
+1. in ``classification`` / ``regression`` the adversary first shows the features ``x_t``;
+2. the player commits ``w_t`` in the game's :class:`~arena.oco.domains.Domain` (``predict(x)``;
+   its prediction is ``ŷ_t = ⟨w_t, x_t⟩``);
+3. the adversary reveals the round's convex loss (:class:`~arena.oco.losses.RoundData`: a linear
+   ``g_t``, or the label ``y_t`` of an example), possibly after looking at ``w_t`` (adaptive);
+4. the arena evaluates ``f_t(w_t)`` and a subgradient and hands them to ``update``
+   (:class:`~arena.oco.losses.Feedback`).
+
+OCO players are deterministic: there is no action draw. Classification-native players
+(Perceptron, Winnow, PA) are players of the same protocol whose ``w_t`` is a linear classifier;
+OCO players run in classification through the surrogate loss the adversary declares.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from arena.oco.domains import Domain
+from arena.oco.losses import Feedback, RoundData, feedback
+from arena.protocols import Adversary, Player
+from arena.spec import AdversaryTags, GameSpec, PlayerTags
+
+OCO_PROTOCOLS = frozenset({"oco", "classification", "regression"})
+"""Protocols played by :class:`OCOPlayer` and :class:`OCOAdversary`."""
+
+
+class OCOPlayer(Player):
+    """Online convex optimization player: commits ``w_t`` (R, d), then sees ``f_t``'s subgradient.
+
+    Subclasses implement :meth:`reset`, :meth:`predict` and :meth:`update`. ``reset`` reads
+    ``spec.dim``, ``spec.domain`` (keep every ``w_t`` inside it), ``spec.loss``, ``spec.sigma``
+    and ``spec.horizon``. A fast player may override :meth:`play_block` with a numba kernel that
+    reproduces the predict/update loop to 1e-12.
+    """
+
+    tags: ClassVar[PlayerTags] = PlayerTags(protocols=OCO_PROTOCOLS, randomized=False)
+
+    def predict(self, x: np.ndarray | None = None) -> np.ndarray:
+        """Return ``w_t`` of every replicate, shape (R, d). Pure: it never changes state.
+
+        ``x`` (R, d) are the round's features in ``classification`` / ``regression`` (shown
+        before predicting; scale-invariant learners use them), None in plain ``oco``.
+        """
+        raise NotImplementedError
+
+    def update(self, fb: Feedback) -> None:
+        """Observe round t: ``fb.w`` (what was played), ``fb.value``, ``fb.grad`` and the data."""
+        raise NotImplementedError
+
+    def play_block(self, data: RoundData, spec: GameSpec) -> np.ndarray:
+        """Play n rounds against known data (arrays with a round axis: (R, n, d), (R, n)).
+
+        Returns the committed points, shape (R, n, d). Only called when the adversary is oblivious.
+        The default is the readable per-round loop; the feedback is computed by
+        :func:`arena.oco.losses.feedback`, exactly as the engine does.
+        """
+        n = _block_rounds(data)
+        n_rep, dim = spec.n_replicates, spec.dim
+        out = np.empty((n_rep, n, dim))
+        for j in range(n):
+            rd = data.round(j)
+            w = np.asarray(self.predict(rd.x), dtype=np.float64)
+            if w.shape != (n_rep, dim):
+                raise ValueError(
+                    f"predict returned shape {w.shape}, expected {(n_rep, dim)} "
+                    f"(round {j + 1} of the block)"
+                )
+            out[:, j] = w
+            self.update(feedback(spec.loss, spec.sigma, w, rd))
+        return out
+
+    def bounds(self, t: int) -> dict[tuple[str, float], Any]:
+        """Return proven upper bounds on metrics after round ``t`` (``{(metric, param): value}``).
+
+        Logged as ``bound:<metric>``. Declare only bounds that hold on every sequence satisfying
+        the assumptions the player checked in ``reset`` (e.g. ``‖g_t‖ ≤ G`` declared by the
+        adversary through ``spec``). The default declares none.
+        """
+        return {}
+
+
+def _block_rounds(data: RoundData) -> int:
+    for a in (data.g, data.x, data.y):
+        if a is not None:
+            return int(np.shape(a)[1])
+    raise ValueError("empty round data")
+
+
+class OCOAdversary(Adversary):
+    """Base of OCO / classification / regression adversaries.
+
+    Subclasses set ``tags = AdversaryTags(protocol="oco" | "classification" | "regression",
+    oblivious=...)`` and implement :meth:`reset` and either :meth:`data_block` (oblivious) or
+    :meth:`features` and :meth:`reveal` (adaptive). Game constants come from
+    :meth:`declared_domain`, :meth:`declared_loss`, :meth:`declared_sigma`, :meth:`resolve_dim`
+    and :meth:`gradient_bound` (named so that hyperparameters called ``domain``, ``loss`` or
+    ``sigma`` do not shadow them).
+    """
+
+    tags: ClassVar[AdversaryTags] = AdversaryTags(protocol="oco")
+
+    def resolve_dim(self, requested: int | None, horizon: int | None = None) -> int:
+        """Return d for this game; ``requested`` is the user's ``n_actions`` (None: the default,
+        10 here). ``horizon`` is T, for constructions whose dimension grows with it."""
+        return 10 if requested is None else int(requested)
+
+    def declared_domain(self) -> Domain:
+        """The feasible set of ``w_t`` (and of the ``regret`` comparator). Default: ``ℝ^d``."""
+        return Domain("unconstrained")
+
+    def declared_loss(self) -> str:
+        """The loss family (:data:`arena.oco.losses.LOSS_KINDS`)."""
+        return "linear"
+
+    def declared_sigma(self) -> float:
+        """Weight ``σ`` of the strongly convex term ``(σ/2)‖w − z_t‖²`` (default 0)."""
+        return 0.0
+
+    def gradient_bound(self) -> float | None:
+        """A bound ``G ≥ ‖∇f_t(w)‖₂`` for every round and every ``w`` in the domain, if known.
+
+        The engine passes it to players as ``spec.gradient_bound`` (for step sizes tuned from G)
+        and stops the game if a subgradient it computes exceeds it.
+        """
+        return None
+
+    comparator_moves: ClassVar[bool] = False
+    """True when :meth:`comparator` depends on the play so far (lower-bound constructions whose
+    comparator is built from the player's answers): ``comparator_regret`` then re-reads it at each
+    checkpoint and evaluates it on the whole history (stored examples), instead of streaming
+    ``F_t(c·u*)`` for a ``u*`` fixed after ``reset``."""
+
+    def comparator(self) -> np.ndarray:
+        """Return the declared comparator direction ``u*`` of every replicate, shape (R, d).
+
+        Only for adversaries whose tags declare the oracle ``"comparator"`` (e.g. the planted
+        separator); ``comparator_regret`` evaluates ``c·u*``. With ``comparator_moves`` it is the
+        comparator as of the rounds played so far.
+        """
+        raise KeyError(f"{self!r} declares no comparator")
+
+    def data_block(self, t0: int, n: int) -> RoundData:
+        """Return the data of rounds ``t0 .. t0+n-1`` (oblivious adversaries), arrays (R, n, ...).
+
+        Consecutive calls must give the same sequence however the rounds are split into blocks.
+        """
+        raise NotImplementedError
+
+    def features(self, t: int) -> np.ndarray | None:
+        """Return ``x_t`` (R, d) shown before the player predicts (classification/regression)."""
+        raise NotImplementedError
+
+    def reveal(self, t: int, w: np.ndarray) -> RoundData:
+        """Return round ``t``'s loss after seeing the committed ``w_t`` (R, d) (adaptive)."""
+        raise NotImplementedError
+
+
+class ObliviousOCOAdversary(OCOAdversary):
+    """An OCO adversary fixed in advance: it emits data in blocks (:meth:`data_block`)."""
+
+    tags: ClassVar[AdversaryTags] = AdversaryTags(protocol="oco", oblivious=True)
+
+    def features(self, t: int) -> np.ndarray | None:
+        self._pending = self.data_block(t, 1)
+        return None if self._pending.x is None else self._pending.x[:, 0]
+
+    def reveal(self, t: int, w: np.ndarray) -> RoundData:
+        pending = getattr(self, "_pending", None)
+        self._pending = None
+        if pending is None:
+            pending = self.data_block(t, 1)
+        return pending.round(0)
+
+
+class AdaptiveOCOAdversary(OCOAdversary):
+    """An OCO adversary that picks round t's loss after seeing ``w_t`` (and its own past)."""
+
+    tags: ClassVar[AdversaryTags] = AdversaryTags(protocol="oco", oblivious=False)
+
+    def features(self, t: int) -> np.ndarray | None:
+        return None
+
+
+def resolve_dim(adversary: OCOAdversary, requested: int | None, horizon: int | None) -> int:
+    """Call ``adversary.resolve_dim``, passing ``horizon`` only if its signature takes it (a
+    plugin may implement the one-argument form)."""
+    import inspect
+
+    if "horizon" in inspect.signature(adversary.resolve_dim).parameters:
+        return int(adversary.resolve_dim(requested, horizon=horizon))
+    return int(adversary.resolve_dim(requested))

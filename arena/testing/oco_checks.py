@@ -1,0 +1,405 @@
+"""Conformance checks of OCO / classification / regression players and adversaries.
+
+Same contract as :mod:`arena.testing.checks`: each check works on clones, raises
+``AssertionError`` naming the check, the component and what is wrong, and returns None on success.
+Partners come from :mod:`arena.oco.testing`: the first Gaussian game whose protocol, domain and
+loss the player's tags accept, and the zero / projected-gradient players for adversaries.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from arena.oco.domains import MEMBERSHIP_TOL, Domain
+from arena.oco.losses import RoundData, feedback
+from arena.oco.protocol import OCOAdversary, OCOPlayer, resolve_dim
+from arena.spec import GameSpec
+from arena.testing.checks import (
+    BLOCK_ATOL,
+    MEMORY_SLACK_BYTES,
+    REPLICATES,
+    _fail,
+    _rngs,
+    _state_bytes,
+)
+
+HORIZON = 40
+DIM = 3
+
+BOUND_RTOL = 1e-9
+"""Declared bounds must hold to this relative slack (float64 sums of ≤ 10³ terms)."""
+
+
+def _partner_adversaries(player: OCOPlayer) -> list[OCOAdversary]:
+    """Gaussian games the player's tags accept, most specific first (see module docstring)."""
+    from arena.oco.testing import GaussianClassification, GaussianData, GaussianRegression
+
+    tags = player.tags
+    out: list[OCOAdversary] = []
+    for protocol, cls, losses in (
+        ("oco", GaussianData, ("linear",)),
+        ("classification", GaussianClassification, ("hinge", "logistic")),
+        ("regression", GaussianRegression, ("squared", "absolute")),
+    ):
+        if protocol not in tags.protocols:
+            continue
+        for loss in losses:
+            if loss not in tags.losses:
+                continue
+            for domain in ("ball", "unconstrained", "box", "simplex"):
+                if domain in tags.domains:
+                    out.append(cls(loss=loss, domain=domain, radius=1.0))
+                    break
+    if not out:
+        raise AssertionError(
+            f"no partner game for {player!r}: protocols {sorted(tags.protocols)}, domains "
+            f"{sorted(tags.domains)}, losses {sorted(tags.losses)}"
+        )
+    return out
+
+
+def _requested_dim(adversary: OCOAdversary) -> int | None:
+    """d = 3 in the partner games; the adversary's own default d when it is the one checked."""
+    return DIM if type(adversary).__module__ == "arena.oco.testing" else None
+
+
+def _spec_for(adversary: OCOAdversary, n_rep: int = REPLICATES, horizon: int = HORIZON):
+    dim = resolve_dim(adversary, _requested_dim(adversary), horizon)
+    return GameSpec(
+        adversary.tags.protocol,
+        dim,
+        horizon,
+        n_replicates=n_rep,
+        dim=dim,
+        domain=adversary.declared_domain(),
+        loss=adversary.declared_loss(),
+        sigma=float(adversary.declared_sigma()),
+        gradient_bound=adversary.gradient_bound(),
+    )
+
+
+def _data(adversary: OCOAdversary, spec: GameSpec, seed: int, n: int) -> RoundData:
+    adv = adversary.clone()
+    adv.reset(spec, _rngs(seed, spec.n_replicates))
+    return adv.data_block(1, n)
+
+
+def _loop(player: OCOPlayer, spec: GameSpec, data: RoundData, seed: int) -> np.ndarray:
+    p = player.clone()
+    p.reset(spec, _rngs(seed, spec.n_replicates))
+    n = data.g.shape[1] if data.g is not None else data.x.shape[1]
+    out = []
+    for j in range(n):
+        rd = data.round(j)
+        w = np.array(p.predict(rd.x), dtype=np.float64)
+        out.append(w)
+        p.update(feedback(spec.loss, spec.sigma, w, rd))
+    return np.stack(out, axis=1)
+
+
+def _run(player: Any, adversary: Any, **kwargs: Any):
+    from arena.oco.engine import run_oco_game
+
+    kwargs.setdefault("horizon", HORIZON)
+    kwargs.setdefault("replicates", REPLICATES)
+    kwargs.setdefault("n_actions", _requested_dim(adversary))
+    kwargs.setdefault("metrics", ["loss"])
+    return run_oco_game(player, adversary, **kwargs)
+
+
+# ----------------------------------------------------------------------------------------------
+# players
+
+
+def check_oco_points_valid(player: OCOPlayer) -> None:
+    """``predict`` returns finite (R, d) points inside the game's domain, in every partner game."""
+    for adversary in _partner_adversaries(player):
+        spec = _spec_for(adversary)
+        data = _data(adversary, spec, 1, HORIZON)
+        w = _loop(player, spec, data, 1)
+        if w.shape != (spec.n_replicates, HORIZON, spec.dim) or not np.isfinite(w).all():
+            _fail("check_oco_points_valid", player, f"points of shape {w.shape} or not finite")
+        dom: Domain = spec.domain
+        excess = float(dom.violation(w).max())
+        if excess > MEMBERSHIP_TOL * max(1.0, dom.radius):
+            _fail(
+                "check_oco_points_valid",
+                player,
+                f"w_t leaves the {dom.kind} domain by {excess:.3g} against {adversary!r}",
+            )
+
+
+def check_oco_predict_is_pure(player: OCOPlayer) -> None:
+    """Calling ``predict`` twice gives the same point and changes nothing."""
+    adversary = _partner_adversaries(player)[0]
+    spec = _spec_for(adversary)
+    data = _data(adversary, spec, 2, 5)
+    p = player.clone()
+    p.reset(spec, _rngs(2))
+    for j in range(5):
+        rd = data.round(j)
+        a = np.array(p.predict(rd.x))
+        b = np.array(p.predict(rd.x))
+        if not np.array_equal(a, b):
+            _fail("check_oco_predict_is_pure", player, f"two predict calls differ at round {j + 1}")
+        p.update(feedback(spec.loss, spec.sigma, a, rd))
+
+
+def check_oco_block_matches_loop(player: OCOPlayer) -> None:
+    """``play_block`` over several splits reproduces the predict/update loop to 1e-12."""
+    for adversary in _partner_adversaries(player):
+        spec = _spec_for(adversary)
+        data = _data(adversary, spec, 3, HORIZON)
+        want = _loop(player, spec, data, 3)
+        for cuts in ((HORIZON,), (1, 7, HORIZON), (13, HORIZON)):
+            p = player.clone()
+            p.reset(spec, _rngs(3))
+            got, start = [], 0
+            for stop in cuts:
+                part = RoundData(*(None if a is None else a[:, start:stop] for a in data))
+                got.append(np.asarray(p.play_block(part, spec)))
+                start = stop
+            got_all = np.concatenate(got, axis=1)
+            if got_all.shape != want.shape or not np.allclose(got_all, want, atol=BLOCK_ATOL):
+                err = np.abs(got_all - want).max() if got_all.shape == want.shape else "shape"
+                _fail(
+                    "check_oco_block_matches_loop",
+                    player,
+                    f"play_block with splits {cuts} differs from predict/update by {err} "
+                    f"against {adversary!r}",
+                )
+
+
+def check_oco_update_does_not_alias_input(player: OCOPlayer) -> None:
+    """The player copes with read-only feedback arrays and keeps no reference to them."""
+    adversary = _partner_adversaries(player)[0]
+    spec = _spec_for(adversary)
+    data = _data(adversary, spec, 4, 6)
+    p = player.clone()
+    p.reset(spec, _rngs(4))
+    for j in range(6):
+        rd = RoundData(*(None if a is None else np.array(a) for a in data.round(j)))
+        w = np.array(p.predict(rd.x))
+        fb = feedback(spec.loss, spec.sigma, w, rd)
+        for arr in (fb.w, fb.value, fb.grad, *[a for a in rd if a is not None]):
+            arr.flags.writeable = False
+        try:
+            p.update(fb)
+        except ValueError as exc:
+            _fail("check_oco_update_does_not_alias_input", player, f"writes to its input: {exc}")
+    before = np.array(p.predict(data.round(0).x))
+    again = np.array(p.predict(data.round(0).x))
+    if not np.array_equal(before, again):
+        _fail("check_oco_update_does_not_alias_input", player, "state changed after update")
+
+
+def check_oco_reset_restores_initial_state(player: OCOPlayer) -> None:
+    """``reset`` after playing gives the same points as a fresh player."""
+    adversary = _partner_adversaries(player)[0]
+    spec = _spec_for(adversary)
+    data = _data(adversary, spec, 5, 10)
+    fresh = _loop(player, spec, data, 5)
+    p = player.clone()
+    p.reset(spec, _rngs(5))
+    for j in range(10):
+        rd = data.round(j)
+        p.update(feedback(spec.loss, spec.sigma, np.array(p.predict(rd.x)), rd))
+    p.reset(spec, _rngs(5))
+    again = []
+    for j in range(10):
+        rd = data.round(j)
+        w = np.array(p.predict(rd.x))
+        again.append(w)
+        p.update(feedback(spec.loss, spec.sigma, w, rd))
+    if not np.allclose(np.stack(again, axis=1), fresh, atol=BLOCK_ATOL):
+        _fail("check_oco_reset_restores_initial_state", player, "reset does not restart the game")
+
+
+def check_oco_seed_determinism(component: Any) -> None:
+    """The same seed gives identical rows; replicate 2 alone equals replicate 2 in a batch."""
+    player, adversary = _pair(component)
+    a = _run(player, adversary, seed=11).rows
+    b = _run(player, adversary, seed=11).rows
+    if not a.equals(b):
+        _fail("check_oco_seed_determinism", component, "the same seed gave different results")
+    alone = _run(player, adversary, seed=11, replicates=[2]).rows
+    if not np.array_equal(a[a.replicate == 2].value.to_numpy(), alone.value.to_numpy()):
+        _fail("check_oco_seed_determinism", component, "replicate 2 alone differs from a batch")
+
+
+def check_oco_no_global_rng(component: Any) -> None:
+    """Results do not depend on numpy's global RNG, and the game does not consume it."""
+    player, adversary = _pair(component)
+    rows = []
+    for seed in (1, 2):
+        np.random.seed(seed)  # noqa: NPY002 - deliberately perturbing the global state
+        before = np.random.get_state()[1].copy()  # noqa: NPY002
+        rows.append(_run(player, adversary, seed=12).rows)
+        if not np.array_equal(before, np.random.get_state()[1]):  # noqa: NPY002
+            _fail("check_oco_no_global_rng", component, "the game drew from the global RNG")
+    if not rows[0].equals(rows[1]):
+        _fail("check_oco_no_global_rng", component, "results depend on the global RNG's seed")
+
+
+def check_oco_bounded_memory(component: Any) -> None:
+    """The state does not grow with the number of rounds played."""
+    player, adversary = _pair(component)
+    spec = _spec_for(adversary, n_rep=2, horizon=2000)
+    adv, p = adversary.clone(), player.clone()
+    adv.reset(spec, _rngs(8, 2))
+    p.reset(spec, _rngs(9, 2))
+    sizes = []
+    t = 0
+    for stop in (200, 2000):
+        while t < stop:
+            t += 1
+            x = adv.features(t)
+            w = np.array(p.predict(x))
+            rd = adv.reveal(t, w)
+            if rd.x is None and x is not None:
+                rd = rd._replace(x=x)
+            p.update(feedback(spec.loss, spec.sigma, w, rd))
+        sizes.append(_state_bytes(p if isinstance(component, OCOPlayer) else adv))
+    if sizes[1] > sizes[0] + MEMORY_SLACK_BYTES:
+        _fail(
+            "check_oco_bounded_memory",
+            component,
+            f"state grew from {sizes[0]} bytes after 200 rounds to {sizes[1]} after 2000",
+        )
+
+
+def check_oco_declared_bounds_hold(player: OCOPlayer) -> None:
+    """Every declared ``bound:<metric>`` is ≥ the metric in each partner game it applies to."""
+    if type(player).bounds is OCOPlayer.bounds:
+        return
+    for adversary in _partner_adversaries(player):
+        run = _run(player, adversary, horizon=200, metrics=None)
+        rows = run.rows
+        for (metric, param), group in rows[rows.metric.str.startswith("bound:")].groupby(
+            ["metric", "param"], dropna=False
+        ):
+            target = metric.split(":", 1)[1]
+            sel = rows[(rows.metric == target)]
+            sel = sel[sel.param.isna()] if math.isnan(param) else sel[sel.param == param]
+            merged = sel.merge(group, on=["replicate", "t"], suffixes=("", "_bound"))
+            slack = BOUND_RTOL * np.maximum(1.0, merged.value_bound.abs())
+            bad = merged[merged.value > merged.value_bound + slack]
+            if len(bad):
+                row = bad.iloc[0]
+                _fail(
+                    "check_oco_declared_bounds_hold",
+                    player,
+                    f"{target} = {row.value:.6g} exceeds its bound {row.value_bound:.6g} at "
+                    f"t = {row.t} against {adversary!r}",
+                )
+
+
+# ----------------------------------------------------------------------------------------------
+# adversaries
+
+
+def _partner_players(adversary: OCOAdversary) -> tuple[OCOPlayer, OCOPlayer]:
+    from arena.oco.testing import ProjectedGradient, ZeroPlayer
+
+    return ProjectedGradient(eta=0.3), ZeroPlayer()
+
+
+def _pair(component: Any) -> tuple[Any, Any]:
+    if isinstance(component, OCOPlayer):
+        return component, _partner_adversaries(component)[0]
+    return _partner_players(component)[0], component
+
+
+def check_oco_data_valid(adversary: OCOAdversary) -> None:
+    """The adversary's game plays: finite data of the right shapes, ±1 labels in classification,
+    subgradients within the declared bound (the engine validates every round)."""
+    for player in _partner_players(adversary):
+        try:
+            _run(player, adversary, metrics=["loss"])
+        except Exception as exc:
+            _fail("check_oco_data_valid", adversary, f"{type(exc).__name__}: {exc}")
+
+
+def check_oco_block_matches_stream(adversary: OCOAdversary) -> None:
+    """An oblivious adversary's ``data_block`` gives the same data however rounds are split."""
+    if not adversary.tags.oblivious:
+        return
+    spec = _spec_for(adversary)
+    whole = _data(adversary, spec, 6, 30)
+    adv = adversary.clone()
+    adv.reset(spec, _rngs(6))
+    parts, t = [], 1
+    for n in (1, 9, 20):
+        parts.append(adv.data_block(t, n))
+        t += n
+    for name in ("g", "x", "y", "z"):
+        a = getattr(whole, name)
+        if a is None:
+            continue
+        b = np.concatenate([np.asarray(getattr(p, name)) for p in parts], axis=1)
+        if not np.array_equal(np.asarray(a), b):
+            _fail("check_oco_block_matches_stream", adversary, f"{name} depends on the split")
+
+
+def check_oco_oblivious_is_oblivious(adversary: OCOAdversary) -> None:
+    """An oblivious adversary gives the same data whichever player it faces (via the trace)."""
+    if not adversary.tags.oblivious:
+        return
+    import tempfile
+    from pathlib import Path
+
+    import pyarrow.parquet as pq
+
+    traces = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for k, player in enumerate(_partner_players(adversary)):
+            path = Path(tmp) / f"trace{k}.parquet"
+            _run(player, adversary, seed=5, trace_path=path)
+            table = pq.read_table(path).to_pandas()
+            traces.append(
+                table.drop(columns=[c for c in ("w", "value", "prediction") if c in table.columns])
+            )
+    a, b = traces
+    same = all(
+        np.array_equal(np.stack(a[c].to_numpy()), np.stack(b[c].to_numpy())) for c in a.columns
+    )
+    if not same:
+        _fail("check_oco_oblivious_is_oblivious", adversary, "data depends on the player")
+
+
+def check_oco_comparator_declared(adversary: OCOAdversary) -> None:
+    """An adversary declaring the ``comparator`` oracle returns finite (R, d) comparators."""
+    if "comparator" not in adversary.tags.oracle:
+        return
+    spec = _spec_for(adversary)
+    adv = adversary.clone()
+    adv.reset(spec, _rngs(7))
+    u = np.asarray(adv.comparator())
+    if u.shape != (spec.n_replicates, spec.dim) or not np.isfinite(u).all():
+        _fail("check_oco_comparator_declared", adversary, f"comparator() gave shape {u.shape}")
+
+
+OCO_PLAYER_CHECKS = (
+    check_oco_points_valid,
+    check_oco_predict_is_pure,
+    check_oco_block_matches_loop,
+    check_oco_update_does_not_alias_input,
+    check_oco_reset_restores_initial_state,
+    check_oco_seed_determinism,
+    check_oco_no_global_rng,
+    check_oco_bounded_memory,
+    check_oco_declared_bounds_hold,
+)
+
+OCO_ADVERSARY_CHECKS = (
+    check_oco_data_valid,
+    check_oco_block_matches_stream,
+    check_oco_oblivious_is_oblivious,
+    check_oco_comparator_declared,
+    check_oco_seed_determinism,
+    check_oco_no_global_rng,
+    check_oco_bounded_memory,
+)
