@@ -1,0 +1,133 @@
+"""Shared pieces of the linear online classifiers (Perceptron, p-norm, Winnow, PA, primal-dual).
+
+Link functions of seed 001's quasi-additive family (Fig 5.1, L966–L974), the relative-mistake-bound
+inequality (Lemma 19, L2861) and the reading of one classification round from a
+:class:`~arena.oco.losses.Feedback`. A mistake is ``y_t ⟨w_t, x_t⟩ ≤ 0``: a zero margin counts
+(seed 001 §8 P1; the analysis needs ``g_t(w_t) ≥ γ`` on mistake rounds).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from arena.errors import ConfigError
+from arena.oco.losses import Feedback
+from arena.spec import GameSpec
+
+
+def read_example(fb: Feedback) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return ``(x, y, ŷ)`` of one round: features (R, d), labels (R,), predictions ``⟨w_t, x_t⟩``.
+
+    ``ŷ`` is the arena's ``fb.prediction`` (computed with the ``w_t`` the player committed); it is
+    recomputed from ``fb.w`` only when the loss family carries none.
+    """
+    if fb.data.x is None or fb.data.y is None:
+        raise ValueError("a classification / regression round needs features x and labels y")
+    x = np.asarray(fb.data.x, dtype=np.float64)
+    y = np.asarray(fb.data.y, dtype=np.float64)
+    pred = fb.prediction
+    if pred is None:
+        pred = np.einsum("rd,rd->r", np.asarray(fb.w, dtype=np.float64), x)
+    return x, y, np.asarray(pred, dtype=np.float64)
+
+
+def lemma19(b, c):
+    """Return ``c + b² + b√c``: if ``x − b√x − c ≤ 0`` (``b, c ≥ 0``) then ``x`` is at most this.
+
+    Seed 001, Lemma 19 (L2861); it turns ``|M| ≤ b√|M| + H`` into a mistake bound.
+
+    Examples
+    --------
+    >>> float(lemma19(2.0, 1.0))  # x − 2√x − 1 ≤ 0  ⇒  √x ≤ 1 + √2, x ≤ 3 + 2√2 ≤ 1 + 4 + 2
+    7.0
+    """
+    b = np.asarray(b, dtype=np.float64)
+    c = np.maximum(np.asarray(c, dtype=np.float64), 0.0)
+    return c + b * b + b * np.sqrt(c)
+
+
+def pnorm_link(theta: np.ndarray, p: float) -> np.ndarray:
+    """Return the p-norm link (5.9) row-wise: ``sign(θ_i)|θ_i|^{p−1} / ‖θ‖_p^{p−2}``, 0 at θ = 0.
+
+    Computed as ``‖θ‖_p · sign(θ_i) (|θ_i|/‖θ‖_p)^{p−1}`` with ``‖θ‖_p`` taken after dividing by
+    ``max|θ_i|``, so no power overflows for large p (seed 001 §8 P2: Link(0) = 0). The map is
+    positively homogeneous of degree 1 and ``∇f* = Link/(p−1)`` for ``f = ‖w‖_q²/(2(q−1))``.
+
+    Examples
+    --------
+    >>> pnorm_link(np.array([[3.0, -4.0], [0.0, 0.0]]), 2.0).tolist()
+    [[3.0, -4.0], [0.0, 0.0]]
+    """
+    theta = np.asarray(theta, dtype=np.float64)
+    norm = pnorm(theta, p)[..., None]
+    safe = np.where(norm > 0.0, norm, 1.0)
+    return np.where(norm > 0.0, safe * np.sign(theta) * (np.abs(theta) / safe) ** (p - 1.0), 0.0)
+
+
+def pnorm(v: np.ndarray, p: float) -> np.ndarray:
+    """Return ``‖v‖_p`` of each row (``p = inf`` allowed), scaled by ``max|v_i|`` (no overflow)."""
+    v = np.abs(np.asarray(v, dtype=np.float64))
+    m = v.max(axis=-1)
+    if math.isinf(p):
+        return m
+    safe = np.where(m > 0.0, m, 1.0)
+    return np.where(m > 0.0, safe * ((v / safe[..., None]) ** p).sum(axis=-1) ** (1.0 / p), 0.0)
+
+
+def softmax(theta: np.ndarray) -> np.ndarray:
+    """Return ``exp(θ_i) / Σ_j exp(θ_j)`` row-wise, shifted by the row maximum (no overflow)."""
+    theta = np.asarray(theta, dtype=np.float64)
+    e = np.exp(theta - theta.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def resolve_p(p, dim: int, component: str) -> float:
+    """Return the p of a p-norm player: a number ≥ 2, or ``"auto"`` = ``max(2, 2 ln d)``."""
+    if isinstance(p, str):
+        if p != "auto":
+            raise ConfigError(component, "p", f"must be a number >= 2 or 'auto', got {p!r}")
+        return max(2.0, 2.0 * math.log(dim))
+    p = float(p)
+    if not (math.isfinite(p) and p >= 2.0):
+        raise ConfigError(component, "p", f"must be finite and >= 2, got {p!r}")
+    return p
+
+
+def positive(value, component: str, parameter: str) -> float:
+    """Return ``float(value)`` after checking it is finite and > 0 (else ``ConfigError``)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(component, parameter, f"must be a number > 0, got {value!r}") from None
+    if not (math.isfinite(v) and v > 0.0):
+        raise ConfigError(component, parameter, f"must be finite and > 0, got {value!r}")
+    return v
+
+
+def check_dim(spec: GameSpec, component: str) -> int:
+    """Return d = ``spec.dim`` (falling back to ``n_actions``), checking d ≥ 1."""
+    d = spec.dim if spec.dim is not None else spec.n_actions
+    if d is None or int(d) < 1:
+        raise ConfigError(component, "dim", f"must be >= 1, got {d!r}")
+    return int(d)
+
+
+def check_domain_contains_l1_ball(spec: GameSpec, component: str, simplex_ok: bool) -> None:
+    """Check that ``spec.domain`` contains every ``w`` the player can output (``‖w‖₁ ≤ 1``).
+
+    Outputs on the simplex (``simplex_ok``) or in the ℓ1 unit ball lie in every ball or box of
+    radius ≥ 1 (``‖w‖_∞ ≤ ‖w‖₂ ≤ ‖w‖₁ ≤ 1``).
+    """
+    dom = spec.domain
+    if dom is None or dom.kind == "unconstrained":
+        return
+    if dom.kind == "simplex":
+        if not simplex_ok:
+            raise ConfigError(component, "domain", "signed weights do not lie on the simplex")
+        return
+    if dom.radius < 1.0:
+        raise ConfigError(
+            component, "domain", f"a {dom.kind} of radius {dom.radius} < 1 may not hold ‖w‖₁ ≤ 1"
+        )

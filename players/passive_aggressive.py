@@ -1,0 +1,183 @@
+"""Passive-Aggressive online learners PA, PA-I and PA-II (Crammer et al. 2006): classification and
+ε-insensitive regression."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from arena.errors import ConfigError
+from arena.oco.losses import EXAMPLE_LOSSES, Feedback
+from arena.oco.protocol import OCOPlayer
+from arena.spec import GameSpec, PlayerTags
+from players._quasi_additive import check_dim, positive, read_example
+
+VARIANTS = ("pa", "pa1", "pa2")
+
+
+class PassiveAggressive(OCOPlayer):
+    """Passive-Aggressive: ``w_{t+1} = w_t + τ_t s_t x_t`` with the step of the chosen variant.
+
+    Classification (``y ∈ {±1}``): loss ``ℓ_t = [1 − y_t⟨w_t, x_t⟩]₊`` and direction
+    ``s_t = y_t``. Regression: ``ℓ_t = [|⟨w_t, x_t⟩ − y_t| − ε]₊`` and
+    ``s_t = sign(y_t − ⟨w_t, x_t⟩)``.
+    The step is ``τ_t = ℓ_t/‖x_t‖²`` (PA), ``min{C, ℓ_t/‖x_t‖²}`` (PA-I) or
+    ``ℓ_t/(‖x_t‖² + 1/(2C))`` (PA-II); ``τ_t = 0`` when ``x_t = 0`` (nothing to move along).
+    ``w_{t+1}`` is the closest point to ``w_t`` with zero loss (PA), or the prox step with a linear
+    (PA-I) or quadratic (PA-II) slack penalty.
+
+    PA-I is seed 001's aggressive Euclidean dual-ascent update (P9, closed form (7.11), γ = 1)
+    with ``c = 1/C``: ``α_t = min{1, c ℓ_t/‖x_t‖²}``, step ``α_t/c = τ_t``.
+
+    Parameters
+    ----------
+    variant : {"pa", "pa1", "pa2"}
+        PA (hard margin), PA-I or PA-II.
+    C : float
+        Aggressiveness C > 0 of PA-I / PA-II (ignored by PA).
+    epsilon : float
+        Insensitivity ε ≥ 0 of the regression loss (ignored in classification).
+
+    Notes
+    -----
+    Guarantees in classification (Crammer et al. 2006), for every ``u ∈ ℝ^d`` with
+    ``ℓ*_t = [1 − y_t⟨u, x_t⟩]₊`` and ``R = max_t ‖x_t‖``:
+
+    * PA, Thm 2 (separable: all ``ℓ*_t = 0``): ``Σ ℓ_t² ≤ ‖u‖² R²``; Thm 3 (all ``‖x_t‖ = 1``):
+      ``Σ ℓ_t² ≤ (‖u‖ + 2√(Σ ℓ*_t²))²``;
+    * PA-I, Thm 4: ``|M| ≤ max{R², 1/C}(‖u‖² + 2C Σ ℓ*_t)``;
+    * PA-II, Thm 5: ``Σ ℓ_t² ≤ (R² + 1/(2C))(‖u‖² + 2C Σ ℓ*_t²)``.
+
+    A mistake has ``ℓ_t ≥ 1``, so ``|M| ≤ Σ ℓ_t²`` turns the PA / PA-II loss bounds into mistake
+    bounds (:meth:`mistake_bound`, :meth:`squared_loss_bound`). They depend on u: nothing is
+    declared by :meth:`bounds`.
+
+    Examples
+    --------
+    >>> from arena.oco.domains import Domain
+    >>> from arena.oco.losses import RoundData, feedback
+    >>> spec = GameSpec("classification", 2, 1, dim=2, domain=Domain(), loss="hinge")
+    >>> p = PassiveAggressive("pa1", C=0.1)
+    >>> p.reset(spec, [np.random.default_rng(0)])
+    >>> rd = RoundData(x=np.array([[1.0, 1.0]]), y=np.array([1.0]))  # ℓ = 1, ℓ/‖x‖² = 0.5 > C
+    >>> p.update(feedback("hinge", 0.0, p.predict(rd.x), rd))
+    >>> p.predict().tolist()
+    [[0.1, 0.1]]
+
+    References
+    ----------
+    Crammer, Dekel, Keshet, Shalev-Shwartz & Singer (2006), "Online Passive-Aggressive
+    Algorithms", JMLR 7: Fig 1 (classification), §5 (regression), Thms 2–5. Seed 001, (7.11)
+    L1785 and P9 (PA cited at L1474).
+    """
+
+    name = "passive_aggressive"
+    tags = PlayerTags(
+        protocols=frozenset({"classification", "regression"}),
+        randomized=False,
+        domains=frozenset({"unconstrained"}),
+        losses=frozenset(EXAMPLE_LOSSES),
+    )
+
+    def __init__(self, variant: str = "pa1", C: float = 1.0, epsilon: float = 0.0):
+        self.variant = variant
+        self.C = C
+        self.epsilon = epsilon
+
+    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
+        comp = f"player {self.name}"
+        if self.variant not in VARIANTS:
+            raise ConfigError(comp, "variant", f"must be one of {VARIANTS}, got {self.variant!r}")
+        self._C = positive(self.C, comp, "C")
+        eps = float(self.epsilon)
+        if not (math.isfinite(eps) and eps >= 0.0):
+            raise ConfigError(comp, "epsilon", f"must be finite and >= 0, got {self.epsilon!r}")
+        self._eps = eps
+        self._regression = spec.protocol == "regression"
+        d = check_dim(spec, comp)
+        n_rep = spec.n_replicates
+        self._w = np.zeros((n_rep, d))
+        self._mistakes = np.zeros(n_rep, dtype=np.int64)
+        self._sq_loss = np.zeros(n_rep)
+        self._x_max = np.zeros(n_rep)
+        self._x_min = np.full(n_rep, np.inf)
+
+    def predict(self, x: np.ndarray | None = None) -> np.ndarray:
+        return self._w.copy()
+
+    def step(self, loss: np.ndarray, sq_norm: np.ndarray) -> np.ndarray:
+        """Return ``τ`` for losses ``ℓ`` and squared norms ``‖x‖²`` (elementwise)."""
+        safe = np.where(sq_norm > 0.0, sq_norm, 1.0)
+        if self.variant == "pa2":
+            tau = loss / (sq_norm + 0.5 / self._C)
+        else:
+            tau = loss / safe
+            if self.variant == "pa1":
+                tau = np.minimum(self._C, tau)
+        return np.where(sq_norm > 0.0, tau, 0.0)
+
+    def update(self, fb: Feedback) -> None:
+        x, y, pred = read_example(fb)
+        if self._regression:
+            loss = np.maximum(np.abs(pred - y) - self._eps, 0.0)
+            direction = np.sign(y - pred)
+        else:
+            margin = y * pred
+            loss = np.maximum(1.0 - margin, 0.0)
+            direction = y
+            self._mistakes += margin <= 0.0
+        sq = np.einsum("rd,rd->r", x, x)
+        self._w += (self.step(loss, sq) * direction)[:, None] * x
+        self._sq_loss += loss * loss
+        norm = np.sqrt(sq)
+        self._x_max = np.maximum(self._x_max, norm)
+        self._x_min = np.minimum(self._x_min, norm)
+
+    @property
+    def mistakes(self) -> np.ndarray:
+        """Number of classification mistakes so far (R,)."""
+        return self._mistakes.copy()
+
+    @property
+    def squared_loss(self) -> np.ndarray:
+        """``Σ_t ℓ_t²`` of the player so far (R,)."""
+        return self._sq_loss.copy()
+
+    def squared_loss_bound(self, u_norm, hinge_sq) -> np.ndarray:
+        """Return the bound on ``Σ ℓ_t²`` of PA (Thms 2/3) or PA-II (Thm 5), (R,).
+
+        ``u_norm`` is ``‖u‖₂``, ``hinge_sq`` is ``Σ_t ℓ*_t²`` (comparator's squared hinge, all
+        rounds). PA: Thm 2 when ``hinge_sq == 0``, Thm 3 when every ``‖x_t‖ = 1`` (1e-12), the
+        smaller if both apply, ``inf`` if neither. PA-I has none (``inf``).
+        """
+        u = np.asarray(u_norm, dtype=np.float64)
+        h2 = np.asarray(hinge_sq, dtype=np.float64)
+        r2 = self._x_max**2
+        if self.variant == "pa2":
+            return (r2 + 0.5 / self._C) * (u * u + 2.0 * self._C * h2)
+        if self.variant == "pa1":
+            return np.full(np.broadcast(u, r2).shape, np.inf)
+        thm2 = np.where(h2 == 0.0, u * u * r2, np.inf)
+        unit = (np.abs(self._x_max - 1.0) <= 1e-12) & (np.abs(self._x_min - 1.0) <= 1e-12)
+        thm3 = np.where(unit, (u + 2.0 * np.sqrt(h2)) ** 2, np.inf)
+        return np.minimum(thm2, thm3)
+
+    def mistake_bound(self, u_norm, hinge, hinge_sq) -> np.ndarray:
+        """Return a bound on ``|M|`` (R,): PA-I's Thm 4, else :meth:`squared_loss_bound`.
+
+        ``hinge`` is ``Σ_t ℓ*_t`` and ``hinge_sq`` is ``Σ_t ℓ*_t²`` (comparator u, all rounds).
+        """
+        if self.variant == "pa1":
+            u = np.asarray(u_norm, dtype=np.float64)
+            h = np.asarray(hinge, dtype=np.float64)
+            return np.maximum(self._x_max**2, 1.0 / self._C) * (u * u + 2.0 * self._C * h)
+        return self.squared_loss_bound(u_norm, hinge_sq)
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {}
+        yield {"variant": "pa"}
+        yield {"variant": "pa2", "C": 0.5}
+        yield {"variant": "pa1", "C": 2.0, "epsilon": 0.1}

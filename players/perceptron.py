@@ -1,0 +1,112 @@
+"""The Perceptron: seed 001's quasi-additive classifier with the identity link (Fig 5.1)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from arena.oco.losses import EXAMPLE_LOSSES, Feedback
+from arena.oco.protocol import OCOPlayer
+from arena.spec import GameSpec, PlayerTags
+from players._quasi_additive import check_dim, lemma19, positive, read_example
+
+
+class Perceptron(OCOPlayer):
+    """Perceptron: ``w_1 = 0``; on a mistake (``y_t⟨w_t, x_t⟩ ≤ 0``), ``w_{t+1} = w_t + y_t x_t/c``.
+
+    Fig 5.1 of seed 001 with ``Link(θ) = θ`` (``f = ½‖w‖²`` on ℝ^d, conservative dual ascent on the
+    hinge ``[1 − y⟨w, x⟩]₊`` of the mistake rounds only). ``w_t = (1/c) Σ_{i∈M, i<t} y_i x_i``, so
+    predictions do not depend on ``c > 0`` (L1000–L1004); ``c = 1`` is seed 004's Perceptron
+    (P11: ``w_{t+1} = w_t + [[y_t⟨w_t, x_t⟩ ≤ 0]] y_t x_t``).
+
+    Parameters
+    ----------
+    c : float
+        Trade-off constant of Fig 5.1 (> 0); it only scales ``w_t``.
+
+    Notes
+    -----
+    Guarantee (Cor 5, seed 001 L1014): with ``M`` the mistake rounds and
+    ``X = max_{t∈M} ‖x_t‖₂``, for every ``u ∈ ℝ^d``,
+    ``|M| ≤ H + X‖u‖√H + X²‖u‖²`` where ``H = Σ_{t∈M} [1 − y_t⟨u, x_t⟩]₊``. On data separable with
+    margin γ by a unit ``u`` (``y_t⟨u, x_t⟩ ≥ γ``) and ``‖x_t‖ ≤ R`` this is Novikoff's
+    ``|M| ≤ (R/γ)²``. The bound depends on ``u``, so it is exposed as :meth:`mistake_bound` and not
+    declared by :meth:`bounds` (a ``("mistakes", nan)`` bound must hold for the run whatever ``u``).
+
+    The player plays in ``classification`` only, on an unconstrained domain; it ignores the
+    arena's surrogate loss and reads ``x_t``, ``y_t`` and ``ŷ_t = ⟨w_t, x_t⟩`` from the feedback.
+
+    Examples
+    --------
+    >>> from arena.oco.domains import Domain
+    >>> from arena.oco.losses import RoundData, feedback
+    >>> spec = GameSpec("classification", 2, 2, dim=2, domain=Domain(), loss="hinge")
+    >>> p = Perceptron()
+    >>> p.reset(spec, [np.random.default_rng(0)])
+    >>> for x, y in [([1.0, 0.5], 1.0), ([0.5, -2.0], -1.0)]:
+    ...     rd = RoundData(x=np.array([x]), y=np.array([y]))
+    ...     p.update(feedback("hinge", 0.0, p.predict(rd.x), rd))
+    >>> p.predict().tolist(), p.mistakes.tolist()
+    ([[1.0, 0.5]], [1])
+
+    References
+    ----------
+    Rosenblatt (1958). Seed 001, Fig 5.1 (L966–L974), §5.1.1 (L992–L1018), Cor 5 (L1014);
+    seed 004, L193–L202 (Perceptron as OGD on the mistake rounds).
+    """
+
+    name = "perceptron"
+    tags = PlayerTags(
+        protocols=frozenset({"classification"}),
+        randomized=False,
+        domains=frozenset({"unconstrained"}),
+        losses=frozenset(EXAMPLE_LOSSES),
+    )
+
+    def __init__(self, c: float = 1.0):
+        self.c = c
+
+    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
+        self._c = positive(self.c, f"player {self.name}", "c")
+        d = check_dim(spec, f"player {self.name}")
+        self._sum = np.zeros((spec.n_replicates, d))  # Σ_{i∈M} y_i x_i (exact for integer x)
+        self._mistakes = np.zeros(spec.n_replicates, dtype=np.int64)
+        self._x_max = np.zeros(spec.n_replicates)
+
+    def predict(self, x: np.ndarray | None = None) -> np.ndarray:
+        return self._sum / self._c
+
+    def update(self, fb: Feedback) -> None:
+        x, y, pred = read_example(fb)
+        err = y * pred <= 0.0
+        self._sum += np.where(err, y, 0.0)[:, None] * x
+        self._mistakes += err
+        self._x_max = np.maximum(self._x_max, np.where(err, np.linalg.norm(x, axis=1), 0.0))
+
+    @property
+    def mistakes(self) -> np.ndarray:
+        """Number of mistakes ``|M|`` so far, per replicate (R,)."""
+        return self._mistakes.copy()
+
+    @property
+    def radius(self) -> np.ndarray:
+        """``X = max_{t∈M} ‖x_t‖₂`` over the mistake rounds so far (R,) (0 before any mistake)."""
+        return self._x_max.copy()
+
+    def mistake_bound(self, u_norm, hinge) -> np.ndarray:
+        """Return Cor 5's bound ``H + X‖u‖√H + X²‖u‖²`` on ``|M|`` (R,).
+
+        Parameters
+        ----------
+        u_norm : float or ndarray (R,)
+            ``‖u‖₂`` of the comparator.
+        hinge : float or ndarray (R,)
+            ``H = Σ_{t∈M} [1 − y_t⟨u, x_t⟩]₊``, the comparator's hinge loss on the mistake rounds.
+        """
+        return lemma19(self._x_max * np.asarray(u_norm, dtype=np.float64), hinge)
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {}
+        yield {"c": 0.25}

@@ -1,0 +1,559 @@
+"""Seed 001's generic primal-dual (dual-ascent) player P0/P0′ as a factory.
+
+A player is a regularizer × a dual-ascent rule × a trade-off schedule; it plays the OCO, regression
+and classification protocols.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from arena.errors import ConfigError
+from arena.oco.domains import Domain
+from arena.oco.losses import Feedback
+from arena.oco.protocol import OCO_PROTOCOLS, OCOPlayer
+from arena.spec import GameSpec, PlayerTags
+from players._quasi_additive import (
+    check_dim,
+    check_domain_contains_l1_ball,
+    lemma19,
+    positive,
+    read_example,
+    resolve_p,
+    softmax,
+)
+from players.regularizers import make_regularizer
+
+REGULARIZERS = ("l2", "entropic", "pnorm")
+RULES = ("conservative", "aggressive")
+SCHEDULES = ("fixed", "sqrt", "lipschitz", "mistakes")
+CLASSIFICATION_SCHEDULES = ("lipschitz", "mistakes")
+"""Schedules that read ``x_t`` before predicting (classification only)."""
+
+LINE_SEARCH_STEPS = 200
+"""Cap on the slope evaluations of the aggressive rule's 1-D line search (typically ~10 needed)."""
+
+
+class PNormOnQBall:
+    """The p-norm regularizer ``f = ‖w‖_q²/(2(q−1))`` restricted to ``S = {‖w‖_q ≤ ρ}``.
+
+    f depends on w only through ``‖w‖_q``, and ``max_{‖w‖_q = r} ⟨w, θ⟩ = r‖θ‖_p`` in the
+    direction of the unconstrained link, so ``∇f*_S(θ) = ∇f*(θ)·min(1, ρ/‖∇f*(θ)‖_q)`` (the
+    unconstrained link has ``‖∇f*(θ)‖_q = (q−1)‖θ‖_p``) and
+    ``f*_S(θ) = r‖θ‖_p − r²/(2(q−1))`` with ``r = min((q−1)‖θ‖_p, ρ)``. [derived]
+
+    Examples
+    --------
+    >>> from players.regularizers import PNorm
+    >>> reg = PNormOnQBall(PNorm(p=2.0), 1.0)  # p = q = 2: the Euclidean ball
+    >>> reg.link(np.array([[3.0, 4.0]])).tolist(), float(reg.conjugate(np.array([[3.0, 4.0]]))[0])
+    ([[0.6000000000000001, 0.8]], 4.5)
+    """
+
+    name = "pnorm"
+
+    def __init__(self, base, rho: float):
+        self.base = base
+        self.rho = float(rho)
+        self.q = base.q
+        self.domain = Domain("unconstrained")  # S is a q-ball, not one of the arena's kinds
+
+    def _radius(self, theta):
+        return np.minimum((self.q - 1.0) * self.base.dual_norm(theta), self.rho)
+
+    def link(self, theta):
+        w = self.base.link(theta)
+        norm = self.base.norm(w)
+        return w * np.minimum(1.0, self.rho / np.where(norm > 0.0, norm, 1.0))[..., None]
+
+    def conjugate(self, theta):
+        r = self._radius(theta)
+        return r * self.base.dual_norm(theta) - r * r / (2.0 * (self.q - 1.0))
+
+    def value(self, w):
+        return self.base.value(w)
+
+    def dual_norm(self, v):
+        return self.base.dual_norm(v)
+
+    def max_value(self, domain, d):
+        return self.rho**2 / (2.0 * (self.q - 1.0))
+
+
+class PrimalDual(OCOPlayer):
+    """Generic primal–dual player: ``w_t = ∇f*(θ_t/c_t)``, ``θ_t = −Σ_{i<t} λ_i`` (Fig 3.1/3.2).
+
+    Seed 001 P0/P0′. A player is (regularizer f, dual-ascent rule, trade-off schedule ``c_t``).
+    After round t the dual vector ``λ_t`` of the round is chosen by
+
+    * ``rule="conservative"`` (3.11): ``λ_t = λ'_t``, a subgradient of ``g_t`` at ``w_t``
+      (lazy mirror descent / linearized FTRL / the quasi-additive family of Fig 5.1);
+    * ``rule="aggressive"`` (3.12)/(5.14)/(5.15): ``λ_t = argmax_λ −c_t f*((θ − λ)/c_t) − g_t*(λ)``,
+      the best single-dual-variable ascent (classification only: for the hinge
+      ``λ = −α y_t x_t``, ``α ∈ [0, 1]``).
+
+    Protocols. In ``oco`` and ``regression`` the loss is the arena's: ``λ'_t`` is the feedback's
+    subgradient (any convex loss, the strongly convex term included); only the conservative rule
+    and the ``fixed`` / ``sqrt`` schedules apply. In ``classification`` the player runs on its own
+    hinge ``g_t(w) = [γ − y_t⟨w, x_t⟩]₊`` (margin ``gamma``; it ignores the arena's surrogate):
+    the conservative rule sets ``α_t = 1`` when ``y_t⟨w_t, x_t⟩ ≤ γ`` (at the kink it takes the
+    subgradient ``−y x``, like the aggressive Perceptron), else 0; the aggressive rule maximizes
+    the dual over ``α_t`` by the closed forms (7.11) (Euclidean, ℝ^d), the corrected entropic form
+    of erratum E5 (``x ∈ {−1, 0, 1}^d``, ``0 < γ < 1``), or else a line search on the derivative
+    ``γ − y⟨∇f*((θ + a y x)/c_t), x⟩`` of the concave 1-D dual (L1775; a safeguarded regula
+    falsi). With ``mistake_driven=True`` only mistake rounds (``y_t⟨w_t, x_t⟩ ≤ 0``) are fed to
+    the dual (Fig 5.1; ``g_t(w_t) ≥ γ`` there); other rounds change nothing but ``X_t``.
+
+    Parameters
+    ----------
+    regularizer : {"l2", "entropic", "pnorm"}
+        ``½‖w‖₂²`` on the game's domain K (link = Euclidean projection), the relative entropy to
+        uniform on the simplex (link = softmax; it plays inside any K that contains the simplex),
+        or ``‖w‖_q²/(2(q−1))`` (link = (5.9)/(p−1)) on ℝ^d, or on the ℓ_q ball of K's radius
+        when K is a ball or a box (:class:`PNormOnQBall`; that ball lies in K). When f's set S is
+        not K, no regret bound is declared (the arena's comparator ranges over K).
+    p : float or "auto"
+        Exponent of the p-norm link, ``p ≥ 2`` (``"auto"`` = ``max(2, 2 ln d)``).
+    rule : {"conservative", "aggressive"}
+        Dual-ascent rule (aggressive: classification only).
+    schedule : {"fixed", "sqrt", "lipschitz", "mistakes"}
+        ``c_t = c₀`` (Fig 3.1); ``c₀√t`` (Cor 2; t counts the rounds fed to the dual);
+        ``c₀ X_t √(t/U)`` ((5.15)/(5.16), Cor 3); ``c₀ X_t √((M_t + 1)/U)`` ((5.17), Fig 5.2/5.3),
+        where ``X_t = max_{i≤t} ‖x_i‖_*`` over every round seen (the current one included) and
+        ``M_t`` counts the mistakes before round t. The last two need features: classification.
+    c : float or "tuned"
+        ``c₀ > 0``. ``"tuned"``: ``fixed`` → ``√(T L/U)`` (Cor 1), ``sqrt`` → ``√(L/U)`` (Cor 2),
+        with ``L = G²/2`` from the adversary's gradient bound G (a bound on ``‖λ'‖₂``, hence on
+        every dual norm used here, p ≥ 2) and the horizon T; ``lipschitz`` / ``mistakes`` → 1.
+    U : float or None
+        Bound U on ``f(u)`` of the comparators (schedules and tuning). None: ``max_S f`` (``ln d``
+        for the entropy; ``½ max_K ‖u‖²`` for L2 on a bounded K; ``ρ²/(2(q−1))`` on a q-ball).
+    gamma : float
+        Margin γ > 0 of the classification hinge.
+    mistake_driven : bool
+        Feed only the mistake rounds to the dual (classification).
+
+    Notes
+    -----
+    Guarantees (all on the run's own quantities; f ≥ 0 on S for every regularizer here):
+
+    * Regret certificate (Lemma 1 / Lemma 2, (3.17), §6 oracle 4): for every ``u ∈ S``, over the
+      fed rounds, ``Σ g_t(w_t) − Σ g_t(u) ≤ c_T f(u) + ½ Σ_t ‖λ'_t‖_*²/c_t`` with ``c_t``
+      non-decreasing (:meth:`regret_certificate`). When every round is fed, the arena's loss is
+      ``g_t`` (``oco``/``regression``, or classification with the hinge and ``γ = 1``), S is the
+      game's domain K and ``max_K f < ∞`` (L2 on a bounded K, the entropy on the simplex),
+      :meth:`bounds` declares ``("regret", nan)`` = this certificate at ``f(u) = max_K f``. The
+      closed forms Cor 1 (``2√(LUT)``) and Cor 2 (``4√(LUT)``) follow with ``‖λ'‖_* ≤ G``.
+    * Mistake bounds (:meth:`mistake_bound`, for one comparator u; they depend on u, so none is
+      declared): Cor 5 / Cor 7 (conservative, mistake-driven, homogeneous f), (5.2)/(5.7) (fixed c),
+      Cor 6 / Thm 6 (``mistakes`` schedule), else ``|M| ≤ (H + certificate)/γ``.
+    * Duality (§6 oracles 1–3, :meth:`dual_value`): the dual
+      ``D_t = −c_t f*(θ/c_t) − Σ_i g_i*(λ_i)`` (classification: ``−Σ g* = γ Σ α``; OCO:
+      ``−g_t*(λ_t) = g_t(w_t) − ⟨λ_t, w_t⟩`` by Fenchel–Young) satisfies weak duality
+      ``D_t ≤ c_t f(u) + Σ g_i(u)``, gains ``D_t − D_{t−1} ≥ g_t(w_t) − ‖λ'_t‖_*²/(2c_t)`` on fed
+      rounds, and never decreases under the aggressive rule.
+
+    Instances (tested equal to the direct players): Perceptron = (l2, conservative, fixed,
+    mistake-driven); p-norm Perceptron(c) = (pnorm, same, ``c/(p−1)``); Balanced Winnow =
+    (entropic, conservative, fixed, mistake-driven); self-tuned Winnow = (entropic, conservative,
+    mistakes, mistake-driven); PA-I(C) = (l2, aggressive, fixed, ``c = 1/C``); aggressive
+    Perceptron(η) = (l2, conservative, fixed, ``c = 1/η``); Fig 5.3 = (any, aggressive, mistakes);
+    in ``oco``: dual averaging (c) = (l2, conservative, fixed or sqrt, c) and EG(η) = (entropic,
+    conservative, fixed or sqrt, ``c = 1/η``).
+
+    Examples
+    --------
+    >>> from arena.oco.losses import RoundData, feedback
+    >>> spec = GameSpec("oco", 2, 2, dim=2, domain=Domain("ball", 1.0), loss="linear",
+    ...                 gradient_bound=1.0)
+    >>> p = PrimalDual(regularizer="l2", c=2.0)
+    >>> p.reset(spec, [np.random.default_rng(0)])
+    >>> rd = RoundData(g=np.array([[1.0, 0.0]]))
+    >>> p.update(feedback("linear", 0.0, p.predict(), rd))
+    >>> p.predict().tolist()  # Proj(−g/c)
+    [[-0.5, 0.0]]
+
+    References
+    ----------
+    The regularizers (link, conjugate, dual norm, ``max f``) are :mod:`players.regularizers`.
+    Seed 001: Fig 3.1 (L512–L520), Fig 3.2 (L648–L656), Lemma 1 (L538), Cor 1 (L590), Lemma 2
+    (L662), Cor 2 (L694), Fig 5.1 (L966), (5.2) (L986), Fig 5.2 (L1086), (5.14)–(5.17)
+    (L1199–L1244), Fig 5.3 (L1221–L1240, errata E4: dual norm, no minus sign), Thm 6 (L1248),
+    (7.11) (L1785), (7.12)–(7.16) (L1789–L1819, erratum E5 followed: corrected β and clip at 0).
+    """
+
+    name = "primal_dual"
+    tags = PlayerTags(protocols=OCO_PROTOCOLS, randomized=False)
+
+    def __init__(
+        self,
+        regularizer: str = "l2",
+        p: float | str = "auto",
+        rule: str = "conservative",
+        schedule: str = "fixed",
+        c: float | str = 1.0,
+        U: float | None = None,
+        gamma: float = 1.0,
+        mistake_driven: bool = False,
+    ):
+        self.regularizer = regularizer
+        self.p = p
+        self.rule = rule
+        self.schedule = schedule
+        self.c = c
+        self.U = U
+        self.gamma = gamma
+        self.mistake_driven = mistake_driven
+
+    # -- set-up --------------------------------------------------------------------------------
+
+    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
+        comp = f"player {self.name}"
+        for param, value, allowed in (
+            ("regularizer", self.regularizer, REGULARIZERS),
+            ("rule", self.rule, RULES),
+            ("schedule", self.schedule, SCHEDULES),
+        ):
+            if value not in allowed:
+                raise ConfigError(comp, param, f"must be one of {allowed}, got {value!r}")
+        if not isinstance(self.mistake_driven, bool | np.bool_):
+            raise ConfigError(
+                comp, "mistake_driven", f"must be a bool, got {self.mistake_driven!r}"
+            )
+        self._gamma = positive(self.gamma, comp, "gamma")
+        d = check_dim(spec, comp)
+        domain = spec.domain if spec.domain is not None else Domain("unconstrained")
+        domain.validate(comp)
+        self._classification = spec.protocol == "classification"
+        if not self._classification:
+            for param, bad, why in (
+                ("rule", self.rule == "aggressive", "the aggressive rule needs the hinge"),
+                ("schedule", self.schedule in CLASSIFICATION_SCHEDULES, "needs features x_t"),
+                ("mistake_driven", bool(self.mistake_driven), "there are no mistakes"),
+            ):
+                if bad:
+                    raise ConfigError(comp, param, f"classification only in {spec.protocol}: {why}")
+        # S, the set f lives on: the game's domain, except for the entropy (the simplex, inside
+        # any domain that contains it) and the p-norm on a bounded domain (the ℓ_q ball of the
+        # same radius, inside the ℓ2 ball or the box since ‖w‖_∞ ≤ ‖w‖₂ ≤ ‖w‖_q for q ≤ 2)
+        if self.regularizer == "l2":
+            reg = make_regularizer("l2", domain)
+        elif self.regularizer == "entropic":
+            if d < 2:
+                raise ConfigError(comp, "dim", "the entropic regularizer needs d >= 2")
+            check_domain_contains_l1_ball(spec, comp, simplex_ok=True)
+            reg = make_regularizer("entropic", Domain("simplex"))
+        else:
+            p = resolve_p(self.p, d, comp)
+            if domain.kind == "simplex":
+                raise ConfigError(
+                    comp, "domain", "the p-norm regularizer has no set in the simplex"
+                )
+            reg = make_regularizer("pnorm", Domain("unconstrained"), p)
+            if domain.bounded:
+                reg = PNormOnQBall(reg, domain.radius)
+        self._reg = reg
+        # the link is 1-homogeneous (predictions free of c) for ½‖w‖² and the p-norm on ℝ^d
+        self._homogeneous = reg.name in ("l2", "pnorm") and not domain.bounded
+        comparator_set_is_domain = (
+            reg.name == "l2"
+            or (reg.name == "entropic" and domain.kind == "simplex")
+            or (reg.name == "pnorm" and not domain.bounded)
+        )
+        max_f = reg.max_value(reg.domain, d)
+        if self.U is None:
+            u_bound = max_f
+        else:
+            u_bound = positive(self.U, comp, "U")
+        needs_u = self.schedule in CLASSIFICATION_SCHEDULES or self.c == "tuned"
+        if needs_u and not math.isfinite(u_bound):
+            raise ConfigError(comp, "U", "needed by this schedule / tuning; give U (f(u) ≤ U)")
+        self._U = u_bound
+        self._c0 = self._resolve_c(spec, comp)
+        n_rep = spec.n_replicates
+        self._theta = np.zeros((n_rep, d))
+        self._fed = np.zeros(n_rep, dtype=np.int64)
+        self._mistakes = np.zeros(n_rep, dtype=np.int64)
+        self._x_all = np.zeros(n_rep)
+        self._x_mist = np.zeros(n_rep)
+        self._x_fed = np.zeros(n_rep)
+        self._neg_conj = np.zeros(n_rep)  # −Σ g_i*(λ_i) (classification: γ Σ α)
+        self._cert = np.zeros(n_rep)  # ½ Σ ‖λ'_t‖²_* / c_t
+        self._c_last = np.zeros(n_rep)
+        self._dual = np.zeros(n_rep)
+        hinge_is_loss = spec.loss == "hinge" and self._gamma == 1.0
+        self._declares = (
+            comparator_set_is_domain
+            and math.isfinite(max_f)
+            and not self.mistake_driven
+            and (not self._classification or hinge_is_loss)
+        )
+        self._max_f = max_f
+
+    def _resolve_c(self, spec: GameSpec, comp: str) -> float:
+        if self.c != "tuned":
+            if isinstance(self.c, str):
+                raise ConfigError(comp, "c", f"must be a number > 0 or 'tuned', got {self.c!r}")
+            return positive(self.c, comp, "c")
+        if self.schedule in CLASSIFICATION_SCHEDULES:
+            return 1.0
+        if spec.gradient_bound is None:
+            raise ConfigError(comp, "c", "'tuned' needs the adversary's gradient bound G")
+        lip = 0.5 * float(spec.gradient_bound) ** 2
+        if self.schedule == "fixed":
+            if spec.horizon is None:
+                raise ConfigError(comp, "c", "'tuned' with a fixed c needs the horizon")
+            return math.sqrt(spec.horizon * lip / self._U)
+        return math.sqrt(lip / self._U)
+
+    # -- the trade-off schedule ----------------------------------------------------------------
+
+    def _x_seen(self, x: np.ndarray | None) -> np.ndarray:
+        if x is None or not self._classification:
+            return self._x_all
+        return np.maximum(self._x_all, self._reg.dual_norm(np.asarray(x, dtype=np.float64)))
+
+    def trade_off(self, x: np.ndarray | None = None) -> np.ndarray:
+        """Return ``c_t`` (R,) of the coming round (``x``: its features, shown before predicting).
+
+        The round is the ``(fed + 1)``-th for ``sqrt`` / ``lipschitz``; ``c_t = 0`` only while
+        every feature vector seen is 0 (then ``θ = 0`` and the point is ``∇f*(0)``).
+        """
+        s = self.schedule
+        if s == "fixed":
+            return np.full(self._theta.shape[0], self._c0)
+        if s == "sqrt":
+            return self._c0 * np.sqrt(self._fed + 1.0)
+        big_x = self._x_seen(x)
+        if s == "lipschitz":
+            return self._c0 * big_x * np.sqrt((self._fed + 1.0) / self._U)
+        return self._c0 * big_x * np.sqrt((self._mistakes + 1.0) / self._U)
+
+    @staticmethod
+    def _safe(c: np.ndarray) -> np.ndarray:
+        return np.where(c > 0.0, c, 1.0)
+
+    # -- play ----------------------------------------------------------------------------------
+
+    def predict(self, x: np.ndarray | None = None) -> np.ndarray:
+        c = self._safe(self.trade_off(x))
+        return self._reg.link(self._theta / c[:, None])
+
+    def update(self, fb: Feedback) -> None:
+        if self._classification:
+            self._update_classification(fb)
+        else:
+            self._update_oco(fb)
+
+    def _update_oco(self, fb: Feedback) -> None:
+        c = self.trade_off()
+        grad = np.asarray(fb.grad, dtype=np.float64)
+        w = np.asarray(fb.w, dtype=np.float64)
+        self._theta -= grad
+        self._neg_conj += np.asarray(fb.value, dtype=np.float64) - np.einsum("rd,rd->r", grad, w)
+        self._cert += 0.5 * self._reg.dual_norm(grad) ** 2 / c
+        self._fed += 1
+        self._c_last = c
+        self._dual = self._neg_conj - c * self._reg.conjugate(self._theta / c[:, None])
+
+    def _update_classification(self, fb: Feedback) -> None:
+        x, y, pred = read_example(fb)
+        c = self.trade_off(x)
+        csafe = self._safe(c)
+        v = y[:, None] * x  # the label folded into x
+        margin = y * pred  # y_t⟨w_t, x_t⟩ with the committed w_t = ∇f*(θ/c_t)
+        mistake = margin <= 0.0
+        fed = mistake if self.mistake_driven else np.ones_like(mistake)
+        if self.rule == "conservative":
+            alpha = np.where(fed & (margin <= self._gamma), 1.0, 0.0)
+        else:
+            alpha = np.where(fed, self._aggressive_alpha(v, csafe), 0.0)
+        xn = self._reg.dual_norm(x)
+        self._theta += alpha[:, None] * v
+        self._neg_conj += self._gamma * alpha
+        # the certificate's λ'_t = −y x on fed rounds with y⟨w_t, x_t⟩ ≤ γ (a subgradient there)
+        used = fed & (margin <= self._gamma)
+        self._cert += np.where(used & (c > 0.0), 0.5 * xn**2 / csafe, 0.0)
+        self._c_last = np.where(fed, c, self._c_last)
+        self._fed += fed
+        self._mistakes += mistake
+        self._x_all = np.maximum(self._x_all, xn)
+        self._x_mist = np.maximum(self._x_mist, np.where(mistake, xn, 0.0))
+        self._x_fed = np.maximum(self._x_fed, np.where(fed, xn, 0.0))
+        cl = self._safe(self._c_last)
+        conj = np.where(
+            self._c_last > 0.0, cl * self._reg.conjugate(self._theta / cl[:, None]), 0.0
+        )
+        self._dual = self._neg_conj - conj
+
+    def _aggressive_alpha(self, v: np.ndarray, c: np.ndarray) -> np.ndarray:
+        """Return ``argmax_{a∈[0,1]} γa − c f*((θ + a v)/c)`` row-wise (``v = y x``)."""
+        gamma, theta = self._gamma, self._theta
+        if self._reg.name == "l2" and not self._reg.domain.bounded:
+            sq = np.einsum("rd,rd->r", v, v)
+            num = np.maximum(c * gamma - np.einsum("rd,rd->r", theta, v), 0.0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return np.where(sq > 0.0, np.minimum(1.0, num / np.where(sq > 0, sq, 1.0)), 1.0)
+        alpha = np.full(theta.shape[0], np.nan)
+        if self._reg.name == "entropic" and 0.0 < gamma < 1.0:
+            ternary = np.all((v == 1.0) | (v == -1.0) | (v == 0.0), axis=1)
+            if ternary.any():
+                alpha[ternary] = entropic_hinge_step(
+                    softmax(theta[ternary] / c[ternary, None]), v[ternary], gamma, c[ternary]
+                )
+        rest = np.isnan(alpha)
+        if rest.any():
+            alpha[rest] = self._bisect(theta[rest], v[rest], c[rest])
+        return alpha
+
+    def _bisect(self, theta: np.ndarray, v: np.ndarray, c: np.ndarray) -> np.ndarray:
+        """Maximize the concave ``Q(a) = γa − c f*((θ + a v)/c)`` on [0, 1] (row-wise).
+
+        ``Q'(a) = γ − ⟨∇f*((θ + a v)/c), v⟩`` is continuous and non-increasing: α = 0 if
+        ``Q'(0) ≤ 0``, α = 1 if ``Q'(1) ≥ 0``, else its root, bracketed and found by the Illinois
+        variant of regula falsi (superlinear) until the bracket is below 1e-15 or the slope is
+        exactly 0 (at most :data:`LINE_SEARCH_STEPS` evaluations, then the bracket's midpoint).
+        """
+
+        def slope(a, rows):
+            th, vv, cc = theta[rows], v[rows], c[rows]
+            return self._gamma - np.einsum(
+                "rd,rd->r", self._reg.link((th + a[:, None] * vv) / cc[:, None]), vv
+            )
+
+        n = theta.shape[0]
+        every = np.arange(n)
+        at0, at1 = slope(np.zeros(n), every), slope(np.ones(n), every)
+        out = np.where(at0 <= 0.0, 0.0, 1.0)
+        rows = np.flatnonzero((at0 > 0.0) & (at1 < 0.0))
+        lo, hi = np.zeros(rows.size), np.ones(rows.size)
+        flo, fhi = at0[rows], at1[rows]
+        side = np.zeros(rows.size)
+        for _ in range(LINE_SEARCH_STEPS):
+            if rows.size == 0:
+                break
+            a = (lo * fhi - hi * flo) / (fhi - flo)
+            a = np.where((a > lo) & (a < hi), a, 0.5 * (lo + hi))
+            fa = slope(a, rows)
+            up = fa > 0.0  # the root lies above a
+            fhi = np.where(up & (side > 0), 0.5 * fhi, fhi)
+            flo = np.where(~up & (side < 0), 0.5 * flo, flo)
+            lo, flo = np.where(up, a, lo), np.where(up, fa, flo)
+            hi, fhi = np.where(up, hi, a), np.where(up, fhi, fa)
+            side = np.where(up, 1.0, -1.0)
+            done = (fa == 0.0) | (hi - lo <= 1e-15)
+            out[rows[done]] = np.where(fa[done] == 0.0, a[done], 0.5 * (lo[done] + hi[done]))
+            keep = ~done
+            rows, lo, hi, flo, fhi, side = (z[keep] for z in (rows, lo, hi, flo, fhi, side))
+        out[rows] = 0.5 * (lo + hi)
+        return out
+
+    # -- certificates and bounds ---------------------------------------------------------------
+
+    @property
+    def mistakes(self) -> np.ndarray:
+        """Number of classification mistakes so far (R,)."""
+        return self._mistakes.copy()
+
+    @property
+    def fed_rounds(self) -> np.ndarray:
+        """Number of rounds fed to the dual so far (R,)."""
+        return self._fed.copy()
+
+    @property
+    def theta(self) -> np.ndarray:
+        """The unscaled dual sum ``θ = −Σ λ_i`` (R, d) (classification: ``Σ α_i y_i x_i``)."""
+        return self._theta.copy()
+
+    def dual_value(self) -> np.ndarray:
+        """Return the dual ``D_t`` after the last update, with the last fed round's ``c`` (R,)."""
+        return self._dual.copy()
+
+    def regret_certificate(self, fu) -> np.ndarray:
+        """Return ``c_T f(u) + ½ Σ_t ‖λ'_t‖_*²/c_t`` (Lemma 2), the bound on the regret to any u
+        with ``f(u) ≤ fu`` over the fed rounds (R,)."""
+        return self._c_last * np.asarray(fu, dtype=np.float64) + self._cert
+
+    def regularizer_value(self, u: np.ndarray) -> np.ndarray:
+        """Return ``f(u)`` for comparators u (..., d) (``inf`` outside S is not checked)."""
+        return self._reg.value(u)
+
+    def bounds(self, t: int) -> dict[tuple[str, float], np.ndarray]:
+        """Declare the regret certificate at ``f(u) = max_K f`` when it bounds the arena regret."""
+        if not self._declares:
+            return {}
+        return {("regret", math.nan): self.regret_certificate(self._max_f)}
+
+    def mistake_bound(self, fu, hinge) -> np.ndarray:
+        """Return a bound on ``|M|`` for one comparator u (R,) (classification).
+
+        Parameters
+        ----------
+        fu : float or ndarray (R,)
+            ``f(u)`` of the comparator (``u`` in the regularizer's set S).
+        hinge : float or ndarray (R,)
+            ``H = Σ_t [γ − y_t⟨u, x_t⟩]₊`` over the fed rounds (the mistake rounds when
+            ``mistake_driven``, else every round).
+
+        Notes
+        -----
+        * ``mistakes`` schedule, aggressive rule or mistake-driven (Cor 6 / Thm 6, generalized
+          to ``c₀``): ``|M| ≤ H/γ + b² + b√(H/γ)``, ``b = (c₀ + 1/c₀) X √U / γ``, X over every round
+          seen; ``inf`` if ``f(u) > U``.
+        * conservative, mistake-driven, ``fixed``, homogeneous f (L2 on ℝ^d, p-norm): c does not
+          change predictions, so (5.2) holds for every c and its minimum gives Cor 5 / Cor 7:
+          ``b = X √(2 f(u)) / γ`` with X over the mistake rounds.
+        * conservative, mistake-driven, ``fixed``, otherwise ((5.2), (5.7)):
+          ``|M| ≤ (c f(u) + H)/(γ − X²/(2c))`` when ``γ > X²/(2c)``.
+        * otherwise ``|M| ≤ (H + c_T f(u) + ½Σ‖λ'‖²/c_t)/γ`` (``g_t(w_t) ≥ γ`` on mistakes).
+        """
+        fu = np.asarray(fu, dtype=np.float64)
+        h = np.asarray(hinge, dtype=np.float64)
+        g = self._gamma
+        conservative_md = self.rule == "conservative" and self.mistake_driven
+        if self.schedule == "mistakes" and (self.rule == "aggressive" or self.mistake_driven):
+            b = (self._c0 + 1.0 / self._c0) * self._x_all * math.sqrt(self._U) / g
+            return np.where(fu <= self._U * (1 + 1e-12), lemma19(b, h / g), np.inf)
+        if conservative_md and self.schedule == "fixed":
+            if self._homogeneous:
+                return lemma19(self._x_mist * np.sqrt(2.0 * fu) / g, h / g)
+            denom = g - self._x_mist**2 / (2.0 * self._c0)
+            with np.errstate(divide="ignore"):
+                return np.where(denom > 0.0, (self._c0 * fu + h) / denom, np.inf)
+        return (h + self.regret_certificate(fu)) / g
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {}
+        yield {"regularizer": "l2", "schedule": "sqrt", "c": 0.5}
+        yield {"regularizer": "entropic", "rule": "conservative", "schedule": "fixed", "c": 2.0}
+        yield {"regularizer": "pnorm", "p": 3.0, "c": 1.5}
+
+
+def entropic_hinge_step(w: np.ndarray, v: np.ndarray, gamma: float, c: np.ndarray) -> np.ndarray:
+    """Return the aggressive entropic step ``α ∈ [0, 1]`` for ``v = y x ∈ {−1, 0, 1}^n`` (row-wise).
+
+    Maximizer of ``γa − c log Σ_j w_j e^{a v_j/c}`` with ``w`` on the simplex, ``0 < γ < 1``
+    (seed 001 (7.12)–(7.16), **erratum E5 followed**): with ``W⁺, W⁻, W⁰`` the weight on
+    ``v_j = +1, −1, 0``, ``β = [γW⁰ + √(γ²W⁰² + 4(1−γ²)W⁺W⁻)]/(2(1−γ)W⁺)`` and
+    ``α = clip(c ln β, 0, 1)`` (``α = 1`` if ``W⁺ = 0``). The printed form has ``W⁻`` in the
+    denominator and clips only at 1.
+
+    Examples
+    --------
+    >>> w = np.array([[0.25, 0.25, 0.5]]); v = np.array([[1.0, -1.0, 0.0]])
+    >>> a = entropic_hinge_step(w, v, 0.5, np.array([0.5]))  # β = 3: α = 0.5 ln 3
+    >>> b = np.exp(a[0] / 0.5)
+    >>> round(float(a[0]), 6), round(float((0.25 * b - 0.25 / b) / (0.25 * b + 0.25 / b + 0.5)), 12)
+    (0.549306, 0.5)
+    """
+    wp = np.where(v == 1.0, w, 0.0).sum(axis=1)
+    wm = np.where(v == -1.0, w, 0.0).sum(axis=1)
+    w0 = np.where(v == 0.0, w, 0.0).sum(axis=1)
+    root = gamma * w0 + np.sqrt((gamma * w0) ** 2 + 4.0 * (1.0 - gamma**2) * wp * wm)
+    with np.errstate(divide="ignore"):
+        log_beta = np.log(root) - np.log(2.0 * (1.0 - gamma) * np.where(wp > 0.0, wp, 1.0))
+    return np.where(wp > 0.0, np.clip(c * log_beta, 0.0, 1.0), 1.0)

@@ -1,0 +1,174 @@
+"""Shared helpers of the linear-classifier tests: specs, drivers and small data generators.
+
+The registered adversaries are written elsewhere; these generators are the few streams the
+mistake-bound and transcription tests need (seed 001 §3 A3, A6; seeds002-004.md §3.3 (iii)).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from arena.oco.domains import Domain
+from arena.oco.losses import RoundData, feedback
+from arena.spec import GameSpec
+
+
+def spec_for(
+    d,
+    T,
+    R=1,
+    protocol="classification",
+    domain=None,
+    loss="hinge",
+    gradient_bound=None,
+    sigma=0.0,
+):
+    """Return the GameSpec of a game the tests drive by hand."""
+    return GameSpec(
+        protocol,
+        d,
+        T,
+        n_replicates=R,
+        dim=d,
+        domain=Domain() if domain is None else domain,
+        loss=loss,
+        sigma=sigma,
+        gradient_bound=gradient_bound,
+    )
+
+
+def fresh(player, spec):
+    """Clone and reset ``player`` for ``spec``; return it."""
+    p = player.clone()
+    p.reset(spec, [np.random.default_rng(r) for r in range(spec.n_replicates)])
+    return p
+
+
+def drive(player, spec, data: RoundData, after=None):
+    """Play ``data`` (arrays (R, T, ...)) round by round via predict/update; return w (R, T, d).
+
+    ``after(t, player, fb)`` is called after each update (for per-round oracles).
+    """
+    T = data.x.shape[1] if data.x is not None else data.g.shape[1]
+    out = np.empty((spec.n_replicates, T, spec.dim))
+    for t in range(T):
+        rd = data.round(t)
+        w = player.predict(rd.x)
+        w2 = player.predict(rd.x)
+        assert np.array_equal(w, w2), "predict must be pure"
+        out[:, t] = w
+        fb = feedback(spec.loss, spec.sigma, w, rd)
+        player.update(fb)
+        if after is not None:
+            after(t, player, fb)
+    return out
+
+
+def drive_blocks(player, spec, data: RoundData, splits):
+    """Play ``data`` through ``play_block`` in consecutive blocks ending at ``splits``."""
+    T = data.x.shape[1] if data.x is not None else data.g.shape[1]
+    edges = [0, *[s for s in splits if 0 < s < T], T]
+    parts = []
+    for a, b in itertools.pairwise(edges):
+        block = RoundData(*(None if v is None else v[:, a:b] for v in data))
+        parts.append(player.play_block(block, spec))
+    return np.concatenate(parts, axis=1)
+
+
+def random_stream(rng, R, T, d, ternary=False, scale=1.0):
+    """Random features (Gaussian, or in {−1, 0, 1}) and random ±1 labels."""
+    if ternary:
+        x = rng.integers(-1, 2, size=(R, T, d)).astype(np.float64)
+    else:
+        x = scale * rng.standard_normal((R, T, d))
+    y = rng.choice([-1.0, 1.0], size=(R, T))
+    return RoundData(x=x, y=y)
+
+
+def separable_stream(rng, R, T, d, gamma=0.2, radius=1.0, flip=0.0):
+    """Features in the ball of radius ``radius`` with margin ≥ γ·radius to a planted unit u.
+
+    Returns ``(data, u)``: u (R, d) unit vectors and labels ``sign⟨u, x_t⟩`` (a fraction ``flip``
+    of them flipped: label noise). ``x = s·a·u + v`` with ``a ~ U[γ·radius, radius]``, a random
+    sign s and ``v ⊥ u`` of norm at most ``√(radius² − a²)``.
+    """
+    u = rng.standard_normal((R, d))
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    a = rng.uniform(gamma * radius, radius, size=(R, T))
+    s = rng.choice([-1.0, 1.0], size=(R, T))
+    v = rng.standard_normal((R, T, d))
+    v -= np.einsum("rtd,rd->rt", v, u)[..., None] * u[:, None, :]
+    v /= np.linalg.norm(v, axis=2, keepdims=True)
+    v *= (rng.uniform(0.0, 1.0, size=(R, T)) * np.sqrt(radius**2 - a**2))[..., None]
+    x = (s * a)[..., None] * u[:, None, :] + v
+    y = s.copy()
+    if flip:
+        y = np.where(rng.random((R, T)) < flip, -y, y)
+    return RoundData(x=x, y=y), u
+
+
+def r_of_k_stream(rng, R, T, n, r, k, flip=0.0):
+    """Boolean r-of-k targets on {0, 1}^{n−1} with a last constant −1 feature (seed 001 L1066).
+
+    Returns ``(data, relevant)``; labels are +1 iff at least r of the k relevant bits are on.
+    """
+    relevant = np.stack([rng.choice(n - 1, size=k, replace=False) for _ in range(R)])
+    x = np.zeros((R, T, n))
+    # relevant bits on with probability r/k so both labels are frequent; others sparse
+    bits = rng.random((R, T, n - 1)) < 0.1
+    for i in range(R):
+        bits[i][:, relevant[i]] = rng.random((T, k)) < r / k
+    x[..., : n - 1] = bits
+    x[..., n - 1] = -1.0
+    on = np.stack([x[i][:, relevant[i]].sum(axis=1) for i in range(R)])
+    y = np.where(on >= r, 1.0, -1.0)
+    if flip:
+        y = np.where(rng.random((R, T)) < flip, -y, y)
+    return RoundData(x=x, y=y), relevant
+
+
+def r_of_k_comparator(n, r, k, relevant):
+    """The simplex comparator of seed 001 L1066–L1072 and its margin γ = ½/(r + k − ½)."""
+    u = np.zeros(n)
+    u[relevant] = 1.0 / (r + k - 0.5)
+    u[n - 1] = (r - 0.5) / (r + k - 0.5)
+    return u, 0.5 / (r + k - 0.5)
+
+
+def hinge_sum(data: RoundData, u, gamma=1.0, rounds=None):
+    """``Σ_t [γ − y_t⟨u, x_t⟩]₊`` per replicate over ``rounds`` (bool mask (R, T); None: all)."""
+    u = np.asarray(u, dtype=np.float64)
+    if u.ndim == 1:
+        u = np.broadcast_to(u, (data.x.shape[0], u.size))
+    h = np.maximum(gamma - data.y * np.einsum("rtd,rd->rt", data.x, u), 0.0)
+    if rounds is not None:
+        h = np.where(rounds, h, 0.0)
+    return h.sum(axis=1)
+
+
+def mistakes_of(W, data: RoundData):
+    """Mistake mask (R, T): ``y_t⟨w_t, x_t⟩ ≤ 0``."""
+    return data.y * np.einsum("rtd,rtd->rt", W, data.x) <= 0.0
+
+
+def orthogonal_adversary(player, T):
+    """Seed 001 §3 A3 (one replicate): ``x_t = e_t`` in d = T, ``y_t = −1`` iff ``w_{t,t} ≥ 0``.
+
+    Returns ``(mistakes, labels)`` of the run.
+    """
+    spec = spec_for(T, T)
+    p = fresh(player, spec)
+    labels = np.empty(T)
+    mistakes = 0
+    for t in range(T):
+        x = np.zeros((1, T))
+        x[0, t] = 1.0
+        w = p.predict(x)
+        y = -1.0 if w[0, t] >= 0.0 else 1.0
+        labels[t] = y
+        fb = feedback("hinge", 0.0, w, RoundData(x=x, y=np.array([y])))
+        mistakes += int(y * fb.prediction[0] <= 0.0)
+        p.update(fb)
+    return mistakes, labels
