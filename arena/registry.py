@@ -82,7 +82,7 @@ def load(kind: str, name: str) -> type:
         ) from exc
 
 
-def make(kind: str, name: str, **params):
+def make(kind: str, name: str, /, **params):
     """Instantiate the registered component ``name`` with ``params``."""
     from arena.errors import ConfigError
 

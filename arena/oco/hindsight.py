@@ -706,35 +706,54 @@ def _pattern(prob: _Problem, u: np.ndarray, tau: float):
 
 
 def _polish_pl(prob: _Problem, domain: Domain, u: np.ndarray, tau: float) -> np.ndarray | None:
-    """Exact minimizer for the kink pattern of ``u`` (unconstrained with σ > 0, or ball).
+    """Exact minimizer for the kink/bound pattern of ``u`` (ball, or σ > 0 on any domain).
 
-    On ``A_S = {⟨x_s, u⟩ = κ_s, s ∈ S}`` the objective is ``⟨c, u⟩ + (σt/2)‖u‖² − σ⟨Z, u⟩`` with
-    ``c = −Σ_{s∉S} β_s c_s x_s``. Writing ``u = u₀ + Nw`` (``u₀`` the minimum-norm point of
-    ``A_S``, N an orthonormal basis of the null space of ``X_S``) it is an isotropic quadratic (or
-    linear, σ = 0) in ``w`` over the ball ``‖w‖² ≤ r² − ‖u₀‖²``: closed form. Returns None if the
-    pattern is inconsistent.
+    Kinks S within ``tau`` give equations ``⟨x_s, u⟩ = κ_s``; on a box the coordinates within
+    ``tau·r`` of a bound are fixed there, on the simplex those below ``tau`` are fixed at 0 (and
+    ``Σ u = 1`` joins the equations). On that affine set the objective is
+    ``⟨c, u⟩ + (σt/2)‖u‖² − σ⟨Z, u⟩`` with ``c = −Σ_{s∉S} β_s c_s x_s``; writing the free part
+    ``u_F = u₀ + Nw`` (``u₀`` the minimum-norm solution, N an orthonormal null-space basis) it is
+    an isotropic quadratic (linear if σ = 0) in ``w``, over ``‖w‖² ≤ r² − ‖u₀‖²`` on the ball:
+    closed form. Returns None if the pattern is inconsistent (the caller keeps the better point).
     """
     S, beta, kappa = _pattern(prob, u, tau)
     _, cvec, _ = _dual_parts(prob)
     X = prob.X
     d = X.shape[1]
-    cvec_lin = -(X.T @ (beta * cvec))
-    g = cvec_lin - prob.sigma * prob.Z if prob.sigma else cvec_lin
-    if S.any():
-        XS = X[S]
-        U_, sv, Vt = np.linalg.svd(XS, full_matrices=True)
+    g = -(X.T @ (beta * cvec))
+    if prob.sigma:
+        g = g - prob.sigma * prob.Z
+    st = prob.sigma * prob.t
+    fixed_val = np.zeros(d)
+    if domain.kind == "box":
+        r = float(domain.radius)
+        fixed = np.abs(u) >= r * (1.0 - tau)
+        fixed_val = np.where(fixed, np.sign(u) * r, 0.0)
+    elif domain.kind == "simplex":
+        fixed = u <= tau
+    else:
+        fixed = np.zeros(d, dtype=bool)
+    F = ~fixed
+    if not F.any():
+        return None
+    rows = X[S][:, F]
+    rhs = kappa[S] - X[S][:, fixed] @ fixed_val[fixed]
+    if domain.kind == "simplex":
+        rows = np.vstack([rows, np.ones((1, int(F.sum())))])
+        rhs = np.concatenate([rhs, [1.0]])
+    nf = int(F.sum())
+    if rows.shape[0]:
+        U_, sv, Vt = np.linalg.svd(rows, full_matrices=True)
         rank = int(np.sum(sv > 1e-12 * sv[0])) if sv.size and sv[0] > 0 else 0
         if rank == 0:
             return None
-        coef = (U_[:, :rank].T @ kappa[S]) / sv[:rank]
-        u0 = Vt[:rank].T @ coef
-        if np.linalg.norm(XS @ u0 - kappa[S]) > 1e-9 * (1.0 + np.linalg.norm(kappa[S])):
+        u0 = Vt[:rank].T @ ((U_[:, :rank].T @ rhs) / sv[:rank])
+        if np.linalg.norm(rows @ u0 - rhs) > 1e-9 * (1.0 + np.linalg.norm(rhs)):
             return None
         N = Vt[rank:].T
     else:
-        u0, N = np.zeros(d), np.eye(d)
-    gn = N.T @ g
-    st = prob.sigma * prob.t
+        u0, N = np.zeros(nf), np.eye(nf)
+    gn = N.T @ g[F]
     if domain.kind == "ball":
         rho2 = float(domain.radius) ** 2 - float(u0 @ u0)
         if rho2 < 0:
@@ -748,11 +767,13 @@ def _polish_pl(prob: _Problem, domain: Domain, u: np.ndarray, tau: float) -> np.
         else:
             ng = float(np.linalg.norm(gn))
             w = -rho * gn / ng if ng > 0 else np.zeros_like(gn)
-    else:
-        if not st:
-            return None
+    elif st:
         w = -gn / st
-    return domain.project((u0 + N @ w)[None, :])[0]
+    else:
+        return None
+    out = fixed_val.copy()
+    out[F] = u0 + N @ w
+    return domain.project(out[None, :])[0]
 
 
 def _certify_pl(prob: _Problem, domain: Domain, u: np.ndarray, tau: float) -> float:
@@ -764,7 +785,7 @@ def _certify_pl(prob: _Problem, domain: Domain, u: np.ndarray, tau: float) -> fl
     right pattern it is tight.
     """
     S, beta, _ = _pattern(prob, u, tau)
-    a, cvec, lo = _dual_parts(prob)
+    _, cvec, lo = _dual_parts(prob)
     X = prob.X
     d = X.shape[1]
     v_fix = X.T @ (beta * cvec)
@@ -806,7 +827,7 @@ def _refine_pl(prob: _Problem, domain: Domain, cands, best):
     for c in cands:
         c = domain.project(np.asarray(c, dtype=np.float64)[None, :])[0]
         pts = [c]
-        if domain.kind == "ball" or (domain.kind == "unconstrained" and prob.sigma):
+        if domain.kind == "ball" or prob.sigma:
             for tau in _TAUS:
                 q = _polish_pl(prob, domain, c, tau)
                 if q is not None:

@@ -34,7 +34,10 @@ BOUND_RTOL = 1e-9
 
 
 def _partner_adversaries(player: OCOPlayer) -> list[OCOAdversary]:
-    """Gaussian games the player's tags accept, most specific first (see module docstring)."""
+    """Gaussian games the player accepts: per protocol and loss its tags allow, the first domain
+    (ball, ℝ^d, box, simplex) that its tags allow and its ``reset`` accepts (a player whose
+    domains depend on its parameters, e.g. FTRL's regularizer, refuses the others there)."""
+    from arena.errors import ConfigError
     from arena.oco.testing import GaussianClassification, GaussianData, GaussianRegression
 
     tags = player.tags
@@ -50,9 +53,15 @@ def _partner_adversaries(player: OCOPlayer) -> list[OCOAdversary]:
             if loss not in tags.losses:
                 continue
             for domain in ("ball", "unconstrained", "box", "simplex"):
-                if domain in tags.domains:
-                    out.append(cls(loss=loss, domain=domain, radius=1.0))
-                    break
+                if domain not in tags.domains:
+                    continue
+                candidate = cls(loss=loss, domain=domain, radius=1.0)
+                try:
+                    player.clone().reset(_spec_for(candidate), _rngs(0))
+                except ConfigError:
+                    continue
+                out.append(candidate)
+                break
     if not out:
         raise AssertionError(
             f"no partner game for {player!r}: protocols {sorted(tags.protocols)}, domains "

@@ -1,0 +1,275 @@
+"""scikit-learn's bundled datasets as online streams: breast cancer, digits (binary), diabetes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+
+import numpy as np
+
+from adversaries._oco_stream import (
+    InstanceTags,
+    StreamAdversary,
+    check_example_loss,
+    make_domain,
+)
+from arena.errors import ConfigError
+from arena.oco.domains import Domain
+from arena.oco.losses import RoundData
+from arena.spec import AdversaryTags, GameSpec
+
+DATASETS = {
+    "breast_cancer": "classification",
+    "digits": "classification",
+    "diabetes": "regression",
+}
+"""The datasets and their protocols."""
+
+
+def _require_sklearn(who: str):
+    try:
+        import sklearn.datasets as skd
+    except ImportError as exc:  # pragma: no cover - exercised only without scikit-learn
+        raise ConfigError(
+            who,
+            "dataset",
+            "needs scikit-learn (pip install scikit-learn); its bundled datasets load offline",
+        ) from exc
+    return skd
+
+
+@lru_cache(maxsize=32)
+def load_dataset(
+    dataset: str, digits: tuple[int, ...] = (0,), standardize: bool = True, intercept: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return the preprocessed ``(X, y)`` of a bundled dataset (read-only arrays, cached).
+
+    See :class:`DatasetStream` for the labels, the standardization and the intercept.
+
+    Examples
+    --------
+    >>> X, y = load_dataset("breast_cancer")
+    >>> X.shape, sorted(set(y.tolist()))
+    ((569, 30), [-1.0, 1.0])
+    """
+    skd = _require_sklearn("adversary dataset_stream")
+    if dataset == "breast_cancer":
+        bunch = skd.load_breast_cancer()
+        X = np.asarray(bunch.data, dtype=np.float64)
+        y = np.where(bunch.target == 1, 1.0, -1.0)  # 1 = benign → +1, 0 = malignant → −1
+    elif dataset == "digits":
+        bunch = skd.load_digits()
+        X = np.asarray(bunch.data, dtype=np.float64)
+        target = np.asarray(bunch.target)
+        if len(digits) == 1:
+            y = np.where(target == digits[0], 1.0, -1.0)
+        else:
+            keep = (target == digits[0]) | (target == digits[1])
+            X, y = X[keep], np.where(target[keep] == digits[0], 1.0, -1.0)
+    elif dataset == "diabetes":
+        bunch = skd.load_diabetes()
+        X = np.asarray(bunch.data, dtype=np.float64)
+        y = np.asarray(bunch.target, dtype=np.float64)
+    else:
+        raise ValueError(f"unknown dataset {dataset!r}")
+    if standardize:
+        X = _zscore(X)
+        if DATASETS[dataset] == "regression":
+            y = _zscore(y[:, None])[:, 0]
+    if intercept:
+        X = np.concatenate([X, np.ones((X.shape[0], 1))], axis=1)
+    X, y = np.ascontiguousarray(X), np.ascontiguousarray(y)
+    X.flags.writeable = False
+    y.flags.writeable = False
+    return X, y
+
+
+def _zscore(a: np.ndarray) -> np.ndarray:
+    """Centre each column and divide it by its population standard deviation (constant: 0)."""
+    centred = a - a.mean(axis=0)
+    sd = a.std(axis=0)
+    return centred / np.where(sd > 0, sd, 1.0)
+
+
+class DatasetStream(StreamAdversary):
+    """A bundled scikit-learn dataset shown one example per round, reshuffled every epoch.
+
+    Parameters
+    ----------
+    dataset : {"breast_cancer", "digits", "diabetes"}
+        ``breast_cancer``: Wisconsin diagnostic (569 × 30), label +1 benign / −1 malignant;
+        ``digits``: 8×8 handwritten digits (1797 × 64) as a binary task (``digits``);
+        ``diabetes``: 442 × 10 regression (the protocol is then ``regression``).
+    digits : list of int
+        ``digits`` only: ``[a]`` labels digit a +1 and every other digit −1 (all 1797 examples);
+        ``[a, b]`` keeps the examples of a (+1) and b (−1).
+    standardize : bool
+        Centre every feature and divide it by its standard deviation (constant features, such as
+        the digits' border pixels, become 0), and for ``diabetes`` standardize the target alike.
+        The statistics are computed once on the **whole** dataset, so they use examples the
+        learner has not seen yet; they do not depend on the replicate. Without it the features
+        are scikit-learn's as loaded (``diabetes``: already centred and scaled to unit column
+        norm by scikit-learn) and the diabetes target is raw (25 to 346).
+    intercept : bool
+        Append a constant feature 1 (after standardization), so linear predictors get a bias.
+    loss : str or None
+        The convex loss charged;
+        None: ``hinge`` in classification, ``squared`` in regression (where only ``squared`` and
+        ``absolute`` are accepted).
+    domain : {"unconstrained", "ball", "box", "simplex"}
+        The feasible set of ``w_t``.
+    radius : float
+        Radius of a ball or box domain.
+
+    Notes
+    -----
+    Round t shows example ``π_e((t−1) mod n)`` of epoch ``e = ⌊(t−1)/n⌋`` (n examples): each
+    replicate draws a fresh permutation ``π_e = rng.permutation(n)`` from its own stream when an
+    epoch starts, so each epoch shows every example exactly once and replicates see different
+    orders. The permutations are drawn in round order, so any split into blocks gives the same
+    stream. The datasets load offline (scikit-learn ships them); scikit-learn is imported only
+    when a dataset is first needed. The declared gradient bound is exact over the dataset:
+    ``max_i ‖x_i‖`` for hinge, absolute and logistic losses; for the squared loss
+    ``max_i ‖x_i‖(max_{w∈K}|⟨w, x_i⟩| + |y_i|)`` on a bounded domain, none on ℝ^d.
+
+    These are stand-ins, not the thesis datasets: scikit-learn's breast cancer is WDBC, not the
+    LIBSVM breast-cancer set, and its diabetes is a regression set, not Pima (spec
+    seed000-ch34.md §0 item 9).
+
+    Examples
+    --------
+    >>> adv = DatasetStream("digits", digits=[3, 8])
+    >>> adv.tags.protocol, adv.resolve_dim(None), adv.declared_loss()
+    ('classification', 64, 'hinge')
+    >>> adv.reset(GameSpec("classification", 64, 10, dim=64), [np.random.default_rng(0)])
+    >>> adv.data_block(1, 4).x.shape
+    (1, 4, 64)
+
+    References
+    ----------
+    scikit-learn's ``sklearn.datasets.load_breast_cancer``, ``load_digits``, ``load_diabetes``;
+    spec seed000-ch34.md §0 item 9 and §4.7 (stand-ins for the thesis datasets).
+    """
+
+    name = "dataset_stream"
+    tags = InstanceTags(AdversaryTags(protocol="classification", oblivious=True))
+
+    def __init__(
+        self,
+        dataset: str = "breast_cancer",
+        digits: Sequence[int] = (0,),
+        standardize: bool = True,
+        intercept: bool = False,
+        loss: str | None = None,
+        domain: str = "unconstrained",
+        radius: float = 1.0,
+    ):
+        self.dataset = dataset
+        self.digits = digits
+        self.standardize = standardize
+        self.intercept = intercept
+        self.loss = loss
+        self.domain = domain
+        self.radius = radius
+
+    @property
+    def _who(self) -> str:
+        return f"adversary {self.name}"
+
+    def _instance_tags(self) -> AdversaryTags:
+        return AdversaryTags(protocol=DATASETS.get(self.dataset, "classification"), oblivious=True)
+
+    def _data(self) -> tuple[np.ndarray, np.ndarray]:
+        who = self._who
+        if self.dataset not in DATASETS:
+            raise ConfigError(who, "dataset", f"must be one of {tuple(DATASETS)}")
+        digits = tuple(self.digits) if self.digits is not None else ()
+        if self.dataset == "digits":
+            ok = len(digits) in (1, 2) and len(set(digits)) == len(digits)
+            ok = ok and all(
+                not isinstance(v, bool) and isinstance(v, int | np.integer) and 0 <= v <= 9
+                for v in digits
+            )
+            if not ok:
+                raise ConfigError(who, "digits", "must be one digit or two distinct digits 0-9")
+            digits = tuple(int(v) for v in digits)
+        else:
+            digits = (0,)  # unused
+        for pname in ("standardize", "intercept"):
+            if not isinstance(getattr(self, pname), bool | np.bool_):
+                raise ConfigError(who, pname, "must be True or False")
+        return load_dataset(self.dataset, digits, bool(self.standardize), bool(self.intercept))
+
+    def resolve_dim(self, requested: int | None) -> int:
+        d = int(self._data()[0].shape[1])
+        if requested is not None and int(requested) != d:
+            raise ConfigError(
+                self._who,
+                "n_actions",
+                f"dataset {self.dataset} has d = {d} features but n_actions = {requested}",
+            )
+        return d
+
+    def declared_domain(self) -> Domain:
+        return make_domain(self._who, self.domain, self.radius)
+
+    def declared_loss(self) -> str:
+        if self.loss is None:
+            return "squared" if DATASETS.get(self.dataset) == "regression" else "hinge"
+        if DATASETS.get(self.dataset) == "regression":
+            return check_example_loss(self._who, self.loss, ("absolute", "squared"))
+        return check_example_loss(self._who, self.loss)
+
+    def feature_bound(self) -> float:
+        return float(np.linalg.norm(self._data()[0], axis=1).max())
+
+    def gradient_bound(self) -> float | None:
+        X, y = self._data()
+        norms = np.linalg.norm(X, axis=1)
+        if self.declared_loss() != "squared":
+            return float(norms.max())
+        dom = self.declared_domain()
+        if dom.kind == "unconstrained":
+            return None
+        if dom.kind == "ball":
+            reach = dom.radius * norms
+        elif dom.kind == "box":
+            reach = dom.radius * np.abs(X).sum(axis=1)
+        else:  # simplex: ⟨w, x⟩ is a convex combination of the coordinates
+            reach = np.abs(X).max(axis=1)
+        return float((norms * (reach + np.abs(y))).max())
+
+    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
+        X, y = self._data()
+        self.declared_domain()
+        self.declared_loss()
+        if int(spec.dim) != X.shape[1]:
+            raise ConfigError(self._who, "n_actions", f"the dataset has d = {X.shape[1]}")
+        self._X, self._y = X, y
+        self._rngs = list(rngs)
+        n_rep, n_samples = len(self._rngs), X.shape[0]
+        self._perm = np.empty((n_rep, n_samples), dtype=np.int64)
+        self._pos = n_samples  # position in the current epoch (n: a new epoch starts)
+        self._start_stream()
+
+    def _generate(self, n: int) -> RoundData:
+        n_rep, n_samples = self._perm.shape
+        idx = np.empty((n_rep, n), dtype=np.int64)
+        k = 0
+        while k < n:
+            if self._pos == n_samples:
+                for r, rng in enumerate(self._rngs):
+                    self._perm[r] = rng.permutation(n_samples)
+                self._pos = 0
+            m = min(n - k, n_samples - self._pos)
+            idx[:, k : k + m] = self._perm[:, self._pos : self._pos + m]
+            k += m
+            self._pos += m
+        return RoundData(x=self._X[idx], y=self._y[idx])
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {}
+        yield {"dataset": "digits", "digits": [3, 8], "intercept": True}
+        yield {"dataset": "diabetes"}
+        yield {"dataset": "diabetes", "loss": "absolute", "domain": "ball"}

@@ -1,0 +1,188 @@
+"""The synthetic ill-conditioned classification stream of Luo's thesis §4.6.1 (a κ-family)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from adversaries._oco_stream import (
+    StreamAdversary,
+    check_example_loss,
+    check_real,
+    haar_orthogonal,
+    make_domain,
+    row_dot,
+    rows_times,
+)
+from arena.errors import ConfigError
+from arena.oco.domains import Domain
+from arena.oco.losses import RoundData
+from arena.spec import AdversaryTags, GameSpec
+
+SPECTRA = ("offset", "linspace")
+
+
+def ill_conditioned_spectrum(
+    dim: int, kappa: float, n_large: int = 10, spectrum: str = "offset"
+) -> np.ndarray:
+    """Return the covariance spectrum λ of the stream: ``d − k`` ones, then k values rising to κ.
+
+    ``offset`` (the digest's resolution): ``λ_{d−k+j} = 1 + j(κ−1)/k`` for ``j = 1..k``;
+    ``linspace``: the last k values are ``linspace(1, κ, k)``. Both end at ``λ_d = κ``.
+
+    Examples
+    --------
+    >>> ill_conditioned_spectrum(4, 5.0, 2).tolist()
+    [1.0, 1.0, 3.0, 5.0]
+    >>> ill_conditioned_spectrum(4, 5.0, 2, "linspace").tolist()
+    [1.0, 1.0, 1.0, 5.0]
+    """
+    lam = np.ones(int(dim))
+    k = int(n_large)
+    if k == 0:
+        return lam
+    if spectrum == "offset":
+        lam[dim - k :] = 1.0 + np.arange(1, k + 1) * (kappa - 1.0) / k
+    else:
+        lam[dim - k :] = np.linspace(1.0, kappa, k)
+    return lam
+
+
+class IllConditioned(StreamAdversary):
+    """Gaussian features, covariance ``V diag(λ) Vᵀ`` of condition number κ, labels ``sign⟨θ₀, z⟩``.
+
+    Parameters
+    ----------
+    kappa : float
+        The largest eigenvalue κ ≥ 1 of the feature covariance (the thesis sweeps κ ∈ {10, 20,
+        …, 200}); the condition number is κ.
+    n_large : int
+        Number k of eigenvalues rising above 1 (the thesis: 10; needs k ≤ d).
+    spectrum : {"offset", "linspace"}
+        How the k values rise to κ (:func:`ill_conditioned_spectrum`).
+    loss : {"squared", "hinge", "logistic", "absolute"}
+        The convex loss charged.
+        The thesis does not state its loss (digest §6 item 19); the default ``squared`` (on ±1
+        labels) is the digest's re-run (§4.5).
+    domain : {"unconstrained", "ball", "box", "simplex"}
+        The feasible set of ``w_t``.
+    radius : float
+        Radius of a ball or box domain.
+
+    Notes
+    -----
+    Recipe of spec seed000-ch34.md §2.6 (thesis §4.6.1, L2239–L2246), with its resolved
+    ambiguities. Per replicate, at reset: ``V`` a Haar-random orthogonal d×d matrix (QR of a
+    Gaussian matrix with the column-sign correction), then ``θ₀ ~ N(0, I_d)``. Round t draws
+    ``z_t ~ N(0, I_d)`` (d normals, in round order) and shows
+
+    ``x_t = M_κ z_t``,  ``M_κ = V diag(λ)^{1/2}``,  ``y_t = sign⟨θ₀, z_t⟩`` (+1 at 0),
+
+    with λ from :func:`ill_conditioned_spectrum` (default d = 100, k = 10, "offset":
+    ``λ_{90+j} = 1 + j(κ−1)/10``). The labels do not depend on κ (the digest's resolution of the
+    "same labels" ambiguity), so for one seed the games of different κ share ``z_t``, ``V``,
+    ``θ₀`` and the labels: they are invertible linear transforms of the same problem,
+    ``x^{κ'}_t = M_{κ'} M_κ^{-1} x^κ_t``, and a truly invariant learner behaves identically on
+    all of them (digest §5.6 O-INV-5). The thesis's horizon is T = 10,000 (pass it as
+    ``horizon``); the stream itself is unbounded in t.
+
+    Comparator (oracle ``comparator``): ``u* = V diag(λ)^{-1/2} θ₀/‖θ₀‖``, for which
+    ``⟨u*, x_t⟩ = ⟨θ₀, z_t⟩/‖θ₀‖ ~ N(0, 1)`` and ``y_t = sign⟨u*, x_t⟩``: the data are separable
+    by ``u*`` but without a margin. The features are Gaussian, hence unbounded: no gradient bound
+    is declared.
+
+    Examples
+    --------
+    >>> adv = IllConditioned(kappa=50.0, n_large=2)
+    >>> adv.reset(GameSpec("classification", 5, 10, dim=5), [np.random.default_rng(0)])
+    >>> rd = adv.data_block(1, 10)
+    >>> bool(np.all(np.sign(rd.x[0] @ adv.comparator()[0]) == rd.y[0]))
+    True
+
+    References
+    ----------
+    Luo (2016), thesis, §4.6.1 (seed 000, L2239–L2246); spec seed000-ch34.md §2.6, §5.6 and §6
+    item 18.
+    """
+
+    name = "ill_conditioned"
+    tags = AdversaryTags(
+        protocol="classification", oblivious=True, oracle=frozenset({"comparator"})
+    )
+
+    def __init__(
+        self,
+        kappa: float = 10.0,
+        n_large: int = 10,
+        spectrum: str = "offset",
+        loss: str = "squared",
+        domain: str = "unconstrained",
+        radius: float = 1.0,
+    ):
+        self.kappa = kappa
+        self.n_large = n_large
+        self.spectrum = spectrum
+        self.loss = loss
+        self.domain = domain
+        self.radius = radius
+
+    @property
+    def _who(self) -> str:
+        return f"adversary {self.name}"
+
+    def resolve_dim(self, requested: int | None) -> int:
+        return 100 if requested is None else int(requested)
+
+    def declared_domain(self) -> Domain:
+        return make_domain(self._who, self.domain, self.radius)
+
+    def declared_loss(self) -> str:
+        return check_example_loss(self._who, self.loss)
+
+    def gradient_bound(self) -> None:
+        return None
+
+    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
+        who = self._who
+        self.declared_domain()
+        self.declared_loss()
+        kappa = check_real(who, "kappa", self.kappa, lo=1.0, strict=False)
+        d = int(spec.dim)
+        k = self.n_large
+        if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 0 <= k <= d:
+            raise ConfigError(who, "n_large", f"must be an integer in [0, d] = [0, {d}]")
+        if self.spectrum not in SPECTRA:
+            raise ConfigError(who, "spectrum", f"must be one of {SPECTRA}")
+        lam = ill_conditioned_spectrum(d, kappa, int(k), self.spectrum)
+        self._rngs = list(rngs)
+        self._dim = d
+        self._lam = lam
+        self._mt = []  # Mᵀ = diag(√λ) Vᵀ per replicate (x = M z, rows: X = Z Mᵀ)
+        self._theta = []
+        self._u = np.empty((len(self._rngs), d))
+        for r, rng in enumerate(self._rngs):
+            v = haar_orthogonal(rng, d)
+            theta = rng.standard_normal(d)
+            self._mt.append(np.sqrt(lam)[:, None] * v.T)
+            self._theta.append(theta)
+            self._u[r] = v @ (theta / np.sqrt(lam)) / np.linalg.norm(theta)
+        self._start_stream()
+
+    def comparator(self) -> np.ndarray:
+        return self._u.copy()
+
+    def _generate(self, n: int) -> RoundData:
+        d, n_rep = self._dim, len(self._rngs)
+        x = np.empty((n_rep, n, d))
+        y = np.empty((n_rep, n))
+        for r, rng in enumerate(self._rngs):
+            z = rng.standard_normal((n, d))
+            x[r] = rows_times(z, self._mt[r])
+            y[r] = np.where(row_dot(z, self._theta[r]) >= 0.0, 1.0, -1.0)
+        return RoundData(x=x, y=y)
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {"n_large": 2}
+        yield {"kappa": 200.0, "n_large": 3, "spectrum": "linspace", "loss": "logistic"}

@@ -1,0 +1,182 @@
+"""Follow the Regularized Leader on linearized losses, generic over a regularizer object."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from arena.errors import ConfigError
+from arena.oco.losses import Feedback
+from arena.oco.protocol import OCO_PROTOCOLS, OCOPlayer
+from arena.spec import GameSpec, PlayerTags
+from players.ogd import game_dim, game_domain, positive_or_none
+from players.regularizers import REGULARIZERS, Regularizer, make_regularizer
+
+SCHEDULES = ("fixed", "sqrt")
+
+
+class FTRL(OCOPlayer):
+    """Linearized FTRL / dual averaging: ``w_t = argmin_{w∈K} ⟨Σ_{s<t} g_s, w⟩ + R(w)/η_t``.
+
+    Equivalently ``w_t = ∇R*(−η_t Σ_{s<t} g_s)``, the regularizer's link (seed 001's P0/P0′ with
+    the conservative rule and ``c_t = 1/η_t``), with ``g_s`` the arena's subgradients at ``w_s``.
+
+    Parameters
+    ----------
+    regularizer : {"l2", "entropic", "pnorm"} or Regularizer
+        ``"l2"``: ``½‖w‖²`` on the game's domain (link: Euclidean projection; every domain);
+        ``"entropic"``: relative entropy to uniform (link: softmax; simplex only); ``"pnorm"``:
+        ``‖w‖_q²/(2(q−1))`` (p-norm link; unconstrained only). A
+        :class:`~players.regularizers.Regularizer` instance is used as given, moved onto the
+        game's domain with ``on`` (programmatic use: instances are not JSON parameters). The
+        class tags list every domain; ``reset`` raises ConfigError when the regularizer does not
+        support the game's domain.
+    schedule : {"sqrt", "fixed"}
+        ``η_t = η/√t`` or ``η_t = η``.
+    eta : float or None
+        η. None tunes it from ``U = max_{u∈K} R(u)`` and ``L = G²/2`` with
+        ``G = spec.gradient_bound`` (a bound on every dual norm used here, since ``‖·‖_∞`` and
+        ``‖·‖_p`` with ``p ≥ 2`` are ≤ ``‖·‖₂``): ``η = √(U/(LT))`` (fixed, seed 001 Cor 1,
+        needs the horizon) or ``η = √(U/L)`` (sqrt, ``c_t = √(tL/U)`` of Cor 2); both need
+        ``U < ∞`` and ``G > 0``.
+    p : float or None
+        Dual exponent ``p ≥ 2`` of ``"pnorm"``; None uses ``max(2, 2 ln d)`` (Gentile's choice,
+        from the literature, not the thesis: ``spec/seed001.md`` P3). Must be None otherwise.
+
+    Notes
+    -----
+    Guarantee (seed 001 Lemma 2, L662; ``R ≥ 0`` and 1-strongly convex w.r.t. ``‖·‖``, η_t
+    non-increasing): for every u in the domain and every sequence of convex losses,
+    ``R_T(u) ≤ R(u)/η_T + ½ Σ_t η_t ‖g_t‖_*²``. ``bounds`` declares it with ``R(u) ≤ U`` and the
+    run's dual norms; with ``‖g_t‖_* ≤ G`` and the tuned η it is ``≤ 2√(LUT) = G√(2UT)`` (fixed,
+    Cor 1) and ``≤ 3√(LUT)`` (sqrt; Cor 2 states the looser ``4√(LUT)``, erratum E15). No bound
+    is declared when ``U = ∞`` (unconstrained domain).
+
+    Conventions (seed 004, ``spec/seeds002-004.md`` §3.2): 004 writes the averaged objective
+    ``(1/t)⟨v_t, w⟩ + λ_t Ψ(w)`` with ``w_{t+1}`` using ``λ_t``; here ``η`` indexes the round that
+    plays the point, ``w_t`` uses ``η_t`` and ``Σ_{s<t}`` (seed 001's ``c_t``), so 004's
+    ``1/(tλ_t)`` is our ``η_{t+1}``, and ``λ_t = λ/t`` is our fixed ``η = 1/λ`` for
+    ``Ψ = ½‖w‖²`` but ``η = 1/(2λ)`` for 004's P2/P3 ``Ψ = ‖w‖²`` (oracle §3.6 #2, the off-by-2).
+    With ``"l2"`` on ℝ^d and a fixed η this is fixed-step OGD; on a bounded domain it is the lazy
+    projection, i.e. :class:`~players.dual_averaging.DualAveraging` with ``c = 1/η``; with
+    ``"entropic"`` it is :class:`~players.eg.EG`.
+
+    Examples
+    --------
+    >>> from arena.oco.domains import Domain
+    >>> from arena.oco.losses import RoundData, feedback
+    >>> spec = GameSpec("oco", 2, 10, dim=2, domain=Domain("simplex"), loss="linear")
+    >>> p = FTRL(regularizer="entropic", schedule="fixed", eta=math.log(3.0))
+    >>> p.reset(spec, [np.random.default_rng(0)])
+    >>> p.update(feedback("linear", 0.0, p.predict(), RoundData(g=np.array([[1.0, 0.0]]))))
+    >>> p.predict().round(3).tolist()
+    [[0.25, 0.75]]
+
+    References
+    ----------
+    seed 001, Fig 3.1/3.2 (L512–L520, L648–L656), Cor 1 (L590), Lemma 2 (L662), Cor 2 (L694);
+    seed 004, L24–L64 and L241–L369 (FTRL, linearized FTRL and its Ψ instances).
+    """
+
+    name = "ftrl"
+    tags = PlayerTags(protocols=OCO_PROTOCOLS, randomized=False)
+
+    def __init__(
+        self,
+        regularizer: str | Regularizer = "l2",
+        schedule: str = "sqrt",
+        eta: float | None = None,
+        p: float | None = None,
+    ):
+        self.regularizer = regularizer
+        self.schedule = schedule
+        self.eta = eta
+        self.p = p
+
+    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
+        who = f"player {self.name}"
+        if self.schedule not in SCHEDULES:
+            raise ConfigError(who, "schedule", f"must be one of {SCHEDULES}, got {self.schedule!r}")
+        dim = game_dim(spec)
+        domain = game_domain(spec, who)
+        eta = positive_or_none(self.eta, who, "eta")
+        try:
+            if isinstance(self.regularizer, Regularizer):
+                if self.p is not None:
+                    raise ValueError("p is given by the Regularizer instance")
+                reg = self.regularizer.on(domain)
+            elif self.regularizer in REGULARIZERS:
+                p = self.p
+                if self.regularizer == "pnorm" and p is None:
+                    p = max(2.0, 2.0 * math.log(dim))
+                reg = make_regularizer(self.regularizer, domain, p)
+            else:
+                raise ValueError(
+                    f"must be one of {sorted(REGULARIZERS)} or a Regularizer, "
+                    f"got {self.regularizer!r}"
+                )
+        except ValueError as err:
+            raise ConfigError(who, "regularizer", str(err)) from None
+        U = float(reg.max_value(domain, dim))
+        if eta is None:
+            G = spec.gradient_bound
+            if not math.isfinite(U) or G is None or not G > 0:
+                raise ConfigError(
+                    who, "eta", "null (tuned) needs a bounded domain and spec.gradient_bound > 0"
+                )
+            L = G * G / 2.0
+            if self.schedule == "fixed":
+                if spec.horizon is None:
+                    raise ConfigError(who, "eta", "null with schedule 'fixed' needs the horizon")
+                eta = math.sqrt(U / (L * spec.horizon))
+            else:
+                eta = math.sqrt(U / L)
+            eta = eta if eta > 0 else 1.0  # U = 0: a one-point domain, any rate
+        self._reg = reg
+        self._eta = eta
+        self._sqrt = self.schedule == "sqrt"
+        self._U = U
+        n_rep = spec.n_replicates
+        self._sum = np.zeros((n_rep, dim))
+        self._acc = np.zeros(n_rep)
+        self._rounds = 0
+
+    @property
+    def regularizer_object(self) -> Regularizer:
+        """The :class:`~players.regularizers.Regularizer` this game uses (after ``reset``)."""
+        return self._reg
+
+    def learning_rate(self, t: int) -> float:
+        """Return ``η_t``, the rate that plays ``w_t``."""
+        return self._eta / math.sqrt(t) if self._sqrt else self._eta
+
+    def predict(self, x: np.ndarray | None = None) -> np.ndarray:
+        return self._reg.link(-self.learning_rate(self._rounds + 1) * self._sum)
+
+    def update(self, fb: Feedback) -> None:
+        t = self._rounds + 1
+        g = np.asarray(fb.grad, dtype=np.float64)
+        self._acc += self.learning_rate(t) * self._reg.dual_norm(g) ** 2
+        self._sum += g
+        self._rounds = t
+
+    def bounds(self, t: int) -> dict[tuple[str, float], np.ndarray]:
+        """Declare ``U/η_t + ½ Σ_s η_s ‖g_s‖_*²`` (seed 001 Lemma 2) when ``U`` is finite."""
+        if not math.isfinite(self._U):
+            return {}
+        return {("regret", math.nan): self.regret_bound(t)}
+
+    def regret_bound(self, t: int) -> np.ndarray:
+        """Return ``U/η_t + ½ Σ_{s≤t} η_s ‖g_s‖_*²``, shape (R,)."""
+        if t == 0:
+            return 0.5 * self._acc
+        return self._U / self.learning_rate(t) + 0.5 * self._acc
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {"eta": 0.5}
+        yield {"regularizer": "entropic", "eta": 0.5}
+        yield {"regularizer": "pnorm", "eta": 0.5}
+        yield {"schedule": "fixed", "eta": 0.2}

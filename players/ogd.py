@@ -1,0 +1,305 @@
+"""Online gradient descent (greedy projected): fixed, 1/√t and 1/(σt) step sizes."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from numba import njit
+
+from arena.errors import ConfigError
+from arena.oco.domains import KIND_CODES, Domain, project_row
+from arena.oco.losses import LOSS_CODES, Feedback, RoundData, prediction_loss_scalar
+from arena.oco.protocol import OCO_PROTOCOLS, OCOPlayer
+from arena.spec import GameSpec, PlayerTags
+
+SCHEDULES = ("fixed", "sqrt", "strongly_convex")
+
+FIXED, SQRT, STRONG = 0, 1, 2
+"""Kernel codes of the step-size schedules."""
+
+
+def game_dim(spec: GameSpec) -> int:
+    """Return d of an OCO game (``spec.dim``, else ``spec.n_actions``)."""
+    return int(spec.dim if spec.dim is not None else spec.n_actions)
+
+
+def game_domain(spec: GameSpec, component: str) -> Domain:
+    """Return the game's validated domain (``ℝ^d`` when the spec names none)."""
+    domain = spec.domain if spec.domain is not None else Domain("unconstrained")
+    domain.validate(component)
+    return domain
+
+
+def positive_or_none(value, component: str, parameter: str) -> float | None:
+    """Return ``value`` as a float after checking it is None or finite and > 0."""
+    if value is None:
+        return None
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        v = math.nan
+    if not (math.isfinite(v) and v > 0):
+        raise ConfigError(component, parameter, f"must be finite and > 0 (or null), got {value!r}")
+    return v
+
+
+def kernel_data(data: RoundData, loss: str | None):
+    """Unpack a block of :class:`RoundData` into the arrays :func:`round_gradient` reads.
+
+    Returns ``(loss_code, g, x, y, z, has_z)``: (R, n, d) float arrays (a (1, 1, 1) dummy where
+    the round data has none), labels (R, n) (dummy (1, 1)) and whether ``z`` is given.
+    """
+    code = LOSS_CODES[loss or "linear"]
+    dummy3 = np.zeros((1, 1, 1))
+    g = dummy3 if data.g is None else np.ascontiguousarray(data.g, dtype=np.float64)
+    x = dummy3 if data.x is None else np.ascontiguousarray(data.x, dtype=np.float64)
+    y = np.zeros((1, 1)) if data.y is None else np.ascontiguousarray(data.y, dtype=np.float64)
+    has_z = data.z is not None
+    z = np.ascontiguousarray(data.z, dtype=np.float64) if has_z else dummy3
+    return code, g, x, y, z, has_z
+
+
+@njit(cache=True)
+def round_gradient(loss_code, sigma, w, g, x, y, z, has_z, r, j, grad):
+    """Write the arena's subgradient of round ``j`` of replicate ``r`` at ``w`` into ``grad``.
+
+    Same convention as :func:`arena.oco.losses.evaluate`: ``g_t`` (linear) or ``ℓ'(⟨w, x⟩, y)·x``,
+    plus ``σ(w − z_t)``.
+    """
+    d = w.shape[0]
+    if loss_code == 0:
+        for i in range(d):
+            grad[i] = g[r, j, i]
+    else:
+        p = 0.0
+        for i in range(d):
+            p += x[r, j, i] * w[i]
+        _, dl = prediction_loss_scalar(loss_code, p, y[r, j])
+        for i in range(d):
+            grad[i] = dl * x[r, j, i]
+    if sigma != 0.0:
+        for i in range(d):
+            diff = w[i] - z[r, j, i] if has_z else w[i]
+            grad[i] += sigma * diff
+
+
+@njit(cache=True)
+def _step_size(mode, scale, t):
+    """η_t of the schedule: ``scale`` (FIXED), ``scale/√t`` (SQRT), ``1/(scale·t)`` (STRONG)."""
+    if mode == SQRT:
+        return scale / math.sqrt(t)
+    if mode == STRONG:
+        return 1.0 / (scale * t)
+    return scale
+
+
+@njit(cache=True)
+def _ogd_play_block(
+    loss_code, sigma, kind_code, radius, g, x, y, z, has_z, mode, scale, rounds_done, w, acc, out
+):
+    """Play a block: ``out[r, j]`` is ``w`` at round ``rounds_done + j + 1``; ``w`` and ``acc``
+    (``Σ η_t ‖g_t‖²``) advance in place."""
+    n_rep, d = w.shape
+    n = out.shape[1]
+    grad = np.empty(d)
+    v = np.empty(d)
+    for r in range(n_rep):
+        for j in range(n):
+            t = rounds_done + j + 1
+            for i in range(d):
+                out[r, j, i] = w[r, i]
+            round_gradient(loss_code, sigma, w[r], g, x, y, z, has_z, r, j, grad)
+            eta = _step_size(mode, scale, t)
+            sq = 0.0
+            for i in range(d):
+                sq += grad[i] * grad[i]
+                v[i] = w[r, i] - eta * grad[i]
+            acc[r] += eta * sq
+            project_row(kind_code, radius, v, w[r])
+
+
+class OGD(OCOPlayer):
+    """Online gradient descent, greedy projected: ``w_{t+1} = Π_K(w_t − η_t g_t)``.
+
+    ``w_1 = Π_K(0)`` (the centre of a ball or box, the uniform point of the simplex) and ``g_t`` is
+    the arena's subgradient of ``f_t`` at ``w_t``.
+
+    Parameters
+    ----------
+    schedule : {"sqrt", "fixed", "strongly_convex"}
+        ``"fixed"``: ``η_t = η``; ``"sqrt"``: ``η_t = η/√t``; ``"strongly_convex"``:
+        ``η_t = 1/(σ t)`` for σ-strongly convex losses.
+    eta : float or None
+        The step ``η`` (``"fixed"``) or its scale (``"sqrt"``). None tunes it from the game:
+        ``η = D/(G√T)`` (``"fixed"``, needs the horizon) and ``η_t = D/(G√t)`` (``"sqrt"``), with
+        ``D`` the domain's diameter and ``G = spec.gradient_bound`` (both must be finite). Not used
+        by ``"strongly_convex"``.
+    sigma : float or None
+        σ of the ``"strongly_convex"`` schedule; None uses the game's ``spec.sigma`` (which must
+        then be > 0). Not used by the other schedules.
+
+    Notes
+    -----
+    Guarantees, for every sequence of convex losses (adaptive adversaries included), ``D`` the
+    Euclidean diameter of a bounded domain and ``S_t = Σ_{s≤t} η_s ‖g_s‖²``:
+
+    * ``"fixed"`` and ``"sqrt"`` (any non-increasing ``η_t``; Zinkevich 2003):
+      ``R_T ≤ D²/(2η_T) + S_T/2``. With ``‖g_t‖ ≤ G`` this is ``≤ D²/(2η) + ηG²T/2`` for a fixed
+      η (``GD√T`` at ``η = D/(G√T)``), and with ``η_t = D/(G√t)`` it is
+      ``≤ (3/2)GD√T − GD/2`` (``Σ_{t≤T} 1/√t ≤ 2√T − 1``), the (3/2)GD√T of theory-oracles §A.3.
+    * ``"strongly_convex"``, every ``f_t`` σ'-strongly convex with ``σ' ≥ σ`` (the game's
+      ``(σ'/2)‖w − z_t‖²`` term, so ``σ ≤ spec.sigma`` is checked), any closed convex domain,
+      bounded or not: ``R_T ≤ S_T/2 = Σ_t ‖g_t‖²/(2σt)``. With ``½‖g_t‖² ≤ L`` this is
+      seed 001 Thm 5's ``(L/σ)(1 + ln T)``, i.e. ``(G²/(2σ))(1 + ln T)`` (L919; the constant
+      convention is ``L = G²/2``, not G²).
+
+    ``bounds`` declares the data-dependent forms (the run's own ``S_T``), which hold on every
+    sequence and imply the closed forms; no bound is declared on an unbounded domain for the first
+    two schedules, nor for ``"strongly_convex"`` when ``σ > spec.sigma``. The first-order
+    analysis bounds the linearized regret ``Σ⟨g_t, w_t − u⟩``, so the bounds hold for every
+    loss family.
+
+    Examples
+    --------
+    >>> from arena.oco.losses import feedback
+    >>> spec = GameSpec("oco", 2, 10, dim=2, domain=Domain("ball", 1.0), loss="linear",
+    ...                 gradient_bound=1.0)
+    >>> p = OGD(schedule="fixed", eta=0.5)
+    >>> p.reset(spec, [np.random.default_rng(0)])
+    >>> p.update(feedback("linear", 0.0, p.predict(), RoundData(g=np.array([[1.0, 0.0]]))))
+    >>> p.predict().tolist()
+    [[-0.5, 0.0]]
+
+    References
+    ----------
+    Zinkevich (2003), "Online convex programming and generalized infinitesimal gradient ascent".
+    seed 001, Fig 4.1 (L827), Example 1 (L849–L861: the Euclidean instance is projected OGD),
+    Lemma 5 (L885) and Thm 5 (L919); theory-oracles §A.3 (OGD rows).
+    """
+
+    name = "ogd"
+    tags = PlayerTags(protocols=OCO_PROTOCOLS, randomized=False, block_kernel=True)
+
+    def __init__(
+        self, schedule: str = "sqrt", eta: float | None = None, sigma: float | None = None
+    ):
+        self.schedule = schedule
+        self.eta = eta
+        self.sigma = sigma
+
+    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
+        who = f"player {self.name}"
+        if self.schedule not in SCHEDULES:
+            raise ConfigError(who, "schedule", f"must be one of {SCHEDULES}, got {self.schedule!r}")
+        dim = game_dim(spec)
+        domain = game_domain(spec, who)
+        eta = positive_or_none(self.eta, who, "eta")
+        sigma = positive_or_none(self.sigma, who, "sigma")
+        diameter = domain.diameter(dim)
+        G = spec.gradient_bound
+        self._mode = {"fixed": FIXED, "sqrt": SQRT, "strongly_convex": STRONG}[self.schedule]
+        self._bounded = self._mode != STRONG and math.isfinite(diameter)
+        if self._mode == STRONG:
+            if eta is not None:
+                raise ConfigError(
+                    who, "eta", "is not used by schedule 'strongly_convex' (use sigma)"
+                )
+            game_sigma = float(spec.sigma or 0.0)
+            if sigma is None:
+                if game_sigma <= 0:
+                    raise ConfigError(
+                        who, "sigma", "schedule 'strongly_convex' needs sigma > 0 or spec.sigma > 0"
+                    )
+                sigma = game_sigma
+            scale = sigma
+            self._bounded = sigma <= game_sigma
+        else:
+            if sigma is not None:
+                raise ConfigError(who, "sigma", "is only used by schedule 'strongly_convex'")
+            if eta is None:
+                if not math.isfinite(diameter) or G is None or not G > 0:
+                    raise ConfigError(
+                        who,
+                        "eta",
+                        "null (tuned to D/G) needs a bounded domain and spec.gradient_bound > 0; "
+                        "give eta",
+                    )
+                if self._mode == FIXED:
+                    if spec.horizon is None:
+                        raise ConfigError(
+                            who, "eta", "null with schedule 'fixed' needs the horizon"
+                        )
+                    eta = diameter / (G * math.sqrt(spec.horizon))
+                else:
+                    eta = diameter / G
+                eta = eta if eta > 0 else 1.0  # a one-point domain (d = 1 simplex): any step
+            scale = eta
+        self._scale = float(scale)
+        self._diameter = diameter
+        self._domain = domain
+        self._loss = spec.loss or "linear"
+        self._sigma_game = float(spec.sigma or 0.0)
+        n_rep = spec.n_replicates
+        self._w = domain.project(np.zeros((n_rep, dim)))
+        self._acc = np.zeros(n_rep)
+        self._rounds = 0
+
+    def step_size(self, t: int) -> float:
+        """Return ``η_t``, the step taken after round ``t``."""
+        return float(_step_size(self._mode, self._scale, t))
+
+    def predict(self, x: np.ndarray | None = None) -> np.ndarray:
+        return self._w.copy()
+
+    def update(self, fb: Feedback) -> None:
+        t = self._rounds + 1
+        eta = self.step_size(t)
+        g = np.asarray(fb.grad, dtype=np.float64)
+        self._acc += eta * np.einsum("ri,ri->r", g, g)
+        self._w = self._domain.project(self._w - eta * g)
+        self._rounds = t
+
+    def play_block(self, data: RoundData, spec: GameSpec) -> np.ndarray:
+        code, g, x, y, z, has_z = kernel_data(data, self._loss)
+        n = next(a.shape[1] for a in (data.g, data.x, data.y) if a is not None)
+        out = np.empty((self._w.shape[0], n, self._w.shape[1]))
+        _ogd_play_block(
+            code,
+            self._sigma_game,
+            KIND_CODES[self._domain.kind],
+            float(self._domain.radius),
+            g,
+            x,
+            y,
+            z,
+            has_z,
+            self._mode,
+            self._scale,
+            self._rounds,
+            self._w,
+            self._acc,
+            out,
+        )
+        self._rounds += n
+        return out
+
+    def bounds(self, t: int) -> dict[tuple[str, float], np.ndarray]:
+        """Declare the data-dependent regret bound of the Notes after ``t`` rounds."""
+        if not self._bounded:
+            return {}
+        return {("regret", math.nan): self.regret_bound(t)}
+
+    def regret_bound(self, t: int) -> np.ndarray:
+        """Return the Notes' bound ``D²/(2η_t) + S_t/2`` (or ``S_t/2``), shape (R,)."""
+        half = 0.5 * self._acc
+        if self._mode == STRONG or t == 0:
+            return half
+        return self._diameter**2 / (2.0 * self.step_size(t)) + half
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {"eta": 0.5}
+        yield {"schedule": "fixed", "eta": 0.1}
+        yield {"schedule": "strongly_convex", "sigma": 1.0}
