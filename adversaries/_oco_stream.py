@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import njit
 from scipy.special import ndtr
 
 from arena.errors import ConfigError
@@ -108,14 +109,35 @@ def concat_rounds(parts: list[RoundData]) -> RoundData:
 # a fixed order, so each row's result is bitwise the same whatever the block size.
 
 
+@njit(cache=True)
+def _row_dot_kernel(a, b, out):
+    for i in range(a.shape[0]):
+        s = a[i, 0] * b[i, 0]
+        for k in range(1, a.shape[1]):
+            s += a[i, k] * b[i, k]
+        out[i] = s
+
+
+@njit(cache=True)
+def _rows_times_kernel(a, mt, out):
+    for i in range(a.shape[0]):
+        for e in range(mt.shape[1]):
+            s = a[i, 0] * mt[0, e]
+            for k in range(1, a.shape[1]):
+                s += a[i, k] * mt[k, e]
+            out[i, e] = s
+
+
 def row_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Return ``Σ_k a[..., k]·b[..., k]`` summed in coordinate order (bitwise block-independent)."""
     a = np.asarray(a, dtype=np.float64)
     b = np.broadcast_to(np.asarray(b, dtype=np.float64), a.shape)
-    out = a[..., 0] * b[..., 0]
-    for k in range(1, a.shape[-1]):
-        out += a[..., k] * b[..., k]
-    return out
+    k = a.shape[-1]
+    flat_a = np.ascontiguousarray(a).reshape(-1, k)
+    flat_b = np.ascontiguousarray(b).reshape(-1, k)
+    out = np.empty(flat_a.shape[0])
+    _row_dot_kernel(flat_a, flat_b, out)
+    return out.reshape(a.shape[:-1])
 
 
 def row_norm(a: np.ndarray) -> np.ndarray:
@@ -126,10 +148,12 @@ def row_norm(a: np.ndarray) -> np.ndarray:
 def rows_times(a: np.ndarray, mt: np.ndarray) -> np.ndarray:
     """Return ``a @ mt`` for rows ``a`` (..., k) and a matrix ``mt`` (k, e), summed in order."""
     a = np.asarray(a, dtype=np.float64)
-    out = a[..., 0, None] * mt[0]
-    for k in range(1, a.shape[-1]):
-        out += a[..., k, None] * mt[k]
-    return out
+    mt = np.ascontiguousarray(mt, dtype=np.float64)
+    k = a.shape[-1]
+    flat = np.ascontiguousarray(a).reshape(-1, k)
+    out = np.empty((flat.shape[0], mt.shape[1]))
+    _rows_times_kernel(flat, mt, out)
+    return out.reshape(*a.shape[:-1], mt.shape[1])
 
 
 def uniforms_from_normals(z: np.ndarray) -> np.ndarray:

@@ -58,9 +58,10 @@ class Rescaled(OCOAdversary):
     The map is drawn at reset from the adversary's own stream without consuming it: replicate
     r's matrix comes from a generator at ``rngs[r]`` jumped ahead by ``(1 + seed_offset)·2¹²⁸``
     draws (PCG64 ``jumped``), and the base is reset with the untouched ``rngs``. Driven with the
-    same generators, the base alone and its rescaling therefore produce the same underlying data
-    (through :func:`arena.play` the two games get different seeds, because the stream depends on
-    the adversary's parameters). Draw order: ``diagonal``: a permutation of the d magnitudes,
+    same generators, the base alone and its rescaling therefore produce the same underlying data;
+    :meth:`stream_identity` makes the engine seed the rescaled game with the base's stream, so
+    through :func:`arena.play` too, replicate r of ``rescaled`` shows exactly replicate r's
+    examples of the base, transformed. Draw order: ``diagonal``: a permutation of the d magnitudes,
     then d uniforms for the signs (``−`` iff ``U < ½``); ``linear``: ``U``, then ``V``.
 
     The domain, loss and horizon are the base's; the σ-term ``(σ/2)‖w − z‖²`` is not
@@ -138,6 +139,11 @@ class Rescaled(OCOAdversary):
             obj = self._make_base()
             self._base_obj = obj
         return obj
+
+    def stream_identity(self) -> tuple[str, dict]:
+        """The base's identity: the base and every rescaling of it share the data stream, so the
+        engine pairs them replicate by replicate (the rescaling map has its own jumped stream)."""
+        return self._base().stream_identity()
 
     def _instance_tags(self) -> AdversaryTags:
         bt = self._base().tags

@@ -157,9 +157,15 @@ def _run_task(cfg) -> int:
         _remove_if_empty(out_dir)
         return 2
     print(format_summary(summarize(run.rows)))
-    if run.skipped_metrics:
-        for name, why in run.skipped_metrics.items():
+    other = [n for n, why in run.skipped_metrics.items() if why.startswith("defined for the")]
+    for name, why in run.skipped_metrics.items():
+        if name not in other:
             print(f"(skipped {name}: {why})")
+    if other:
+        protocol = run.config.get("protocol", "experts")
+        print(
+            f"(skipped {len(other)} metrics of other protocols than {protocol}: {', '.join(other)})"
+        )
     print(f"\nresults: {path}")
     print(f"manifest: {out_dir / 'manifest.json'}")
     if cfg.trace:

@@ -46,7 +46,7 @@ def declaring_players() -> list[str]:
     out = []
     for name in registry.available("player"):
         cls = registry.load("player", name)
-        if cls.bounds is not ExpertsPlayer.bounds:
+        if issubclass(cls, ExpertsPlayer) and cls.bounds is not ExpertsPlayer.bounds:
             out.append(name)
     return out
 

@@ -84,7 +84,9 @@ class OCOMetric(Metric):
     def applicable(self, player: Any, adversary: Any) -> str | None:
         protocol = adversary.tags.protocol
         if protocol not in self.protocols:
-            return f"defined for the {'/'.join(sorted(self.protocols))} protocols, not {protocol}"
+            plural = "s" if len(self.protocols) > 1 else ""
+            names = "/".join(sorted(self.protocols))
+            return f"defined for the {names} protocol{plural} only, not {protocol}"
         return super().applicable(player, adversary)
 
     def game_reason(self, spec: GameSpec) -> str | None:
@@ -112,6 +114,15 @@ class Mistakes(OCOMetric):
 
     def values(self, core: OCOCore) -> np.ndarray:
         return core.mistakes[:, None].copy()
+
+
+def _float_or_nan(value: Any) -> float:
+    """``float(value)``, also accepting YAML's and Hydra's spellings of NaN (``.nan``, ``nan``)."""
+    if isinstance(value, str) and value.strip().lower() in (".nan", "nan", "null", "none"):
+        return math.nan
+    if value is None:
+        return math.nan
+    return float(value)
 
 
 def _comparator_domain(domain: Domain, radius: float) -> Domain:
@@ -145,18 +156,24 @@ class OCORegret(OCOMetric):
 
     def param_values(self, spec: GameSpec) -> list[float]:
         return self._param_list(
-            self.radius, float, lambda v: None if (math.isnan(v) or v > 0) else "must be > 0 or NaN"
+            self.radius,
+            _float_or_nan,
+            lambda v: None if (math.isnan(v) or v > 0) else "must be > 0 or NaN",
         )
 
     def game_reason(self, spec: GameSpec) -> str | None:
         kind, n_rep, dim, horizon = spec.loss, spec.n_replicates, spec.dim, spec.horizon
         for r in self.param_values(spec):
             dom = _comparator_domain(spec.domain, r)
-            if dom.kind == "unconstrained" and kind in ("linear", "logistic") and not spec.sigma:
-                return (
-                    f"the best comparator in ℝ^d is unbounded below for {kind} losses; "
-                    "set metrics.regret.radius=[...]"
-                )
+            if dom.kind == "unconstrained" and kind in ("linear", "logistic", "hinge"):
+                if not spec.sigma:
+                    # linear: −∞; logistic on separable data: approached at infinity; hinge:
+                    # attained by arbitrarily large separators (seed 003 spec §2.7 item 4: pair
+                    # the best comparator with a radius)
+                    return (
+                        f"the best comparator over ℝ^d is unbounded or not attained for {kind} "
+                        "losses; set metrics.regret.radius=[...]"
+                    )
         if kind == "squared" and n_rep * dim * dim > MAX_STORED_FLOATS:
             return f"the squared-loss statistics need R·d² = {n_rep * dim * dim} floats"
         if kind in ("hinge", "absolute", "logistic") and n_rep * horizon * (dim + 1) > (

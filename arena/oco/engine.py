@@ -231,10 +231,11 @@ def prepare_oco_game(
         grid = np.unique(np.append(grid, horizon))
 
     player_name, adversary_name = type(player).registry_name(), type(adversary).registry_name()
+    stream_name, stream_params = adversary.stream_identity()
     game_key = canonical_json(
         {
-            "adversary": adversary_name,
-            "params": adversary.get_params(),
+            "adversary": stream_name,
+            "params": stream_params,
             "n_actions": dim,
             "protocol": protocol,
         }
@@ -244,6 +245,8 @@ def prepare_oco_game(
             "player": player_name,
             "player_params": player.get_params(),
             "game": game_key,
+            "adversary": adversary_name,
+            "adversary_params": adversary.get_params(),
             "horizon": horizon,
             "protocol": protocol,
         }

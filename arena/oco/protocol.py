@@ -130,6 +130,16 @@ class OCOAdversary(Adversary):
         """
         return None
 
+    def stream_identity(self) -> tuple[str, dict]:
+        """Return the ``(name, params)`` that seed this adversary's data stream.
+
+        By default the adversary's own registry name and parameters (design §3: common random
+        numbers for every player facing it). A wrapper that transforms another adversary's data
+        (``rescaled``) returns its base's identity, so the base and all its transformations see
+        the same underlying examples replicate by replicate: exact paired comparisons.
+        """
+        return type(self).registry_name(), self.get_params()
+
     comparator_moves: ClassVar[bool] = False
     """True when :meth:`comparator` depends on the play so far (lower-bound constructions whose
     comparator is built from the player's answers): ``comparator_regret`` then re-reads it at each

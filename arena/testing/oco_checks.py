@@ -256,13 +256,13 @@ def check_oco_no_global_rng(component: Any) -> None:
 def check_oco_bounded_memory(component: Any) -> None:
     """The state does not grow with the number of rounds played."""
     player, adversary = _pair(component)
-    spec = _spec_for(adversary, n_rep=2, horizon=2000)
+    spec = _spec_for(adversary, n_rep=2, horizon=1000)
     adv, p = adversary.clone(), player.clone()
     adv.reset(spec, _rngs(8, 2))
     p.reset(spec, _rngs(9, 2))
     sizes = []
     t = 0
-    for stop in (200, 2000):
+    for stop in (100, 1000):
         while t < stop:
             t += 1
             x = adv.features(t)
@@ -276,7 +276,7 @@ def check_oco_bounded_memory(component: Any) -> None:
         _fail(
             "check_oco_bounded_memory",
             component,
-            f"state grew from {sizes[0]} bytes after 200 rounds to {sizes[1]} after 2000",
+            f"state grew from {sizes[0]} bytes after 100 rounds to {sizes[1]} after 1000",
         )
 
 
@@ -284,8 +284,13 @@ def check_oco_declared_bounds_hold(player: OCOPlayer) -> None:
     """Every declared ``bound:<metric>`` is ≥ the metric in each partner game it applies to."""
     if type(player).bounds is OCOPlayer.bounds:
         return
-    for adversary in _partner_adversaries(player):
-        run = _run(player, adversary, horizon=200, metrics=None)
+    partners = _partner_adversaries(player)
+    # games whose best comparator has a closed form (linear, squared) keep the check fast; the
+    # numerical solves of hinge / logistic / absolute games are exercised by the players' tests
+    cheap = [a for a in partners if a.declared_loss() in ("linear", "squared")]
+    for adversary in cheap or partners[:1]:
+        metrics = {m: {} for m in ("loss", "mistakes", "regret", "comparator_regret", "bound")}
+        run = _run(player, adversary, horizon=200, metrics=metrics, per_decade=4)
         rows = run.rows
         for (metric, param), group in rows[rows.metric.str.startswith("bound:")].groupby(
             ["metric", "param"], dropna=False
