@@ -126,7 +126,11 @@ def _float_or_nan(value: Any) -> float:
 
 
 def _comparator_domain(domain: Domain, radius: float) -> Domain:
-    return domain if math.isnan(radius) else Domain("ball", float(radius))
+    if math.isnan(radius):
+        return domain
+    if math.isinf(radius):
+        return Domain("unconstrained")
+    return Domain("ball", float(radius))
 
 
 class OCORegret(OCOMetric):
@@ -136,7 +140,9 @@ class OCORegret(OCOMetric):
     ----------
     radius : list of float
         Comparator sets: NaN is the game's domain; ``r > 0`` is the L2 ball of radius r (useful
-        for unconstrained learners, whose regret against all of ℝ^d is often infinite).
+        for unconstrained learners, whose regret against all of ℝ^d is often infinite); ``inf``
+        is ℝ^d explicitly (allowed for the hinge loss, whose minimum over ℝ^d is attained, but
+        not by default: its minimizers are arbitrarily large separators).
 
     Notes
     -----
@@ -158,14 +164,17 @@ class OCORegret(OCOMetric):
         return self._param_list(
             self.radius,
             _float_or_nan,
-            lambda v: None if (math.isnan(v) or v > 0) else "must be > 0 or NaN",
+            lambda v: None if (math.isnan(v) or v > 0) else "must be > 0, inf or NaN",
         )
 
     def game_reason(self, spec: GameSpec) -> str | None:
         kind, n_rep, dim, horizon = spec.loss, spec.n_replicates, spec.dim, spec.horizon
         for r in self.param_values(spec):
             dom = _comparator_domain(spec.domain, r)
-            if dom.kind == "unconstrained" and kind in ("linear", "logistic", "hinge"):
+            # NaN (the default) is cautious about ℝ^d; inf asks for ℝ^d explicitly, refused only
+            # where the infimum is −∞ or not attained
+            refused = ("linear", "logistic") if math.isinf(r) else ("linear", "logistic", "hinge")
+            if dom.kind == "unconstrained" and kind in refused:
                 if not spec.sigma:
                     # linear: −∞; logistic on separable data: approached at infinity; hinge:
                     # attained by arbitrarily large separators (seed 003 spec §2.7 item 4: pair

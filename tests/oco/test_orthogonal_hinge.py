@@ -154,7 +154,7 @@ def test_engine_end_to_end_against_registered_players():
             n_actions=horizon,
             horizon=horizon,
             replicates=2,
-            metrics=["loss", "mistakes", "regret", "lower_bound"],
+            metrics={"loss": {}, "mistakes": {}, "regret": {"radius": [np.inf]}, "lower_bound": {}},
         ).rows
         for metric in ("mistakes", "loss", "regret"):
             got = rows[rows.metric == metric].sort_values(["replicate", "t"])

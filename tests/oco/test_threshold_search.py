@@ -168,7 +168,7 @@ def test_engine_end_to_end_against_registered_players():
             n_actions=n,
             horizon=horizon,
             replicates=2,
-            metrics=["mistakes", "regret", "lower_bound"],
+            metrics={"mistakes": {}, "regret": {"radius": [np.inf]}, "lower_bound": {}},
         ).rows
         for metric in ("mistakes", "regret"):
             got = rows[rows.metric == metric].sort_values(["replicate", "t"])
