@@ -48,6 +48,9 @@ from arena.oco.protocol import OCO_PROTOCOLS, OCOAdversary, OCOPlayer, resolve_d
 from arena.seeding import replicate_streams
 from arena.spec import GameSpec
 
+MIN_CHUNK_ROUNDS = 16
+"""Fewest rounds per chunk (unless ``chunk_elements`` is smaller): memory O(16·R·d) per buffer."""
+
 GRADIENT_TOL = 1e-9
 """Relative slack on the declared gradient bound G (float64 norms are exact to ~1e-15)."""
 
@@ -358,7 +361,9 @@ def run_oco_game(
         m.start(spec)
     core = OCOCore(n_rep, dim)
     oblivious = bool(adversary.tags.oblivious) and _overrides(adversary, "data_block")
-    max_chunk = max(1, chunk_elements // (n_rep * dim))
+    # at least MIN_CHUNK_ROUNDS rounds per chunk: adversaries and players pay Python overhead per
+    # chunk (and per replicate), which would dominate at large R·d
+    max_chunk = max(min(MIN_CHUNK_ROUNDS, chunk_elements), chunk_elements // (n_rep * dim))
     checkpoint_set = set(grid.tolist())
     snap_t: list[int] = []
     snap_vals: list[list[np.ndarray]] = []
