@@ -221,6 +221,16 @@ def _replicate_ids(replicates: int | Iterable[int]) -> np.ndarray:
     return ids
 
 
+def checkpoint_grid(horizon: int, checkpoints: Sequence[int] | None, per_decade: int) -> np.ndarray:
+    """Return the snapshot rounds: ``checkpoints`` (validated, plus T) or the log-spaced grid."""
+    if checkpoints is None:
+        return log_grid(horizon, per_decade)
+    grid = np.unique(np.asarray(list(checkpoints), dtype=np.int64))
+    if grid.size == 0 or grid[0] < 1 or grid[-1] > horizon:
+        raise ConfigError("game", "checkpoints", f"must lie in [1, {horizon}]")
+    return np.unique(np.append(grid, horizon))
+
+
 def _digest(text: str, n: int) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:n]
 
@@ -395,9 +405,12 @@ def prepare_game(
         )
     player = resolve_component("player", player, player_params)
     if not isinstance(player, ExpertsPlayer):
-        raise ConfigError(_describe("player", player), "protocol", "only the experts protocol runs")
-    if adversary.tags.protocol != "experts":
-        raise ConfigError(_describe("adversary", adversary), "protocol", "must be 'experts'")
+        raise ConfigError(
+            _describe("player", player),
+            "protocol",
+            f"adversary {adversary_name_of(adversary)} plays the experts protocol; "
+            "this player does not",
+        )
     horizon = _check_int("game", "horizon", horizon, 1)
     if horizon > MAX_HORIZON:
         raise ConfigError("game", "horizon", f"must be ≤ {MAX_HORIZON}")
@@ -435,13 +448,7 @@ def prepare_game(
     if not active:
         raise ConfigError("metrics", "metrics", "no metric left to compute")
 
-    if checkpoints is None:
-        grid = log_grid(horizon, per_decade)
-    else:
-        grid = np.unique(np.asarray(list(checkpoints), dtype=np.int64))
-        if grid.size == 0 or grid[0] < 1 or grid[-1] > horizon:
-            raise ConfigError("game", "checkpoints", f"must lie in [1, {horizon}]")
-        grid = np.unique(np.append(grid, horizon))
+    grid = checkpoint_grid(horizon, checkpoints, per_decade)
 
     player_name, adversary_name = type(player).registry_name(), type(adversary).registry_name()
     game_key = canonical_json(

@@ -137,14 +137,7 @@ def reference_play(
         conf_t = np.stack(confidences_seen, axis=1) if sleeping else None
         for m in game.metrics:  # rows ordered by metric, then parameter, then replicate
             if m.name in ("bound", "lower_bound"):
-                # declarations, not computations: read them from the component as the engine does
-                source = (
-                    player.bounds(t) if m.name == "bound" else adversary.lower_bounds(t, player)
-                )
-                labelled = [
-                    (f"{m.name}:{metric}", float(param), np.broadcast_to(value, (n_rep,)))
-                    for (metric, param), value in source.items()
-                ]
+                labelled = declared_rows(m.name, player, adversary, t, n_rep)
             else:
                 labelled = [
                     (
@@ -178,6 +171,23 @@ def reference_play(
                         }
                     )
 
+    return tidy_frame(rows)
+
+
+def declared_rows(name: str, player: Any, adversary: Any, t: int, n_rep: int) -> list:
+    """Return ``(metric, param, values)`` of the ``bound`` / ``lower_bound`` rows after round t.
+
+    Declarations, not computations: they are read from the component as the engine does.
+    """
+    source = player.bounds(t) if name == "bound" else adversary.lower_bounds(t, player)
+    return [
+        (f"{name}:{metric}", float(param), np.broadcast_to(value, (n_rep,)))
+        for (metric, param), value in source.items()
+    ]
+
+
+def tidy_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """Return the row dicts as a DataFrame with the columns and dtypes of the tidy schema."""
     frame = pd.DataFrame(rows, columns=SCHEMA)
     for col in SCHEMA:
         if col in INT_COLUMNS:

@@ -10,10 +10,10 @@ from numba import njit
 
 from arena.errors import ConfigError
 from arena.oco.domains import KIND_CODES, project_row
-from arena.oco.losses import Feedback, RoundData
+from arena.oco.losses import Feedback, RoundData, kernel_data, round_gradient
 from arena.oco.protocol import OCO_PROTOCOLS, OCOPlayer
 from arena.spec import GameSpec, PlayerTags
-from players.ogd import game_dim, game_domain, kernel_data, positive_or_none, round_gradient
+from players.ogd import game_dim, game_domain, positive_or_none
 
 VARIANTS = ("diagonal", "norm")
 

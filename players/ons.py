@@ -10,7 +10,7 @@ from numba import njit
 
 from arena.errors import ConfigError
 from arena.oco.domains import KIND_CODES
-from arena.oco.losses import LOSS_CODES, Feedback, RoundData, prediction_loss_scalar
+from arena.oco.losses import LOSS_CODES, Feedback, RoundData, round_gradient
 from arena.oco.protocol import OCO_PROTOCOLS, OCOPlayer
 from arena.spec import GameSpec, PlayerTags
 
@@ -290,20 +290,7 @@ def _ons_play_block(
         for j in range(n):
             for i in range(d):
                 out[r, j, i] = w[r, i]
-            if loss_code == 0:
-                for i in range(d):
-                    g[i] = lin_g[r, j, i]
-            else:
-                p = 0.0
-                for i in range(d):
-                    p += feat[r, j, i] * w[r, i]
-                dl = prediction_loss_scalar(loss_code, p, labels[r, j])[1]
-                for i in range(d):
-                    g[i] = dl * feat[r, j, i]
-            if sigma != 0.0:
-                for i in range(d):
-                    zi = centres[r, j, i] if has_z else 0.0
-                    g[i] += sigma * (w[r, i] - zi)
+            round_gradient(loss_code, sigma, w[r], lin_g, feat, labels, centres, has_z, r, j, g)
             gsum[r] += _ons_step(
                 w[r],
                 g,

@@ -168,7 +168,7 @@ class OCORegret(OCOMetric):
         )
 
     def game_reason(self, spec: GameSpec) -> str | None:
-        kind, n_rep, dim, horizon = spec.loss, spec.n_replicates, spec.dim, spec.horizon
+        kind = spec.loss
         for r in self.param_values(spec):
             dom = _comparator_domain(spec.domain, r)
             # NaN (the default) is cautious about ℝ^d; inf asks for ℝ^d explicitly, refused only
@@ -183,80 +183,45 @@ class OCORegret(OCOMetric):
                         f"the best comparator over ℝ^d is unbounded or not attained for {kind} "
                         "losses; set metrics.regret.radius=[...]"
                     )
-        if kind == "squared" and n_rep * dim * dim > MAX_STORED_FLOATS:
-            return f"the squared-loss statistics need R·d² = {n_rep * dim * dim} floats"
-        if kind in ("hinge", "absolute", "logistic") and n_rep * horizon * (dim + 1) > (
-            MAX_STORED_FLOATS
-        ):
-            return (
-                f"the {kind} comparator solve stores the examples: R·T·(d+1) = "
-                f"{n_rep * horizon * (dim + 1)} floats"
-            )
-        return None
+        return _History.reason(spec)
 
     def start(self, spec: GameSpec) -> None:
         super().start(spec)
-        n_rep, dim = spec.n_replicates, spec.dim
         self._radii = self.param_values(spec)
-        self._kind = spec.loss
-        self._t = 0
-        self._g_sum = np.zeros((n_rep, dim))
-        self._z_sum = np.zeros((n_rep, dim))
-        self._z_sq = np.zeros(n_rep)
-        if self._kind == "squared":
-            self._H = np.zeros((n_rep, dim, dim))
-            self._h = np.zeros((n_rep, dim))
-            self._c = np.zeros(n_rep)
-        elif self._kind != "linear":
-            self._X = np.empty((n_rep, spec.horizon, dim))
-            self._Y = np.empty((n_rep, spec.horizon))
+        self._history = _History(spec)
 
     def advance(self, block: OCOBlock, core: OCOCore) -> None:
-        data = block.data
-        n = block.values.shape[1]
-        if self._spec.sigma and data.z is not None:
-            self._z_sum += data.z.sum(axis=1)
-            self._z_sq += np.einsum("rnd,rnd->r", data.z, data.z)
-        if self._kind == "linear":
-            self._g_sum += data.g.sum(axis=1)
-        elif self._kind == "squared":
-            self._H += np.einsum("rni,rnj->rij", data.x, data.x)
-            self._h += np.einsum("rn,rni->ri", data.y, data.x)
-            self._c += 0.5 * np.einsum("rn,rn->r", data.y, data.y)
-        else:
-            self._X[:, self._t : self._t + n] = data.x
-            self._Y[:, self._t : self._t + n] = data.y
-        self._t += n
+        self._history.add(block.data)
 
     def _best(self, dom: Domain) -> np.ndarray:
         from arena.oco import hindsight
 
-        spec, t = self._spec, self._t
-        sigma = float(spec.sigma)
-        if self._kind == "linear":
+        spec, hist = self._spec, self._history
+        t, sigma = hist.t, float(spec.sigma)
+        if spec.loss == "linear":
             if not sigma:
-                return hindsight.best_linear(self._g_sum, dom)
+                return hindsight.best_linear(hist.g_sum, dom)
             # Σ ⟨g,u⟩ + σ/2‖u − z‖² = ½(σt)‖u‖² − ⟨σZ − G, u⟩ + σ/2 Σ‖z‖²
-            h = sigma * self._z_sum - self._g_sum
-            c = 0.5 * sigma * self._z_sq
+            h = sigma * hist.z_sum - hist.g_sum
+            c = 0.5 * sigma * hist.z_sq
             return hindsight.best_quadratic(
                 None, h, c, dom, isotropic=np.full(spec.n_replicates, sigma * t)
             )
-        if self._kind == "squared":
-            H, h, c = self._H, self._h, self._c
+        if spec.loss == "squared":
+            H, h, c = hist.H, hist.h, hist.c
             if sigma:
                 H = H + sigma * t * np.eye(spec.dim)
-                h = h + sigma * self._z_sum
-                c = c + 0.5 * sigma * self._z_sq
+                h = h + sigma * hist.z_sum
+                c = c + 0.5 * sigma * hist.z_sq
             return hindsight.best_quadratic(H, h, c, dom)
         return hindsight.best_examples(
-            self._kind,
-            self._X[:, :t],
-            self._Y[:, :t],
+            spec.loss,
+            hist.X[:, :t],
+            hist.Y[:, :t],
             dom,
             sigma=sigma,
-            z_sum=self._z_sum if sigma else None,
-            z_sqsum=self._z_sq if sigma else None,
+            z_sum=hist.z_sum if sigma else None,
+            z_sqsum=hist.z_sq if sigma else None,
             t=t,
         )
 

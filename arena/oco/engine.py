@@ -25,7 +25,6 @@ import numpy as np
 
 from arena import registry
 from arena.base import canonical_json
-from arena.checkpoints import log_grid
 from arena.engine import (
     MAX_HORIZON,
     GameRun,
@@ -36,6 +35,7 @@ from arena.engine import (
     _digest,
     _replicate_ids,
     adversary_name_of,
+    checkpoint_grid,
     resolve_component,
 )
 from arena.errors import ArenaError, ConfigError, GameError
@@ -225,13 +225,7 @@ def prepare_oco_game(
     if not active:
         raise ConfigError("metrics", "metrics", "no metric left to compute")
 
-    if checkpoints is None:
-        grid = log_grid(horizon, per_decade)
-    else:
-        grid = np.unique(np.asarray(list(checkpoints), dtype=np.int64))
-        if grid.size == 0 or grid[0] < 1 or grid[-1] > horizon:
-            raise ConfigError("game", "checkpoints", f"must lie in [1, {horizon}]")
-        grid = np.unique(np.append(grid, horizon))
+    grid = checkpoint_grid(horizon, checkpoints, per_decade)
 
     player_name, adversary_name = type(player).registry_name(), type(adversary).registry_name()
     stream_name, stream_params = adversary.stream_identity()

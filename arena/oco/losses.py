@@ -183,3 +183,43 @@ def prediction_loss_scalar(code, p, y):
         e = math.exp(m)
         return -m + math.log1p(e), -y / (1.0 + e)
     return 0.0, 0.0
+
+
+def kernel_data(data: RoundData, loss: str | None):
+    """Unpack a block of :class:`RoundData` into the arrays :func:`round_gradient` reads.
+
+    Returns ``(loss_code, g, x, y, z, has_z)``: (R, n, d) float arrays (a (1, 1, 1) dummy where
+    the round data has none), labels (R, n) (dummy (1, 1)) and whether ``z`` is given.
+    """
+    code = LOSS_CODES[loss or "linear"]
+    dummy3 = np.zeros((1, 1, 1))
+    g = dummy3 if data.g is None else np.ascontiguousarray(data.g, dtype=np.float64)
+    x = dummy3 if data.x is None else np.ascontiguousarray(data.x, dtype=np.float64)
+    y = np.zeros((1, 1)) if data.y is None else np.ascontiguousarray(data.y, dtype=np.float64)
+    has_z = data.z is not None
+    z = np.ascontiguousarray(data.z, dtype=np.float64) if has_z else dummy3
+    return code, g, x, y, z, has_z
+
+
+@njit(cache=True)
+def round_gradient(loss_code, sigma, w, g, x, y, z, has_z, r, j, grad):
+    """Write the arena's subgradient of round ``j`` of replicate ``r`` at ``w`` into ``grad``.
+
+    Same convention as :func:`arena.oco.losses.evaluate`: ``g_t`` (linear) or ``ℓ'(⟨w, x⟩, y)·x``,
+    plus ``σ(w − z_t)``.
+    """
+    d = w.shape[0]
+    if loss_code == 0:
+        for i in range(d):
+            grad[i] = g[r, j, i]
+    else:
+        p = 0.0
+        for i in range(d):
+            p += x[r, j, i] * w[i]
+        _, dl = prediction_loss_scalar(loss_code, p, y[r, j])
+        for i in range(d):
+            grad[i] = dl * x[r, j, i]
+    if sigma != 0.0:
+        for i in range(d):
+            diff = w[i] - z[r, j, i] if has_z else w[i]
+            grad[i] += sigma * diff

@@ -21,12 +21,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from arena.engine import SCHEMA
 from arena.oco import hindsight
 from arena.oco.domains import Domain
 from arena.oco.engine import prepare_oco_game
 from arena.oco.losses import Feedback, RoundData
-from arena.reference import FLOAT_COLUMNS, INT_COLUMNS
+from arena.reference import declared_rows, tidy_frame
 
 
 def scalar_loss(kind: str, p: float, y: float) -> tuple[float, float]:
@@ -126,13 +125,7 @@ def reference_play_oco(player: Any, adversary: Any, **kwargs: Any) -> pd.DataFra
         learner = np.array([sum(h[2][r] for h in history) for r in range(n_rep)])
         for m in game.metrics:
             if m.name in ("bound", "lower_bound"):
-                source = (
-                    player.bounds(t) if m.name == "bound" else adversary.lower_bounds(t, player)
-                )
-                labelled = [
-                    (f"{m.name}:{metric}", float(param), np.broadcast_to(value, (n_rep,)))
-                    for (metric, param), value in source.items()
-                ]
+                labelled = declared_rows(m.name, player, adversary, t, n_rep)
             else:
                 labelled = [
                     (
@@ -154,15 +147,7 @@ def reference_play_oco(player: Any, adversary: Any, **kwargs: Any) -> pd.DataFra
                             "value": float(vals[r]),
                         }
                     )
-    frame = pd.DataFrame(rows, columns=SCHEMA)
-    for col in SCHEMA:
-        if col in INT_COLUMNS:
-            frame[col] = frame[col].astype(np.int64)
-        elif col in FLOAT_COLUMNS:
-            frame[col] = frame[col].astype(np.float64)
-        else:
-            frame[col] = frame[col].astype(str)
-    return frame
+    return tidy_frame(rows)
 
 
 def _stack(history, name: str) -> np.ndarray | None:
