@@ -66,6 +66,10 @@ PROB_NEG_TOL = 1e-12
 
 MAX_HORIZON = 2**31 - 1
 
+DEFAULT_CHUNK_ELEMENTS = 2**18
+"""Default bound on R·n·N (R·n·d in OCO games) per chunk buffer: 2 MiB of float64. Large enough
+that the per-chunk Python cost is small against the kernels, small enough to stay in cache."""
+
 
 # ----------------------------------------------------------------------------------------------
 # kernels
@@ -107,12 +111,47 @@ def _core_advance(
 
 
 @njit(cache=True)
+def _regret_increments(losses, expected, out):
+    """Fill ``out[j, r, i] = expected[r, j] − losses[r, j, i]``, the round-major layout of
+    :class:`~arena.metrics.base.Block`'s ``increments``.
+
+    Tiles of 16 rounds: a plain loop in either order strides through one of the two arrays by
+    whole rounds or replicates and runs at half this speed.
+    """
+    n_rep, n, n_act = losses.shape
+    for j0 in range(0, n, 16):
+        j1 = min(n, j0 + 16)
+        for r in range(n_rep):
+            for j in range(j0, j1):
+                h = expected[r, j]
+                for i in range(n_act):
+                    out[j, r, i] = h - losses[r, j, i]
+
+
+@njit(cache=True)
+def _count_outside(flat, lo, hi):
+    """Count the entries of a 1-d array that are not finite or lie outside ``[lo, hi]``.
+
+    A branch-free integer count, so that the common case, valid data, costs one vectorized pass
+    (NaN fails both comparisons; ``v − v`` is NaN for ±inf).
+    """
+    bad = 0
+    for k in range(flat.size):
+        v = flat[k]
+        bad += not ((v >= lo) & (v <= hi) & (v - v == 0.0))
+    return bad
+
+
+@njit(cache=True)
 def _first_bad_losses(losses, lo, hi):
     """Return (code, r, j, i) of the earliest loss that is not finite (1) or out of range (2).
 
-    "Earliest" is the least round j, then the least replicate r. The scan runs replicate by
-    replicate for contiguous memory access and only looks at rounds before the best found so far.
+    "Earliest" is the least round j, then the least replicate r; ``losses`` is C-contiguous. A
+    vectorized count rules out the common case, valid data; otherwise the scan runs replicate by
+    replicate and only looks at rounds before the best found so far.
     """
+    if _count_outside(losses.reshape(-1), lo, hi) == 0:
+        return 0, 0, 0, 0
     n_rep, n, n_act = losses.shape
     found_code, found_r, found_j, found_i = 0, 0, n, 0
     for r in range(n_rep):
@@ -135,8 +174,26 @@ def _first_bad_losses(losses, lo, hi):
 
 
 @njit(cache=True)
+def _probs_valid(probs, neg_tol, sum_tol):
+    """True when every row of the C-contiguous ``probs`` is finite, ≥ −neg_tol, sums to 1 ± tol."""
+    if _count_outside(probs.reshape(-1), -neg_tol, np.inf) != 0:
+        return False
+    n_rep, n, n_act = probs.shape
+    bad = 0
+    for r in range(n_rep):
+        for j in range(n):
+            s = 0.0
+            for i in range(n_act):
+                s += probs[r, j, i]
+            bad += abs(s - 1.0) > sum_tol
+    return bad == 0
+
+
+@njit(cache=True)
 def _first_bad_probs(probs, neg_tol, sum_tol):
     """Return (code, r, j, i) of the earliest bad distribution: non-finite/negative (1), sum (2)."""
+    if _probs_valid(probs, neg_tol, sum_tol):
+        return 0, 0, 0, 0
     n_rep, n, n_act = probs.shape
     found_code, found_r, found_j, found_i = 0, 0, n, 0
     for r in range(n_rep):
@@ -533,7 +590,7 @@ def run_game(
     player_params: Mapping[str, Any] | None = None,
     adversary_params: Mapping[str, Any] | None = None,
     trace_path: str | Path | None = None,
-    chunk_elements: int = 2**17,
+    chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
     progress: bool = False,
 ) -> GameRun:
     """Play R replicates of the experts game and return the tidy metric rows.
@@ -642,7 +699,9 @@ def run_game(
                             t0,
                             ids,
                         )
-                    uniforms = np.stack([g.random(n) for g in action_rngs])
+                    uniforms = np.empty((n_rep, n))
+                    for r, g in enumerate(action_rngs):
+                        g.random(out=uniforms[r])
                     probs = _block_probs(
                         player, losses, conf, uniforms if observes else None, t0, ids
                     )
@@ -661,6 +720,7 @@ def run_game(
                 expected = np.empty((n_rep, n))
                 realized = np.empty((n_rep, n))
                 actions = np.empty((n_rep, n), dtype=np.int64)
+                increments = np.empty((n, n_rep, n_act))
                 _core_advance(
                     probs,
                     losses,
@@ -673,9 +733,12 @@ def run_game(
                     realized,
                     actions,
                 )
+                _regret_increments(losses, expected, increments)
                 core.t = t0 + n - 1
                 core.last_probs = probs[:, -1].copy()
-                block = Block(probs, losses, expected, realized, actions, means, t0, conf)
+                block = Block(
+                    probs, losses, expected, realized, actions, means, t0, conf, increments
+                )
                 for m in active:
                     m.advance(block, core)
                 if trace is not None:

@@ -45,11 +45,14 @@ def _epoch_rate(t, log_n):
 
 
 @njit(cache=True)
-def _hedge_play_block(losses, cum, rounds_done, mode, eta, log_n, lo, scale, probs):
-    """Play a chunk: ``probs[r, j]`` is p at round ``rounds_done + j + 1``; ``cum`` advances.
+def _hedge_block_exponents(losses, cum, rounds_done, mode, eta, log_n, lo, scale, out):
+    """Write ``−η_t (L_{t−1,i} − min_j L_{t−1,j})`` for each round of a chunk into ``out``.
 
+    ``out[r, j]`` belongs to round ``t = rounds_done + j + 1``; ``cum`` advances over the chunk.
     ``mode`` is FIXED (rate ``eta``), ANYTIME (``sqrt(8 ln N / t)``) or DOUBLING (per-epoch rate,
     and ``cum`` restarts from zero when round t + 1 opens a new epoch, i.e. is a power of two).
+    Hedge's weights never depend on its own past distributions, so the exponentials of a whole
+    chunk can be taken afterwards in one call.
     """
     n_rep, n, n_act = losses.shape
     for r in range(n_rep):
@@ -63,20 +66,41 @@ def _hedge_play_block(losses, cum, rounds_done, mode, eta, log_n, lo, scale, pro
                 e = eta
             m = np.inf
             for i in range(n_act):
-                if cum[r, i] < m:
-                    m = cum[r, i]
+                c = cum[r, i]
+                m = c if c < m else m
+            for i in range(n_act):
+                out[r, j, i] = -e * (cum[r, i] - m)
+            if mode == DOUBLING and (t + 1) & t == 0:
+                for i in range(n_act):
+                    cum[r, i] = 0.0
+            else:
+                for i in range(n_act):
+                    cum[r, i] += (losses[r, j, i] - lo) / scale
+
+
+@njit(cache=True)
+def _normalize_rows(w):
+    """Divide each ``w[r, j]`` by its sum, in place."""
+    n_rep, n, n_act = w.shape
+    for r in range(n_rep):
+        for j in range(n):
             s = 0.0
             for i in range(n_act):
-                w = math.exp(-e * (cum[r, i] - m))
-                probs[r, j, i] = w
-                s += w
-            restart = mode == DOUBLING and (t + 1) & t == 0
+                s += w[r, j, i]
             for i in range(n_act):
-                probs[r, j, i] /= s
-                if restart:
-                    cum[r, i] = 0.0
-                else:
-                    cum[r, i] += (losses[r, j, i] - lo) / scale
+                w[r, j, i] /= s
+
+
+def hedge_play_block(losses, cum, rounds_done, mode, eta, log_n, lo, scale, probs) -> None:
+    """Fill ``probs`` with Hedge's distributions for a chunk of ``losses``; ``cum`` advances.
+
+    Three passes: the exponents (numba), ``np.exp`` over the whole chunk (numpy's vectorized
+    loop: about 10× faster per element than the scalar ``exp`` a compiled per-round loop calls,
+    and the function the readable :func:`hedge_probs` uses), and the normalization (numba).
+    """
+    _hedge_block_exponents(losses, cum, rounds_done, mode, eta, log_n, lo, scale, probs)
+    np.exp(probs, out=probs)
+    _normalize_rows(probs)
 
 
 class Hedge(ExpertsPlayer):
@@ -182,7 +206,7 @@ class Hedge(ExpertsPlayer):
         uniforms: np.ndarray | None = None,
     ) -> np.ndarray:
         probs = np.empty_like(losses)
-        _hedge_play_block(
+        hedge_play_block(
             losses,
             self._cum,
             self._rounds,

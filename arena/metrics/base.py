@@ -32,6 +32,10 @@ class Block(NamedTuple):
         First round of the chunk (1-based).
     confidences : ndarray, shape (R, n, N) or None
         Confidences ``I_t`` of a sleeping / confidence-rated game.
+    increments : ndarray, shape (n, R, N) or None
+        The instantaneous regrets ``r_{t,i} = p_t·l_t − l_{t,i}`` in round-major order, filled by
+        the engine's core kernel; read them through :func:`regret_increments`, which also
+        computes them for a hand-built block.
     """
 
     probs: np.ndarray
@@ -42,6 +46,30 @@ class Block(NamedTuple):
     means: np.ndarray | None
     t0: int
     confidences: np.ndarray | None = None
+    increments: np.ndarray | None = None
+
+
+def regret_increments(block: Block) -> np.ndarray:
+    """Return ``r_{t,i} = p_t·l_t − l_{t,i}`` of a block as a C-contiguous (n, R·N) array.
+
+    Round-major with the replicates and experts of a round side by side, so that a per-round
+    update of per-(replicate, expert) state is one long vectorized loop even when N is small.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> losses = np.array([[[0.0, 1.0], [1.0, 1.0]]])  # R = 1, n = 2 rounds, N = 2
+    >>> probs = np.full_like(losses, 0.5)
+    >>> expected = (probs * losses).sum(axis=2)
+    >>> block = Block(probs, losses, expected, expected, np.zeros((1, 2), int), None, 1)
+    >>> regret_increments(block).tolist()
+    [[0.5, -0.5], [0.0, 0.0]]
+    """
+    inc = block.increments
+    if inc is None:
+        inc = np.ascontiguousarray((block.expected[:, :, None] - block.losses).transpose(1, 0, 2))
+    n_rep, n, n_act = block.losses.shape
+    return inc.reshape(n, n_rep * n_act)
 
 
 class Core:

@@ -12,7 +12,7 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
-from arena.metrics.base import Block, Core, Metric, exact_quantile_rank
+from arena.metrics.base import Block, Core, Metric, exact_quantile_rank, regret_increments
 from arena.spec import GameSpec
 
 # ----------------------------------------------------------------------------------------------
@@ -183,8 +183,9 @@ def _shifting_advance(losses, table, best, carry):
     ``table[r, i, j]`` is the least loss of a path ending at expert i with at most j switches and
     ``best[r, j]`` its minimum over i. Staying keeps the budget; switching in from the best end
     state of budget j−1 spends one (theory-oracles §D.3). The budgets are the contiguous inner
-    axis, so each expert's update is one vectorizable pass (``carry`` is scratch of length k+1).
-    Starting from zeros makes round 1 correct without a special case.
+    axis, so each expert's update is one vectorizable pass (``carry`` is scratch of length k+1);
+    experts go two at a time so that each pass over the running minima serves two rows. Starting
+    from zeros makes round 1 correct without a special case.
     """
     n_rep, n, n_act = losses.shape
     n_budget = table.shape[2]
@@ -196,14 +197,35 @@ def _shifting_advance(losses, table, best, carry):
                 carry[b] = minima[b - 1]
             for b in range(n_budget):
                 minima[b] = np.inf
-            for i in range(n_act):
-                loss = losses[r, j, i]
-                row = table[r, i]
+            i = 0
+            while i + 1 < n_act:
+                loss_a = losses[r, j, i]
+                loss_b = losses[r, j, i + 1]
+                row_a = table[r, i]
+                row_b = table[r, i + 1]
                 for b in range(n_budget):
-                    # min() rather than compare-and-branch: branch-free, vectorizable
-                    v = min(row[b], carry[b]) + loss
-                    row[b] = v
-                    minima[b] = min(minima[b], v)
+                    # selects rather than branches: branch-free, vectorizable
+                    c = carry[b]
+                    x = row_a[b]
+                    y = row_b[b]
+                    v = (x if x < c else c) + loss_a
+                    w = (y if y < c else c) + loss_b
+                    row_a[b] = v
+                    row_b[b] = w
+                    m = minima[b]
+                    m = v if v < m else m
+                    minima[b] = w if w < m else m
+                i += 2
+            if i < n_act:
+                loss_a = losses[r, j, i]
+                row_a = table[r, i]
+                for b in range(n_budget):
+                    c = carry[b]
+                    x = row_a[b]
+                    v = (x if x < c else c) + loss_a
+                    row_a[b] = v
+                    m = minima[b]
+                    minima[b] = v if v < m else m
 
 
 class ShiftingRegret(Metric):
@@ -249,22 +271,21 @@ class ShiftingRegret(Metric):
 
 
 @njit(cache=True)
-def _kadane_advance(losses, expected, current, best):
-    """Kadane over ``r_{t,i}``: ``current`` = best interval ending now, ``best`` = max so far."""
-    n_rep, n, n_act = losses.shape
-    for r in range(n_rep):
-        b = best[r]
-        for j in range(n):
-            h = expected[r, j]
-            for i in range(n_act):
-                c = current[r, i]
-                if c < 0.0:
-                    c = 0.0
-                c += h - losses[r, j, i]
-                current[r, i] = c
-                if c > b:
-                    b = c
-        best[r] = b
+def _kadane_advance(increments, current, best):
+    """Kadane over ``r_{t,i}``: ``current`` = best interval ending now, ``best`` = max so far.
+
+    One lane per (replicate, expert): ``increments`` is (n, R·N) (see
+    :func:`~arena.metrics.base.regret_increments`), ``current`` and ``best`` are (R·N,), so each
+    round is one elementwise, vectorized pass; the max over experts is taken at the checkpoints.
+    """
+    n, n_lanes = increments.shape
+    for j in range(n):
+        for k in range(n_lanes):
+            c = current[k]
+            c = (c if c > 0.0 else 0.0) + increments[j, k]
+            current[k] = c
+            b = best[k]
+            best[k] = c if c > b else b
 
 
 class AdaptiveRegret(Metric):
@@ -280,13 +301,13 @@ class AdaptiveRegret(Metric):
     def start(self, spec: GameSpec) -> None:
         super().start(spec)
         self._current = np.zeros((spec.n_replicates, spec.n_actions))
-        self._best = np.full(spec.n_replicates, -np.inf)
+        self._best = np.full((spec.n_replicates, spec.n_actions), -np.inf)
 
     def advance(self, block: Block, core: Core) -> None:
-        _kadane_advance(block.losses, block.expected, self._current, self._best)
+        _kadane_advance(regret_increments(block), self._current.reshape(-1), self._best.reshape(-1))
 
     def values(self, core: Core) -> np.ndarray:
-        return self._best[:, None].copy()
+        return self._best.max(axis=1)[:, None]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -294,54 +315,66 @@ class AdaptiveRegret(Metric):
 
 
 @njit(cache=True)
-def _window_advance(losses, expected, t0, prefix, tau, block_values, suffix_min, prefix_min, best):
-    """Advance the max interval regret over windows of length ≤ τ for one τ.
+def _windows_advance(increments, t0, taus, offsets, prefix, starts, prefix_min, best):
+    """Advance the max interval regret over windows of length ≤ τ, for every τ in one pass.
 
     With ``C_a`` the prefix regret of expert i (``C_0 = 0``), the best window ending at round b is
-    ``C_b − min_{max(0, b−τ) ≤ a ≤ b−1} C_a``. The starts a are cut into blocks of τ
-    consecutive values (van Herk / Gil-Werman): a window of ≤ τ starts spans the current block,
-    whose running minimum is ``prefix_min``, and the tail of the previous block, whose suffix
-    minima ``suffix_min`` are computed once per block from ``block_values``. No branch depends
-    on the data, and the inner loop runs over contiguous experts. ``prefix`` (R, N) holds
-    ``C_{t0−1}`` and is advanced.
+    ``C_b − min_{max(0, b−τ) ≤ a ≤ b−1} C_a``. The starts a are cut into blocks of τ consecutive
+    values (van Herk / Gil-Werman): the window's starts span the current block, whose running
+    minimum is ``prefix_min[q]``, and the tail of the previous block. One array per τ,
+    ``starts[offsets[q] : offsets[q] + τ]``, serves both: when a block of starts completes it is
+    turned in place into its suffix minima, and the next block's values overwrite it one
+    position per round, just after the suffix minimum at the following position was read.
+
+    Every (replicate, expert) pair is an independent lane: ``increments`` is (n, L) with
+    L = R·N (see :func:`~arena.metrics.base.regret_increments`), ``prefix`` (L,) holds
+    ``C_{t0−1}`` and is advanced, ``starts`` is (Σ τ, L), ``prefix_min`` and ``best`` (Q, L).
+    Each round is a few long elementwise passes: no branch depends on the data and nothing is
+    reduced across lanes, so they vectorize whatever N is.
     """
-    n_rep, n, n_act = losses.shape
-    for r in range(n_rep):
-        b_best = best[r]
-        for j in range(n):
-            hi = t0 + j - 1  # the newest start, a = b − 1
-            pos = hi % tau
-            if pos == 0 and hi > 0:
-                # a block of starts is complete: its suffix minima serve the next τ rounds
-                for i in range(n_act):
-                    suffix_min[r, tau - 1, i] = block_values[r, tau - 1, i]
-                for p in range(tau - 2, -1, -1):
-                    for i in range(n_act):
-                        v = block_values[r, p, i]
-                        w = suffix_min[r, p + 1, i]
-                        suffix_min[r, p, i] = v if v < w else w
-            if pos == 0:
-                for i in range(n_act):
-                    prefix_min[r, i] = np.inf
-            use_tail = hi >= tau and pos < tau - 1
-            h = expected[r, j]
-            for i in range(n_act):
-                c_prev = prefix[r, i]
-                block_values[r, pos, i] = c_prev
-                m = prefix_min[r, i]
-                if c_prev < m:
-                    m = c_prev
-                prefix_min[r, i] = m
-                if use_tail:
-                    tail = suffix_min[r, pos + 1, i]
-                    if tail < m:
-                        m = tail
-                c_now = c_prev + h - losses[r, j, i]
-                prefix[r, i] = c_now
-                v = c_now - m
-                if v > b_best:
-                    b_best = v
-        best[r] = b_best
+    n, n_lanes = increments.shape
+    for j in range(n):
+        hi = t0 + j - 1  # the newest start, a = b − 1
+        for q in range(taus.shape[0]):
+            tau = taus[q]
+            off = offsets[q]
+            p = hi % tau
+            if p == 0:
+                if hi > 0:
+                    # a block of starts is complete: its suffix minima, in place, serve the next
+                    # τ rounds
+                    for a in range(off + tau - 2, off - 1, -1):
+                        for k in range(n_lanes):
+                            v = starts[a, k]
+                            w = starts[a + 1, k]
+                            starts[a, k] = v if v < w else w
+                for k in range(n_lanes):
+                    prefix_min[q, k] = np.inf
+            row = off + p
+            if hi >= tau and p < tau - 1:
+                for k in range(n_lanes):
+                    c_prev = prefix[k]
+                    m = prefix_min[q, k]
+                    m = c_prev if c_prev < m else m
+                    prefix_min[q, k] = m
+                    starts[row, k] = c_prev
+                    tail = starts[row + 1, k]
+                    m = tail if tail < m else m
+                    v = c_prev + increments[j, k] - m
+                    b = best[q, k]
+                    best[q, k] = v if v > b else b
+            else:
+                for k in range(n_lanes):
+                    c_prev = prefix[k]
+                    m = prefix_min[q, k]
+                    m = c_prev if c_prev < m else m
+                    prefix_min[q, k] = m
+                    starts[row, k] = c_prev
+                    v = c_prev + increments[j, k] - m
+                    b = best[q, k]
+                    best[q, k] = v if v > b else b
+        for k in range(n_lanes):
+            prefix[k] += increments[j, k]
 
 
 class StronglyAdaptiveRegret(Metric):
@@ -375,16 +408,15 @@ class StronglyAdaptiveRegret(Metric):
         horizon = spec.horizon if spec.horizon is not None else np.iinfo(np.int64).max
         self._taus = self.param_values(spec)
         self._windowed = sorted({t for t in self._taus if t < horizon})
-        self._prefix = np.zeros((n_rep, n_act))
-        self._windows = [
-            (
-                np.zeros((n_rep, tau, n_act)),  # C_a of the current block of starts
-                np.zeros((n_rep, tau, n_act)),  # suffix minima of the previous block
-                np.full((n_rep, n_act), np.inf),  # running minimum of the current block
-                np.full(n_rep, -np.inf),  # best window so far
-            )
-            for tau in self._windowed
-        ]
+        n_lanes, n_win = n_rep * n_act, len(self._windowed)
+        self._tau_array = np.array(self._windowed, dtype=np.int64)
+        self._offsets = np.concatenate([[0], np.cumsum(self._tau_array)[:-1]]).astype(np.int64)
+        # one lane per (replicate, expert); per τ, C_a of the current block of starts, which
+        # overwrite the previous block's suffix minima
+        self._prefix = np.zeros(n_lanes)
+        self._starts = np.zeros((int(self._tau_array.sum()), n_lanes))
+        self._prefix_min = np.full((n_win, n_lanes), np.inf)
+        self._best = np.full((n_win, n_lanes), -np.inf)
         self._kadane = None
         if len(self._windowed) < len(set(self._taus)):  # some τ ≥ T: that is adaptive regret
             self._kadane = AdaptiveRegret()
@@ -393,13 +425,24 @@ class StronglyAdaptiveRegret(Metric):
     def advance(self, block: Block, core: Core) -> None:
         if self._kadane is not None:
             self._kadane.advance(block, core)
-        for q, (tau, state) in enumerate(zip(self._windowed, self._windows, strict=True)):
-            last = q == len(self._windowed) - 1
-            prefix = self._prefix if last else self._prefix.copy()
-            _window_advance(block.losses, block.expected, block.t0, prefix, tau, *state)
+        if self._windowed:
+            _windows_advance(
+                regret_increments(block),
+                block.t0,
+                self._tau_array,
+                self._offsets,
+                self._prefix,
+                self._starts,
+                self._prefix_min,
+                self._best,
+            )
 
     def values(self, core: Core) -> np.ndarray:
-        by_tau = {tau: state[3] for tau, state in zip(self._windowed, self._windows, strict=True)}
+        n_rep = self._spec.n_replicates
+        by_tau = {
+            tau: self._best[q].reshape(n_rep, -1).max(axis=1)
+            for q, tau in enumerate(self._windowed)
+        }
         cols = [by_tau[t] if t in by_tau else self._kadane.values(core)[:, 0] for t in self._taus]
         return np.stack(cols, axis=1)
 

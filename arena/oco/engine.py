@@ -26,6 +26,7 @@ import numpy as np
 from arena import registry
 from arena.base import canonical_json
 from arena.engine import (
+    DEFAULT_CHUNK_ELEMENTS,
     MAX_HORIZON,
     GameRun,
     PreparedGame,
@@ -316,7 +317,7 @@ def run_oco_game(
     player_params: Mapping[str, Any] | None = None,
     adversary_params: Mapping[str, Any] | None = None,
     trace_path: str | Path | None = None,
-    chunk_elements: int = 2**17,
+    chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
     progress: bool = False,
 ) -> GameRun:
     """Play R replicates of an OCO / classification / regression game; return the tidy rows.
