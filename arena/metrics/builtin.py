@@ -351,6 +351,8 @@ def _windows_advance(increments, t0, taus, offsets, prefix, starts, prefix_min, 
                 for k in range(n_lanes):
                     prefix_min[q, k] = np.inf
             row = off + p
+            # Two copies of the lane loop, with and without the previous block's tail, so that
+            # the choice is made once per round and τ, not per lane (keeps the loops vectorized).
             if hi >= tau and p < tau - 1:
                 for k in range(n_lanes):
                     c_prev = prefix[k]
