@@ -668,6 +668,7 @@ def run_game(
         m.start(spec)
     core = Core(n_rep, n_act)
     want_means = any("means" in m.requires for m in active)
+    want_increments = any(m.reads_increments for m in active)
     sleeping = adversary.tags.emits_confidences
     observes = player.tags.observes_action
     oblivious = isinstance(adversary, ObliviousAdversary) and adversary.tags.oblivious
@@ -720,7 +721,6 @@ def run_game(
                 expected = np.empty((n_rep, n))
                 realized = np.empty((n_rep, n))
                 actions = np.empty((n_rep, n), dtype=np.int64)
-                increments = np.empty((n, n_rep, n_act))
                 _core_advance(
                     probs,
                     losses,
@@ -733,7 +733,10 @@ def run_game(
                     realized,
                     actions,
                 )
-                _regret_increments(losses, expected, increments)
+                increments = None
+                if want_increments:
+                    increments = np.empty((n, n_rep, n_act))
+                    _regret_increments(losses, expected, increments)
                 core.t = t0 + n - 1
                 core.last_probs = probs[:, -1].copy()
                 block = Block(

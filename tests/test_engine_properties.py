@@ -700,3 +700,50 @@ def test_single_game_adapter_reproduces_hedge(adversary):
     ref = ref.sort_values(key, kind="stable").reset_index(drop=True)
     pd.testing.assert_frame_equal(tiny[key], ref[key])
     np.testing.assert_allclose(tiny.value, ref.value, rtol=1e-12, atol=1e-12)
+
+
+# ----------------------------------------------------------------------------------------------
+# the shared regret increments are computed only when a metric reads them
+
+
+def _record_increments(monkeypatch, metric_cls):
+    """Make ``metric_cls.advance`` record the ``increments`` of every block it is given."""
+    seen: list[np.ndarray | None] = []
+    original = metric_cls.advance
+
+    def advance(self, block, core):
+        seen.append(block.increments)
+        original(self, block, core)
+
+    monkeypatch.setattr(metric_cls, "advance", advance)
+    return seen
+
+
+def test_increments_are_filled_only_when_an_active_metric_reads_them(monkeypatch):
+    from arena.metrics.builtin import AdaptiveRegret, Regret
+
+    seen = _record_increments(monkeypatch, Regret)
+    kwargs = dict(n_actions=3, horizon=300, replicates=2, seed=4)
+    play("hedge", "bernoulli", metrics={"regret": {}}, **kwargs)
+    assert seen and all(inc is None for inc in seen)
+    seen.clear()
+    play("hedge", "bernoulli", metrics={"regret": {}, "adaptive_regret": {}}, **kwargs)
+    assert seen and all(inc is not None for inc in seen)
+    assert AdaptiveRegret.reads_increments
+
+
+@pytest.mark.parametrize("metric", ["adaptive_regret", "sa_regret"])
+def test_a_metric_that_does_not_declare_it_reads_increments_gets_them_computed(monkeypatch, metric):
+    # the fallback of regret_increments (numpy, from the block) must equal the engine's kernel
+    cls = registry.load("metric", metric)
+    kwargs = dict(
+        n_actions=4, horizon=700, replicates=3, seed=9, metrics={metric: {"tau": [5, 50]}}
+    )
+    if metric == "adaptive_regret":
+        kwargs["metrics"] = {metric: {}}
+    declared = play("hedge", "greedy", **kwargs)
+    monkeypatch.setattr(cls, "reads_increments", False)
+    seen = _record_increments(monkeypatch, cls)
+    undeclared = play("hedge", "greedy", **kwargs)
+    assert seen and all(inc is None for inc in seen)
+    np.testing.assert_array_equal(undeclared.value.to_numpy(), declared.value.to_numpy())

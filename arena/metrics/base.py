@@ -34,8 +34,9 @@ class Block(NamedTuple):
         Confidences ``I_t`` of a sleeping / confidence-rated game.
     increments : ndarray, shape (n, R, N) or None
         The instantaneous regrets ``r_{t,i} = p_t·l_t − l_{t,i}`` in round-major order, filled by
-        the engine's core kernel; read them through :func:`regret_increments`, which also
-        computes them for a hand-built block.
+        the engine once per chunk when an active metric sets :attr:`Metric.reads_increments`;
+        read them through :func:`regret_increments`, which computes them when they are absent
+        (a hand-built block, or a metric that did not declare it reads them).
     """
 
     probs: np.ndarray
@@ -124,6 +125,9 @@ class Metric(Component):
 
     param_name: ClassVar[str | None] = None
     requires: ClassVar[frozenset[str]] = frozenset()
+    reads_increments: ClassVar[bool] = False
+    """Whether :meth:`advance` reads :func:`regret_increments`: the engine then fills
+    ``Block.increments`` once per chunk for every metric, and skips that pass otherwise."""
 
     def param_values(self, spec: GameSpec) -> list[float]:
         """Return the values of the ``param`` column (``[nan]`` for a metric without parameter)."""

@@ -297,6 +297,7 @@ class AdaptiveRegret(Metric):
     """
 
     name = "adaptive_regret"
+    reads_increments = True
 
     def start(self, spec: GameSpec) -> None:
         super().start(spec)
@@ -396,6 +397,7 @@ class StronglyAdaptiveRegret(Metric):
     """
 
     name = "sa_regret"
+    reads_increments = True
     param_name = "tau"
 
     def __init__(self, tau=(100, 1000)):
