@@ -20,7 +20,7 @@ from arena.spec import AdversaryTags, GameSpec
 
 
 @njit(cache=True)
-def bernoulli_threshold(uniforms, means):
+def _bernoulli_threshold(uniforms, means):
     """Replace each ``U[r, j, i]`` by ``1.0`` if ``U < μ_i`` else ``0.0``, in place.
 
     One compiled pass; numpy's ``np.less(..., out=float_array)`` casts through a buffer and costs
@@ -52,7 +52,7 @@ class _BernoulliLosses(ObliviousAdversary):
             # uniforms in round order keep any split into blocks identical to the per-round
             # stream; drawn into the output itself, then thresholded in place
             rng.random(out=out[r])
-        bernoulli_threshold(out, self._mu)
+        _bernoulli_threshold(out, self._mu)
         return out
 
     def oracle(self, key: str, t0: int, n: int) -> np.ndarray:

@@ -91,7 +91,7 @@ def _normalize_rows(w):
                 w[r, j, i] /= s
 
 
-def hedge_play_block(losses, cum, rounds_done, mode, eta, log_n, lo, scale, probs) -> None:
+def _hedge_play_block(losses, cum, rounds_done, mode, eta, log_n, lo, scale, probs) -> None:
     """Fill ``probs`` with Hedge's distributions for a chunk of ``losses``; ``cum`` advances.
 
     Three passes: the exponents (numba), ``np.exp`` over the whole chunk (numpy's vectorized
@@ -206,7 +206,7 @@ class Hedge(ExpertsPlayer):
         uniforms: np.ndarray | None = None,
     ) -> np.ndarray:
         probs = np.empty_like(losses)
-        hedge_play_block(
+        _hedge_play_block(
             losses,
             self._cum,
             self._rounds,
