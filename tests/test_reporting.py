@@ -660,6 +660,40 @@ def test_replicate_blocks_of_one_cell_are_joined_and_duplicates_dropped(tmp_path
     assert len(src.rows) == len(run_a.rows) + len(run_b.rows)
 
 
+def test_parameterless_leaderboard_metrics_get_curves(tmp_path):
+    # a classification tournament logs mistakes and loss, not regret: the report draws their
+    # curves (as it draws regret's) and tabulates the means it plots
+    for i, (player, params) in enumerate([("perceptron", {}), ("ogd", {"eta": 0.5})]):
+        run = arena.run_game(
+            player,
+            "separable_stream",
+            player_params=params,
+            n_actions=3,
+            horizon=300,
+            replicates=4,
+            seed=5,
+            metrics={"mistakes": {}, "loss": {}, "comparator_regret": {"c": [1.0]}},
+        )
+        write_parquet_atomic(run.rows, tmp_path / "t" / str(i) / "results.parquet")
+        write_json_atomic(manifest(run), tmp_path / "t" / str(i) / "manifest.json")
+    out = tmp_path / "r"
+    page = build_report(
+        tmp_path / "t", out, name="cls", metrics=("mistakes", "loss", "comparator_regret")
+    ).read_text()
+    assert "Curves of the leaderboard metrics" in page
+    assert (out / "figures" / "mistakes_curves.png").exists()
+    assert (out / "figures" / "loss_curves.png").exists()
+    # comparator_regret has a parameter (c): a leaderboard per c, no curve figure
+    assert not (out / "figures" / "comparator_regret_curves.png").exists()
+    assert not (out / "figures" / "regret_curves.png").exists()
+    src = load_source(tmp_path / "t")
+    rows = src.rows[src.rows.metric == "mistakes"]
+    expect = rows.assign(player=rows.player.astype(str)).groupby(["player", "t"]).value.mean()
+    table = pd.read_csv(out / "tables" / "curves_mistakes.csv")
+    got = table.assign(player=table.player.str.split("(").str[0]).set_index(["player", "t"])
+    np.testing.assert_allclose(got["mean"].sort_index(), expect.sort_index(), rtol=1e-12)
+
+
 # ----------------------------------------------------------------------------------------------
 # speed
 

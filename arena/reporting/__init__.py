@@ -548,6 +548,42 @@ def build_report(
                 )
             )
 
+    # -- curves of the other leaderboard metrics (mistakes, loss, ... of OCO / classification) --
+    extra_curves = [
+        m
+        for m in board_metrics
+        if m not in {c[0] for c in CURVES} and rows.loc[rows["metric"] == m, "param"].isna().all()
+    ]
+    if extra_curves:
+        section("Curves of the leaderboard metrics", "metric-curves")
+    for metric in extra_curves:
+        fname = f"{metric}_curves"
+        curves = stats.curve_summary(rows, metric, level)
+        csv[f"{metric} curves"] = _write_csv(curves, tab_dir / f"curves_{metric}.csv")
+        bnd = stats.curve_summary(rows, f"bound:{metric}", level)
+        lb = stats.curve_summary(rows, f"lower_bound:{metric}", level)
+        if len(lb):
+            lb = lb.groupby(["game", "t"], as_index=False)["mean"].mean()
+        fig = save_figure(
+            curves_figure(
+                fname,
+                curves,
+                games,
+                styles,
+                ylabel=metric,
+                caption=(
+                    f"`{metric}` vs round t (log-log), mean over replicates with {pct} t-interval "
+                    f"bands; dashed: declared bounds (`bound:{metric}`), dotted grey: reference "
+                    f"lower bounds (`lower_bound:{metric}`), where any."
+                ),
+                bounds=bnd if len(bnd) else None,
+                lower=lb if len(lb) else None,
+            ),
+            fig_dir,
+        )
+        figures.append(fig)
+        blocks.append(_figure_block(fig))
+
     # -- other metrics -------------------------------------------------------------------------
     others: list[Block] = []
     for metric, fname, xlabel, ylabel, caption in SWEEPS:
