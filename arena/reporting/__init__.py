@@ -492,22 +492,23 @@ def build_report(
 
     # -- curves --------------------------------------------------------------------------------
     figures: list[FigureOut] = []
-    if "regret" in logged:
-        section("Regret curves", "curves")
-        curves = stats.curve_summary(rows, "regret", level)
-        csv["regret curves"] = _write_csv(curves, tab_dir / "curves_regret.csv")
-        bnd = stats.curve_summary(rows, "bound:regret", level)
-        lb = stats.curve_summary(rows, "lower_bound:regret", level)
+
+    def bounded_curves(metric: str, ylabel: str, caption: str) -> None:
+        """Curves of ``metric`` with its ``bound:`` and ``lower_bound:`` rows, table and figure."""
+        curves = stats.curve_summary(rows, metric, level)
+        csv[f"{metric} curves"] = _write_csv(curves, tab_dir / f"curves_{metric}.csv")
+        bnd = stats.curve_summary(rows, f"bound:{metric}", level)
+        lb = stats.curve_summary(rows, f"lower_bound:{metric}", level)
         if len(lb):
             lb = lb.groupby(["game", "t"], as_index=False)["mean"].mean()
         fig = save_figure(
             curves_figure(
-                "regret_curves",
+                f"{metric}_curves",
                 curves,
                 games,
                 styles,
-                ylabel=CURVES[0][2],
-                caption=CURVES[0][3].replace("95%", pct),
+                ylabel=ylabel,
+                caption=caption,
                 bounds=bnd if len(bnd) else None,
                 lower=lb if len(lb) else None,
             ),
@@ -515,6 +516,10 @@ def build_report(
         )
         figures.append(fig)
         blocks.append(_figure_block(fig))
+
+    if "regret" in logged:
+        section("Regret curves", "curves")
+        bounded_curves("regret", CURVES[0][2], CURVES[0][3].replace("95%", pct))
         if growth is not None:
             csv["growth exponents"] = _write_csv(growth, tab_dir / "growth_exponent.csv")
             g = growth.set_index(["player", "game"])
@@ -557,32 +562,13 @@ def build_report(
     if extra_curves:
         section("Curves of the leaderboard metrics", "metric-curves")
     for metric in extra_curves:
-        fname = f"{metric}_curves"
-        curves = stats.curve_summary(rows, metric, level)
-        csv[f"{metric} curves"] = _write_csv(curves, tab_dir / f"curves_{metric}.csv")
-        bnd = stats.curve_summary(rows, f"bound:{metric}", level)
-        lb = stats.curve_summary(rows, f"lower_bound:{metric}", level)
-        if len(lb):
-            lb = lb.groupby(["game", "t"], as_index=False)["mean"].mean()
-        fig = save_figure(
-            curves_figure(
-                fname,
-                curves,
-                games,
-                styles,
-                ylabel=metric,
-                caption=(
-                    f"`{metric}` vs round t (log-log), mean over replicates with {pct} t-interval "
-                    f"bands; dashed: declared bounds (`bound:{metric}`), dotted grey: reference "
-                    f"lower bounds (`lower_bound:{metric}`), where any."
-                ),
-                bounds=bnd if len(bnd) else None,
-                lower=lb if len(lb) else None,
-            ),
-            fig_dir,
+        bounded_curves(
+            metric,
+            metric,
+            f"`{metric}` vs round t (log-log), mean over replicates with {pct} t-interval bands; "
+            f"dashed: declared bounds (`bound:{metric}`), dotted grey: reference lower bounds "
+            f"(`lower_bound:{metric}`), where any.",
         )
-        figures.append(fig)
-        blocks.append(_figure_block(fig))
 
     # -- other metrics -------------------------------------------------------------------------
     others: list[Block] = []
