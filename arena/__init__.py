@@ -6,8 +6,8 @@ tidy results, the component bases in :mod:`arena.protocols`, the registry in
 """
 
 from arena.base import Component, canonical_json
-from arena.engine import SCHEMA, GameRun, play, run_game
 from arena.errors import ArenaError, ConfigError, GameError, UnknownComponentError
+from arena.game import GameRun, play, run_game
 from arena.protocols import (
     AdaptiveAdversary,
     Adversary,
@@ -16,6 +16,7 @@ from arena.protocols import (
     Player,
     SingleGameExpertsPlayer,
 )
+from arena.results import SCHEMA
 from arena.spec import AdversaryTags, GameSpec, History, PlayerTags
 
 __version__ = "0.1.0"

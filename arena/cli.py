@@ -103,7 +103,7 @@ def _run_task(cfg) -> int:
     from hydra.core.hydra_config import HydraConfig
     from omegaconf import OmegaConf
 
-    from arena.engine import prepare_game, run_game
+    from arena.game import prepare_game, run_game
     from arena.results import format_summary, summarize, write_run
 
     hc = HydraConfig.get()

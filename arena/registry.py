@@ -1,6 +1,7 @@
 """Registry of players, adversaries and metrics, discovered through entry points only.
 
-Groups ``arena.players``, ``arena.adversaries`` and ``arena.metrics`` (design §5). Loading is lazy
+Groups ``arena.players``, ``arena.adversaries``, ``arena.metrics`` and ``arena.protocols`` (design
+§5). Loading is lazy
 and per name: listing reads entry-point metadata only, and a plugin whose import fails breaks only
 itself. Two distributions claiming the same name in one group is an error naming both.
 """
@@ -8,13 +9,20 @@ itself. Two distributions claiming the same name in one group is an error naming
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
+from typing import Any
 
-from arena.errors import ArenaError, UnknownComponentError
+from arena.errors import ArenaError, ConfigError, UnknownComponentError
 
-KINDS = {"player": "arena.players", "adversary": "arena.adversaries", "metric": "arena.metrics"}
+KINDS = {
+    "player": "arena.players",
+    "adversary": "arena.adversaries",
+    "metric": "arena.metrics",
+    "protocol": "arena.protocols",
+}
 
 
 @dataclass(frozen=True)
@@ -82,11 +90,8 @@ def load(kind: str, name: str) -> type:
         ) from exc
 
 
-def make(kind: str, name: str, /, **params):
-    """Instantiate the registered component ``name`` with ``params``."""
-    from arena.errors import ConfigError
-
-    cls = load(kind, name)
+def check_param_names(kind: str, name: str, cls: type, params: Mapping[str, Any]) -> None:
+    """Raise :class:`~arena.errors.ConfigError` naming the first parameter ``cls`` does not take."""
     unknown = set(params) - set(cls.param_names())
     if unknown:
         bad = sorted(unknown)[0]
@@ -95,4 +100,10 @@ def make(kind: str, name: str, /, **params):
         raise ConfigError(
             f"{kind} {name}", bad, f"unknown parameter{hint} (valid: {cls.param_names()})"
         )
+
+
+def make(kind: str, name: str, /, **params):
+    """Instantiate the registered component ``name`` with ``params``."""
+    cls = load(kind, name)
+    check_param_names(kind, name, cls, params)
     return cls(**params)

@@ -1,7 +1,9 @@
-"""Writing and reading results: tidy Parquet, manifest JSON, atomic writes, summary tables.
+"""The results contract and its files: the tidy schema, row assembly, Parquet, manifests, traces.
 
-Every file is written to a temporary name in the same directory and renamed into place, so a
-reader (or a resumed tournament) sees either the whole file or none of it. Nothing is pickled.
+:data:`SCHEMA` is the contract every protocol's rows follow (design §4); :func:`assemble_rows`
+builds them from a game's checkpoint snapshots. Every file is written to a temporary name in the
+same directory and renamed into place, so a reader (or a resumed tournament) sees either the whole
+file or none of it. Nothing is pickled.
 """
 
 from __future__ import annotations
@@ -15,14 +17,42 @@ import tempfile
 from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from arena.engine import SCHEMA, GameRun
+if TYPE_CHECKING:
+    from arena.game import GameRun
+    from arena.metrics.base import Metric
+    from arena.spec import GameSpec
+
+SCHEMA = [
+    "run_id",
+    "cell",
+    "player",
+    "player_params",
+    "adversary",
+    "adversary_params",
+    "protocol",
+    "n_actions",
+    "horizon",
+    "replicate",
+    "seed",
+    "t",
+    "metric",
+    "param",
+    "value",
+]
+"""Column order of ``results.parquet`` (design §4, contract)."""
+
+INT_COLUMNS = ("n_actions", "horizon", "replicate", "seed", "t")
+"""Columns of the tidy rows stored as int64."""
+
+FLOAT_COLUMNS = ("param", "value")
+"""Columns of the tidy rows stored as float64; every other column is a string."""
 
 ARROW_SCHEMA = pa.schema(
     [
@@ -46,6 +76,102 @@ ARROW_SCHEMA = pa.schema(
 """The exact Arrow schema of ``results.parquet`` (design §4 contract)."""
 
 assert ARROW_SCHEMA.names == SCHEMA
+
+
+def assemble_rows(
+    snap_t: list[int],
+    snap_vals: list[list[np.ndarray]],
+    metrics: list[Metric],
+    spec: GameSpec,
+    ids: np.ndarray,
+    constants: dict[str, Any],
+) -> pd.DataFrame:
+    """Build a game's tidy rows: ordered by checkpoint, then metric and param, then replicate.
+
+    ``snap_vals[s][m]`` is metric m's ``values`` at checkpoint ``snap_t[s]``, shape (R, params);
+    ``constants`` holds the columns that are the same on every row (run id, cell, components...).
+    """
+    n_rep = ids.size
+    keys = [key for m in metrics for key in m.row_keys(spec)]
+    n_cols, n_snap = len(keys), len(snap_t)
+    # values[s, c, r]: snapshot s, metric/param column c, replicate r
+    values = np.stack([np.concatenate(vals, axis=1).T for vals in snap_vals]).reshape(-1)
+    n_rows = values.size
+    names = [k[0] for k in keys]
+    params = np.array([k[1] for k in keys], dtype=np.float64)
+    column = np.tile(np.repeat(np.arange(n_cols), n_rep), n_snap)
+    data: dict[str, Any] = {}
+    for col in SCHEMA:
+        if col in constants:
+            val = constants[col]
+            if isinstance(val, int):
+                data[col] = np.full(n_rows, val, dtype=np.int64)
+            else:
+                data[col] = _repeated_strings([val], np.zeros(n_rows, dtype=np.int64))
+    data["replicate"] = np.tile(ids, n_snap * n_cols)
+    data["t"] = np.repeat(np.asarray(snap_t, dtype=np.int64), n_cols * n_rep)
+    data["metric"] = _repeated_strings(names, column)
+    data["param"] = params[column]
+    data["value"] = values
+    return pd.DataFrame({c: data[c] for c in SCHEMA})
+
+
+def _repeated_strings(labels: list[str], codes: np.ndarray):
+    """Return ``labels[codes]`` as a pandas string array, built in Arrow (no Python objects)."""
+    return pd.array(pa.array(labels, type=pa.string()).take(pa.array(codes)), dtype="str")
+
+
+def tidy_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """Return row dicts (of a reference loop) as a DataFrame with the tidy schema's dtypes."""
+    frame = pd.DataFrame(rows, columns=SCHEMA)
+    for col in SCHEMA:
+        if col in INT_COLUMNS:
+            frame[col] = frame[col].astype(np.int64)
+        elif col in FLOAT_COLUMNS:
+            frame[col] = frame[col].astype(np.float64)
+        else:
+            frame[col] = frame[col].astype(str)
+    return frame
+
+
+class TraceWriter:
+    """Streams a game's per-round trace to ``path`` in Parquet row groups, atomically.
+
+    A protocol subclasses it with its columns: ``schema`` (an Arrow schema) and
+    :meth:`columns`, the arrays of one chunk. Rows go to a temporary file that :meth:`commit`
+    renames into place and :meth:`abort` deletes, so a reader never sees a partial trace.
+    """
+
+    def __init__(self, path: str | Path, schema: pa.Schema):
+        self.path = Path(path)
+        self.tmp = self.path.with_name(f".{self.path.name}.tmp")
+        self.schema = schema
+        self._writer = pq.ParquetWriter(self.tmp, schema)
+
+    def columns(self, block: Any) -> list[pa.Array]:
+        """Return the trace columns of one chunk, in the order of ``schema``."""
+        raise NotImplementedError
+
+    def write(self, block: Any) -> None:
+        """Append one chunk of rounds."""
+        self._writer.write_table(pa.Table.from_arrays(self.columns(block), schema=self.schema))
+
+    def commit(self) -> None:
+        """Close the file and rename it into place."""
+        self._writer.close()
+        self.tmp.replace(self.path)
+
+    def abort(self) -> None:
+        """Close and delete the temporary file (the game failed)."""
+        self._writer.close()
+        self.tmp.unlink(missing_ok=True)
+
+
+def list_column(arr: np.ndarray) -> pa.ListArray:
+    """Return an (R, n, k) array as an Arrow list column of R·n lists of length k (row-major)."""
+    n_rep, n, k = arr.shape
+    offsets = np.arange(0, n_rep * n * k + 1, k, dtype=np.int32)
+    return pa.ListArray.from_arrays(offsets, np.ascontiguousarray(arr).reshape(-1))
 
 
 def _atomic_target(path: Path) -> tuple[int, str]:

@@ -187,7 +187,7 @@ def run_cell(cell: Cell, config: TournamentConfig, progress: bool = False) -> di
     Runs in the coordinating process or in a worker (process pool, Dask); the coordinator writes
     the files, so workers need no shared file system.
     """
-    from arena.engine import run_game
+    from arena.game import run_game
 
     started = time.perf_counter()
     try:

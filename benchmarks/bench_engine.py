@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from arena.engine import DEFAULT_CHUNK_ELEMENTS
+from arena.game import DEFAULT_CHUNK_ELEMENTS
 
 RESULTS = Path(__file__).resolve().parent / "results" / "latest.md"
 GAP = 0.1  # Bernoulli default: the best expert (index 0) has mean 0.5 - gap, the others 0.5
@@ -185,7 +185,7 @@ def naive_replicate(n_actions, horizon, grid, adv_rng, act_rng):
 
 def engine_streams(n_actions, horizon, replicates):
     """The engine's (adversary, action) generators of each replicate, for an exact comparison."""
-    from arena.engine import prepare_game
+    from arena.game import prepare_game
     from arena.seeding import replicate_streams
 
     game = prepare_game(
@@ -380,7 +380,7 @@ def best_times(fns, repeats=5, budget=20.0):
 
 def ours(n_actions, horizon, replicates, metrics):
     """Play ``run_game("hedge", "bernoulli", ...)`` and check that its final regret is finite."""
-    from arena.engine import run_game
+    from arena.game import run_game
 
     run = run_game(
         "hedge", "bernoulli", horizon=horizon, n_actions=n_actions, replicates=replicates,

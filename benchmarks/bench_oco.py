@@ -118,7 +118,7 @@ def naive_replicate(player, dim, horizon, grid, rng, g_given=None):
 
 
 def ours(player, dim, horizon, replicates, trace_path=None):
-    from arena.engine import run_game
+    from arena.game import run_game
 
     params, adv_params, metrics = PLAYERS[player]
     return run_game(

@@ -12,8 +12,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from arena.engine import SCHEMA
-from arena.results import ARROW_SCHEMA
+from arena.results import ARROW_SCHEMA, SCHEMA
 
 ARENA = [sys.executable, "-m", "arena.cli"]
 

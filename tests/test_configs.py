@@ -8,7 +8,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from arena import registry
-from arena.engine import resolve_component
+from arena.game import resolve_component
 from arena.hydra_support import GROUPS, config_dir, generated_node, yaml_options
 from arena.metrics.builtin import DEFAULT_METRICS
 

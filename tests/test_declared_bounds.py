@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 
 from arena import registry
-from arena.engine import run_game
 from arena.errors import ArenaError
+from arena.game import run_game
 
 REL_TOL = 1e-9
 """theory-oracles §A.0: assert ``lhs <= rhs + 1e-9·max(1, |rhs|)`` (float64 sums of ≤ 5000 terms

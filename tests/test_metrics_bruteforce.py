@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.engine import run_game
+from arena.game import run_game
 from arena.metrics import bruteforce
 from arena.metrics.base import Block, Core, exact_quantile_rank
 from arena.metrics.builtin import (

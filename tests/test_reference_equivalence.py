@@ -1,4 +1,4 @@
-"""The fast engine reproduces the literal reference loop (:mod:`arena.reference`) to 1e-12.
+"""The fast engine reproduces the literal reference loop (:mod:`arena.experts.reference`) to 1e-12.
 
 For every registered player against every built-in adversary, ``run_game(...).rows`` (block
 kernels for oblivious adversaries, batched per-round loop for adaptive ones, streaming metric
@@ -14,10 +14,10 @@ import pandas as pd
 import pytest
 
 from arena import registry
-from arena.engine import run_game
 from arena.errors import ArenaError, ConfigError
+from arena.experts.reference import draw_action, reference_play
+from arena.game import run_game
 from arena.metrics.builtin import DEFAULT_METRICS
-from arena.reference import draw_action, reference_play
 
 ATOL = 1e-12
 """Values are sums of at most 150 terms in [0, 1]: at most 150 in magnitude, where a float64 ulp is

@@ -17,11 +17,16 @@ from scipy import stats as sps
 
 import arena
 from arena.checkpoints import log_grid
-from arena.engine import SCHEMA
 from arena.reporting import build_report, component_labels, load_source, player_styles
 from arena.reporting import stats as rs
 from arena.reporting.figures import OKABE_ITO, curves_figure, sweep_figure
-from arena.results import manifest, package_versions, write_json_atomic, write_parquet_atomic
+from arena.results import (
+    SCHEMA,
+    manifest,
+    package_versions,
+    write_json_atomic,
+    write_parquet_atomic,
+)
 
 PLAYERS = [("hedge", {}), ("ftl", {}), ("hedge", {"eta": "anytime"})]
 ADVERSARIES = [("bernoulli", {}), ("fair_coin", {}), ("ftl_killer", {}), ("greedy", {})]

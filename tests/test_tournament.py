@@ -14,8 +14,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from arena.engine import SCHEMA
 from arena.errors import ArenaError
+from arena.results import SCHEMA
 from arena.tournament import Tournament, TournamentConfig
 
 SMALL = {

@@ -141,6 +141,14 @@ class Metric(Component):
         missing = self.requires - provided
         return f"adversary exposes no {', '.join(sorted(missing))}" if missing else None
 
+    def game_reason(self, spec: GameSpec) -> str | None:
+        """Return why this metric cannot be computed in the game ``spec`` describes, or None.
+
+        Checked before any round, after :meth:`applicable` and :meth:`param_values` (e.g. a
+        comparator set that has no minimizer for the game's loss). Default: always computable.
+        """
+        return None
+
     def attach(self, player: Any, adversary: Any) -> None:
         """See the game's (reset) components; called before :meth:`start`. Default: nothing."""
 

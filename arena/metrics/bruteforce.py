@@ -1,12 +1,12 @@
 """Brute-force definitions of every built-in metric, computed from one replicate's full history.
 
 These are the test oracles of the streaming kernels in :mod:`arena.metrics.builtin` and the metric
-side of the reference loop :func:`arena.reference.reference_play`. Each function takes the stored
-history of one replicate up to round ``t`` and returns the metric's value at round ``t``, written
-as literally as the definition allows: every interval, every comparator and every sort is explicit,
-and none of the streaming tricks of the kernels (Kadane, monotone deques, the per-round k-switch
-recursion, ``np.partition``) is reused. Costs are polynomial but large (up to O(T²N) memory), so
-keep T to a few hundred rounds.
+side of the reference loop :func:`arena.experts.reference.reference_play`. Each function takes the
+stored history of one replicate up to round ``t`` and returns the metric's value at round ``t``,
+written as literally as the definition allows: every interval, every comparator and every sort is
+explicit, and none of the streaming tricks of the kernels (Kadane, monotone deques, the per-round
+k-switch recursion, ``np.partition``) is reused. Costs are polynomial but large (up to O(T²N)
+memory), so keep T to a few hundred rounds.
 
 Inputs (one replicate, rounds ``1..T`` as rows ``0..T-1``):
 

@@ -89,10 +89,6 @@ class OCOMetric(Metric):
             return f"defined for the {names} protocol{plural} only, not {protocol}"
         return super().applicable(player, adversary)
 
-    def game_reason(self, spec: GameSpec) -> str | None:
-        """Return why this metric cannot be computed in this game (checked after ``reset``)."""
-        return None
-
 
 class OCOLoss(OCOMetric):
     """Cumulative loss ``Σ_{s≤t} f_s(w_s)`` of the learner."""

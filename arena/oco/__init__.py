@@ -2,6 +2,6 @@
 
 :mod:`arena.oco.protocol` (player and adversary bases), :mod:`arena.oco.losses` (loss families and
 the feedback the arena computes), :mod:`arena.oco.domains` (feasible sets and projections),
-:mod:`arena.oco.hindsight` (best comparators in hindsight), :mod:`arena.oco.engine` (the batched
-engine) and :mod:`arena.oco.reference` (the literal per-round loop it must reproduce).
+:mod:`arena.oco.hindsight` (best comparators in hindsight), :mod:`arena.oco.game` (the protocol
+the driver plays) and :mod:`arena.oco.reference` (the literal per-round loop it must reproduce).
 """

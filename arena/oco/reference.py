@@ -1,14 +1,14 @@
 """The reference loop of the OCO protocols: one round at a time, metrics from the stored history.
 
-:func:`reference_play_oco` is the specification the engine (:func:`arena.oco.engine.run_oco_game`)
-must reproduce to 1e-12. It shares only the setup (:func:`arena.oco.engine.prepare_oco_game`:
-validation, seeding, cloning and ``reset``). Each round it asks the adversary for ``x_t``
-(``features``), the player for ``w_t`` (``predict``), the adversary for the loss (``reveal``; an
-oblivious adversary answers from ``data_block(t, 1)``), evaluates the loss and its subgradient
-with plain scalar formulas written out here, and calls ``update``. Metrics are recomputed from the
-whole stored history at each checkpoint: the best comparator in hindsight over all stored
-examples (for the squared loss too, where the engine streams sufficient statistics), the
-per-round minimizers round by round.
+:func:`reference_play_oco` is the specification the driver (:func:`arena.game.run_game` playing
+:class:`arena.oco.game.OCOProtocol`) must reproduce to 1e-12. It shares only the setup
+(:func:`arena.game.prepare_game`: validation, seeding, cloning and ``reset``). Each round it asks
+the adversary for ``x_t`` (``features``), the player for ``w_t`` (``predict``), the adversary for
+the loss (``reveal``; an oblivious adversary answers from ``data_block(t, 1)``), evaluates the loss
+and its subgradient with plain scalar formulas written out here, and calls ``update``. Metrics are
+recomputed from the whole stored history at each checkpoint: the best comparator in hindsight
+over all stored examples (for the squared loss too, where the driver streams sufficient
+statistics), the per-round minimizers round by round.
 
 Memory and time grow with T: a test oracle for small games, not a way to run experiments.
 """
@@ -21,11 +21,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from arena.game import declared_rows, prepare_game
 from arena.oco import hindsight
 from arena.oco.domains import Domain
-from arena.oco.engine import prepare_oco_game
 from arena.oco.losses import Feedback, RoundData
-from arena.reference import declared_rows, tidy_frame
+from arena.results import tidy_frame
 
 
 def scalar_loss(kind: str, p: float, y: float) -> tuple[float, float]:
@@ -76,18 +76,18 @@ def reference_play_oco(player: Any, adversary: Any, **kwargs: Any) -> pd.DataFra
     ----------
     player, adversary : component or registry name
     **kwargs
-        The keyword arguments of :func:`arena.oco.engine.prepare_oco_game`.
+        The keyword arguments of :func:`arena.game.prepare_game`.
 
     Examples
     --------
-    >>> from arena.oco.engine import run_oco_game
+    >>> from arena.game import run_game
     >>> from arena.oco.testing import AntiGradient, ZeroPlayer
     >>> kw = dict(n_actions=2, horizon=8, replicates=2, metrics=["loss", "regret"])
     >>> ref = reference_play_oco(ZeroPlayer(), AntiGradient(), **kw)
     >>> pd.testing.assert_frame_equal(
-    ...     ref, run_oco_game(ZeroPlayer(), AntiGradient(), **kw).rows, atol=1e-12)
+    ...     ref, run_game(ZeroPlayer(), AntiGradient(), **kw).rows, atol=1e-12)
     """
-    game = prepare_oco_game(player, adversary, **kwargs)
+    game = prepare_game(player, adversary, **kwargs)
     player, adversary, spec = game.player, game.adversary, game.spec
     n_rep, dim, kind, sigma = spec.n_replicates, spec.dim, spec.loss, spec.sigma
     checkpoints = set(game.grid.tolist())

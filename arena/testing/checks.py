@@ -180,7 +180,7 @@ def check_clone_and_repr_roundtrip(component: Any) -> None:
 
 
 def _run_rows(player: Any, adversary: Any, **kwargs: Any):
-    from arena.engine import run_game
+    from arena.game import run_game
 
     kwargs.setdefault("horizon", HORIZON)
     kwargs.setdefault("replicates", REPLICATES)
@@ -423,8 +423,8 @@ def check_declared_bounds_hold(player: ExpertsPlayer) -> None:
     if type(player).bounds is ExpertsPlayer.bounds:
         return
     from arena import registry
-    from arena.engine import run_game
     from arena.errors import ArenaError
+    from arena.game import run_game
 
     n_act = _player_game(player).n_actions
     for adversary in ("bernoulli", "fair_coin", "ftl_killer", "greedy"):
@@ -538,7 +538,7 @@ def check_oblivious_is_oblivious(adversary: Adversary) -> None:
     """An adversary tagged oblivious gives the same losses to different players."""
     if not adversary.tags.oblivious:
         return
-    from arena.engine import run_game
+    from arena.game import run_game
 
     with tempfile.TemporaryDirectory() as tmp:
         seen = []

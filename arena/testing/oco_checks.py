@@ -110,7 +110,7 @@ def _loop(player: OCOPlayer, spec: GameSpec, data: RoundData, seed: int) -> np.n
 
 
 def _run(player: Any, adversary: Any, **kwargs: Any):
-    from arena.oco.engine import run_oco_game
+    from arena.game import run_game as run_oco_game
 
     kwargs.setdefault("horizon", HORIZON)
     kwargs.setdefault("replicates", REPLICATES)

@@ -12,8 +12,8 @@ import pytest
 
 from adversaries.matrix_game import GAMES, MatrixGame
 from arena import GameSpec, run_game
-from arena.engine import prepare_game
 from arena.errors import ConfigError
+from arena.game import prepare_game
 from arena.metrics.games import DualityGap, duality_gap
 from arena.spec import History
 from players.hedge import Hedge

@@ -2,7 +2,7 @@
 
 Protocol: seed 000 L742-762 (confidence-rated and sleeping experts), seed000-ch2 §1.9, §2.6,
 §5.3 B7. The engine's trace holds ``p_t`` and ``ℓ_t`` but not the confidences, so they are
-rebuilt from an identically seeded adversary (:func:`arena.engine.prepare_game`).
+rebuilt from an identically seeded adversary (:func:`arena.game.prepare_game`).
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ import pytest
 from adversaries.sleeping import Sleeping
 from adversaries.stochastic import Bernoulli
 from arena import GameSpec, play, run_game
-from arena.engine import prepare_game
 from arena.errors import ConfigError
+from arena.experts.reference import reference_play
+from arena.game import prepare_game
 from arena.metrics import bruteforce
-from arena.reference import reference_play
 from players.ada_normal_hedge import AdaNormalHedge
 
 ATOL = 1e-12
@@ -181,7 +181,7 @@ def test_sleeping_regret_metric_equals_brute_force(params, tmp_path):
 @pytest.mark.parametrize("params", MODES[:4], ids=lambda p: "-".join(map(str, p.values())))
 def test_engine_equals_reference_loop(params):
     # the fast path (kernel with confidences) against the literal loop (predict(confidences) /
-    # update) of arena.reference, every default metric that applies
+    # update) of arena.experts.reference, every default metric that applies
     kw = {"n_actions": 5, "horizon": 150, "replicates": 3, "seed": 13}
     adversary = Sleeping(**params)
     fast = run_game(AdaNormalHedge(q=[1.0, 2.0, 3.0, 4.0, 5.0]), adversary, **kw).rows

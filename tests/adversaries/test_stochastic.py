@@ -21,8 +21,8 @@ from adversaries.stochastic import (
     fold_unit,
 )
 from arena import GameSpec, play, run_game
-from arena.engine import prepare_game
 from arena.errors import ConfigError
+from arena.game import prepare_game
 from tests.adversaries._adversary_support import (
     assert_split_invariant,
     clt_band,

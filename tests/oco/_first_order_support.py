@@ -372,11 +372,11 @@ def engine_check(player, adversary, atol=1e-12, **kw):
     checkpoint. Returns the engine's rows."""
     import pandas as pd
 
-    from arena.oco.engine import run_oco_game
+    from arena.game import run_game
     from arena.oco.reference import reference_play_oco
 
     kw = {"metrics": ["loss", "regret", "bound"]} | kw
-    rows = run_oco_game(player, adversary, **kw).rows
+    rows = run_game(player, adversary, **kw).rows
     ref = reference_play_oco(player, adversary, **kw)
     pd.testing.assert_frame_equal(rows, ref, atol=atol, rtol=0)
     wide = rows.pivot_table(index=["t", "replicate"], columns="metric", values="value")

@@ -6,7 +6,7 @@ import json
 
 import pyarrow.parquet as pq
 
-from arena.engine import SCHEMA
+from arena.results import SCHEMA
 from tests.test_cli import arena
 
 

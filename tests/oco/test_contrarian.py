@@ -157,13 +157,13 @@ def test_config_errors():
 
 
 def test_engine_end_to_end_against_registered_players():
-    from arena.oco.engine import run_oco_game
+    import players.ogd as ogd
+    import players.perceptron as perceptron
+    from arena.game import run_game
 
-    perceptron = pytest.importorskip("players.perceptron")
-    ogd = pytest.importorskip("players.ogd")
     horizon = 30
     for player in (perceptron.Perceptron(), ogd.OGD(schedule="fixed", eta=0.5)):
-        rows = run_oco_game(
+        rows = run_game(
             player,
             Contrarian(),
             n_actions=1,

@@ -7,8 +7,6 @@ import sys
 import numpy as np
 import pytest
 
-pytest.importorskip("sklearn")
-
 from adversaries import dataset_stream as ds
 from adversaries.dataset_stream import DatasetStream, load_dataset
 from arena.errors import ConfigError

@@ -11,8 +11,8 @@ import pytest
 
 from arena import play
 from arena.errors import ConfigError, GameError
+from arena.game import run_game
 from arena.oco.domains import Domain
-from arena.oco.engine import run_oco_game
 from arena.oco.losses import RoundData
 from arena.oco.reference import reference_play_oco
 from arena.oco.testing import AntiGradient, ConstantLinear, ZeroPlayer
@@ -79,7 +79,7 @@ GAMES = [
 @pytest.mark.parametrize(("adversary", "metrics"), GAMES)
 def test_engine_equals_reference_loop(adversary, metrics):
     kw = dict(n_actions=3, horizon=40, replicates=3, seed=7, metrics=metrics, per_decade=4)
-    fast = run_oco_game(TinyOGD(), adversary, chunk_elements=17, **kw).rows
+    fast = run_game(TinyOGD(), adversary, chunk_elements=17, **kw).rows
     ref = reference_play_oco(TinyOGD(), adversary, **kw)
     pd.testing.assert_frame_equal(fast, ref, atol=EXACT, rtol=0)
 
@@ -90,7 +90,7 @@ def test_squared_loss_statistics_equal_the_direct_solve():
     kw = dict(n_actions=3, horizon=30, replicates=2, metrics=["regret"], per_decade=3)
     for domain in ("ball", "unconstrained"):
         adv = GaussianRegression("squared", domain, 0.7)
-        fast = run_oco_game(TinyOGD(), adv, **kw).rows
+        fast = run_game(TinyOGD(), adv, **kw).rows
         ref = reference_play_oco(TinyOGD(), adv, **kw)
         np.testing.assert_allclose(fast.value, ref.value, rtol=1e-7, atol=1e-8)
 
@@ -141,10 +141,10 @@ def test_replicate_rows_do_not_depend_on_the_batch():
 def test_common_random_numbers_across_players():
     # every player facing the same adversary and replicate sees the same data
     adv = GaussianStream("linear", "ball")
-    a = run_oco_game(ZeroPlayer(), adv, n_actions=2, horizon=20, replicates=2, metrics=["regret"])
-    b = run_oco_game(TinyOGD(), adv, n_actions=2, horizon=20, replicates=2, metrics=["regret"])
+    a = run_game(ZeroPlayer(), adv, n_actions=2, horizon=20, replicates=2, metrics=["regret"])
+    b = run_game(TinyOGD(), adv, n_actions=2, horizon=20, replicates=2, metrics=["regret"])
     # ZeroPlayer's regret is −min ⟨G, u⟩ = ‖G‖: same G for both players ⇒ b − a = loss of OGD
-    loss_b = run_oco_game(TinyOGD(), adv, n_actions=2, horizon=20, replicates=2, metrics=["loss"])
+    loss_b = run_game(TinyOGD(), adv, n_actions=2, horizon=20, replicates=2, metrics=["loss"])
     np.testing.assert_allclose(b.rows.value - a.rows.value, loss_b.rows.value, atol=EXACT)
 
 
@@ -163,7 +163,7 @@ def test_zero_player_regret_is_the_norm_of_the_gradient_sum():
 
 def test_trace_holds_points_values_and_data(tmp_path):
     path = tmp_path / "trace.parquet"
-    run_oco_game(
+    run_game(
         TinyOGD(),
         GaussianClassification("hinge"),
         n_actions=2,
@@ -249,7 +249,7 @@ def test_protocol_domain_and_loss_mismatches_are_config_errors():
 
 
 def test_unbounded_comparator_problems_are_skipped_with_a_reason():
-    run = run_oco_game(
+    run = run_game(
         TinyOGD(),
         GaussianStream("linear", "unconstrained"),
         n_actions=2,
@@ -258,7 +258,7 @@ def test_unbounded_comparator_problems_are_skipped_with_a_reason():
     )
     assert "unbounded" in run.skipped_metrics["regret"]
     assert "dynamic_regret" in run.skipped_metrics
-    run = run_oco_game(
+    run = run_game(
         TinyOGD(),
         GaussianStream("linear", "unconstrained"),
         n_actions=2,
@@ -269,7 +269,7 @@ def test_unbounded_comparator_problems_are_skipped_with_a_reason():
 
 
 def test_experts_only_metrics_are_skipped_and_defaults_apply():
-    run = run_oco_game(
+    run = run_game(
         TinyOGD(),
         GaussianClassification("hinge", "ball"),
         n_actions=2,
@@ -277,7 +277,7 @@ def test_experts_only_metrics_are_skipped_and_defaults_apply():
         metrics={"regret": {}, "quantile_regret": {"eps": [0.1]}},
     )
     assert run.skipped_metrics == {"quantile_regret": "defined for the experts protocol only"}
-    run = run_oco_game(TinyOGD(), GaussianClassification("hinge", "ball"), n_actions=2, horizon=20)
+    run = run_game(TinyOGD(), GaussianClassification("hinge", "ball"), n_actions=2, horizon=20)
     assert {"loss", "mistakes", "regret", "comparator_regret", "dynamic_regret"} <= set(
         run.rows.metric
     )

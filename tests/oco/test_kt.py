@@ -355,12 +355,12 @@ def test_engine_end_to_end(tmp_path):
     """arena's OCO engine on an unconstrained linear game with a declared comparator u*: the
     traced bets equal the literal transcription and ``comparator_regret`` at c·u* stays below
     ``regret_bound(c, t)`` for c from 0.1 to 1e4."""
-    from arena.oco.engine import run_oco_game
+    from arena.game import run_game
     from tests.oco._ons_kt_si_support import LinearStream, read_trace
 
     dim, horizon, scales = 3, 400, [0.1, 1.0, 10.0, 1e4]
     path = tmp_path / "trace.parquet"
-    run = run_oco_game(
+    run = run_game(
         KT(),
         LinearStream(G=2.0, domain="unconstrained", drift=0.3),
         n_actions=dim,

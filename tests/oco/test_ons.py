@@ -539,12 +539,12 @@ def test_config_errors(params, spec_kw, parameter):
 def test_engine_end_to_end(tmp_path):
     """arena's OCO engine with a strongly convex linear game (σ = 0.8 → α = σ/G² derived): the
     traced iterates equal the literal transcription and the declared bound holds."""
-    from arena.oco.engine import run_oco_game
+    from arena.game import run_game
     from tests.oco._ons_kt_si_support import LinearStream, read_trace
 
     sigma, dim, horizon = 0.8, 3, 300
     path = tmp_path / "trace.parquet"
-    run = run_oco_game(
+    run = run_game(
         ONS(),
         LinearStream(G=1.0, domain="ball", radius=1.0, sigma=sigma),
         n_actions=dim,

@@ -166,9 +166,8 @@ def test_unit_test_params_reset():
 
 
 def test_end_to_end_with_the_engine():
-    pytest.importorskip("arena.oco.engine")
-    separable = pytest.importorskip("adversaries.separable_stream")
-    orthogonal = pytest.importorskip("adversaries.orthogonal_hinge")
+    import adversaries.orthogonal_hinge as orthogonal
+    import adversaries.separable_stream as separable
     from arena import play
 
     gamma = 0.2

@@ -131,7 +131,8 @@ def oco_stream(rng, R, T, d, loss):
     ],
 )
 def test_l2_conservative_equals_dual_averaging(schedule, domain, loss):
-    dual_averaging = pytest.importorskip("players.dual_averaging")
+    import players.dual_averaging as dual_averaging
+
     rng = np.random.default_rng(5)
     R, T, d = 2, 120, 4
     data = oco_stream(rng, R, T, d, loss)
@@ -152,7 +153,8 @@ def test_l2_conservative_equals_dual_averaging(schedule, domain, loss):
 
 @pytest.mark.parametrize("schedule", ["fixed", "sqrt"])
 def test_entropic_oco_equals_eg(schedule):
-    eg = pytest.importorskip("players.eg")
+    import players.eg as eg
+
     rng = np.random.default_rng(6)
     R, T, d = 2, 150, 5
     data = RoundData(g=rng.uniform(-1, 1, size=(R, T, d)))
@@ -645,8 +647,7 @@ def test_validation():
 
 
 def test_end_to_end_declared_bound_holds_in_the_engine():
-    pytest.importorskip("arena.oco.engine")
-    random_linear = pytest.importorskip("adversaries.random_linear")
+    import adversaries.random_linear as random_linear
     from arena import play
 
     for player in (pd(schedule="sqrt", c="tuned"), pd(schedule="fixed", c="tuned")):
@@ -660,7 +661,8 @@ def test_end_to_end_declared_bound_holds_in_the_engine():
         )
         wide = df.pivot_table(index=["replicate", "t"], columns="metric", values="value")
         assert np.all(wide["regret"] <= wide["bound:regret"] * (1 + 1e-9))
-    eg = pytest.importorskip("players.eg")
+    import players.eg as eg
+
     df = play(
         pd(regularizer="entropic", schedule="sqrt", c=2.0),
         random_linear.RandomLinear(domain="simplex", G=1.0),

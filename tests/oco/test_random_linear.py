@@ -177,9 +177,9 @@ def test_through_the_engine_lower_bound_rows():
 
 
 def test_through_the_engine_regret_equals_the_direct_computation(tmp_path):
-    pytest.importorskip("arena.oco.hindsight")
     import pyarrow.parquet as pq
 
+    import arena.oco.hindsight  # noqa: F401
     from arena import play
     from arena.oco.testing import ZeroPlayer
 

@@ -34,7 +34,7 @@ def test_rescaled_stream_pairs_with_its_base_and_coordinate_invariance_is_exact(
 def test_full_invariance_under_a_moderate_linear_map(tmp_path):
     import pyarrow.parquet as pq
 
-    from arena.engine import run_game
+    from arena.game import run_game
 
     rescaled = {"base": "separable_stream", "base_params": BASE, "mode": "linear",
                 "scale_range": [0.3, 3.0]}  # fmt: skip

@@ -569,12 +569,12 @@ def test_engine_end_to_end(tmp_path, variant):
     transcription; mistakes and loss are logged."""
     import pyarrow.parquet as pq
 
-    from arena.oco.engine import run_oco_game
+    from arena.game import run_game
     from arena.oco.testing import GaussianClassification
 
     dim, horizon = 3, 150
     path = tmp_path / "trace.parquet"
-    run = run_oco_game(
+    run = run_game(
         ScaleInvariant(variant=variant),
         GaussianClassification("logistic", "unconstrained"),
         n_actions=dim,

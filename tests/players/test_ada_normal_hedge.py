@@ -18,8 +18,8 @@ import pytest
 from adversaries.replay import Replay
 from adversaries.sleeping import Sleeping
 from arena import GameSpec, play, run_game
-from arena.engine import prepare_game
 from arena.errors import ConfigError
+from arena.game import prepare_game
 from players.ada_normal_hedge import (
     AdaNormalHedge,
     _log_w,

@@ -27,8 +27,8 @@ from scipy.stats import binom
 
 from adversaries.replay import Replay
 from arena import ConfigError, GameSpec, run_game
+from arena.experts.reference import reference_play
 from arena.metrics.base import exact_quantile_rank
-from arena.reference import reference_play
 from players.drifting_potential import (
     DriftingPotential,
     bbm_table,

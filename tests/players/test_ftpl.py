@@ -26,8 +26,8 @@ from scipy.special import softmax
 
 from adversaries.replay import Replay
 from arena import GameSpec, run_game
-from arena.engine import prepare_game
 from arena.errors import ConfigError
+from arena.game import prepare_game
 from players.ftpl import FollowThePerturbedLeader
 from players.hedge import Hedge, hedge_probs
 

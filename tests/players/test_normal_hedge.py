@@ -23,8 +23,8 @@ from scipy.optimize import brentq
 
 from adversaries.replay import Replay
 from arena import GameSpec, run_game
+from arena.experts.reference import reference_play
 from arena.protocols import ExpertsPlayer
-from arena.reference import reference_play
 from players.normal_hedge import NormalHedge, normal_hedge_probs, normal_hedge_scale
 
 P_ATOL = 1e-12

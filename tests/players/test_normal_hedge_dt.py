@@ -23,8 +23,8 @@ from _player_support import (
 
 from adversaries.replay import Replay
 from arena import GameSpec, run_game
+from arena.experts.reference import reference_play
 from arena.metrics.base import exact_quantile_rank
-from arena.reference import reference_play
 from arena.sampling import sample_action
 from players.normal_hedge_dt import NormalHedgeDT, harmonic_exp_sum, nhdt_log_weights
 

@@ -24,8 +24,8 @@ from _player_support import (
 
 from adversaries.replay import Replay
 from arena import GameSpec, run_game
+from arena.experts.reference import reference_play
 from arena.metrics.base import exact_quantile_rank
-from arena.reference import reference_play
 from players.two_norm import TwoNorm, two_norm_weights
 
 P_ATOL = 1e-12

@@ -1,9 +1,10 @@
 """The reference game loop: the experts protocol played literally, one round at a time.
 
 :func:`reference_play` is the specification that the fast engine
-(:func:`arena.engine.run_game`) must reproduce to 1e-12. It shares only the setup with the engine
-(:func:`arena.engine.prepare_game`: validation, seeding, cloning and ``reset``); the rounds, the
-action draws and every metric are written out here independently:
+(:func:`arena.game.run_game` playing :class:`arena.experts.game.ExpertsProtocol`) must reproduce
+to 1e-12. It shares only the setup with the driver (:func:`arena.game.prepare_game`: validation,
+seeding, cloning and ``reset``); the rounds, the action draws and every metric are written out here
+independently:
 
 * each round calls ``predict``, shows ``p_t`` to the adversary, asks it for ``l_t`` through
   ``losses(t, history)`` (an oblivious adversary answers with ``losses_block(t, 1)``), draws
@@ -23,16 +24,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from arena.engine import SCHEMA, prepare_game
+from arena.game import declared_rows, prepare_game
 from arena.metrics import bruteforce
 from arena.protocols import Adversary, ExpertsPlayer
+from arena.results import tidy_frame
 from arena.spec import History
-
-INT_COLUMNS = ("n_actions", "horizon", "replicate", "seed", "t")
-"""Columns of the tidy rows stored as int64."""
-
-FLOAT_COLUMNS = ("param", "value")
-"""Columns of the tidy rows stored as float64; every other column is a string."""
 
 
 def draw_action(p: np.ndarray, u: float) -> int:
@@ -62,21 +58,21 @@ def reference_play(
     Parameters
     ----------
     player, adversary : component or registry name
-        As for :func:`arena.engine.run_game`.
+        As for :func:`arena.game.run_game`.
     **kwargs
-        The keyword arguments of :func:`arena.engine.prepare_game` (``horizon``, ``n_actions``,
+        The keyword arguments of :func:`arena.game.prepare_game` (``horizon``, ``n_actions``,
         ``replicates``, ``seed``, ``metrics``, ``checkpoints``, ``per_decade``, ``player_params``,
         ``adversary_params``).
 
     Returns
     -------
     pandas.DataFrame
-        Columns :data:`arena.engine.SCHEMA`, one row per checkpoint, metric, parameter value and
+        Columns :data:`arena.results.SCHEMA`, one row per checkpoint, metric, parameter value and
         replicate, in that order; the same values as ``run_game(...).rows`` up to 1e-12.
 
     Examples
     --------
-    >>> from arena.engine import run_game
+    >>> from arena.game import run_game
     >>> kw = dict(n_actions=3, horizon=20, replicates=2, metrics={"regret": {}})
     >>> ref = reference_play("hedge", "greedy", **kw)
     >>> pd.testing.assert_frame_equal(ref, run_game("hedge", "greedy", **kw).rows, atol=1e-12)
@@ -172,31 +168,6 @@ def reference_play(
                     )
 
     return tidy_frame(rows)
-
-
-def declared_rows(name: str, player: Any, adversary: Any, t: int, n_rep: int) -> list:
-    """Return ``(metric, param, values)`` of the ``bound`` / ``lower_bound`` rows after round t.
-
-    Declarations, not computations: they are read from the component as the engine does.
-    """
-    source = player.bounds(t) if name == "bound" else adversary.lower_bounds(t, player)
-    return [
-        (f"{name}:{metric}", float(param), np.broadcast_to(value, (n_rep,)))
-        for (metric, param), value in source.items()
-    ]
-
-
-def tidy_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    """Return the row dicts as a DataFrame with the columns and dtypes of the tidy schema."""
-    frame = pd.DataFrame(rows, columns=SCHEMA)
-    for col in SCHEMA:
-        if col in INT_COLUMNS:
-            frame[col] = frame[col].astype(np.int64)
-        elif col in FLOAT_COLUMNS:
-            frame[col] = frame[col].astype(np.float64)
-        else:
-            frame[col] = frame[col].astype(str)
-    return frame
 
 
 def _check_shape(what: str, arr: np.ndarray, shape: tuple[int, int], t: int) -> None:

@@ -1,0 +1,564 @@
+"""The experts protocol: full-information prediction with expert advice, played by the driver.
+
+Round t (design §2; Luo 2016, §2.1): the player commits ``p_t ∈ Δ_N``; the adversary (which may
+read ``p_t`` if it declares ``sees_distribution``) reveals ``l_t ∈ [lo, hi]^N``; the learner
+suffers the expected loss ``p_t·l_t`` and the realized loss ``l_{t,I_t}`` with ``I_t ~ p_t`` drawn
+by the arena from the replicate's own action stream (inverse CDF of a pre-drawn uniform). In the
+sleeping / confidence-rated variant the adversary first announces confidences ``I_t ∈ [0, 1]^N``.
+
+Against an oblivious adversary a chunk is one ``losses_block`` call and one ``play_block`` call
+(a numba kernel for fast players); against an adaptive one it is a per-round loop, batched over
+replicates, that fills the same buffers. Either way :func:`_core_advance` then advances the shared
+totals (:class:`~arena.metrics.base.Core`) and the metrics consume the chunk in numba kernels.
+:mod:`arena.experts.reference` is the plain per-round loop this protocol must reproduce to 1e-12.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+from numba import njit
+
+from arena.errors import ArenaError, ConfigError, GameError
+from arena.game import GameProtocol, PreparedGame, Stepper, Who, describe
+from arena.metrics.base import Block, Core
+from arena.metrics.builtin import DEFAULT_METRICS
+from arena.protocols import ExpertsPlayer, ObliviousAdversary
+from arena.results import TraceWriter, list_column
+from arena.sampling import sample_action, sample_actions
+from arena.spec import GameSpec, History
+
+PROB_SUM_TOL = 1e-9
+"""A player's ``p_t`` must sum to 1 within this tolerance (float64 softmax errors are ~1e-15)."""
+
+PROB_NEG_TOL = 1e-12
+"""Entries of ``p_t`` may be negative by at most this much (rounding in subtractive updates)."""
+
+
+# ----------------------------------------------------------------------------------------------
+# kernels
+
+
+@njit(cache=True)
+def _core_advance(
+    probs,
+    losses,
+    uniforms,
+    cum_losses,
+    learner,
+    realized,
+    sum_min,
+    expected_out,
+    realized_out,
+    actions,
+):
+    """Advance the shared totals over a chunk and fill the per-round learner losses and actions."""
+    n_rep, n, n_act = probs.shape
+    for r in range(n_rep):
+        for j in range(n):
+            s = 0.0
+            m = np.inf
+            for i in range(n_act):
+                li = losses[r, j, i]
+                s += probs[r, j, i] * li
+                if li < m:
+                    m = li
+                cum_losses[r, i] += li
+            a = sample_action(probs[r, j], uniforms[r, j])
+            actions[r, j] = a
+            lr = losses[r, j, a]
+            expected_out[r, j] = s
+            realized_out[r, j] = lr
+            learner[r] += s
+            realized[r] += lr
+            sum_min[r] += m
+
+
+@njit(cache=True)
+def _regret_increments(losses, expected, out):
+    """Fill ``out[j, r, i] = expected[r, j] − losses[r, j, i]``, the round-major layout of
+    :class:`~arena.metrics.base.Block`'s ``increments``.
+
+    Tiles of 16 rounds: a plain loop in either order strides through one of the two arrays by
+    whole rounds or replicates and runs at half this speed.
+    """
+    n_rep, n, n_act = losses.shape
+    for j0 in range(0, n, 16):
+        j1 = min(n, j0 + 16)
+        for r in range(n_rep):
+            for j in range(j0, j1):
+                h = expected[r, j]
+                for i in range(n_act):
+                    out[j, r, i] = h - losses[r, j, i]
+
+
+@njit(cache=True)
+def _count_outside(flat, lo, hi):
+    """Count the entries of a 1-d array that are not finite or lie outside ``[lo, hi]``.
+
+    A branch-free integer count, so that the common case, valid data, costs one vectorized pass
+    (NaN fails both comparisons; ``v − v`` is NaN for ±inf).
+    """
+    bad = 0
+    for k in range(flat.size):
+        v = flat[k]
+        bad += not ((v >= lo) & (v <= hi) & (v - v == 0.0))
+    return bad
+
+
+@njit(cache=True)
+def _first_bad_losses(losses, lo, hi):
+    """Return (code, r, j, i) of the earliest loss that is not finite (1) or out of range (2).
+
+    "Earliest" is the least round j, then the least replicate r; ``losses`` is C-contiguous. A
+    vectorized count rules out the common case, valid data; otherwise the scan runs replicate by
+    replicate and only looks at rounds before the best found so far.
+    """
+    if _count_outside(losses.reshape(-1), lo, hi) == 0:
+        return 0, 0, 0, 0
+    n_rep, n, n_act = losses.shape
+    found_code, found_r, found_j, found_i = 0, 0, n, 0
+    for r in range(n_rep):
+        for j in range(found_j):
+            bad = 0
+            for i in range(n_act):
+                v = losses[r, j, i]
+                if not np.isfinite(v):
+                    bad = 1
+                elif v < lo or v > hi:
+                    bad = 2
+                if bad:
+                    found_code, found_r, found_j, found_i = bad, r, j, i
+                    break
+            if bad:
+                break
+    if found_code == 0:
+        return 0, 0, 0, 0
+    return found_code, found_r, found_j, found_i
+
+
+@njit(cache=True)
+def _probs_valid(probs, neg_tol, sum_tol):
+    """True when every row of the C-contiguous ``probs`` is finite, ≥ −neg_tol, sums to 1 ± tol."""
+    if _count_outside(probs.reshape(-1), -neg_tol, np.inf) != 0:
+        return False
+    n_rep, n, n_act = probs.shape
+    bad = 0
+    for r in range(n_rep):
+        for j in range(n):
+            s = 0.0
+            for i in range(n_act):
+                s += probs[r, j, i]
+            bad += abs(s - 1.0) > sum_tol
+    return bad == 0
+
+
+@njit(cache=True)
+def _first_bad_probs(probs, neg_tol, sum_tol):
+    """Return (code, r, j, i) of the earliest bad distribution: non-finite/negative (1), sum (2)."""
+    if _probs_valid(probs, neg_tol, sum_tol):
+        return 0, 0, 0, 0
+    n_rep, n, n_act = probs.shape
+    found_code, found_r, found_j, found_i = 0, 0, n, 0
+    for r in range(n_rep):
+        for j in range(found_j):
+            bad = 0
+            s = 0.0
+            for i in range(n_act):
+                v = probs[r, j, i]
+                if not np.isfinite(v) or v < -neg_tol:
+                    bad = 1
+                    found_i = i
+                    break
+                s += v
+            if not bad and abs(s - 1.0) > sum_tol:
+                bad = 2
+                found_i = 0
+            if bad:
+                found_code, found_r, found_j = bad, r, j
+                break
+    if found_code == 0:
+        return 0, 0, 0, 0
+    return found_code, found_r, found_j, found_i
+
+
+# ----------------------------------------------------------------------------------------------
+# the protocol
+
+
+class ExpertsProtocol(GameProtocol):
+    """The experts protocol (and its sleeping / confidence-rated variant) for the driver.
+
+    Examples
+    --------
+    >>> from arena.game import protocol_for
+    >>> protocol_for("experts").default_metrics is DEFAULT_METRICS
+    True
+    """
+
+    default_metrics: ClassVar[dict[str, Any]] = DEFAULT_METRICS
+
+    def check_pair(self, player: Any, adversary: Any) -> None:
+        if not isinstance(player, ExpertsPlayer):
+            raise ConfigError(
+                describe("player", player),
+                "protocol",
+                f"adversary {type(adversary).registry_name()} plays the experts protocol; "
+                "this player does not",
+            )
+        if adversary.tags.emits_confidences and not player.tags.supports_confidences:
+            raise ConfigError(
+                describe("player", player),
+                "supports_confidences",
+                f"adversary {type(adversary).registry_name()} announces confidences (sleeping "
+                "experts) but this player cannot use them",
+            )
+
+    def make_spec(
+        self, player: Any, adversary: Any, *, horizon: int, n_actions: int | None, ids: np.ndarray
+    ) -> tuple[GameSpec, dict[str, Any]]:
+        n_act = adversary.resolve_n_actions(n_actions)
+        lo, hi = (float(v) for v in adversary.declared_range())
+        if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+            raise ConfigError(
+                describe("adversary", adversary), "loss_range", f"invalid ({lo}, {hi})"
+            )
+        spec = GameSpec(
+            "experts",
+            n_act,
+            horizon,
+            (lo, hi),
+            n_replicates=int(ids.size),
+            replicate_ids=tuple(ids.tolist()),
+        )
+        return spec, {"loss_range": [lo, hi]}
+
+    def identity(self, player: Any, adversary: Any, spec: GameSpec) -> tuple[dict, dict]:
+        name = type(adversary).registry_name()
+        return {
+            "adversary": name,
+            "params": adversary.get_params(),
+            "n_actions": spec.n_actions,
+        }, {}
+
+    def start(self, game: PreparedGame) -> ExpertsStepper:
+        return ExpertsStepper(game)
+
+    def trace_writer(self, path: Path, game: PreparedGame) -> ExpertsTraceWriter:
+        return ExpertsTraceWriter(path, game.ids)
+
+    def reference_play(self, player: Any, adversary: Any, **kwargs: Any) -> pd.DataFrame:
+        from arena.experts.reference import reference_play
+
+        return reference_play(player, adversary, **kwargs)
+
+
+class ExpertsStepper(Stepper):
+    """Plays an experts game chunk by chunk: the losses, ``p_t``, the draws, the shared totals."""
+
+    def __init__(self, game: PreparedGame):
+        self.game = game
+        self.player, self.adversary, spec = game.player, game.adversary, game.spec
+        self.n_rep, self.n_act = spec.n_replicates, spec.n_actions
+        self.lo, self.hi = spec.loss_range
+        self.ids, self.action_rngs = game.ids, game.action_rngs
+        self.core = Core(self.n_rep, self.n_act)
+        self.want_means = any("means" in m.requires for m in game.metrics)
+        self.want_increments = any(m.reads_increments for m in game.metrics)
+        self.sleeping = self.adversary.tags.emits_confidences
+        self.observes = self.player.tags.observes_action
+        self.oblivious = (
+            isinstance(self.adversary, ObliviousAdversary) and self.adversary.tags.oblivious
+        )
+        self.history = (
+            None
+            if self.oblivious
+            else History(self.n_rep, self.n_act, self.adversary.tags.sees_distribution)
+        )
+
+    def step(self, t0: int, n: int) -> Block:
+        player, adversary, core = self.player, self.adversary, self.core
+        n_rep, n_act, ids = self.n_rep, self.n_act, self.ids
+        if self.oblivious:
+            losses = _oblivious_losses(adversary, t0, n, n_rep, n_act, self.lo, self.hi, ids)
+            conf = None
+            if self.sleeping:
+                conf = _checked_confidences(
+                    adversary, adversary.confidences_block(t0, n), (n_rep, n, n_act), t0, ids
+                )
+            uniforms = np.empty((n_rep, n))
+            for r, g in enumerate(self.action_rngs):
+                g.random(out=uniforms[r])
+            probs = _block_probs(player, losses, conf, uniforms if self.observes else None, t0, ids)
+        else:
+            probs, losses, uniforms, conf = _adaptive_chunk(
+                player,
+                adversary,
+                self.history,
+                t0,
+                n,
+                n_rep,
+                n_act,
+                self.lo,
+                self.hi,
+                ids,
+                self.action_rngs,
+            )
+        _check_probs(player, probs, t0, ids, conf)
+        means = None
+        if self.want_means:
+            # a view, not a copy: constant means broadcast with stride 0 over rounds
+            means = np.broadcast_to(
+                np.asarray(adversary.oracle("means", t0, n), dtype=np.float64),
+                (n_rep, n, n_act),
+            )
+        expected = np.empty((n_rep, n))
+        realized = np.empty((n_rep, n))
+        actions = np.empty((n_rep, n), dtype=np.int64)
+        _core_advance(
+            probs,
+            losses,
+            uniforms,
+            core.cum_losses,
+            core.learner,
+            core.realized,
+            core.sum_min,
+            expected,
+            realized,
+            actions,
+        )
+        increments = None
+        if self.want_increments:
+            increments = np.empty((n, n_rep, n_act))
+            _regret_increments(losses, expected, increments)
+        core.t = t0 + n - 1
+        core.last_probs = probs[:, -1].copy()
+        return Block(probs, losses, expected, realized, actions, means, t0, conf, increments)
+
+
+class ExpertsTraceWriter(TraceWriter):
+    """Streams per-round ``p_t``, ``l_t``, ``I_t`` and ``p_t·l_t`` to a Parquet file."""
+
+    def __init__(self, path: Path, replicate_ids: np.ndarray):
+        schema = pa.schema(
+            [
+                ("replicate", pa.int64()),
+                ("t", pa.int64()),
+                ("action", pa.int64()),
+                ("expected_loss", pa.float64()),
+                ("probs", pa.list_(pa.float64())),
+                ("losses", pa.list_(pa.float64())),
+            ]
+        )
+        super().__init__(path, schema)
+        self._ids = replicate_ids
+
+    def columns(self, block: Block) -> list[pa.Array]:
+        n_rep, n, _ = block.probs.shape
+        return [
+            pa.array(np.repeat(self._ids, n)),
+            pa.array(np.tile(np.arange(block.t0, block.t0 + n, dtype=np.int64), n_rep)),
+            pa.array(block.actions.reshape(-1).astype(np.int64)),
+            pa.array(block.expected.reshape(-1)),
+            list_column(block.probs),
+            list_column(block.losses),
+        ]
+
+
+# ----------------------------------------------------------------------------------------------
+# one chunk, validated
+
+
+def _oblivious_losses(adversary, t0, n, n_rep, n_act, lo, hi, ids) -> np.ndarray:
+    who = Who("adversary", adversary)
+    try:
+        raw = adversary.losses_block(t0, n)
+    except ArenaError:
+        raise
+    except Exception as exc:
+        raise GameError(
+            who,
+            f"losses_block failed in rounds {t0}..{t0 + n - 1}: {exc}",
+            round=t0,
+            replicate=int(ids[0]),
+        ) from exc
+    losses = np.asarray(raw, dtype=np.float64)
+    if losses.shape != (n_rep, n, n_act):
+        raise GameError(
+            who,
+            f"losses_block returned shape {losses.shape}, expected {(n_rep, n, n_act)}",
+            round=t0,
+            replicate=int(ids[0]),
+        )
+    losses = np.ascontiguousarray(losses)
+    code, r, j, i = _first_bad_losses(losses, lo, hi)
+    if code:
+        _raise_bad_loss(who, code, losses[r, j, i], lo, hi, t0 + j, int(ids[r]), i)
+    return losses
+
+
+def _raise_bad_loss(who, code, value, lo, hi, t, replicate, expert):
+    what = "is not finite" if code == 1 else f"lies outside the declared range [{lo:g}, {hi:g}]"
+    raise GameError(
+        who, f"loss of expert {expert} = {value!r} {what}", round=t, replicate=replicate
+    )
+
+
+def _block_probs(player, losses, confidences, uniforms, t0, ids) -> np.ndarray:
+    who = Who("player", player)
+    extra = {}
+    if confidences is not None:
+        extra["confidences"] = confidences
+    if uniforms is not None:
+        extra["uniforms"] = uniforms
+    try:
+        probs = player.play_block(losses, **extra)
+    except ArenaError:
+        raise
+    except Exception as exc:
+        raise GameError(
+            who,
+            f"play_block failed in rounds {t0}..{t0 + losses.shape[1] - 1}: {exc}",
+            round=t0,
+            replicate=int(ids[0]),
+        ) from exc
+    probs = np.asarray(probs, dtype=np.float64)
+    if probs.shape != losses.shape:
+        raise GameError(
+            who,
+            f"play_block returned shape {probs.shape}, expected {losses.shape}",
+            round=t0,
+            replicate=int(ids[0]),
+        )
+    return np.ascontiguousarray(probs)
+
+
+def _checked_confidences(adversary, raw, shape, t0, ids) -> np.ndarray:
+    """Return the confidences as a contiguous float array, or stop naming the first bad one."""
+    who = Who("adversary", adversary)
+    conf = np.ascontiguousarray(np.asarray(raw, dtype=np.float64))
+    if conf.shape != shape:
+        raise GameError(
+            who,
+            f"confidences have shape {conf.shape}, expected {shape}",
+            round=t0,
+            replicate=int(ids[0]),
+        )
+    code, r, j, i = _first_bad_losses(conf if conf.ndim == 3 else conf[:, None], 0.0, 1.0)
+    if code:
+        value = float(conf.reshape(len(ids), -1, shape[-1])[r, j, i])
+        raise GameError(
+            who,
+            f"confidence of expert {i} = {value!r} is not in [0, 1]",
+            round=t0 + j,
+            replicate=int(ids[r]),
+        )
+    return conf
+
+
+def _check_probs(player, probs, t0, ids, confidences=None) -> None:
+    if confidences is not None:
+        conf = confidences if confidences.ndim == 3 else confidences[:, None]
+        bad = np.argwhere((conf == 0.0) & (probs != 0.0))
+        if bad.size:
+            r, j, i = (int(v) for v in bad[0])
+            raise GameError(
+                describe("player", player),
+                f"p[{i}] = {float(probs[r, j, i])!r} but expert {i} is asleep (confidence 0)",
+                round=t0 + j,
+                replicate=int(ids[r]),
+            )
+    code, r, j, i = _first_bad_probs(probs, PROB_NEG_TOL, PROB_SUM_TOL)
+    if code == 1:
+        raise GameError(
+            describe("player", player),
+            f"p[{i}] = {probs[r, j, i]!r} is not a probability",
+            round=t0 + j,
+            replicate=int(ids[r]),
+        )
+    if code == 2:
+        raise GameError(
+            describe("player", player),
+            f"p sums to {probs[r, j].sum()!r}, not 1",
+            round=t0 + j,
+            replicate=int(ids[r]),
+        )
+
+
+def _adaptive_chunk(player, adversary, history, t0, n, n_rep, n_act, lo, hi, ids, action_rngs):
+    probs = np.empty((n_rep, n, n_act))
+    losses = np.empty((n_rep, n, n_act))
+    sleeping = adversary.tags.emits_confidences
+    observes = player.tags.observes_action
+    confs = np.empty((n_rep, n, n_act)) if sleeping else None
+    uniforms = np.stack([g.random(n) for g in action_rngs])
+    actions = np.empty(n_rep, dtype=np.int64)
+    who_p, who_a = Who("player", player), Who("adversary", adversary)
+    for j in range(n):
+        t = t0 + j
+        conf = None
+        if sleeping:
+            conf = _checked_confidences(
+                adversary, adversary.confidences(t, history), (n_rep, n_act), t, ids
+            )
+            confs[:, j] = conf
+        try:
+            p = np.asarray(
+                player.predict() if conf is None else player.predict(confidences=conf),
+                dtype=np.float64,
+            )
+        except ArenaError:
+            raise
+        except Exception as exc:
+            raise GameError(
+                who_p, f"predict failed: {exc}", round=t, replicate=int(ids[0])
+            ) from exc
+        if p.shape != (n_rep, n_act):
+            raise GameError(
+                who_p,
+                f"predict returned shape {p.shape}, expected {(n_rep, n_act)}",
+                round=t,
+                replicate=int(ids[0]),
+            )
+        p = np.ascontiguousarray(p)
+        _check_probs(player, p[:, None, :], t, ids, None if conf is None else conf[:, None])
+        history._show(p)
+        try:
+            raw = adversary.losses(t, history)
+        except ArenaError:
+            raise
+        except Exception as exc:
+            raise GameError(who_a, f"losses failed: {exc}", round=t, replicate=int(ids[0])) from exc
+        lt = np.asarray(raw, dtype=np.float64)
+        if lt.shape != (n_rep, n_act):
+            raise GameError(
+                who_a,
+                f"losses returned shape {lt.shape}, expected {(n_rep, n_act)}",
+                round=t,
+                replicate=int(ids[0]),
+            )
+        code, r, _, i = _first_bad_losses(np.ascontiguousarray(lt)[:, None, :], lo, hi)
+        if code:
+            _raise_bad_loss(who_a, code, lt[r, i], lo, hi, t, int(ids[r]), i)
+        probs[:, j] = p
+        losses[:, j] = lt
+        view = losses[:, j]
+        view.flags.writeable = False
+        sample_actions(p, uniforms[:, j].copy(), actions)
+        extra: dict[str, np.ndarray] = {}
+        if observes:
+            extra["actions"] = actions.copy()
+        if conf is not None:
+            extra["confidences"] = conf
+        try:
+            player.update(view, **extra)
+        except ArenaError:
+            raise
+        except Exception as exc:
+            raise GameError(who_p, f"update failed: {exc}", round=t, replicate=int(ids[0])) from exc
+        history._record(p, lt, actions)
+    return probs, losses, uniforms, confs

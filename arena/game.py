@@ -1,0 +1,603 @@
+"""The game driver: one loop that plays every feedback model, R replicates per call.
+
+The driver owns what every game has (design §2): resolving the components once, validating the
+game parameters, the run id and the cell key, seeding, ``reset`` with one error mapping, metric
+activation, the chunk / checkpoint / trace / progress loop, row assembly and :class:`GameRun`.
+What differs between feedback models is a :class:`GameProtocol`, looked up in the registry
+(entry-point group ``arena.protocols``) by the adversary's ``tags.protocol``: its game
+description (:class:`~arena.spec.GameSpec`), its metrics, its per-chunk step (which advances the
+shared running totals the metrics read), its trace columns and its literal reference loop.
+
+Rounds are processed in chunks that end on every checkpoint: a chunk is one call of the
+protocol's step (one ``losses_block`` / ``play_block`` pair against an oblivious adversary, a
+per-round loop batched over replicates against an adaptive one); the metrics then consume the
+chunk, so memory is O(R·N·chunk + metric state), never O(T).
+
+The driver imports no protocol: a protocol module imports the driver, never the reverse.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from arena import registry
+from arena.base import canonical_json
+from arena.checkpoints import log_grid
+from arena.errors import ArenaError, ConfigError
+from arena.metrics.base import Metric
+from arena.results import TraceWriter, assemble_rows
+from arena.seeding import replicate_streams
+from arena.spec import GameSpec
+
+MAX_HORIZON = 2**31 - 1
+
+DEFAULT_CHUNK_ELEMENTS = 2**18
+"""Default bound on R·n·N (R·n·d in OCO games) per chunk buffer: 2 MiB of float64. Large enough
+that the per-chunk Python cost is small against the kernels, small enough to stay in cache."""
+
+
+# ----------------------------------------------------------------------------------------------
+# validation helpers shared by the driver and the protocols
+
+
+def describe(kind: str, component: Any) -> str:
+    """Return ``"<kind> <registry name> <repr>"``, the prefix of every error about a component."""
+    return f"{kind} {type(component).registry_name()} {component!r}"
+
+
+class Who:
+    """A component's description, rendered only when an error message needs it (``repr`` reads
+    the ``__init__`` signature, too slow to build on every chunk)."""
+
+    def __init__(self, kind: str, component: Any):
+        self.kind, self.component = kind, component
+
+    def __str__(self) -> str:
+        return describe(self.kind, self.component)
+
+
+def check_int(component: str, name: str, value: Any, minimum: int) -> int:
+    """Return ``value`` as an int ≥ ``minimum`` (an integral float is accepted), or raise."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise ConfigError(component, name, f"must be an integer ≥ {minimum}, got {value!r}")
+    if value < minimum:
+        raise ConfigError(component, name, f"must be ≥ {minimum}, got {value}")
+    return int(value)
+
+
+def replicate_ids(replicates: int | Iterable[int]) -> np.ndarray:
+    """Return the global replicate indices of a count R (0..R-1) or of explicit indices."""
+    if isinstance(replicates, int | np.integer) and not isinstance(replicates, bool):
+        count = check_int("game", "replicates", replicates, 1)
+        return np.arange(count, dtype=np.int64)
+    ids = np.asarray(list(replicates), dtype=np.int64)
+    if ids.size == 0 or (ids < 0).any() or np.unique(ids).size != ids.size:
+        raise ConfigError("game", "replicates", "must be a count ≥ 1 or distinct indices ≥ 0")
+    return ids
+
+
+def checkpoint_grid(horizon: int, checkpoints: Sequence[int] | None, per_decade: int) -> np.ndarray:
+    """Return the snapshot rounds: ``checkpoints`` (validated, plus T) or the log-spaced grid."""
+    if checkpoints is None:
+        return log_grid(horizon, per_decade)
+    grid = np.unique(np.asarray(list(checkpoints), dtype=np.int64))
+    if grid.size == 0 or grid[0] < 1 or grid[-1] > horizon:
+        raise ConfigError("game", "checkpoints", f"must lie in [1, {horizon}]")
+    return np.unique(np.append(grid, horizon))
+
+
+def resolve_component(kind: str, obj: Any, params: Mapping[str, Any] | None = None):
+    """Return a component instance from an instance or a registry name (plus parameters)."""
+    if isinstance(obj, str):
+        return registry.make(kind, obj, **dict(params or {}))
+    if params:
+        return obj.clone(**dict(params))
+    return obj
+
+
+def _digest(text: str, n: int) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:n]
+
+
+# ----------------------------------------------------------------------------------------------
+# the protocol interface
+
+
+class GameProtocol:
+    """One feedback model, as the driver plays it: the strategy object of :func:`run_game`.
+
+    A protocol is registered under the name that adversaries declare in ``tags.protocol`` (entry
+    point group ``arena.protocols``; one class may serve several names, e.g. ``oco``,
+    ``classification`` and ``regression``). The driver instantiates it with that name for each
+    game. Subclasses implement the methods below; ``docs/architecture.md`` ("Adding a protocol")
+    walks through them.
+
+    Attributes
+    ----------
+    default_metrics : mapping
+        The metrics of a game whose caller names none (``{name: params}``).
+    min_chunk_rounds : int
+        Fewest rounds per chunk (unless ``chunk_elements`` is smaller): protocols whose
+        components pay Python overhead per chunk and per replicate raise it.
+    """
+
+    default_metrics: ClassVar[Mapping[str, Any]] = {}
+    min_chunk_rounds: ClassVar[int] = 1
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+    def check_pair(self, player: Any, adversary: Any) -> None:
+        """Raise :class:`~arena.errors.ConfigError` unless ``player`` can play this protocol
+        against ``adversary``."""
+        raise NotImplementedError
+
+    def make_spec(
+        self, player: Any, adversary: Any, *, horizon: int, n_actions: int | None, ids: np.ndarray
+    ) -> tuple[GameSpec, dict[str, Any]]:
+        """Return the game's spec and the protocol's entries of the manifest's config.
+
+        Called on the fresh clones, before ``reset``; a ``ValueError`` or ``TypeError`` of the
+        adversary's declarations becomes a :class:`~arena.errors.ConfigError` naming it.
+        """
+        raise NotImplementedError
+
+    def metric_class(self, name: str) -> type[Metric] | str:
+        """Return the class that computes metric ``name`` in this protocol, or why none does."""
+        return registry.load("metric", name)
+
+    def accepts_metric(self, metric: Metric) -> bool:
+        """Whether a metric instance given by the caller is computed as it is."""
+        return True
+
+    def identity(self, player: Any, adversary: Any, spec: GameSpec) -> tuple[dict, dict]:
+        """Return the game key (what fixes the loss stream: common random numbers across players)
+        and the protocol's extra fields of the cell key, both JSON-able mappings."""
+        raise NotImplementedError
+
+    def start(self, game: PreparedGame) -> Stepper:
+        """Return the stepper that plays the (reset) game chunk by chunk."""
+        raise NotImplementedError
+
+    def trace_writer(self, path: Path, game: PreparedGame) -> TraceWriter:
+        """Return the writer of the per-round trace (``trace_path`` of :func:`run_game`)."""
+        raise NotImplementedError(f"the {self.name} protocol writes no trace")
+
+    def reference_play(self, player: Any, adversary: Any, **kwargs: Any) -> pd.DataFrame:
+        """Play the game with the protocol's literal per-round loop; return the tidy rows."""
+        raise NotImplementedError
+
+
+class Stepper:
+    """Plays one prepared game chunk by chunk for the driver.
+
+    Attributes
+    ----------
+    core : object
+        The running totals every metric of the protocol may read (advanced by :meth:`step`).
+    """
+
+    core: Any
+
+    def step(self, t0: int, n: int) -> Any:
+        """Play rounds ``t0 .. t0+n-1`` of every replicate; return the block the metrics read."""
+        raise NotImplementedError
+
+
+def protocol_for(name: str) -> GameProtocol:
+    """Return the registered protocol ``name`` (an adversary's ``tags.protocol``).
+
+    Examples
+    --------
+    >>> protocol_for("experts"), protocol_for("classification")
+    (ExpertsProtocol('experts'), OCOProtocol('classification'))
+    """
+    return registry.load("protocol", name)(name)
+
+
+# ----------------------------------------------------------------------------------------------
+# the driver
+
+
+@dataclass
+class GameRun:
+    """The outcome of :func:`run_game`.
+
+    Attributes
+    ----------
+    rows : pandas.DataFrame
+        Tidy results, columns :data:`arena.results.SCHEMA`.
+    config : dict
+        The resolved game description (as stored in ``manifest.json``).
+    skipped_metrics : dict
+        Metrics requested but not applicable, with the reason.
+    wall_time : float
+        Seconds spent playing.
+    """
+
+    rows: pd.DataFrame
+    config: dict
+    skipped_metrics: dict[str, str] = field(default_factory=dict)
+    wall_time: float = 0.0
+
+
+@dataclass
+class PreparedGame:
+    """A game resolved and reset, ready for its first round (shared by driver and reference loops).
+
+    Attributes
+    ----------
+    protocol : GameProtocol
+    player, adversary : component
+        Fresh clones, already ``reset`` for the batch.
+    spec : GameSpec
+    metrics : list of Metric
+        The applicable metrics (not yet started).
+    skipped : dict
+        Requested metrics that do not apply, with the reason.
+    grid : ndarray
+        Checkpoint rounds (ending with T).
+    ids : ndarray
+        Global replicate indices.
+    streams : list of tuple of Generator
+        Per replicate: the adversary's, the action draws' and the player's streams.
+    config : dict
+        Resolved configuration (manifest content).
+    constants : dict
+        Values of the constant columns of the tidy rows.
+    """
+
+    protocol: GameProtocol
+    player: Any
+    adversary: Any
+    spec: GameSpec
+    metrics: list[Metric]
+    skipped: dict[str, str]
+    grid: np.ndarray
+    ids: np.ndarray
+    streams: list[tuple[np.random.Generator, ...]]
+    config: dict
+    constants: dict
+
+    @property
+    def action_rngs(self) -> list[np.random.Generator]:
+        """Per-replicate streams of the arena's action uniforms."""
+        return [s[1] for s in self.streams]
+
+
+def resolve_metrics(protocol: GameProtocol, metrics: Any) -> tuple[list[Metric], dict[str, str]]:
+    """Build a game's metrics; return them and those the protocol skips (with the reason).
+
+    ``metrics`` is ``{name: params}`` (a ``None`` value or ``enabled: false`` switches one off),
+    a list of names or instances, or None for the protocol's defaults.
+    """
+    if metrics is None:
+        metrics = protocol.default_metrics
+    out: list[Metric] = []
+    skipped: dict[str, str] = {}
+
+    def add(name: str, params: dict) -> None:
+        cls = protocol.metric_class(name)
+        if isinstance(cls, str):
+            skipped[name] = cls
+            return
+        registry.check_param_names("metric", name, cls, params)
+        try:
+            out.append(cls(**params))
+        except TypeError as exc:
+            raise ConfigError(f"metric {name}", "params", str(exc)) from exc
+
+    if isinstance(metrics, Mapping):
+        for name, params in metrics.items():
+            if params is None or params is False:
+                continue
+            params = dict(params) if params is not True else {}
+            if not params.pop("enabled", True):
+                continue
+            add(str(name), params)
+    else:
+        for m in metrics:
+            if isinstance(m, str):
+                add(m, {})
+            elif protocol.accepts_metric(m):
+                out.append(m)
+            else:
+                add(m.name, {})
+    names = [m.name for m in out]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise ConfigError("metrics", sorted(dup)[0], "listed twice")
+    return out, skipped
+
+
+def prepare_game(
+    player: Any,
+    adversary: Any,
+    *,
+    horizon: int,
+    n_actions: int | None = None,
+    replicates: int | Iterable[int] = 1,
+    seed: int = 0,
+    metrics: Any = None,
+    checkpoints: Sequence[int] | None = None,
+    per_decade: int = 10,
+    player_params: Mapping[str, Any] | None = None,
+    adversary_params: Mapping[str, Any] | None = None,
+) -> PreparedGame:
+    """Validate the inputs, derive the seeds, clone and reset the components (see :func:`run_game`).
+
+    Every invalid input raises :class:`~arena.errors.ConfigError` here, before any round runs.
+    """
+    player = resolve_component("player", player, player_params)
+    adversary = resolve_component("adversary", adversary, adversary_params)
+    protocol = protocol_for(adversary.tags.protocol)
+    protocol.check_pair(player, adversary)
+    horizon = check_int("game", "horizon", horizon, 1)
+    if horizon > MAX_HORIZON:
+        raise ConfigError("game", "horizon", f"must be ≤ {MAX_HORIZON}")
+    seed = check_int("game", "seed", seed, 0)
+    ids = replicate_ids(replicates)
+    if n_actions is not None:
+        n_actions = check_int("game", "n_actions", n_actions, 1)
+    player, adversary = player.clone(), adversary.clone()
+    try:
+        spec, protocol_config = protocol.make_spec(
+            player, adversary, horizon=horizon, n_actions=n_actions, ids=ids
+        )
+    except ArenaError:
+        raise
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(describe("adversary", adversary), "parameters", str(exc)) from exc
+
+    metric_objs, skipped = resolve_metrics(protocol, metrics)
+    active: list[Metric] = []
+    for m in metric_objs:
+        reason = m.applicable(player, adversary)
+        if reason is None:
+            m.param_values(spec)  # validates the parameters before any round
+            reason = m.game_reason(spec)
+        if reason:
+            skipped[m.name] = reason
+            continue
+        active.append(m)
+    if not active:
+        raise ConfigError("metrics", "metrics", "no metric left to compute")
+
+    grid = checkpoint_grid(horizon, checkpoints, per_decade)
+
+    player_name, adversary_name = type(player).registry_name(), type(adversary).registry_name()
+    game_fields, cell_fields = protocol.identity(player, adversary, spec)
+    game_key = canonical_json(game_fields)
+    cell_key = canonical_json(
+        {
+            "player": player_name,
+            "player_params": player.get_params(),
+            "game": game_key,
+            "horizon": horizon,
+            "protocol": spec.protocol,
+            **cell_fields,
+        }
+    )
+    config = {
+        "cell_key": cell_key,
+        "player": player_name,
+        "player_params": player.get_params(),
+        "adversary": adversary_name,
+        "adversary_params": adversary.get_params(),
+        "protocol": spec.protocol,
+        "n_actions": spec.n_actions,
+        **protocol_config,
+        "horizon": horizon,
+        "seed": seed,
+        "replicates": ids.tolist(),
+        "metrics": {m.name: m.get_params() for m in active},
+        "checkpoints": grid.tolist(),
+    }
+    run_id = _digest(canonical_json({k: v for k, v in config.items() if k != "replicates"}), 16)
+    cell_id = _digest(cell_key, 12)
+    config["run_id"], config["cell"] = run_id, cell_id
+
+    streams = [replicate_streams(seed, game_key, cell_key, int(r)) for r in ids]
+    for kind, comp, rngs in (
+        ("adversary", adversary, [s[0] for s in streams]),
+        ("player", player, [s[2] for s in streams]),
+    ):
+        try:
+            comp.reset(spec, rngs)
+        except ArenaError:
+            raise
+        except (ValueError, TypeError, KeyError) as exc:
+            raise ConfigError(describe(kind, comp), "reset", str(exc)) from exc
+    for m in active:
+        m.attach(player, adversary)
+
+    constants = {
+        "run_id": run_id,
+        "cell": cell_id,
+        "player": player_name,
+        "player_params": player.params_json(),
+        "adversary": adversary_name,
+        "adversary_params": adversary.params_json(),
+        "protocol": spec.protocol,
+        "n_actions": spec.n_actions,
+        "horizon": horizon,
+        "seed": seed,
+    }
+    return PreparedGame(
+        protocol, player, adversary, spec, active, skipped, grid, ids, streams, config, constants
+    )
+
+
+def run_game(
+    player: Any,
+    adversary: Any,
+    *,
+    horizon: int,
+    n_actions: int | None = None,
+    replicates: int | Iterable[int] = 1,
+    seed: int = 0,
+    metrics: Any = None,
+    checkpoints: Sequence[int] | None = None,
+    per_decade: int = 10,
+    player_params: Mapping[str, Any] | None = None,
+    adversary_params: Mapping[str, Any] | None = None,
+    trace_path: str | Path | None = None,
+    chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+    progress: bool = False,
+) -> GameRun:
+    """Play R replicates of a game of any protocol and return the tidy metric rows.
+
+    Parameters
+    ----------
+    player, adversary : component or registry name
+        What plays; instances are cloned, never mutated. The adversary's ``tags.protocol``
+        chooses the feedback model (experts, oco, classification, regression, or a plugin's).
+    horizon : int
+        Number of rounds T ≥ 1.
+    n_actions : int, optional
+        Number of experts N, or the dimension d of an OCO game (default: the adversary's).
+    replicates : int or iterable of int
+        A count R (replicates 0..R-1) or explicit global replicate indices; replicate r's rows do
+        not depend on which others run beside it.
+    seed : int
+        Root seed (design §3 seeding contract).
+    metrics : mapping or list, optional
+        ``{name: params}`` (``None`` switches one off) or metric instances; default: the
+        protocol's (:data:`arena.metrics.builtin.DEFAULT_METRICS` for experts games).
+    checkpoints : sequence of int, optional
+        Rounds to snapshot; default :func:`arena.checkpoints.log_grid` with ``per_decade``.
+    player_params, adversary_params : mapping, optional
+        Constructor parameters (with a registry name) or overrides (with an instance).
+    trace_path : path, optional
+        Also stream the per-round trace of every replicate to this Parquet file (experts:
+        ``p_t``, ``l_t``, ``I_t``; OCO: ``w_t``, ``f_t(w_t)`` and the round's data).
+    chunk_elements : int
+        Bound on R·n·N per chunk buffer (memory vs per-chunk overhead).
+    progress : bool
+        Show a progress bar over rounds.
+
+    Returns
+    -------
+    GameRun
+    """
+    started = time.perf_counter()
+    game = prepare_game(
+        player,
+        adversary,
+        horizon=horizon,
+        n_actions=n_actions,
+        replicates=replicates,
+        seed=seed,
+        metrics=metrics,
+        checkpoints=checkpoints,
+        per_decade=per_decade,
+        player_params=player_params,
+        adversary_params=adversary_params,
+    )
+    spec, active, protocol = game.spec, game.metrics, game.protocol
+    for m in active:
+        m.start(spec)
+    stepper = protocol.start(game)
+    core = stepper.core
+    max_chunk = max(
+        min(protocol.min_chunk_rounds, chunk_elements),
+        chunk_elements // (spec.n_replicates * spec.n_actions),
+    )
+    checkpoint_set = set(game.grid.tolist())
+    snap_t: list[int] = []
+    snap_vals: list[list[np.ndarray]] = []
+    trace = protocol.trace_writer(Path(trace_path), game) if trace_path is not None else None
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(
+            total=spec.horizon,
+            unit="round",
+            desc=f"{game.constants['player']} vs {game.constants['adversary']}",
+        )
+    try:
+        t0 = 1
+        for stop in game.grid.tolist():
+            while t0 <= stop:
+                n = min(max_chunk, stop - t0 + 1)
+                block = stepper.step(t0, n)
+                for m in active:
+                    m.advance(block, core)
+                if trace is not None:
+                    trace.write(block)
+                if bar is not None:
+                    bar.update(n)
+                t0 += n
+            if stop in checkpoint_set:
+                snap_t.append(stop)
+                snap_vals.append([np.asarray(m.values(core), dtype=np.float64) for m in active])
+    except BaseException:
+        if trace is not None:
+            trace.abort()
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+    if trace is not None:
+        trace.commit()
+    rows = assemble_rows(snap_t, snap_vals, active, spec, game.ids, game.constants)
+    return GameRun(rows, game.config, game.skipped, time.perf_counter() - started)
+
+
+def play(player: Any, adversary: Any, **kwargs: Any) -> pd.DataFrame:
+    """Play a game and return its tidy results table (see :func:`run_game` for the arguments).
+
+    Examples
+    --------
+    >>> from arena.results import SCHEMA
+    >>> df = play("hedge", "fair_coin", n_actions=4, horizon=100, replicates=2,
+    ...           metrics={"regret": {}})
+    >>> list(df.columns) == SCHEMA, df.replicate.nunique(), int(df.t.max())
+    (True, 2, 100)
+    """
+    return run_game(player, adversary, **kwargs).rows
+
+
+def declared_rows(name: str, player: Any, adversary: Any, t: int, n_rep: int) -> list:
+    """Return ``(metric, param, values)`` of the ``bound`` / ``lower_bound`` rows after round t.
+
+    For the reference loops: declarations, not computations, read from the component as the
+    ``bound`` and ``lower_bound`` metrics read them.
+    """
+    source = player.bounds(t) if name == "bound" else adversary.lower_bounds(t, player)
+    return [
+        (f"{name}:{metric}", float(param), np.broadcast_to(value, (n_rep,)))
+        for (metric, param), value in source.items()
+    ]
+
+
+def reference_play(player: Any, adversary: Any, **kwargs: Any) -> pd.DataFrame:
+    """Play a game with its protocol's literal per-round loop; return the tidy rows.
+
+    The keyword arguments are those of :func:`prepare_game`. The rows equal
+    ``run_game(...).rows`` to 1e-12: the reference loop is the specification the driver's fast
+    path reproduces (design §6).
+
+    Examples
+    --------
+    >>> kw = dict(n_actions=3, horizon=20, replicates=2, metrics={"regret": {}})
+    >>> ref = reference_play("hedge", "greedy", **kw)
+    >>> pd.testing.assert_frame_equal(ref, run_game("hedge", "greedy", **kw).rows, atol=1e-12)
+    """
+    adv = resolve_component("adversary", adversary, kwargs.pop("adversary_params", None))
+    return protocol_for(adv.tags.protocol).reference_play(player, adv, **kwargs)

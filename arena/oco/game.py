@@ -1,0 +1,430 @@
+"""The OCO, classification and regression protocols, played by the driver (:mod:`arena.game`).
+
+Round t (see :mod:`arena.oco.protocol`): features ``x_t`` (prediction protocols), the player's
+``w_t ∈ K``, the adversary's loss (possibly reacting to ``w_t``), then the arena evaluates
+``f_t(w_t)`` and a subgradient (:func:`arena.oco.losses.feedback`) and the player updates.
+
+Against an oblivious adversary a chunk is one ``data_block`` call and one ``play_block`` call
+(numba kernels for the fast players); against an adaptive one a per-round loop batched over
+replicates fills the same buffers. The metrics then consume the chunk. Every chunk is validated
+(finite data, labels in {−1, +1} in classification, subgradients within the declared bound, points
+inside the domain) and a bad value stops the game with a :class:`~arena.errors.GameError` naming
+the component, the round and the replicate; results are written only after the last round.
+:mod:`arena.oco.reference` is the literal per-round loop this protocol must reproduce to 1e-12.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from arena import registry
+from arena.errors import ArenaError, ConfigError, GameError
+from arena.game import GameProtocol, PreparedGame, Stepper, describe
+from arena.metrics.base import Metric
+from arena.metrics.builtin import Bound, LowerBound
+from arena.metrics.oco import OCO_DEFAULT_METRICS, OCO_METRICS, OCOBlock, OCOCore, OCOMetric
+from arena.oco.domains import MEMBERSHIP_TOL, Domain
+from arena.oco.losses import EXAMPLE_LOSSES, LOSS_KINDS, RoundData, evaluate, feedback
+from arena.oco.protocol import OCO_PROTOCOLS, OCOAdversary, OCOPlayer, resolve_dim
+from arena.results import TraceWriter, list_column
+from arena.spec import GameSpec
+
+MIN_CHUNK_ROUNDS = 16
+"""Fewest rounds per chunk (unless ``chunk_elements`` is smaller): memory O(16·R·d) per buffer."""
+
+GRADIENT_TOL = 1e-9
+"""Relative slack on the declared gradient bound G (float64 norms are exact to ~1e-15)."""
+
+
+class OCOProtocol(GameProtocol):
+    """The ``oco``, ``classification`` and ``regression`` protocols for the driver.
+
+    ``n_actions`` is the dimension d (the tidy column ``n_actions`` holds d). Metric names of
+    :data:`arena.metrics.oco.OCO_METRICS` take the OCO implementation (``loss``, ``regret`` and
+    ``dynamic_regret`` share their names with the experts metrics); ``bound`` and ``lower_bound``
+    are shared; any other registered metric runs only if it is an OCO metric.
+
+    Examples
+    --------
+    >>> from arena.game import run_game
+    >>> from arena.oco.testing import ConstantLinear, ZeroPlayer
+    >>> run = run_game(ZeroPlayer(), ConstantLinear(), n_actions=2, horizon=10,
+    ...                metrics=["loss", "regret"])
+    >>> run.rows.groupby("metric").value.last().to_dict()  # regret = ‖Σ g‖ on the unit ball
+    {'loss': 0.0, 'regret': 10.0}
+    """
+
+    default_metrics: ClassVar[dict[str, Any]] = OCO_DEFAULT_METRICS
+    # adversaries and players pay Python overhead per chunk (and per replicate), which would
+    # dominate at large R·d with fewer rounds per chunk
+    min_chunk_rounds: ClassVar[int] = MIN_CHUNK_ROUNDS
+
+    def check_pair(self, player: Any, adversary: Any) -> None:
+        protocol = self.name
+        if not isinstance(adversary, OCOAdversary) or protocol not in OCO_PROTOCOLS:
+            raise ConfigError(
+                describe("adversary", adversary),
+                "protocol",
+                f"must be an OCOAdversary of a protocol in {sorted(OCO_PROTOCOLS)}",
+            )
+        if not isinstance(player, OCOPlayer):
+            raise ConfigError(
+                describe("player", player),
+                "protocol",
+                f"adversary {type(adversary).registry_name()} plays the {protocol} protocol; "
+                "this player plays the experts protocol",
+            )
+        if protocol not in player.tags.protocols:
+            raise ConfigError(
+                describe("player", player),
+                "protocol",
+                f"plays {sorted(player.tags.protocols)}, not {protocol} "
+                f"(adversary {type(adversary).registry_name()})",
+            )
+
+    def make_spec(
+        self, player: Any, adversary: Any, *, horizon: int, n_actions: int | None, ids: np.ndarray
+    ) -> tuple[GameSpec, dict[str, Any]]:
+        protocol = self.name
+        who_adv = describe("adversary", adversary)
+        dim = resolve_dim(adversary, n_actions, horizon)
+        domain = adversary.declared_domain()
+        loss = adversary.declared_loss()
+        sigma = float(adversary.declared_sigma())
+        bound = adversary.gradient_bound()
+        if dim < 1:
+            raise ConfigError(who_adv, "n_actions", f"dimension must be ≥ 1, got {dim}")
+        if not isinstance(domain, Domain):
+            raise ConfigError(
+                who_adv, "domain", f"declared_domain() must return a Domain, got {domain!r}"
+            )
+        domain.validate(who_adv)
+        if loss not in LOSS_KINDS:
+            raise ConfigError(who_adv, "loss", f"must be one of {LOSS_KINDS}, got {loss!r}")
+        if protocol != "oco" and loss not in EXAMPLE_LOSSES:
+            raise ConfigError(who_adv, "loss", f"the {protocol} protocol needs an example loss")
+        if not (math.isfinite(sigma) and sigma >= 0):
+            raise ConfigError(who_adv, "sigma", f"must be finite and ≥ 0, got {sigma}")
+        if bound is not None and not (math.isfinite(float(bound)) and float(bound) > 0):
+            raise ConfigError(who_adv, "gradient_bound", f"must be finite and > 0, got {bound}")
+        who_player = describe("player", player)
+        if domain.kind not in player.tags.domains:
+            raise ConfigError(
+                who_player,
+                "domain",
+                f"keeps w_t in {sorted(player.tags.domains)}, but adversary "
+                f"{type(adversary).registry_name()} declares the domain {domain.kind}",
+            )
+        if loss not in player.tags.losses:
+            raise ConfigError(
+                who_player, "loss", f"accepts {sorted(player.tags.losses)} losses, not {loss}"
+            )
+        spec = GameSpec(
+            protocol,
+            dim,
+            horizon,
+            (0.0, math.inf if bound is None else float(bound)),
+            n_replicates=int(ids.size),
+            dim=dim,
+            replicate_ids=tuple(ids.tolist()),
+            domain=domain,
+            loss=loss,
+            sigma=sigma,
+            gradient_bound=None if bound is None else float(bound),
+        )
+        config = {
+            "dim": dim,
+            "domain": domain.as_dict(),
+            "loss": loss,
+            "sigma": sigma,
+            "gradient_bound": spec.gradient_bound,
+        }
+        return spec, config
+
+    def metric_class(self, name: str) -> type[Metric] | str:
+        if name in OCO_METRICS:
+            return OCO_METRICS[name]
+        if name in ("bound", "lower_bound"):
+            return Bound if name == "bound" else LowerBound
+        cls = registry.load("metric", name)
+        return cls if issubclass(cls, OCOMetric) else "defined for the experts protocol only"
+
+    def accepts_metric(self, metric: Metric) -> bool:
+        return isinstance(metric, OCOMetric | Bound | LowerBound)
+
+    def identity(self, player: Any, adversary: Any, spec: GameSpec) -> tuple[dict, dict]:
+        stream_name, stream_params = adversary.stream_identity()
+        game = {
+            "adversary": stream_name,
+            "params": stream_params,
+            "n_actions": spec.dim,
+            "protocol": spec.protocol,
+        }
+        cell = {
+            "adversary": type(adversary).registry_name(),
+            "adversary_params": adversary.get_params(),
+        }
+        return game, cell
+
+    def start(self, game: PreparedGame) -> OCOStepper:
+        return OCOStepper(game)
+
+    def trace_writer(self, path: Path, game: PreparedGame) -> OCOTraceWriter:
+        return OCOTraceWriter(path, game.ids, game.spec)
+
+    def reference_play(self, player: Any, adversary: Any, **kwargs: Any) -> pd.DataFrame:
+        from arena.oco.reference import reference_play_oco
+
+        return reference_play_oco(player, adversary, **kwargs)
+
+
+class OCOStepper(Stepper):
+    """Plays an OCO game chunk by chunk: the data, ``w_t``, the losses and the shared totals."""
+
+    def __init__(self, game: PreparedGame):
+        self.player, self.adversary, self.spec = game.player, game.adversary, game.spec
+        self.core = OCOCore(self.spec.n_replicates, self.spec.dim)
+        self.oblivious = bool(self.adversary.tags.oblivious) and _overrides(
+            self.adversary, "data_block"
+        )
+        self.checker = _Checker(self.player, self.adversary, self.spec, game.ids)
+
+    def step(self, t0: int, n: int) -> OCOBlock:
+        chunk = _oblivious_chunk if self.oblivious else _adaptive_chunk
+        block = chunk(self.player, self.adversary, self.spec, self.checker, t0, n)
+        core = self.core
+        core.learner += block.values.sum(axis=1)
+        if self.spec.protocol == "classification":
+            margins = block.data.y * block.predictions
+            core.mistakes += (margins <= 0.0).sum(axis=1)
+        core.t = t0 + n - 1
+        core.last_w = block.w[:, -1].copy()
+        return block
+
+
+def _overrides(adversary: OCOAdversary, method: str) -> bool:
+    return getattr(type(adversary), method) is not getattr(OCOAdversary, method)
+
+
+class _Checker:
+    """Validates the data, points and subgradients of a chunk; raises :class:`GameError`."""
+
+    def __init__(self, player, adversary, spec: GameSpec, ids: np.ndarray):
+        self.player, self.adversary, self.spec, self.ids = player, adversary, spec, ids
+
+    def _fail(self, kind: str, comp: Any, what: str, t: int, r: int) -> None:
+        raise GameError(describe(kind, comp), what, round=int(t), replicate=int(self.ids[r]))
+
+    def data(self, data: RoundData, t0: int, n: int) -> RoundData:
+        spec, adv = self.spec, self.adversary
+        n_rep, dim = spec.n_replicates, spec.dim
+        need = ("g",) if spec.loss == "linear" else ("x", "y")
+        fixed = {}
+        for name in ("g", "x", "y", "z"):
+            arr = getattr(data, name)
+            if arr is None:
+                if name in need:
+                    raise GameError(
+                        describe("adversary", adv),
+                        f"returned no {name!r} for a {spec.loss} loss",
+                        round=t0,
+                    )
+                fixed[name] = None
+                continue
+            arr = np.asarray(arr, dtype=np.float64)
+            shape = (n_rep, n) if name == "y" else (n_rep, n, dim)
+            if arr.shape != shape:
+                raise GameError(
+                    describe("adversary", adv),
+                    f"returned {name} of shape {arr.shape}, expected {shape}",
+                    round=t0,
+                )
+            bad = ~np.isfinite(arr)
+            if bad.any():
+                r, j = _first(bad)
+                self._fail("adversary", adv, f"returned a non-finite {name}", t0 + j, r)
+            fixed[name] = arr
+        out = RoundData(**fixed)
+        if spec.protocol == "classification":
+            bad = (out.y != 1.0) & (out.y != -1.0)
+            if bad.any():
+                r, j = _first(bad)
+                self._fail("adversary", adv, f"label {out.y[r, j]!r} is not ±1", t0 + j, r)
+        return out
+
+    def points(self, w: np.ndarray, t0: int) -> np.ndarray:
+        spec, player = self.spec, self.player
+        w = np.asarray(w, dtype=np.float64)
+        n = w.shape[1] if w.ndim == 3 else 0
+        shape = (spec.n_replicates, n, spec.dim)
+        if w.ndim != 3 or w.shape != shape:
+            raise GameError(
+                describe("player", player),
+                f"returned points of shape {w.shape}, expected {shape}",
+                round=t0,
+            )
+        bad = ~np.isfinite(w)
+        if bad.any():
+            r, j = _first(bad)
+            self._fail("player", player, "returned a non-finite w_t", t0 + j, r)
+        dom = spec.domain
+        if dom.bounded:
+            scale = max(1.0, dom.radius if dom.kind != "simplex" else 1.0)
+            bad = dom.violation(w) > MEMBERSHIP_TOL * scale
+            if bad.any():
+                r, j = _first(bad)
+                self._fail(
+                    "player",
+                    player,
+                    f"played w_t outside the {dom.kind} domain (radius {dom.radius}) by "
+                    f"{float(dom.violation(w)[r, j]):.3g}",
+                    t0 + j,
+                    r,
+                )
+        return w
+
+    def gradients(self, grads: np.ndarray, t0: int) -> None:
+        g_bound = self.spec.gradient_bound
+        if g_bound is None:
+            return
+        norms = np.linalg.norm(grads, axis=-1)
+        bad = norms > g_bound * (1.0 + GRADIENT_TOL) + 1e-12
+        if bad.any():
+            r, j = _first(bad)
+            self._fail(
+                "adversary",
+                self.adversary,
+                f"subgradient norm {float(norms[r, j]):.6g} exceeds the declared bound "
+                f"gradient_bound={g_bound}",
+                t0 + j,
+                r,
+            )
+
+
+def _first(mask: np.ndarray) -> tuple[int, int]:
+    """Return (replicate, round) of the earliest True: least round, then least replicate."""
+    flat = mask.reshape(mask.shape[0], mask.shape[1], -1).any(axis=2)
+    rounds = flat.any(axis=0)
+    j = int(np.argmax(rounds))
+    r = int(np.argmax(flat[:, j]))
+    return r, j
+
+
+def _call(kind: str, comp: Any, what: str, t0: int, fn, *args):
+    try:
+        return fn(*args)
+    except ArenaError:
+        raise
+    except Exception as exc:
+        raise GameError(
+            describe(kind, comp), f"{what} failed: {type(exc).__name__}: {exc}", round=t0
+        ) from exc
+
+
+def _evaluate_block(spec: GameSpec, checker: _Checker, w: np.ndarray, data: RoundData, t0: int):
+    values, grads, predictions, _ = evaluate(spec.loss, spec.sigma, w, data)
+    checker.gradients(grads, t0)
+    return OCOBlock(w, values, grads, data, predictions, t0)
+
+
+def _oblivious_chunk(player, adversary, spec, checker, t0, n) -> OCOBlock:
+    raw = _call("adversary", adversary, "data_block", t0, adversary.data_block, t0, n)
+    data = checker.data(raw, t0, n)
+    shown = RoundData(*(None if a is None else _readonly(a) for a in data))
+    w = _call("player", player, "play_block", t0, player.play_block, shown, spec)
+    w = checker.points(w, t0)
+    return _evaluate_block(spec, checker, w, data, t0)
+
+
+def _adaptive_chunk(player, adversary, spec, checker, t0, n) -> OCOBlock:
+    n_rep, dim = spec.n_replicates, spec.dim
+    w_all = np.empty((n_rep, n, dim))
+    parts: dict[str, list] = {"g": [], "x": [], "y": [], "z": []}
+    for j in range(n):
+        t = t0 + j
+        x = _call("adversary", adversary, "features", t, adversary.features, t)
+        if x is not None:
+            x = np.asarray(x, dtype=np.float64)
+            if x.shape != (n_rep, dim):
+                raise GameError(
+                    describe("adversary", adversary),
+                    f"features returned shape {x.shape}, expected {(n_rep, dim)}",
+                    round=t,
+                )
+            x = _readonly(x.copy())
+        w = _call("player", player, "predict", t, player.predict, x)
+        w = checker.points(np.asarray(w, dtype=np.float64)[:, None, :], t)[:, 0]
+        rd = _call("adversary", adversary, "reveal", t, adversary.reveal, t, _readonly(w.copy()))
+        block_rd = RoundData(*(None if a is None else np.asarray(a)[:, None] for a in rd))
+        if x is not None and rd.x is None:
+            block_rd = block_rd._replace(x=x[:, None])
+        data = checker.data(block_rd, t, 1)
+        if x is not None and not np.array_equal(data.x[:, 0], x):
+            raise GameError(
+                describe("adversary", adversary),
+                "reveal returned features that differ from those shown before predicting",
+                round=t,
+            )
+        rd = data.round(0)
+        fb = feedback(
+            spec.loss, spec.sigma, w, RoundData(*(None if a is None else _readonly(a) for a in rd))
+        )
+        checker.gradients(fb.grad[:, None], t)
+        _call("player", player, "update", t, player.update, fb)
+        w_all[:, j] = w
+        for name in parts:
+            parts[name].append(getattr(rd, name))
+    stacked = {
+        k: (None if any(a is None for a in v) else np.stack(v, axis=1)) for k, v in parts.items()
+    }
+    data = RoundData(**stacked)
+    return _evaluate_block(spec, checker, w_all, data, t0)
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    v = np.asarray(a).view()
+    v.flags.writeable = False
+    return v
+
+
+class OCOTraceWriter(TraceWriter):
+    """Streams per-round ``w_t``, ``f_t(w_t)`` and the round's data to a Parquet file."""
+
+    def __init__(self, path: Path, replicate_ids: np.ndarray, spec: GameSpec):
+        fields = [
+            ("replicate", pa.int64()),
+            ("t", pa.int64()),
+            ("value", pa.float64()),
+            ("w", pa.list_(pa.float64())),
+        ]
+        if spec.loss == "linear":
+            fields.append(("g", pa.list_(pa.float64())))
+        else:
+            fields += [("x", pa.list_(pa.float64())), ("y", pa.float64())]
+            fields.append(("prediction", pa.float64()))
+        super().__init__(path, pa.schema(fields))
+        self._ids = replicate_ids
+
+    def columns(self, block: OCOBlock) -> list[pa.Array]:
+        n_rep, n, _ = block.w.shape
+        cols = [
+            pa.array(np.repeat(self._ids, n)),
+            pa.array(np.tile(np.arange(block.t0, block.t0 + n, dtype=np.int64), n_rep)),
+            pa.array(block.values.reshape(-1)),
+            list_column(block.w),
+        ]
+        if block.data.g is not None and "g" in self.schema.names:
+            cols.append(list_column(block.data.g))
+        else:
+            cols += [
+                list_column(block.data.x),
+                pa.array(block.data.y.reshape(-1)),
+                pa.array(block.predictions.reshape(-1)),
+            ]
+        return cols
