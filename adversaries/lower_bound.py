@@ -348,15 +348,14 @@ class AntiHedge(ObliviousAdversary):
         """Declare the rigorous bound of the Notes, for fixed-η Hedge with this η only.
 
         It is a lower bound on that player's regret, not on every player's, so nothing is declared
-        against any other player (or when the player is unknown).
+        against any other player (or when the player is unknown). The player is recognized by its
+        registry name and parameters (a subclass of Hedge has a name of its own), so this module
+        does not depend on the player's.
         """
-        from players.hedge import Hedge
-
-        if not (
-            type(player) is Hedge
-            and not isinstance(player.eta, str)
-            and float(player.eta) == float(self._eta)
-        ):
+        if player is None or type(player).registry_name() != "hedge":
+            return {}
+        eta = player.get_params().get("eta")
+        if isinstance(eta, str) or eta is None or float(eta) != float(self._eta):
             return {}
         eta, n_bad, t = self._eta, self._n_act - 2, int(t)
         s = np.arange(min(t, self._t1), dtype=np.float64)

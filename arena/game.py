@@ -181,6 +181,11 @@ class GameProtocol:
         """Play the game with the protocol's literal per-round loop; return the tidy rows."""
         raise NotImplementedError
 
+    def conformance(self) -> Any:
+        """Return the protocol's part of the conformance suite, an
+        :class:`arena.testing.common.ProtocolChecks` (its checks and its partners)."""
+        raise NotImplementedError(f"the {self.name} protocol declares no conformance checks")
+
 
 class Stepper:
     """Plays one prepared game chunk by chunk for the driver.

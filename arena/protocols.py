@@ -19,6 +19,12 @@ from arena.base import Component
 from arena.sampling import sample_actions
 from arena.spec import AdversaryTags, GameSpec, History, PlayerTags
 
+PROB_SUM_TOL = 1e-9
+"""A player's ``p_t`` must sum to 1 within this tolerance (float64 softmax errors are ~1e-15)."""
+
+PROB_NEG_TOL = 1e-12
+"""Entries of ``p_t`` may be negative by at most this much (rounding in subtractive updates)."""
+
 
 class Player(Component):
     """Base of all players: ``reset(spec, rngs)`` builds the batched game state."""

@@ -7,13 +7,17 @@ Every fixture below breaks exactly one contract; the matching check must raise a
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
 
 from adversaries.stochastic import Bernoulli
+from arena.oco.losses import RoundData
+from arena.oco.testing import AntiGradient, GaussianData, ProjectedGradient
 from arena.protocols import AdaptiveAdversary, ObliviousAdversary
 from arena.spec import AdversaryTags, PlayerTags
-from arena.testing import check_component, checks, parametrize_with_checks
+from arena.testing import check_component, parametrize_with_checks, yield_checks
 from players.hedge import Hedge
 
 # ----------------------------------------------------------------------------------------------
@@ -190,6 +194,82 @@ class GlobalRNGAdversary(Bernoulli):
         return (np.random.random((len(self._rngs), n, self._n_act)) < 0.5).astype(float)  # noqa: NPY002
 
 
+# ----------------------------------------------------------------------------------------------
+# broken OCO components
+
+
+class LeavesTheBall(ProjectedGradient):
+    """Skips the projection: steps out of the ball."""
+
+    def update(self, fb):
+        self._w = self._w - 5.0 * fb.grad
+
+
+class MutatingPredictOCO(ProjectedGradient):
+    """predict() counts its calls."""
+
+    def predict(self, x=None):
+        self._calls = getattr(self, "_calls", 0) + 1
+        return super().predict(x)
+
+
+class BlockDriftOCO(ProjectedGradient):
+    """play_block shifts every point a little."""
+
+    def play_block(self, data, spec):
+        return super().play_block(data, spec) * (1.0 - 1e-6)
+
+
+class GlobalRNGOCOPlayer(ProjectedGradient):
+    """Starts each round from a point perturbed by the global numpy RNG."""
+
+    def predict(self, x=None):
+        w = super().predict(x)
+        return self._domain.project(w + 1e-3 * np.random.standard_normal(w.shape))  # noqa: NPY002
+
+
+class PythonRandomOCOPlayer(ProjectedGradient):
+    """Draws its step size from Python's global ``random`` module."""
+
+    def update(self, fb):
+        self._w = self._domain.project(self._w - random.random() * fb.grad)
+
+
+class GrowingMemoryOCO(ProjectedGradient):
+    """Keeps every gradient it has seen."""
+
+    def update(self, fb):
+        self._seen = [*getattr(self, "_seen", []), fb.grad.copy()]
+        super().update(fb)
+
+
+class LyingBoundOCO(ProjectedGradient):
+    """Declares a regret bound of zero."""
+
+    def bounds(self, t):
+        return {("regret", float("nan")): 0.0}
+
+
+class SplitSensitiveOCO(GaussianData):
+    """Restarts its stream at every block: the data depend on how rounds are split."""
+
+    def data_block(self, t0, n):
+        self._rngs = [np.random.default_rng(r) for r in range(len(self._rngs))]
+        return super().data_block(t0, n)
+
+
+class PeekingOCO(AntiGradient):
+    """Tagged oblivious, but the gradient is e_2 once the player's first coordinate is negative."""
+
+    tags = AdversaryTags(protocol="oco", oblivious=True)
+
+    def reveal(self, t, w):
+        g = np.zeros_like(w)
+        g[:, 0] = w[:, 0] >= 0
+        g[:, 1] = w[:, 0] < 0
+        return RoundData(g=g)
+
+
 BROKEN = [
     (MutatingPredictHedge(), "check_predict_is_pure", "changed the state attributes"),
     (GlobalRNGPlayer(eta=0.5), "check_no_global_rng", "global RNG"),
@@ -205,6 +285,15 @@ BROKEN = [
     (HistoryWritingAdversary(), "check_history_is_read_only", "wrote to the history"),
     (UndeclaredOracleAdversary(), "check_oracle_declared", "declared but fails"),
     (GlobalRNGAdversary(), "check_no_global_rng", "global RNG"),
+    (LeavesTheBall(), "check_oco_points_valid", "leaves the ball domain"),
+    (MutatingPredictOCO(), "check_oco_predict_is_pure", "changed"),
+    (BlockDriftOCO(), "check_oco_block_matches_loop", "differs"),
+    (GlobalRNGOCOPlayer(), "check_no_global_rng", "global RNG"),
+    (PythonRandomOCOPlayer(), "check_no_global_rng", "global RNG"),
+    (GrowingMemoryOCO(), "check_oco_bounded_memory", "state grew"),
+    (LyingBoundOCO(), "check_oco_declared_bounds_hold", "exceeds its bound"),
+    (SplitSensitiveOCO(), "check_oco_block_matches_stream", "split"),
+    (PeekingOCO(), "check_oco_oblivious_is_oblivious", "depends on the player"),
 ]
 
 
@@ -214,7 +303,7 @@ BROKEN = [
     ids=[b[1] + "-" + type(b[0]).__name__ for b in BROKEN],
 )
 def test_broken_component_fails_its_check(component, check_name, message):
-    check = getattr(checks, check_name)
+    (check,) = [c for c in yield_checks(component) if c.__name__ == check_name]
     with pytest.raises(AssertionError, match=check_name) as info:
         check(component)
     assert message in str(info.value)

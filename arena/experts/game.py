@@ -27,17 +27,10 @@ from arena.errors import ArenaError, ConfigError, GameError
 from arena.game import GameProtocol, PreparedGame, Stepper, Who, describe
 from arena.metrics.base import Block, Core
 from arena.metrics.builtin import DEFAULT_METRICS
-from arena.protocols import ExpertsPlayer, ObliviousAdversary
+from arena.protocols import PROB_NEG_TOL, PROB_SUM_TOL, ExpertsPlayer, ObliviousAdversary
 from arena.results import TraceWriter, list_column
 from arena.sampling import sample_action, sample_actions
 from arena.spec import GameSpec, History
-
-PROB_SUM_TOL = 1e-9
-"""A player's ``p_t`` must sum to 1 within this tolerance (float64 softmax errors are ~1e-15)."""
-
-PROB_NEG_TOL = 1e-12
-"""Entries of ``p_t`` may be negative by at most this much (rounding in subtractive updates)."""
-
 
 # ----------------------------------------------------------------------------------------------
 # kernels
@@ -255,6 +248,11 @@ class ExpertsProtocol(GameProtocol):
         from arena.experts.reference import reference_play
 
         return reference_play(player, adversary, **kwargs)
+
+    def conformance(self) -> Any:
+        from arena.experts.checks import CHECKS
+
+        return CHECKS
 
 
 class ExpertsStepper(Stepper):

@@ -183,6 +183,11 @@ class OCOProtocol(GameProtocol):
 
         return reference_play_oco(player, adversary, **kwargs)
 
+    def conformance(self) -> Any:
+        from arena.oco.checks import CHECKS
+
+        return CHECKS
+
 
 class OCOStepper(Stepper):
     """Plays an OCO game chunk by chunk: the data, ``w_t``, the losses and the shared totals."""

@@ -12,6 +12,10 @@ Use it in a plugin's own tests::
 or from the command line: ``arena check my_plugin:MyAdversary``. A component that is known to fail
 a check lists ``(check name, reason)`` in its tags' ``expected_failed_checks``; the check then
 becomes a strict xfail (it must keep failing, so a fix is noticed).
+
+The checks every component passes live in :mod:`arena.testing.common`; each protocol adds its own
+(:mod:`arena.experts.checks`, :mod:`arena.oco.checks`, or a plugin protocol's) through
+:meth:`arena.game.GameProtocol.conformance`, and :func:`yield_checks` chains them.
 """
 
 from __future__ import annotations
@@ -19,11 +23,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from arena.testing.checks import ADVERSARY_CHECKS, PLAYER_CHECKS, Check, yield_checks
+from arena.testing.common import COMMON_CHECKS, Check, ProtocolChecks, yield_checks
 
 __all__ = [
-    "ADVERSARY_CHECKS",
-    "PLAYER_CHECKS",
+    "COMMON_CHECKS",
+    "Check",
+    "ProtocolChecks",
     "check_adversary",
     "check_component",
     "check_player",
@@ -91,6 +96,3 @@ def parametrize_with_checks(components: Iterable[Any]):
                 marks = (pytest.mark.xfail(strict=True, reason=expected[name]),)
             params.append(pytest.param(component, check, id=f"{component!r}-{name}", marks=marks))
     return pytest.mark.parametrize(("component", "check"), params)
-
-
-Check = Check

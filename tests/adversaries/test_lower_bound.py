@@ -370,3 +370,19 @@ def test_planted_blocks_bad_params(params, bad):
     with pytest.raises(ConfigError) as err:
         PlantedBlocks(**params).reset(GameSpec("experts", 3, 50), rngs(0, 1))
     assert err.value.parameter == bad
+
+
+def test_anti_hedge_declares_its_bound_against_fixed_eta_hedge_only():
+    from adversaries.lower_bound import AntiHedge
+    from arena.spec import GameSpec
+    from players.fixed_share import FixedShare
+    from players.hedge import Hedge
+
+    class TunedHedge(Hedge):
+        """A subclass: another algorithm as far as the bound is concerned."""
+
+    adv = AntiHedge(eta=0.1)
+    adv.reset(GameSpec("experts", 6, 500, n_replicates=1), [np.random.default_rng(0)])
+    assert ("regret", math.nan) in adv.lower_bounds(400, Hedge(eta=0.1))
+    for other in (Hedge(eta=0.2), Hedge(eta="anytime"), TunedHedge(eta=0.1), FixedShare(), None):
+        assert adv.lower_bounds(400, other) == {}

@@ -1,6 +1,6 @@
 """Conformance checks of OCO / classification / regression players and adversaries.
 
-Same contract as :mod:`arena.testing.checks`: each check works on clones, raises
+Same contract as :mod:`arena.testing.common`: each check works on clones, raises
 ``AssertionError`` naming the check, the component and what is wrong, and returns None on success.
 Partners come from :mod:`arena.oco.testing`: the first Gaussian game whose protocol, domain and
 loss the player's tags accept, and the zero / projected-gradient players for adversaries.
@@ -17,13 +17,16 @@ from arena.oco.domains import MEMBERSHIP_TOL, Domain
 from arena.oco.losses import RoundData, feedback
 from arena.oco.protocol import OCOAdversary, OCOPlayer, resolve_dim
 from arena.spec import GameSpec
-from arena.testing.checks import (
+from arena.testing.common import (
     BLOCK_ATOL,
     MEMORY_SLACK_BYTES,
     REPLICATES,
-    _fail,
-    _rngs,
-    _state_bytes,
+    ProtocolChecks,
+    fail,
+    rngs,
+    same_state,
+    state_bytes,
+    state_copy,
 )
 
 HORIZON = 40
@@ -57,7 +60,7 @@ def _partner_adversaries(player: OCOPlayer) -> list[OCOAdversary]:
                     continue
                 candidate = cls(loss=loss, domain=domain, radius=1.0)
                 try:
-                    player.clone().reset(_spec_for(candidate), _rngs(0))
+                    player.clone().reset(_spec_for(candidate), rngs(0))
                 except ConfigError:
                     continue
                 out.append(candidate)
@@ -92,13 +95,13 @@ def _spec_for(adversary: OCOAdversary, n_rep: int = REPLICATES, horizon: int = H
 
 def _data(adversary: OCOAdversary, spec: GameSpec, seed: int, n: int) -> RoundData:
     adv = adversary.clone()
-    adv.reset(spec, _rngs(seed, spec.n_replicates))
+    adv.reset(spec, rngs(seed, spec.n_replicates))
     return adv.data_block(1, n)
 
 
 def _loop(player: OCOPlayer, spec: GameSpec, data: RoundData, seed: int) -> np.ndarray:
     p = player.clone()
-    p.reset(spec, _rngs(seed, spec.n_replicates))
+    p.reset(spec, rngs(seed, spec.n_replicates))
     n = data.g.shape[1] if data.g is not None else data.x.shape[1]
     out = []
     for j in range(n):
@@ -110,13 +113,18 @@ def _loop(player: OCOPlayer, spec: GameSpec, data: RoundData, seed: int) -> np.n
 
 
 def _run(player: Any, adversary: Any, **kwargs: Any):
-    from arena.game import run_game as run_oco_game
+    from arena.game import run_game
 
-    kwargs.setdefault("horizon", HORIZON)
-    kwargs.setdefault("replicates", REPLICATES)
-    kwargs.setdefault("n_actions", _requested_dim(adversary))
-    kwargs.setdefault("metrics", ["loss"])
-    return run_oco_game(player, adversary, **kwargs)
+    return run_game(player, adversary, **{**_game_kwargs(adversary), **kwargs})
+
+
+def _game_kwargs(adversary: OCOAdversary) -> dict[str, Any]:
+    return {
+        "horizon": HORIZON,
+        "replicates": REPLICATES,
+        "n_actions": _requested_dim(adversary),
+        "metrics": ["loss"],
+    }
 
 
 # ----------------------------------------------------------------------------------------------
@@ -130,11 +138,11 @@ def check_oco_points_valid(player: OCOPlayer) -> None:
         data = _data(adversary, spec, 1, HORIZON)
         w = _loop(player, spec, data, 1)
         if w.shape != (spec.n_replicates, HORIZON, spec.dim) or not np.isfinite(w).all():
-            _fail("check_oco_points_valid", player, f"points of shape {w.shape} or not finite")
+            fail("check_oco_points_valid", player, f"points of shape {w.shape} or not finite")
         dom: Domain = spec.domain
         excess = float(dom.violation(w).max())
         if excess > MEMBERSHIP_TOL * max(1.0, dom.radius):
-            _fail(
+            fail(
                 "check_oco_points_valid",
                 player,
                 f"w_t leaves the {dom.kind} domain by {excess:.3g} against {adversary!r}",
@@ -142,18 +150,29 @@ def check_oco_points_valid(player: OCOPlayer) -> None:
 
 
 def check_oco_predict_is_pure(player: OCOPlayer) -> None:
-    """Calling ``predict`` twice gives the same point and changes nothing."""
+    """Calling ``predict`` twice gives the same point and changes no state attribute."""
     adversary = _partner_adversaries(player)[0]
     spec = _spec_for(adversary)
     data = _data(adversary, spec, 2, 5)
     p = player.clone()
-    p.reset(spec, _rngs(2))
+    p.reset(spec, rngs(2))
     for j in range(5):
         rd = data.round(j)
+        before = state_copy(p)
         a = np.array(p.predict(rd.x))
         b = np.array(p.predict(rd.x))
+        after = vars(p)
+        changed = sorted(
+            k for k in set(before) | set(after) if not same_state(before.get(k), after.get(k))
+        )
+        if changed:
+            fail(
+                "check_oco_predict_is_pure",
+                player,
+                f"predict changed the state attributes {changed} at round {j + 1}",
+            )
         if not np.array_equal(a, b):
-            _fail("check_oco_predict_is_pure", player, f"two predict calls differ at round {j + 1}")
+            fail("check_oco_predict_is_pure", player, f"two predict calls differ at round {j + 1}")
         p.update(feedback(spec.loss, spec.sigma, a, rd))
 
 
@@ -165,16 +184,18 @@ def check_oco_block_matches_loop(player: OCOPlayer) -> None:
         want = _loop(player, spec, data, 3)
         for cuts in ((HORIZON,), (1, 7, HORIZON), (13, HORIZON)):
             p = player.clone()
-            p.reset(spec, _rngs(3))
+            p.reset(spec, rngs(3))
             got, start = [], 0
             for stop in cuts:
                 part = RoundData(*(None if a is None else a[:, start:stop] for a in data))
                 got.append(np.asarray(p.play_block(part, spec)))
                 start = stop
             got_all = np.concatenate(got, axis=1)
-            if got_all.shape != want.shape or not np.allclose(got_all, want, atol=BLOCK_ATOL):
+            if got_all.shape != want.shape or not np.allclose(
+                got_all, want, rtol=0.0, atol=BLOCK_ATOL
+            ):
                 err = np.abs(got_all - want).max() if got_all.shape == want.shape else "shape"
-                _fail(
+                fail(
                     "check_oco_block_matches_loop",
                     player,
                     f"play_block with splits {cuts} differs from predict/update by {err} "
@@ -188,7 +209,7 @@ def check_oco_update_does_not_alias_input(player: OCOPlayer) -> None:
     spec = _spec_for(adversary)
     data = _data(adversary, spec, 4, 6)
     p = player.clone()
-    p.reset(spec, _rngs(4))
+    p.reset(spec, rngs(4))
     for j in range(6):
         rd = RoundData(*(None if a is None else np.array(a) for a in data.round(j)))
         w = np.array(p.predict(rd.x))
@@ -198,11 +219,11 @@ def check_oco_update_does_not_alias_input(player: OCOPlayer) -> None:
         try:
             p.update(fb)
         except ValueError as exc:
-            _fail("check_oco_update_does_not_alias_input", player, f"writes to its input: {exc}")
+            fail("check_oco_update_does_not_alias_input", player, f"writes to its input: {exc}")
     before = np.array(p.predict(data.round(0).x))
     again = np.array(p.predict(data.round(0).x))
     if not np.array_equal(before, again):
-        _fail("check_oco_update_does_not_alias_input", player, "state changed after update")
+        fail("check_oco_update_does_not_alias_input", player, "state changed after update")
 
 
 def check_oco_reset_restores_initial_state(player: OCOPlayer) -> None:
@@ -212,45 +233,19 @@ def check_oco_reset_restores_initial_state(player: OCOPlayer) -> None:
     data = _data(adversary, spec, 5, 10)
     fresh = _loop(player, spec, data, 5)
     p = player.clone()
-    p.reset(spec, _rngs(5))
+    p.reset(spec, rngs(5))
     for j in range(10):
         rd = data.round(j)
         p.update(feedback(spec.loss, spec.sigma, np.array(p.predict(rd.x)), rd))
-    p.reset(spec, _rngs(5))
+    p.reset(spec, rngs(5))
     again = []
     for j in range(10):
         rd = data.round(j)
         w = np.array(p.predict(rd.x))
         again.append(w)
         p.update(feedback(spec.loss, spec.sigma, w, rd))
-    if not np.allclose(np.stack(again, axis=1), fresh, atol=BLOCK_ATOL):
-        _fail("check_oco_reset_restores_initial_state", player, "reset does not restart the game")
-
-
-def check_oco_seed_determinism(component: Any) -> None:
-    """The same seed gives identical rows; replicate 2 alone equals replicate 2 in a batch."""
-    player, adversary = _pair(component)
-    a = _run(player, adversary, seed=11).rows
-    b = _run(player, adversary, seed=11).rows
-    if not a.equals(b):
-        _fail("check_oco_seed_determinism", component, "the same seed gave different results")
-    alone = _run(player, adversary, seed=11, replicates=[2]).rows
-    if not np.array_equal(a[a.replicate == 2].value.to_numpy(), alone.value.to_numpy()):
-        _fail("check_oco_seed_determinism", component, "replicate 2 alone differs from a batch")
-
-
-def check_oco_no_global_rng(component: Any) -> None:
-    """Results do not depend on numpy's global RNG, and the game does not consume it."""
-    player, adversary = _pair(component)
-    rows = []
-    for seed in (1, 2):
-        np.random.seed(seed)  # noqa: NPY002 - deliberately perturbing the global state
-        before = np.random.get_state()[1].copy()  # noqa: NPY002
-        rows.append(_run(player, adversary, seed=12).rows)
-        if not np.array_equal(before, np.random.get_state()[1]):  # noqa: NPY002
-            _fail("check_oco_no_global_rng", component, "the game drew from the global RNG")
-    if not rows[0].equals(rows[1]):
-        _fail("check_oco_no_global_rng", component, "results depend on the global RNG's seed")
+    if not np.allclose(np.stack(again, axis=1), fresh, rtol=0.0, atol=BLOCK_ATOL):
+        fail("check_oco_reset_restores_initial_state", player, "reset does not restart the game")
 
 
 def check_oco_bounded_memory(component: Any) -> None:
@@ -258,8 +253,8 @@ def check_oco_bounded_memory(component: Any) -> None:
     player, adversary = _pair(component)
     spec = _spec_for(adversary, n_rep=2, horizon=1000)
     adv, p = adversary.clone(), player.clone()
-    adv.reset(spec, _rngs(8, 2))
-    p.reset(spec, _rngs(9, 2))
+    adv.reset(spec, rngs(8, 2))
+    p.reset(spec, rngs(9, 2))
     sizes = []
     t = 0
     for stop in (100, 1000):
@@ -271,9 +266,9 @@ def check_oco_bounded_memory(component: Any) -> None:
             if rd.x is None and x is not None:
                 rd = rd._replace(x=x)
             p.update(feedback(spec.loss, spec.sigma, w, rd))
-        sizes.append(_state_bytes(p if isinstance(component, OCOPlayer) else adv))
+        sizes.append(state_bytes(p if isinstance(component, OCOPlayer) else adv))
     if sizes[1] > sizes[0] + MEMORY_SLACK_BYTES:
-        _fail(
+        fail(
             "check_oco_bounded_memory",
             component,
             f"state grew from {sizes[0]} bytes after 100 rounds to {sizes[1]} after 1000",
@@ -303,7 +298,7 @@ def check_oco_declared_bounds_hold(player: OCOPlayer) -> None:
             bad = merged[merged.value > merged.value_bound + slack]
             if len(bad):
                 row = bad.iloc[0]
-                _fail(
+                fail(
                     "check_oco_declared_bounds_hold",
                     player,
                     f"{target} = {row.value:.6g} exceeds its bound {row.value_bound:.6g} at "
@@ -327,6 +322,11 @@ def _pair(component: Any) -> tuple[Any, Any]:
     return _partner_players(component)[0], component
 
 
+def _game(component: Any) -> tuple[Any, Any, dict[str, Any]]:
+    player, adversary = _pair(component)
+    return player, adversary, _game_kwargs(adversary)
+
+
 def check_oco_data_valid(adversary: OCOAdversary) -> None:
     """The adversary's game plays: finite data of the right shapes, ±1 labels in classification,
     subgradients within the declared bound (the engine validates every round)."""
@@ -334,7 +334,7 @@ def check_oco_data_valid(adversary: OCOAdversary) -> None:
         try:
             _run(player, adversary, metrics=["loss"])
         except Exception as exc:
-            _fail("check_oco_data_valid", adversary, f"{type(exc).__name__}: {exc}")
+            fail("check_oco_data_valid", adversary, f"{type(exc).__name__}: {exc}")
 
 
 def check_oco_block_matches_stream(adversary: OCOAdversary) -> None:
@@ -344,7 +344,7 @@ def check_oco_block_matches_stream(adversary: OCOAdversary) -> None:
     spec = _spec_for(adversary)
     whole = _data(adversary, spec, 6, 30)
     adv = adversary.clone()
-    adv.reset(spec, _rngs(6))
+    adv.reset(spec, rngs(6))
     parts, t = [], 1
     for n in (1, 9, 20):
         parts.append(adv.data_block(t, n))
@@ -355,7 +355,7 @@ def check_oco_block_matches_stream(adversary: OCOAdversary) -> None:
             continue
         b = np.concatenate([np.asarray(getattr(p, name)) for p in parts], axis=1)
         if not np.array_equal(np.asarray(a), b):
-            _fail("check_oco_block_matches_stream", adversary, f"{name} depends on the split")
+            fail("check_oco_block_matches_stream", adversary, f"{name} depends on the split")
 
 
 def check_oco_oblivious_is_oblivious(adversary: OCOAdversary) -> None:
@@ -381,7 +381,7 @@ def check_oco_oblivious_is_oblivious(adversary: OCOAdversary) -> None:
         np.array_equal(np.stack(a[c].to_numpy()), np.stack(b[c].to_numpy())) for c in a.columns
     )
     if not same:
-        _fail("check_oco_oblivious_is_oblivious", adversary, "data depends on the player")
+        fail("check_oco_oblivious_is_oblivious", adversary, "data depends on the player")
 
 
 def check_oco_comparator_declared(adversary: OCOAdversary) -> None:
@@ -390,30 +390,30 @@ def check_oco_comparator_declared(adversary: OCOAdversary) -> None:
         return
     spec = _spec_for(adversary)
     adv = adversary.clone()
-    adv.reset(spec, _rngs(7))
+    adv.reset(spec, rngs(7))
     u = np.asarray(adv.comparator())
     if u.shape != (spec.n_replicates, spec.dim) or not np.isfinite(u).all():
-        _fail("check_oco_comparator_declared", adversary, f"comparator() gave shape {u.shape}")
+        fail("check_oco_comparator_declared", adversary, f"comparator() gave shape {u.shape}")
 
 
-OCO_PLAYER_CHECKS = (
-    check_oco_points_valid,
-    check_oco_predict_is_pure,
-    check_oco_block_matches_loop,
-    check_oco_update_does_not_alias_input,
-    check_oco_reset_restores_initial_state,
-    check_oco_seed_determinism,
-    check_oco_no_global_rng,
-    check_oco_bounded_memory,
-    check_oco_declared_bounds_hold,
+CHECKS = ProtocolChecks(
+    player_checks=(
+        check_oco_points_valid,
+        check_oco_predict_is_pure,
+        check_oco_block_matches_loop,
+        check_oco_update_does_not_alias_input,
+        check_oco_reset_restores_initial_state,
+        check_oco_bounded_memory,
+        check_oco_declared_bounds_hold,
+    ),
+    adversary_checks=(
+        check_oco_data_valid,
+        check_oco_block_matches_stream,
+        check_oco_oblivious_is_oblivious,
+        check_oco_comparator_declared,
+        check_oco_bounded_memory,
+    ),
+    is_player=lambda component: isinstance(component, OCOPlayer),
+    pair=_game,
 )
-
-OCO_ADVERSARY_CHECKS = (
-    check_oco_data_valid,
-    check_oco_block_matches_stream,
-    check_oco_oblivious_is_oblivious,
-    check_oco_comparator_declared,
-    check_oco_seed_determinism,
-    check_oco_no_global_rng,
-    check_oco_bounded_memory,
-)
+"""The OCO protocols' part of the conformance suite (:meth:`OCOProtocol.conformance`)."""

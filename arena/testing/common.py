@@ -1,0 +1,251 @@
+"""The protocol-independent half of the conformance suite, and the suite's dispatch.
+
+Each ``check_*`` takes a component, works on clones of it, and raises ``AssertionError`` with a
+message that names the check, the component and what is wrong; it returns None on success.
+Modelled on scikit-learn's ``check_estimator`` and River's ``yield_checks``.
+
+The checks here hold for a component of any protocol: its parameters, its clone and repr, and
+whole games that must be reproducible and must not touch the global random generators. Each
+protocol adds its own checks (:mod:`arena.experts.checks`, :mod:`arena.oco.checks`) and the
+partners it plays a component against, through its :meth:`~arena.game.GameProtocol.conformance`;
+:func:`yield_checks` chains them.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from arena.base import canonical_json
+
+Check = Callable[[Any], None]
+
+REPLICATES = 3
+"""Replicates of the small games the checks play."""
+
+BLOCK_ATOL = 1e-12
+"""The block path must reproduce the per-round loop to this (design §6)."""
+
+MEMORY_SLACK_BYTES = 4096
+"""State may grow by this much between an early and a late round (Python object overhead)."""
+
+
+@dataclass(frozen=True)
+class ProtocolChecks:
+    """What a protocol adds to the conformance suite.
+
+    Attributes
+    ----------
+    player_checks, adversary_checks : tuple of callables
+        The protocol's own checks of its players and adversaries.
+    is_player : callable
+        Whether a component is one of the protocol's players (else it is an adversary).
+    pair : callable
+        ``pair(component) -> (player, adversary, game_kwargs)``: a small whole game in which
+        ``component`` plays against one of the suite's own partners; ``game_kwargs`` are keyword
+        arguments of :func:`arena.game.run_game` (horizon, replicates, metrics, n_actions).
+    """
+
+    player_checks: tuple[Check, ...]
+    adversary_checks: tuple[Check, ...]
+    is_player: Callable[[Any], bool]
+    pair: Callable[[Any], tuple[Any, Any, dict[str, Any]]]
+
+    def checks_for(self, component: Any) -> tuple[Check, ...]:
+        """The protocol's checks of ``component``."""
+        return self.player_checks if self.is_player(component) else self.adversary_checks
+
+
+def component_name(component: Any) -> str:
+    """Return ``ClassName(param=value, ...)`` for messages."""
+    params = ", ".join(f"{k}={v!r}" for k, v in component.get_params().items())
+    return f"{type(component).__name__}({params})"
+
+
+def fail(check: str, component: Any, message: str) -> None:
+    """Raise the ``AssertionError`` of a failed check, naming the check and the component."""
+    raise AssertionError(f"{check} failed for {component_name(component)}: {message}")
+
+
+def rngs(seed: int, n: int = REPLICATES) -> list[np.random.Generator]:
+    """Return n independent generators derived from ``seed`` (one per replicate)."""
+    return [np.random.default_rng([seed, r]) for r in range(n)]
+
+
+def state_copy(component: Any) -> dict[str, Any]:
+    return copy.deepcopy({k: v for k, v in vars(component).items()})
+
+
+def same_state(a: Any, b: Any) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (
+            isinstance(a, np.ndarray)
+            and isinstance(b, np.ndarray)
+            and a.shape == b.shape
+            and a.dtype == b.dtype
+            and bool(np.array_equal(a, b, equal_nan=True))
+        )
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_state(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(same_state(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, np.random.Generator) and isinstance(b, np.random.Generator):
+        return a.bit_generator.state == b.bit_generator.state
+    if hasattr(a, "__dict__") and type(a) is type(b) and not isinstance(a, type):
+        return same_state(vars(a), vars(b))
+    try:
+        return bool(a == b) or (a != a and b != b)
+    except (TypeError, ValueError):
+        return a is b
+
+
+def state_bytes(component: Any) -> int:
+    seen: set[int] = set()
+
+    def size(obj: Any) -> int:
+        if id(obj) in seen:
+            return 0
+        seen.add(id(obj))
+        if isinstance(obj, np.ndarray):
+            return obj.nbytes
+        if isinstance(obj, dict):
+            return sum(size(v) for v in obj.values())
+        if isinstance(obj, list | tuple):
+            return sum(size(v) for v in obj)
+        if hasattr(obj, "__dict__") and not isinstance(obj, type | np.random.Generator):
+            return size(vars(obj))
+        return 8
+
+    return size(component)
+
+
+# ----------------------------------------------------------------------------------------------
+# checks of every component
+
+
+def check_init_stores_params_only(component: Any) -> None:
+    """``__init__`` stores exactly its parameters under their own names, and nothing else."""
+    fresh = type(component)(**component.get_params())
+    names = set(type(component).param_names())
+    stored = set(vars(fresh))
+    if stored != names:
+        extra, missing = sorted(stored - names), sorted(names - stored)
+        fail(
+            "check_init_stores_params_only",
+            component,
+            f"__init__ must store exactly its parameters; extra attributes {extra}, "
+            f"missing {missing} (build state in reset, not in __init__)",
+        )
+
+
+def check_clone_and_repr_roundtrip(component: Any) -> None:
+    """``clone()`` and ``eval(repr(c))`` give a component with the same parameters."""
+    cls = type(component)
+    want = canonical_json(component.get_params())
+    if canonical_json(component.clone().get_params()) != want:
+        fail("check_clone_and_repr_roundtrip", component, "clone() changed the parameters")
+    namespace = {cls.__name__: cls, "nan": math.nan, "inf": math.inf}
+    try:
+        again = eval(repr(component), namespace)  # our own repr: parameters only
+    except Exception as exc:
+        fail("check_clone_and_repr_roundtrip", component, f"repr does not evaluate: {exc}")
+    if canonical_json(again.get_params()) != want:
+        fail(
+            "check_clone_and_repr_roundtrip",
+            component,
+            f"eval(repr) gives {again.get_params()}, not {component.get_params()}",
+        )
+
+
+def _conformance(component: Any) -> ProtocolChecks:
+    return protocol_checks(component)[0]
+
+
+def _play(component: Any, seed: int, **overrides: Any):
+    from arena.game import run_game
+
+    player, adversary, kwargs = _conformance(component).pair(component)
+    return run_game(player, adversary, seed=seed, **{**kwargs, **overrides}).rows
+
+
+def check_seed_determinism(component: Any) -> None:
+    """The same seed gives identical rows; the rows do not depend on the batch."""
+    a = _play(component, 11)
+    b = _play(component, 11)
+    if not a.equals(b):
+        fail("check_seed_determinism", component, "the same seed gave different results")
+    alone = _play(component, 11, replicates=[2])
+    if not np.array_equal(a[a.replicate == 2].value.to_numpy(), alone.value.to_numpy()):
+        fail(
+            "check_seed_determinism",
+            component,
+            "replicate 2 alone differs from replicate 2 in a batch of 3",
+        )
+
+
+def check_no_global_rng(component: Any) -> None:
+    """Results do not depend on, and the game does not consume, numpy's or Python's global RNG."""
+    rows = []
+    for seed in (1, 2):
+        np.random.seed(seed)  # noqa: NPY002 - deliberately perturbing the global state
+        random.seed(seed)
+        before = (np.random.get_state()[1].copy(), random.getstate())  # noqa: NPY002
+        rows.append(_play(component, 12))
+        after = (np.random.get_state()[1], random.getstate())  # noqa: NPY002
+        if not np.array_equal(before[0], after[0]) or before[1] != after[1]:
+            fail("check_no_global_rng", component, "the game drew from the global RNG")
+    if not rows[0].equals(rows[1]):
+        fail("check_no_global_rng", component, "results depend on the global RNG's seed")
+
+
+COMMON_CHECKS: tuple[Check, ...] = (
+    check_init_stores_params_only,
+    check_clone_and_repr_roundtrip,
+    check_seed_determinism,
+    check_no_global_rng,
+)
+"""The checks of every component, whatever its protocol."""
+
+
+# ----------------------------------------------------------------------------------------------
+# dispatch
+
+
+def protocol_names(component: Any) -> list[str]:
+    """Return the protocols a component plays: an adversary's one, a player's (sorted)."""
+    from arena.protocols import Adversary, Player
+
+    if isinstance(component, Adversary):
+        return [component.tags.protocol]
+    if isinstance(component, Player):
+        return sorted(component.tags.protocols)
+    raise TypeError(f"no conformance checks for {type(component).__name__}")
+
+
+def protocol_checks(component: Any) -> list[ProtocolChecks]:
+    """Return the conformance of each registered protocol the component plays (once per class)."""
+    from arena.game import protocol_for
+
+    out: list[ProtocolChecks] = []
+    seen: set[type] = set()
+    for name in protocol_names(component):
+        protocol = protocol_for(name)
+        if type(protocol) in seen:
+            continue
+        seen.add(type(protocol))
+        out.append(protocol.conformance())
+    return out
+
+
+def yield_checks(component: Any) -> Iterator[Check]:
+    """Yield the checks that apply to ``component``: the common ones, then its protocols'."""
+    per_protocol = protocol_checks(component)
+    yield from COMMON_CHECKS
+    for conformance in per_protocol:
+        yield from conformance.checks_for(component)

@@ -1,0 +1,134 @@
+"""No import cycle anywhere in the library (issue 13: the driver imports no protocol).
+
+The graph has an edge A → B for every ``import B`` / ``from B import …`` in module A, at module
+level or inside a function (a deferred import is still a dependency), except under
+``if TYPE_CHECKING:``, which never runs. ``from pkg import name`` is an edge to ``pkg.name`` when
+that is a module, else to ``pkg``. Importing a submodule also runs its parents' ``__init__``; those
+implicit edges are Python's package mechanics, not dependencies of the code, and are left out.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("arena", "players", "adversaries")
+
+
+def module_files() -> dict[str, Path]:
+    """Map every module name of the packages to its file."""
+    out = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            out[name] = path
+    return out
+
+
+def _runtime_nodes(tree: ast.AST):
+    """Yield the nodes of ``tree`` outside ``if TYPE_CHECKING:`` blocks."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            stack.extend(node.orelse)
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """Return ``{module: {modules it imports}}`` restricted to ``modules``."""
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        is_package = path.name == "__init__.py"
+        for node in _runtime_nodes(ast.parse(path.read_text(), str(path))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = name.split(".")
+                    anchor = anchor if is_package else anchor[:-1]
+                    anchor = anchor[: len(anchor) - node.level + 1]
+                    base = ".".join([*anchor, base] if base else anchor)
+                for alias in node.names:
+                    sub = f"{base}.{alias.name}"
+                    targets.append(sub if sub in modules else base)
+            graph[name].update(t for t in targets if t in modules and t != name)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Return the strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_library_has_no_import_cycle():
+    assert cycles(import_graph(module_files())) == []
+
+
+def test_the_driver_imports_no_protocol():
+    graph = import_graph(module_files())
+    for protocol in ("arena.experts", "arena.oco"):
+        reached = {m for m in graph["arena.game"] if m.startswith(protocol)}
+        assert not reached, f"arena.game imports {sorted(reached)}"
+
+
+@pytest.mark.parametrize(
+    ("sources", "expected"),
+    [
+        ({"a": "import b", "b": "def f():\n    import a"}, [["a", "b"]]),
+        ({"a": "from b import x", "b": "x = 1"}, []),
+        (
+            {
+                "a": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import b",
+                "b": "import a",
+            },
+            [],
+        ),
+        ({"a": "import b", "b": "import c", "c": "from a import y"}, [["a", "b", "c"]]),
+    ],
+)
+def test_the_cycle_finder_finds_cycles(tmp_path, sources, expected):
+    modules = {}
+    for name, text in sources.items():
+        path = tmp_path / f"{name}.py"
+        path.write_text(text)
+        modules[name] = path
+    assert cycles(import_graph(modules)) == expected
