@@ -1,0 +1,106 @@
+"""The state the report's sections share: their inputs, and the tables and figures they write."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from arena.reporting.figures import FigureOut, Style, player_styles, save_figure
+from arena.reporting.load import Source
+from arena.reporting.render import Block, Figure
+
+
+@dataclass
+class Section:
+    """One top-level section of the report: its title, its anchor and its blocks.
+
+    The title goes into the page's navigation and into the section's level-2 heading.
+    """
+
+    title: str
+    anchor: str
+    blocks: list[Block]
+
+
+@dataclass
+class ReportContext:
+    """Inputs of every section, and the registry of the files they write.
+
+    Parameters
+    ----------
+    src : Source
+        The loaded results.
+    metrics : list of str
+        The requested leaderboard metrics, ``regret`` first, without duplicates.
+    level : float
+        Confidence level of every interval.
+    fig_dir, tab_dir : Path
+        Where figures (PNG and SVG) and tables (CSV) go.
+    started : float
+        :func:`time.perf_counter` when the build started (the report states its build time).
+
+    Attributes
+    ----------
+    logged : set of str
+        Metrics present in the rows.
+    styles : dict
+        Each player's colour and marker, shared by every figure.
+    tables : dict
+        Label → relative path of every CSV written so far (the Files section lists them).
+    figures : list of FigureOut
+        Every figure saved so far, in report order (the Files section lists them).
+    """
+
+    src: Source
+    metrics: list[str]
+    level: float
+    fig_dir: Path
+    tab_dir: Path
+    started: float
+    logged: set[str] = field(init=False)
+    styles: dict[str, Style] = field(init=False)
+    tables: dict[str, str] = field(default_factory=dict)
+    figures: list[FigureOut] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.logged = set(map(str, self.rows["metric"].unique()))
+        self.styles = player_styles(self.src.player_labels)
+
+    @property
+    def rows(self) -> pd.DataFrame:
+        """The tidy rows of every cell."""
+        return self.src.rows
+
+    @property
+    def games(self) -> list[str]:
+        """Game labels, in the order tables and figure panels show them."""
+        return self.src.game_labels
+
+    @property
+    def pct(self) -> str:
+        """The confidence level as text, e.g. ``95%``."""
+        return f"{self.level:.0%}"
+
+    @property
+    def board_metrics(self) -> list[str]:
+        """The requested metrics that the rows have: each gets a leaderboard."""
+        return [m for m in self.metrics if m in self.logged]
+
+    def write_csv(self, label: str, frame: pd.DataFrame, name: str, index: bool = False) -> None:
+        """Write ``frame`` as ``tables/<name>`` and list it under ``label``."""
+        frame.to_csv(self.tab_dir / name, index=index, float_format="%.10g")
+        self.tables[label] = f"tables/{name}"
+
+    def add_figure(self, fig: FigureOut) -> Figure:
+        """Save ``fig`` under ``figures/``, list it; return the block that shows it."""
+        saved = save_figure(fig, self.fig_dir)
+        self.figures.append(saved)
+        return Figure(
+            saved.name,
+            saved.caption,
+            saved.png,
+            f"figures/{saved.name}.png",
+            f"figures/{saved.name}.svg",
+        )

@@ -1,0 +1,135 @@
+"""The "Flags" section: values above a declared bound, means below a reference lower bound."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from arena.reporting import stats
+from arena.reporting.render import Block, Heading, Para, Table
+from arena.reporting.sections.context import ReportContext, Section
+from arena.reporting.sections.formatting import num, param_text
+
+# Past this many flagged checkpoints the page shows the first ones only; the CSV has them all.
+MAX_BELOW_SHOWN = 200
+
+
+@dataclass
+class BoundChecks:
+    """The results of the bound checks: the overview counts them, the flags section lists them.
+
+    ``violations`` has every row above its declared bound, ``summary`` one line per group of
+    them, ``below`` the checkpoints whose mean is below a reference lower bound.
+    """
+
+    violations: pd.DataFrame
+    summary: pd.DataFrame
+    below: pd.DataFrame
+
+
+def check_bounds(ctx: ReportContext) -> BoundChecks:
+    """The bound checks of every metric against its ``bound:`` and ``lower_bound:`` rows.
+
+    Their three tables are written as CSV.
+    """
+    viol = stats.bound_violations(ctx.rows)
+    checks = BoundChecks(
+        viol, stats.summarize_violations(viol), stats.lower_bound_violations(ctx.rows)
+    )
+    ctx.write_csv("bound violations (every row)", checks.violations, "bound_violations.csv")
+    ctx.write_csv("bound violations (summary)", checks.summary, "bound_violations_summary.csv")
+    ctx.write_csv("below reference lower bound", checks.below, "below_lower_bound.csv")
+    return checks
+
+
+def flags(ctx: ReportContext, checks: BoundChecks) -> Section:
+    """The flags section: bound violations, then means below a reference lower bound."""
+    blocks: list[Block] = [
+        Para(
+            "A row violates its bound when `value > bound + 1e-9·max(1, |bound|)`, comparing each "
+            "metric with the player's `bound:<metric>` row of the same cell, seed, replicate, "
+            "round and parameter."
+        )
+    ]
+    viol_sum = checks.summary
+    if len(viol_sum):
+        blocks.append(
+            Table(
+                [
+                    "game",
+                    "player",
+                    "cell",
+                    "metric",
+                    "rows",
+                    "replicates",
+                    "first t",
+                    "largest excess",
+                ],
+                [
+                    [
+                        r.game,
+                        r.player,
+                        r.cell,
+                        param_text(r.metric, r.param),
+                        str(r.rows),
+                        r.replicates,
+                        str(r.first_t),
+                        num(r.excess),
+                    ]
+                    for r in viol_sum.itertuples()
+                ],
+                caption="Bound violations",
+                bad_rows=set(range(len(viol_sum))),
+                text_columns={0, 1, 2, 3, 5},
+                anchor="bound-violations",
+            )
+        )
+    else:
+        blocks.append(Para("None.", ok=True))
+    blocks.append(Heading("Below reference lower bound", 3, "below-lower-bound"))
+    blocks.append(
+        Para(
+            "A checkpoint is flagged when a player's mean is below the adversary's reference lower "
+            "bound (`lower_bound:<metric>`, averaged over replicates) by more than a CLT margin "
+            "`q · s/√n` (plus 1e-9 relative), q the one-sided t quantile at "
+            f"1 − {1 - stats.LOWER_BOUND_LEVEL:g}/K with K the cell's checkpoints (Bonferroni: "
+            "a cell at its bound is wrongly flagged with probability ≤ "
+            f"{1 - stats.LOWER_BOUND_LEVEL:g}); at least two replicates are needed."
+        )
+    )
+    below = checks.below
+    if len(below):
+        shown = below.head(MAX_BELOW_SHOWN)
+        blocks.append(
+            Table(
+                ["game", "player", "cell", "metric", "t", "mean", "lower bound", "margin", "n"],
+                [
+                    [
+                        r.game,
+                        r.player,
+                        r.cell,
+                        param_text(r.metric, r.param),
+                        str(int(r.t)),
+                        num(r.mean),
+                        num(r.lower_bound),
+                        num(r.margin),
+                        str(int(r.n)),
+                    ]
+                    for r in shown.itertuples()
+                ],
+                caption="Below reference lower bound"
+                + (
+                    f" (first {MAX_BELOW_SHOWN} of {len(below)})"
+                    if len(below) > MAX_BELOW_SHOWN
+                    else ""
+                ),
+                bad_rows=set(range(len(shown))),
+                text_columns={0, 1, 2, 3},
+            )
+        )
+    elif any(m.startswith("lower_bound:") for m in ctx.logged):
+        blocks.append(Para("None.", ok=True))
+    else:
+        blocks.append(Para("No adversary declared a lower bound.", note=True))
+    return Section("Flags: bound violations", "flags", blocks)

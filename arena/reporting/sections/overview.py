@@ -1,0 +1,62 @@
+"""The "Overview" section: what was read, and a one-line verdict on bounds and failures."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from arena.reporting import stats
+from arena.reporting.render import Block, Para
+from arena.reporting.sections.context import ReportContext, Section
+from arena.reporting.sections.flags import BoundChecks
+from arena.reporting.sections.formatting import int_range, plural
+
+
+def overview(ctx: ReportContext, checks: BoundChecks) -> Section:
+    """The overview section: the source's size, metrics logged and missing, flag counts."""
+    src, rows, games = ctx.src, ctx.rows, ctx.games
+    n_units = rows.groupby(["game_label", *stats.UNIT], observed=True).ngroups
+    total_wall = float(np.nansum(src.cells["wall_time_s"].to_numpy(float)))
+    horizon = sorted(set(src.games.horizon.tolist()))
+    n_actions = sorted(set(src.games.n_actions.tolist()))
+    blocks: list[Block] = [
+        Para(
+            f"Source: `{src.root}` — {len(src.cells)} cells ({len(src.player_labels)} players × "
+            f"{len(games)} games), {int_range(src.cells['replicates'])} replicates per cell "
+            f"({n_units} (game, seed, replicate) units), horizon T = "
+            f"{', '.join(map(str, horizon))}, N = {', '.join(map(str, n_actions))}; "
+            f"{rows['t'].nunique()} checkpoints; {len(rows):,} rows from {len(src.files)} "
+            f"results files; total cell wall time {total_wall:.1f} s."
+        ),
+        Para(
+            f"Players: {', '.join(src.player_labels)}. Games: {', '.join(games)}. Metrics logged: "
+            f"{', '.join(sorted(ctx.logged))}."
+        ),
+    ]
+    missing = [m for m in ctx.metrics if m not in ctx.logged]
+    if missing:
+        blocks.append(
+            Para(f"Requested metrics not in the results: {', '.join(missing)}.", note=True)
+        )
+    if len(checks.summary):
+        blocks.append(
+            Para(
+                f"{len(checks.violations):,} rows exceed a declared bound, in "
+                f"{len(checks.summary)} (game, player, metric) groups — see Flags.",
+                bad=True,
+            )
+        )
+    elif any(m.startswith("bound:") for m in ctx.logged):
+        blocks.append(Para("No value exceeds its player's declared bound.", ok=True))
+    else:
+        blocks.append(Para("No player declared a bound (no `bound:<metric>` rows).", note=True))
+    if len(checks.below):
+        blocks.append(
+            Para(
+                f"{len(checks.below)} checkpoints have a mean below the adversary's reference "
+                "lower bound — see Flags.",
+                bad=True,
+            )
+        )
+    if len(src.failures):
+        blocks.append(Para(f"{plural(len(src.failures), 'cell')} failed — see Failures.", bad=True))
+    return Section("Overview", "overview", blocks)

@@ -1,0 +1,126 @@
+"""The "Provenance" section: where the results came from."""
+
+from __future__ import annotations
+
+import json
+
+from arena.reporting.render import Block, Details, Para, Table
+from arena.reporting.sections.context import ReportContext, Section
+from arena.reporting.sections.formatting import num
+
+CELL_COLUMNS = [
+    "cell",
+    "tournament_cell",
+    "player_label",
+    "game_label",
+    "seed",
+    "replicates",
+    "wall_time_s",
+    "run_id",
+    "git_revision",
+    "manifest",
+]
+
+
+def provenance(ctx: ReportContext) -> Section:
+    """The provenance section: configuration, package versions, git revisions, one line per cell.
+
+    The configuration is the tournament's (or each run's), the versions and revisions those
+    the cell manifests record.
+    """
+    src = ctx.src
+    cells = src.cells
+    ctx.write_csv("cells", cells, "cells.csv")
+    blocks: list[Block] = []
+    if src.tournament is not None:
+        t = src.tournament
+        blocks.append(
+            Para(
+                f"Tournament `{t.get('name', '?')}` (config digest "
+                f"`{t.get('config_digest', 'n/a')}`, git revision "
+                f"`{t.get('git_revision') or 'unknown'}`)."
+            )
+        )
+        blocks.append(
+            Details(
+                "Tournament configuration (manifest.json → config)",
+                json.dumps(t.get("config"), indent=2, sort_keys=True, default=str),
+            )
+        )
+    if src.multirun_config is not None:
+        blocks.append(Details("Hydra multirun.yaml", src.multirun_config))
+    if src.tournament is None:
+        configs = sorted({c for c in cells["config"].dropna()})
+        if configs:
+            text = "\n\n".join(json.dumps(json.loads(c), indent=2, sort_keys=True) for c in configs)
+            blocks.append(Details(f"Resolved configuration of each run ({len(configs)})", text))
+    versions = [v for v in cells["versions"].dropna().unique()]
+    if versions:
+        sets = [json.loads(v) for v in versions]
+        packages = sorted({k for s in sets for k in s})
+        header = (
+            ["package", *(f"set {i + 1}" for i in range(len(sets)))]
+            if len(sets) > 1
+            else ["package", "version"]
+        )
+        blocks.append(
+            Table(
+                header,
+                [[p, *(str(s.get(p, "—")) for s in sets)] for p in packages],
+                caption="Package versions recorded in the cell manifests",
+            )
+        )
+        if len(sets) > 1:
+            blocks.append(
+                Para(
+                    f"The cells were produced with {len(sets)} different sets of package versions; "
+                    "see cells.csv for which is which.",
+                    note=True,
+                )
+            )
+    else:
+        blocks.append(Para("No cell manifest found: versions unknown.", note=True))
+    revs = cells["git_revision"].fillna("unknown").value_counts()
+    blocks.append(
+        Para(
+            "Git revision: "
+            + "; ".join(f"`{r}` ({n} cells)" for r, n in revs.items())
+            + ("." if len(revs) == 1 else " — results from different revisions.")
+        )
+    )
+    blocks.append(
+        Table(
+            [
+                "cell",
+                "player",
+                "game",
+                "seed",
+                "replicates",
+                "wall time (s)",
+                "run_id",
+                "git revision",
+            ],
+            [
+                [
+                    str(r.cell)
+                    + (
+                        f" (part {r.tournament_cell})"
+                        if isinstance(r.tournament_cell, str) and r.tournament_cell != r.cell
+                        else ""
+                    ),
+                    str(r.player_label),
+                    str(r.game_label),
+                    str(int(r.seed)),
+                    str(int(r.replicates)),
+                    num(r.wall_time_s),
+                    str(r.run_id),
+                    str(r.git_revision or "unknown"),
+                ]
+                for r in cells[CELL_COLUMNS].itertuples()
+            ],
+            caption="Cells: wall time per cell (from its manifest; replicate blocks summed)",
+            text_columns={0, 1, 2, 6, 7},
+            anchor="cells",
+        )
+    )
+    return Section("Provenance", "provenance", blocks)
