@@ -50,8 +50,10 @@ def canonical_json(obj: Any) -> str:
 class Component:
     """Base of players, adversaries and metrics: parameters only in ``__init__``.
 
-    Subclasses set ``name`` (the registry name) and ``version`` (bumped on any behaviour change)
-    and store each ``__init__`` argument under the same attribute name.
+    Subclasses store each ``__init__`` argument under the same attribute name, and declare what
+    each parameter may be in ``parameter_constraints`` (:mod:`arena.params`; checked by one
+    validator before any round). A registered component's name is its entry point's; ``name``
+    names an unregistered one (a test partner) and ``version`` is bumped on any behaviour change.
 
     Examples
     --------
@@ -68,6 +70,10 @@ class Component:
 
     name: ClassVar[str] = ""
     version: ClassVar[int] = 1
+    kind: ClassVar[str] = "component"
+    """What the component is in messages: ``player``, ``adversary`` or ``metric``."""
+    parameter_constraints: ClassVar[dict[str, list[Any]]] = {}
+    """``{parameter: [constraint, ...]}``: each value must satisfy one (:mod:`arena.params`)."""
 
     @classmethod
     def param_names(cls) -> list[str]:
@@ -87,12 +93,19 @@ class Component:
 
     @classmethod
     def registry_name(cls) -> str:
-        """Return the registry name, or the class name when the class is not registered.
+        """Return the name of the entry point that registers this class, else its own ``name``,
+        else the class name.
 
-        Only a ``name`` set on the class itself counts: a subclass of a registered component
-        behaves differently, so it must not inherit its parent's name (nor its seeds and run ids).
+        A subclass of a registered component behaves differently, so it never inherits its
+        parent's name (nor its seeds and run ids): only a ``name`` set on the class itself counts.
         """
-        return cls.__dict__.get("name") or cls.__name__
+        from arena.registry import name_of
+
+        return name_of(cls) or cls.__dict__.get("name") or cls.__name__
+
+    def label(self) -> str:
+        """Return ``"<kind> <registry name>"`` (e.g. ``player hedge``), how errors name it."""
+        return f"{self.kind} {self.registry_name()}"
 
     def get_params(self) -> dict[str, Any]:
         """Return the hyperparameters as a dict, read from the attributes of the same names."""

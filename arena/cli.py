@@ -210,6 +210,9 @@ def _list(args: list[str]) -> int:
             doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
             print(f"  {name:<18} ({params})")
             print(f"  {'':<18} {doc}  [{reg.distribution}: {reg.entry_point.value}]")
+            for pname, constraints in getattr(cls, "parameter_constraints", {}).items():
+                allowed = " or ".join(c.describe() for c in constraints)
+                print(f"  {'':<18}   {pname}: {allowed}")
     return 0
 
 

@@ -33,6 +33,7 @@ from arena.base import canonical_json
 from arena.checkpoints import log_grid
 from arena.errors import ArenaError, ConfigError
 from arena.metrics.base import Metric
+from arena.params import validate_params
 from arena.results import TraceWriter, assemble_rows
 from arena.seeding import replicate_streams
 from arena.spec import GameSpec
@@ -302,9 +303,11 @@ def resolve_metrics(protocol: GameProtocol, metrics: Any) -> tuple[list[Metric],
             return
         registry.check_param_names("metric", name, cls, params)
         try:
-            out.append(cls(**params))
+            metric = cls(**params)
         except TypeError as exc:
             raise ConfigError(f"metric {name}", "params", str(exc)) from exc
+        validate_params(metric)
+        out.append(metric)
 
     if isinstance(metrics, Mapping):
         for name, params in metrics.items():
@@ -349,6 +352,8 @@ def prepare_game(
     """
     player = resolve_component("player", player, player_params)
     adversary = resolve_component("adversary", adversary, adversary_params)
+    validate_params(player)
+    validate_params(adversary)
     protocol = protocol_for(adversary.tags.protocol)
     protocol.check_pair(player, adversary)
     horizon = check_int("game", "horizon", horizon, 1)

@@ -29,6 +29,8 @@ PROB_NEG_TOL = 1e-12
 class Player(Component):
     """Base of all players: ``reset(spec, rngs)`` builds the batched game state."""
 
+    kind: ClassVar[str] = "player"
+
     tags: ClassVar[PlayerTags] = PlayerTags()
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
@@ -148,6 +150,8 @@ class SingleGameExpertsPlayer(ExpertsPlayer):
 
 class Adversary(Component):
     """Base of all adversaries: it fixes N and the loss range, and emits losses each round."""
+
+    kind: ClassVar[str] = "adversary"
 
     tags: ClassVar[AdversaryTags] = AdversaryTags()
 

@@ -49,6 +49,26 @@ def _claims(kind: str) -> dict[str, tuple[Registered, ...]]:
     return {name: tuple(found[name]) for name in sorted(found)}
 
 
+@cache
+def _names_by_target() -> dict[str, str]:
+    """``{"module:Class": name}`` of every registered player and adversary."""
+    out: dict[str, str] = {}
+    for kind in ("player", "adversary"):
+        for name, claims in _claims(kind).items():
+            for claim in claims:
+                out.setdefault(claim.entry_point.value, name)
+    return out
+
+
+def name_of(cls: type) -> str | None:
+    """Return the registry name of a player or adversary class, or None if it is not registered.
+
+    Read from the entry points' metadata (no plugin is imported): the name is declared once, in
+    the distribution's ``pyproject.toml``.
+    """
+    return _names_by_target().get(f"{cls.__module__}:{cls.__qualname__}")
+
+
 def available(kind: str) -> list[str]:
     """Return the sorted registry names of ``kind`` (``player``, ``adversary`` or ``metric``)."""
     return list(_claims(kind))

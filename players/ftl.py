@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 from numba import njit
 
-from arena.errors import ConfigError
+from arena.params import OneOf
 from arena.protocols import ExpertsPlayer
 from arena.spec import GameSpec, PlayerTags
 
@@ -83,17 +84,13 @@ class FollowTheLeader(ExpertsPlayer):
     Kalai & Vempala (2005); Cesa-Bianchi & Lugosi (2006) §3.2; de Rooij et al. (2014) JMLR.
     """
 
-    name = "ftl"
     tags = PlayerTags(protocols=frozenset({"experts"}), block_kernel=True)
+    parameter_constraints: ClassVar = {"tie_break": [OneOf("uniform", "lowest")]}
 
     def __init__(self, tie_break: str = "uniform"):
         self.tie_break = tie_break
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        if self.tie_break not in ("uniform", "lowest"):
-            raise ConfigError(
-                "player ftl", "tie_break", f"must be 'uniform' or 'lowest', got {self.tie_break!r}"
-            )
         self._lowest = self.tie_break == "lowest"
         self._cum = np.zeros((spec.n_replicates, spec.n_actions))
 

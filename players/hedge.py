@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 from numba import njit
 
 from arena.errors import ConfigError
+from arena.params import Interval, OneOf
 from arena.protocols import ExpertsPlayer
 from arena.spec import GameSpec, PlayerTags
 
@@ -148,8 +150,10 @@ class Hedge(ExpertsPlayer):
     Cesa-Bianchi & Lugosi (2006), *Prediction, Learning, and Games*, Thms 2.2 and 2.3.
     """
 
-    name = "hedge"
     tags = PlayerTags(protocols=frozenset({"experts"}), block_kernel=True)
+    parameter_constraints: ClassVar = {
+        "eta": [Interval(0, None, closed="neither"), OneOf(*ETA_SCHEDULES)]
+    }
 
     def __init__(self, eta: float | str = "tuned"):
         self.eta = eta
@@ -157,23 +161,12 @@ class Hedge(ExpertsPlayer):
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
         log_n = math.log(spec.n_actions)
         if isinstance(self.eta, str):
-            if self.eta not in ETA_SCHEDULES:
-                raise ConfigError(
-                    "player hedge",
-                    "eta",
-                    f"must be a number > 0 or one of {ETA_SCHEDULES}, got {self.eta!r}",
-                )
             if self.eta == "tuned" and spec.horizon is None:
-                raise ConfigError("player hedge", "eta", "'tuned' needs the horizon; use 'anytime'")
+                raise ConfigError(self.label(), "eta", "'tuned' needs the horizon; use 'anytime'")
             mode = {"tuned": FIXED, "anytime": ANYTIME, "doubling": DOUBLING}[self.eta]
             eta = math.sqrt(8.0 * log_n / spec.horizon) if mode == FIXED else 0.0
         else:
-            eta = float(self.eta)
-            if not (math.isfinite(eta) and eta > 0):
-                raise ConfigError(
-                    "player hedge", "eta", f"must be finite and > 0, got {self.eta!r}"
-                )
-            mode = FIXED
+            eta, mode = float(self.eta), FIXED
         self._mode = mode
         self._eta = eta
         self._log_n = log_n

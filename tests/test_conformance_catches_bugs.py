@@ -8,6 +8,7 @@ Every fixture below breaks exactly one contract; the matching check must raise a
 from __future__ import annotations
 
 import random
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ import pytest
 from adversaries.stochastic import Bernoulli
 from arena.oco.losses import RoundData
 from arena.oco.testing import AntiGradient, GaussianData, ProjectedGradient
+from arena.params import Interval
 from arena.protocols import AdaptiveAdversary, ObliviousAdversary
 from arena.spec import AdversaryTags, PlayerTags
 from arena.testing import check_component, parametrize_with_checks, yield_checks
@@ -270,6 +272,18 @@ class PeekingOCO(AntiGradient):
         return RoundData(g=g)
 
 
+class MisdeclaredConstraints(Hedge):
+    """Declares a constraint on a parameter it does not have."""
+
+    parameter_constraints: ClassVar = {"rate": [Interval(0, 1)]}
+
+
+class ViolatesItsConstraints(Hedge):
+    """Its default violates its own declaration."""
+
+    parameter_constraints: ClassVar = {"eta": [Interval(0, 1)]}
+
+
 BROKEN = [
     (MutatingPredictHedge(), "check_predict_is_pure", "changed the state attributes"),
     (GlobalRNGPlayer(eta=0.5), "check_no_global_rng", "global RNG"),
@@ -285,6 +299,8 @@ BROKEN = [
     (HistoryWritingAdversary(), "check_history_is_read_only", "wrote to the history"),
     (UndeclaredOracleAdversary(), "check_oracle_declared", "declared but fails"),
     (GlobalRNGAdversary(), "check_no_global_rng", "global RNG"),
+    (MisdeclaredConstraints(), "check_parameter_constraints", "['rate'], which are not"),
+    (ViolatesItsConstraints(), "check_parameter_constraints", "must be a real number in [0, 1]"),
     (LeavesTheBall(), "check_oco_points_valid", "leaves the ball domain"),
     (MutatingPredictOCO(), "check_oco_predict_is_pure", "changed"),
     (BlockDriftOCO(), "check_oco_block_matches_loop", "differs"),

@@ -123,6 +123,7 @@ class Metric(Component):
     rounds, ``values`` returns the snapshot ``(R, n_params)`` at the end of a chunk.
     """
 
+    kind: ClassVar[str] = "metric"
     param_name: ClassVar[str | None] = None
     requires: ClassVar[frozenset[str]] = frozenset()
     reads_increments: ClassVar[bool] = False

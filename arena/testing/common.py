@@ -163,6 +163,20 @@ def check_clone_and_repr_roundtrip(component: Any) -> None:
         )
 
 
+def check_parameter_constraints(component: Any) -> None:
+    """The declared constraints name real parameters, and the component's values satisfy them."""
+    from arena.params import check_declaration, constraint_errors
+
+    try:
+        check_declaration(type(component))
+    except TypeError as exc:
+        fail("check_parameter_constraints", component, str(exc))
+    errors = constraint_errors(component)
+    if errors:
+        name, message = errors[0]
+        fail("check_parameter_constraints", component, f"parameter {name!r} {message}")
+
+
 def _conformance(component: Any) -> ProtocolChecks:
     return protocol_checks(component)[0]
 
@@ -207,6 +221,7 @@ def check_no_global_rng(component: Any) -> None:
 COMMON_CHECKS: tuple[Check, ...] = (
     check_init_stores_params_only,
     check_clone_and_repr_roundtrip,
+    check_parameter_constraints,
     check_seed_determinism,
     check_no_global_rng,
 )

@@ -1,0 +1,236 @@
+"""Declarative parameter constraints and the one validator that checks them.
+
+A component declares, once, what each constructor parameter may be; :func:`validate_params`
+checks every declared parameter before any round and names the component (by its registry name),
+the parameter and what is allowed. Modelled on scikit-learn's ``_parameter_constraints``: a
+parameter is valid when it satisfies at least one of its constraints; a parameter that is not
+declared is not validated here (its component checks it in ``reset``, typically because what is
+allowed depends on the game, e.g. a prior's length on N).
+
+Examples
+--------
+>>> from arena.base import Component
+>>> class Toy(Component):
+...     parameter_constraints = {"eta": [Interval(0, None, closed="neither"), OneOf("tuned")]}
+...     def __init__(self, eta="tuned"):
+...         self.eta = eta
+>>> validate_params(Toy(eta=0.5))
+>>> validate_params(Toy(eta=-1))
+Traceback (most recent call last):
+...
+arena.errors.ConfigError: component Toy: parameter 'eta': must be a real number in (0, inf) or \
+one of 'tuned', got -1
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable
+from typing import Any
+
+from arena.errors import ConfigError
+
+
+class Constraint:
+    """One allowed form of a parameter value."""
+
+    def accepts(self, value: Any) -> bool:
+        """Whether ``value`` satisfies the constraint."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """The constraint in words, as error messages and ``arena list`` show it."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{self.describe()}>"
+
+
+class Interval(Constraint):
+    """A real (or integer) number in an interval; ``None`` bounds are infinite.
+
+    Parameters
+    ----------
+    lo, hi : float or None
+        The bounds (None: unbounded on that side).
+    closed : {"both", "left", "right", "neither"}
+        Which bounds belong to the interval. Unbounded sides never include ±inf: an interval
+        accepts finite numbers only, unless ``allow_inf`` is set.
+    integer : bool
+        Accept integers only (integral floats such as ``3.0`` from a YAML file are accepted).
+    allow_inf : bool
+        Also accept ``+inf`` / ``-inf`` where the interval is unbounded on that side.
+
+    Examples
+    --------
+    >>> Interval(0, 1).accepts(1.0), Interval(0, 1, closed="left").accepts(1.0)
+    (True, False)
+    >>> Interval(1, None, integer=True).describe()
+    'an integer ≥ 1'
+    >>> Interval(0, None, closed="neither").accepts(math.inf)
+    False
+    """
+
+    def __init__(
+        self,
+        lo: float | None = None,
+        hi: float | None = None,
+        *,
+        closed: str = "both",
+        integer: bool = False,
+        allow_inf: bool = False,
+    ):
+        if closed not in ("both", "left", "right", "neither"):
+            raise ValueError(f"closed must be both, left, right or neither, got {closed!r}")
+        self.lo, self.hi, self.closed = lo, hi, closed
+        self.integer, self.allow_inf = integer, allow_inf
+
+    def accepts(self, value: Any) -> bool:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            return False
+        v = float(value)
+        if math.isnan(v):
+            return False
+        if math.isinf(v):
+            unbounded = self.hi is None if v > 0 else self.lo is None
+            return self.allow_inf and unbounded
+        if self.integer and not v.is_integer():
+            return False
+        if self.lo is not None:
+            if v < self.lo or (v == self.lo and self.closed in ("right", "neither")):
+                return False
+        if self.hi is not None:
+            if v > self.hi or (v == self.hi and self.closed in ("left", "neither")):
+                return False
+        return True
+
+    def describe(self) -> str:
+        what = "an integer" if self.integer else "a real number"
+        lo_in = self.closed in ("both", "left")
+        hi_in = self.closed in ("both", "right")
+        if self.lo is not None and self.hi is None:
+            bound = f"{'≥' if lo_in else '>'} {_num(self.lo)}"
+            if not self.integer:
+                return f"{what} in {'[' if lo_in else '('}{_num(self.lo)}, inf)"
+            return f"{what} {bound}"
+        if self.lo is None and self.hi is not None:
+            return f"{what} {'≤' if hi_in else '<'} {_num(self.hi)}"
+        if self.lo is None and self.hi is None:
+            return f"a finite {what.removeprefix('a ').removeprefix('an ')}"
+        return (
+            f"{what} in {'[' if lo_in else '('}{_num(self.lo)}, {_num(self.hi)}"
+            f"{']' if hi_in else ')'}"
+        )
+
+
+class OneOf(Constraint):
+    """One of a fixed set of values (strings, usually).
+
+    Examples
+    --------
+    >>> OneOf("uniform", "lowest").accepts("lowest"), OneOf("uniform").describe()
+    (True, "one of 'uniform'")
+    """
+
+    def __init__(self, *options: Any):
+        self.options = options
+
+    def accepts(self, value: Any) -> bool:
+        return any(type(value) is type(o) and value == o for o in self.options)
+
+    def describe(self) -> str:
+        return "one of " + ", ".join(repr(o) for o in self.options)
+
+
+class IsNone(Constraint):
+    """The value ``None`` (``null`` in a YAML file): "let the component choose"."""
+
+    def accepts(self, value: Any) -> bool:
+        return value is None
+
+    def describe(self) -> str:
+        return "null"
+
+
+class Boolean(Constraint):
+    """``True`` or ``False``."""
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, bool)
+
+    def describe(self) -> str:
+        return "a boolean"
+
+
+class ListOf(Constraint):
+    """A non-empty list (or tuple) whose every item satisfies ``item``.
+
+    Examples
+    --------
+    >>> ListOf(Interval(0, 1)).accepts([0.2, 0.5]), ListOf(Interval(0, 1)).accepts([2])
+    (True, False)
+    """
+
+    def __init__(self, item: Constraint):
+        self.item = item
+
+    def accepts(self, value: Any) -> bool:
+        if isinstance(value, str) or not isinstance(value, Iterable):
+            return False
+        items = list(value)
+        return bool(items) and all(self.item.accepts(v) for v in items)
+
+    def describe(self) -> str:
+        return f"a list of {self.item.describe().removeprefix('a ').removeprefix('an ')}s"
+
+
+class InstanceOf(Constraint):
+    """An instance of a class (e.g. a regularizer object)."""
+
+    def __init__(self, cls: type, what: str | None = None):
+        self.cls, self.what = cls, what
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, self.cls)
+
+    def describe(self) -> str:
+        return self.what or f"a {self.cls.__name__}"
+
+
+def _num(x: float) -> str:
+    return f"{x:g}"
+
+
+def constraint_errors(component: Any) -> list[tuple[str, str]]:
+    """Return ``(parameter, message)`` for each declared parameter whose value is not allowed."""
+    declared = getattr(type(component), "parameter_constraints", {})
+    out = []
+    for name, constraints in declared.items():
+        value = getattr(component, name)
+        if not any(c.accepts(value) for c in constraints):
+            allowed = " or ".join(c.describe() for c in constraints)
+            out.append((name, f"must be {allowed}, got {value!r}"))
+    return out
+
+
+def validate_params(component: Any) -> None:
+    """Raise :class:`~arena.errors.ConfigError` for the first declared parameter not allowed.
+
+    The message names the component as ``"<kind> <registry name>"`` (e.g. ``player hedge``).
+    """
+    errors = constraint_errors(component)
+    if errors:
+        name, message = errors[0]
+        raise ConfigError(component.label(), name, message)
+
+
+def check_declaration(cls: type) -> None:
+    """Raise ``TypeError`` if ``cls`` declares constraints for names that are not parameters."""
+    declared = set(getattr(cls, "parameter_constraints", {}))
+    unknown = declared - set(cls.param_names())
+    if unknown:
+        raise TypeError(
+            f"{cls.__name__} declares constraints for {sorted(unknown)}, which are not "
+            f"parameters of its __init__ ({cls.param_names()})"
+        )
