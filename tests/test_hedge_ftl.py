@@ -323,21 +323,21 @@ def test_hedge_regret_bounds_every_adversary(adv_id, matrix_dir):
 
 
 def test_hedge_two_phase_nearly_tight(tmp_path):
-    # two-phase adversary table: T=10000, N=10, η=0.05 forces regret 94.4 against the bound
-    # ln N/η + ηT/8 = 108.6, i.e. 87% of it; we ask ≥ 85% (spec ratio less a margin for the
+    # two-phase adversary (our simulation): T=10000, N=10, η=0.05 forces regret 94.4 against the
+    # bound ln N/η + ηT/8 = 108.6, i.e. 87% of it; we ask ≥ 85% (that ratio less a margin for the
     # choice of T₁ = round(3 ln N/η) = 138) and, of course, ≤ the bound.
     horizon, n_act, eta = 10_000, 10, 0.05
     path = save_matrix(tmp_path, two_phase_matrix(horizon, n_act, eta))
     rows = play(Hedge(eta=eta), Replay(path=path), horizon=horizon, metrics={"regret": {}})
     regret = float(final_regret(rows)[0])
     bound = float(hedge_bound(eta, n_act, horizon))
-    assert bound == pytest.approx(108.6, abs=0.05)  # the reference's bound column
+    assert bound == pytest.approx(108.6, abs=0.05)  # ln N/η + ηT/8 at these values
     assert regret <= bound
     assert regret >= 0.85 * bound, (regret, bound)
-    # two-phase adversary prediction ln(N/2)/η + T₂(σ(η/2) − ½) = 94.7 (spec). The killer phase
-    # alone would
-    # cost ¼ + (T₂ − 1)(σ(η/2) − ½) (test_hedge_on_ftl_killer_closed_form) and phase 1 adds a
-    # positive amount on top, so the regret must exceed the phase-2 term.
+    # two-phase adversary prediction ln(N/2)/η + T₂(σ(η/2) − ½) = 94.7 (our simulation). The
+    # killer phase alone would cost ¼ + (T₂ − 1)(σ(η/2) − ½)
+    # (test_hedge_on_ftl_killer_closed_form) and phase 1 adds a positive amount on top, so the
+    # regret must exceed the phase-2 term.
     t2 = horizon - round(3.0 * math.log(n_act) / eta)
     phase2 = 0.25 + (t2 - 1) * (expit(eta / 2) - 0.5)
     assert phase2 < regret

@@ -385,8 +385,8 @@ class StronglyAdaptiveRegret(Metric):
 
     ``SA_≤(τ) = max over [s, e] ⊆ [1, t] with e − s + 1 ≤ τ of Σ_{u=s}^{e} h_u − min_i
     Σ_{u=s}^{e} l_{u,i}`` (Daniely, Gonen & Shalev-Shwartz 2015). Exact: a
-    sliding-window minimum of the prefix regret per expert (block decomposition instead of the
-    spec's monotone deque: same result, no data-dependent branches), O(N) amortized time per round
+    sliding-window minimum of the prefix regret per expert (block decomposition instead of a
+    monotone deque: same result, no data-dependent branches), O(N) amortized time per round
     and O(τN) memory per replicate, independent of T. For τ ≥ T it equals ``adaptive_regret``,
     computed by Kadane instead.
 

@@ -42,7 +42,7 @@ def recipe(seed_rng: np.random.Generator, horizon: int, d: int, kappa: float, k:
     return x, np.sign(z @ theta0)
 
 
-def test_stream_equals_the_digest_recipe():
+def test_stream_equals_the_thesis_recipe():
     adv = IllConditioned(kappa=40.0, n_large=4)
     spec = spec_for(adv, n_rep=2, horizon=300, dim=12)
     rd = blocks(adv, spec, [100, 200], seed=9)
