@@ -174,8 +174,8 @@ class DriftingGame(AdaptiveAdversary):
     References
     ----------
     Schapire (2001), "Drifting games"; Luo & Schapire (NIPS 2014), "A drifting-games analysis for
-    online learning and applications to boosting"; Freund (1995), boost-by-majority; Luo (2016),
-    thesis, §2.1.
+    online learning and applications to boosting"; Freund (1995), boost-by-majority; Luo 2016,
+    §2.1.
     """
 
     name = "drifting_game"
