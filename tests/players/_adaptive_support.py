@@ -259,7 +259,7 @@ def worst_regret_slope(player, directory: Path, n_act: int = 5) -> tuple[float, 
 
 def gap_growth(player, horizon: int = 2**14, early: int = 2**10, runs: int = 20) -> np.ndarray:
     """Per-run growth of the pseudo-regret from round ``early`` to ``horizon`` against Bernoulli
-    losses with a gap (means 0.4 vs 0.5, N = 5; van Erven et al. 2011)."""
+    losses with a gap (means 0.4 vs 0.5, N = 5)."""
     rows = run_game(
         player,
         "bernoulli",

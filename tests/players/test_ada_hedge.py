@@ -280,8 +280,8 @@ def test_regret_is_order_sqrt_t_on_ftl_killer():
 def test_stochastic_gap_regret_plateaus():
     # van Erven et al. 2011: with a unique best mean (0.4 vs 0.5) AdaHedge's expected regret stays
     # bounded: R(2^14) − R(2^10) is within noise (mean of 20 runs: |diff| ≤ 4 sd/√20 + 1, where
-    # the +1 absorbs the few late leader changes; a √T-type player gains ≳ 60 here, van Erven et al.
-    # 2011)
+    # the +1 absorbs the few late leader changes; a √T-type player gains ≳ 60 here in our
+    # simulations)
     rows = run_game(
         AdaHedge(),
         "bernoulli",

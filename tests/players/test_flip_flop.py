@@ -200,10 +200,9 @@ def test_order_sqrt_t_on_ftl_killer_like_adahedge():
 
 
 def test_bounded_regret_with_a_gap_like_ftl():
-    # de Rooij et al. 2014 / van Erven et al. 2011: with a unique best mean FlipFlop ≈ FTL: its
-    # regret plateaus (R(2^14) − R(2^10)
-    # within 4 sd/√20 + 1 over 20 runs) and stays within a constant factor of FTL's on the same
-    # losses (the adversary's stream is common to players)
+    # de Rooij et al. 2014: with a unique best mean FlipFlop ≈ FTL: its regret plateaus
+    # (R(2^14) − R(2^10) within 4 sd/√20 + 1 over 20 runs) and stays within a constant factor of
+    # FTL's on the same losses (the adversary's stream is common to players)
     kw = {
         "n_actions": 5,
         "horizon": 2**14,

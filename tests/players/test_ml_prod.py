@@ -190,6 +190,7 @@ def test_worst_regret_grows_like_sqrt_t(tmp_path):
 
 
 def test_stochastic_gap_regret_plateaus():
-    # van Erven et al. 2011: pseudo-regret growth 2^10 → 2^14 within 4 sd/√20 + 0.5
+    # Gaillard et al. 2014 (second-order bound): pseudo-regret growth 2^10 → 2^14 within 4 sd/√20 +
+    # 0.5
     growth = gap_growth(MLProd())
     assert abs(growth.mean()) <= 4 * growth.std(ddof=1) / math.sqrt(growth.size) + 0.5
