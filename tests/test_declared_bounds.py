@@ -3,7 +3,7 @@
 A player's ``bounds(t)`` is logged as rows ``bound:<metric>``; here each such row must dominate
 the matching ``<metric>`` row (same replicate, round and param) up to 1e-9 relative, on every
 registered adversary with its default parameters, a replay of random losses and a replay of the
-two-phase construction of two-phase adversary (which nearly attains fixed-η Hedge's bound), at
+two-phase construction (which nearly attains fixed-η Hedge's bound), at
 several (N, T). Games a component refuses (e.g. a two-expert player at N = 10) are skipped.
 """
 

@@ -280,7 +280,7 @@ def test_trace_simplex_and_learner_loss(case, tmp_path):
 
 
 # ----------------------------------------------------------------------------------------------
-# leak detector (non-anticipation: every player's expected loss is ½ per round; Cesa-Bianchi et al.
+# leak detector (the non-anticipation identity; Cesa-Bianchi et al.
 # 1997; CBL Thm 3.7)
 
 
@@ -300,8 +300,8 @@ def fair_coin_lb(horizon: int, n_actions: int) -> float:
 
 
 def test_fair_coin_lower_bound_formula_matches_spec_table():
-    # Cesa-Bianchi et al. 1997; CBL Thm 3.7 table (3 decimals) and non-anticipation: every player's
-    # expected loss is ½ per round (10.869 at T=200, N=10)
+    # the fair-coin lower bound (Cesa-Bianchi et al. 1997; CBL Thm 3.7), 3 decimals, and the
+    # non-anticipation identity (10.869 at T=200, N=10)
     assert fair_coin_lb_exact(10, 2) == Fraction(230945, 262144)
     table = {
         (10, 2): 0.881,
@@ -322,7 +322,7 @@ LEAK_T, LEAK_N, LEAK_R = 200, 10, 4000
 
 
 def leak_z(values: np.ndarray, target: float) -> float:
-    """(mean − target)/(sd/√M): non-anticipation: every player's expected loss is ½ per round asks
+    """(mean − target)/(sd/√M): the non-anticipation identity asks
     |z| ≤ 4; z ≪ −4 means the player saw l_t early."""
     return float((values.mean() - target) / (values.std(ddof=1) / math.sqrt(values.size)))
 
@@ -336,7 +336,7 @@ EXPERTS_PLAYERS = [
 
 @pytest.mark.parametrize("player", EXPERTS_PLAYERS)
 def test_leak_detector_every_registered_player(player):
-    # non-anticipation: every player's expected loss is ½ per round: under fair coins every
+    # the non-anticipation identity: under fair coins every
     # non-anticipating learner has
     # E[R_T] = LB(T, N) exactly (10.869 at T=200, N=10; Hedge gave 10.889 ± 0.032 over 4000 runs).
     tags = registry.load("player", player).tags
@@ -378,7 +378,7 @@ class PeekingHedge(ExpertsPlayer):
 
 
 def test_leak_detector_has_power_against_a_peeking_player(tmp_path):
-    # Negative control for non-anticipation: every player's expected loss is ½ per round: fair-coin
+    # Negative control for the non-anticipation identity: fair-coin
     # losses replayed from a file that the cheater also
     # reads. Peeking one round ahead drops the mean regret far below LB (z ≈ −50 at η = 0.1 and
     # below −100 for η ≈ 0.3 in trial runs); the honest Hedge on the same file passes.

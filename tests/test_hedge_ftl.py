@@ -309,7 +309,7 @@ def test_hedge_regret_bounds_every_adversary(adv_id, matrix_dir):
             eta = math.sqrt(8 * math.log(n) / BOUND_HORIZON) if eta_param == "tuned" else eta_param
             bound = hedge_bound(eta, n, ts)
             if eta_param == "tuned":
-                # row 2: at t = T the tuned bound is √(T ln N / 2)
+                # CBL Thm 2.2: at t = T the tuned bound is √(T ln N / 2)
                 tuned_final = math.sqrt(BOUND_HORIZON * math.log(n) / 2.0)
                 assert bound[-1] == pytest.approx(tuned_final, rel=1e-12)
                 assert_below(regret[:, -1], tuned_final * scale, f"{adv_id} tuned row 2")

@@ -1,9 +1,9 @@
 """Tests of the lower-bound constructions added to adversaries/lower_bound.py.
 
-Reference values copied from Gravin, Peres & Sivan 2016 (COMB table), Cover 1965 (Cover's V_T),
-two-phase adversary
-(two-phase table), Herbster & Warmuth 1998 (k-shift table) and Daniely et al. 2015 / Daniely et al.
-2015 (planted windows).
+Reference values are computed by us (exact dynamic programs or simulations) for the COMB adversary
+(Gravin, Peres & Sivan 2016), Cover's V_T (Cover 1965), the two-phase adversary against fixed-η
+Hedge, the k-shift lower bound (Herbster & Warmuth 1998) and planted windows (Daniely et al.
+2015).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from tests.adversaries._adversary_support import (
     rngs,
 )
 
-COMB_TABLE = {  # Gravin, Peres & Sivan 2016
+COMB_TABLE = {  # COMB values (Gravin, Peres & Sivan 2016), exact DP computed by us
     2: {10: 1.2305, 50: 2.8069, 100: 3.9795, 400: 7.9739},
     3: {10: 1.6729, 50: 3.7553, 100: 5.3149, 400: 10.6363},
     4: {10: 1.9492, 50: 4.4232, 100: 6.2615, 400: 12.5305},
@@ -231,7 +231,8 @@ def test_anti_hedge_bad_params(params, bad):
     ("n", "m", "want"), [(10, 0, 24.33), (10, 4, 54.35), (10, 9, 76.78), (100, 9, 124.76)]
 )
 def test_planted_blocks_declared_values(n, m, want):
-    """Herbster & Warmuth 1998 table at T = 1000 (2 decimals; 24.33 is 24.3248 rounded twice)."""
+    """k-shift lower bound (m+1)·LB(T/(m+1), N) (computed by us) at T = 1000 (2 decimals; 24.33 is
+    24.3248 rounded twice)."""
     adv = PlantedBlocks(n_switches=m)
     adv.reset(GameSpec("experts", n, 1000, n_replicates=2), rngs(0, 2))
     got = adv.lower_bounds(1000)[("shifting_regret", float(m))]

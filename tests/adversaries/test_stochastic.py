@@ -1,8 +1,8 @@
 """Tests of the stochastic adversaries added to adversaries/stochastic.py and of LB(T, N).
 
-Reference values are copied from Cesa-Bianchi et al. 1997; CBL Thm 3.7 (fair-coin lower bound table)
-and non-anticipation: every player's expected loss is ½ per round
-(non-anticipation identity); the generators follow Luo 2016, Theorem 5 (gap, piecewise) and §2.7.
+Reference values are the exact fair-coin lower bound (Cesa-Bianchi et al. 1997; CBL Thm 3.7),
+computed by us, and the non-anticipation identity (every player's expected loss is ½ per round);
+the generators follow Luo 2016, Theorem 5 (gap, piecewise) and §2.3.3.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from tests.adversaries._adversary_support import (
 # ----------------------------------------------------------------------------------------------
 # LB(T, N)
 
-LB_TABLE = {  # Cesa-Bianchi et al. 1997; CBL Thm 3.7, printed to 3 decimals
+LB_TABLE = {  # the exact fair-coin lower bound (CBL Thm 3.7), computed by us, 3 decimals
     (10, 10): 2.382,
     (10, 100): 3.750,
     (10, 1000): 4.624,
@@ -97,7 +97,7 @@ def test_fair_coin_declares_lb_at_every_checkpoint():
 
 
 def test_fair_coin_mean_regret_is_lb_for_any_player():
-    """Non-anticipation identity (non-anticipation: every player's expected loss is ½ per round):
+    """Non-anticipation identity (every player's expected loss is ½ per round):
     E[R_T] = LB(T, N) for every player."""
     for player in ("hedge", "ftl"):
         rows = play(

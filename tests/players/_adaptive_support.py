@@ -218,18 +218,17 @@ def play_games(
 
 
 def log_log_slope(ts: np.ndarray, values: np.ndarray) -> float:
-    """Least-squares slope of ``ln(value)`` on ``ln(t)`` (O-form bounds tested by the log-log slope,
-    rows 18–19)."""
+    """Least-squares slope of ``ln(value)`` on ``ln(t)`` (our scaling test for O-form bounds)."""
     return float(np.polyfit(np.log(ts), np.log(values), 1)[0])
 
 
 def worst_regret_slope(player, directory: Path, n_act: int = 5) -> tuple[float, np.ndarray]:
-    """O-form bounds tested by the log-log slope recipe for O-form bounds (rows 18–19): the
+    """our recipe for O-form bounds: the
     least-squares slope of ln(max over adversaries of R_T) on ln T, T = 2^10..2^14.
 
     The adversaries are the FTL killer, the greedy adaptive adversary (mean of 2 replicates) and
     the two-phase matrix. Fair coins are left out on purpose: their expected regret is the same
-    for every learner (non-anticipation: every player's expected loss is ½ per round), so they would
+    for every learner (the non-anticipation identity), so they would
     only add sampling noise to the slope.
     Returns the slope and the worst regret per checkpoint.
     """

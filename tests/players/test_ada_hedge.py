@@ -166,7 +166,7 @@ def _step_gaps(losses: np.ndarray, lo: float = 0.0, hi: float = 1.0):
 
 @pytest.mark.parametrize("seed", range(6))
 def test_gap_between_zero_and_range_and_regret_below_twice_gap(seed):
-    # de Rooij et al. 2014: 0 ≤ δ_t ≤ max ℓ_t − min ℓ_t, and R_t ≤ 2Δ_t at every round (row 8), on
+    # de Rooij et al. 2014: 0 ≤ δ_t ≤ max ℓ_t − min ℓ_t, and R_t ≤ 2Δ_t at every round, on
     # random, binary and tied data, the FTL killer and the two-phase matrix
     horizon, n_act = 300, 2 + 3 * seed
     sets = list(loss_matrices(100 + seed, horizon, n_act).values())
@@ -260,7 +260,7 @@ def test_declared_bound_and_worst_case_form_on_every_adversary(tmp_path):
 
 def test_regret_is_order_sqrt_t_on_ftl_killer():
     # the FTL killer: FTL pays T/2 on the killer, AdaHedge O(√T): the log-log slope of R_T over
-    # T = 2^8..2^14 is ≤ 0.5 + 0.05 (O-form bounds tested by the log-log slope scaling test), at N =
+    # T = 2^8..2^14 is ≤ 0.5 + 0.05 (our scaling test for O-form bounds), at N =
     # 2 and 5
     checkpoints = [2**k for k in range(8, 15)]
     for n_act in (2, 5):

@@ -170,7 +170,7 @@ def test_copies_of_an_expert_act_as_one_with_the_summed_prior():
 
 
 def test_worst_regret_grows_like_sqrt_t(tmp_path):
-    # O-form bounds tested by the log-log slope recipe for O-form bounds: slope of ln(worst R_T) on
+    # our recipe for O-form bounds: slope of ln(worst R_T) on
     # ln T ≤ 0.55
     slope, worst = worst_regret_slope(BOA(), tmp_path)
     assert slope <= 0.55, (slope, worst)

@@ -31,7 +31,8 @@ from arena import GameSpec, play
 from arena.errors import ConfigError, GameError
 from players.cover2 import Cover2, cover_value, log_central
 
-# Cover 1965 table: V_T exact for T = 1..10, and to 6 decimals at T = 100, 1000
+# Cover's values (Cover 1965), computed exactly: V_T exact for T = 1..10, and to 6 decimals at T =
+# 100, 1000
 V_TABLE = {
     1: Fraction(1, 2),
     2: Fraction(1, 2),

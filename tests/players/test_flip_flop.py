@@ -184,7 +184,7 @@ def test_gaps_grow_by_at_most_the_range_and_regimes_follow_the_rule(seed):
 def test_order_sqrt_t_on_ftl_killer_like_adahedge():
     # de Rooij et al. 2014: on the FTL killer FlipFlop ≈ AdaHedge, O(√T): log-log slope over T =
     # 2^8..2^14 is
-    # ≤ 0.55 (O-form bounds tested by the log-log slope scaling test), and FlipFlop stays within a
+    # ≤ 0.55 (our scaling test for O-form bounds), and FlipFlop stays within a
     # constant factor of AdaHedge (the
     # paper's factor is ≈ 5.6 by the recollection; we ask ≤ 3, observed ≈ 2.4)
     checkpoints = [2**k for k in range(8, 15)]

@@ -1,5 +1,5 @@
-"""Oracle tests of Hedge's doubling-trick schedule (``Hedge(eta="doubling")``): O-form bounds tested
-by the log-log slope row 5 (CBL Ex. 2.8; the same factor in Orabona & Pál's KT-LEA section).
+"""Oracle tests of Hedge's doubling-trick schedule (``Hedge(eta="doubling")``): the
+doubling-trick bound (CBL Ex. 2.8; the same factor in Orabona & Pál's KT-LEA section).
 
 The rest of Hedge is covered by ``tests/test_hedge_ftl.py``. Deterministic inequalities use
 ``lhs <= rhs + 1e-9·max(1, |rhs|)`` (our tolerance convention).

@@ -181,7 +181,7 @@ def potential_invariants(losses, player, adaptive=False):
         before = p.wealth()
         probs = p.predict()
         lt = losses[:, t - 1]
-        if adaptive:  # the greedy adversary of Loss 1 on the heaviest expert
+        if adaptive:  # the greedy adversary: loss 1 on the heaviest expert
             lt = (probs >= probs.max(axis=1, keepdims=True) - 1e-12).astype(float)
         p.update(lt)
         after, sums = p.wealth(), p.coin_sums()
@@ -238,7 +238,8 @@ def test_declared_bounds_hold_on_the_catalog(params, n_act, horizon, tmp_path):
         declared = metric_table(rows, "bound:regret")
         own = [own_bound(neg[0], t, horizon, delta) for t in ts]
         np.testing.assert_allclose(declared, np.broadcast_to(own, declared.shape), rtol=1e-12)
-        if delta == "half_horizon" and "prior" not in params:  # √(3T(3 + ln N)) (row 15)
+        # √(3T(3 + ln N)) (Orabona & Pál 2016)
+        if delta == "half_horizon" and "prior" not in params:
             assert declared[0, 0] == pytest.approx(math.sqrt(3 * horizon * (3 + math.log(n_act))))
         for eps in (0.01, 0.1, 0.25):
             k = exact_quantile_rank(eps, n_act)

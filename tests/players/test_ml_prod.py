@@ -183,8 +183,7 @@ def test_permutation_equivariance():
 
 
 def test_worst_regret_grows_like_sqrt_t(tmp_path):
-    # O-form bounds tested by the log-log slope (row 19 is an O-form): slope of ln(worst R_T) on ln
-    # T ≤ 0.55
+    # the paper's bound is an O-form, so we test the scaling: slope of ln(worst R_T) on ln T ≤ 0.55
     slope, worst = worst_regret_slope(MLProd(), tmp_path)
     assert slope <= 0.55, (slope, worst)
 

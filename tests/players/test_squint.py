@@ -320,13 +320,13 @@ def test_copies_of_an_expert_act_as_one_with_the_summed_prior(prior_eta):
 
 
 # ----------------------------------------------------------------------------------------------
-# regret scaling (O-form bounds tested by the log-log slope, test recipe for rows 18–19)
+# regret scaling (our scaling test for O-form bounds)
 
 
 @pytest.mark.parametrize("prior_eta", ["cv", "uniform"])
 def test_worst_regret_grows_like_sqrt_t(prior_eta, tmp_path):
-    # O-form bounds tested by the log-log slope (row 18 is an O-form): slope of ln(worst R_T) on ln
-    # T ≤ 0.5 + 0.05
+    # the paper's bound is an O-form, so we test the scaling: slope of ln(worst R_T) on ln T
+    # ≤ 0.5 + 0.05
     slope, worst = worst_regret_slope(Squint(prior_eta=prior_eta), tmp_path)
     assert slope <= 0.55, (slope, worst)
 
