@@ -26,8 +26,8 @@ class Greedy(AdaptiveAdversary):
     Notes
     -----
     A deterministic pure player (FTL with lowest-index ties) loses every round, so its regret is
-    at least ``T(1 − 1/N)``; a mixed player pays ``Σ_t max_i p_{t,i} ≥ T/N`` (theory-oracles
-    §C.5). It reads ``p_t`` only, never the draw ``I_t``.
+    at least ``T(1 − 1/N)`` (the best expert has loss ≤ T/N by pigeonhole); a mixed player pays
+    ``Σ_t max_i p_{t,i} ≥ T/N``. It reads ``p_t`` only, never the draw ``I_t``.
 
     Examples
     --------
@@ -40,7 +40,7 @@ class Greedy(AdaptiveAdversary):
 
     References
     ----------
-    Cesa-Bianchi & Lugosi (2006), §2.10; theory-oracles §C.5.
+    Cesa-Bianchi & Lugosi (2006), §2.10.
     """
 
     name = "greedy"
@@ -90,11 +90,12 @@ class HeavierHalf(AdaptiveAdversary):
 
     Notes
     -----
-    The "heavier half" adaptive adversary of theory-oracles §A.0 and §C.5 (the mass form: the
-    hit set is the fewest experts carrying half the weight). The learner pays ``p_t·l_t ≥ ½``
-    every round, so ``Ĥ_T ≥ T/2`` and the regret is at least ``T/2 − min_i L_{T,i}``; against a
-    pure (deterministic point-mass) player it hits the played expert every round, like
-    ``greedy``. It is useful to exercise upper bounds (A.0) with an adversary that reacts to the
+    The "heavier half" adaptive adversary, the mixed-player analogue of :class:`Greedy` (the
+    mass form: the hit set is the fewest experts carrying half the weight). The learner pays
+    ``p_t·l_t ≥ ½`` every round, so ``Ĥ_T ≥ T/2`` and the regret is at least
+    ``T/2 − min_i L_{T,i}``; against a pure (deterministic point-mass) player it hits the played
+    expert every round, like ``greedy``. It is useful to exercise upper bounds with an adversary
+    that reacts to the
     whole distribution, not only its maximum. It reads ``p_t`` only, never the draw ``I_t``.
 
     Examples
@@ -106,7 +107,7 @@ class HeavierHalf(AdaptiveAdversary):
 
     References
     ----------
-    theory-oracles §A.0, §C.5; Cesa-Bianchi & Lugosi (2006), §2.10.
+    Cesa-Bianchi & Lugosi (2006), §2.10.
     """
 
     name = "heavier_half"

@@ -1,7 +1,7 @@
 """The contrarian 0-1 adversary: one fixed question, and always the opposite answer.
 
-Seed 001's coin-bias argument (A1) that no online learner has sub-linear 0-1 regret, played in the
-``classification`` protocol with a convex surrogate loss.
+The coin-bias argument of Shalev-Shwartz 2007, §2.3, that no online learner has sub-linear 0-1
+regret, played in the ``classification`` protocol with a convex surrogate loss.
 """
 
 from __future__ import annotations
@@ -42,8 +42,10 @@ class Contrarian(AdaptiveOCOAdversary):
 
     ``y_t = −1 if ŷ_t ≥ 0,  y_t = +1 if ŷ_t < 0``.
 
-    A zero margin is a mistake whatever the label (``y·0 ≤ 0``, seed 001 §8 P1); ``ŷ_t = 0``
-    reveals ``−1``, as if the learner had said ``sign(0) = +1`` (the tie rule of A3).
+    A zero margin is a mistake whatever the label (``y·0 ≤ 0``; the mistake bounds of
+    Shalev-Shwartz 2007, §5.1, count ``y⟨w, x⟩ ≤ 0`` as a mistake); ``ŷ_t = 0`` reveals ``−1``, as
+    if the learner had said ``sign(0) = +1`` (the tie rule of the orthogonal-basis adversary of
+    Shalev-Shwartz 2007, Theorem 4).
 
     Forced quantities, for every deterministic player and every ``t`` (declared by
     :meth:`lower_bounds`, per replicate):
@@ -85,9 +87,8 @@ class Contrarian(AdaptiveOCOAdversary):
 
     References
     ----------
-    seed 001, L159 (the adversary that waits for the answer and gives the opposite one), L376–L378
-    (X = {1}: T mistakes against at most T/2 for the best constant); spec seed001.md §3 A1, oracle
-    25.
+    Shalev-Shwartz 2007, §1.1 (the adversary that waits for the answer and gives the opposite one)
+    and §2.3 (X = {1}: T mistakes against at most T/2 for the best constant).
     """
 
     name = "contrarian"

@@ -133,8 +133,8 @@ class DatasetStream(StreamAdversary):
     ``max_i ‖x_i‖(max_{w∈K}|⟨w, x_i⟩| + |y_i|)`` on a bounded domain, none on ℝ^d.
 
     These are stand-ins, not the thesis datasets: scikit-learn's breast cancer is WDBC, not the
-    LIBSVM breast-cancer set, and its diabetes is a regression set, not Pima (spec
-    seed000-ch34.md §0 item 9).
+    LIBSVM breast-cancer set (683×10), and its diabetes is a 442×10 regression set, not Pima
+    (768×8); the thesis's datasets are listed in Luo 2016, Appendix D, Table D.1.
 
     Examples
     --------
@@ -148,7 +148,7 @@ class DatasetStream(StreamAdversary):
     References
     ----------
     scikit-learn's ``sklearn.datasets.load_breast_cancer``, ``load_digits``, ``load_diabetes``;
-    spec seed000-ch34.md §0 item 9 and §4.7 (stand-ins for the thesis datasets).
+    Luo 2016, Appendix D (the datasets these stand in for).
     """
 
     name = "dataset_stream"

@@ -41,7 +41,9 @@ def binomial_potential(t: int, x: np.ndarray, horizon: int, threshold: float) ->
     ``S_m`` is a sum of m fair ±1 steps, so with ``B ~ Bin(m, ½)`` this is ``P(B ≥ ⌈R₀ − x +
     m/2⌉)``: the chance that a chip at regret position x ends at or above R₀ if every later
     movement is a fair ±½ step. ``Φ_T(x) = 1{x ≥ R₀}`` and ``Φ_{t−1}(x) = ½(Φ_t(x − ½) +
-    Φ_t(x + ½))`` for every real x (seed 000 L297 with E7; theory-oracles §C.9).
+    Φ_t(x + ½))`` for every real x: the boost-by-majority recursion of Luo 2016, §2.1.1, written
+    in the indexing of its Eq. (2.1) (the printed recursion defines ``Φ_t`` from ``Φ_{t+1}``);
+    Freund 1995; Schapire 2001.
 
     Examples
     --------
@@ -117,36 +119,36 @@ class DriftingGame(AdaptiveAdversary):
 
     Notes
     -----
-    **Protocol (DGv1, seed 000 L307; seed000-ch2 §2.2).** The adversary holds N chips. Written in
-    regret coordinates (chip i at ``X_{t,i} = −s_{t,i}``, the seed's position negated, as in
-    theory-oracles §C.9), each round it reads the player's ``p_t`` and moves the chips by
+    **Protocol (DGv1, Luo 2016, §2.1.2).** The adversary holds N chips. Written in
+    regret coordinates (chip i at ``X_{t,i} = −s_{t,i}``, the thesis's position negated), each
+    round it reads the player's ``p_t`` and moves the chips by
     ``d_t ∈ [−1, 1]^N`` subject to
 
     * ``p_t·d_t ≤ 0`` (the seed's ``p_t·z_t ≥ β = 0`` with ``z = −d``), and
     * ``max_i d_{t,i} − min_i d_{t,i} ≤ 1`` (DGv1's ``|z_i − z_j| ≤ 1``).
 
     Both are checked every round; a violation raises :class:`~arena.errors.GameError` naming the
-    round and replicate. The movements are played as the losses of Algorithm 1 (L316-324;
-    seed000-ch2 §5.5 C2): ``l_t = z_t − min_j z_{t,j} = max_j d_{t,j} − d_t ∈ [0, 1]^N``.
+    round and replicate. The movements are played as the losses of Luo 2016, Algorithm 1:
+    ``l_t = z_t − min_j z_{t,j} = max_j d_{t,j} − d_t ∈ [0, 1]^N``.
 
     **What the player's regret sees.** ``r_{t,i} = p_t·l_t − l_{t,i} = d_{t,i} − p_t·d_t``, so
     ``R_{t,i} = X_{t,i} + K_t`` with the common slack ``K_t = −Σ_{s≤t} p_s·d_s ≥ 0``: the experts'
     regrets are the chips shifted up together, and the fraction of experts with ``R_{t,i} ≥ R``
     (metric ``dg_score``) is at least the DG loss, the fraction of chips with ``X_{t,i} ≥ R``
-    (metric ``dg_loss``, read from :meth:`dg_positions`) — Theorem 1 (1), L330-344.
+    (metric ``dg_loss``, read from :meth:`dg_positions`) — Luo 2016, proof of Theorem 1, part (1).
 
     **Strategies.** All move by ±½ (the largest symmetric DGv1 step), except one pivot chip of
     ``potential``:
 
     * ``random``: independent fair signs (one uniform per chip and round from the replicate's
       stream); if ``p·d > 0``, up-moves are flipped to down-moves, heaviest chips first, until
-      ``p·d ≤ 0`` — the greedy repair of theory-oracles §C.9.
+      ``p·d ≤ 0`` — a greedy repair of ours, not from the papers.
     * ``potential``: greedily maximize the increase of ``Σ_i Φ_t(X_i + d_i)`` for the named
       potential: chips are taken in decreasing order of gain per unit weight
       ``(Φ_t(X_i + ½) − Φ_t(X_i − ½))/p_{t,i}`` (chips of weight 0 first: their up-move is free)
       and moved up while the up-moving mass stays ≤ ½; the next chip (the pivot) gets the
       fractional move that makes ``p·d = 0`` exactly, the rest move down. For a convex potential
-      this is the linear-programming relaxation's optimum (Eq. 2.3, L368-372, lets convex
+      this is the linear-programming relaxation's optimum (Luo 2016, Eq. 2.3, lets convex
       potentials treat [−1, 1] as {−1, +1}); ``p·d = 0`` leaves no slack, so ``R = X``.
     * ``binary``: the boost-by-majority adversary of the binary (±½) chip game: the same greedy
       with the binomial potential, but the pivot moves down, so every movement is ±½ and the
@@ -154,11 +156,12 @@ class DriftingGame(AdaptiveAdversary):
       boost-by-majority player (weights ``∝ Φ_t(X + ½) − Φ_t(X − ½)``) all chips have the same
       gain per weight: the player's weights make the adversary indifferent.
 
-    **Exact guarantee it exercises** (seed 000 (2.2), L293; theory-oracles §C.9): for ±½ moves,
+    **Exact guarantee it exercises** (Luo 2016, Eq. 2.2; Freund 1995): for ±½ moves,
     ``Φ_t(X + d) = Φ_{t−1}(X) + d(Φ_t(X + ½) − Φ_t(X − ½))`` exactly, so a player with BBM weights
     keeps ``Σ_i Φ_t(X_{t,i})`` nonincreasing and the DG loss ``≤ Φ_0(0) = P(½ S_T ≥ R₀)`` against
     ``random`` and ``binary``. Hedge with rate η keeps ``dg_score(R) ≤ cosh(η)^t e^{−ηR}`` on every
-    loss sequence (seed000-ch2 §5.2 P1), hence against all three.
+    loss sequence (the exponential potential of Luo 2016, §2.1.4, satisfies
+    ``Σ_i e^{ηR_{t,i}} ≤ cosh(η) Σ_i e^{ηR_{t−1,i}}``), hence against all three.
 
     Examples
     --------
@@ -171,8 +174,8 @@ class DriftingGame(AdaptiveAdversary):
     References
     ----------
     Schapire (2001), "Drifting games"; Luo & Schapire (NIPS 2014), "A drifting-games analysis for
-    online learning and applications to boosting"; Freund (1995), boost-by-majority; Luo (2016),
-    thesis, §2.1 (seed 000, L267-372); theory-oracles §C.9.
+    online learning and applications to boosting"; Freund (1995), boost-by-majority; Luo 2016,
+    §2.1.
     """
 
     name = "drifting_game"

@@ -28,7 +28,8 @@ def ill_conditioned_spectrum(
 ) -> np.ndarray:
     """Return the covariance spectrum λ of the stream: ``d − k`` ones, then k values rising to κ.
 
-    ``offset`` (the digest's resolution): ``λ_{d−k+j} = 1 + j(κ−1)/k`` for ``j = 1..k``;
+    ``offset`` (our reading of the thesis's "increase linearly to κ"): ``λ_{d−k+j} = 1 +
+    j(κ−1)/k`` for ``j = 1..k``;
     ``linspace``: the last k values are ``linspace(1, κ, k)``. Both end at ``λ_d = κ``.
 
     Examples
@@ -63,8 +64,8 @@ class IllConditioned(StreamAdversary):
         How the k values rise to κ (:func:`ill_conditioned_spectrum`).
     loss : {"squared", "hinge", "logistic", "absolute"}
         The convex loss charged.
-        The thesis does not state its loss (digest §6 item 19); the default ``squared`` (on ±1
-        labels) is the digest's re-run (§4.5).
+        Luo 2016, §4.6, does not state its loss; the default ``squared`` (on ±1 labels) is our
+        choice.
     domain : {"unconstrained", "ball", "box", "simplex"}
         The feasible set of ``w_t``.
     radius : float
@@ -72,19 +73,19 @@ class IllConditioned(StreamAdversary):
 
     Notes
     -----
-    Recipe of spec seed000-ch34.md §2.6 (thesis §4.6.1, L2239–L2246), with its resolved
-    ambiguities. Per replicate, at reset: ``V`` a Haar-random orthogonal d×d matrix (QR of a
+    Recipe of Luo 2016, §4.6.1 (the data of Figure 4.2), with its ambiguities resolved as below.
+    Per replicate, at reset: ``V`` a Haar-random orthogonal d×d matrix (QR of a
     Gaussian matrix with the column-sign correction), then ``θ₀ ~ N(0, I_d)``. Round t draws
     ``z_t ~ N(0, I_d)`` (d normals, in round order) and shows
 
     ``x_t = M_κ z_t``,  ``M_κ = V diag(λ)^{1/2}``,  ``y_t = sign⟨θ₀, z_t⟩`` (+1 at 0),
 
     with λ from :func:`ill_conditioned_spectrum` (default d = 100, k = 10, "offset":
-    ``λ_{90+j} = 1 + j(κ−1)/10``). The labels do not depend on κ (the digest's resolution of the
-    "same labels" ambiguity), so for one seed the games of different κ share ``z_t``, ``V``,
+    ``λ_{90+j} = 1 + j(κ−1)/10``). The labels do not depend on κ (our reading of the thesis's
+    "same Z, V and labels y"), so for one seed the games of different κ share ``z_t``, ``V``,
     ``θ₀`` and the labels: they are invertible linear transforms of the same problem,
     ``x^{κ'}_t = M_{κ'} M_κ^{-1} x^κ_t``, and a truly invariant learner behaves identically on
-    all of them (digest §5.6 O-INV-5). The thesis's horizon is T = 10,000 (pass it as
+    all of them, as §4.6.1 notes. The thesis's horizon is T = 10,000 (pass it as
     ``horizon``); the stream itself is unbounded in t.
 
     Comparator (oracle ``comparator``): ``u* = V diag(λ)^{-1/2} θ₀/‖θ₀‖``, for which
@@ -102,8 +103,7 @@ class IllConditioned(StreamAdversary):
 
     References
     ----------
-    Luo (2016), thesis, §4.6.1 (seed 000, L2239–L2246); spec seed000-ch34.md §2.6, §5.6 and §6
-    item 18.
+    Luo 2016, §4.6.1 and Figure 4.2.
     """
 
     name = "ill_conditioned"

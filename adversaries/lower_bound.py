@@ -2,7 +2,8 @@
 
 The randomized constructions (COMB, planted blocks and windows) declare reference lower bounds
 (``lower_bounds``) on the **mean** over replicates of a regret notion; they are expectation
-statements, true for every non-anticipating player (theory-oracles §A.1.6, §A.4).
+statements, true for every non-anticipating player (each construction gives every expert loss 1
+with probability ½, whatever the past, so every such player's expected loss is ½ per round).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ class FTLKiller(ObliviousAdversary):
     -----
     Forces Follow the Leader to regret exactly ``T/2 − 1/4`` with uniform tie-break (``T/2`` with
     the lowest-index rule): after round 1 the leader is always the expert about to lose. Against
-    fixed-η Hedge it forces ``T(σ(η/2) − ½) ≈ ηT/8`` (theory-oracles §C.3).
+    fixed-η Hedge it forces ``T(σ(η/2) − ½) ≈ ηT/8`` (σ the logistic function; a direct
+    computation).
 
     Examples
     --------
@@ -82,7 +84,7 @@ def cover_values(horizon: int) -> np.ndarray:
 
     ``V_t = E|S_t − t/2|`` with ``S_t ~ Bin(t, ½)`` is the expected regret of every
     non-anticipating player against random ``(1, 0)/(0, 1)`` losses, i.e. COMB with K = 2
-    (theory-oracles §A.1.5, §A.4.1).
+    (Cover 1965).
 
     Examples
     --------
@@ -109,7 +111,7 @@ def comb_values(n_actions: int, horizon: int) -> tuple[np.ndarray, int]:
     Every non-anticipating player has ``E[p_t·l_t | past] = ½`` against COMB, so ``E[R_t] =
     t/2 − E[min_i L_{t,i}]`` for all of them. ``E[min L]`` follows from a forward dynamic
     program over the sorted gap vectors ``L − min L`` (the state of the comb; ties need no order
-    because the multiset of cumulative losses is the same either way), theory-oracles §C.2. K = 2
+    because the multiset of cumulative losses is the same either way). K = 2
     uses Cover's closed form (:func:`cover_values`). For K ≥ 3 the program stops at the first
     round after which it has visited :data:`COMB_DP_BUDGET` states times K (t_max < T then);
     states of probability below :data:`COMB_PRUNE` are dropped, and each unit of dropped mass
@@ -171,7 +173,7 @@ class Comb(ObliviousAdversary):
     -----
     Every non-anticipating learner has ``E[p_t·l_t | past] = ½``, so its expected regret is the
     learner-independent value ``E[R_T] = T/2 − E[min_i L_{T,i}]``, computed exactly by a dynamic
-    program over sorted gap vectors (:func:`comb_values`; theory-oracles §A.1.6, §A.4.3, §C.2):
+    program over sorted gap vectors (:func:`comb_values`; the values below are ours):
 
     ====  ======  ======  ======  =======
     K     T=10    T=50    T=100   T=400
@@ -201,8 +203,7 @@ class Comb(ObliviousAdversary):
     References
     ----------
     Gravin, Peres & Sivan (SODA 2016), "Towards optimal algorithms for prediction with expert
-    advice"; Abbasi-Yadkori, Bartlett & Gabillon (NeurIPS 2017); Cover (1965); theory-oracles
-    §A.4.3, §C.2.
+    advice"; Abbasi-Yadkori, Bartlett & Gabillon (NeurIPS 2017); Cover (1965).
     """
 
     name = "comb"
@@ -272,16 +273,16 @@ class AntiHedge(ObliviousAdversary):
     -----
     Against Hedge with rate η, phase 1 costs ≈ ``ln(N/2)/η`` (while Hedge moves its mass to the
     two good experts) and phase 2 ≈ ``T(σ(η/2) − ½) ≈ ηT/8`` (σ the logistic function), so the
-    forced regret is ≈ ``ln(N/2)/η + T(σ(η/2) − ½)`` (:meth:`prediction`; theory-oracles §C.4,
-    simulated there: T = 10⁴, N = 10, η = 0.05 forces 94.4 against the bound 108.6).
+    forced regret is ≈ ``ln(N/2)/η + T(σ(η/2) − ½)`` (:meth:`prediction`; simulated: T = 10⁴,
+    N = 10, η = 0.05 forces 94.4 against the bound 108.6).
 
     ``lower_bounds`` declares, on ``("regret", nan)``, a **rigorous lower bound on the regret of
     fixed-η Hedge with this η only** (other players, other rates: not a bound): phase 1 is
     exact, ``A(t) = Σ_{s<min(t,T₁)} (N−2)e^{−ηs}/(2 + (N−2)e^{−ηs})``, and after ``m = t − T₁ ≥ 1``
     phase-2 rounds Hedge's loss is at least that of two-expert Hedge on the killer (the other
     experts lose 1, above any average), which gives regret ≥ ``A(T₁) + (m − 1)(σ(η/2) − ½) + ¼``.
-    The spec's prediction is not used there because it can exceed the true value (94.7 vs the
-    simulated 94.4 in the §C.4 table). The construction is deterministic and oblivious.
+    The prediction is not used there because it can exceed the true value (94.7 vs the
+    simulated 94.4 at T = 10⁴, N = 10, η = 0.05). The construction is deterministic and oblivious.
 
     Examples
     --------
@@ -296,7 +297,7 @@ class AntiHedge(ObliviousAdversary):
     References
     ----------
     Gravin, Peres & Sivan (ICALP 2017), "Tight lower bounds for multiplicative weights
-    algorithmic families"; de Rooij et al. (2014); theory-oracles §A.4.4, §C.4.
+    algorithmic families"; de Rooij et al. (2014).
     """
 
     name = "anti_hedge"
@@ -367,7 +368,7 @@ class AntiHedge(ObliviousAdversary):
         return {("regret", math.nan): value}
 
     def prediction(self, t: int) -> float:
-        """Return the spec's forced-regret prediction ``ln(N/2)/η + t(σ(η/2) − ½)`` (§C.4)."""
+        """Return the approximate forced regret ``ln(N/2)/η + t(σ(η/2) − ½)`` (see the class)."""
         eta = self._eta
         return math.log(self._n_act / 2) / eta + t * (_sigmoid(eta / 2) - 0.5)
 
@@ -403,8 +404,8 @@ class PlantedBlocks(MeanDrivenBernoulli):
     Notes
     -----
     With Δ = 0 every non-anticipating player has expected loss ½ per round, and the comparator
-    that plays each block's best expert switches at most m times, so (theory-oracles §A.4.6,
-    §C.6) ``E[Ĥ_t − L*_m(t)] ≥ Σ_b LB(|b ∩ [1, t]|, N)``, which is ``(m+1)·LB(T/(m+1), N)`` at
+    that plays each block's best expert switches at most m times, so
+    ``E[Ĥ_t − L*_m(t)] ≥ Σ_b LB(|b ∩ [1, t]|, N)``, which is ``(m+1)·LB(T/(m+1), N)`` at
     t = T for even blocks (e.g. N = 10, T = 1000, m = 4: 54.35). ``lower_bounds`` declares it on
     ``("shifting_regret", m)``, for the **mean** over replicates (per replicate with random
     boundaries); with Δ > 0 nothing is declared. With planted experts the external regret is
@@ -420,7 +421,7 @@ class PlantedBlocks(MeanDrivenBernoulli):
 
     References
     ----------
-    Herbster & Warmuth (1998); theory-oracles §A.4.6, §C.6.
+    Herbster & Warmuth (1998) (the m-switch comparator).
     """
 
     name = "planted_blocks"
@@ -511,13 +512,13 @@ class PlantedWindows(MeanDrivenBernoulli):
     * ``coins``: on the window every non-anticipating player has expected loss ½ per round, so
       the regret on the window alone has mean ``LB(τ, N)`` and the strongly adaptive regret
       ``SA(τ)`` (max over intervals of length ≤ τ) has mean at least ``LB(τ, N)``
-      (theory-oracles §A.4.7, §C.7 (ii)). ``lower_bounds`` declares, on ``("sa_regret", τ)``
+      (planting fair coins on the window). ``lower_bounds`` declares, on ``("sa_regret", τ)``
       and for the **mean** over replicates, ``LB(min(τ, t − s₁ + 1), N)`` (0 before the first
       window starts at s₁; the partial window is an interval too).
     * ``switch``: interval regret ≈ τ for players that cannot forget (Hedge with a fixed small η),
-      ``O(sqrt(τ log T))`` for strongly adaptive ones (§C.7 (i)); nothing is declared.
+      ``O(sqrt(τ log T))`` for strongly adaptive ones (Daniely et al. 2015); nothing is declared.
 
-    Many windows show the ``sqrt(τ ln(T/τ))`` growth of the maximum (§A.4.7). Losses use one
+    Many windows show the ``sqrt(τ ln(T/τ))`` growth of the maximum. Losses use one
     uniform per expert and round (in round order), also outside the windows. Exposes ``means``.
 
     Examples
@@ -530,8 +531,7 @@ class PlantedWindows(MeanDrivenBernoulli):
 
     References
     ----------
-    Daniely, Gonen & Shalev-Shwartz (ICML 2015), "Strongly adaptive online learning";
-    theory-oracles §A.4.7, §C.7.
+    Daniely, Gonen & Shalev-Shwartz (ICML 2015), "Strongly adaptive online learning".
     """
 
     name = "planted_windows"

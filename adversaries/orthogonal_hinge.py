@@ -1,7 +1,7 @@
 """The orthogonal-basis hinge adversary: a fresh coordinate per round, labelled to foil the learner.
 
-Seed 001's Theorem 4 construction (A3): regret must grow with the comparator's complexity
-``f(u) = ½‖u‖²``, and the Perceptron's mistake bound ``X²‖u‖²`` is tight.
+The construction in the proof of Shalev-Shwartz 2007, Theorem 4: regret must grow with the
+comparator's complexity ``f(u) = ½‖u‖²``, and the Perceptron's mistake bound ``X²‖u‖²`` is tight.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ class OrthogonalHinge(AdaptiveOCOAdversary):
 
     ``y_t = −1 if ŷ_t ≥ 0,  y_t = +1 if ŷ_t < 0``,
 
-    seed 001's rule "``y_t = −1`` if ``w_{t,t} ≥ 0``" (the learner commits ``w_t`` after seeing
-    ``x_t``, so the rule reads the committed ``w_t``). The loss is the hinge
+    the rule "``y_t = −1`` if ``w_{t,t} ≥ 0``" of Shalev-Shwartz 2007 (the learner commits
+    ``w_t`` after seeing ``x_t``, so the rule reads the committed ``w_t``). The loss is the hinge
     ``g_t(w) = [1 − y_t⟨w, x_t⟩]₊``.
 
     Forced quantities, for every deterministic player and every ``t`` (declared by
@@ -46,11 +46,12 @@ class OrthogonalHinge(AdaptiveOCOAdversary):
     * the comparator ``u = (y_1, …, y_T)/s`` has margin exactly 1 on every round
       (``g_t(u) = 0``), so ``comparator_regret`` (param ``c = 1``) and ``regret`` (the best
       ``u ∈ ℝ^d`` has loss 0) are ``≥ t``. With ``f(u) = ½‖u‖² = T/(2s²)`` this is
-      ``R(u, T) ≥ T = 2s²f(u)`` (seed 001, Thm 4 with ``s = 1``);
+      ``R(u, T) ≥ T = 2s²f(u)`` (Shalev-Shwartz 2007, Theorem 4 with ``s = 1``);
     * for ``c ≥ 0`` the comparator ``c·u`` has hinge loss ``[1 − c]₊`` per round, so
       ``comparator_regret(c) ≥ t·min(1, c)`` (only ``c = 1`` is declared);
     * the Perceptron (``w_1 = 0``, ``w`` in the span of past instances) predicts ``ŷ_t = 0`` and
-      errs every round: ``#M = T = X²‖u‖²``, its mistake bound with equality (seed 001, L804).
+      errs every round: ``#M = T = X²‖u‖²``, its mistake bound with equality
+      (Shalev-Shwartz 2007, §3.7).
 
     :meth:`comparator` returns ``u`` restricted to the rounds so far (zeros on later
     coordinates; 0 before round 1); since round ``s`` only involves coordinate ``s``, its regret
@@ -74,9 +75,9 @@ class OrthogonalHinge(AdaptiveOCOAdversary):
 
     References
     ----------
-    seed 001, Thm 4 (L786–L788: ``x_t = e_t``, ``y_t = −1`` if ``w_{t,t} ≥ 0``,
-    ``u = (y_1, …, y_T)``, ``R(u, T) ≥ T``), L804 (the construction shows the Perceptron's bound
-    is tight); spec seed001.md §3 A3, oracle 27.
+    Shalev-Shwartz 2007, §3.6, Theorem 4 and its proof (``x_t = e_t``, ``y_t = −1`` if
+    ``w_{t,t} ≥ 0``, ``u = (y_1, …, y_T)``, ``R(u, T) ≥ T``), and §3.7 (the construction shows
+    the Perceptron's bound is tight).
     """
 
     name = "orthogonal_hinge"

@@ -30,7 +30,7 @@ def expected_abs_walk(t: int) -> float:
     --------
     >>> [expected_abs_walk(t) for t in (1, 2, 3)]
     [1.0, 1.0, 1.5]
-    >>> round(expected_abs_walk(400), 3)  # seed001.md §6 oracle 26: "T=400: exact 15.948"
+    >>> round(expected_abs_walk(400), 3)  # T·C(2n, n)/4ⁿ with n = 200; √(2T/π) ≈ 15.958
     15.948
     """
     t = int(t)
@@ -58,7 +58,7 @@ class RandomLinear(StreamAdversary):
 
     Notes
     -----
-    Seed 001, Thm 3 (L772–L784; spec seed001.md §3 A2): with ``S = [−1, 1]`` and ``g_t(w) = σ_t w``
+    Shalev-Shwartz 2007, Theorem 3 and its proof: with ``S = [−1, 1]`` and ``g_t(w) = σ_t w``
     for fair signs chosen in advance, ``w_t`` depends only on ``σ_1..σ_{t−1}``, so
     ``E[⟨g_t, w_t⟩] = 0`` for **every** non-anticipating player, while ``min_{u∈S} Σ_t g_t(u) =
     −|Σ_t σ_t|``. Hence the expected regret of every player equals ``E|Σ_t σ_t| = T·C(2n,n)/4ⁿ``
@@ -93,8 +93,7 @@ class RandomLinear(StreamAdversary):
 
     References
     ----------
-    Shalev-Shwartz (2007), thesis, Thm 3 (seed 001, L772–L784); spec seed001.md §3 A2 and §6
-    oracle 26; theory-oracles §A.3.
+    Shalev-Shwartz 2007, §3.6, Theorem 3.
     """
 
     name = "random_linear"

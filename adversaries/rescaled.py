@@ -48,9 +48,9 @@ class Rescaled(OCOAdversary):
     ``⟨M^{-T}u, M x⟩ = ⟨u, x⟩``, so the declared comparator (oracle ``comparator``, kept when the
     base declares one) is the base's, transformed, and has the same losses. A coordinate-wise
     scale-invariant learner predicts the same on the base and on the ``diagonal`` rescaling, a
-    fully invariant one also under ``linear`` rescaling (seed 003; spec seed000-ch34.md §2.5),
-    whereas OGD's predictions change (its iterates live in the original geometry): this is the
-    scale-invariance attack.
+    fully invariant one also under ``linear`` rescaling (Kotłowski 2017, §3 and §4; Luo 2016,
+    §4.2), whereas OGD's predictions change (its iterates live in the original geometry): this is
+    the scale-invariance attack.
 
     An adaptive base sees the player's point mapped back to its own coordinates, ``Mᵀw_t``
     (``⟨w_t, M x⟩ = ⟨Mᵀw_t, x⟩``), so it reacts to the same predictions.
@@ -85,9 +85,8 @@ class Rescaled(OCOAdversary):
 
     References
     ----------
-    Kempka, Kotłowski & Warmuth (2019), seed 003 (scale-invariant online learning; spec
-    seeds002-004.md §2); Luo (2016), thesis, invariance under ``x ↦ Mx`` (seed 000, L1630,
-    L2740–L2748; spec seed000-ch34.md §2.5).
+    Kotłowski 2017 (scale-invariant unconstrained online learning); Kempka, Kotłowski & Warmuth
+    (2019); Luo 2016, invariance under ``x ↦ Mx`` (§4.2 and Appendix C.2).
     """
 
     name = "rescaled"

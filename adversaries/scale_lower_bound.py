@@ -1,7 +1,8 @@
-"""Seed 003's lower bound for scale-invariant learning: every learner pays ``≈ ‖u‖_{A_T}·√T``.
+"""Kotłowski 2017's lower bound for scale-invariant learning: every learner pays ``≈ ‖u‖_{A_T}·√T``.
 
-The robust "p = 0" construction of Theorem 4.2 (spec seeds002-004.md §2.6(A)): losses linear in
-the prediction, instances chosen in directions the comparator's predictions do not see yet.
+Our reconstruction of the construction in the proof of Kotłowski 2017, Theorem 4.2 (Appendix C;
+the extracted text lost its formulas): losses linear in the prediction, instances chosen in
+directions the comparator's predictions do not see yet.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ def invariant_value(t: int, dim: int, K: float) -> float:
 
 
 def condition_estimate(horizon: int, dim: int, K: float) -> float:
-    """Return ``log10`` of the spec's estimate ``cond(A_T) ≈ (1 + K)^{(T − d)/(d − 1)}``."""
+    """Return ``log10`` of the estimate ``cond(A_T) ≈ (1 + K)^{(T − d)/(d − 1)}``."""
     if horizon <= dim:
         return 0.0
     return (horizon - dim) / (dim - 1) * math.log10(1.0 + K)
@@ -59,25 +60,23 @@ class ScaleLowerBound(AdaptiveOCOAdversary):
         ``c·u*`` with ``|c| ≤ M`` (see Notes).
     max_condition : float
         Refuse games whose estimated ``cond(A_T) ≈ (1 + K)^{(T − d)/(d − 1)}`` exceeds this
-        (spec §2.6(A): keep it ``≲ 10^12`` for float64). Raise it at your own risk.
+        (keep it ``≲ 10^12`` for float64). Raise it at your own risk.
 
     Notes
     -----
-    Protocol ``regression`` with the absolute loss and huge labels, the spec's "absolute loss
-    ``|ŷ − y|`` with ``|y|`` huge, which is linear on the relevant range" (seeds002-004
-    §2.6(A)); it is a protocol with features shown before predicting and a 1-Lipschitz loss in
-    ``ŷ``, which ``scale_invariant`` plays. The adversary shows ``x_t`` (:meth:`features`), the
-    player commits ``w_t``, and the adversary reads ``ŷ_t = ⟨w_t, x_t⟩``, sets ``s_t = sign(ŷ_t)``
-    (+1 at 0) and reveals ``y_t = −s_t M``. Then ``ŷ_t − y_t = s_t(|ŷ_t| + M)``, so the player
-    pays ``|ŷ_t − y_t| = M + |ŷ_t|`` (the linear loss ``s_tŷ_t = |ŷ_t| ≥ 0`` of seed 003 plus the
-    constant M) and its derivative is exactly ``ℓ'_t = s_t``. With ``θ_t = −Σ_{s≤t} s_s x_s``
-    and ``A_t = Σ_{s≤t} x_s x_sᵀ``:
-
+    Protocol ``regression`` with the absolute loss ``|ŷ − y|`` and huge labels ``|y|``, which is
+    linear on the relevant range; it is a protocol with features shown before predicting and a
+    1-Lipschitz loss in ``ŷ``, which ``scale_invariant`` plays. The adversary shows ``x_t``
+    (:meth:`features`), the player commits ``w_t``, and the adversary reads ``ŷ_t = ⟨w_t, x_t⟩``,
+    sets ``s_t = sign(ŷ_t)`` (+1 at 0) and reveals ``y_t = −s_t M``. Then ``ŷ_t − y_t = s_t(|ŷ_t| +
+    M)``, so the player pays ``|ŷ_t − y_t| = M + |ŷ_t|`` (the linear loss ``s_tŷ_t = |ŷ_t| ≥ 0`` of
+    the proof plus the constant M) and its derivative is exactly ``ℓ'_t = s_t``. With ``θ_t =
+    −Σ_{s≤t} s_s x_s`` and ``A_t = Σ_{s≤t} x_s x_sᵀ``:
     * rounds ``t ≤ d``: ``x_t = e_t`` (so ``A_d = I``);
     * rounds ``t > d``: ``z = A_{t−1}^{-1}θ_{t−1}``; ``x_t = r·√(K/(rᵀA_{t−1}^{-1}r))`` for a
       direction ``r ⊥ z`` (``d ≥ 2`` makes one exist). The adversary picks the ``r`` of largest
       ``rᵀA_{t−1}^{-1}r/‖r‖²`` among them, the direction the data covers least (in the tested
-      games ``cond(A_T)`` stays below the spec's estimate; any ``r ⊥ z`` gives the theorem),
+      games ``cond(A_T)`` stays below the estimate; any ``r ⊥ z`` gives the theorem),
       breaking ties towards a fixed reference vector so that the sequence does not depend on
       the basis LAPACK returns.
 
@@ -104,7 +103,7 @@ class ScaleLowerBound(AdaptiveOCOAdversary):
     ``Σ_{s≤t}|ŷ_s| + c·√v_t``; :meth:`lower_bounds` declares ``√v_t`` for ``c = 1`` (when
     ``M ≥ 1``) and ``loss ≥ t·M``.
 
-    Numerical caveat (spec §2.6(A)): along the construction the eigenvalues of ``A`` grow by
+    Numerical caveat: along the construction the eigenvalues of ``A`` grow by
     about ``(1 + K)`` per round in a ``(d − 1)``-dimensional subspace, so ``cond(A_T) ≈ (1 +
     K)^{(T − d)/(d − 1)}``; ``reset`` refuses ``(d, T, K)`` with that estimate above
     ``max_condition``. Non-invariant learners (OGD) blow up on this sequence.
@@ -125,10 +124,10 @@ class ScaleLowerBound(AdaptiveOCOAdversary):
 
     References
     ----------
-    seed 003, L79–L84 and L170–L175 (Theorem 4.2 and its proof: non-negative losses, comparator
-    a multiple of ``A_T^†θ_T``, basis vectors first, then Sherman–Morrison), L13 (``d ≥ 2``);
-    spec seeds002-004.md §2.6(A) (the robust ``p = 0`` reconstruction, followed here) and §2.9
-    oracle 12.
+    Kotłowski 2017, §4.1, Theorem 4.2, and its proof in Appendix C (non-negative losses,
+    comparator a multiple of ``A_T^†θ_T``, basis vectors first, then Sherman–Morrison); the
+    bound holds already for ``d = 2`` (§1). The choice of each new direction orthogonal to
+    ``A_{t−1}^{−1}θ_{t−1}`` (so the learner cannot foil the sign) is our reconstruction.
     """
 
     name = "scale_lower_bound"

@@ -64,7 +64,7 @@ class SeparableStream(StreamAdversary):
     Comparator (oracle ``comparator``): ``u*/γ``, scaled so that ``y_t⟨u*/γ, x_t⟩ ≥ 1`` on every
     clean example: its hinge loss is 0, and ``‖u*/γ‖ = 1/γ``. ``comparator_regret`` with param c
     evaluates ``c·u*/γ``. On clean data the Perceptron makes at most ``(R/γ)²`` mistakes
-    (Novikoff; seed 001 Cor 5, L1014).
+    (Novikoff 1962; Shalev-Shwartz 2007, Corollary 5).
 
     Examples
     --------
@@ -78,8 +78,8 @@ class SeparableStream(StreamAdversary):
 
     References
     ----------
-    seed 001, §3 A6(i) (linear separator with margin, ± label noise, L1066–L1072) and Cor 5
-    (L1014); theory-oracles §A.3 (Perceptron, separable: ``(R/γ)²``).
+    Shalev-Shwartz 2007, §5.1.1, Corollary 5 (the Perceptron's mistake bound; separable:
+    ``(R/γ)²``); Novikoff 1962.
     """
 
     name = "separable_stream"

@@ -33,8 +33,8 @@ class ShiftingExperts(MeanDrivenBernoulli):
     -----
     A comparator that switches k times has loss about ``T(base − gap)``, every fixed expert about
     ``T·base − T·gap/(k+1)``: fixed-share-like players keep shifting regret small while the
-    external regret of Hedge stays sublinear only against fixed experts (theory-oracles §C.6;
-    seed 000 §2.7, L766-809). Exposes ``means``.
+    external regret of Hedge stays sublinear only against fixed experts (the time-varying
+    competitors of Luo 2016, §2.3.3; Herbster & Warmuth 1998). Exposes ``means``.
 
     Examples
     --------

@@ -21,7 +21,7 @@ class Sleeping(ObliviousAdversary):
     """Sleeping experts: before each round, announces which experts are awake (``I_t ∈ {0,1}^N``).
 
     The losses are those of an oblivious ``base`` adversary; this wrapper only adds the awake
-    masks, so the game is the sleeping-experts protocol of seed 000 (L744, L758-760): the player
+    masks, so the game is the sleeping-experts protocol of Luo 2016, §2.3.2: the player
     must put zero mass on sleeping experts and is judged by the sleeping regret
     ``max_i Σ_t I_{t,i}(p_t·ℓ_t − ℓ_{t,i})``.
 
@@ -69,7 +69,7 @@ class Sleeping(ObliviousAdversary):
 
     References
     ----------
-    Luo (2016), thesis, §2.3.2 (seed 000, L742-762); seed000-ch2 §2.6. Freund, Schapire, Singer
+    Luo 2016, §2.3.2. Freund, Schapire, Singer
     & Warmuth (1997), "Using and combining predictors that specialize", STOC. Blum (1997).
     """
 

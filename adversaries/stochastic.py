@@ -75,7 +75,7 @@ class Bernoulli(_BernoulliLosses):
 
     Notes
     -----
-    The stochastic environment with a gap of seed 000 (Thm 5.2, L672; digest §2.5): the best
+    The stochastic environment with a gap of Luo 2016, §2.3, Theorem 5, part 2: the best
     expert is better than every other by ``gap`` in expectation, so adaptive players' regret to it
     stays bounded while fixed-rate Hedge's grows. Exposes ``means`` for ``pseudo_regret``.
 
@@ -89,7 +89,7 @@ class Bernoulli(_BernoulliLosses):
 
     References
     ----------
-    Luo (2016), thesis, §2.5 (seed 000, L672); theory-oracles §C.11.
+    Luo 2016, §2.3, Theorem 5 (part 2); van Erven, Grünwald, Koolen & de Rooij (2011).
     """
 
     name = "bernoulli"
@@ -130,7 +130,8 @@ class FairCoin(_BernoulliLosses):
 
     Every non-anticipating learner has ``E[p_t·l_t | past] = 1/2``, so its expected regret is the
     learner-independent value ``LB(T, N) = T/2 − Σ_{k=1}^{T} P(Bin(T, 1/2) ≥ k)^N``, which tends to
-    ``sqrt(T ln N / 2)`` (theory-oracles §A.1.6, §A.4.2, §C.1). A mean regret far below it reveals
+    ``sqrt(T ln N / 2)`` (Cesa-Bianchi et al. 1997; Cesa-Bianchi & Lugosi 2006, Theorem 3.7).
+    A mean regret far below it reveals
     a player that peeked at ``l_t``.
 
     Examples
@@ -176,7 +177,7 @@ def fair_coin_lower_bound(t: int, n_actions: int) -> float:
 
     Under i.i.d. Bernoulli(½) losses every non-anticipating learner has ``E[p_s·l_s | past] = ½``,
     so its expected regret after t rounds is ``t/2 − E[min_i L_{t,i}]`` and ``E[min_i L_{t,i}] =
-    Σ_{k≥1} P(min_i L_{t,i} ≥ k) = Σ_k P(Bin(t, ½) ≥ k)^N`` (theory-oracles §A.1.6, §A.4.2). The
+    Σ_{k≥1} P(min_i L_{t,i} ≥ k) = Σ_k P(Bin(t, ½) ≥ k)^N``. The
     tails are evaluated in log space and raised to the N-th power with ``exp(N log P)``. For
     ``t < 4096`` every term is computed from scipy's binomial CDF (``log1p(−bdtr)`` below the
     median, ``log(bdtrc)`` above). From ``t = 4096`` on, only the k with ``|k − t/2| ≤ w``,
@@ -292,7 +293,7 @@ class Beta(ObliviousAdversary):
 
     Notes
     -----
-    The stochastic environment with a gap of seed 000 (Thm 5.2, L672; digest §2.5) with
+    The stochastic environment with a gap of Luo 2016, §2.3, Theorem 5 (part 2), with
     continuous losses in [0, 1] instead of Bernoulli ones: the best expert is better than every
     other by ``gap`` in expectation, and the loss variance is tunable through κ (large κ: nearly
     deterministic losses, small κ: nearly Bernoulli). Exposes ``means`` for ``pseudo_regret``.
@@ -310,7 +311,7 @@ class Beta(ObliviousAdversary):
 
     References
     ----------
-    Luo (2016), thesis, §2.5 (seed 000, L672); theory-oracles §C.11.
+    Luo 2016, §2.3, Theorem 5 (part 2).
     """
 
     name = "beta"
@@ -387,8 +388,9 @@ class PiecewiseStochastic(MeanDrivenBernoulli):
 
     Notes
     -----
-    The piecewise-stochastic environment of seed 000 §2.5 (L790; the Warmuth-Koolen question
-    [106]): within a segment the data is stochastic with a gap, so players that adapt to both
+    The piecewise-stochastic environment of Luo 2016, §2.3.3 ("tracking the best expert", the
+    open problem of Warmuth & Koolen 2014): within a segment the data is stochastic with a gap,
+    so players that adapt to both
     the gap and the change points (AdaNormalHedge.TV, Fixed Share with a gap-adaptive rate) keep
     the (K−1)-switch regret small, while the external regret of any player grows linearly once
     the best expert changes. Exposes ``means``.
@@ -404,7 +406,7 @@ class PiecewiseStochastic(MeanDrivenBernoulli):
 
     References
     ----------
-    Luo (2016), thesis, §2.5 and Table 2.3 (seed 000, L672, L790); theory-oracles §C.11.
+    Luo 2016, §2.3, Theorem 5 (part 2), §2.3.3 and Table 2.3; Warmuth & Koolen (2014).
     """
 
     name = "piecewise_stochastic"
@@ -519,8 +521,8 @@ class DriftingMeans(MeanDrivenBernoulli):
       replicate (drawn at reset): the best expert rotates smoothly through all experts.
 
     Losses are ``l_{t,i} = 1{U_{t,i} < μ_{t,i}}``. The best expert changes continually, so this
-    is a test bed for dynamic and adaptive regret (seed 000 §2.7, L766-809: "drifting means"
-    generator). Exposes ``means``.
+    is a test bed for dynamic and adaptive regret (the time-varying competitors of Luo 2016,
+    §2.3.3). Exposes ``means``.
 
     Examples
     --------
@@ -532,7 +534,7 @@ class DriftingMeans(MeanDrivenBernoulli):
 
     References
     ----------
-    Luo (2016), thesis, §2.7 (seed 000, L766-809); Besbes, Gur & Zeevi (2015), "Non-stationary
+    Luo 2016, §2.3.3; Besbes, Gur & Zeevi (2015), "Non-stationary
     stochastic optimization".
     """
 

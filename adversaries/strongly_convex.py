@@ -23,7 +23,7 @@ KINDS = ("quadratic", "hinge")
 
 
 class StronglyConvex(StreamAdversary):
-    """Random σ-strongly convex losses on the ball of radius ρ (seed 001 §4's environments).
+    """Random σ-strongly convex losses on the ball of radius ρ (Shalev-Shwartz 2007, Chapter 4).
 
     Parameters
     ----------
@@ -44,9 +44,10 @@ class StronglyConvex(StreamAdversary):
 
     Notes
     -----
-    Seed 001's strongly convex environment A8 (Lemma 4, L837; Thm 5, L919): every ``f_t`` is
-    σ-strongly convex w.r.t. ``½‖·‖²``, so OGD with ``η_t = 1/(σt)`` has logarithmic regret
-    ``(G²/(2σ))(1 + ln T)`` (theory-oracles §A.3). Declared gradient bound over the domain:
+    The strongly convex losses of Shalev-Shwartz 2007, §4.1, Lemma 4 (``σf + h`` with h convex)
+    and §4.3, Theorem 5: every ``f_t`` is σ-strongly convex w.r.t. ``½‖·‖²``, so OGD with
+    ``η_t = 1/(σt)`` has logarithmic regret ``(G²/(2σ))(1 + ln T)`` (Hazan, Agarwal & Kale 2007).
+    Declared gradient bound over the domain:
 
     * ``quadratic``: ``‖σ(w − z_t)‖ ≤ σ(ρ + ρ_z)`` — ``σ`` times the diameter ``2ρ`` with the
       default ``ρ_z = ρ``;
@@ -67,8 +68,8 @@ class StronglyConvex(StreamAdversary):
 
     References
     ----------
-    Shalev-Shwartz (2007), thesis, §4 (seed 001, Lemma 4 L837, Thm 5 L919); spec seed001.md §3 A8
-    and §6 oracle 11; theory-oracles §A.3 (OGD, strongly convex).
+    Shalev-Shwartz 2007, Chapter 4 (Lemma 4 in §4.1, Theorem 5 in §4.3); Hazan, Agarwal & Kale
+    (2007) (OGD, strongly convex).
     """
 
     name = "strongly_convex"

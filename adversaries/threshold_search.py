@@ -1,6 +1,6 @@
 """The binary-search threshold adversary: VC dimension 1, yet ``log₂ n`` forced mistakes.
 
-Seed 001's Example 6 (A4) with the corrected query and interval updates (spec erratum E9).
+Shalev-Shwartz 2007, Appendix B.2, Example 6, with a corrected query and interval updates.
 """
 
 from __future__ import annotations
@@ -100,8 +100,9 @@ class ThresholdSearch(AdaptiveOCOAdversary):
     after round ``t``; since ``h_l`` stays consistent with every earlier label, it equals the
     bound against the final comparator.
 
-    Corrected from the source (erratum E9): seed 001's query ``(r − l + 1)/2 + 1`` ignores ``l``
-    and its updates ``r ← x_t``, ``l ← x_t + 1`` are inconsistent with ``h_i(x) = [x ≤ i]``.
+    Corrected from the source: Example 6 prints the query ``(r − l + 1)/2 + 1``, which ignores
+    ``l``, and updates ``r ← x_t``, ``l ← x_t + 1``, which are inconsistent with
+    ``h_i(x) = [x ≤ i]``.
 
     Examples
     --------
@@ -119,8 +120,7 @@ class ThresholdSearch(AdaptiveOCOAdversary):
 
     References
     ----------
-    seed 001, Example 6 (L3049–L3059) and Thm 8 (L3055: VC(H) ≤ M); spec seed001.md §3 A4,
-    erratum E9, oracle 28.
+    Shalev-Shwartz 2007, Appendix B.2: Example 6 and Theorem 8 (VC(H) ≤ M).
     """
 
     name = "threshold_search"

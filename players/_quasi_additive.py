@@ -1,9 +1,9 @@
 """Shared pieces of the linear online classifiers (Perceptron, p-norm, Winnow, PA, primal-dual).
 
-Link functions of seed 001's quasi-additive family (Fig 5.1, L966–L974), the relative-mistake-bound
-inequality (Lemma 19, L2861) and the reading of one classification round from a
-:class:`~arena.oco.losses.Feedback`. A mistake is ``y_t ⟨w_t, x_t⟩ ≤ 0``: a zero margin counts
-(seed 001 §8 P1; the analysis needs ``g_t(w_t) ≥ γ`` on mistake rounds).
+Link functions of the quasi-additive family of Shalev-Shwartz 2007 (§5.1, Figure 5.1), the
+relative-mistake-bound inequality (Appendix A.5, Lemma 19) and the reading of one classification
+round from a :class:`~arena.oco.losses.Feedback`. A mistake is ``y_t ⟨w_t, x_t⟩ ≤ 0``: a zero
+margin counts (the analysis needs ``g_t(w_t) ≥ γ`` on mistake rounds).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def read_example(fb: Feedback) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def lemma19(b, c):
     """Return ``c + b² + b√c``: if ``x − b√x − c ≤ 0`` (``b, c ≥ 0``) then ``x`` is at most this.
 
-    Seed 001, Lemma 19 (L2861); it turns ``|M| ≤ b√|M| + H`` into a mistake bound.
+    Shalev-Shwartz 2007, Lemma 19; it turns ``|M| ≤ b√|M| + H`` into a mistake bound.
 
     Examples
     --------
@@ -52,7 +52,7 @@ def pnorm_link(theta: np.ndarray, p: float) -> np.ndarray:
     """Return the p-norm link (5.9) row-wise: ``sign(θ_i)|θ_i|^{p−1} / ‖θ‖_p^{p−2}``, 0 at θ = 0.
 
     Computed as ``‖θ‖_p · sign(θ_i) (|θ_i|/‖θ‖_p)^{p−1}`` with ``‖θ‖_p`` taken after dividing by
-    ``max|θ_i|``, so no power overflows for large p (seed 001 §8 P2: Link(0) = 0). The map is
+    ``max|θ_i|``, so no power overflows for large p (Link(0) = 0 removes the 0/0). The map is
     positively homogeneous of degree 1 and ``∇f* = Link/(p−1)`` for ``f = ‖w‖_q²/(2(q−1))``.
 
     Examples

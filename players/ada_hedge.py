@@ -146,17 +146,16 @@ class AdaHedge(ExpertsPlayer):
     affine map, so ``p_t`` is that of the raw losses, and ``Δ`` scales with the range.
 
     Guarantee, for every loss sequence (any real losses, adaptive adversaries included):
-    ``R_T ≤ Δ_{T−1} + Δ_T + A_T ≤ 2Δ_T + A_T`` (de Rooij et al. 2014: ``R ≤ 2Δ``, theory-oracles
-    §A.2 row 8). Proof: the
+    ``R_T ≤ Δ_{T−1} + Δ_T + A_T ≤ 2Δ_T + A_T`` (de Rooij et al. 2014: ``R ≤ 2Δ``). Proof: the
     rates are non-increasing and ``M_η(L)`` is non-increasing in η, so the mix losses
     ``m_t = M_{η_t}(L_t) − M_{η_t}(L_{t−1})`` telescope to at most
     ``M_{η_T}(L_T) ≤ L*_T + ln N/η_T = L*_T + Δ_{T−1}``, and ``Ĥ_T = Σ m_t + Σ δ_t`` where the
     true gaps sum to at most ``Δ_T + A_T``, ``A_T`` the total of the tiny positive values counted
     as 0 (usually exactly 0). :meth:`bounds` declares ``2Δ_t + A_t`` in raw units. The
     worst-case form for losses in [0, 1],
-    ``R_T ≤ 2√(ln N·L*(T − L*)/T) + (16/3) ln N + 2 ≤ √(T ln N) + (16/3) ln N + 2`` (row 9,
-    "constant to confirm" in theory-oracles §F.1), is checked by the tests but not declared: the
-    declared bound is the run's own quantity, from which the paper derives row 9.
+    ``R_T ≤ 2√(ln N·L*(T − L*)/T) + (16/3) ln N + 2 ≤ √(T ln N) + (16/3) ln N + 2`` (the
+    paper's worst-case theorem, constants as we read them), is checked by the tests but not
+    declared: the declared bound is the run's own quantity, from which the paper derives it.
 
     Examples
     --------
@@ -172,7 +171,7 @@ class AdaHedge(ExpertsPlayer):
     de Rooij, van Erven, Grünwald & Koolen (2014), "Follow the Leader If You Can, Hedge If You
     Must", JMLR 15 (the Matlab ``adahedge``/``mix`` printed in the paper; a near-copy is
     ``kolya95/AggregatingAlgorithms:source/AdaHedge.m``, which uses ``max(ln K, 1)`` in the
-    numerator: we follow the paper's ``ln K``, theory-oracles §B.2). theory-oracles §A.1.7.
+    numerator: we follow the paper's ``ln K``).
     """
 
     name = "ada_hedge"

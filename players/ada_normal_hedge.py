@@ -20,14 +20,14 @@ SMALL_X = 1e-8
 within ``x²/24``), so that ``(R+1)²`` underflowing to 0 cannot zero a positive weight."""
 
 QUANTILE_EPS = (0.1, 0.25)
-"""The ε of the declared quantile-regret bounds (B6)."""
+"""The ε of the declared quantile-regret bounds (Luo 2016, §2.3, the ε-regret form of (2.6))."""
 
 
 @njit(cache=True)
 def _log_w(big_r, big_c):
     """``ln w(R, C)`` for ``w(R, C) = ½[Φ(R+1, C+1) − Φ(R−1, C+1)]``; ``−inf`` when ``R ≤ −1``.
 
-    Piecewise with ``D = 3(C+1)`` (seed000-ch2 §1.5, §1.8): 0 if ``R ≤ −1``;
+    Piecewise with ``D = 3(C+1)`` (Luo 2016, Algorithm 6): 0 if ``R ≤ −1``;
     ``½ expm1((R+1)²/D)`` if ``−1 < R ≤ 1``; ``½ e^{(R−1)²/D} expm1(4R/D)`` if ``R > 1``.
     """
     if big_r <= -1.0:
@@ -44,8 +44,8 @@ def _log_w(big_r, big_c):
 def log_weight(big_r: np.ndarray, big_c: np.ndarray) -> np.ndarray:
     """Return ``ln w(R, C)`` elementwise (``−inf`` where ``R ≤ −1``), without overflow.
 
-    ``w(R, C) = ½[Φ(R+1, C+1) − Φ(R−1, C+1)]`` with ``Φ(R, C) = exp([R]_+²/(3C))`` (seed 000,
-    L635). The difference of exponentials is never formed: with ``D = 3(C+1)``,
+    ``w(R, C) = ½[Φ(R+1, C+1) − Φ(R−1, C+1)]`` with ``Φ(R, C) = exp([R]_+²/(3C))`` (Luo 2016,
+    §2.3). The difference of exponentials is never formed: with ``D = 3(C+1)``,
     ``ln w = [R−1]_+²/D + ln expm1(δ) − ln 2`` where ``δ = (R+1)²/D`` for ``R ≤ 1`` and
     ``δ = 4R/D`` (the exact difference of the exponents) for ``R > 1``.
 
@@ -84,7 +84,7 @@ def ada_probs(
     Examples
     --------
     >>> p = ada_probs(np.array([[0.5, -0.5]]), np.array([[0.5, 0.5]]), np.log([0.5, 0.5]), None)
-    >>> round(float(p[0, 0]), 10)  # seed000-ch2 §5.7
+    >>> round(float(p[0, 0]), 10)  # (e^½ − 1)/((e^½ − 1) + (e^{1/18} − 1))
     0.9190652059
     """
     return _probs_and_fallback(big_r, big_c, log_q, confidences)[0]
@@ -101,7 +101,7 @@ def _probs_and_fallback(big_r, big_c, log_q, confidences):
         base = base + log_i
     m = lw.max(axis=-1, keepdims=True)
     dead = ~np.isfinite(m[..., 0])
-    if dead.any():  # every awake expert has R ≤ −1: fall back to q·I (seed000-ch2 §1.9)
+    if dead.any():  # every awake expert has R ≤ −1: fall back to q·I (Eq. 2.7 still holds)
         lw = np.where(dead[..., None], base, lw)
         m = lw.max(axis=-1, keepdims=True)
         if not np.isfinite(m).all():
@@ -292,41 +292,43 @@ class AdaNormalHedge(ExpertsPlayer):
     -----
     With ``ℓ̂_t = p_t·ℓ_t`` and confidences ``I_{t,i} ∈ [0, 1]`` (``I ≡ 1`` in the plain game):
 
-    * ``p_{t,i} ∝ q_i I_{t,i} w(R_{t−1,i}, C_{t−1,i})`` (Alg. 6, L637-646; Eq. 2.8, L748);
+    * ``p_{t,i} ∝ q_i I_{t,i} w(R_{t−1,i}, C_{t−1,i})`` (Luo 2016, Algorithm 6 and Eq. 2.8);
     * ``r_{t,i} = I_{t,i}(ℓ̂_t − ℓ_{t,i})``, ``R_{t,i} = R_{t−1,i} + r_{t,i}``,
       ``C_{t,i} = C_{t−1,i} + |r_{t,i}|``;
     * ``w(R, C) = ½[Φ(R+1, C+1) − Φ(R−1, C+1)]``, ``Φ(R, C) = exp([R]_+²/(3C))``, ``Φ(0,0) = 1``
-      (L635). Both terms use ``C + 1`` as in the thesis; PyNOL's ``Φ(R−1, C−1)`` is a bug
-      (theory-oracles §0 item 6). The weight is computed in the log domain (:func:`log_weight`).
+      (§2.3). Both terms use ``C + 1`` as in the thesis and in Luo & Schapire 2015; PyNOL's
+      ``Φ(R−1, C−1)`` (``pynol/learner/meta.py``) is a bug. The weight is computed in the log
+      domain (:func:`log_weight`).
     * If every awake expert has ``R ≤ −1`` (possible only with confidences), ``p ∝ q·I`` on the
-      awake set; Eq. (2.7) ``Σ_i q_i w_i r_{t,i} = 0`` still holds, so Lemma 4 and Theorem 6 do
-      (seed000-ch2 §1.9).
+      awake set (our choice: the thesis leaves this case open); Eq. (2.7)
+      ``Σ_i q_i w_i r_{t,i} = 0`` still holds, so Lemma 4 and Theorem 6 do.
 
     In the sleeping protocol the engine announces ``I_t`` to :meth:`predict`; since
     :meth:`update` does not receive it, ``predict`` keeps the last announced ``I_t`` for the
     round's update (its only side effect; repeated calls return the same ``p``).
 
     Guarantees, for every loss sequence (adaptive adversaries included), with ``q`` normalized
-    and ``B_t = 1 + (3/2) Σ_i q_i (1 + ln(1 + C_{t,i}))`` (Lemma 4, L722-730;
-    seed000-ch2 §5.3), in units of ``hi − lo``:
+    and ``B_t = 1 + (3/2) Σ_i q_i (1 + ln(1 + C_{t,i}))`` (Luo 2016, Lemma 4 and
+    Theorem 4), in units of ``hi − lo``:
 
-    * B4 (point masses): ``[R_{t,i}]_+ ≤ sqrt(3 C_{t,i} ln(B_t/q_i))``, hence
+    * point masses (from Lemma 4): ``[R_{t,i}]_+ ≤ sqrt(3 C_{t,i} ln(B_t/q_i))``, hence
       ``regret ≤ max_i sqrt(3 C_{t,i} ln(B_t/q_i))``, declared as ``bound:regret``;
-    * quantiles, [derived] from Lemma 4 like B4: if the k-th largest regret ``x = R_{(k)}``
+    * quantiles, derived here from Lemma 4 likewise: if the k-th largest regret ``x = R_{(k)}``
       (``k = ⌈εN⌉``) is positive, the k experts S ranked first all have ``R_i ≥ x``, so
       ``Σ_{i∈S} q_i e^{x²/(3C_i)} ≤ B_t``; by rearrangement that sum is at least
       ``g(x) = Σ_{j≤k} q_{[j]} e^{x²/(3C^{[j]})}`` (the k smallest q ascending against the k
       largest C ascending). Hence ``ε-quantile regret ≤ sup{x ≥ 0 : g(x) ≤ B_t}``
       (:func:`quantile_bound`), declared as ``bound:quantile_regret`` for ε ∈ {0.1, 0.25}. With
-      ``C_i ≤ t`` and uniform q it is at most ``sqrt(3t ln(N B_t/k))``, below B6's
-      ``sqrt(3t(ln(N/k) + ln B_t + 1))`` (L662). Unlike Thm 4 (2.6) evaluated at the top-k set,
+      ``C_i ≤ t`` and uniform q it is at most ``sqrt(3t ln(N B_t/k))``, below the thesis's
+      ``sqrt(3t(ln(N/k) + ln B_t + 1))`` (§2.3, after Theorem 4). Unlike Theorem 4's (2.6)
+      evaluated at the top-k set,
       it is continuous in the state (no jump when tied experts swap ranks);
-    * B7 (Thm 6, L752): with confidences the point-mass bound holds for
+    * confidences (Theorem 6): the point-mass bound holds for
       ``R_{t,i} = Σ_s I_{s,i}(ℓ̂_s − ℓ_{s,i})``, declared as ``bound:sleeping_regret`` (instead
       of the two above) in games that announce confidences.
 
-    ``E[R_{T,i*}] ≤ 3(ln(1/q_{i*}) + ln B + 1)/α`` in a stochastic game with gap α (Thm 5.2,
-    L672): the regret to the best expert does not grow with T. O(N) time per round.
+    ``E[R_{T,i*}] ≤ 3(ln(1/q_{i*}) + ln B + 1)/α`` in a stochastic game with gap α (Theorem 5,
+    part 2): the regret to the best expert does not grow with T. O(N) time per round.
 
     Examples
     --------
@@ -340,8 +342,8 @@ class AdaNormalHedge(ExpertsPlayer):
     References
     ----------
     Luo & Schapire (2015), "Achieving all with no parameters: AdaNormalHedge", COLT.
-    Luo (2016), thesis, §2.3: Algorithm 6 and Theorem 4 (seed 000, L637-656), Lemmas 3-4
-    (L692-730), confidence-rated and sleeping experts (L742-762).
+    Luo 2016, §2.3: Algorithm 6 and Theorem 4, Lemmas 3-4 (§2.3.1), confidence-rated and
+    sleeping experts (§2.3.2, Eq. 2.8 and Theorem 6).
     """
 
     name = "ada_normal_hedge"
@@ -462,7 +464,7 @@ class AdaNormalHedge(ExpertsPlayer):
         return 1.0 + 1.5 * (self._q * (1.0 + np.log1p(self._big_c))).sum(axis=1)
 
     def bounds(self, t: int) -> dict[tuple[str, float], np.ndarray]:
-        """Declare B4 (``regret``) and B6 (``quantile_regret``), or B7 (``sleeping_regret``)."""
+        """Declare the point-mass (``regret``), quantile and sleeping bounds of the class notes."""
         budget = self.potential_budget()
         log_b = np.log(budget)
         point = np.sqrt(3.0 * self._big_c * (log_b[:, None] - self._log_q)).max(axis=1)

@@ -33,7 +33,7 @@ def _weight_parts(big_r, big_c):
     """Return ``(b, f)`` with ``w(R, C) = ½ e^b f``: ``b = [R−1]_+²/D``, ``f = expm1(δ)``.
 
     ``D = 3(C+1)``; ``δ = (R+1)²/D`` for ``−1 < R ≤ 1`` and ``4R/D`` for ``R > 1`` (the exact
-    difference of the two exponents, seed000-ch2 §1.5); ``f = 0`` for ``R ≤ −1``. ``f`` lies in
+    difference of the two exponents); ``f = 0`` for ``R ≤ −1``. ``f`` lies in
     ``[0, e^{4/3} − 1]`` when ``|R| ≤ C + 1``, so only ``b`` needs the log domain.
     """
     if big_r <= -1.0:
@@ -247,11 +247,12 @@ class AdaNormalHedgeTV(ExpertsPlayer):
 
     Notes
     -----
-    **Exact version** (L772-782). Expert ``(τ, i)`` is awake from round τ on with expert i's
+    **Exact version** (Luo 2016, §2.3.3, "Special cases: adaptive regret and tracking the best
+    expert"). Expert ``(τ, i)`` is awake from round τ on with expert i's
     losses; with ``R_{[τ,t]}``, ``C_{[τ,t]}`` the interval sums of ``r_{s,i} = ℓ̂_s − ℓ_{s,i}`` and
     ``|r_{s,i}|`` and ``w`` AdaNormalHedge's weight,
 
-    ``p_{t,i} ∝ Σ_{τ=1}^{t} τ⁻² w(R_{[τ,t−1],i}, C_{[τ,t−1],i})`` (L778),
+    ``p_{t,i} ∝ Σ_{τ=1}^{t} τ⁻² w(R_{[τ,t−1],i}, C_{[τ,t−1],i})`` (the prior ``q_{(τ,i)} ∝ τ⁻²``),
 
     the τ = t term being ``w(0, 0) > 0``. The interval sums are differences of prefix arrays
     ``R_s, C_s`` (s = 0 … t), stored for every round: O(N T) memory per replicate is inherent
@@ -269,17 +270,17 @@ class AdaNormalHedgeTV(ExpertsPlayer):
     * for every interval ``[s, e]``: :func:`cover_partition` splits it into
       ``m ≤ ⌊log₂(e−s+1)⌋ + 2`` such prefixes, so by Cauchy-Schwarz
       ``R_{[s,e],i} ≤ sqrt(3 m C_{[s,e],i} ln(e² β_e))``: an extra ``sqrt(m) = O(sqrt(log(e−s)))``
-      factor, and ``ln e`` in place of ``ln s`` (the price quoted at L788).
+      factor, and ``ln e`` in place of ``ln s`` (the price quoted in §2.3.3).
 
     Guarantees declared (units of ``hi − lo``; every loss sequence, adaptive adversaries
     included). Exact version, with ``B'_t = Σ_{τ≤t, j} τ⁻²(5/2 + (3/2) ln(1 + C_{[τ,t],j}))``
     computed exactly (Lemma 4 on the sleeping experts; ``B'`` is nondecreasing in t):
 
-    * B8: ``[R_{[t₁,t₂],i}]_+ ≤ sqrt(3 C_{[t₁,t₂],i} ln(t₁² B'_{t₂}))`` for all ``t₁ ≤ t₂``, so
-      ``bound:adaptive_regret = max_{τ≤t, i} sqrt(3 C_{[τ,t],i} ln(τ² B'_t))`` (C grows with
-      the interval end) and ``bound:regret = max_i sqrt(3 C_{t,i} ln B'_t)``;
-    * B9 / K-shift (L790): ``bound:shifting_regret`` for k switches (K = k+1 segments) is
-      ``min(K · bound:adaptive_regret, sqrt(3 K M_t ln(t² B'_t)))`` with
+    * interval: ``[R_{[t₁,t₂],i}]_+ ≤ sqrt(3 C_{[t₁,t₂],i} ln(t₁² B'_{t₂}))`` for all
+      ``t₁ ≤ t₂``, so ``bound:adaptive_regret = max_{τ≤t, i} sqrt(3 C_{[τ,t],i} ln(τ² B'_t))``
+      (C grows with the interval end) and ``bound:regret = max_i sqrt(3 C_{t,i} ln B'_t)``;
+    * K-shift (§2.3.3, "tracking the best expert"): ``bound:shifting_regret`` for k switches
+      (K = k+1 segments) is ``min(K · bound:adaptive_regret, sqrt(3 K M_t ln(t² B'_t)))`` with
       ``M_t = Σ_s max_i |r_{s,i}|`` (Cauchy-Schwarz over the segments).
 
     Geometric version: the same three with ``m_t = ⌊log₂ t⌋ + 2`` extra pieces per interval,
@@ -300,11 +301,11 @@ class AdaNormalHedgeTV(ExpertsPlayer):
 
     References
     ----------
-    Luo (2016), thesis, §2.3.3 (seed 000, L764-833; AdaNH.TV at L772-788, K-shift at L790).
+    Luo 2016, §2.3.3 (AdaNormalHedge.TV, K-shifting regret, Theorem 7 and Table 2.3).
     Luo & Schapire (2015), COLT. Adamskiy, Koolen, Chernov & Vovk (2012) and Freund, Schapire,
     Singer & Warmuth (1997) for the start-time reduction. Daniely, Gonen & Shalev-Shwartz (2015),
     "Strongly adaptive online learning", ICML, for the geometric covering intervals (the thesis
-    cites the streaming idea of Hazan & Seshadhri 2009 without details; seed000-ch2 §7).
+    cites the streaming idea of Hazan & Seshadhri 2009 without details).
     """
 
     name = "ada_normal_hedge_tv"

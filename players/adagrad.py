@@ -168,7 +168,8 @@ class AdaGrad(OCOPlayer):
     References
     ----------
     Duchi, Hazan & Singer (2011), "Adaptive subgradient methods for online learning and stochastic
-    optimization", JMLR, Thm 5; theory-oracles §A.3 (AdaGrad rows) and §B.11.
+    optimization", JMLR, Thm 5; Orabona (2019), *A Modern Introduction to Online Learning*,
+    Thm 4.14 (AdaGrad-norm).
     """
 
     name = "adagrad"

@@ -1,4 +1,4 @@
-"""The aggressive Perceptron: OGD with a fixed step on the hinge loss (seed 004, P12)."""
+"""The aggressive Perceptron: OGD with a fixed step on the hinge loss (Srebro, Lecture 16)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ class AggressivePerceptron(OCOPlayer):
     Unprojected online gradient descent with step ``η`` on the hinge ``ℓ_t(w) = [1 − y_t⟨w, x_t⟩]₊``
     (at the kink ``y⟨w, x⟩ = 1`` it takes the subgradient ``−y x``, as the lecture's indicator
     ``≤ 1`` says). Unlike the Perceptron it also updates on correct rounds with margin ≤ 1, and η
-    matters (the margin 1 is not scale-free); ``η = 1`` is seed 004's rule.
+    matters (the margin 1 is not scale-free); ``η = 1`` is the lecture's rule.
 
     Parameters
     ----------
@@ -27,12 +27,12 @@ class AggressivePerceptron(OCOPlayer):
 
     Notes
     -----
-    Guarantee (OGD on the hinge, seeds 002–004 §3.2 [E]: ``Σ⟨g_t, w_t − u⟩ ≤ ‖u‖²/(2η) +
-    (η/2)Σ‖g_t‖²``): for every ``u ∈ ℝ^d``, with ``U`` the update rounds,
-    ``Σ_t ℓ_t(w_t) − Σ_t ℓ_t(u) ≤ ‖u‖²/(2η) + (η/2) Σ_{t∈U} ‖x_t‖²``
-    (:meth:`hinge_regret_bound`). The hinge upper-bounds the 0-1 loss (a mistake has
-    ``ℓ_t(w_t) ≥ 1``), hence ``|M| ≤ Σ_t ℓ_t(u) + ‖u‖²/(2η) + (η/2)Σ_{t∈U}‖x_t‖²``
-    (:meth:`mistake_bound`). Both depend on ``u``: nothing is declared by :meth:`bounds`.
+    Guarantee (unprojected OGD with a fixed step started at 0, Zinkevich 2003: ``Σ⟨g_t, w_t − u⟩ ≤
+    ‖u‖²/(2η) + (η/2)Σ‖g_t‖²``): for every ``u ∈ ℝ^d``, with ``U`` the update rounds, ``Σ_t ℓ_t(w_t)
+    − Σ_t ℓ_t(u) ≤ ‖u‖²/(2η) + (η/2) Σ_{t∈U} ‖x_t‖²`` (:meth:`hinge_regret_bound`). The hinge
+    upper-bounds the 0-1 loss (a mistake has ``ℓ_t(w_t) ≥ 1``), hence ``|M| ≤ Σ_t ℓ_t(u) + ‖u‖²/(2η)
+    + (η/2)Σ_{t∈U}‖x_t‖²`` (:meth:`mistake_bound`). Both depend on ``u``: nothing is declared by
+    :meth:`bounds`.
 
     Examples
     --------
@@ -49,7 +49,7 @@ class AggressivePerceptron(OCOPlayer):
 
     References
     ----------
-    Seed 004, L205–L206 and L222 (the "aggressive Perceptron"); seeds002-004.md §3.2 P12.
+    Srebro, Lecture 16, slides "...back to the Perceptron" (the "aggressive Perceptron").
     """
 
     name = "aggressive_perceptron"

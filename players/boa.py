@@ -13,7 +13,7 @@ from arena.spec import GameSpec, PlayerTags
 from players.squint import check_prior
 
 VARIANCE_FACTOR = 2.2
-"""``E_k = Σ_s 2.2 r²_{k,s}``: the constant of opera's ``R/BOA.R`` (theory-oracles §B.7)."""
+"""``E_k = Σ_s 2.2 r²_{k,s}``: the constant of opera's ``R/BOA.R`` (Gaillard & Goude)."""
 
 
 @njit(cache=True)
@@ -111,7 +111,7 @@ class BOA(ExpertsPlayer):
     The prediction gives the experts with ``E_k > 0`` their total prior mass, split in proportion
     to ``π_k E_k^{−1/2} exp(R̃_k/√E_k) = π_k η_k e^{η_k R̃_k}`` (computed as a softmax in logs), and
     leaves ``π_k`` on each expert with ``E_k = 0`` (all of them at t = 1: ``p_1 = π``). This is
-    opera's rule; theory-oracles §B.7 states the weights for ``E_k > 0`` only.
+    opera's rule (the paper states the weights for ``E_k > 0`` only).
 
     Guarantee: second-order regret bounds ``R_{T,k} = O(√((ln N + ln ln T) Σ_t r²_{k,t}) + ...)``
     and fast rates for exp-concave losses (Wintenberger 2017): O-forms only, so no numeric bound
@@ -132,8 +132,7 @@ class BOA(ExpertsPlayer):
     ----------
     Wintenberger (2017), "Optimal learning with Bernstein online aggregation", Machine Learning
     106 (BOA with multiple learning rates). The update and the constant 2.2 follow
-    ``Dralliag/opera:R/BOA.R`` (``loss.gradient = FALSE``, i.e. plain expert losses), as in
-    theory-oracles §B.7.
+    ``Dralliag/opera:R/BOA.R`` (``loss.gradient = FALSE``, i.e. plain expert losses).
     """
 
     name = "boa"

@@ -42,7 +42,7 @@ def log_central(j: int) -> float:
 def cover_value(horizon: int) -> float:
     """Return Cover's minimax regret ``V_T = ½ Σ_{j=0}^{J} C(2j, j)/4^j``, ``J = ⌊(T−1)/2⌋``.
 
-    Uses ``Σ_{j ≤ J} C(2j, j)/4^j = (2J + 1) C(2J, J)/4^J`` (theory-oracles §A.1.5, §A.4.1).
+    Uses ``Σ_{j ≤ J} C(2j, j)/4^j = (2J + 1) C(2J, J)/4^J`` (Cover 1965).
 
     Examples
     --------
@@ -144,7 +144,7 @@ class Cover2(ExpertsPlayer):
     With gap ``g = |L_{t−1,0} − L_{t−1,1}|`` and ``r = T − t + 1`` rounds to go, the value of the
     game is ``V_0 ≡ 0``, ``V_r(0) = ½ + V_{r−1}(1)``, ``V_r(g) = ½(V_{r−1}(g−1) + V_{r−1}(g+1))``,
     and the learner puts ``1 − (V_{r−1}(g−1) − V_{r−1}(g+1))/2`` on the leader (½ at a tie), which
-    equalizes the adversary's two moves (theory-oracles §A.1.5, §B.9). Since
+    equalizes the adversary's two moves (Cover 1965). Since
     ``V_r(g) = (E|g + S_r| − g)/2`` for S_r a sum of r fair ±1 steps, that weight is
 
         ``u_n(g) = P(S_n < g) + ½ P(S_n = g)``,  n = r − 1 = T − t,
@@ -161,8 +161,8 @@ class Cover2(ExpertsPlayer):
     ``V_T − V_{T−t}(g_t)``, hence exactly ``V_T`` at t = T; pass rounds add no regret and do not
     increase the value to go, so the regret is ≤ ``V_T`` at every t on every binary sequence
     (adaptive adversaries included). The player declares ``bound:regret = V_T`` (times
-    ``hi − lo``), with ``V_T = ½ Σ_{j ≤ ⌊(T−1)/2⌋} C(2j,j)/4^j ≈ sqrt(T/(2π))`` (§A.4.1;
-    :func:`cover_value`). No learner has a smaller worst-case regret on this game.
+    ``hi − lo``), with ``V_T = ½ Σ_{j ≤ ⌊(T−1)/2⌋} C(2j,j)/4^j ≈ sqrt(T/(2π))``
+    (:func:`cover_value`). No learner has a smaller worst-case regret on this game.
 
     Examples
     --------
@@ -178,7 +178,7 @@ class Cover2(ExpertsPlayer):
     References
     ----------
     Cover (1965/67), "Behavior of sequential predictors of binary sequences"; Cesa-Bianchi &
-    Lugosi (2006) §8.3 (the binary prediction game). theory-oracles §A.1.5, §A.4.1, §B.9.
+    Lugosi (2006) §8.3 (the binary prediction game).
     """
 
     name = "cover2"

@@ -34,8 +34,9 @@ def log_cosh(eta: float) -> float:
 def default_margin(horizon: int, n_actions: int) -> float:
     """Return the boost-by-majority threshold ``m = sqrt(2(T+1) ln(2N)) − 1`` (at least 0).
 
-    It solves ``2 exp(−(m+1)²/(2(T+1))) = 1/N``, the relaxed-DGv1 minimax value of seed 000 L366
-    at ``ε = 1/N``: the margin an optimal ±1 chip player can hold all but a 1/N fraction below.
+    It solves ``2 exp(−(m+1)²/(2(T+1))) = 1/N``, the relaxed-DGv1 minimax value of Luo 2016, §2.1.3
+    (from Mukherjee & Schapire 2010) at ``ε = 1/N``: the margin an optimal ±1 chip player can hold
+    all but a 1/N fraction below.
 
     Examples
     --------
@@ -132,7 +133,7 @@ def potential_log_weights(
     Examples
     --------
     >>> w = np.exp(potential_log_weights("two_norm", 2, np.array([-0.5, 0.5])))
-    >>> (w / w.sum()).round(12).tolist()  # seed000-ch2 §5.7: p_2 = (0.9, 0.1)
+    >>> (w / w.sum()).round(12).tolist()  # weights (1.5², 0.5²), so p_2 = (0.9, 0.1)
     [0.9, 0.1]
     """
     s = np.asarray(s, dtype=np.float64)
@@ -261,17 +262,19 @@ class DriftingPotential(ExpertsPlayer):
     the log domain (:func:`potential_log_weights`); a row of zero weights falls back to uniform.
     :meth:`potential_sum` returns ``Σ_i Φ_t(s_{t,i})`` per replicate, which Theorem 2's proof
     shows is nonincreasing in t whenever Φ_t is convex and satisfies the condition of line 3
-    (seed000-ch2 §5.2 P1-P3, P6).
+    (Luo 2016, Eq. 2.2).
 
     * ``exp``: ``p ∝ e^{−η s} ∝ e^{−η L}``, i.e. Hedge with rate η on the unit-range losses.
-      Bound (Theorem 2 with Hoeffding's lemma on ``z = ℓ − p·ℓ ∈ [−1, 1]``, seed 000 L419-425):
+      Bound (Theorem 2 with Hoeffding's lemma on ``z = ℓ − p·ℓ ∈ [−1, 1]``, Luo 2016, §2.1.4,
+      "Exponential Weights (EXP) Algorithm"):
       ``R_(k)(t) ≤ (ln(N/k) + t ln cosh η)/η``; the thesis's relaxation ``ln(N/k)/η + tη/2`` is
       weaker than Hedge's textbook ``η t/8`` only because it uses the range of z.
     * ``two_norm``: the same p as :class:`players.two_norm.TwoNorm`, bound ``sqrt(tN/k)``.
     * ``nh_dt``: the same p as :class:`players.normal_hedge_dt.NormalHedgeDT` (expected state),
       bound ``sqrt(3t ln((N/k)(1 − b_0) + 1))`` with ``1 − b_0 = ½ Σ_{τ≤t} (e^{4/(3τ)} − 1)``.
-    * ``bbm``: the boost-by-majority potential for a known horizon T (seed 000 L297 with the
-      index fixed per E7; seed000-ch2 §1.1): ``Φ_t(s) = P[s + S_{T−t} ≤ −m]`` with S a sum of
+    * ``bbm``: the boost-by-majority potential for a known horizon T (Luo 2016, §2.1.1, with
+      the recursion written in the indexing of Eq. 2.1: the printed one defines ``Φ_t`` from
+      ``Φ_{t+1}``): ``Φ_t(s) = P[s + S_{T−t} ≤ −m]`` with S a sum of
       T − t fair ±1 steps, a binomial CDF, tabulated at the integer positions. **Extension to
       real s: linear interpolation of the table.** The interpolated table still satisfies the
       condition of line 3 *with equality* for every real s (interpolation is linear and the
@@ -279,7 +282,7 @@ class DriftingPotential(ExpertsPlayer):
       nonincreasing). But it is **not convex**: ``S_{T−t}`` has the parity of T − t, so the
       integer table is a staircase, constant on pairs of neighbours, whose second differences
       take both signs; no convex function, the interpolation included, passes through it.
-      Eq. (2.3) (L368-372), which lets Algorithm 3 treat movements in [−1, 1] as ±1, therefore
+      Eq. (2.3), which lets Algorithm 3 treat movements in [−1, 1] as ±1, therefore
       fails, and the potential can increase under the experts protocol's movements
       ``z = ℓ − p·ℓ``. The invariant ``Σ_i Φ_t(s_t) ≤ Σ_i Φ_{t−1}(s_{t−1})`` holds only for ±1
       movements (the boosting chip game). So this player
@@ -303,10 +306,9 @@ class DriftingPotential(ExpertsPlayer):
 
     References
     ----------
-    Luo (2016), *Optimal and Adaptive Online Learning*, PhD thesis: the drifting game and
-    boost-by-majority (seed 000, L283-297), Eq. (2.3) (L368-372), Algorithm 3 (L374-387),
-    Theorem 2 (L389), EXP (L419-427), Lemma 1 and Corollary 1 (L431-449), Lemma 2 and
-    Corollary 2 (L461-481). Freund (1995), "Boosting a weak learning algorithm by majority".
+    Luo 2016: the drifting game and boost-by-majority (§2.1.1, Eq. 2.1), Eq. (2.3), Algorithm 3
+    and Theorem 2 (§2.1.3), EXP, Lemma 1 and Corollary 1, Lemma 2 and Corollary 2 (§2.1.4).
+    Freund (1995), "Boosting a weak learning algorithm by majority".
     """
 
     name = "drifting_potential"

@@ -19,28 +19,29 @@ SCHEDULES = ("fixed", "sqrt")
 class DualAveraging(OCOPlayer):
     """Lazy projected OGD / dual averaging: ``w_t = Π_K(−(1/c_t) Σ_{s<t} g_s)``.
 
-    Seed 001's primal-dual player P0/P0′ with ``f = ½‖w‖²`` on the domain K (whose link is the
-    Euclidean projection, Example 1) and the conservative rule: the dual variables are the
+    The primal-dual framework of Shalev-Shwartz 2007 (Figure 3.1 for a fixed ``c``, Figure 3.2
+    for a schedule ``c_t``) with ``f = ½‖w‖²`` on the domain K (whose link is the Euclidean
+    projection, Example 1) and the conservative rule: the dual variables are the
     arena's subgradients ``g_s`` at ``w_s``. ``w_1 = Π_K(0)``.
 
     Parameters
     ----------
     schedule : {"sqrt", "fixed"}
-        ``c_t = c√t`` (P0′, non-decreasing) or ``c_t = c`` (P0).
+        ``c_t = c√t`` (Figure 3.2, non-decreasing) or ``c_t = c`` (Figure 3.1).
     c : float or None
-        The trade-off ``c > 0``. None tunes it (seed 001 §P1) from ``M = max_{u∈K} ‖u‖₂`` (the
+        The trade-off ``c > 0``. None tunes it from ``M = max_{u∈K} ‖u‖₂`` (the
         comparator radius: ``f(u) ≤ U = M²/2``) and ``G = spec.gradient_bound``
         (``L = G²/2``): ``c = G√T/M`` (fixed; Cor 1's ``√(TL/U)``, needs the horizon) or
         ``c_t = (G/M)√t`` (sqrt; Cor 2's ``√(tL/U)``). Both need a bounded domain and ``G > 0``.
 
     Notes
     -----
-    Guarantee (seed 001 Lemma 2, L662; Lemma 1 for a fixed c): for every u in K and every sequence
-    of convex losses, ``R_T(u) ≤ c_T ‖u‖²/2 + ½ Σ_t ‖g_t‖²/c_t``. ``bounds`` declares it with
-    ``‖u‖ ≤ M`` and the run's gradients. With ``‖g_t‖ ≤ G`` and the tuned c this is
-    ``≤ GM√T`` (fixed, Cor 1: ``2√(LUT)``) and ``≤ (3/2)GM√T`` (sqrt: ``GM√T/2 +
-    (GM/2)(2√T − 1)``; Cor 2 states ``4√(LUT) = 2GM√T``, erratum E15). Note M is the radius of
-    the comparator set, not its diameter. No bound is declared on an unbounded domain.
+    Guarantee (Shalev-Shwartz 2007, Lemma 2; Lemma 1 for a fixed c): for every u in K and every
+    sequence of convex losses, ``R_T(u) ≤ c_T ‖u‖²/2 + ½ Σ_t ‖g_t‖²/c_t``. ``bounds`` declares it
+    with ``‖u‖ ≤ M`` and the run's gradients. With ``‖g_t‖ ≤ G`` and the tuned c this is ``≤ GM√T``
+    (fixed, Cor 1: ``2√(LUT)``) and ``≤ (3/2)GM√T`` (sqrt: ``GM√T/2 + (GM/2)(2√T − 1)``; Cor 2
+    states the looser ``4√(LUT) = 2GM√T``). Note M is the radius of the comparator set, not its
+    diameter. No bound is declared on an unbounded domain.
 
     The lazy update differs from greedy projected OGD (:class:`~players.ogd.OGD`) on bounded
     domains; on ℝ^d with a fixed c both are ``w_{t+1} = w_t − g_t/c``. It is
@@ -59,9 +60,9 @@ class DualAveraging(OCOPlayer):
 
     References
     ----------
-    seed 001, Fig 3.1 (L512–L520), Fig 3.2 (L648–L656), Cor 1 (L590), Lemma 2 (L662), Cor 2
-    (L694), Example 1 (L849–L861), the remark that Zinkevich's algorithms are instances (L796);
-    ``spec/seed001.md`` §P0, §P0′, §P1.
+    Shalev-Shwartz 2007: Figure 3.1 (§3.3), Figure 3.2, Lemma 2 and Corollary 2 (§3.5),
+    Corollary 1 (§3.4), Example 1 (§4.2), the remark that Zinkevich's algorithms are instances
+    (§3.7).
     """
 
     name = "dual_averaging"
@@ -115,7 +116,7 @@ class DualAveraging(OCOPlayer):
         self._rounds = t
 
     def bounds(self, t: int) -> dict[tuple[str, float], np.ndarray]:
-        """Declare ``c_t M²/2 + ½ Σ_s ‖g_s‖²/c_s`` (seed 001 Lemma 2) on a bounded domain."""
+        """Declare ``c_t M²/2 + ½ Σ_s ‖g_s‖²/c_s`` (Shalev-Shwartz 2007, Lemma 2) if bounded."""
         if not math.isfinite(self._radius):
             return {}
         return {("regret", math.nan): self.regret_bound(t)}

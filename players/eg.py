@@ -115,7 +115,7 @@ class EG(_ExponentialWeights):
     * fixed η (Hedge analysis, Hoeffding's lemma per round on gradients in ``[a_t, a_t + B_t]``;
       Cesa-Bianchi & Lugosi 2006, Thm 2.2): ``R_T ≤ ln d/η + (η/8) Σ_t B_t²``;
     * ``η_t`` non-increasing: ``R_T ≤ ln d/η_T + ⅛ Σ_t η_t B_t²``. Proof (the mix-loss argument
-      of de Rooij et al. 2014 §2, theory-oracles §A.1.1, with varying rates): with
+      of de Rooij et al. 2014 §2, with varying rates): with
       ``Φ_t(η) = −(1/η) ln((1/d) Σ_i e^{−η L_{t,i}})`` the mix loss of round t is
       ``m_t = Φ_t(η_t) − Φ_{t−1}(η_t)``; ``Φ_t`` is non-increasing in η (a power mean), so
       ``Σ_t m_t ≤ Φ_T(η_T) ≤ min_i L_{T,i} + ln d/η_T``, and Hoeffding's lemma bounds the
@@ -123,11 +123,12 @@ class EG(_ExponentialWeights):
 
     ``bounds`` declares these on the run's ranges. With ``‖g_t‖₂ ≤ G`` (so ``B_t ≤ B = √2 G``),
     the tuned rates give ``≤ B√(T ln d/2) = G√(T ln d)`` (fixed) and ``≤ (3/√8)B√(T ln d) =
-    (3/2)G√(T ln d)`` (sqrt). This is the "Hedge analysis with gradients in [a, a + 2G∞]" of the
-    brief with the range used directly: ``B_t ≤ min(2‖g_t‖_∞, √2‖g_t‖₂)``, so with ``‖g‖_∞ ≤ G∞``
-    the fixed-η bound reads ``ln d/η + ηG∞²T/2``. Seed 004 P8 states only the order
-    ``O(√(‖∇ℓ‖_∞² log d / m))`` for the average regret (L366–L367); seed 001 P2's framework bound
-    (Cor 1, ``ln d/η + (η/2)Σ‖g_t‖_∞²``) is implied by the one declared here.
+    (3/2)G√(T ln d)`` (sqrt). This is the Hedge analysis with gradients in ``[a, a + 2G∞]``
+    with the range used directly: ``B_t ≤ min(2‖g_t‖_∞, √2‖g_t‖₂)``, so with ``‖g‖_∞ ≤ G∞``
+    the fixed-η bound reads ``ln d/η + ηG∞²T/2``. Srebro, Lecture 16 (slide "Normalized
+    Exponentiated Gradient (EG)") states only the order ``O(√(‖∇ℓ‖_∞² log d / m))`` for the
+    average regret; the entropic instance of the framework bound of Shalev-Shwartz 2007
+    (Corollary 1, ``ln d/η + (η/2)Σ‖g_t‖_∞²``) is implied by the one declared here.
 
     Examples
     --------
@@ -142,8 +143,9 @@ class EG(_ExponentialWeights):
     References
     ----------
     Kivinen & Warmuth (1997), "Exponentiated gradient versus gradient descent for linear
-    predictors". seed 004, L339–L369 (normalised EG = entropic LFTRL, multiplicative form
-    L357–L364); seed 001, Example 2 (L863–L879) and the entropic link (L1030–L1050).
+    predictors". Srebro, Lecture 16, slide "Normalized Exponentiated Gradient (EG)" (EG as
+    entropic linearized FTRL, and its multiplicative form); Shalev-Shwartz 2007, Example 2
+    (§4.2) and the entropic link (§5.1.2).
     """
 
     name = "eg"
@@ -226,8 +228,8 @@ class EGPlusMinus(_ExponentialWeights):
     References
     ----------
     Kivinen & Warmuth (1997), "Exponentiated gradient versus gradient descent for linear
-    predictors", Information and Computation 132(1), the EG± algorithm. seed 004, L339–L369
-    (EG as entropic LFTRL); ``spec/seeds002-004.md`` §3.2 P8.
+    predictors", Information and Computation 132(1), the EG± algorithm. Srebro, Lecture 16,
+    slide "Normalized Exponentiated Gradient (EG)" (EG as entropic linearized FTRL).
     """
 
     name = "eg_pm"

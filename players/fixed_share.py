@@ -148,7 +148,7 @@ class FixedShare(ExpertsPlayer):
 
     Notes
     -----
-    Update, "mix after update" (theory-oracles §A.1.2, §B.5; CBL §5.2), from ``w_1`` uniform:
+    Update, "mix after update" (Herbster & Warmuth 1998; CBL §5.2), from ``w_1`` uniform:
 
     * ``v_{t,i} = w_{t,i} e^{−η l'_{t,i}} / Σ_j w_{t,j} e^{−η l'_{t,j}}``;
     * ``w_{t+1,i} = α/N + (1 − α) v_{t,i}``;
@@ -162,7 +162,7 @@ class FixedShare(ExpertsPlayer):
     force). Since a path with m switches has prior ≥ ``(1/N)(α/N)^m (1 − α)^{t−1−m}`` and Hoeffding
     bounds each round's gap ``p_t·l_t − m_t ≤ η/8``, for every loss sequence in [0, 1] (adaptive
     adversaries included), every t and every path ``i_{1:t}`` with exactly m switches
-    (CBL Thm 5.2; theory-oracles §A.2 row 13):
+    (CBL Thm 5.2; Herbster & Warmuth 1998):
 
         ``Ĥ_t − L(i_{1:t}) ≤ [(m+1) ln N + m ln(1/α) + (t−m−1) ln(1/(1−α))]/η + η t/8 =: B_t(m)``.
 
@@ -172,7 +172,7 @@ class FixedShare(ExpertsPlayer):
     ``k = n_switches`` (unless α = 0, where switching paths get an infinite bound), and ``B_t(0)``
     as ``bound:regret``. With ``α = m/(T−1)`` the bracket at T is ``(m+1) ln N + (T−1) H(α)``
     (binary entropy in nats) and the tuned η gives ``sqrt((T/2)[(m+1) ln N + (T−1) H(α)])``
-    (CBL Cor. 5.1; §A.2 row 14).
+    (CBL Cor. 5.1).
 
     Examples
     --------
@@ -187,7 +187,7 @@ class FixedShare(ExpertsPlayer):
     ----------
     Herbster & Warmuth (1998), "Tracking the best expert", Machine Learning 32.
     Cesa-Bianchi & Lugosi (2006), *Prediction, Learning, and Games*, §5.2, Thm 5.2, Cor. 5.1.
-    theory-oracles §A.1.2, §A.2 rows 13-14, §B.5 (reference: ``Dralliag/opera:R/fixedshare.R``).
+    Reference implementation: ``Dralliag/opera:R/fixedshare.R`` (Gaillard & Goude).
     """
 
     name = "fixed_share"

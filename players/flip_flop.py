@@ -104,8 +104,8 @@ class FlipFlop(ExpertsPlayer):
     to translating (per round) and rescaling the losses.
 
     Guarantee: de Rooij et al. (2014) prove ``R_ff ≤ min{c₁ R_ftl + c₂, c₃ R_ah + c₄}`` for
-    constants depending on (φ, α) (theory-oracles §A.2 row 10). Those constants could not be
-    confirmed from a primary source here (theory-oracles §F.2), so no bound is declared. The tests
+    constants depending on (φ, α). Those constants could not be confirmed from the paper here,
+    so no bound is declared. The tests
     check the behaviour the paper promises instead: O(√T) regret on the FTL killer (like AdaHedge)
     and bounded regret on stochastic data with a gap (like FTL).
 
@@ -122,8 +122,8 @@ class FlipFlop(ExpertsPlayer):
     Must", JMLR 15, §3 (FlipFlop, with φ = 2.37 and α = 1.243). The regime structure, the
     thresholds ``[φ/α, α]`` and the default values are those of the Python port in
     ``geflaspohler/poold:poold/learners/learners.py`` (class ``FlipFlop``); that port compares
-    ``Δ^regime > threshold + Δ^other``, whereas the paper and theory-oracles §B.3 ("while its own
-    gap stays below a multiple of the other's") multiply: we follow the paper.
+    ``Δ^regime > threshold + Δ^other``, whereas the paper (each regime lasts while its own
+    mixability gap stays below a multiple of the other's) multiplies: we follow the paper.
     """
 
     name = "flip_flop"

@@ -69,7 +69,7 @@ class FollowTheLeader(ExpertsPlayer):
     -----
     FTL has O(1) expected regret on i.i.d. losses with a unique best mean but linear worst-case
     regret: on ``ftl_killer`` its regret is exactly ``T/2 − 1/4`` with uniform tie-break and
-    ``T/2`` with the lowest-index rule (theory-oracles §B.1, §C.3). Ties are exact up to a relative
+    ``T/2`` with the lowest-index rule (a direct computation). Ties are exact up to a relative
     ``1e-12`` so that rounding in cumulative sums does not split a tie.
 
     Examples

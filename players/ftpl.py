@@ -70,14 +70,14 @@ class FollowThePerturbedLeader(ExpertsPlayer):
         ``sqrt(8 ln N / T)``, Hedge's tuned rate (exact for Gumbel noise; a scale for exponential).
     noise : {"gumbel", "exponential"}
         Standard Gumbel ``Z`` (then FTPL is Hedge in distribution) or standard exponential ``Z``
-        (the one-sided exponential perturbation analysed by Hutter & Poland 2005; theory-oracles
-        §B.4 lists "exponential with rate ε (FPL*)", and Kalai & Vempala's FPL* draws a two-sided
-        Laplace perturbation instead: we follow the one-sided form, with rate η).
+        (the one-sided exponential perturbation analysed by Hutter & Poland 2005; Kalai &
+        Vempala's FPL* draws a two-sided Laplace perturbation instead: we follow the one-sided
+        form, with rate η).
 
     Notes
     -----
     * Gumbel: by the Gumbel-max trick, ``P(I_t = i | past) = softmax(−η L'_{t−1})_i`` exactly,
-      Hedge's weights (theory-oracles §A.1.3, §B.4; tested on 2·10^5 draws).
+      Hedge's weights (Abernethy, Lee, Sinha & Tewari 2014; tested on 2·10^5 draws).
     * Because ``p_t`` is the point mass on FTPL's own draw, the arena's "expected" loss ``p_t·l_t``
       is the realized loss of that draw (and the arena's own draw ``I_t ~ p_t`` is that expert).
       The regret metrics are therefore those of one randomized run; their expectation over the
@@ -104,7 +104,6 @@ class FollowThePerturbedLeader(ExpertsPlayer):
     Hannan (1957); Kalai & Vempala (2005), "Efficient algorithms for online decision problems",
     JCSS 71; Hutter & Poland (2005), "Adaptive online prediction by following the perturbed
     leader", JMLR 6; Abernethy, Lee, Sinha & Tewari (2014) (the Gumbel/Hedge equivalence).
-    theory-oracles §A.1.3, §B.4.
     """
 
     name = "ftpl"

@@ -20,8 +20,9 @@ SCHEDULES = ("fixed", "sqrt")
 class FTRL(OCOPlayer):
     """Linearized FTRL / dual averaging: ``w_t = argmin_{w∈K} ⟨Σ_{s<t} g_s, w⟩ + R(w)/η_t``.
 
-    Equivalently ``w_t = ∇R*(−η_t Σ_{s<t} g_s)``, the regularizer's link (seed 001's P0/P0′ with
-    the conservative rule and ``c_t = 1/η_t``), with ``g_s`` the arena's subgradients at ``w_s``.
+    Equivalently ``w_t = ∇R*(−η_t Σ_{s<t} g_s)``, the regularizer's link (the primal-dual
+    framework of Shalev-Shwartz 2007, Figures 3.1/3.2, with the conservative rule and
+    ``c_t = 1/η_t``), with ``g_s`` the arena's subgradients at ``w_s``.
 
     Parameters
     ----------
@@ -38,27 +39,28 @@ class FTRL(OCOPlayer):
     eta : float or None
         η. None tunes it from ``U = max_{u∈K} R(u)`` and ``L = G²/2`` with
         ``G = spec.gradient_bound`` (a bound on every dual norm used here, since ``‖·‖_∞`` and
-        ``‖·‖_p`` with ``p ≥ 2`` are ≤ ``‖·‖₂``): ``η = √(U/(LT))`` (fixed, seed 001 Cor 1,
-        needs the horizon) or ``η = √(U/L)`` (sqrt, ``c_t = √(tL/U)`` of Cor 2); both need
-        ``U < ∞`` and ``G > 0``.
+        ``‖·‖_p`` with ``p ≥ 2`` are ≤ ``‖·‖₂``): ``η = √(U/(LT))`` (fixed, Shalev-Shwartz 2007,
+        Cor 1, needs the horizon) or ``η = √(U/L)`` (sqrt, ``c_t = √(tL/U)`` of Cor 2); both
+        need ``U < ∞`` and ``G > 0``.
     p : float or None
-        Dual exponent ``p ≥ 2`` of ``"pnorm"``; None uses ``max(2, 2 ln d)`` (Gentile's choice,
-        from the literature, not the thesis: ``spec/seed001.md`` P3). Must be None otherwise.
+        Dual exponent ``p ≥ 2`` of ``"pnorm"``; None uses ``max(2, 2 ln d)`` (Gentile 2003's
+        choice, not in Shalev-Shwartz 2007). Must be None otherwise.
 
     Notes
     -----
-    Guarantee (seed 001 Lemma 2, L662; ``R ≥ 0`` and 1-strongly convex w.r.t. ``‖·‖``, η_t
+    Guarantee (Shalev-Shwartz 2007, Lemma 2; ``R ≥ 0`` and 1-strongly convex w.r.t. ``‖·‖``, η_t
     non-increasing): for every u in the domain and every sequence of convex losses,
     ``R_T(u) ≤ R(u)/η_T + ½ Σ_t η_t ‖g_t‖_*²``. ``bounds`` declares it with ``R(u) ≤ U`` and the
     run's dual norms; with ``‖g_t‖_* ≤ G`` and the tuned η it is ``≤ 2√(LUT) = G√(2UT)`` (fixed,
-    Cor 1) and ``≤ 3√(LUT)`` (sqrt; Cor 2 states the looser ``4√(LUT)``, erratum E15). No bound
+    Cor 1) and ``≤ 3√(LUT)`` (sqrt; Cor 2 states the looser ``4√(LUT)``). No bound
     is declared when ``U = ∞`` (unconstrained domain).
 
-    Conventions (seed 004, ``spec/seeds002-004.md`` §3.2): 004 writes the averaged objective
+    Conventions (Srebro, Lecture 16): the lecture writes the averaged objective
     ``(1/t)⟨v_t, w⟩ + λ_t Ψ(w)`` with ``w_{t+1}`` using ``λ_t``; here ``η`` indexes the round that
-    plays the point, ``w_t`` uses ``η_t`` and ``Σ_{s<t}`` (seed 001's ``c_t``), so 004's
-    ``1/(tλ_t)`` is our ``η_{t+1}``, and ``λ_t = λ/t`` is our fixed ``η = 1/λ`` for
-    ``Ψ = ½‖w‖²`` but ``η = 1/(2λ)`` for 004's P2/P3 ``Ψ = ‖w‖²`` (oracle §3.6 #2, the off-by-2).
+    plays the point, ``w_t`` uses ``η_t`` and ``Σ_{s<t}`` (Shalev-Shwartz 2007's ``c_t``), so the
+    lecture's ``1/(tλ_t)`` is our ``η_{t+1}``, and ``λ_t = λ/t`` is our fixed ``η = 1/λ`` for
+    ``Ψ = ½‖w‖²`` but ``η = 1/(2λ)`` for the lecture's ``Ψ = ‖w‖²`` (slides "FTRL for Linear
+    Problems" and "Follow the Regularized Linearized Leader"; beware the factor 2).
     With ``"l2"`` on ℝ^d and a fixed η this is fixed-step OGD; on a bounded domain it is the lazy
     projection, i.e. :class:`~players.dual_averaging.DualAveraging` with ``c = 1/η``; with
     ``"entropic"`` it is :class:`~players.eg.EG`.
@@ -76,8 +78,10 @@ class FTRL(OCOPlayer):
 
     References
     ----------
-    seed 001, Fig 3.1/3.2 (L512–L520, L648–L656), Cor 1 (L590), Lemma 2 (L662), Cor 2 (L694);
-    seed 004, L24–L64 and L241–L369 (FTRL, linearized FTRL and its Ψ instances).
+    Shalev-Shwartz 2007: Figure 3.1 and Corollary 1 (§3.3-3.4), Figure 3.2, Lemma 2 and
+    Corollary 2 (§3.5); Srebro, Lecture 16, slides "FTRL for Linear Problems" and "Linearized
+    FTRL" to "Normalized Exponentiated Gradient (EG)" (FTRL, linearized FTRL and its Ψ
+    instances).
     """
 
     name = "ftrl"
@@ -163,7 +167,7 @@ class FTRL(OCOPlayer):
         self._rounds = t
 
     def bounds(self, t: int) -> dict[tuple[str, float], np.ndarray]:
-        """Declare ``U/η_t + ½ Σ_s η_s ‖g_s‖_*²`` (seed 001 Lemma 2) when ``U`` is finite."""
+        """Declare ``U/η_t + ½ Σ_s η_s ‖g_s‖_*²`` (Shalev-Shwartz 2007, Lemma 2) if U < ∞."""
         if not math.isfinite(self._U):
             return {}
         return {("regret", math.nan): self.regret_bound(t)}

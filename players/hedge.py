@@ -132,8 +132,9 @@ class Hedge(ExpertsPlayer):
       ``ln N/η_m + η_m 2^m/8 = sqrt(2^m ln N / 2)``; the regret to the best expert overall is at
       most the sum of the per-epoch regrets, and ``Σ_{m ≤ ⌊log2 T⌋} 2^{m/2} ≤ (√2/(√2 − 1)) √T``.
 
-    These are theory-oracles §A.2 rows 1, 2, 4 and 5; the seed 000 thesis states the same algorithm
-    as EXP with the ``z ∈ [−1, 1]`` bound ``ln N/η + Tη/2`` (seed 000, L419-427). The weights are
+    These are Cesa-Bianchi & Lugosi 2006, Theorems 2.2 and 2.3 and Exercise 2.8 (doubling);
+    Luo 2016 (§2.1.4, "Exponential Weights (EXP) Algorithm") states the same algorithm as EXP with
+    the ``z ∈ [−1, 1]`` bound ``ln N/η + Tη/2``. The weights are
     computed as ``exp(−η (L − min L))`` so that no exponential overflows.
 
     Examples

@@ -19,7 +19,7 @@ def kt_olo_regret_bound(u_norm, t: int, eps: float = 1.0):
     """Return ``‖u‖ √(t ln(1 + 24 t² ‖u‖²/ε²)) + ε (1 − 1/(e √(π t)))`` (rewards ``‖c_s‖ ≤ 1``).
 
     Orabona & Pál (2016), Corollary "Regret Bound for Algorithm 1" (KT OLO in a Hilbert space,
-    initial endowment ε); theory-oracles §A.2 row 16. ``u_norm`` may be an array; ``t ≥ 1``.
+    initial endowment ε). ``u_norm`` may be an array; ``t ≥ 1``.
 
     Examples
     --------
@@ -62,7 +62,7 @@ class KT(OCOPlayer):
 
     Notes
     -----
-    Guarantee (Orabona & Pál 2016, Corollary for Algorithm 1; theory-oracles §A.2 row 16): for
+    Guarantee (Orabona & Pál 2016, Corollary for Algorithm 1): for
     every sequence with ``‖g_t‖₂ ≤ G`` (adaptive adversaries included), every ``u ∈ ℝ^d`` and
     every ``T ≥ 1``, the linearized regret ``Σ_t ⟨g_t, w_t − u⟩`` (hence the regret of any convex
     losses with these subgradients) is at most
@@ -77,7 +77,7 @@ class KT(OCOPlayer):
     comparator ``c·u*`` is the adversary's; a report can evaluate :meth:`regret_bound` at
     ``‖c·u*‖`` itself). On ±1 coins (``d = 1``) the wealth equals the KT potential
     ``F_T(Σ c) = ε 2^T Γ((T+1)/2 + x/2) Γ((T+1)/2 − x/2)/(π T!)`` exactly, and
-    ``Wealth_T ≥ F_T(‖Σ c‖)`` in general (theory-oracles §A.1.4).
+    ``Wealth_T ≥ F_T(‖Σ c‖)`` in general (Orabona & Pál 2016, the KT potential).
 
     Requires the unconstrained domain and a gradient bound (the game's or the player's). The
     state is O(d) per replicate and a round costs O(d).
@@ -100,7 +100,7 @@ class KT(OCOPlayer):
     ----------
     Orabona & Pál (2016), "Coin Betting and Parameter-Free Online Learning", NIPS, §5.1,
     Algorithm 1 and its corollary (source ``NIPS-2016-camera-ready/kt-estimator.tex`` of
-    DavidPal/coin-betting-and-online-learning); theory-oracles §A.1.4, §A.2 row 16, §B.8.
+    DavidPal/coin-betting-and-online-learning).
     """
 
     name = "kt"

@@ -28,7 +28,7 @@ def kt_log_potential(t: int, x, delta: float = 0.0, eps: float = 1.0):
 
     ``F_t(x) = ε 2^t Γ(δ+1) Γ((t+δ+1)/2 + x/2) Γ((t+δ+1)/2 − x/2) / (Γ((δ+1)/2)² Γ(t+δ+1))``,
     defined for ``|x| < t + δ + 1``; δ = 0 is the KT potential ``ε 2^t Γ(·)Γ(·)/(π t!)``
-    (theory-oracles §A.1.4; Orabona & Pál 2016, Thm "KT potential"). Computed with ``lgamma``.
+    (Orabona & Pál 2016, Thm "KT potential"). Computed with ``lgamma``.
 
     Examples
     --------
@@ -73,7 +73,7 @@ def kt_coin_betting(coins, delta: float = 0.0, eps: float = 1.0) -> np.ndarray:
     """Return the wealth ``Wealth_0..Wealth_T`` of the (δ-shifted) KT bettor on the given coins.
 
     The same :func:`kt_bet` drives every copy inside :class:`KTExperts`. On ±1 coins the wealth
-    equals the KT potential ``F_T(Σ c)`` exactly (theory-oracles §A.1.4).
+    equals the KT potential ``F_T(Σ c)`` exactly (Orabona & Pál 2016).
 
     Examples
     --------
@@ -185,7 +185,7 @@ class KTExperts(ExpertsPlayer):
 
     Notes
     -----
-    Algorithm 2 of Orabona & Pál (2016) (theory-oracles §B.8), with ``G̃_i = 0`` and wealth
+    Algorithm 2 of Orabona & Pál (2016), with ``G̃_i = 0`` and wealth
     ``W_i = 1`` at the start; at round t:
 
     * bet ``w_{t,i} = G̃_i/(t + δ) · W_i`` (:func:`kt_bet`);
@@ -215,7 +215,7 @@ class KTExperts(ExpertsPlayer):
         ``h_t^{−1}(c) = sqrt(2(t+δ)(c + ln(e√π) + ½ ln((t+δ)/(1+δ))))``.
 
     With δ = T/2 this is increasing in t and at t = T at most ``sqrt(3T(3 + KL(u‖π)))`` (the
-    corollary; theory-oracles §A.2 row 15), so the player declares, at every checkpoint t:
+    corollary for Algorithm 2), so the player declares, at every checkpoint t:
 
     * δ = T/2: ``bound:regret = sqrt(3T(3 + max_i ln(1/π_i)))`` (point masses ``u = e_i``;
       ``sqrt(3T(3 + ln N))`` for the uniform prior) and ``bound:quantile_regret`` at ε ∈
@@ -241,7 +241,7 @@ class KTExperts(ExpertsPlayer):
     potential" (sources ``DavidPal/coin-betting-and-online-learning``,
     ``NIPS-2016-camera-ready/kt-estimator.tex``, ``reduction-experts.tex``,
     ``appendix-kt-potential.tex``; the corollary's proof in
-    ``NIPS-2016-submission/appendix-kt-reductions.tex``). theory-oracles §A.1.4, §A.2 row 15, §B.8.
+    ``NIPS-2016-submission/appendix-kt-reductions.tex``).
     """
 
     name = "kt_experts"

@@ -128,7 +128,7 @@ class MixingPastPosteriors(ExpertsPlayer):
 
     Notes
     -----
-    Update (Bousquet & Warmuth 2002, §3 "Mixing Past Posteriors"; theory-oracles §B.5), from
+    Update (Bousquet & Warmuth 2002, §3 "Mixing Past Posteriors"), from
     ``w_1 = v_0`` uniform, with ``p_t = w_t``:
 
     * loss update ``v_{t,i} = w_{t,i} e^{−η l'_{t,i}} / Σ_j w_{t,j} e^{−η l'_{t,j}}``;
@@ -155,11 +155,11 @@ class MixingPastPosteriors(ExpertsPlayer):
     and ``bound:shifting_regret`` for k ∈ (1, 2, 4, 8) as the max over ``m ≤ min(k, t−1)``
     (none when α = 0). With ``c = α`` this is exactly CBL Thm 5.2's Fixed Share bound.
 
-    The Fixed Share identity "weights = Bayes over switching paths" (theory-oracles §A.1.2) does
+    The Fixed Share identity "weights = Bayes over switching paths" (Herbster & Warmuth 1998) does
     NOT carry over: MPP mixes the filtering posteriors ``v_q`` (data up to q), while Bayes over
     "jump back to the expert used at time q" paths would mix posteriors smoothed on the data up to
-    t. The test suite shows the two differ on a tiny example, so the spec's remark (§B.5) that the
-    brute-force mixture test "applies to every scheme" is not followed.
+    t. The test suite shows the two differ on a tiny example, so MPP is not tested against a
+    brute-force path mixture.
 
     Examples
     --------
@@ -174,7 +174,7 @@ class MixingPastPosteriors(ExpertsPlayer):
     ----------
     Bousquet & Warmuth (2002), "Tracking a small set of experts by mixing past posteriors",
     JMLR 3:363-396 (mixing schemes "uniform past" and "decaying past").
-    theory-oracles §B.5; Cesa-Bianchi & Lugosi (2006) Thm 5.2 (the Fixed Share special case).
+    Cesa-Bianchi & Lugosi (2006) Thm 5.2 (the Fixed Share special case).
     """
 
     name = "mixing_past_posteriors"

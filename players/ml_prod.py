@@ -110,7 +110,7 @@ class MLProd(ExpertsPlayer):
       ``w_{k,t} = (w_{k,t−1}(1 + η_{k,t−1} r_{k,t}))^{η_{k,t}/η_{k,t−1}}``, kept as logarithms
       (``1 + η r ≥ ½`` since ``η ≤ ½`` and ``|r| ≤ 1``). With N = 1, ``p ≡ 1``.
 
-    This is the paper's update, as stated in theory-oracles §B.7. opera's ``R/MLprod.R`` differs:
+    This is the paper's update. opera's ``R/MLprod.R`` differs:
     it starts from ``w = 1`` (not 1/N), caps η at ``1/(2 max_s |r_s|)`` instead of ½, and puts the
     *new* rate inside the logarithm, ``ln w ← (η_t/η_{t−1}) ln w + ln(1 + η_t r_t)``; its weights
     are therefore not the same numbers.
@@ -130,8 +130,8 @@ class MLProd(ExpertsPlayer):
     ``ln(1 + x) ≥ x − x²`` for ``x ≥ −½``; (iv) ``w_{k,t} ≤ W_t``. :meth:`bounds` declares the
     largest of these per-expert bounds on ``regret`` and their ``⌈εN⌉``-th largest on
     ``quantile_regret`` (ε = 0.1, 0.25), in raw units. It is a second-order bound: with the tuned
-    rates it is ``O(√((ln N + ln ln T) Σ_t r²_{t,k}) + ln N + ln ln T)`` (theory-oracles §A.2 row
-    19). ML-Prod is invariant to per-round shifts of the losses (only ``r`` enters); not to
+    rates it is ``O(√((ln N + ln ln T) Σ_t r²_{t,k}) + ln N + ln ln T)`` (the paper's
+    corollary). ML-Prod is invariant to per-round shifts of the losses (only ``r`` enters); not to
     scaling (η ≤ ½ is tied to the unit range).
 
     Examples
@@ -145,8 +145,8 @@ class MLProd(ExpertsPlayer):
     References
     ----------
     Gaillard, Stoltz & van Erven (2014), "A second-order bound with excess losses", COLT
-    (ML-Prod, Algorithm 1 with the rates of its Corollary). theory-oracles §B.7, §F.5 (paper
-    versus opera: the paper is followed). Cross-checked in structure against
+    (ML-Prod, Algorithm 1 with the rates of its Corollary; where it and opera differ, the paper
+    is followed). Cross-checked in structure against
     ``Dralliag/opera:R/MLprod.R``.
     """
 

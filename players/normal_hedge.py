@@ -33,7 +33,7 @@ def normal_hedge_scale(regret, tol, buf):
     Examples
     --------
     >>> c = normal_hedge_scale(np.array([0.5, -0.5]), 1e-12, np.empty(2))
-    >>> round(c, 10)  # seed000-ch2 §5.7: 0.25 / ln(2e − 1)
+    >>> round(c, 10)  # 0.25 / ln(2e − 1)
     0.1677987347
     """
     n_act = regret.shape[0]
@@ -150,23 +150,23 @@ class NormalHedge(ExpertsPlayer):
     * otherwise it finds ``c_t > 0`` with ``Σ_i exp(x_i/c_t) = N e`` and plays
       ``p_{t,i} ∝ [R_{t−1,i}]_+ exp(x_i/c_t)``; experts with ``R ≤ 0`` get weight exactly 0.
 
-    This is the thesis's s-form (Algorithm 5 lines 6-7, seed 000 L560-561; Table 2.1 L411) at
-    ``s = −R``. Its ``c`` is twice the ``c`` of the original paper, whose equation is
-    ``(1/N) Σ_i exp([R_i]_+²/(2c)) = e``; the weights are identical after normalization
-    (seed000-ch2 §0.2 E10). ``c_t`` is found by safeguarded Newton steps in ``log c`` on the bracket
+    This is the s-form of Luo 2016 (Algorithm 5, lines 6-7; Table 2.1) at ``s = −R``. Its ``c``
+    is twice the ``c`` of the original paper (Chaudhuri, Freund & Hsu 2009), whose equation is
+    ``(1/N) Σ_i exp([R_i]_+²/(2c)) = e``; the weights are identical after normalization.
+    ``c_t`` is found by safeguarded Newton steps in ``log c`` on the bracket
     ``[M/(1 + ln N), M]``, ``M = max_i x_i``, where no exponential can overflow
     (:func:`normal_hedge_scale`); the weights are normalized in the log domain.
 
-    **Implementation choices not in the sources** (seed000-ch2 §1.6, §7): the uniform fallback at
-    t ≥ 2 when every regret is ≤ 0 (the thesis specifies uniform only at t = 1, L557-558, and the
+    **Implementation choices not in the sources**: the uniform fallback at t ≥ 2 when every
+    regret is ≤ 0 (the thesis specifies uniform only at t = 1, Algorithm 5 lines 3-4, and the
     equation has no root then); and regrets with ``|R| < 10⁻¹²·t`` are treated as 0. The second
-    matters because NormalHedge is invariant to rescaling the losses (seed000-ch2 §5.6 I3): a
+    matters because NormalHedge is invariant to rescaling the losses: a
     regret of 4e−17 left by rounding (e.g. every expert losing 0.3 each round) would otherwise
     receive all the mass.
 
-    Guarantee: the sources state only an order, ``R_T^ε = O(sqrt(T ln(1/ε) + ln² N))`` (Table 2.1,
-    L411). The original paper's theorem has explicit constants, but no stored source states them
-    and they were not checked here, so this player **declares no bound** (``bounds`` is not
+    Guarantee: Luo 2016 states only an order, ``R_T^ε = O(sqrt(T ln(1/ε) + ln² N))`` (Table 2.1).
+    The original paper's theorem has explicit constants, but they were not checked here, so
+    this player **declares no bound** (``bounds`` is not
     overridden).
 
     Examples
@@ -175,14 +175,14 @@ class NormalHedge(ExpertsPlayer):
     >>> nh = NormalHedge(); nh.reset(GameSpec("experts", 2, None), [None])
     >>> nh.predict().tolist()
     [[0.5, 0.5]]
-    >>> nh.update(np.array([[0.0, 1.0]])); nh.predict().tolist()  # seed000-ch2 §5.7
+    >>> nh.update(np.array([[0.0, 1.0]])); nh.predict().tolist()  # R_1 = (½, −½)
     [[1.0, 0.0]]
 
     References
     ----------
     Chaudhuri, Freund & Hsu (2009), "A parameter-free hedging algorithm", NIPS.
-    Luo (2016), *Optimal and Adaptive Online Learning*, PhD thesis: Table 2.1 (seed 000,
-    L407-413), the comparison with NormalHedge.DT (L483-487), Algorithm 5 NH-Boost (L545-566).
+    Luo 2016: Table 2.1 (§2.1.3), the comparison with NormalHedge.DT (§2.1.4, after
+    Corollary 2), Algorithm 5 NH-Boost (§2.2).
     """
 
     name = "normal_hedge"

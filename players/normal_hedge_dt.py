@@ -26,11 +26,11 @@ LN2 = math.log(2.0)
 def nhdt_log_weights(regret: np.ndarray, t: int) -> np.ndarray:
     """Return ``log w`` of NormalHedge.DT at round ``t`` (denominator ``D = 3t``), elementwise.
 
-    ``w(R) = ½[exp([R+1]_+²/D) − exp([R−1]_+²/D)]`` (the thesis's s-form with E1 fixed, at
+    ``w(R) = ½[exp([R+1]_+²/D) − exp([R−1]_+²/D)]`` (the s-form of Luo 2016, Algorithm 4, at
     ``s = −R``), computed without cancellation as ``log w = b + log(expm1(δ)) − ln 2`` with
     ``b = [R−1]_+²/D`` and ``δ = 4R/D`` for ``R ≥ 1``, ``δ = (R+1)²/D`` for ``−1 < R < 1``
     (``log expm1(δ) = δ + log(−expm1(−δ))`` for δ > 1; in a game δ < 4/3 since R < t);
-    ``w = 0`` (``log w = −inf``) for ``R ≤ −1`` (seed000-ch2 §1.5 numerics).
+    ``w = 0`` (``log w = −inf``) for ``R ≤ −1``.
 
     Examples
     --------
@@ -76,7 +76,7 @@ def harmonic_exp_sum(t: int) -> float:
 def _nhdt_linear_probs(regret, d, out):
     """Try p in the linear domain (2 transcendental calls per expert instead of 3).
 
-    By the potential invariant (P3) the exponents ``[R−1]_+²/D`` stay below
+    By the potential invariant (Luo 2016, Lemma 2) the exponents ``[R−1]_+²/D`` stay below
     ``ln(N(1 + ½Σ(e^{4/(3τ)} − 1)))``, so a correct run never overflows here; if an exponent
     exceeds 700 or the weights' sum is tiny, it returns False and the log-domain path is used.
     """
@@ -165,8 +165,8 @@ class NormalHedgeDT(ExpertsPlayer):
     state : {"expected", "realized"}
         ``"expected"`` (default) is the thesis's expert algorithm: the cumulative regrets use the
         learner's expected loss ``p_t·ℓ_t``. ``"realized"`` is the randomized-play variant of
-        Section 2.1.5 (seed 000, L495): they use the realized loss ``ℓ_{t,I_t}`` of the arena's
-        draw ``I_t ~ p_t``, so ``p`` depends on the draws (seed000-ch2 §1.7, C10). The player is
+        Luo 2016, §2.1.5: they use the realized loss ``ℓ_{t,I_t}`` of the arena's draw
+        ``I_t ~ p_t``, so ``p`` depends on the draws. The player is
         tagged ``observes_action``; in the expected mode it ignores the actions and never needs
         them.
 
@@ -181,20 +181,20 @@ class NormalHedgeDT(ExpertsPlayer):
              = ½ expm1((R + 1)²/D)                if −1 < R < 1
              = ½ exp((R − 1)²/D) expm1(4R/D)      if R ≥ 1.
 
-    This is the s-form at ``s = −R`` (``[s ± 1]_-² = [R ∓ 1]_+²``), equal to AdaNormalHedge's
-    weight with ``C_{t−1} = t − 1`` (seed 000, L635). ``p_1`` is uniform. The weights are computed
-    in the log domain with ``expm1`` of the exact exponent difference and normalized after
-    subtracting the max, so nothing overflows and no cancellation occurs (seed000-ch2 §1.5,
-    §1.16.1). An expert with ``R_{t−1,i} ≤ −1`` gets exactly zero weight. In exact arithmetic some
-    weight always survives; a row of zero weights, which only rounding could produce, falls back
-    to uniform.
+    This is the s-form at ``s = −R`` (``[s ± 1]_-² = [R ∓ 1]_+²``), equal to AdaNormalHedge's weight
+    with ``C_{t−1} = t − 1`` (Luo 2016, §2.3). ``p_1`` is uniform. The weights are computed in the
+    log domain with ``expm1`` of the exact exponent difference and normalized after subtracting the
+    max, so nothing overflows and no cancellation occurs. An expert with ``R_{t−1,i} ≤ −1`` gets
+    exactly zero weight. In exact arithmetic some weight always survives; a row of zero weights,
+    which only rounding could produce, falls back to uniform.
 
-    **Source typos followed as corrected** (seed000-ch2 §0.2): the update printed at L465 has
-    ``[·]_+`` and the potential at L457/L461 has ``|s|``; this implementation uses the negative
-    part ``[·]_-`` in both (E1, E2), as in Table 2.1 (L411), Algorithm 4 (L529) and the proof in
-    Appendix A.1 (L2305).
+    **Source typos followed as corrected**: in Luo 2016, §2.1.4, the update printed after
+    Lemma 2 has ``[·]_+`` and the potentials ``Φ_T``, ``Φ_t`` (before and in Lemma 2) have
+    ``|s|``; this implementation uses the negative part ``[·]_-`` in both, as in Table 2.1,
+    Algorithm 4 and the proof of Lemma 2 in Appendix A.1 (with ``|s|`` the potential would not
+    be nonincreasing, which Algorithm 3 requires).
 
-    Guarantee (expected state; Lemma 2, L461, and the proof of Corollary 2, L475): for every loss
+    Guarantee (expected state; Lemma 2 and the proof of Corollary 2): for every loss
     sequence in [0, 1], adaptive adversaries included, every t and every k, the k-th largest
     regret satisfies::
 
@@ -203,7 +203,7 @@ class NormalHedgeDT(ExpertsPlayer):
     the intermediate (tighter) form of Corollary 2 at ``ε = k/N`` (Corollary 2 itself relaxes
     ``1 − b_0 ≤ ½(e^{4/3} − 1)(ln t + 1)``). ``bounds`` declares it for the regret (k = 1) and the
     ε-quantile regret at ε ∈ {0.1, 0.25} (``k = ⌈εN⌉``), times the loss range width. The
-    realized-state variant only has a high-probability guarantee (seed000-ch2 §1.7), so it
+    realized-state variant only has a high-probability guarantee (§2.1.5), so it
     declares no bound.
 
     Examples
@@ -217,9 +217,8 @@ class NormalHedgeDT(ExpertsPlayer):
 
     References
     ----------
-    Luo (2016), *Optimal and Adaptive Online Learning*, PhD thesis: Algorithm 3 (seed 000,
-    L374-387), Lemma 2 (L461), the update (L465, typo E1), Corollary 2 and its proof (L469-481),
-    high-probability variant (L491-497), R-form (L635), proof of Lemma 2 (L2297-2333).
+    Luo 2016: Algorithm 3 (§2.1.3), Lemma 2, the update and Corollary 2 with its proof
+    (§2.1.4), high-probability variant (§2.1.5), R-form (§2.3), proof of Lemma 2 (Appendix A.1).
     Luo & Schapire (2014), "A drifting-games analysis for online learning and applications to
     boosting", NIPS.
     """

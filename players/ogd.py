@@ -108,12 +108,12 @@ class OGD(OCOPlayer):
     * ``"fixed"`` and ``"sqrt"`` (any non-increasing ``η_t``; Zinkevich 2003):
       ``R_T ≤ D²/(2η_T) + S_T/2``. With ``‖g_t‖ ≤ G`` this is ``≤ D²/(2η) + ηG²T/2`` for a fixed
       η (``GD√T`` at ``η = D/(G√T)``), and with ``η_t = D/(G√t)`` it is
-      ``≤ (3/2)GD√T − GD/2`` (``Σ_{t≤T} 1/√t ≤ 2√T − 1``), the (3/2)GD√T of theory-oracles §A.3.
+      ``≤ (3/2)GD√T − GD/2`` (``Σ_{t≤T} 1/√t ≤ 2√T − 1``), the (3/2)GD√T of Hazan 2016, Thm 3.1.
     * ``"strongly_convex"``, every ``f_t`` σ'-strongly convex with ``σ' ≥ σ`` (the game's
       ``(σ'/2)‖w − z_t‖²`` term, so ``σ ≤ spec.sigma`` is checked), any closed convex domain,
       bounded or not: ``R_T ≤ S_T/2 = Σ_t ‖g_t‖²/(2σt)``. With ``½‖g_t‖² ≤ L`` this is
-      seed 001 Thm 5's ``(L/σ)(1 + ln T)``, i.e. ``(G²/(2σ))(1 + ln T)`` (L919; the constant
-      convention is ``L = G²/2``, not G²).
+      Shalev-Shwartz 2007, Theorem 5's ``(L/σ)(1 + ln T)``, i.e. ``(G²/(2σ))(1 + ln T)`` (the
+      constant convention is ``L = G²/2``, not G²; Hazan, Agarwal & Kale 2007).
 
     ``bounds`` declares the data-dependent forms (the run's own ``S_T``), which hold on every
     sequence and imply the closed forms; no bound is declared on an unbounded domain for the first
@@ -135,8 +135,9 @@ class OGD(OCOPlayer):
     References
     ----------
     Zinkevich (2003), "Online convex programming and generalized infinitesimal gradient ascent".
-    seed 001, Fig 4.1 (L827), Example 1 (L849–L861: the Euclidean instance is projected OGD),
-    Lemma 5 (L885) and Thm 5 (L919); theory-oracles §A.3 (OGD rows).
+    Shalev-Shwartz 2007, Chapter 4: Figure 4.1 (§4.1), Example 1 (§4.2: the Euclidean instance is
+    projected OGD), Lemma 5 and Theorem 5 (§4.3). Hazan (2016), *Introduction to Online Convex
+    Optimization*, Theorems 3.1 and 3.3.
     """
 
     name = "ogd"

@@ -381,8 +381,7 @@ class ONS(OCOPlayer):
     ----------
     Hazan, Agarwal & Kale (2007), "Logarithmic regret algorithms for online convex optimization",
     Machine Learning 69, Alg. "Online Newton Step" and Thm 2; Hazan (2016), *Introduction to
-    Online Convex Optimization*, §4.4; theory-oracles §A.3 (ONS) and §B.11; seeds002-004 §2.5
-    (ONS as the second-order baseline of seed 003, 003:L90).
+    Online Convex Optimization*, §4.4; Kotłowski 2017, §4.2 (ONS as the second-order baseline).
     """
 
     name = "ons"

@@ -28,7 +28,8 @@ class PassiveAggressive(OCOPlayer):
     ``w_{t+1}`` is the closest point to ``w_t`` with zero loss (PA), or the prox step with a linear
     (PA-I) or quadratic (PA-II) slack penalty.
 
-    PA-I is seed 001's aggressive Euclidean dual-ascent update (P9, closed form (7.11), γ = 1)
+    PA-I is the aggressive Euclidean dual-ascent update of Shalev-Shwartz 2007 (§5.2.1; closed
+    form (7.11) of §7.2, γ = 1)
     with ``c = 1/C``: ``α_t = min{1, c ℓ_t/‖x_t‖²}``, step ``α_t/c = τ_t``.
 
     Parameters
@@ -69,8 +70,8 @@ class PassiveAggressive(OCOPlayer):
     References
     ----------
     Crammer, Dekel, Keshet, Shalev-Shwartz & Singer (2006), "Online Passive-Aggressive
-    Algorithms", JMLR 7: Fig 1 (classification), §5 (regression), Thms 2–5. Seed 001, (7.11)
-    L1785 and P9 (PA cited at L1474).
+    Algorithms", JMLR 7: Fig 1 (classification), §5 (regression), Thms 2–5. Shalev-Shwartz 2007,
+    §5.2.1 and Eq. (7.11) (PA cited in §5.4).
     """
 
     name = "passive_aggressive"

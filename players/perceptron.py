@@ -1,4 +1,4 @@
-"""The Perceptron: seed 001's quasi-additive classifier with the identity link (Fig 5.1)."""
+"""The Perceptron: the quasi-additive classifier with the identity link (Shalev-Shwartz 2007)."""
 
 from __future__ import annotations
 
@@ -15,10 +15,11 @@ from players._quasi_additive import check_dim, lemma19, positive, read_example
 class Perceptron(OCOPlayer):
     """Perceptron: ``w_1 = 0``; on a mistake (``y_t⟨w_t, x_t⟩ ≤ 0``), ``w_{t+1} = w_t + y_t x_t/c``.
 
-    Fig 5.1 of seed 001 with ``Link(θ) = θ`` (``f = ½‖w‖²`` on ℝ^d, conservative dual ascent on the
+    Shalev-Shwartz 2007, Figure 5.1, with ``Link(θ) = θ`` (``f = ½‖w‖²`` on ℝ^d, conservative
+    dual ascent on the
     hinge ``[1 − y⟨w, x⟩]₊`` of the mistake rounds only). ``w_t = (1/c) Σ_{i∈M, i<t} y_i x_i``, so
-    predictions do not depend on ``c > 0`` (L1000–L1004); ``c = 1`` is seed 004's Perceptron
-    (P11: ``w_{t+1} = w_t + [[y_t⟨w_t, x_t⟩ ≤ 0]] y_t x_t``).
+    predictions do not depend on ``c > 0`` (§5.1.1); ``c = 1`` is the Perceptron of Srebro,
+    Lecture 16 (``w_{t+1} = w_t + [[y_t⟨w_t, x_t⟩ ≤ 0]] y_t x_t``).
 
     Parameters
     ----------
@@ -27,7 +28,7 @@ class Perceptron(OCOPlayer):
 
     Notes
     -----
-    Guarantee (Cor 5, seed 001 L1014): with ``M`` the mistake rounds and
+    Guarantee (Shalev-Shwartz 2007, Corollary 5): with ``M`` the mistake rounds and
     ``X = max_{t∈M} ‖x_t‖₂``, for every ``u ∈ ℝ^d``,
     ``|M| ≤ H + X‖u‖√H + X²‖u‖²`` where ``H = Σ_{t∈M} [1 − y_t⟨u, x_t⟩]₊``. On data separable with
     margin γ by a unit ``u`` (``y_t⟨u, x_t⟩ ≥ γ``) and ``‖x_t‖ ≤ R`` this is Novikoff's
@@ -52,8 +53,8 @@ class Perceptron(OCOPlayer):
 
     References
     ----------
-    Rosenblatt (1958). Seed 001, Fig 5.1 (L966–L974), §5.1.1 (L992–L1018), Cor 5 (L1014);
-    seed 004, L193–L202 (Perceptron as OGD on the mistake rounds).
+    Rosenblatt (1958). Shalev-Shwartz 2007, Figure 5.1 (§5.1), §5.1.1 and Corollary 5; Srebro,
+    Lecture 16, slides "...back to the Perceptron" (Perceptron as OGD on the mistake rounds).
     """
 
     name = "perceptron"

@@ -1,4 +1,4 @@
-"""The p-norm Perceptron: seed 001's quasi-additive classifier with the p-norm link (Fig 5.1)."""
+"""The p-norm Perceptron: quasi-additive classifier with the p-norm link (Shalev-Shwartz 2007)."""
 
 from __future__ import annotations
 
@@ -23,16 +23,16 @@ from players._quasi_additive import (
 class PNormPerceptron(OCOPlayer):
     """p-norm Perceptron: ``θ_1 = 0``, on a mistake ``θ += (1/c) y_t x_t``; ``w_t = Link(θ_t)``.
 
-    Fig 5.1 of seed 001 with the link (5.9)
-    ``Link_i(θ) = sign(θ_i)|θ_i|^{p−1} / ‖θ‖_p^{p−2}`` and ``Link(0) = 0`` (§8 P2). ``p = 2`` is the
-    Perceptron; large p approaches Winnow (L1125). The link is homogeneous of degree 1, so
-    predictions do not depend on ``c > 0`` (L1139–L1147).
+    Shalev-Shwartz 2007, Figure 5.1, with the link (5.9)
+    ``Link_i(θ) = sign(θ_i)|θ_i|^{p−1} / ‖θ‖_p^{p−2}`` and ``Link(0) = 0`` (which removes the
+    0/0). ``p = 2`` is the Perceptron; large p approaches Winnow (§5.1.4). The link is
+    homogeneous of degree 1, so predictions do not depend on ``c > 0`` (§5.1.4).
 
     Parameters
     ----------
     p : float or "auto"
         The link's exponent, ``p ≥ 2``. ``"auto"`` (default) is ``max(2, 2 ln d)``, Gentile's
-        tuning from the literature (not stated in the thesis; seed001.md P3): with
+        tuning (Gentile 2003; not stated in Shalev-Shwartz 2007): with
         ``X_p ≈ X_∞`` it makes the bound of Cor 7 logarithmic in d for sparse comparators.
     c : float
         Trade-off constant of Fig 5.1 (> 0); it only scales ``w_t``.
@@ -43,7 +43,7 @@ class PNormPerceptron(OCOPlayer):
     ``q = p/(p−1)``) the played point would be ``∇f*(Σ y x / c) = Link(Σ y x)/(c(p−1))``: the two
     differ by the factor ``p − 1``, i.e. ``primal_dual`` with ``c' = c/(p−1)`` plays the same ``w``.
 
-    Guarantee (Cor 7, L1159): with ``X = max_{t∈M} ‖x_t‖_p`` and ``q = p/(p−1)``, for every u,
+    Guarantee (Corollary 7): with ``X = max_{t∈M} ‖x_t‖_p`` and ``q = p/(p−1)``, for every u,
     ``|M| ≤ H + X‖u‖_q √((p−1)H) + (p−1)X²‖u‖_q²``, ``H = Σ_{t∈M}[1 − y_t⟨u, x_t⟩]₊``
     (:meth:`mistake_bound`; u-dependent, so not declared by :meth:`bounds`).
 
@@ -61,8 +61,8 @@ class PNormPerceptron(OCOPlayer):
 
     References
     ----------
-    Grove, Littlestone & Schuurmans (2001); Gentile (2003). Seed 001, Fig 5.1 (L966–L974), §5.1.4
-    (L1123–L1163), (5.9) L1127, Cor 7 L1159.
+    Grove, Littlestone & Schuurmans (2001); Gentile (2003). Shalev-Shwartz 2007, Figure 5.1
+    (§5.1), §5.1.4, Eq. (5.9) and Corollary 7.
     """
 
     name = "pnorm_perceptron"

@@ -1,4 +1,4 @@
-"""Seed 001's generic primal-dual (dual-ascent) player P0/P0′ as a factory.
+"""The generic primal-dual (dual-ascent) player of Shalev-Shwartz 2007 as a factory.
 
 A player is a regularizer × a dual-ascent rule × a trade-off schedule; it plays the OCO, regression
 and classification protocols.
@@ -86,7 +86,8 @@ class PNormOnQBall:
 class PrimalDual(OCOPlayer):
     """Generic primal–dual player: ``w_t = ∇f*(θ_t/c_t)``, ``θ_t = −Σ_{i<t} λ_i`` (Fig 3.1/3.2).
 
-    Seed 001 P0/P0′. A player is (regularizer f, dual-ascent rule, trade-off schedule ``c_t``).
+    Shalev-Shwartz 2007, Figures 3.1 (fixed ``c``) and 3.2 (schedule ``c_t``). A player is
+    (regularizer f, dual-ascent rule, trade-off schedule ``c_t``).
     After round t the dual vector ``λ_t`` of the round is chosen by
 
     * ``rule="conservative"`` (3.11): ``λ_t = λ'_t``, a subgradient of ``g_t`` at ``w_t``
@@ -102,8 +103,9 @@ class PrimalDual(OCOPlayer):
     the conservative rule sets ``α_t = 1`` when ``y_t⟨w_t, x_t⟩ ≤ γ`` (at the kink it takes the
     subgradient ``−y x``, like the aggressive Perceptron), else 0; the aggressive rule maximizes
     the dual over ``α_t`` by the closed forms (7.11) (Euclidean, ℝ^d), the corrected entropic form
-    of erratum E5 (``x ∈ {−1, 0, 1}^d``, ``0 < γ < 1``), or else a line search on the derivative
-    ``γ − y⟨∇f*((θ + a y x)/c_t), x⟩`` of the concave 1-D dual (L1775; a safeguarded regula
+    of (7.12)-(7.16) (``x ∈ {−1, 0, 1}^d``, ``0 < γ < 1``; see :func:`entropic_hinge_step`), or
+    else a line search on the derivative ``γ − y⟨∇f*((θ + a y x)/c_t), x⟩`` of the concave 1-D
+    dual (the numerical fallback the thesis suggests in §7.2; a safeguarded regula
     falsi). With ``mistake_driven=True`` only mistake rounds (``y_t⟨w_t, x_t⟩ ≤ 0``) are fed to
     the dual (Fig 5.1; ``g_t(w_t) ≥ γ`` there); other rounds change nothing but ``X_t``.
 
@@ -140,7 +142,7 @@ class PrimalDual(OCOPlayer):
     -----
     Guarantees (all on the run's own quantities; f ≥ 0 on S for every regularizer here):
 
-    * Regret certificate (Lemma 1 / Lemma 2, (3.17), §6 oracle 4): for every ``u ∈ S``, over the
+    * Regret certificate (Lemma 1 / Lemma 2, Eq. (3.17)): for every ``u ∈ S``, over the
       fed rounds, ``Σ g_t(w_t) − Σ g_t(u) ≤ c_T f(u) + ½ Σ_t ‖λ'_t‖_*²/c_t`` with ``c_t``
       non-decreasing (:meth:`regret_certificate`). When every round is fed, the arena's loss is
       ``g_t`` (``oco``/``regression``, or classification with the hinge and ``γ = 1``), S is the
@@ -179,10 +181,12 @@ class PrimalDual(OCOPlayer):
     References
     ----------
     The regularizers (link, conjugate, dual norm, ``max f``) are :mod:`players.regularizers`.
-    Seed 001: Fig 3.1 (L512–L520), Fig 3.2 (L648–L656), Lemma 1 (L538), Cor 1 (L590), Lemma 2
-    (L662), Cor 2 (L694), Fig 5.1 (L966), (5.2) (L986), Fig 5.2 (L1086), (5.14)–(5.17)
-    (L1199–L1244), Fig 5.3 (L1221–L1240, errata E4: dual norm, no minus sign), Thm 6 (L1248),
-    (7.11) (L1785), (7.12)–(7.16) (L1789–L1819, erratum E5 followed: corrected β and clip at 0).
+    Shalev-Shwartz 2007: Figure 3.1, Lemma 1 and Corollary 1 (§3.3-3.4); Figure 3.2, Lemma 2 and
+    Corollary 2 (§3.5); Figure 5.1 and Eq. (5.2) (§5.1); Figure 5.2 (§5.1.3); Eqs. (5.14)-(5.17),
+    Figure 5.3 and Theorem 6 (§5.2.1; Figure 5.3 is followed with the dual norm ``‖·‖_⋆`` of
+    (5.17) for ``X_t``, where the figure prints ``‖·‖_∞``, and without the minus sign it prints in
+    ``w_t = ∇f*(−(1/c_t) Σ α y x)``); Eqs. (7.11)-(7.16) (§7.2; (7.12)-(7.16) corrected, see
+    :func:`entropic_hinge_step`).
     """
 
     name = "primal_dual"
@@ -537,10 +541,11 @@ def entropic_hinge_step(w: np.ndarray, v: np.ndarray, gamma: float, c: np.ndarra
     """Return the aggressive entropic step ``α ∈ [0, 1]`` for ``v = y x ∈ {−1, 0, 1}^n`` (row-wise).
 
     Maximizer of ``γa − c log Σ_j w_j e^{a v_j/c}`` with ``w`` on the simplex, ``0 < γ < 1``
-    (seed 001 (7.12)–(7.16), **erratum E5 followed**): with ``W⁺, W⁻, W⁰`` the weight on
+    (Shalev-Shwartz 2007, Eqs. (7.12)–(7.16), **corrected**): with ``W⁺, W⁻, W⁰`` the weight on
     ``v_j = +1, −1, 0``, ``β = [γW⁰ + √(γ²W⁰² + 4(1−γ²)W⁺W⁻)]/(2(1−γ)W⁺)`` and
-    ``α = clip(c ln β, 0, 1)`` (``α = 1`` if ``W⁺ = 0``). The printed form has ``W⁻`` in the
-    denominator and clips only at 1.
+    ``α = clip(c ln β, 0, 1)`` (``α = 1`` if ``W⁺ = 0``). The printed form has a sign slip in
+    the exponent (which swaps ``W⁺`` and ``W⁻``: ``W⁻`` lands in the denominator) and clips only
+    at 1; it errs by up to 8 in α.
 
     Examples
     --------

@@ -3,7 +3,7 @@
 A regularizer is a function ``f : S → ℝ`` on a closed convex set ``S`` (its *domain*, a
 :class:`~arena.oco.domains.Domain`), 1-strongly convex w.r.t. a norm ``‖·‖`` on S and ``≥ 0``
 there. Players only meet it through its conjugate ``f*(θ) = sup_{w∈S} ⟨w, θ⟩ − f(w)`` and the
-*link* ``∇f*(θ) = argmax_{w∈S} ⟨w, θ⟩ − f(w)`` (seed 001 §2.0, Lemma 15, L2701–L2712).
+*link* ``∇f*(θ) = argmax_{w∈S} ⟨w, θ⟩ − f(w)`` (Shalev-Shwartz 2007, Appendix A.4, Lemma 15).
 
 API (every array method is batched over leading axes; the last axis is the coordinate):
 
@@ -31,14 +31,15 @@ API (every array method is batched over leading axes; the last axis is the coord
 
 :func:`make_regularizer` builds one by name. Guarantees the players derive from this API: with
 ``w_t = link(−η_t Σ_{s<t} g_s)`` and ``η_t`` non-increasing, ``R_T(u) ≤ f(u)/η_T +
-½ Σ_t η_t ‖g_t‖_*²`` for every u ∈ S (seed 001 Lemma 2, L662, with ``c_t = 1/η_t``).
+½ Σ_t η_t ‖g_t‖_*²`` for every u ∈ S (Shalev-Shwartz 2007, Lemma 2, with ``c_t = 1/η_t``).
 
 References
 ----------
-seed 001, §2.0 table (``spec/seed001.md``): ½‖w‖² (L994, Example 1 L849–L861: the link is the
-Euclidean projection), relative entropy to uniform (L1030–L1050, Lemma 16 L2773), p-norm
-``‖w‖_q²/(2(q−1))`` (L1127–L1133, Lemma 17 L2805; link defined as 0 at θ = 0, pitfall P2).
-seed 004, P5/P7/P8 (L308–L369) state the same maps for Ψ = ½‖w‖², ½‖w‖_p² (p ∈ (1, 2], our q)
+Shalev-Shwartz 2007: ½‖w‖² (§5.1.1; Example 1 in §4.2: the link is the Euclidean projection),
+relative entropy to uniform (§5.1.2; Lemma 16 in Appendix A.4), p-norm ``‖w‖_q²/(2(q−1))``
+(§5.1.4, Eq. 5.9; Lemma 17 in Appendix A.4; the link is defined as 0 at θ = 0, which removes
+the 0/0). Srebro, Lecture 16, slides "Example: ||w||_2", "Example: ||w||_p" and "Normalized
+Exponentiated Gradient (EG)" state the same maps for Ψ = ½‖w‖², ½‖w‖_p² (p ∈ (1, 2], our q)
 and the entropy.
 """
 
@@ -106,7 +107,7 @@ class Regularizer:
 
 
 class Euclidean(Regularizer):
-    """``f(w) = ½‖w‖₂²`` on S; link = Euclidean projection onto S (seed 001 Example 1, L849).
+    """``f(w) = ½‖w‖₂²`` on S; link = Euclidean projection onto S (Shalev-Shwartz 2007, Example 1).
 
     Examples
     --------
@@ -147,8 +148,9 @@ class Euclidean(Regularizer):
 class Entropic(Regularizer):
     """Relative entropy to uniform, ``f(w) = ln d + Σ w_i ln w_i``, on the simplex; link = softmax.
 
-    1-strongly convex w.r.t. ``‖·‖₁`` (Lemma 16, L2773); ``f*(θ) = ln((1/d) Σ e^{θ_i})``; the
-    link and conjugate subtract ``max θ`` before exponentiating, so no exponential overflows.
+    1-strongly convex w.r.t. ``‖·‖₁`` (Shalev-Shwartz 2007, Lemma 16);
+    ``f*(θ) = ln((1/d) Σ e^{θ_i})``; the link and conjugate subtract ``max θ`` before
+    exponentiating, so no exponential overflows.
 
     Examples
     --------
@@ -197,11 +199,11 @@ class Entropic(Regularizer):
 class PNorm(Regularizer):
     """``f(w) = ‖w‖_q²/(2(q−1))`` on ``ℝ^d``, ``q = p/(p−1)`` with ``p ≥ 2`` the dual exponent.
 
-    1-strongly convex w.r.t. ``‖·‖_q`` for ``q ∈ (1, 2]`` (Lemma 17, L2805);
-    ``f*(θ) = ‖θ‖_p²/(2(p−1))`` and the link (seed 001 §2.0 table)
-    ``∇f*(θ)_i = sign(θ_i)|θ_i|^{p−1}/((p−1)‖θ‖_p^{p−2})``, defined as 0 at θ = 0 (pitfall P2).
+    1-strongly convex w.r.t. ``‖·‖_q`` for ``q ∈ (1, 2]`` (Shalev-Shwartz 2007, Lemma 17);
+    ``f*(θ) = ‖θ‖_p²/(2(p−1))`` and the link (Example 5 and Eq. 5.9)
+    ``∇f*(θ)_i = sign(θ_i)|θ_i|^{p−1}/((p−1)‖θ‖_p^{p−2})``, defined as 0 at θ = 0 (no 0/0).
     It is computed as ``‖θ‖_p (|θ_i|/‖θ‖_p)^{p−1} sign(θ_i)/(p−1)`` so that large p does not
-    overflow. ``p = 2`` is ``½‖w‖²``; large p approaches the ℓ1 geometry of Winnow (L1125).
+    overflow. ``p = 2`` is ``½‖w‖²``; large p approaches the ℓ1 geometry of Winnow (§5.1.4).
 
     Parameters
     ----------

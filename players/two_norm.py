@@ -20,7 +20,7 @@ def two_norm_weights(regret: np.ndarray) -> np.ndarray:
     """Return the 2-norm weights ``[s−1]_-² − [s+1]_-²`` at ``s = −R``, elementwise.
 
     In R-form the weight is ``4R`` for ``R ≥ 1``, ``(1 + R)²`` for ``−1 < R < 1`` and ``0`` for
-    ``R ≤ −1`` (continuous at ``R = ±1``; seed000-ch2 §1.4).
+    ``R ≤ −1`` (continuous at ``R = ±1``; Luo 2016, §2.1.4 and Table 2.1).
 
     Examples
     --------
@@ -83,11 +83,11 @@ class TwoNorm(ExpertsPlayer):
             = (1 + R_i)²  if −1 < R_i < 1
             = 0           if R_i ≤ −1,        p_t = w / Σ_i w_i,  R evaluated at t − 1.
 
-    ``p_1`` is uniform. In exact arithmetic some weight always survives (``max_i R_{t,i} > −1``,
-    seed000-ch2 §5.1 U11); a row of zero weights, which only rounding could produce, falls back to
-    uniform.
+    ``p_1`` is uniform. In exact arithmetic some weight always survives (``Σ_i p_{t,i} r_{t,i} = 0``
+    keeps ``max_i R_{t,i} > −1``); a row of zero weights, which only rounding could produce, falls
+    back to uniform.
 
-    Guarantee (Corollary 1, seed 000 L449; the potential invariant of Lemma 1, L431, gives
+    Guarantee (Luo 2016, Corollary 1; the potential invariant of Lemma 1 gives
     ``Σ_i [R_{t,i}]_+² ≤ N t`` for every loss sequence in [0, 1], adaptive adversaries included):
     for every t and every k, the k-th largest regret satisfies ``R_(k)(t) ≤ sqrt(t N / k)``, i.e.
     ``R_t^ε ≤ sqrt(t/ε)`` at ``ε = k/N``. ``bounds`` declares it for the regret (k = 1) and for the
@@ -104,8 +104,7 @@ class TwoNorm(ExpertsPlayer):
 
     References
     ----------
-    Luo (2016), *Optimal and Adaptive Online Learning*, PhD thesis: Algorithm 3 (seed 000,
-    L374-387), Lemma 1 (L431), the update (L445) and Corollary 1 (L449); Table 2.1 (L407-413).
+    Luo 2016: Algorithm 3 (§2.1.3), Lemma 1, the update and Corollary 1 (§2.1.4); Table 2.1.
     """
 
     name = "two_norm"

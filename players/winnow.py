@@ -1,4 +1,4 @@
-"""Winnow: seed 001's entropic quasi-additive classifiers, Balanced (fixed c) and self-tuned."""
+"""Winnow: the entropic quasi-additive classifiers of Shalev-Shwartz 2007 (fixed c, self-tuned)."""
 
 from __future__ import annotations
 
@@ -26,15 +26,16 @@ VARIANTS = ("balanced", "self_tuned")
 class Winnow(OCOPlayer):
     """Winnow: multiplicative weights on the mistake rounds, ``w_t ∝ exp(θ_t / c_t)``.
 
-    * ``variant="balanced"`` (seed 001 P6, "Balanced-Winnow" of §5.1.2): Fig 5.1 with the link
+    * ``variant="balanced"`` ("Balanced-Winnow" of Shalev-Shwartz 2007, §5.1.2): Figure 5.1
+      with the link
       ``exp``: ``θ_1 = 0``; on a mistake ``θ += (1/c) y_t x_t``, i.e.
       ``w_{t+1,i} = w_{t,i} β^{y_t x_{t,i}}`` with ``β = e^{1/c}`` (5.5). Predictions depend on c.
-    * ``variant="self_tuned"`` (P7, Fig 5.2): ``θ += y_t x_t`` on a mistake and
+    * ``variant="self_tuned"`` (§5.1.3, Figure 5.2): ``θ += y_t x_t`` on a mistake and
       ``c_t = X_t √((M_t + 1)/ln n)`` with ``X_t = max_{i≤t} ‖x_i‖_∞`` (over every round seen, the
       current one included: ``x_t`` is shown before predicting) and ``M_t`` the mistakes before t.
 
     The played point is the normalized ``w_t = softmax(θ_t/c_t)`` on the simplex, the link
-    ``∇f*`` of the relative entropy (5.6): it has the signs of ``⟨exp(θ/c), x⟩`` (L1044), so it
+    ``∇f*`` of the relative entropy (5.6): it has the signs of ``⟨exp(θ/c), x⟩`` (§5.1.2), so it
     makes the same predictions as the exp link, without overflow.
 
     Parameters
@@ -44,9 +45,9 @@ class Winnow(OCOPlayer):
     c : float
         The fixed trade-off (> 0) of ``"balanced"``; ignored by ``"self_tuned"``.
     signed : bool
-        False (default, what seed 001 L1020–L1074 analyzes): n = d positive weights on the
-        simplex; comparators ``u`` in the simplex (thresholds via a constant −1 feature, as the
-        r-of-k construction L1066 does). True: the classical "balanced" duplication — run on
+        False (default, what Shalev-Shwartz 2007, §5.1.2, analyzes): n = d positive weights on
+        the simplex; comparators ``u`` in the simplex (thresholds via a constant −1 feature, as
+        the r-of-k construction of §5.1.2 does). True: the classical "balanced" duplication — run on
         ``x' = (x, −x)`` with n = 2d weights ``(w⁺, w⁻)`` and play ``w = w⁺ − w⁻`` (a d-vector in
         the ℓ1 unit ball); comparators: ``‖u‖₁ ≤ 1``.
 
@@ -55,14 +56,14 @@ class Winnow(OCOPlayer):
     Guarantees, for every ``γ > 0`` and every comparator ``u`` (simplex, or ``‖u‖₁ ≤ 1`` when
     signed), with ``H = Σ_{t∈M}[γ − y_t⟨u, x_t⟩]₊`` and n the number of weights:
 
-    * balanced, (5.7) L1054: ``γ|M| ≤ c ln n + X²|M|/(2c) + H`` with ``X = max_{t∈M}‖x_t‖_∞``,
+    * balanced, Eq. (5.7): ``γ|M| ≤ c ln n + X²|M|/(2c) + H`` with ``X = max_{t∈M}‖x_t‖_∞``,
       i.e. ``|M| ≤ (c ln n + H)/(γ − X²/(2c))`` when ``γ > X²/(2c)``;
-    * self-tuned, Cor 6 L1119: ``|M| ≤ H/γ + (2X/γ^{3/2})√(H ln n) + 4X² ln n/γ²``. We take
+    * self-tuned, Corollary 6: ``|M| ≤ H/γ + (2X/γ^{3/2})√(H ln n) + 4X² ln n/γ²``. We take
       ``X = max_t ‖x_t‖_∞`` over all rounds up to the last mistake: ``c_t`` grows with every round's
       ``X_t`` (Fig 5.2), and Lemma 2's proof (``c_T f(u) ≤ X_T √(|M| ln n)``) needs that X; the
       printed ``max_{t∈M}`` is only valid when the largest ``‖x_t‖_∞`` falls on a mistake round.
 
-    On noise-free r-of-k targets (``γ = ½/(r + k − ½)``, L1066–L1072) the self-tuned bound is
+    On noise-free r-of-k targets (``γ = ½/(r + k − ½)``, §5.1.2) the self-tuned bound is
     ``16 (r + k − ½)² ln n``. These depend on u and γ: exposed as :meth:`mistake_bound`, not
     declared by :meth:`bounds`.
 
@@ -80,8 +81,8 @@ class Winnow(OCOPlayer):
 
     References
     ----------
-    Littlestone (1988); Grove, Littlestone & Schuurmans (2001). Seed 001, Fig 5.1 (L966–L974),
-    §5.1.2 (L1020–L1074), Fig 5.2 (L1086–L1106), Cor 6 (L1119).
+    Littlestone (1988); Grove, Littlestone & Schuurmans (2001). Shalev-Shwartz 2007, Figure 5.1
+    (§5.1), §5.1.2, Figure 5.2 and Corollary 6 (§5.1.3).
     """
 
     name = "winnow"

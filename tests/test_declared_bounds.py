@@ -3,7 +3,7 @@
 A player's ``bounds(t)`` is logged as rows ``bound:<metric>``; here each such row must dominate
 the matching ``<metric>`` row (same replicate, round and param) up to 1e-9 relative, on every
 registered adversary with its default parameters, a replay of random losses and a replay of the
-two-phase construction of theory-oracles §C.4 (which nearly attains fixed-η Hedge's bound), at
+two-phase construction (which nearly attains fixed-η Hedge's bound), at
 several (N, T). Games a component refuses (e.g. a two-expert player at N = 10) are skipped.
 """
 
@@ -20,7 +20,7 @@ from arena.errors import ConfigError, GameError
 from arena.game import run_game
 
 REL_TOL = 1e-9
-"""theory-oracles §A.0: assert ``lhs <= rhs + 1e-9·max(1, |rhs|)`` (float64 sums of ≤ 5000 terms
+"""Assert ``lhs <= rhs + 1e-9·max(1, |rhs|)`` (float64 sums of ≤ 5000 terms
 in [0, 1] are exact to ~1e-12 relative, far inside this)."""
 
 METRICS = {
@@ -52,7 +52,7 @@ def declaring_players() -> list[str]:
 
 
 def two_phase(horizon: int, n_act: int, eta: float = 0.1) -> np.ndarray:
-    """theory-oracles §C.4: experts 0, 1 perfect for ~3 ln N / η rounds, then the FTL killer."""
+    """two-phase adversary: experts 0, 1 perfect for ~3 ln N / η rounds, then the FTL killer."""
     losses = np.ones((horizon, n_act))
     phase1 = min(horizon // 2, math.ceil(3 * math.log(max(n_act, 2)) / eta))
     losses[:phase1, :2] = 0.0

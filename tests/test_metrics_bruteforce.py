@@ -1,4 +1,4 @@
-"""Every streaming metric kernel equals its brute-force definition (theory-oracles §D).
+"""Every streaming metric kernel equals its brute-force definition (their definitions).
 
 The kernels of :mod:`arena.metrics.builtin` are driven two ways: directly, with hand-built
 :class:`~arena.metrics.base.Block` chunks of random histories split at random points, and through
@@ -6,7 +6,7 @@ the engine, with the ``replay`` adversary playing random loss matrices from ``.n
 snapshots are compared with :mod:`arena.metrics.bruteforce` on the stored history, at every
 checkpoint, for every replicate and every parameter value. Instances are small (T ≤ 60, N ≤ 6) and
 include ties: integer {0, 1} losses, repeated columns, and distributions with exact zeros. These
-are the oracles E1-E3 of seed 000 §5.9 and the consistency checks of theory-oracles §D.8.
+are brute-force oracles and the consistency checks between the notions.
 """
 
 from __future__ import annotations
@@ -190,7 +190,8 @@ def test_kernels_equal_bruteforce(instance):
 
 
 def test_quantile_rank_is_exact_through_the_kernel():
-    """ε = 0.07 with N = 100 is rank 7, not the float ``ceil(0.07·100) = 8`` (pitfall §1.16.5)."""
+    """ε = 0.07 with N = 100 is rank 7, not the float ``ceil(0.07·100) = 8`` (floats get ⌈εN⌉
+    wrong)."""
     rng = np.random.default_rng(7)
     probs, losses, actions, means = random_history(rng, 2, 5, 100, "uniform")
     metrics = [QuantileRegret(eps=[0.07, 0.01, 0.29, 0.57])]
@@ -283,16 +284,16 @@ def test_boundary_params(instance):
     taus = metrics[-1].param_values(spec)
     for t, (reg, ada, dyn, lss, quant, shift, sa) in snaps.items():
         reg, ada, dyn, lss = reg[:, 0], ada[:, 0], dyn[:, 0], lss[:, 0]
-        for q in range(3):  # ⌈εN⌉ = 1: external regret (seed 000 §5.9 E3)
+        for q in range(3):  # ⌈εN⌉ = 1: external regret (oracle for the evaluation code)
             np.testing.assert_allclose(quant[:, q], reg, atol=ATOL, rtol=0)
-        # ε = 1: Ĥ − max_i L_{t,i} (seed 000 §5.9 E3, k = N)
+        # ε = 1: Ĥ − max_i L_{t,i} (oracle for the evaluation code, k = N)
         worst = lss - losses[:, :t].sum(axis=1).max(axis=1)
         np.testing.assert_allclose(quant[:, 3], worst, atol=ATOL, rtol=0)
-        # k = 0: external regret; k ≥ t − 1: dynamic regret (theory-oracles §D.8)
+        # k = 0: external regret; k ≥ t − 1: dynamic regret (our own check)
         np.testing.assert_allclose(shift[:, 0], reg, atol=ATOL, rtol=0)
         for q in range(1, shift.shape[1]):
             np.testing.assert_allclose(shift[:, q], dyn, atol=ATOL, rtol=0)
-        # τ ≥ t: adaptive regret (SA_≤(T) = AR_T, theory-oracles §D.5, §D.8)
+        # τ ≥ t: adaptive regret (SA_≤(T) = AR_T, Daniely et al. 2015)
         for q, tau in enumerate(taus):
             if tau >= t:
                 np.testing.assert_allclose(sa[:, q], ada, atol=ATOL, rtol=0)
@@ -310,7 +311,8 @@ def test_boundary_params(instance):
     st.sampled_from(KINDS),
 )
 def test_shifting_dp_equals_exhaustive_enumeration(seed, horizon, n_act, kind):
-    """Both the segment DP and the kernel equal the min over all N^T paths (seed 000 §5.9 E2)."""
+    """Both the segment DP and the kernel equal the min over all N^T paths (oracle for the
+    evaluation code)."""
     rng = np.random.default_rng(seed)
     probs, losses, actions, means = random_history(rng, 1, horizon, n_act, kind)
     ks = list(range(horizon + 1))
@@ -331,7 +333,7 @@ def test_exhaustive_enumeration_on_a_known_case():
 
 
 # ----------------------------------------------------------------------------------------------
-# relations between the notions (theory-oracles §D.8)
+# relations between the notions (our own check)
 
 
 @settings(max_examples=40, deadline=None)

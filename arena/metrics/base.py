@@ -105,7 +105,8 @@ def exact_quantile_rank(eps: float, n_actions: int) -> int:
     """Return ``k = ⌈εN⌉`` computed in exact rational arithmetic from ε's shortest decimal form.
 
     ``math.ceil(N * eps)`` in floats is wrong for hundreds of (N, k) pairs, e.g. ``0.07 * 100``
-    is ``7.000000000000001`` (seed 000 digest, pitfall §1.16.5).
+    is ``7.000000000000001``; ``ceil(N·(j/N)) ≠ j`` for 590 pairs with N < 200 (N = 25, j = 7
+    gives 8).
 
     Examples
     --------

@@ -15,7 +15,7 @@ Inputs (one replicate, rounds ``1..T`` as rows ``0..T-1``):
 * ``actions`` (T,): the drawn actions ``I_t`` (0-based);
 * ``means`` (T, N): the adversary's mean losses ``μ_t`` (pseudo-regret only).
 
-Notation as in theory-oracles §D: ``h_t = p_t·l_t``, ``Ĥ_T = Σ_t h_t``, ``L_{T,i} = Σ_t l_{t,i}``,
+Notation (as in Luo 2016, §2.3): ``h_t = p_t·l_t``, ``Ĥ_T = Σ_t h_t``, ``L_{T,i} = Σ_t l_{t,i}``,
 ``R_{T,i} = Ĥ_T − L_{T,i}``.
 """
 
@@ -91,7 +91,7 @@ def _best_fixed_interval_loss(losses: np.ndarray) -> np.ndarray:
 
     Entries with ``b < a`` (no such interval) are ``+inf``. Computed from the prefix sums
     ``S_b = Σ_{t≤b} l_t`` (``S_0 = 0``) as ``min_i (S_{b,i} − S_{a−1,i})``, for all O(T²) intervals
-    at once (seed 000 digest §3 #7: "store prefix arrays with a leading zero row"). The table is
+    at once (prefix arrays with a leading zero row). The table is
     shared by the shifting, adaptive and strongly adaptive regrets, so the last few are cached
     (read-only) by the content of ``losses``.
     """
@@ -117,7 +117,7 @@ def _best_fixed_interval_loss_cached(shape: tuple[int, int], data: bytes) -> np.
 
 
 def loss(probs: np.ndarray, losses: np.ndarray) -> float:
-    """Cumulative expected loss ``Ĥ_T = Σ_t p_t·l_t`` (seed 000 digest §3, "logged inputs").
+    """Cumulative expected loss ``Ĥ_T = Σ_t p_t·l_t`` (the learner's loss ``p_t·ℓ_t`` of Luo 2016).
 
     Parameters
     ----------
@@ -137,7 +137,7 @@ def loss(probs: np.ndarray, losses: np.ndarray) -> float:
 
 
 def realized_loss(losses: np.ndarray, actions: np.ndarray) -> float:
-    """Cumulative realized loss ``Σ_t l_{t, I_t}`` of the drawn actions (seed 000 digest §3 #11).
+    """Cumulative realized loss ``Σ_t l_{t, I_t}`` of the drawn actions (Luo 2016, §2.1.5).
 
     Parameters
     ----------
@@ -153,9 +153,10 @@ def realized_loss(losses: np.ndarray, actions: np.ndarray) -> float:
 
 
 def regret(probs: np.ndarray, losses: np.ndarray) -> float:
-    """External regret ``Ĥ_T − min_i L_{T,i}`` to the best fixed expert (theory-oracles §D.1).
+    """External regret ``Ĥ_T − min_i L_{T,i}`` to the best fixed expert.
 
-    Seed 000 digest §3 #1. Computed as the largest of the per-expert regrets ``R_{T,i}``.
+    Luo 2016, Chapter 1 and §2.3 (``max_i R_{T,i}``). Computed as the largest of the per-expert
+    regrets ``R_{T,i}``.
 
     Parameters
     ----------
@@ -172,7 +173,7 @@ def regret(probs: np.ndarray, losses: np.ndarray) -> float:
 
 
 def realized_regret(losses: np.ndarray, actions: np.ndarray) -> float:
-    """Realized regret ``Σ_t l_{t,I_t} − min_i L_{T,i}`` (theory-oracles §D.1; seed 000 §3 #11).
+    """Realized regret ``Σ_t l_{t,I_t} − min_i L_{T,i}`` (Luo 2016, §2.1.5).
 
     Parameters
     ----------
@@ -188,10 +189,10 @@ def realized_regret(losses: np.ndarray, actions: np.ndarray) -> float:
 
 
 def dynamic_regret(probs: np.ndarray, losses: np.ndarray) -> float:
-    """Worst-case dynamic regret ``Ĥ_T − Σ_t min_i l_{t,i}`` (theory-oracles §D.6).
+    """Worst-case dynamic regret ``Ĥ_T − Σ_t min_i l_{t,i}`` (Zinkevich 2003).
 
     The comparator picks the best expert of every round; equals the shifting regret with
-    ``k ≥ T − 1`` switches (theory-oracles §D.8).
+    ``k ≥ T − 1`` switches.
 
     Parameters
     ----------
@@ -208,8 +209,9 @@ def dynamic_regret(probs: np.ndarray, losses: np.ndarray) -> float:
 def pseudo_regret(probs: np.ndarray, means: np.ndarray) -> float:
     """Pseudo-regret ``Σ_t p_t·μ_t − min_i Σ_t μ_{t,i}`` against the mean losses.
 
-    Theory-oracles §D.1 ("pseudo-regret max_i E[Σ_t(l_{t,I_t} − l_{t,i})]", with the expectation
-    of the oblivious stochastic losses taken in closed form) and seed 000 digest §3 #12.
+    The pseudo-regret ``max_i E[Σ_t(l_{t,I_t} − l_{t,i})]`` (Luo 2016, Appendix A.2, Theorem 21;
+    Bubeck & Cesa-Bianchi 2012), with the expectation of the oblivious stochastic losses taken in
+    closed form.
 
     Parameters
     ----------
@@ -227,7 +229,7 @@ def pseudo_regret(probs: np.ndarray, means: np.ndarray) -> float:
 def zero_weight_frac(probs: np.ndarray) -> float:
     """Fraction of experts with weight exactly 0 in the last distribution ``p_T``.
 
-    Seed 000 digest §3 #15 ("per-round fraction of zero weights", L571, L603-605).
+    Luo 2016, §2.2.1 and Figure 2.2 (the per-round fraction of zero weights).
 
     Parameters
     ----------
@@ -266,11 +268,12 @@ def entropy(probs: np.ndarray) -> float:
 
 
 def quantile_regret(probs: np.ndarray, losses: np.ndarray, eps: float) -> float:
-    """ε-quantile regret: the k-th largest ``R_{T,i}`` with ``k = ⌈εN⌉`` (theory-oracles §D.2).
+    """ε-quantile regret: the k-th largest ``R_{T,i}`` with ``k = ⌈εN⌉`` (Chaudhuri et al. 2009).
 
-    Seed 000 digest §3 #4 (L305): equivalently ``Ĥ_T − L_{T,(k)}`` with ``L_{(k)}`` the k-th
+    Luo 2016, §2.1.2: equivalently ``Ĥ_T − L_{T,(k)}`` with ``L_{(k)}`` the k-th
     smallest cumulative loss. ``k`` is computed exactly by
-    :func:`arena.metrics.base.exact_quantile_rank` (pitfall §1.16.5), and the k-th largest is read
+    :func:`arena.metrics.base.exact_quantile_rank` (floats get ``⌈εN⌉`` wrong), and the k-th
+    largest is read
     off a full sort.
 
     Parameters
@@ -299,7 +302,8 @@ def quantile_regret(probs: np.ndarray, losses: np.ndarray, eps: float) -> float:
 def shifting_opt(losses: np.ndarray, k: int) -> float:
     """Least loss ``L*_k`` of an expert path with at most k switches, by a segment DP.
 
-    Theory-oracles §D.3 (definition) and seed 000 digest §3 #8 (k switches = K = k + 1 segments,
+    Herbster & Warmuth 1998 (definition) and Luo 2016, §2.3.3 (K-shifting regret: k switches =
+    K = k + 1 segments,
     repeats allowed). The recursion is over segments rather than rounds, independent of the
     per-round kernel: ``best[0][b] = min_i L_{b,i}`` and
 
@@ -335,7 +339,7 @@ def shifting_opt(losses: np.ndarray, k: int) -> float:
 def shifting_regret(probs: np.ndarray, losses: np.ndarray, k: int) -> float:
     """Shifting (tracking) regret ``Ĥ_T − L*_k`` against paths with at most k switches.
 
-    Theory-oracles §D.3; seed 000 digest §3 #8 with K = k + 1 segments. ``L*_k`` comes from
+    Herbster & Warmuth 1998; Luo 2016, §2.3.3, with K = k + 1 segments. ``L*_k`` comes from
     :func:`shifting_opt`.
 
     Parameters
@@ -355,8 +359,8 @@ def shifting_regret(probs: np.ndarray, losses: np.ndarray, k: int) -> float:
 def exhaustive_shifting_opt(losses: np.ndarray, k: int) -> float:
     """``L*_k`` by enumerating all ``N^T`` expert paths and keeping those with at most k switches.
 
-    The literal definition of theory-oracles §D.3 (``#{t : i_t ≠ i_{t−1}} ≤ k``); the oracle of
-    seed 000 §5.9 E2 ("equals brute force on small instances"). Exponential: only for T ≤ ~8.
+    The literal definition (``#{t : i_t ≠ i_{t−1}} ≤ k``, Herbster & Warmuth 1998), the oracle
+    against which the dynamic program is tested. Exponential: only for T ≤ ~8.
 
     Parameters
     ----------
@@ -388,8 +392,8 @@ def exhaustive_shifting_opt(losses: np.ndarray, k: int) -> float:
 def interval_regret_table(probs: np.ndarray, losses: np.ndarray) -> np.ndarray:
     """Return ``A[a−1, b] = Σ_{t=a}^{b} h_t − min_i Σ_{t=a}^{b} l_{t,i}`` for every interval.
 
-    The regret on ``[a, b]`` to the best expert of that interval (theory-oracles §D.4, seed 000
-    digest §3 #7), from prefix sums of ``h`` and of ``l``. Shape (T+1, T+1); ``-inf`` where
+    The regret on ``[a, b]`` to the best expert of that interval (Hazan & Seshadhri 2009; Luo
+    2016, §2.3.3), from prefix sums of ``h`` and of ``l``. Shape (T+1, T+1); ``-inf`` where
     ``b < a``.
 
     Parameters
@@ -410,7 +414,7 @@ def adaptive_regret(probs: np.ndarray, losses: np.ndarray) -> float:
     """Adaptive regret: the largest interval regret over all intervals ``[a, b] ⊆ [1, T]``.
 
     ``AR_T = max_{1≤a≤b≤T} [Σ_{t=a}^{b} h_t − min_i Σ_{t=a}^{b} l_{t,i}]`` (Hazan & Seshadhri
-    2009; theory-oracles §D.4; seed 000 digest §3 #7a), by enumerating all O(T²) intervals.
+    2009), by enumerating all O(T²) intervals.
 
     Parameters
     ----------
@@ -426,7 +430,7 @@ def adaptive_regret(probs: np.ndarray, losses: np.ndarray) -> float:
 def sa_regret(probs: np.ndarray, losses: np.ndarray, tau: int) -> float:
     """Strongly adaptive regret ``SA_≤(τ)``: the largest regret over intervals of length ≤ τ.
 
-    Theory-oracles §D.5 (Daniely, Gonen & Shalev-Shwartz 2015, the "|I| ≤ τ" variant) by
+    Daniely, Gonen & Shalev-Shwartz 2015 (the "|I| ≤ τ" variant) by
     enumerating all intervals ``[a, b] ⊆ [1, T]`` with ``b − a + 1 ≤ τ``. For ``τ ≥ T`` it is
     :func:`adaptive_regret`.
 
@@ -473,7 +477,7 @@ BRUTE_FORCE_METRICS = (
 def sleeping_regret(probs: np.ndarray, losses: np.ndarray, confidences: np.ndarray) -> float:
     """Sleeping / confidence-rated regret ``max_i Σ_t I_{t,i}(p_t·l_t − l_{t,i})``.
 
-    Straight from the definition of seed 000 L744 (digest §3 #10): each expert's regret counts
+    Straight from the definition of Luo 2016, §2.3.2: each expert's regret counts
     the rounds it is awake, weighted by its confidence.
 
     Examples

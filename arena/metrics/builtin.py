@@ -1,4 +1,4 @@
-"""Built-in regret metrics and their numba kernels (seed 000 digest §3, theory-oracles §D).
+"""Built-in regret metrics and their numba kernels (the regret notions of Luo 2016, Chapter 2).
 
 Notation: ``h_t = p_t·l_t`` (expected learner loss), ``r_{t,i} = h_t − l_{t,i}``,
 ``R_{t,i} = Σ_{s≤t} r_{s,i}``, ``L_{t,i} = Σ_{s≤t} l_{s,i}``, ``Ĥ_t = Σ_{s≤t} h_s``.
@@ -50,7 +50,7 @@ class Regret(Metric):
 
     References
     ----------
-    seed 000 digest §3 #1 (L179-181); theory-oracles §D.1.
+    Luo 2016, Chapter 1 and §2.3 (``R(u)`` at point masses).
     """
 
     name = "regret"
@@ -60,7 +60,7 @@ class Regret(Metric):
 
 
 class RealizedRegret(Metric):
-    """Realized regret ``Σ_s l_{s,I_s} − min_i L_{t,i}`` (a random variable; seed 000 §3 #11)."""
+    """Realized regret ``Σ_s l_{s,I_s} − min_i L_{t,i}`` (a random variable; Luo 2016, §2.1.5)."""
 
     name = "realized_regret"
 
@@ -69,7 +69,7 @@ class RealizedRegret(Metric):
 
 
 class DynamicRegret(Metric):
-    """Regret to the per-round best expert, ``Ĥ_t − Σ_{s≤t} min_i l_{s,i}`` (oracles §D.6)."""
+    """Regret to the per-round best expert, ``Ĥ_t − Σ_{s≤t} min_i l_{s,i}`` (Zinkevich 2003)."""
 
     name = "dynamic_regret"
 
@@ -78,7 +78,7 @@ class DynamicRegret(Metric):
 
 
 class ZeroWeightFraction(Metric):
-    """Fraction of experts with ``p_{t,i} = 0`` exactly, at the checkpoint round (seed 000 L622)."""
+    """Fraction of experts with ``p_{t,i} = 0`` exactly, at the round (Luo 2016, Figure 2.2)."""
 
     name = "zero_weight_frac"
 
@@ -102,7 +102,7 @@ class QuantileRegret(Metric):
     """ε-quantile regret: the k-th largest ``R_{t,i}`` with ``k = ⌈εN⌉`` computed exactly.
 
     Equals ``Ĥ_t − L_{t,(k)}`` with ``L_{(k)}`` the k-th smallest cumulative loss (Chaudhuri, Freund
-    & Hsu 2009; seed 000 L305, digest §3 #4). ``k = 1`` is the ordinary regret.
+    & Hsu 2009; Luo 2016, §2.1.2). ``k = 1`` is the ordinary regret.
 
     Parameters
     ----------
@@ -153,8 +153,8 @@ def _pseudo_advance(probs, means, cum_means, learner_mean):
 class PseudoRegret(Metric):
     """Pseudo-regret ``Σ_s p_s·μ_s − min_i Σ_s μ_{s,i}`` against the adversary's mean losses.
 
-    Logged only when the adversary exposes the oracle ``means`` (theory-oracles §D.1; seed 000
-    digest §3 #12).
+    Logged only when the adversary exposes the oracle ``means`` (Luo 2016, Appendix A.2,
+    Theorem 21; Bubeck & Cesa-Bianchi 2012).
     """
 
     name = "pseudo_regret"
@@ -182,7 +182,7 @@ def _shifting_advance(losses, table, best, carry):
 
     ``table[r, i, j]`` is the least loss of a path ending at expert i with at most j switches and
     ``best[r, j]`` its minimum over i. Staying keeps the budget; switching in from the best end
-    state of budget j−1 spends one (theory-oracles §D.3). The budgets are the contiguous inner
+    state of budget j−1 spends one (Herbster & Warmuth 1998). The budgets are the contiguous inner
     axis, so each expert's update is one vectorizable pass (``carry`` is scratch of length k+1);
     experts go two at a time so that each pass over the running minima serves two rows. Starting
     from zeros makes round 1 correct without a special case.
@@ -233,7 +233,7 @@ class ShiftingRegret(Metric):
 
     ``L*_k`` is the least loss of an expert sequence with at most k switches (k+1 segments,
     repeats allowed), computed exactly by an O(kN)-per-round dynamic program (Herbster & Warmuth
-    1998; theory-oracles §D.3; seed 000 digest §3 #8 with K = k+1 segments). ``k = 0`` is the
+    1998; Luo 2016, §2.3.3, with K = k+1 segments). ``k = 0`` is the
     ordinary regret.
 
     Parameters
@@ -293,7 +293,7 @@ class AdaptiveRegret(Metric):
 
     Because the max over intervals and over experts commute, it is the largest maximum-subarray
     sum of ``r_{·,i}`` over experts, kept by Kadane's recursion in O(N) per round (Hazan &
-    Seshadhri 2009; theory-oracles §D.4; seed 000 digest §3 #7a).
+    Seshadhri 2009).
     """
 
     name = "adaptive_regret"
@@ -384,9 +384,9 @@ class StronglyAdaptiveRegret(Metric):
     """Strongly adaptive regret: the max regret over intervals of length at most τ ending by t.
 
     ``SA_≤(τ) = max over [s, e] ⊆ [1, t] with e − s + 1 ≤ τ of Σ_{u=s}^{e} h_u − min_i
-    Σ_{u=s}^{e} l_{u,i}`` (Daniely, Gonen & Shalev-Shwartz 2015; theory-oracles §D.5). Exact: a
-    sliding-window minimum of the prefix regret per expert (block decomposition instead of the
-    spec's monotone deque: same result, no data-dependent branches), O(N) amortized time per round
+    Σ_{u=s}^{e} l_{u,i}`` (Daniely, Gonen & Shalev-Shwartz 2015). Exact: a
+    sliding-window minimum of the prefix regret per expert (block decomposition instead of a
+    monotone deque: same result, no data-dependent branches), O(N) amortized time per round
     and O(τN) memory per replicate, independent of T. For τ ≥ T it equals ``adaptive_regret``,
     computed by Kadane instead.
 
@@ -468,8 +468,8 @@ def _sleeping_advance(losses, expected, confidences, cum):
 class SleepingRegret(Metric):
     """Sleeping / confidence-rated regret ``max_i Σ_{s≤t} I_{s,i} (p_s·l_s − l_{s,i})``.
 
-    Each expert's regret counts only the rounds it is awake, weighted by its confidence (seed 000
-    L744; digest §3 #10). Logged only when the adversary announces confidences.
+    Each expert's regret counts only the rounds it is awake, weighted by its confidence (Luo
+    2016, §2.3.2). Logged only when the adversary announces confidences.
     """
 
     name = "sleeping_regret"

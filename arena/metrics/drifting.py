@@ -40,9 +40,9 @@ def dg_score_bruteforce(probs: np.ndarray, losses: np.ndarray, threshold: float)
 class DGScore(Metric):
     """Fraction of experts whose regret ``R_{t,i} = Ĥ_t − L_{t,i}`` is at least R.
 
-    The drifting-game score of seed 000 (Theorem 1, L344-360; digest §3 #6): with chips at the
+    The drifting-game score of Luo 2016 (§2.1.2, proof of Theorem 1): with chips at the
     regrets, it is the DGv1 loss ``(1/N) Σ_i 1{s_{t,i} ≤ −R}`` of Algorithm 2's conversion, and
-    the inverse of the ε-quantile regret: ``R_(k)(t) < R ⟺ dg_score(R) < k/N`` (digest §5.5 C3).
+    the inverse of the ε-quantile regret: ``R_(k)(t) < R ⟺ dg_score(R) < k/N``.
     Ties within 1e-9 count as reaching R (:data:`TIE_TOL`). Regrets are in loss units.
 
     Parameters
@@ -81,11 +81,11 @@ class DGScore(Metric):
 class DGLoss(Metric):
     """Fraction of a drifting-game adversary's chips at regret position ``X_{t,i} ≥ R``.
 
-    The DGv1 loss ``(1/N) Σ_i 1{s_{t,i} ≤ −R}`` of seed 000 L307 on the adversary's own chips
+    The DGv1 loss ``(1/N) Σ_i 1{s_{t,i} ≤ −R}`` of Luo 2016, §2.1.2, on the adversary's own chips
     (``X = −s``), read through :meth:`attach` from an adversary that has a ``dg_positions()``
     method (``drifting_game``); skipped otherwise. It is at most ``dg_score`` (the experts'
     regrets are the chips shifted up by the adversary's slack), and it is what the
-    boost-by-majority potential bounds for ±½ movements (theory-oracles §C.9).
+    boost-by-majority potential bounds for ±½ movements (Freund 1995; Schapire 2001).
 
     Parameters
     ----------

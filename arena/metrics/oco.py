@@ -18,9 +18,10 @@ Notation: the learner plays ``w_t`` and suffers ``f_t(w_t)``; ``F_t(u) = Σ_{s�
 
 References
 ----------
-seed 001, L354–L358 (R(u, T) and best in hindsight); seed 004 §3.4 (closed form over the ball);
-seed 003, L20–L21 and spec §2.7 (comparator-dependent regret of unconstrained learners);
-theory-oracles §A.3 and §D.6 (dynamic regret and path length).
+Shalev-Shwartz 2007, §2.2 (R(u, T) and best in hindsight); Srebro, Lecture 16 (regret against
+the ball, whose best comparator for linear losses is ``−B v/‖v‖₂``); Kotłowski 2017, §2
+(comparator-dependent regret of unconstrained learners); Zinkevich 2003 (dynamic regret and path
+length).
 """
 
 from __future__ import annotations
@@ -102,7 +103,8 @@ class OCOLoss(OCOMetric):
 class Mistakes(OCOMetric):
     """Number of mistakes ``#{s ≤ t : y_s⟨w_s, x_s⟩ ≤ 0}`` in online classification.
 
-    A zero margin counts as a mistake, as the mistake bounds require (seed 001 §8 pitfall P1).
+    A zero margin counts as a mistake, as the mistake bounds of Shalev-Shwartz 2007, §5.1,
+    require.
     """
 
     name = "mistakes"
@@ -173,8 +175,8 @@ class OCORegret(OCOMetric):
             if dom.kind == "unconstrained" and kind in refused:
                 if not spec.sigma:
                     # linear: −∞; logistic on separable data: approached at infinity; hinge:
-                    # attained by arbitrarily large separators (seed 003 spec §2.7 item 4: pair
-                    # the best comparator with a radius)
+                    # attained by arbitrarily large separators (Kotłowski 2017's unconstrained
+                    # setting: pair the best comparator with a radius)
                     return (
                         f"the best comparator over ℝ^d is unbounded or not attained for {kind} "
                         "losses; set metrics.regret.radius=[...]"
@@ -234,7 +236,7 @@ class ComparatorRegret(OCOMetric):
     ----------
     c : list of float
         Scales of the comparator (``c·u*``); unconstrained learners' guarantees grow with ``‖u‖``
-        (e.g. KT's ``‖u‖√(T ln(1 + T²‖u‖²))``, seed 003's ``‖u‖_{A_T}``-penalized bounds).
+        (e.g. KT's ``‖u‖√(T ln(1 + T²‖u‖²))``, Kotłowski 2017's ``‖u‖_{A_T}``-penalized bounds).
 
     Notes
     -----

@@ -6,8 +6,8 @@ replicate axis and numba-friendly kernels sit beside them for players' block ker
 
 References
 ----------
-seed 001, L849–L861 (Euclidean projection onto a ball, Example 1); seed 001, L1625–L1633 (Fig 7.1,
-projection onto the simplex by sorting).
+Shalev-Shwartz 2007, §4.2, Example 1 (Euclidean projection onto a convex set); §7.1.1, Figure 7.1
+(projection onto the simplex by sorting).
 """
 
 from __future__ import annotations
@@ -161,7 +161,7 @@ class Domain:
 def project_simplex(v: np.ndarray, z: float = 1.0) -> np.ndarray:
     """Return the Euclidean projection of each row of ``v`` onto ``{w ≥ 0, Σ w = z}``.
 
-    Sort-based algorithm of seed 001, Fig 7.1 (L1625–L1633): with ``μ`` sorted descending,
+    Sort-based algorithm of Shalev-Shwartz 2007, Figure 7.1: with ``μ`` sorted descending,
     ``ρ = max{j : μ_j − (Σ_{r≤j} μ_r − z)/j > 0}``, ``θ = (Σ_{r≤ρ} μ_r − z)/ρ``,
     ``w = max(v − θ, 0)``.
 

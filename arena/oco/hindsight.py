@@ -50,11 +50,12 @@ each function (minimum-norm for quadratics on ``unconstrained`` / ``ball`` and f
 
 References
 ----------
-spec seeds002-004.md §3.4 (seed 004, L11–L12): every regret notion of seed 004 is the logged loss
-minus an offline best-in-class computation, "min over the ball for linear losses is closed form,
-−B‖v_m‖₂ for ‖u‖₂ ≤ B". spec theory-oracles.md §A.3: the OCO bounds these comparators are tested
-against. Moré & Sorensen (1983), "Computing a trust region step", SIAM J. Sci. Stat. Comput. 4(3)
-(the secular equation ``1/r − 1/‖(H + μI)⁺h‖ = 0`` and the hard case).
+Srebro, Lecture 16 (slides "Question for Today" and "FTRL for Linear Problems: Regret"): every
+regret notion there is the logged loss minus an offline best-in-class computation; over the ball
+``‖u‖₂ ≤ B`` the minimum for linear losses is the closed form ``−B‖v_m‖₂``. The OCO bounds these
+comparators are tested against: Zinkevich 2003; Hazan 2016, Chapter 3. Moré & Sorensen (1983),
+"Computing a trust region step", SIAM J. Sci. Stat. Comput. 4(3) (the secular equation ``1/r − 1/‖(H
++ μI)⁺h‖ = 0`` and the hard case).
 """
 
 from __future__ import annotations
@@ -164,8 +165,7 @@ def best_linear(g_sum, domain: Domain, *, return_argmin: bool = False):
 
     References
     ----------
-    spec seeds002-004.md §3.4 (seed 004, L11–L12): "min over the ball for linear losses is closed
-    form, −B‖v_m‖₂"; spec theory-oracles.md §A.3.
+    Srebro, Lecture 16 (the minimum over the ball for linear losses is ``−B‖v_m‖₂``).
     """
     g = _as_rows(g_sum, "g_sum", 2)
     value, u = domain.min_linear(g)
@@ -311,8 +311,8 @@ def best_quadratic(H, h, c, domain: Domain, *, isotropic=None, return_argmin: bo
 
     References
     ----------
-    spec seeds002-004.md §3.4 (seed 004, L11–L12, offline best-in-class computation);
-    spec theory-oracles.md §A.3; Moré & Sorensen (1983), SIAM J. Sci. Stat. Comput. 4(3).
+    Srebro, Lecture 16 (regret against the best in class, computed offline); Moré & Sorensen
+    (1983), SIAM J. Sci. Stat. Comput. 4(3).
     """
     h = _as_rows(h, "h", 2)
     n_rep, d = h.shape
@@ -1064,8 +1064,8 @@ def best_examples(
 
     References
     ----------
-    spec seeds002-004.md §3.4 (seed 004, L11–L12: regret = logged loss − offline best-in-class,
-    "min over the ball for linear losses is −B‖v_m‖₂"); spec theory-oracles.md §A.3.
+    Srebro, Lecture 16 (regret = logged loss − offline best in class; the minimum over the ball
+    for linear losses is ``−B‖v_m‖₂``).
     """
     if kind not in EXAMPLE_LOSSES:
         raise ValueError(f"kind must be one of {EXAMPLE_LOSSES}, got {kind!r}")
@@ -1307,8 +1307,8 @@ def per_round_best(kind: str, domain: Domain, data_x_or_g, y=None, sigma: float 
 
     References
     ----------
-    spec seeds002-004.md §3.4 (seed 004, L11–L12); spec theory-oracles.md §A.3 (dynamic regret
-    of OGD against per-round comparators with path length ``P_T``).
+    Zinkevich 2003, Theorem 2 (dynamic regret of OGD against per-round comparators with path
+    length ``P_T``).
     """
     a = np.asarray(data_x_or_g, dtype=np.float64)
     sigma = float(sigma)

@@ -7,9 +7,9 @@ Every round's convex loss is
 
 with ``ℓ`` one of ``absolute |p − y|``, ``squared ½(p − y)²``, ``hinge [1 − y p]₊`` and
 ``logistic log(1 + e^{−y p})``; ``σ ≥ 0`` is a constant of the game (strongly convex environments,
-seed 001 §4 A8, L837) and ``z_t`` defaults to 0. The arena evaluates ``f_t`` and one subgradient
-at the player's ``w_t``; players never compute losses themselves, so every player sees the same
-subgradient convention:
+Shalev-Shwartz 2007, §4.1, Lemma 4) and ``z_t`` defaults to 0. The arena evaluates ``f_t`` and one
+subgradient at the player's ``w_t``; players never compute losses themselves, so every player sees
+the same subgradient convention:
 
 * ``absolute``: ``sign(p − y)·x`` (0 at ``p = y``);
 * ``hinge``: ``−y·x`` when ``y p < 1``, else 0 (the kink ``y p = 1`` takes 0);
@@ -17,8 +17,9 @@ subgradient convention:
 
 References
 ----------
-seed 001, L340–L348 and L1302–L1318 (regression losses), L978 (hinge, erratum E1 fixed: the
-comparator's ``w`` inside the hinge); seed 003, L19 (1-Lipschitz logistic and hinge).
+Shalev-Shwartz 2007, §2.1 and §5.3.1 (regression losses), Eq. (5.1) (hinge; the equation prints
+``w_t`` inside the hinge where the comparator's ``w`` is meant); Kotłowski 2017, §2
+(1-Lipschitz logistic and hinge).
 """
 
 from __future__ import annotations

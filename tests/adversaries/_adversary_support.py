@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 from arena import GameSpec
 
 CLT_Z = 4.0
-"""theory-oracles §A.0: expectation statements are asserted within 4 standard errors."""
+"""Expectation statements are asserted within 4 standard errors."""
 
 
 def rngs(seed: int, n: int) -> list[np.random.Generator]:

@@ -1,4 +1,5 @@
-"""Tests of the heavier-half adaptive adversary (adversaries/adaptive.py; oracles §A.0, §C.5)."""
+"""Tests of the heavier-half adaptive adversary (adversaries/adaptive.py; the greedy adversary's
+mixed-player analogue)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Tests of the DGv1 drifting-game adversary and of the dg_score / dg_loss metrics.
 
-Protocol: seed 000 L267-372 (DGv1, Algorithm 1), seed000-ch2 §2.2 and §5.5 C2. Oracles:
-theory-oracles §C.9 (greedy repair; boost-by-majority potential bound for ±1 moves, here ±½) and
-seed000-ch2 §5.2 P1 (Hedge's potential ``Σ_i e^{ηR_i} ≤ N cosh(η)^t`` on every sequence).
+Protocol: Luo 2016, §2.1.1 (DGv1, Algorithm 1), Luo 2016, §2.1.2; reduction. Oracles:
+Schapire 2001 (greedy repair; boost-by-majority potential bound for ±1 moves, here ±½) and
+potential invariant (Hedge's potential ``Σ_i e^{ηR_i} ≤ N cosh(η)^t`` on every sequence).
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ class PotentialLedger(DriftingGame):
 
 
 class BBMPlayer(ExpertsPlayer):
-    """Boost-by-majority weights on the drifting game's ±½ chips (theory-oracles §C.9).
+    """Boost-by-majority weights on the drifting game's ±½ chips (Schapire 2001).
 
     The chips are rebuilt from the losses of Algorithm 1: for ±½ movements ``l = max d − d``,
     so ``d = ½ − l`` unless every loss is 0, which means every chip moved down (all up-moves
@@ -207,7 +207,7 @@ def test_bbm_bound_is_on_the_chips_not_on_the_experts_regrets():
 
     ``R_{t,i} = X_{t,i} + K_t`` with ``K_t = −Σ_s p_s·d_s > 0`` whenever no set of chips holds
     exactly half the weight, so the experts' regrets sit above the chips and the fraction of
-    experts with regret ≥ R₀ can exceed ``Φ_0(0)`` although the fraction of chips cannot (seed 000
+    experts with regret ≥ R₀ can exceed ``Φ_0(0)`` although the fraction of chips cannot (Luo 2016
     Theorem 1 (1) only gives DG loss ≤ experts' fraction). Characterization of that gap.
     """
     horizon, threshold = 60, 4.0
@@ -243,7 +243,7 @@ def test_bbm_bound_fails_for_uniform_weights():
 
 @pytest.mark.parametrize("params", STRATEGIES)
 def test_hedge_dg_score_under_its_exp_potential_bound(params):
-    """seed000-ch2 §5.2 P1: Σ_i e^{ηR_{t,i}} ≤ N cosh(η)^t, so dg_score(R) ≤ cosh(η)^t e^{−ηR}."""
+    """potential invariant: Σ_i e^{ηR_{t,i}} ≤ N cosh(η)^t, so dg_score(R) ≤ cosh(η)^t e^{−ηR}."""
     eta, horizon = 0.2, 300
     thresholds = [0.0, 5.0, 20.0, 30.0, 35.0, 40.0]
     rows = run_game(

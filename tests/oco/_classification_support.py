@@ -1,7 +1,8 @@
 """Shared helpers of the linear-classifier tests: specs, drivers and small data generators.
 
 The registered adversaries are written elsewhere; these generators are the few streams the
-mistake-bound and transcription tests need (seed 001 §3 A3, A6; seeds002-004.md §3.3 (iii)).
+mistake-bound and transcription tests need (Shalev-Shwartz 2007, Theorem 4 and §5.1.2; separable
+data for Srebro, Lecture 16).
 """
 
 from __future__ import annotations
@@ -110,7 +111,8 @@ def separable_stream(rng, R, T, d, gamma=0.2, radius=1.0, flip=0.0):
 
 
 def r_of_k_stream(rng, R, T, n, r, k, flip=0.0):
-    """Boolean r-of-k targets on {0, 1}^{n−1} with a last constant −1 feature (seed 001 L1066).
+    """Boolean r-of-k targets on {0, 1}^{n−1} with a last constant −1 feature (Shalev-Shwartz 2007,
+    §5.1.2).
 
     Returns ``(data, relevant)``; labels are +1 iff at least r of the k relevant bits are on.
     """
@@ -130,7 +132,7 @@ def r_of_k_stream(rng, R, T, n, r, k, flip=0.0):
 
 
 def r_of_k_comparator(n, r, k, relevant):
-    """The simplex comparator of seed 001 L1066–L1072 and its margin γ = ½/(r + k − ½)."""
+    """The simplex comparator of Shalev-Shwartz 2007, §5.1.2 and its margin γ = ½/(r + k − ½)."""
     u = np.zeros(n)
     u[relevant] = 1.0 / (r + k - 0.5)
     u[n - 1] = (r - 0.5) / (r + k - 0.5)
@@ -154,7 +156,8 @@ def mistakes_of(W, data: RoundData):
 
 
 def orthogonal_adversary(player, T):
-    """Seed 001 §3 A3 (one replicate): ``x_t = e_t`` in d = T, ``y_t = −1`` iff ``w_{t,t} ≥ 0``.
+    """Shalev-Shwartz 2007, proof of Theorem 4 (one replicate): ``x_t = e_t`` in d = T, ``y_t = −1``
+    iff ``w_{t,t} ≥ 0``.
 
     Returns ``(mistakes, labels)`` of the run.
     """

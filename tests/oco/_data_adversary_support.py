@@ -11,7 +11,7 @@ from arena.oco.losses import RoundData, feedback
 from arena.spec import GameSpec
 
 CLT_Z = 4.0
-"""theory-oracles §A.0: expectation statements are asserted within 4 standard errors."""
+"""Expectation statements are asserted within 4 standard errors."""
 
 
 def rngs(seed: int, n: int) -> list[np.random.Generator]:

@@ -19,7 +19,7 @@ from arena.oco.protocol import ObliviousOCOAdversary
 from arena.spec import GameSpec
 
 BOUND_RTOL = 1e-9
-"""theory-oracles §A.0: a deterministic inequality holds if ``lhs <= rhs + 1e-9·max(1, |rhs|)``."""
+"""A deterministic inequality holds if ``lhs <= rhs + 1e-9·max(1, |rhs|)``."""
 
 ITERATE_ATOL = 1e-10
 """Transcription tolerance (the issue's 1e-10): both sides are float64 evaluations of the same
@@ -173,7 +173,8 @@ def example_data(rng, n_rep, horizon, dim, loss, sigma=0.0) -> RoundData:
 
 
 def anti_gradient(G):
-    """Adaptive ``g_t = −G w_t/‖w_t‖`` (``G e_1`` at ``w_t = 0``; seed 004 lab generator (i))."""
+    """Adaptive ``g_t = −G w_t/‖w_t‖`` (``G e_1`` at ``w_t = 0``; Srebro, Lecture 16 lab generator
+    (i))."""
 
     def reveal(t, w):
         norms = np.linalg.norm(w, axis=1, keepdims=True)
@@ -318,7 +319,7 @@ def strongly_convex_regret(values, data: RoundData, sigma, domain: Domain):
 
 
 def assert_below(lhs, rhs, what=""):
-    """Assert ``lhs ≤ rhs + 1e-9·max(1, |rhs|)`` elementwise (theory-oracles §A.0)."""
+    """Assert ``lhs ≤ rhs + 1e-9·max(1, |rhs|)`` elementwise (our tolerance convention)."""
     lhs, rhs = np.broadcast_arrays(np.asarray(lhs, dtype=float), np.asarray(rhs, dtype=float))
     slack = BOUND_RTOL * np.maximum(1.0, np.abs(rhs))
     bad = ~(lhs <= rhs + slack)

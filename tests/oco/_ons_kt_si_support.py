@@ -98,7 +98,7 @@ def stack_rounds(rounds) -> RoundData:
 
 
 def assert_below(lhs, rhs, what=""):
-    """theory-oracles §A.0: ``lhs ≤ rhs + 1e-9·max(1, |rhs|)`` elementwise."""
+    """Tolerance convention: ``lhs ≤ rhs + 1e-9·max(1, |rhs|)`` elementwise."""
     lhs, rhs = np.asarray(lhs, dtype=np.float64), np.asarray(rhs, dtype=np.float64)
     slack = rhs + 1e-9 * np.maximum(1.0, np.abs(rhs)) - lhs
     assert np.all(slack >= 0), f"{what}: max excess {float(-slack.min())}"

@@ -1,4 +1,5 @@
-"""Oracle tests of AdaGrad (``players.adagrad``): theory-oracles §A.3 and §B.11."""
+"""Oracle tests of AdaGrad (``players.adagrad``): Zinkevich 2003; Hazan 2016; Duchi et al. 2011;
+Hazan, Agarwal & Kale 2007."""
 
 from __future__ import annotations
 
@@ -60,8 +61,8 @@ def literal_mahalanobis_ball(y, a, radius):
 
 
 def literal_adagrad(spec, data, r, variant, eta):
-    """Duchi, Hazan & Singer (2011) literally (theory-oracles §B.11): diagonal
-    ``G_t = Σ g²``, ``x_{t+1} = Π^{diag(√G_t)}(x_t − η g_t/√G_t)`` skipping ``G = 0``; norm
+    """Duchi, Hazan & Singer (2011) literally (Duchi et al. 2011; Hazan, Agarwal & Kale 2007):
+    diagonal ``G_t = Σ g²``, ``x_{t+1} = Π^{diag(√G_t)}(x_t − η g_t/√G_t)`` skipping ``G = 0``; norm
     ``x_{t+1} = Π(x_t − η g_t/√(Σ‖g_s‖²))``."""
     d, domain = spec.dim, spec.domain
     sums = [0.0] * d
@@ -190,7 +191,7 @@ def test_regret_bounds_on_every_stream(variant, dom, stream):
         regret = linearized_regret(run.w, run.grads, domain)
         assert_below(regret, run.bound, f"{variant} eta={eta} {stream}")
         assert domain.contains(run.w.reshape(-1, dim)).all()
-        if eta is None:  # the tuned closed forms of theory-oracles §A.3
+        if eta is None:  # the tuned closed forms of Zinkevich 2003; Hazan 2016
             if variant == "diagonal":
                 d_inf = 2 * domain.radius
                 closed = math.sqrt(2) * d_inf * np.sqrt(np.cumsum(run.grads**2, axis=1)).sum(-1)

@@ -1,4 +1,4 @@
-"""Aggressive Perceptron (seed 004 P12): literal transcription, OGD hinge and mistake bounds."""
+"""Aggressive Perceptron (Srebro, Lecture 16): literal transcription, OGD hinge, mistake bounds."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ from tests.oco._classification_support import (
 
 
 def literal_aggressive(x, y, eta=1.0):
-    """Seed 004 L205–L206: w_1 = 0; w_{t+1} = w_t + η [[y_t⟨w_t, x_t⟩ ≤ 1]] y_t x_t."""
+    """Srebro, Lecture 16 ("...back to the Perceptron"): w_1 = 0;
+    w_{t+1} = w_t + η [[y_t⟨w_t, x_t⟩ ≤ 1]] y_t x_t."""
     T, d = x.shape
     w = [0.0] * d
     out = np.empty((T, d))

@@ -1,4 +1,4 @@
-"""Tests of the contrarian 0-1 adversary (adversaries/contrarian.py; seed 001 A1, oracle 25)."""
+"""Tests of the contrarian 0-1 adversary (adversaries/contrarian.py; Shalev-Shwartz 2007, §2.3)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,8 @@ def players():
 
 
 def literal_labels(predictions):
-    """seed 001, L159: the opposite of the learner's answer; ŷ = 0 counts as answering +1."""
+    """Shalev-Shwartz 2007, §1.1: the opposite of the learner's answer; ŷ = 0 counts as answering
+    +1."""
     return [-1.0 if p >= 0 else 1.0 for p in predictions]
 
 

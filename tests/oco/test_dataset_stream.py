@@ -20,7 +20,7 @@ from tests.oco._data_adversary_support import (
     spec_for,
 )
 
-# sizes of scikit-learn's bundled copies (spec seed000-ch34.md §0 item 9: WDBC 569×30, diabetes
+# sizes of scikit-learn's bundled copies (WDBC 569×30, diabetes
 # 442×10); digits 1797×64 with 183 threes and 174 eights (sklearn's load_digits)
 SIZES = {"breast_cancer": (569, 30), "digits": (1797, 64), "diabetes": (442, 10)}
 

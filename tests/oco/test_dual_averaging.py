@@ -1,4 +1,5 @@
-"""Oracle tests of dual averaging / lazy projected OGD (``players.dual_averaging``): seed 001 P1."""
+"""Oracle tests of dual averaging / lazy projected OGD (``players.dual_averaging``): Shalev-Shwartz
+2007, §3.3-3.5."""
 
 from __future__ import annotations
 
@@ -33,8 +34,8 @@ from tests.oco._first_order_support import (
 
 
 def literal_dual_averaging(spec, data, r, schedule, c):
-    """seed 001 Fig 3.1/3.2 with f = ½‖w‖² on S (Example 1: the link is the projection) and the
-    conservative rule: ``θ ← 0``; each round ``w_t = Proj_S(θ/c_t)``, ``θ ← θ − λ'_t``."""
+    """Shalev-Shwartz 2007 Fig 3.1/3.2 with f = ½‖w‖² on S (Example 1: the link is the projection)
+    and the conservative rule: ``θ ← 0``; each round ``w_t = Proj_S(θ/c_t)``, ``θ ← θ − λ'_t``."""
     d = spec.dim
     theta = [0.0] * d
     out = []
@@ -99,7 +100,8 @@ def test_lazy_equals_greedy_on_euclidean_space_only():
 
 
 def test_tuned_tradeoffs_use_the_comparator_radius():
-    # seed 001 §P1: c = G√T/M and c_t = (G/M)√t with M = max ‖u‖ (a radius, not the diameter)
+    # tuning from Shalev-Shwartz 2007, Cor 1/Cor 2: c = G√T/M and c_t = (G/M)√t with M = max ‖u‖ (a
+    # radius, not the diameter)
     G, horizon = 2.0, 64
     for dom, M in (
         (Domain("ball", 3.0), 3.0),
@@ -138,7 +140,8 @@ def test_regret_bounds_on_every_stream(dom, stream):
             )
         regret = linearized_regret(run.w, run.grads, domain)
         assert_below(regret, run.bound, f"{params} {stream}")
-        if params == {}:  # Cor 2 tuned: GM√T/2 + (GM/2)(2√T − 1) ≤ (3/2)GM√T (E15)
+        # Cor 2 tuned: GM√T/2 + (GM/2)(2√T − 1) ≤ (3/2)GM√T (Cor 2 prints the looser 2GM√T)
+        if params == {}:
             assert_below(run.bound, 1.5 * G * M * np.sqrt(t), "(3/2)GM√T")
         if params == {"schedule": "fixed"}:  # Cor 1: cM²/2 + G²t/(2c), = GM√T at t = T
             c = G * math.sqrt(horizon) / M

@@ -1,4 +1,5 @@
-"""Oracle tests of EG and EG± (``players.eg``): seed 004 P8, ``spec/seeds002-004.md`` §3.6 #4."""
+"""Oracle tests of EG and EG± (``players.eg``): Srebro, Lecture 16, slide "Normalized Exponentiated
+Gradient (EG)"."""
 
 from __future__ import annotations
 
@@ -35,10 +36,10 @@ from tests.oco._first_order_support import (
 def literal_eg(spec, data, r, schedule, eta, radius=None):
     """EG literally (one game, plain floats).
 
-    Fixed η: the multiplicative form of 004:L357–L364 from ``w_1`` uniform,
+    Fixed η: the multiplicative form of (Srebro, Lecture 16) from ``w_1`` uniform,
     ``w_{t+1,i} = w_{t,i} e^{−η g_{t,i}}/Σ_j w_{t,j} e^{−η g_{t,j}}``. ``η_t = η/√t``: the lazy
-    closed form 004:L347, ``w_{t,i} = e^{−η_t v_i}/Σ_j e^{−η_t v_j}`` with ``v = Σ_{s<t} g_s``.
-    EG± (``radius`` = U): the same on the 2d experts with losses ``U(g, −g)``, played as
+    closed form (Srebro, Lecture 16), ``w_{t,i} = e^{−η_t v_i}/Σ_j e^{−η_t v_j}`` with ``v = Σ_{s<t}
+    g_s``. EG± (``radius`` = U): the same on the 2d experts with losses ``U(g, −g)``, played as
     ``U(w⁺ − w⁻)``.
     """
     d = spec.dim
@@ -92,7 +93,7 @@ def test_eg_matches_literal_transcription_and_entropic_ftrl(schedule, loss):
     np.testing.assert_allclose(run.w, want, rtol=0, atol=ITERATE_ATOL)
     got = play_split(reset(EG(schedule=schedule, eta=0.6), spec), spec, data, [3, 50])
     np.testing.assert_allclose(got, want, rtol=0, atol=ITERATE_ATOL)
-    # §3.6 #4: EG = entropic LFTRL; weights positive and on the simplex
+    # EG = entropic linearized FTRL; weights positive and on the simplex
     ftrl = drive(reset(FTRL("entropic", schedule, eta=0.6), spec), spec, data)
     np.testing.assert_allclose(ftrl.w, run.w, rtol=0, atol=1e-12)
     assert (run.w > 0).all()
@@ -114,7 +115,7 @@ def test_eg_pm_matches_literal_transcription(schedule, dom):
 
 
 def test_translation_invariance_and_log_domain_stability():
-    # §3.6 #4: adding c·1 to any g_t leaves w_{t+1} unchanged (and the declared bound: ranges)
+    # adding c·1 to any g_t leaves w_{t+1} unchanged (and the declared bound: ranges)
     n_rep, horizon, dim = 2, 60, 4
     rng = np.random.default_rng(5)
     data = linear_data(rng, n_rep, horizon, dim)
@@ -181,8 +182,9 @@ def test_eg_regret_bounds_on_every_stream(stream):
             assert closed[-1] == pytest.approx(G * math.sqrt(horizon * log_d))
             assert_below(run.bound, closed, "tuned fixed")
         if params.get("eta") == 4.0:
-            # gradients in [a, a + 2G∞]: ln d/η + (η/2)Σ‖g_t‖_∞², the brief's Hedge form, which
-            # is also seed 001 Cor 1's entropic framework bound (dual norm ‖·‖_∞): both looser
+            # gradients in [a, a + 2G∞]: ln d/η + (η/2)Σ‖g_t‖_∞², the Hedge form, which
+            # is also Shalev-Shwartz 2007 Cor 1's entropic framework bound (dual norm ‖·‖_∞): both
+            # looser
             closed = log_d / 4.0 + 4.0 * np.cumsum(g_inf**2, axis=1) / 2
             assert_below(run.bound, closed, "Hedge form with 2G∞ ranges / Cor 1")
 

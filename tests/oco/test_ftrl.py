@@ -1,7 +1,8 @@
 """Oracle tests of FTRL (``players.ftrl``) and its regularizers (``players.regularizers``).
 
-Sources: seed 001 §2.0 (regularizer table, Lemma 15–17), Lemma 2 (L662), Cor 1/2; seed 004 §3.2
-P2–P8 and the oracles of ``spec/seeds002-004.md`` §3.6 (closed form = recursion, λ/t reduces to
+Sources: Shalev-Shwartz 2007, Appendix A.4 (Lemmas 15–17), Lemma 2 (§3.5), Cor 1/2; Srebro, Lecture
+16
+(FTRL, linearized FTRL and its Ψ instances) and the checks: closed form = recursion, λ/t reduces to
 fixed-step OGD, the off-by-2 between Ψ = ‖w‖² and ½‖w‖²).
 """
 
@@ -38,17 +39,17 @@ from tests.oco._first_order_support import (
 )
 
 # ----------------------------------------------------------------------------------------------
-# literal links (seed 001 §2.0 table), one vector, plain Python
+# literal links (Shalev-Shwartz 2007, §5.1 and Appendix A.4), one vector, plain Python
 
 
 def literal_link(name, domain, theta, p=None):
-    if name == "l2":  # Proj_S(θ) (Example 1, L849–L861)
+    if name == "l2":  # Proj_S(θ) (Example 1, Shalev-Shwartz 2007, §4.2)
         return literal_project(domain, theta)
-    if name == "entropic":  # softmax(θ), shifted by the max (pitfall P1)
+    if name == "entropic":  # softmax(θ), shifted by the max (so no exponential overflows)
         m = max(theta)
         e = [math.exp(v - m) for v in theta]
         return [v / sum(e) for v in e]
-    # p-norm: sign(θ_i)|θ_i|^{p−1}/((p−1)‖θ‖_p^{p−2}), 0 at θ = 0 (pitfall P2)
+    # p-norm: sign(θ_i)|θ_i|^{p−1}/((p−1)‖θ‖_p^{p−2}), 0 at θ = 0 (no 0/0)
     norm = sum(abs(v) ** p for v in theta) ** (1 / p)
     if norm == 0:
         return [0.0] * len(theta)
@@ -56,7 +57,8 @@ def literal_link(name, domain, theta, p=None):
 
 
 def literal_ftrl(spec, data, r, name, schedule, eta, p=None):
-    """w_t = argmin_{w∈K} ⟨Σ_{s<t} g_s, w⟩ + R(w)/η_t = ∇R*(−η_t Σ_{s<t} g_s) (seed 001 (3.7))."""
+    """w_t = argmin_{w∈K} ⟨Σ_{s<t} g_s, w⟩ + R(w)/η_t = ∇R*(−η_t Σ_{s<t} g_s) (Shalev-Shwartz 2007
+    (3.7))."""
     d = spec.dim
     total = [0.0] * d
     out = []
@@ -112,7 +114,8 @@ def test_matches_literal_transcription(name, dom, loss, schedule, p):
 
 
 def test_closed_form_equals_recursion():
-    # seeds002-004 §3.6 #1 (004:L38), in our indexing (004's 1/(2λ_t t) is η_{t+1} for Ψ = ‖w‖²):
+    # closed form = recursion (Srebro, Lecture 16), in our indexing (the lecture's 1/(2λ_t t) is
+    # η_{t+1} for Ψ = ‖w‖²):
     # w_{t+1} = (η_{t+1}/η_t) w_t − η_{t+1} g_t for any positive non-increasing η_t
     n_rep, horizon, dim = 2, 100, 3
     data = linear_data(np.random.default_rng(1), n_rep, horizon, dim)
@@ -126,8 +129,9 @@ def test_closed_form_equals_recursion():
 
 
 def test_lambda_over_t_is_fixed_step_ogd_and_the_off_by_two():
-    # §3.6 #2: λ_t = λ/t ⇒ w_{t+1} = w_t − g_t/λ for Ψ = ½‖w‖² (004 P5), but w_t − g_t/(2λ) for
-    # 004's P2/P3 Ψ = ‖w‖² (004:L40–L42), i.e. our η = 1/(2λ): the most likely off-by-2 bug
+    # λ_t = λ/t ⇒ w_{t+1} = w_t − g_t/λ for Ψ = ½‖w‖² (Srebro's Euclidean example), but w_t −
+    # g_t/(2λ) for
+    # the lecture's Ψ = ‖w‖² (Srebro, Lecture 16), i.e. our η = 1/(2λ): the most likely off-by-2 bug
     lam, n_rep, horizon, dim = 4.0, 2, 60, 3
     data = linear_data(np.random.default_rng(2), n_rep, horizon, dim)
     spec = make_spec(dim, horizon, n_rep, DOMAINS["unconstrained"])
@@ -136,7 +140,7 @@ def test_lambda_over_t_is_fixed_step_ogd_and_the_off_by_two():
     np.testing.assert_allclose(half, ogd, rtol=0, atol=1e-12)
     step_004 = np.concatenate(
         [np.zeros((n_rep, 1, dim)), -np.cumsum(data.g, axis=1)[:, :-1] / (2 * lam)], axis=1
-    )  # literal 004:L42 recursion from w_1 = 0
+    )  # literal (Srebro, Lecture 16) recursion from w_1 = 0
     full = drive(reset(FTRL("l2", "fixed", eta=1 / (2 * lam)), spec), spec, data).w
     np.testing.assert_allclose(full, step_004, rtol=0, atol=1e-12)
     assert np.abs(half - full).max() > 0.1
@@ -152,7 +156,7 @@ def test_pnorm_with_p_2_is_euclidean_and_instances_work():
     inst = drive(reset(FTRL(PNorm(p=3.0), "sqrt", eta=0.5), spec), spec, data).w
     named = drive(reset(FTRL("pnorm", "sqrt", eta=0.5, p=3.0), spec), spec, data).w
     np.testing.assert_array_equal(inst, named)
-    # default p = max(2, 2 ln d) (Gentile; seed001.md P3)
+    # default p = max(2, 2 ln d) (Gentile 2003)
     big = make_spec(50, 10, 1, DOMAINS["unconstrained"])
     player = reset(FTRL("pnorm", eta=0.5), big)
     assert player.regularizer_object.p == pytest.approx(2 * math.log(50))
@@ -186,9 +190,9 @@ def test_regret_bounds_on_every_stream(name, dom, stream):
             run = drive(player, spec, data)
         regret = linearized_regret(run.w, run.grads, domain)
         assert_below(regret, run.bound, f"{name} {params} {stream}")
-        if params == {}:  # Cor 2 (direct computation, E15): ≤ 3√(LUT)
+        if params == {}:  # Cor 2 (direct computation; Cor 2 prints 4√(LUT)): ≤ 3√(LUT)
             assert_below(run.bound, 3 * np.sqrt(L * U * t), "3√(LUT)")
-            if name == "l2" and dom == "ball":  # 004:L64 / §3.6 #3, cumulative: √(32 G²B² t)
+            if name == "l2" and dom == "ball":  # (Srebro, Lecture 16), cumulative: √(32 G²B² t)
                 assert_below(regret, np.sqrt(32 * G**2 * domain.radius**2 * t), "√32·GB√t")
         if params == {"schedule": "fixed"}:  # Cor 1: U/η + ηLt, = 2√(LUT) at t = T
             eta = math.sqrt(U / (L * horizon))
@@ -229,7 +233,7 @@ def test_end_to_end_with_the_engine():
 
 
 # ----------------------------------------------------------------------------------------------
-# regularizers: seed 001 §2.0 and oracles §6 #5–6 (Lemma 15–17)
+# regularizers: Shalev-Shwartz 2007, Appendix A.4 (Lemmas 15–17)
 
 REGS = [
     ("l2-ball", Euclidean(Domain("ball", 1.5))),
@@ -326,7 +330,8 @@ def test_mirror_maps_are_inverse_and_max_values():
     for p in (2.0, 3.0, 10.0):
         reg = PNorm(p=p)
         theta = rng.standard_normal((20, 5))
-        np.testing.assert_allclose(reg.grad(reg.link(theta)), theta, atol=1e-12)  # §3.6 #5
+        # mirror maps are inverse pairs
+        np.testing.assert_allclose(reg.grad(reg.link(theta)), theta, atol=1e-12)
         w = rng.standard_normal((20, 5))
         np.testing.assert_allclose(reg.link(reg.grad(w)), w, atol=1e-12)
         assert reg.link(np.zeros((1, 5))).tolist() == [[0.0] * 5]  # Link(0) = 0 (P2)

@@ -232,7 +232,7 @@ def test_best_linear_closed_forms(kind):
                 oracle = (verts @ G[i]).min()
             elif kind == "simplex":
                 oracle = G[i].min()
-            else:  # seed 004 §3.4: −B‖v‖; and SLSQP over the ball
+            else:  # Srebro, Lecture 16 §3.4: −B‖v‖; and SLSQP over the ball
                 oracle = -domain.radius * np.linalg.norm(G[i])
                 pts = _slsqp(lambda x, g=G[i]: g @ x, d, domain, rng)
                 assert min(G[i] @ p for p in pts) >= oracle - 1e-12
@@ -324,7 +324,7 @@ def test_best_quadratic_ball_hard_case():
         assert np.linalg.norm(u_c[0]) == pytest.approx(r, rel=1e-12)
         assert _ball_kkt_residual(H, h_c, u_c[0], r) <= EXACT_RTOL
         assert val_c[0] <= val[0] and val[0] - val_c[0] <= 2 * eps * r
-    # H = 0 (rank 0): linear, −r‖h‖ (seed 004 §3.4)
+    # H = 0 (rank 0): linear, −r‖h‖ (Srebro, Lecture 16 §3.4)
     h = np.array([[3.0, 4.0]])
     assert hs.best_quadratic(np.zeros((1, 2, 2)), h, 0.0, Domain("ball", 2.0))[0] == -10.0
     # not PSD: refused

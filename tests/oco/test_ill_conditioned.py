@@ -1,4 +1,5 @@
-"""ill_conditioned: the seed 000 §4.6.1 recipe (spec seed000-ch34.md §2.6) and its κ-invariance."""
+"""ill_conditioned: the Luo 2016 §4.6.1 recipe (with its ambiguities resolved as in the adversary)
+and its κ-invariance."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from tests.oco._data_adversary_support import (
 
 
 def test_spectrum_follows_the_resolved_recipe():
-    # seed000-ch34.md §2.6 ambiguity 1: λ_{90+j} = 1 + j(κ−1)/10, j = 1..10, so λ_100 = κ
+    # "increase linearly to κ": λ_{90+j} = 1 + j(κ−1)/10, j = 1..10, so λ_100 = κ
     lam = ill_conditioned_spectrum(100, 200.0)
     np.testing.assert_array_equal(lam[:90], 1.0)
     np.testing.assert_allclose(lam[90:], 1 + np.arange(1, 11) * 19.9, rtol=1e-15)
@@ -29,7 +30,7 @@ def test_spectrum_follows_the_resolved_recipe():
 
 
 def recipe(seed_rng: np.random.Generator, horizon: int, d: int, kappa: float, k: int):
-    """The digest's generator (seed000-ch34.md §2.6), drawn in the streaming order the adversary
+    """The generator of Luo 2016, §4.6.1, as we read it, drawn in the streaming order the adversary
     documents: V (Haar: QR with the column-sign fix), θ₀, then the rows of Z."""
     q, r = np.linalg.qr(seed_rng.standard_normal((d, d)))
     v = q * np.sign(np.diag(r))
@@ -41,7 +42,7 @@ def recipe(seed_rng: np.random.Generator, horizon: int, d: int, kappa: float, k:
     return x, np.sign(z @ theta0)
 
 
-def test_stream_equals_the_digest_recipe():
+def test_stream_equals_the_thesis_recipe():
     adv = IllConditioned(kappa=40.0, n_large=4)
     spec = spec_for(adv, n_rep=2, horizon=300, dim=12)
     rd = blocks(adv, spec, [100, 200], seed=9)
@@ -105,7 +106,7 @@ def _ogd_predictions(x: np.ndarray, y: np.ndarray, eta: float = 0.01) -> np.ndar
 
 
 def test_the_kappa_family_is_one_problem_under_invertible_maps():
-    # seed000-ch34.md §2.6 ambiguity 2 and O-INV-5: same Z, V, θ₀ and labels for every κ
+    # "same Z, V and labels y" (Luo 2016, §4.6.1): same Z, V, θ₀ and labels for every κ
     spec_kw = {"n_rep": 2, "horizon": 200, "dim": 10}
     low, high = IllConditioned(kappa=10.0, n_large=3), IllConditioned(kappa=200.0, n_large=3)
     a, b = (

@@ -1,7 +1,8 @@
 """Oracle tests of KT coin betting for OLO (``players.kt``): Orabona & Pál (2016), Algorithm 1,
-theory-oracles §A.1.4 (wealth = KT potential), §A.2 row 16 (regret bound) and §B.8 (KT OLO).
+Orabona & Pál 2016 (wealth = KT potential), Orabona & Pál 2016, Algorithm 1 (regret bound) and
+Orabona & Pál 2016 (KT OLO).
 
-Deterministic inequalities use ``lhs <= rhs + 1e-9·max(1, |rhs|)`` (theory-oracles §A.0).
+Deterministic inequalities use ``lhs <= rhs + 1e-9·max(1, |rhs|)`` (our tolerance convention).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ vectorized vs Python scalars); wealth multiplies by factors ≤ 2 per round, so 
 ~1e-16 relative rounding stay far below 1e-10 relative to the O(1..1e3) iterates."""
 
 LOG_POTENTIAL_TOL = 1e-9
-"""theory-oracles §A.1.4: log-wealth against the lgamma form of log F_T, tolerance 1e-9."""
+"""Orabona & Pál 2016: log-wealth against the lgamma form of log F_T, tolerance 1e-9."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -152,7 +153,7 @@ def test_variants_coincide_in_one_dimension():
 
 
 # ---------------------------------------------------------------------------------------------
-# wealth = KT potential (theory-oracles §A.1.4)
+# wealth = KT potential (Orabona & Pál 2016)
 
 
 def _play_coins(coins, eps=1.0, variant="ball"):
@@ -214,7 +215,7 @@ def test_wealth_bookkeeping_matches_the_definition():
 
 
 # ---------------------------------------------------------------------------------------------
-# regret bound (theory-oracles §A.2 row 16)
+# regret bound (Orabona & Pál 2016, Algorithm 1)
 
 U_GRID = [0.0, 1e-9, 1e-4, 0.03, 0.5, 1.0, 3.0, 30.0, 1e3, 1e6, 1e10]
 

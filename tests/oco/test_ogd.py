@@ -1,4 +1,5 @@
-"""Oracle tests of OGD (``players.ogd``): theory-oracles §A.3 and seed 001 Thm 5 (L919)."""
+"""Oracle tests of OGD (``players.ogd``): Zinkevich 2003; Hazan 2016 and Shalev-Shwartz 2007 Thm 5
+(§4.3)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ CUTS = ([1], [5, 6, 40], list(range(0, 80, 7)))
 
 def literal_ogd(spec, data, r, schedule, eta, sigma):
     """Greedy projected OGD literally: ``w_1 = Π(0)``, ``w_{t+1} = Π(w_t − η_t g_t)``, with
-    ``η_t = eta``, ``eta/√t`` or ``1/(σt)`` (Zinkevich 2003; seed 001 Fig 4.1 + Example 1)."""
+    ``η_t = eta``, ``eta/√t`` or ``1/(σt)`` (Zinkevich 2003; Shalev-Shwartz 2007 Fig 4.1 + Example
+    1)."""
     d = spec.dim
 
     def step(t, w, g):
@@ -141,7 +143,7 @@ def test_regret_bounds_on_every_stream(dom, stream):
     spec = make_spec(dim, horizon, n_rep, domain, G=G)
     t = np.arange(1, horizon + 1)
     for params, closed in (
-        ({"schedule": "sqrt"}, 1.5 * G * D * np.sqrt(t)),  # theory-oracles §A.3: (3/2)GD√T
+        ({"schedule": "sqrt"}, 1.5 * G * D * np.sqrt(t)),  # Zinkevich 2003; Hazan 2016: (3/2)GD√T
         ({"schedule": "fixed"}, None),
         # η_t = c/√t: D²√T/(2c) + (cG²/2)Σ 1/√t ≤ D²√T/(2c) + (cG²/2)(2√T − 1)
         (
@@ -166,7 +168,8 @@ def test_regret_bounds_on_every_stream(dom, stream):
 @pytest.mark.parametrize("dom", ["ball", "box", "unconstrained"])
 @pytest.mark.parametrize("adaptive", [False, True])
 def test_logarithmic_regret_on_strongly_convex_losses(dom, adaptive):
-    # f_t(w) = ⟨g_t, w⟩ + (σ/2)‖w − z_t‖²: seed 001 Thm 5 (L919) with L = max ½‖λ_t‖², exact regret
+    # f_t(w) = ⟨g_t, w⟩ + (σ/2)‖w − z_t‖²: Shalev-Shwartz 2007 Thm 5 (§4.3) with L = max ½‖λ_t‖²,
+    # exact regret
     sigma, horizon, n_rep, dim = 0.8, 300, 3, 4
     domain = DOMAINS[dom]
     spec = make_spec(dim, horizon, n_rep, domain, sigma=sigma)
@@ -195,7 +198,7 @@ def test_logarithmic_regret_on_strongly_convex_losses(dom, adaptive):
 def test_strongly_convex_step_on_euclidean_space_is_follow_the_leader():
     # identity: with η_t = 1/(σt) on ℝ^d and f_t = ⟨g_t, w⟩ + (σ/2)‖w − z_t‖², w_{t+1} is the
     # minimizer of Σ_{s≤t} f_s, and the Lemma 5 inequalities are equalities, so the regret equals
-    # Σ_t ‖g_t‖²/(2σt) exactly (seed 001 L885–L919 with every inequality tight)
+    # Σ_t ‖g_t‖²/(2σt) exactly (Shalev-Shwartz 2007, §4.3 with every inequality tight)
     sigma, horizon, n_rep, dim = 1.3, 200, 2, 3
     spec = make_spec(dim, horizon, n_rep, DOMAINS["unconstrained"], sigma=sigma)
     data = linear_data(np.random.default_rng(8), n_rep, horizon, dim, sigma=sigma)

@@ -1,7 +1,7 @@
 """Oracle tests of the Online Newton Step (``players.ons``): Hazan, Agarwal & Kale (2007);
-theory-oracles §A.3 (ONS) and §B.11.
+Zinkevich 2003; Hazan 2016 (ONS) and Duchi et al. 2011; Hazan, Agarwal & Kale 2007.
 
-Deterministic inequalities use ``lhs <= rhs + 1e-9·max(1, |rhs|)`` (theory-oracles §A.0).
+Deterministic inequalities use ``lhs <= rhs + 1e-9·max(1, |rhs|)`` (our tolerance convention).
 """
 
 from __future__ import annotations
@@ -458,7 +458,8 @@ def test_bounds_hold_on_squared_loss_with_bounded_data():
 def test_logarithmic_regret_against_ogd_square_root():
     """Squared loss ½(w − y_t)² on [−1, 1] with i.i.d. y_t = ±1 (mean 0.3): exp-concave with
     α = 1/4, G = 2, D = 2. ONS's regret grows by a constant per doubling of t (log T), OGD's
-    (η_t = D/(G√t), theory-oracles §A.3) by √2 per doubling (√T); averaged over 40 replicates."""
+    (η_t = D/(G√t), Zinkevich 2003; Hazan 2016) by √2 per doubling (√T); averaged over 40
+    replicates."""
     n_rep, horizon = 40, 4096
     rng = np.random.default_rng(0)
     y = np.where(rng.uniform(size=(n_rep, horizon)) < 0.65, 1.0, -1.0)

@@ -1,5 +1,5 @@
-"""Tests of the orthogonal-basis hinge adversary (adversaries/orthogonal_hinge.py; seed 001 A3,
-Thm 4, oracle 27)."""
+"""Tests of the orthogonal-basis hinge adversary (adversaries/orthogonal_hinge.py; Shalev-Shwartz
+2007 A3, Thm 4)."""
 
 from __future__ import annotations
 
@@ -51,7 +51,8 @@ def test_theorem_4_facts_hold_round_by_round(scale, extra_dims):
                 e_t = np.zeros(dim)
                 e_t[t - 1] = scale
                 assert np.array_equal(x[r, t - 1], e_t)  # x_t = s·e_t
-                # seed 001, L788: y_t = −1 if w_{t,t} ≥ 0 else +1 (w_t committed after x_t)
+                # Shalev-Shwartz 2007, §3.6: y_t = −1 if w_{t,t} ≥ 0 else +1 (w_t committed after
+                # x_t)
                 y_lit = -1.0 if w[r, t - 1, t - 1] >= 0 else 1.0
                 assert y[r, t - 1] == y_lit
                 labels.append(y_lit)
@@ -93,7 +94,7 @@ def test_perceptron_errs_every_round_and_its_bound_is_tight(scale):
     assert np.all(res["prediction"] == 0.0)
     assert np.all(res["y"] == -1.0)
     u = res["comp"][:, -1]
-    # #M = T = X²‖u‖² (seed 001, L804): X = s, ‖u‖² = T/s²
+    # #M = T = X²‖u‖² (Shalev-Shwartz 2007, §3.7): X = s, ‖u‖² = T/s²
     n_mistakes = (res["y"] * res["prediction"] <= 0).sum(axis=1)
     np.testing.assert_allclose(scale**2 * (u * u).sum(axis=1), n_mistakes, rtol=1e-12)
     assert np.all(n_mistakes == horizon)

@@ -1,5 +1,5 @@
 """Perceptron: literal Fig 5.1 transcription, invariances, Novikoff and Cor 5, the orthogonal
-adversary (seed 001 §3 A3)."""
+adversary (Shalev-Shwartz 2007, Theorem 4)."""
 
 from __future__ import annotations
 
@@ -26,9 +26,9 @@ SPLITS = ([], [1], [7, 8, 50], [33, 100, 101, 150])
 
 
 def literal_perceptron(x, y, c=1.0):
-    """Seed 001 Fig 5.1 (L966–L974) with Link(θ) = θ, one game, plain loops.
+    """Shalev-Shwartz 2007 Fig 5.1 (§5.1) with Link(θ) = θ, one game, plain loops.
 
-    θ_1 = 0; w_t = θ_t; ŷ_t = sign⟨w_t, x_t⟩ (zero counts as a mistake, §8 P1);
+    θ_1 = 0; w_t = θ_t; ŷ_t = sign⟨w_t, x_t⟩ (zero counts as a mistake);
     on a mistake θ_{t+1} = θ_t + (1/c) y_t x_t.
     """
     T, d = x.shape
@@ -59,8 +59,8 @@ def test_transcription_predict_update_and_blocks(c):
         np.testing.assert_allclose(blocks, want, rtol=0, atol=1e-10)
 
 
-def test_seed004_form_is_c_equal_one():
-    # seed 004 P11: w_{t+1} = w_t + [[y_t⟨w_t, x_t⟩ ≤ 0]] y_t x_t, w_1 = 0
+def test_lecture_form_is_c_equal_one():
+    # Srebro, Lecture 16: w_{t+1} = w_t + [[y_t⟨w_t, x_t⟩ ≤ 0]] y_t x_t, w_1 = 0
     rng = np.random.default_rng(3)
     data = random_stream(rng, 1, 100, 4)
     w = np.zeros(4)
@@ -189,4 +189,4 @@ def test_end_to_end_with_the_engine():
         horizon=40,
         metrics=["mistakes"],
     )
-    assert float(df.value.iloc[-1]) == 40.0  # seed 001 §3 A3: a mistake every round
+    assert float(df.value.iloc[-1]) == 40.0  # Shalev-Shwartz 2007, §3.7: a mistake every round

@@ -25,7 +25,8 @@ from tests.oco._classification_support import (
 
 
 def literal_link(theta, p):
-    """(5.9), L1127: Link_i(θ) = sign(θ_i)|θ_i|^{p−1} / ‖θ‖_p^{p−2}; Link(0) = 0 (§8 P2)."""
+    """(5.9), Shalev-Shwartz 2007, §5.1.4: Link_i(θ) = sign(θ_i)|θ_i|^{p−1} / ‖θ‖_p^{p−2}; Link(0) =
+    0 (no 0/0)."""
     norm = sum(abs(v) ** p for v in theta) ** (1.0 / p)
     if norm == 0.0:
         return [0.0] * len(theta)
@@ -33,7 +34,7 @@ def literal_link(theta, p):
 
 
 def literal_pnorm(x, y, p, c=1.0):
-    """Seed 001 Fig 5.1 (L966–L974) with the p-norm link, one game, plain loops."""
+    """Shalev-Shwartz 2007 Fig 5.1 (§5.1) with the p-norm link, one game, plain loops."""
     T, d = x.shape
     theta = [0.0] * d
     out = np.empty((T, d))

@@ -1,6 +1,7 @@
-"""The generic primal-dual player (seed 001 P0/P0′): its instances equal the direct players, Fig 5.3
-transcriptions, the duality oracles of seed 001 §6 (items 1–4), declared regret certificates,
-Thm 6 / (5.16) / Cor 6 / Cor 7 mistake bounds and erratum E5."""
+"""The generic primal-dual player (Shalev-Shwartz 2007, Figures 3.1/3.2): its instances equal the
+direct players, Fig 5.3
+transcriptions, the duality facts of Shalev-Shwartz 2007 (Lemmas 1-2, Eq. 3.17), declared regret
+certificates, Thm 6 / (5.16) / Cor 6 / Cor 7 mistake bounds and the corrected Eqs. (7.12)-(7.16)."""
 
 from __future__ import annotations
 
@@ -172,7 +173,8 @@ def test_entropic_oco_equals_eg(schedule):
 
 
 def literal_fig53_euclidean(x, y, U, gamma):
-    """Seed 001 Fig 5.3 (L1221–L1240, errata E4) with f = ½‖w‖² on ℝ^d, one game, plain loops:
+    """Shalev-Shwartz 2007 Fig 5.3 (§5.2.1; dual norm for X_t and no minus sign, as Eq. 5.17
+    implies) with f = ½‖w‖² on ℝ^d, one game, plain loops:
     X_t = max(‖x_t‖₂, X_{t−1}); c_t = X_t √((M + 1)/U); w_t = θ/c_t with θ = Σ α_i y_i x_i;
     α_t = min{1, [c_t γ − y_t⟨θ, x_t⟩]₊/‖x_t‖²} ((7.11)); M counts y⟨w, x⟩ ≤ 0."""
     T, d = x.shape
@@ -195,8 +197,9 @@ def literal_fig53_euclidean(x, y, U, gamma):
 
 def literal_fig53_entropic(x, y, U, gamma, closed_form):
     """Fig 5.3 with the relative entropy (w = softmax(θ/c_t), X_t = max ‖x‖_∞). The step is the
-    corrected closed form of erratum E5 (x ∈ {−1, 0, 1}^n) or, else, the root of the derivative
-    γ − Σ_j w_j(a) v_j of the 1-D dual found by scipy's brentq (L1775)."""
+    corrected closed form of Eqs. (7.12)-(7.16) (x ∈ {−1, 0, 1}^n) or, else, the root of the
+    derivative
+    γ − Σ_j w_j(a) v_j of the 1-D dual found by scipy's brentq (Shalev-Shwartz 2007, §7.2)."""
     T, n = x.shape
     theta = [0.0] * n
     big_x, m = 0.0, 0

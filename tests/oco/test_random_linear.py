@@ -1,4 +1,4 @@
-"""random_linear: ±G linear losses, the exact expected regret E|Σσ_t| of seed 001 Thm 3."""
+"""random_linear: ±G linear losses and their exact expected regret (Shalev-Shwartz 2007, Thm 3)."""
 
 from __future__ import annotations
 
@@ -31,13 +31,13 @@ def test_expected_abs_walk_equals_exact_sum_and_the_spec_closed_form():
     for t in [*range(1, 41), 399, 400, 1001]:
         exact = exact_abs_walk(t)
         n = t // 2
-        # seed001.md §3 A2: E|Σσ_t| = T·C(2n, n)/4ⁿ with n = ⌊T/2⌋
+        # Shalev-Shwartz 2007, proof of Theorem 3: E|Σσ_t| = T·C(2n, n)/4ⁿ with n = ⌊T/2⌋
         assert exact == Fraction(t * math.comb(2 * n, n), 4**n)
         # gammaln evaluation: relative error ~1e-15·log-magnitude; 1e-12 leaves margin
         assert expected_abs_walk(t) == pytest.approx(float(exact), rel=1e-12)
-    # seed001.md §6 oracle 26: "T=400: exact 15.948"
+    # T = 400: exactly 15.948
     assert round(expected_abs_walk(400), 3) == 15.948
-    # the asymptote √(2T/π) (15.958 at T = 400, spec §6 item 26)
+    # the asymptote √(2T/π) (15.958 at T = 400)
     assert expected_abs_walk(10**6) == pytest.approx(math.sqrt(2e6 / math.pi), rel=1e-6)
 
 
@@ -99,7 +99,7 @@ def _ogd_regret(adv, dim: int, horizon: int, n_rep: int, seed: int) -> np.ndarra
 @pytest.mark.parametrize(
     ("params", "dim", "horizon"),
     [
-        ({}, 1, 400),  # seed 001 Thm 3: S = [−1, 1], g = ±1; E R = 15.948 at T = 400
+        ({}, 1, 400),  # Shalev-Shwartz 2007 Thm 3: S = [−1, 1], g = ±1; E R = 15.948 at T = 400
         ({"domain": "box", "radius": 0.5, "G": 2.0}, 4, 100),
         ({"domain": "simplex"}, 3, 100),
         ({"distribution": "sphere", "radius": 2.0}, 1, 100),

@@ -297,8 +297,8 @@ def test_registry_names_as_bases():
     [("coordinate", "diagonal", [1e-6, 1e6]), ("full", "linear", [0.1, 10.0])],
 )
 def test_the_registered_scale_invariant_player_resists_the_attack(variant, mode, scale_range):
-    # seed 003: the coordinate-wise algorithm is invariant to feature rescaling, the full one to
-    # invertible linear maps; OGD is not (shown above)
+    # Kotłowski 2017: the coordinate-wise algorithm is invariant to feature rescaling, the full one
+    # to invertible linear maps; OGD is not (shown above)
     import players.scale_invariant as si
 
     base = SeparableStream(margin=0.1, noise=0.05, loss="logistic")

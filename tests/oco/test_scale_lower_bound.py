@@ -1,5 +1,5 @@
-"""Tests of seed 003's scale-invariance lower bound (adversaries/scale_lower_bound.py; spec
-seeds002-004.md §2.6(A), §2.9 oracle 12)."""
+"""Tests of Kotłowski 2017's scale-invariance lower bound (adversaries/scale_lower_bound.py; spec
+Kotłowski 2017, Theorem 4.2 and Appendix C)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from tests.oco._adaptive_lb_support import (
 )
 
 GAMES = [(2, 20, 3.0, 1e12), (5, 80, 3.0, 1e12), (3, 30, 1.0, 1e12), (5, 40, 30.0, 1e14)]
-"""The spec's runs (§2.6(A): d=2,T=20,K=3; d=5,T=80,K=3; d=5,T=40,K=30) and one more; the
+"""Our reference runs (d=2,T=20,K=3; d=5,T=80,K=3; d=5,T=40,K=30) and one more; the
 third needs max_condition raised (its estimate (1+K)^{(T−d)/(d−1)} is 1.1e13)."""
 
 
@@ -60,7 +60,7 @@ def abs_loss(p, y):
 
 def recompute_rtol(horizon, dim, K):
     """Relative accuracy of quantities recomputed from the x_t (solves, uᵀAu): ≈ cond(A_T)·eps,
-    with cond(A_T) below the spec's estimate (test_conditioning_stays_below_the_spec_estimate)
+    with cond(A_T) below the estimate (test_conditioning_stays_below_the_spec_estimate)
     and a factor 10 of slack over eps = 1.1e-16."""
     return max(1e-9, 10.0 ** condition_estimate(horizon, dim, K) * 1e-15)
 
@@ -115,7 +115,7 @@ def test_oracle_12_facts(dim, horizon, K, max_condition):
 
 
 def test_golden_ratio_of_the_spec():
-    # seeds002-004.md §2.6(A): "d=5, T=40, K=30: 0.986" for the zero learner and SI-FULL
+    # our reference run: "d=5, T=40, K=30: 0.986" for the zero learner and SI-FULL
     for player in (Zero(), SIDirection()):
         adv = ScaleLowerBound(K=30.0, label_scale=1.0, max_condition=1e14)
         res = drive(player, adv, 5, 40)
@@ -237,7 +237,7 @@ def test_config_errors():
 
 
 def test_registered_scale_invariant_player_is_held_to_the_bound():
-    """seed 003's own learners: SI-FULL predicts 0 here (equality), SI-COORD pays more."""
+    """Kotłowski 2017's own learners: SI-FULL predicts 0 here (equality), SI-COORD pays more."""
     import players.scale_invariant as si
 
     dim, horizon, K, M = 4, 30, 3.0, 10.0

@@ -91,7 +91,8 @@ def test_label_noise_rate_and_features_independent_of_noise():
 
 
 def test_perceptron_mistake_bound_on_clean_data():
-    # Novikoff / seed 001 Cor 5 (L1014): at most (R/γ)² mistakes on data separable with margin γ
+    # Novikoff / Shalev-Shwartz 2007 Cor 5 (§5.1.1): at most (R/γ)² mistakes on data separable with
+    # margin γ
     gamma, big_r = 0.2, 1.0
     adv = SeparableStream(margin=gamma, feature_radius=big_r)
     spec = spec_for(adv, n_rep=5, horizon=3000, dim=8)

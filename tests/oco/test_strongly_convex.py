@@ -1,4 +1,5 @@
-"""strongly_convex: σ-strongly convex environments (seed 001 §4, A8) and their gradient bound."""
+"""strongly_convex: σ-strongly convex environments (Shalev-Shwartz 2007 §4, A8) and their gradient
+bound."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ REL = 1e-12
 
 
 class StronglyConvexOGD(OCOPlayer):
-    """Projected OGD with η_t = 1/(σt) (seed 001 Thm 5, L919; theory-oracles §A.3), test-only."""
+    """Projected OGD with η_t = 1/(σt) (Shalev-Shwartz 2007 Thm 5, §4.3; Zinkevich 2003; Hazan
+    2016), test-only."""
 
     tags = PlayerTags(protocols=frozenset({"oco"}), randomized=False)
 
@@ -99,8 +101,8 @@ def test_hinge_kind_constants_labels_and_gradient_bound():
 
 @pytest.mark.parametrize("params", [{}, {"sigma": 0.3, "radius": 3.0, "center_radius": 1.0}])
 def test_log_regret_of_ogd_on_every_replicate(params):
-    # seed 001 Thm 5 / theory-oracles §A.3: regret ≤ (G²/(2σ))(1 + ln t) at every t, with the
-    # declared G; best in hindsight of Σ(σ/2)‖u − z_s‖² over the ball is Π(mean z)
+    # Shalev-Shwartz 2007 Thm 5 / Zinkevich 2003; Hazan 2016: regret ≤ (G²/(2σ))(1 + ln t) at every
+    # t, with the declared G; best in hindsight of Σ(σ/2)‖u − z_s‖² over the ball is Π(mean z)
     adv = StronglyConvex(**params)
     spec = spec_for(adv, n_rep=20, horizon=400, dim=3)
     w, _, data = run_loop(StronglyConvexOGD(), adv, spec)

@@ -1,5 +1,5 @@
-"""Tests of the binary-search threshold adversary (adversaries/threshold_search.py; seed 001 A4,
-Example 6 with erratum E9, oracle 28)."""
+"""Tests of the binary-search threshold adversary (adversaries/threshold_search.py; Shalev-Shwartz
+2007 A4, Example 6, corrected)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,8 @@ def players(embedding):
 
 
 def literal_example_6(predictions_of, n, horizon):
-    """Corrected Example 6 (spec erratum E9) for one game, in plain Python.
+    """Example 6 of Shalev-Shwartz 2007 with the query and updates corrected for one game, in plain
+    Python.
 
     ``predictions_of(t, x)`` returns the learner's ŷ_t for the point x. Returns the queries,
     the labels, the number of forcing rounds and the final interval.

@@ -27,7 +27,8 @@ from tests.oco._classification_support import (
 
 
 def literal_winnow(x, y, c=None, signed=False):
-    """Seed 001 Fig 5.1 with Link_i(θ) = exp(θ_i) (c given) or Fig 5.2 (c None), one game.
+    """Shalev-Shwartz 2007 Fig 5.1 with Link_i(θ) = exp(θ_i) (c given) or Fig 5.2 (c None), one
+    game.
 
     Returns the normalized weights w_t/Σw_t (n = d, or 2d on (x, −x) when signed, folded into
     w⁺ − w⁻) and the literal predictions sign⟨exp link, x⟩.
@@ -40,7 +41,7 @@ def literal_winnow(x, y, c=None, signed=False):
     big_x, m = 0.0, 0
     out = np.empty((T, d))
     for t in range(T):
-        if c is None:  # Fig 5.2, L1086–L1106
+        if c is None:  # Fig 5.2, Shalev-Shwartz 2007, §5.1.3
             big_x = max(max(abs(v) for v in x[t]), big_x)
             ct = big_x * math.sqrt((m + 1) / math.log(n))
             w = [math.exp(theta[i] / ct) for i in range(n)]
@@ -116,7 +117,8 @@ def test_r_of_k_noise_free_cor6_and_5_7():
     spec = spec_for(n, T, R)
     st = fresh(Winnow("self_tuned"), spec)
     drive(st, spec, data)
-    # noise-free: H = 0 with the L1066 comparator, Cor 6 gives 16 (r + k − ½)² ln n
+    # noise-free: H = 0 with the Shalev-Shwartz 2007, §5.1.2 comparator, Cor 6 gives 16 (r + k − ½)²
+    # ln n
     assert np.all(st.mistakes <= 16 * (r + k - 0.5) ** 2 * math.log(n))
     for i in range(R):
         u, gamma = r_of_k_comparator(n, r, k, relevant[i])

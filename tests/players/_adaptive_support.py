@@ -2,8 +2,8 @@
 
 Imported by ``tests/players/test_{ada_hedge,flip_flop,squint,ml_prod,boa}.py`` as a top-level
 module: pytest puts this folder on ``sys.path`` because it is not a package (it must stay one: a
-``tests/players/__init__.py`` would shadow the ``players`` package). Nothing here reads the spec
-files: constructions are re-implemented from their citations.
+``tests/players/__init__.py`` would shadow the ``players`` package). Nothing here reads an external
+file files: constructions are re-implemented from their citations.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from adversaries.replay import Replay
 from arena import GameSpec, run_game
 
 BOUND_RTOL = 1e-9
-"""theory-oracles §A.0: a deterministic inequality is asserted as ``lhs <= rhs + 1e-9·max(1,
+"""A deterministic inequality is asserted as ``lhs <= rhs + 1e-9·max(1,
 |rhs|)``."""
 
 ENGINE_ATOL = 1e-12
@@ -71,7 +71,7 @@ def metric_table(rows, metric: str, param: float = math.nan) -> tuple[np.ndarray
 
 
 def assert_below(lhs, rhs, what: str) -> None:
-    """theory-oracles §A.0: ``lhs <= rhs + 1e-9·max(1, |rhs|)`` elementwise."""
+    """Tolerance convention: ``lhs <= rhs + 1e-9·max(1, |rhs|)`` elementwise."""
     lhs, rhs = np.broadcast_arrays(np.asarray(lhs, float), np.asarray(rhs, float))
     slack = rhs + BOUND_RTOL * np.maximum(1.0, np.abs(rhs)) - lhs
     worst = np.unravel_index(np.argmin(slack), slack.shape)
@@ -79,14 +79,14 @@ def assert_below(lhs, rhs, what: str) -> None:
 
 
 def assert_simplex(p: np.ndarray, what: str) -> None:
-    """seed000-ch2 §5.1 U1: ``p ≥ 0`` and ``|Σ p − 1| ≤ 1e-12``."""
+    """structural invariant: ``p ≥ 0`` and ``|Σ p − 1| ≤ 1e-12``."""
     assert np.all(np.isfinite(p)), what
     assert p.min() >= 0.0, f"{what}: negative weight {p.min()!r}"
     assert np.abs(p.sum(axis=-1) - 1.0).max() <= 1e-12, f"{what}: sums off by more than 1e-12"
 
 
 def ftl_killer_matrix(horizon: int, n_act: int = 2) -> np.ndarray:
-    """theory-oracles §C.3: ``l_1 = (½, 0)``, then (0, 1) on even t and (1, 0) on odd t ≥ 3;
+    """the FTL killer: ``l_1 = (½, 0)``, then (0, 1) on even t and (1, 0) on odd t ≥ 3;
     experts beyond the first two lose 1 every round."""
     t = np.arange(1, horizon + 1)
     out = np.ones((horizon, n_act))
@@ -97,7 +97,7 @@ def ftl_killer_matrix(horizon: int, n_act: int = 2) -> np.ndarray:
 
 
 def two_phase_matrix(horizon: int, n_act: int, eta0: float = 0.1) -> np.ndarray:
-    """theory-oracles §C.4: phase 1 of ``round(3 ln N/η0)`` rounds (at most T/2) where experts 0 and
+    """two-phase adversary: phase 1 of ``round(3 ln N/η0)`` rounds (at most T/2) where experts 0 and
     1 lose 0 and the others 1, then the FTL killer on experts 0, 1 with the others at 1."""
     t1 = min(horizon // 2, round(3.0 * math.log(max(n_act, 2)) / eta0))
     out = np.ones((horizon, n_act))
@@ -178,7 +178,7 @@ def three_ways(player, losses: np.ndarray, tmp_path: Path, lo: float = 0.0, hi: 
 
 
 def bound_games(directory: Path, horizon: int, n_act: int, seed: int = 0):
-    """The adversary families of theory-oracles §A.0 and the player guide, as
+    """The adversary families of and the player guide, as
     ``(label, adversary, adversary_params, n_actions)``."""
     rng = np.random.default_rng(seed)
     uniform = save_matrix(directory, rng.random((3, horizon, n_act)))
@@ -218,17 +218,18 @@ def play_games(
 
 
 def log_log_slope(ts: np.ndarray, values: np.ndarray) -> float:
-    """Least-squares slope of ``ln(value)`` on ``ln(t)`` (theory-oracles §A.2, rows 18–19)."""
+    """Least-squares slope of ``ln(value)`` on ``ln(t)`` (our scaling test for O-form bounds)."""
     return float(np.polyfit(np.log(ts), np.log(values), 1)[0])
 
 
 def worst_regret_slope(player, directory: Path, n_act: int = 5) -> tuple[float, np.ndarray]:
-    """theory-oracles §A.2 recipe for O-form bounds (rows 18–19): the least-squares slope of
-    ln(max over adversaries of R_T) on ln T, T = 2^10..2^14.
+    """our recipe for O-form bounds: the
+    least-squares slope of ln(max over adversaries of R_T) on ln T, T = 2^10..2^14.
 
     The adversaries are the FTL killer, the greedy adaptive adversary (mean of 2 replicates) and
     the two-phase matrix. Fair coins are left out on purpose: their expected regret is the same
-    for every learner (theory-oracles §A.1.6), so they would only add sampling noise to the slope.
+    for every learner (the non-anticipation identity), so they would
+    only add sampling noise to the slope.
     Returns the slope and the worst regret per checkpoint.
     """
     horizon = 2**14
@@ -257,7 +258,7 @@ def worst_regret_slope(player, directory: Path, n_act: int = 5) -> tuple[float, 
 
 def gap_growth(player, horizon: int = 2**14, early: int = 2**10, runs: int = 20) -> np.ndarray:
     """Per-run growth of the pseudo-regret from round ``early`` to ``horizon`` against Bernoulli
-    losses with a gap (means 0.4 vs 0.5, N = 5; theory-oracles §C.11)."""
+    losses with a gap (means 0.4 vs 0.5, N = 5)."""
     rows = run_game(
         player,
         "bernoulli",

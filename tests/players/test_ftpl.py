@@ -1,7 +1,8 @@
-"""Oracle tests of Follow the Perturbed Leader (``players.ftpl``): theory-oracles §A.1.3, §B.4.
+"""Oracle tests of Follow the Perturbed Leader (``players.ftpl``): Abernethy et al. 2014; Kalai &
+Vempala 2005.
 
 FTPL declares no bound (its guarantees are in expectation); its statistical claims are tested
-with fixed seeds and CLT bands of 4 standard deviations (theory-oracles §A.0).
+with fixed seeds and CLT bands of 4 standard deviations (our tolerance convention).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from players.hedge import Hedge, hedge_probs
 
 
 def literal_ftpl(losses, eta, noise, rng):
-    """Kalai & Vempala / theory-oracles §B.4, literally: each round draw fresh i.i.d. noise Z_t
+    """Kalai & Vempala / Kalai & Vempala 2005, literally: each round draw fresh i.i.d. noise Z_t
     (one (1, N) draw per round, in round order, from the player's stream) and play the point mass
     on argmin_i (L_{t−1,i} − Z_{t,i}/η), the lowest index among ties."""
     horizon, n = losses.shape
@@ -87,7 +88,7 @@ def test_engine_block_path_equals_per_round_path(tmp_path):
 
 
 # ----------------------------------------------------------------------------------------------
-# distribution of the perturbed leader (theory-oracles §A.1.3)
+# distribution of the perturbed leader (Abernethy et al. 2014)
 
 DRAWS = 200_000
 
@@ -105,14 +106,14 @@ def leader_frequencies(noise, eta, cum0):
 
 
 def assert_binomial_band(freq, target, what):
-    """Each frequency within 4 binomial standard deviations of its target (§A.1.3)."""
+    """Each frequency within 4 binomial standard deviations of its target (Gumbel-max)."""
     sd = np.sqrt(target * (1 - target) / DRAWS)
     assert (np.abs(freq - target) <= 4 * sd + 1e-12).all(), (what, freq, target)
 
 
 @pytest.mark.parametrize("eta", [0.3, 1.0, 4.0])
 def test_gumbel_leader_is_distributed_as_hedge(eta):
-    # Gumbel-max trick: P(argmin(L − G/η) = i) = softmax(−ηL)_i exactly (theory-oracles §A.1.3:
+    # Gumbel-max trick: P(argmin(L − G/η) = i) = softmax(−ηL)_i exactly (Abernethy et al. 2014:
     # 2·10^5 draws, each frequency within 4 binomial sd)
     cum0 = np.array([0.0, 0.3, 0.5, 1.0, 2.0])
     assert_binomial_band(leader_frequencies("gumbel", eta, cum0), softmax(-eta * cum0), eta)
@@ -146,7 +147,7 @@ def test_exponential_leader_distribution_by_quadrature():
 def test_mean_regret_equals_hedge_regret(tmp_path):
     # per round E[p_t^FTPL·l_t | past] = softmax(−η L_{t−1})·l_t for an oblivious sequence, so the
     # mean regret over M replicates estimates Hedge's (deterministic) regret: CLT band of 4 sd
-    # (theory-oracles §A.0 expectation statements)
+    # (expectation statements)
     horizon, n_act, eta, reps = 200, 4, 0.5, 2000
     losses = np.random.default_rng(7).random((horizon, n_act))
     path = save_matrix(tmp_path, losses)

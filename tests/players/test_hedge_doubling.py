@@ -1,8 +1,8 @@
-"""Oracle tests of Hedge's doubling-trick schedule (``Hedge(eta="doubling")``): theory-oracles §A.2
-row 5 (CBL Ex. 2.8; the same factor in Orabona & Pál's KT-LEA section).
+"""Oracle tests of Hedge's doubling-trick schedule (``Hedge(eta="doubling")``): the
+doubling-trick bound (CBL Ex. 2.8; the same factor in Orabona & Pál's KT-LEA section).
 
 The rest of Hedge is covered by ``tests/test_hedge_ftl.py``. Deterministic inequalities use
-``lhs <= rhs + 1e-9·max(1, |rhs|)`` (theory-oracles §A.0).
+``lhs <= rhs + 1e-9·max(1, |rhs|)`` (our tolerance convention).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ P_ATOL = 1e-12
 """Softmaxes of O(2^m) epoch sums: float error ~1e-14 (as in tests/test_hedge_ftl.py)."""
 
 ROW_5 = math.sqrt(2) / (math.sqrt(2) - 1)
-"""theory-oracles §A.2 row 5: √2/(√2 − 1) ≈ 3.41."""
+"""CBL Ex. 2.8: √2/(√2 − 1) ≈ 3.41."""
 
 
 def literal_doubling(losses):

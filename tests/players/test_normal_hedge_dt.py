@@ -1,6 +1,7 @@
-"""Oracle tests of NormalHedge.DT (``players.normal_hedge_dt``), seed000-ch2 §1.5, §1.7 and §5.
+"""Oracle tests of NormalHedge.DT (``players.normal_hedge_dt``), Luo 2016, §2.1.4; Luo 2016, §2.1.5;
+Luo 2016
 
-Every constant is copied from the spec with a citation (the spec files are never read here).
+Every constant is copied from its source with a citation (no external file is read here).
 Deterministic inequalities are asserted as ``lhs <= rhs + 1e-9·max(1, |rhs|)`` (§5 conventions).
 """
 
@@ -45,8 +46,10 @@ def literal_nhdt(losses: np.ndarray, actions: np.ndarray | None = None) -> np.nd
     """Algorithm 3 with Lemma 2's potential (d = 3), transcribed literally, one game.
 
     ``s_0 = 0``; ``p_{t,i} ∝ exp([s_{t−1,i} − 1]_-²/(3t)) − exp([s_{t−1,i} + 1]_-²/(3t))``
-    (seed 000 L465 with typo E1 fixed: the negative part); ``s_{t,i} = s_{t−1,i} + ℓ_{t,i} −
-    p_t·ℓ_t`` (L385), or ``− ℓ_{t,I_t}`` for the realized-state variant (L495).
+    (Luo 2016, §2.1.4, with the negative part ``[·]_-`` of Algorithm 4 where the text prints
+    ``[·]_+``); ``s_{t,i} = s_{t−1,i} + ℓ_{t,i} −
+    p_t·ℓ_t`` (Luo 2016, §2.1.3), or ``− ℓ_{t,I_t}`` for the realized-state variant (Luo 2016,
+    §2.1.5).
     """
     horizon, n_act = losses.shape
     s = [0.0] * n_act
@@ -68,7 +71,7 @@ def literal_nhdt(losses: np.ndarray, actions: np.ndarray | None = None) -> np.nd
 
 
 def two_phase_matrix(horizon: int, n_act: int, eta0: float = 0.1) -> np.ndarray:
-    """theory-oracles §C.4: experts 0, 1 lose 0 (others 1) for ≈ 3 ln N/η0 rounds, then the FTL
+    """two-phase adversary: experts 0, 1 lose 0 (others 1) for ≈ 3 ln N/η0 rounds, then the FTL
     killer on experts 0, 1 (l = (½, 0), then alternating) with the others still at 1."""
     t1 = min(horizon // 2, round(3.0 * math.log(max(n_act, 2)) / eta0))
     out = np.ones((horizon, n_act))
@@ -124,7 +127,8 @@ def test_matches_literal_transcription(kind, n_act, tmp_path):
 
 @pytest.mark.parametrize("kind", ["uniform", "binary", "ties"])
 def test_realized_state_matches_literal_transcription(kind, tmp_path):
-    # §1.7 / L495: the realized variant moves chips by z = ℓ − ℓ_{I_t}, with the arena's draws
+    # §1.7 / Luo 2016, §2.1.5: the realized variant moves chips by z = ℓ − ℓ_{I_t}, with the arena's
+    # draws
     horizon, n_act, n_rep = 200, 5, 3
     mats = np.stack([loss_matrices(77 + r, horizon, n_act)[kind] for r in range(n_rep)])
     path = save_matrix(tmp_path, mats)
@@ -204,7 +208,7 @@ def test_expected_state_never_needs_actions():
 
 
 # ----------------------------------------------------------------------------------------------
-# 2. golden values (seed000-ch2 §5.7)
+# 2. golden values (hand-computed values)
 
 
 def test_golden_two_experts(tmp_path):
@@ -215,7 +219,7 @@ def test_golden_two_experts(tmp_path):
     horizon = 8
     losses = np.tile([0.0, 1.0], (horizon, 1))
     exact = math.expm1(2.25 / 6) / (math.expm1(2.25 / 6) + math.expm1(0.25 / 6))
-    assert exact == pytest.approx(0.9144851693, abs=1e-10)  # the spec prints 10 digits
+    assert exact == pytest.approx(0.9144851693, abs=1e-10)  # the reference value has 10 digits
     want = np.array([[0.5, 0.5], [exact, 1 - exact]] + [[1.0, 0.0]] * (horizon - 2))
     spec = GameSpec("experts", 2, horizon)
     np.testing.assert_allclose(play_loop(NormalHedgeDT(), losses[None], spec)[0], want, atol=1e-12)
@@ -232,7 +236,7 @@ def test_golden_two_experts(tmp_path):
     )
     np.testing.assert_allclose(tr["probs"][0], want, rtol=0, atol=1e-12)
     big_r = regrets_from_trace(tr)[0]
-    # the spec prints R_2 to 6 decimals
+    # the reference value has R_2 to 6 decimals
     np.testing.assert_allclose(big_r[2], [0.585515, -1.414485], rtol=0, atol=5e-7)
     regret = rows[rows.metric == "regret"].sort_values("t").value.to_numpy()
     np.testing.assert_allclose(regret[1:], 0.585515, rtol=0, atol=5e-7)
@@ -261,7 +265,7 @@ def test_n_equals_one_and_identical_experts(tmp_path):
 
 
 def b3(t, n_act: int, k) -> np.ndarray:
-    """seed000-ch2 §5.3 B3 / §1.5 intermediate form: sqrt(3t ln((N/(2k)) Σ_{τ≤t}(e^{4/(3τ)} −
+    """regret bound / §1.5 intermediate form: sqrt(3t ln((N/(2k)) Σ_{τ≤t}(e^{4/(3τ)} −
     1) + 1)), evaluated independently (cumulative sum over τ)."""
     t = np.asarray(t, dtype=np.int64)
     csum = np.concatenate([[0.0], np.cumsum(np.expm1(4.0 / (3.0 * np.arange(1, t.max() + 1))))])
@@ -320,7 +324,7 @@ def test_realized_state_declares_no_bound():
 
 @pytest.mark.parametrize("adversary", ["replay", "greedy", "ftl_killer"])
 def test_potential_invariant_p3_round_by_round(adversary, tmp_path):
-    # seed000-ch2 §5.2 P3 (Lemma 2, L461; A.1, L2331-2333), every round:
+    # potential invariant (Lemma 2, Luo 2016, §2.1.4, and its proof in Appendix A.1), every round:
     #   t = 1:  Σ_i e^{[R_1]_+²/3} − N ≤ (N/2)(e^{4/3} − 1)
     #   t ≥ 2:  Σ_i e^{[R_t]_+²/(3t)} − Σ_i e^{[R_{t−1}]_+²/(3(t−1))} ≤ (N/2)(e^{4/(3t)} − 1)
     #   cumulative: Σ_i (e^{[R_t]_+²/(3t)} − 1) ≤ (N/2) Σ_{τ≤t} (e^{4/(3τ)} − 1)
@@ -346,7 +350,7 @@ def test_potential_invariant_p3_round_by_round(adversary, tmp_path):
 
 
 def test_lemma_2_scalar_s4_and_negative_control():
-    # seed000-ch2 §5.4 S4 (d = 3), integer t ≥ 2, all real s:
+    # scalar inequality (d = 3), integer t ≥ 2, all real s:
     #   e^{[s−1]_-²/(3t)} + e^{[s+1]_-²/(3t)} − 2e^{[s]_-²/(3(t−1))} ≤ e^{4/(3t)} − 1
     # [V: max slack −0.0022 over t ≤ 300]. Exponents are capped at 20 so that float64 resolves
     # the difference: the tolerance is 1e-13·e^{largest exponent} (three terms of relative error
@@ -364,7 +368,7 @@ def test_lemma_2_scalar_s4_and_negative_control():
         ex, tol = excess(t, s, 3.0)
         assert (ex <= tol).all(), (t, s[np.argmax(ex - tol)], ex.max())
         worst = max(worst, ex.max())
-    assert worst < -0.002  # the spec's slack −0.0022 (attained near t = 300, s ≈ −1)
+    assert worst < -0.002  # the reference's slack −0.0022 (attained near t = 300, s ≈ −1)
     # t = 1 case (A.1): only Φ_1(−1) + Φ_1(1) ≤ 2Φ_0(0) is needed: e^{1/3} − 1 ≤ e^{4/3} − 1
     assert math.expm1(1 / 3) <= math.expm1(4 / 3)
     # negative control: d = 2 violates it, e.g. t = 299, s ≈ −107, excess ≈ 6·10⁴
@@ -398,7 +402,7 @@ def test_log_domain_weights_never_overflow():
 
 
 def ada_nh_weight(big_r: float, big_c: float) -> float:
-    """AdaNormalHedge's weight (seed 000 L635): ``w(R, C) = ½(Φ(R+1, C+1) − Φ(R−1, C+1))`` with
+    """AdaNormalHedge's weight (Luo 2016, §2.3): ``w(R, C) = ½(Φ(R+1, C+1) − Φ(R−1, C+1))`` with
     ``Φ(R, C) = exp([R]_+²/(3C))`` and ``Φ(0, 0) := 1``; written here independently."""
 
     def phi(x, c):
@@ -410,7 +414,7 @@ def ada_nh_weight(big_r: float, big_c: float) -> float:
 
 
 def test_c4_nhdt_is_adanh_with_c_equal_t(tmp_path):
-    # §5.5 C4: the AdaNH update with C_{t,i} := t (C += |r|⁰ = 1 per round) reproduces NH.DT
+    # C4: the AdaNH update with C_{t,i} := t (C += |r|⁰ = 1 per round) reproduces NH.DT
     rng = np.random.default_rng(26)
     horizon, n_act = 300, 6
     losses = rng.random((horizon, n_act))
@@ -428,7 +432,7 @@ def test_c4_nhdt_is_adanh_with_c_equal_t(tmp_path):
 
 
 def test_c10_realized_state_differs_from_expected(tmp_path):
-    # §5.5 C10: NH.DT's p-sequence depends on whether the state uses p·ℓ or ℓ_{I_t}
+    # C10: NH.DT's p-sequence depends on whether the state uses p·ℓ or ℓ_{I_t}
     rng = np.random.default_rng(27)
     path = save_matrix(tmp_path, rng.random((300, 5)))
     kw = {"horizon": 300, "replicates": 2, "seed": 9, "metrics": {"regret": {}}}

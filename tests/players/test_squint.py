@@ -1,4 +1,4 @@
-"""Oracle tests of Squint (``players.squint``): theory-oracles §A.1.8, §A.2 row 18, §B.6.
+"""Oracle tests of Squint (``players.squint``): Koolen & van Erven 2015.
 
 Squint declares no numeric bound (its guarantee is an O-form), so the tests pin the closed forms
 against quadrature, the weights against a literal transcription that integrates the definition
@@ -48,7 +48,7 @@ INVARIANCE_ATOL = 1e-10
 
 
 # ----------------------------------------------------------------------------------------------
-# quadrature of the definitions (theory-oracles §A.1.8)
+# quadrature of the definitions (Koolen & van Erven 2015)
 
 
 def quad_log_integral(a: float, b: float, power: int) -> float:
@@ -108,7 +108,7 @@ def test_closed_forms_match_quadrature(a, b):
 
 
 def test_closed_forms_golden_values():
-    # theory-oracles §A.1.8: at b = 0 (then a = 0) I0 = ½ and I1 = ⅛
+    # Koolen & van Erven 2015: at b = 0 (then a = 0) I0 = ½ and I1 = ⅛
     l0, l1 = log_integrals(0.0, 0.0, True, GL_ETA, GL_W)
     assert math.exp(l0) == pytest.approx(0.5, rel=1e-15)
     assert math.exp(l1) == pytest.approx(0.125, rel=1e-15)
@@ -118,7 +118,8 @@ def test_closed_forms_golden_values():
         assert math.exp(l0) == pytest.approx(math.expm1(a / 2) / a, rel=1e-13)
         want = (math.exp(a / 2) * (a / 2 - 1) + 1) / a**2
         assert math.exp(l1) == pytest.approx(want, rel=1e-12)
-    # the erf closed form of §A.1.8, evaluated directly where it is well conditioned
+    # the erf closed form of Koolen & van Erven 2015, evaluated directly where it is well
+    # conditioned
     for a, b in [(0.5, 3.0), (1.0, 10.0), (-2.0, 6.0)]:
         s = math.sqrt(b)
         i0 = (
@@ -228,7 +229,7 @@ def test_invalid_parameters(params, name):
 
 
 # ----------------------------------------------------------------------------------------------
-# theory-oracles §A.1.8: the potential never increases (proper uniform prior)
+# Koolen & van Erven 2015: the potential never increases (proper uniform prior)
 
 
 def potential(probs: np.ndarray, losses: np.ndarray, pi: np.ndarray) -> np.ndarray:
@@ -248,7 +249,7 @@ def potential(probs: np.ndarray, losses: np.ndarray, pi: np.ndarray) -> np.ndarr
 
 def test_uniform_prior_potential_never_increases(tmp_path):
     # Φ_0 = 1 and Φ_t ≤ Φ_{t−1}, because e^{x − x²} ≤ 1 + x for x = ηr ≥ −½ and Σ_k p_k r_k = 0.
-    # Checked round by round on the adversary families of §A.0, adaptive ones included; the
+    # Checked round by round on the adversary families of this suite, adaptive ones included; the
     # relative tolerance 1e-12 covers the quadrature (1e-13) and the float sums of R, V.
     horizon, n_act = 300, 5
     rng = np.random.default_rng(3)
@@ -279,7 +280,7 @@ def test_uniform_prior_potential_never_increases(tmp_path):
 
 
 # ----------------------------------------------------------------------------------------------
-# invariances and reductions (theory-oracles §A.0 metamorphic tests)
+# invariances and reductions (metamorphic tests)
 
 
 @pytest.mark.parametrize("prior_eta", ["cv", "uniform"])
@@ -305,7 +306,7 @@ def test_permutation_equivariance_with_the_prior(prior_eta):
 
 @pytest.mark.parametrize("prior_eta", ["cv", "uniform"])
 def test_copies_of_an_expert_act_as_one_with_the_summed_prior(prior_eta):
-    # theory-oracles §A.0: N copies of the same expert behave like one expert whose prior mass is
+    # N copies of the same expert behave like one expert whose prior mass is
     # the sum (Squint's weight of an expert depends only on its own R, V)
     rng = np.random.default_rng(33)
     base = rng.random((2, 300, 4))
@@ -319,22 +320,23 @@ def test_copies_of_an_expert_act_as_one_with_the_summed_prior(prior_eta):
 
 
 # ----------------------------------------------------------------------------------------------
-# regret scaling (theory-oracles §A.2, test recipe for rows 18–19)
+# regret scaling (our scaling test for O-form bounds)
 
 
 @pytest.mark.parametrize("prior_eta", ["cv", "uniform"])
 def test_worst_regret_grows_like_sqrt_t(prior_eta, tmp_path):
-    # theory-oracles §A.2 (row 18 is an O-form): slope of ln(worst R_T) on ln T ≤ 0.5 + 0.05
+    # the paper's bound is an O-form, so we test the scaling: slope of ln(worst R_T) on ln T
+    # ≤ 0.5 + 0.05
     slope, worst = worst_regret_slope(Squint(prior_eta=prior_eta), tmp_path)
     assert slope <= 0.55, (slope, worst)
 
 
 def test_stochastic_gap_regret_stays_small():
-    # theory-oracles §C.11: with a gap (0.4 vs 0.5) the second-order bound gives bounded regret.
+    # Koolen & van Erven 2015: with a gap (0.4 vs 0.5) the second-order bound gives bounded regret.
     # Uniform prior: the pseudo-regret plateaus (growth 2^10 → 2^14 within 4 sd/√20 + 0.5).
     # CV prior (improper, its bound carries ln ln T-type terms): the growth stays logarithmic,
     # ≈ 0.7 per factor 4 of T measured up to 2^18; we ask ≤ 5, where a √T-type learner (Hedge
-    # tuned to T) gains ≈ 43 (theory-oracles §C.11: 17.4 → 60.1).
+    # tuned to T) gains ≈ 43 (our simulation: 17.4 → 60.1).
     growth = gap_growth(Squint(prior_eta="uniform"))
     assert abs(growth.mean()) <= 4 * growth.std(ddof=1) / math.sqrt(growth.size) + 0.5
     assert gap_growth(Squint()).mean() <= 5.0

@@ -1,6 +1,6 @@
-"""Oracle tests of the 2-norm algorithm (``players.two_norm``), seed000-ch2 §1.4 and §5.
+"""Oracle tests of the 2-norm algorithm (``players.two_norm``), Luo 2016, §2.1.4; Luo 2016
 
-Every constant is copied from the spec with a citation (the spec files are never read here).
+Every constant is copied from its source with a citation (no external file is read here).
 Deterministic inequalities are asserted as ``lhs <= rhs + 1e-9·max(1, |rhs|)`` (§5 conventions).
 """
 
@@ -42,7 +42,7 @@ relative error ~1e-16·|s|) with plain Python sums; 1e-10 leaves a wide margin o
 
 
 def literal_two_norm(losses: np.ndarray) -> np.ndarray:
-    """Algorithm 3 with Lemma 1's potential, transcribed literally (seed 000, L374-387, L445).
+    """Algorithm 3 with Lemma 1's potential, transcribed literally (Luo 2016, §2.1.3, §2.1.4).
 
     ``s_0 = 0``; ``p_{t,i} ∝ [s_{t−1,i} − 1]_-² − [s_{t−1,i} + 1]_-²``;
     ``s_{t,i} = s_{t−1,i} + ℓ_{t,i} − p_t·ℓ_t``. One game, plain Python loops.
@@ -62,7 +62,7 @@ def literal_two_norm(losses: np.ndarray) -> np.ndarray:
 
 
 def two_phase_matrix(horizon: int, n_act: int, eta0: float = 0.1) -> np.ndarray:
-    """theory-oracles §C.4: experts 0, 1 lose 0 (others 1) for ≈ 3 ln N/η0 rounds, then the FTL
+    """two-phase adversary: experts 0, 1 lose 0 (others 1) for ≈ 3 ln N/η0 rounds, then the FTL
     killer on experts 0, 1 (l = (½, 0), then alternating) with the others still at 1."""
     t1 = min(horizon // 2, round(3.0 * math.log(max(n_act, 2)) / eta0))
     out = np.ones((horizon, n_act))
@@ -152,7 +152,7 @@ def test_affine_loss_range(tmp_path):
 
 
 # ----------------------------------------------------------------------------------------------
-# 2. golden values (seed000-ch2 §5.7)
+# 2. golden values (hand-computed values)
 
 
 def test_golden_two_experts(tmp_path):
@@ -236,7 +236,7 @@ def test_declared_bounds_hold_on_every_adversary(n_act, horizon, tmp_path):
 
 @pytest.mark.parametrize("adversary", ["replay", "greedy", "ftl_killer"])
 def test_potential_invariant_p2_round_by_round(adversary, tmp_path):
-    # seed000-ch2 §5.2 P2 (Lemma 1, L431): per step Σ[R_t]_+² − Σ[R_{t−1}]_+² ≤ N, and
+    # potential invariant (Lemma 1, Luo 2016, §2.1.4): per step Σ[R_t]_+² − Σ[R_{t−1}]_+² ≤ N, and
     # cumulatively Σ[R_t]_+² ≤ N t, every round, every sequence (adaptive included).
     horizon, n_act = 1000, 6
     extra = {"n_actions": n_act}
@@ -264,7 +264,7 @@ def test_potential_invariant_p2_round_by_round(adversary, tmp_path):
 
 
 def test_lemma_1_scalar_s3():
-    # seed000-ch2 §5.4 S3: [s−1]_-² + [s+1]_-² ≤ 2[s]_-² + 2 for every real s
+    # scalar inequality: [s−1]_-² + [s+1]_-² ≤ 2[s]_-² + 2 for every real s
     rng = np.random.default_rng(0)
     s = np.concatenate([np.linspace(-1e3, 1e3, 200001), rng.normal(0, 50, 10000), [-1, 0, 1]])
     neg = lambda x: np.minimum(x, 0.0)  # noqa: E731
@@ -273,7 +273,7 @@ def test_lemma_1_scalar_s3():
 
 
 # ----------------------------------------------------------------------------------------------
-# 4. invariances (seed000-ch2 §5.6) and structure (§5.1)
+# 4. invariances (invariance) and structure (§5.1)
 
 
 def test_shift_invariance_i1(tmp_path):
