@@ -1,6 +1,6 @@
 """The experts protocol: full-information prediction with expert advice, played by the driver.
 
-Round t (design §2; Luo 2016, §2.1): the player commits ``p_t ∈ Δ_N``; the adversary (which may
+Round t (Luo 2016, §2.1.2): the player commits ``p_t ∈ Δ_N``; the adversary (which may
 read ``p_t`` if it declares ``sees_distribution``) reveals ``l_t ∈ [lo, hi]^N``; the learner
 suffers the expected loss ``p_t·l_t`` and the realized loss ``l_{t,I_t}`` with ``I_t ~ p_t`` drawn
 by the arena from the replicate's own action stream (inverse CDF of a pre-drawn uniform). In the

@@ -9,9 +9,9 @@ independently:
 * each round calls ``predict``, shows ``p_t`` to the adversary, asks it for ``l_t`` through
   ``losses(t, history)`` (an oblivious adversary answers with ``losses_block(t, 1)``), draws
   ``I_t`` by inverse CDF, calls ``update`` and records the round in the :class:`~arena.spec.History`
-  (design §2, seed 000 L301);
+  (Luo 2016, §2.1.2);
 * the whole history is stored, and at each checkpoint every metric is recomputed from it by the
-  brute-force definitions of :mod:`arena.metrics.bruteforce` (theory-oracles §D).
+  brute-force definitions of :mod:`arena.metrics.bruteforce`.
 
 Memory and time grow with T (O(T²) per checkpoint for the interval metrics): this is a test
 oracle for small games, not a way to run experiments.

@@ -1,8 +1,9 @@
 """Minimal OCO components for doctests, conformance checks and engine tests.
 
-:class:`ZeroPlayer` always plays ``w_t = 0`` (seed 003's trivial baseline, L13); the adversaries
-are the smallest oblivious and adaptive games: a constant linear loss and the
-"anti-gradient" adaptive linear loss ``g_t = −G·w_t/‖w_t‖`` (seed 004 lab generator (i)).
+:class:`ZeroPlayer` always plays ``w_t = 0`` (the trivial algorithm that always predicts zero,
+Kotłowski 2017, §1); the adversaries are the smallest oblivious and
+adaptive games: a constant linear loss and the "anti-gradient" adaptive linear loss ``g_t =
+−G·w_t/‖w_t‖`` (a standard adaptive adversary; Srebro, Lecture 16).
 """
 
 from __future__ import annotations
