@@ -194,6 +194,9 @@ class MatrixGame(AdaptiveAdversary):
         params = dict(self.opponent_params or {})
         try:
             opp = registry.make("player", self.opponent, **params)
+        except ConfigError as exc:  # a bad value of one of the opponent's own parameters
+            bad = "opponent_params" if exc.parameter in params else "opponent"
+            raise ConfigError(who, bad, str(exc)) from exc
         except ArenaError as exc:
             raise ConfigError(who, "opponent", str(exc)) from exc
         if not isinstance(opp, ExpertsPlayer):

@@ -123,7 +123,12 @@ def check_param_names(kind: str, name: str, cls: type, params: Mapping[str, Any]
 
 
 def make(kind: str, name: str, /, **params):
-    """Instantiate the registered component ``name`` with ``params``."""
+    """Instantiate the registered component ``name`` with ``params``, validated against the
+    constraints it declares (:func:`arena.params.validate_params`)."""
+    from arena.params import validate_params
+
     cls = load(kind, name)
     check_param_names(kind, name, cls, params)
-    return cls(**params)
+    component = cls(**params)
+    validate_params(component)
+    return component
