@@ -22,7 +22,8 @@ USAGE = """usage: arena <command> [args]
 commands:
   run [KEY=VALUE ...]   play one game (Hydra overrides; `arena run --help` lists the config)
   list [KIND]           registered players, adversaries and metrics with their parameters
-  demo                  the default tournament (configs/tournament/demo.yaml) and reports/demo/
+  demo                  the default tournament (configs/tournament/demo.yaml) and its report,
+                        under outputs/
   check MODULE:CLASS    run the conformance suite on a player or adversary class
   tournament [KEY=VALUE ...]
                         run configs/tournament/NAME.yaml (`tournament=NAME`), resumably
@@ -355,7 +356,7 @@ def _demo(args: list[str]) -> int:
 
     parser = argparse.ArgumentParser(prog="arena demo")
     parser.add_argument("--results", default="outputs/tournaments/demo", help="tournament folder")
-    parser.add_argument("--report", default="reports/demo", help="report folder")
+    parser.add_argument("--report", default="outputs/reports/demo", help="report folder")
     parser.add_argument("--horizon", type=int, default=None, help="override the config's T")
     parser.add_argument("--replicates", type=int, default=None, help="override the config's R")
     parser.add_argument("--executor", default="local", choices=["serial", "local", "dask"])

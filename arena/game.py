@@ -1,10 +1,10 @@
 """The game driver: one loop that plays every feedback model, R replicates per call.
 
-The driver owns what every game has (design §2): resolving the components once, validating the
-game parameters, the run id and the cell key, seeding, ``reset`` with one error mapping, metric
-activation, the chunk / checkpoint / trace / progress loop, row assembly and :class:`GameRun`.
-What differs between feedback models is a :class:`GameProtocol`, looked up in the registry
-(entry-point group ``arena.protocols``) by the adversary's ``tags.protocol``: its game
+The driver owns what every game has (architecture: the shape): resolving the components once,
+validating the game parameters, the run id and the cell key, seeding, ``reset`` with one error
+mapping, metric activation, the chunk / checkpoint / trace / progress loop, row assembly and
+:class:`GameRun`. What differs between feedback models is a :class:`GameProtocol`, looked up in the
+registry (entry-point group ``arena.protocols``) by the adversary's ``tags.protocol``: its game
 description (:class:`~arena.spec.GameSpec`), its metrics, its per-chunk step (which advances the
 shared running totals the metrics read), its trace columns and its literal reference loop.
 
@@ -484,7 +484,7 @@ def run_game(
         A count R (replicates 0..R-1) or explicit global replicate indices; replicate r's rows do
         not depend on which others run beside it.
     seed : int
-        Root seed (design §3 seeding contract).
+        Root seed (architecture: seeding).
     metrics : mapping or list, optional
         ``{name: params}`` (``None`` switches one off) or metric instances; default: the
         protocol's (:data:`arena.metrics.builtin.DEFAULT_METRICS` for experts games).
@@ -601,7 +601,7 @@ def reference_play(player: Any, adversary: Any, **kwargs: Any) -> pd.DataFrame:
 
     The keyword arguments are those of :func:`prepare_game`. The rows equal
     ``run_game(...).rows`` to 1e-12: the reference loop is the specification the driver's fast
-    path reproduces (design §6).
+    path reproduces (architecture: fast path and reference).
 
     Examples
     --------

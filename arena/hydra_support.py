@@ -1,9 +1,9 @@
 """Hydra glue: where the configs live and config nodes for registered names without a YAML file.
 
-Config group = registry kind (``player``, ``adversary``), option = registry name (design §5). A
-built-in has a YAML file in ``configs/<group>/``; a plugin installed later gets a node generated
-from its ``__init__`` signature, so ``arena run adversary=my_plugin adversary.param=1`` works right
-after ``pip install``.
+Config group = registry kind (``player``, ``adversary``), option = registry name (architecture:
+parameters). A built-in has a YAML file in ``configs/<group>/``; a plugin installed later gets a
+node generated from its ``__init__`` signature, so ``arena run adversary=my_plugin
+adversary.param=1`` works right after ``pip install``.
 """
 
 from __future__ import annotations

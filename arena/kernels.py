@@ -1,4 +1,4 @@
-"""Numerical kernels shared by several players (design §6: shared math lives in ``arena``)."""
+"""Numerical kernels shared by several players: shared math lives in ``arena``, not in a player."""
 
 from __future__ import annotations
 

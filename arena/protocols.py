@@ -1,8 +1,8 @@
 """Protocol bases: one small base class per feedback model, batched over replicates.
 
 Every state array carries a leading replicate axis ``(R, ...)`` so that one Python call advances R
-independent games (design §3). A plugin author who prefers to write a single game subclasses
-:class:`SingleGameExpertsPlayer`; the base lifts it to the batched API.
+independent games (architecture: seeding). A plugin author who prefers to write a single game
+subclasses :class:`SingleGameExpertsPlayer`; the base lifts it to the batched API.
 
 Only the experts protocol is played today; ``docs/architecture.md`` says how sleeping experts,
 bandit feedback, OCO and classification plug in beside it.

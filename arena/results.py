@@ -1,9 +1,9 @@
 """The results contract and its files: the tidy schema, row assembly, Parquet, manifests, traces.
 
-:data:`SCHEMA` is the contract every protocol's rows follow (design §4); :func:`assemble_rows`
-builds them from a game's checkpoint snapshots. Every file is written to a temporary name in the
-same directory and renamed into place, so a reader (or a resumed tournament) sees either the whole
-file or none of it. Nothing is pickled.
+:data:`SCHEMA` is the contract every protocol's rows follow (architecture: results);
+:func:`assemble_rows` builds them from a game's checkpoint snapshots. Every file is written to a
+temporary name in the same directory and renamed into place, so a reader (or a resumed tournament)
+sees either the whole file or none of it. Nothing is pickled.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ SCHEMA = [
     "param",
     "value",
 ]
-"""Column order of ``results.parquet`` (design §4, contract)."""
+"""Column order of ``results.parquet`` (architecture: results, contract)."""
 
 INT_COLUMNS = ("n_actions", "horizon", "replicate", "seed", "t")
 """Columns of the tidy rows stored as int64."""
@@ -73,7 +73,7 @@ ARROW_SCHEMA = pa.schema(
         ("value", pa.float64()),
     ]
 )
-"""The exact Arrow schema of ``results.parquet`` (design §4 contract)."""
+"""The exact Arrow schema of ``results.parquet`` (architecture: results, a contract)."""
 
 assert ARROW_SCHEMA.names == SCHEMA
 

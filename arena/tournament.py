@@ -13,7 +13,8 @@ the cells in flight and never leaves a corrupt part; re-running the same command
 cells and retries failed ones, and a different configuration in the same directory is refused.
 Executors: ``serial`` (in process), ``local`` (worker processes, all cores by default) and
 ``dask`` (a scheduler address, or a ``LocalCluster``); rows do not depend on the executor because
-seeds come from the cell, never from execution order (design §3, §7).
+seeds come from the cell, never from execution order (architecture: seeding; architecture:
+tournaments and reports).
 """
 
 from __future__ import annotations

@@ -104,7 +104,7 @@ class FixedDistribution(ExpertsPlayer):
 
 
 # ----------------------------------------------------------------------------------------------
-# batching and chunking invariance (design §3 seeding contract)
+# batching and chunking invariance (architecture: seeding)
 
 SETUPS = {
     "hedge_bernoulli": ("hedge", {}, "bernoulli", {"gap": 0.1}),

@@ -1,6 +1,6 @@
 """Protocol bases of online convex optimization, online classification and online regression.
 
-One round t of the ``oco`` protocol, for R replicates at once (design §2):
+One round t of the ``oco`` protocol, for R replicates at once (architecture: the shape):
 
 1. in ``classification`` / ``regression`` the adversary first shows the features ``x_t``;
 2. the player commits ``w_t`` in the game's :class:`~arena.oco.domains.Domain` (``predict(x)``;
@@ -133,9 +133,9 @@ class OCOAdversary(Adversary):
     def stream_identity(self) -> tuple[str, dict]:
         """Return the ``(name, params)`` that seed this adversary's data stream.
 
-        By default the adversary's own registry name and parameters (design §3: common random
-        numbers for every player facing it). A wrapper that transforms another adversary's data
-        (``rescaled``) returns its base's identity, so the base and all its transformations see
+        By default the adversary's own registry name and parameters (architecture: seeding): common
+        random numbers for every player facing it. A wrapper that transforms another adversary's
+        data (``rescaled``) returns its base's identity, so the base and all its transformations see
         the same underlying examples replicate by replicate: exact paired comparisons.
         """
         return type(self).registry_name(), self.get_params()

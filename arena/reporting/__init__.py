@@ -1,4 +1,4 @@
-"""``arena report``: a comparison report built from results files only (design §7).
+"""``arena report``: a comparison report built from results files only.
 
 :func:`build_report` (:mod:`arena.reporting.build`) reads a tournament directory, a Hydra
 multirun directory or a single run folder (:mod:`arena.reporting.load`), computes the statistics

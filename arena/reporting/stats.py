@@ -3,7 +3,7 @@
 Conventions (stated in the report's Methods section):
 
 * A *unit* is one (seed, replicate) of one game; every player facing a game sees the same losses in
-  the same unit when the adversary is oblivious (common random numbers, design §3), so
+  the same unit when the adversary is oblivious (common random numbers, architecture: seeding), so
   comparisons between players are *paired* on units.
 * Intervals are two-sided Student t intervals at ``level`` (default 95%): ``mean ± t_{n−1} s/√n``
   with the sample standard deviation ``s`` (ddof 1); NaN with fewer than two values.

@@ -30,7 +30,7 @@ REPLICATES = 3
 """Replicates of the small games the checks play."""
 
 BLOCK_ATOL = 1e-12
-"""The block path must reproduce the per-round loop to this (design §6)."""
+"""The block path must reproduce the per-round loop to this (architecture: fast path)."""
 
 MEMORY_SLACK_BYTES = 4096
 """State may grow by this much between an early and a late round (Python object overhead)."""
