@@ -19,6 +19,7 @@ The driver imports no protocol: a protocol module imports the driver, never the 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -135,6 +136,10 @@ class GameProtocol:
 
     default_metrics: ClassVar[Mapping[str, Any]] = {}
     min_chunk_rounds: ClassVar[int] = 1
+    reference_loop: ClassVar[str] = ""
+    """``"module:function"`` of the protocol's literal per-round loop (:meth:`reference_play`)."""
+    conformance_checks: ClassVar[str] = ""
+    """``"module:attribute"`` of its :class:`arena.testing.ProtocolChecks` (:meth:`conformance`)."""
 
     def __init__(self, name: str):
         self.name = name
@@ -179,13 +184,25 @@ class GameProtocol:
         raise NotImplementedError(f"the {self.name} protocol writes no trace")
 
     def reference_play(self, player: Any, adversary: Any, **kwargs: Any) -> pd.DataFrame:
-        """Play the game with the protocol's literal per-round loop; return the tidy rows."""
-        raise NotImplementedError
+        """Play the game with the protocol's literal per-round loop; return the tidy rows.
+
+        The loop is named by :attr:`reference_loop` and imported only when called: the
+        protocol's module does not depend on its test oracles.
+        """
+        return _load(self.reference_loop, self.name, "reference loop")(player, adversary, **kwargs)
 
     def conformance(self) -> Any:
         """Return the protocol's part of the conformance suite, an
-        :class:`arena.testing.common.ProtocolChecks` (its checks and its partners)."""
-        raise NotImplementedError(f"the {self.name} protocol declares no conformance checks")
+        :class:`arena.testing.ProtocolChecks` (its checks and its partners), named by
+        :attr:`conformance_checks`."""
+        return _load(self.conformance_checks, self.name, "conformance checks")
+
+
+def _load(target: str, protocol: str, what: str) -> Any:
+    if not target:
+        raise NotImplementedError(f"the {protocol} protocol declares no {what}")
+    module, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module), attribute)
 
 
 class Stepper:
@@ -456,18 +473,10 @@ def run_game(
     player: Any,
     adversary: Any,
     *,
-    horizon: int,
-    n_actions: int | None = None,
-    replicates: int | Iterable[int] = 1,
-    seed: int = 0,
-    metrics: Any = None,
-    checkpoints: Sequence[int] | None = None,
-    per_decade: int = 10,
-    player_params: Mapping[str, Any] | None = None,
-    adversary_params: Mapping[str, Any] | None = None,
     trace_path: str | Path | None = None,
     chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
     progress: bool = False,
+    **game: Any,
 ) -> GameRun:
     """Play R replicates of a game of any protocol and return the tidy metric rows.
 
@@ -490,8 +499,13 @@ def run_game(
         protocol's (:data:`arena.metrics.builtin.DEFAULT_METRICS` for experts games).
     checkpoints : sequence of int, optional
         Rounds to snapshot; default :func:`arena.checkpoints.log_grid` with ``per_decade``.
+    per_decade : int
+        Checkpoints per decade of the default grid (10).
     player_params, adversary_params : mapping, optional
         Constructor parameters (with a registry name) or overrides (with an instance).
+
+        These game parameters (``horizon`` to ``adversary_params``) are the keyword arguments of
+        :func:`prepare_game`; the three below are the driver's own.
     trace_path : path, optional
         Also stream the per-round trace of every replicate to this Parquet file (experts:
         ``p_t``, ``l_t``, ``I_t``; OCO: ``w_t``, ``f_t(w_t)`` and the round's data).
@@ -505,19 +519,7 @@ def run_game(
     GameRun
     """
     started = time.perf_counter()
-    game = prepare_game(
-        player,
-        adversary,
-        horizon=horizon,
-        n_actions=n_actions,
-        replicates=replicates,
-        seed=seed,
-        metrics=metrics,
-        checkpoints=checkpoints,
-        per_decade=per_decade,
-        player_params=player_params,
-        adversary_params=adversary_params,
-    )
+    game = prepare_game(player, adversary, **game)
     spec, active, protocol = game.spec, game.metrics, game.protocol
     for m in active:
         m.start(spec)

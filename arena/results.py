@@ -121,6 +121,25 @@ def _repeated_strings(labels: list[str], codes: np.ndarray):
     return pd.array(pa.array(labels, type=pa.string()).take(pa.array(codes)), dtype="str")
 
 
+def reference_rows(
+    constants: dict[str, Any], ids: np.ndarray, t: int, labelled: list[tuple[str, float, Any]]
+) -> list[dict[str, Any]]:
+    """Return a reference loop's row dicts of round ``t``: one per (metric, param) of
+    ``labelled`` (``(metric, param, values per replicate)``) and replicate, in that order."""
+    return [
+        {
+            **constants,
+            "replicate": replicate,
+            "t": t,
+            "metric": name,
+            "param": param,
+            "value": float(values[r]),
+        }
+        for name, param, values in labelled
+        for r, replicate in enumerate(ids.tolist())
+    ]
+
+
 def tidy_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """Return row dicts (of a reference loop) as a DataFrame with the tidy schema's dtypes."""
     frame = pd.DataFrame(rows, columns=SCHEMA)

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 from numba import njit
 
@@ -194,6 +193,8 @@ class ExpertsProtocol(GameProtocol):
     """
 
     default_metrics: ClassVar[dict[str, Any]] = DEFAULT_METRICS
+    reference_loop: ClassVar[str] = "arena.experts.reference:reference_play"
+    conformance_checks: ClassVar[str] = "arena.experts.checks:CHECKS"
 
     def check_pair(self, player: Any, adversary: Any) -> None:
         if not isinstance(player, ExpertsPlayer):
@@ -243,16 +244,6 @@ class ExpertsProtocol(GameProtocol):
 
     def trace_writer(self, path: Path, game: PreparedGame) -> ExpertsTraceWriter:
         return ExpertsTraceWriter(path, game.ids)
-
-    def reference_play(self, player: Any, adversary: Any, **kwargs: Any) -> pd.DataFrame:
-        from arena.experts.reference import reference_play
-
-        return reference_play(player, adversary, **kwargs)
-
-    def conformance(self) -> Any:
-        from arena.experts.checks import CHECKS
-
-        return CHECKS
 
 
 class ExpertsStepper(Stepper):

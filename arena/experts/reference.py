@@ -27,7 +27,7 @@ import pandas as pd
 from arena.game import declared_rows, prepare_game
 from arena.metrics import bruteforce
 from arena.protocols import Adversary, ExpertsPlayer
-from arena.results import tidy_frame
+from arena.results import reference_rows, tidy_frame
 from arena.spec import History
 
 
@@ -154,18 +154,7 @@ def reference_play(
                     )
                     for param in params[m.name]
                 ]
-            for name, param, vals in labelled:
-                for r, replicate in enumerate(game.ids.tolist()):
-                    rows.append(
-                        {
-                            **game.constants,
-                            "replicate": replicate,
-                            "t": t,
-                            "metric": name,
-                            "param": param,
-                            "value": float(vals[r]),
-                        }
-                    )
+            rows.extend(reference_rows(game.constants, game.ids, t, labelled))
 
     return tidy_frame(rows)
 

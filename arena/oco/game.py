@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from arena import registry
@@ -64,6 +63,8 @@ class OCOProtocol(GameProtocol):
     # adversaries and players pay Python overhead per chunk (and per replicate), which would
     # dominate at large R·d with fewer rounds per chunk
     min_chunk_rounds: ClassVar[int] = MIN_CHUNK_ROUNDS
+    reference_loop: ClassVar[str] = "arena.oco.reference:reference_play_oco"
+    conformance_checks: ClassVar[str] = "arena.oco.checks:CHECKS"
 
     def check_pair(self, player: Any, adversary: Any) -> None:
         protocol = self.name
@@ -177,16 +178,6 @@ class OCOProtocol(GameProtocol):
 
     def trace_writer(self, path: Path, game: PreparedGame) -> OCOTraceWriter:
         return OCOTraceWriter(path, game.ids, game.spec)
-
-    def reference_play(self, player: Any, adversary: Any, **kwargs: Any) -> pd.DataFrame:
-        from arena.oco.reference import reference_play_oco
-
-        return reference_play_oco(player, adversary, **kwargs)
-
-    def conformance(self) -> Any:
-        from arena.oco.checks import CHECKS
-
-        return CHECKS
 
 
 class OCOStepper(Stepper):

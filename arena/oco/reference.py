@@ -25,7 +25,7 @@ from arena.game import declared_rows, prepare_game
 from arena.oco import hindsight
 from arena.oco.domains import Domain
 from arena.oco.losses import Feedback, RoundData
-from arena.results import tidy_frame
+from arena.results import reference_rows, tidy_frame
 
 
 def scalar_loss(kind: str, p: float, y: float) -> tuple[float, float]:
@@ -135,18 +135,7 @@ def reference_play_oco(player: Any, adversary: Any, **kwargs: Any) -> pd.DataFra
                     )
                     for p in params[m.name]
                 ]
-            for name, param, vals in labelled:
-                for r, replicate in enumerate(game.ids.tolist()):
-                    rows.append(
-                        {
-                            **game.constants,
-                            "replicate": replicate,
-                            "t": t,
-                            "metric": name,
-                            "param": param,
-                            "value": float(vals[r]),
-                        }
-                    )
+            rows.extend(reference_rows(game.constants, game.ids, t, labelled))
     return tidy_frame(rows)
 
 
