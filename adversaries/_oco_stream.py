@@ -11,16 +11,14 @@ The samplers consume a fixed number of draws per round, so the split never chang
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 from scipy.special import ndtr
 
-from arena.errors import ConfigError
 from arena.oco.domains import DOMAIN_KINDS, Domain
-from arena.oco.losses import RoundData
+from arena.oco.losses import EXAMPLE_LOSSES, RoundData
 from arena.oco.protocol import ObliviousOCOAdversary
+from arena.params import OneOf
 
 
 class StreamAdversary(ObliviousOCOAdversary):
@@ -195,37 +193,22 @@ def haar_orthogonal(rng: np.random.Generator, d: int) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------------------------
-# validation
+# the domain and the loss, declared by the data adversaries' parameters
+
+DOMAIN = [OneOf(*DOMAIN_KINDS)]
+"""What a data adversary's ``domain`` parameter may be."""
+
+EXAMPLE_LOSS = [OneOf(*EXAMPLE_LOSSES)]
+"""What a data adversary's ``loss`` parameter may be (a loss of an example ``(x, y)``)."""
 
 
-def check_real(who: str, name: str, value, *, lo: float | None = None, strict: bool = True):
-    """Return ``float(value)`` after checking it is a finite number above ``lo``."""
-    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-        raise ConfigError(who, name, f"must be a number, got {value!r}")
-    v = float(value)
-    if not math.isfinite(v):
-        raise ConfigError(who, name, f"must be finite, got {value!r}")
-    if lo is not None and (v <= lo if strict else v < lo):
-        raise ConfigError(who, name, f"must be {'>' if strict else '≥'} {lo}, got {value!r}")
-    return v
+def make_domain(kind: str, radius: float | None) -> Domain:
+    """Return the :class:`Domain` of the (declared) parameters ``domain`` and ``radius``.
 
-
-def make_domain(who: str, kind, radius) -> Domain:
-    """Return the :class:`Domain` of the parameters ``domain`` and ``radius``, validated."""
-    if kind not in DOMAIN_KINDS:
-        raise ConfigError(who, "domain", f"must be one of {DOMAIN_KINDS}, got {kind!r}")
-    if kind in ("ball", "box"):
-        radius = check_real(who, "radius", radius, lo=0.0)
-    else:
-        radius = 1.0 if radius is None else check_real(who, "radius", radius, lo=0.0)
-    return Domain(kind, radius)
-
-
-def check_example_loss(who: str, loss, allowed=("absolute", "squared", "hinge", "logistic")):
-    """Return ``loss`` after checking it is one of ``allowed``."""
-    if loss not in allowed:
-        raise ConfigError(who, "loss", f"must be one of {tuple(allowed)}, got {loss!r}")
-    return loss
+    ``radius`` is the ball's radius or the box's half-width; the simplex and ``ℝ^d`` ignore it,
+    so None is allowed for them.
+    """
+    return Domain(kind, 1.0 if radius is None else float(radius))
 
 
 def example_gradient_bound(loss: str, domain: Domain, x_max: float, y_max: float, dim=None):

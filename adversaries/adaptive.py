@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 
-from arena.errors import ConfigError
+from arena.params import OneOf
 from arena.protocols import AdaptiveAdversary
 from arena.spec import AdversaryTags, GameSpec, History
 
@@ -43,15 +44,13 @@ class Greedy(AdaptiveAdversary):
     Cesa-Bianchi & Lugosi (2006), §2.10.
     """
 
-    name = "greedy"
+    parameter_constraints: ClassVar = {"ties": [OneOf("random", "all")]}
     tags = AdversaryTags(oblivious=False, sees_distribution=True)
 
     def __init__(self, ties: str = "random"):
         self.ties = ties
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        if self.ties not in ("random", "all"):
-            raise ConfigError("adversary greedy", "ties", "must be 'random' or 'all'")
         self._rngs = list(rngs)
 
     def losses(self, t: int, history: History) -> np.ndarray:
@@ -110,15 +109,13 @@ class HeavierHalf(AdaptiveAdversary):
     Cesa-Bianchi & Lugosi (2006), §2.10.
     """
 
-    name = "heavier_half"
+    parameter_constraints: ClassVar = {"ties": [OneOf("index", "random")]}
     tags = AdversaryTags(oblivious=False, sees_distribution=True)
 
     def __init__(self, ties: str = "index"):
         self.ties = ties
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        if self.ties not in ("index", "random"):
-            raise ConfigError("adversary heavier_half", "ties", "must be 'index' or 'random'")
         self._rngs = list(rngs)
 
     def losses(self, t: int, history: History) -> np.ndarray:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 
@@ -15,6 +16,7 @@ from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import EXAMPLE_LOSSES, RoundData, prediction_loss
 from arena.oco.protocol import AdaptiveOCOAdversary
+from arena.params import OneOf
 from arena.spec import AdversaryTags, GameSpec
 
 MIN_LOSS_AT_MISTAKE = {
@@ -91,7 +93,7 @@ class Contrarian(AdaptiveOCOAdversary):
     and §2.3 (X = {1}: T mistakes against at most T/2 for the best constant).
     """
 
-    name = "contrarian"
+    parameter_constraints: ClassVar = {"loss": [OneOf(*EXAMPLE_LOSSES)]}
     comparator_moves = True  # the comparator is built from the player's answers
     tags = AdversaryTags(
         protocol="classification", oblivious=False, oracle=frozenset({"comparator"})
@@ -114,11 +116,9 @@ class Contrarian(AdaptiveOCOAdversary):
         return None if self.loss == "squared" else 1.0
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        if self.loss not in EXAMPLE_LOSSES:
-            raise ConfigError("adversary contrarian", "loss", f"must be one of {EXAMPLE_LOSSES}")
         dim = spec.dim if spec.dim is not None else spec.n_actions
         if dim < 1:
-            raise ConfigError("adversary contrarian", "n_actions", "needs d ≥ 1")
+            raise ConfigError(self.label(), "n_actions", "needs d ≥ 1")
         self._n_rep, self._dim = spec.n_replicates, int(dim)
         self._x = np.zeros((self._n_rep, self._dim))
         self._x[:, 0] = 1.0

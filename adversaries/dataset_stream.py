@@ -4,18 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import ClassVar
 
 import numpy as np
 
-from adversaries._oco_stream import (
-    InstanceTags,
-    StreamAdversary,
-    check_example_loss,
-    make_domain,
-)
+from adversaries._oco_stream import DOMAIN, EXAMPLE_LOSS, InstanceTags, StreamAdversary, make_domain
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
+from arena.params import POSITIVE, Boolean, Interval, IsNone, ListOf, OneOf
 from arena.spec import AdversaryTags, GameSpec
 
 DATASETS = {
@@ -25,15 +22,16 @@ DATASETS = {
 }
 """The datasets and their protocols."""
 
+REGRESSION_LOSSES = ("absolute", "squared")
+"""The example losses of a regression dataset (hinge and logistic need labels ±1)."""
 
-def _require_sklearn(who: str):
+
+def _require_sklearn():
     try:
         import sklearn.datasets as skd
     except ImportError as exc:  # pragma: no cover - exercised only without scikit-learn
-        raise ConfigError(
-            who,
-            "dataset",
-            "needs scikit-learn (pip install scikit-learn); its bundled datasets load offline",
+        raise ImportError(
+            "needs scikit-learn (pip install scikit-learn); its bundled datasets load offline"
         ) from exc
     return skd
 
@@ -52,7 +50,7 @@ def load_dataset(
     >>> X.shape, sorted(set(y.tolist()))
     ((569, 30), [-1.0, 1.0])
     """
-    skd = _require_sklearn("adversary dataset_stream")
+    skd = _require_sklearn()
     if dataset == "breast_cancer":
         bunch = skd.load_breast_cancer()
         X = np.asarray(bunch.data, dtype=np.float64)
@@ -151,8 +149,16 @@ class DatasetStream(StreamAdversary):
     Luo 2016, Appendix D (the datasets these stand in for).
     """
 
-    name = "dataset_stream"
     tags = InstanceTags(AdversaryTags(protocol="classification", oblivious=True))
+    parameter_constraints: ClassVar = {
+        "dataset": [OneOf(*DATASETS)],
+        "digits": [ListOf(Interval(0, 9, integer=True)), IsNone()],
+        "standardize": [Boolean()],
+        "intercept": [Boolean()],
+        "loss": [*EXAMPLE_LOSS, IsNone()],
+        "domain": DOMAIN,
+        "radius": [POSITIVE],
+    }
 
     def __init__(
         self,
@@ -172,53 +178,44 @@ class DatasetStream(StreamAdversary):
         self.domain = domain
         self.radius = radius
 
-    @property
-    def _who(self) -> str:
-        return f"adversary {self.name}"
-
     def _instance_tags(self) -> AdversaryTags:
         return AdversaryTags(protocol=DATASETS.get(self.dataset, "classification"), oblivious=True)
 
     def _data(self) -> tuple[np.ndarray, np.ndarray]:
-        who = self._who
-        if self.dataset not in DATASETS:
-            raise ConfigError(who, "dataset", f"must be one of {tuple(DATASETS)}")
-        digits = tuple(self.digits) if self.digits is not None else ()
+        digits = tuple(int(v) for v in self.digits or ())
         if self.dataset == "digits":
-            ok = len(digits) in (1, 2) and len(set(digits)) == len(digits)
-            ok = ok and all(
-                not isinstance(v, bool) and isinstance(v, int | np.integer) and 0 <= v <= 9
-                for v in digits
-            )
-            if not ok:
-                raise ConfigError(who, "digits", "must be one digit or two distinct digits 0-9")
-            digits = tuple(int(v) for v in digits)
+            # one digit against the rest, or one against another: a fact about the whole list
+            if len(digits) not in (1, 2) or len(set(digits)) != len(digits):
+                message = "must be one digit or two distinct digits 0-9"
+                raise ConfigError(self.label(), "digits", message)
         else:
             digits = (0,)  # unused
-        for pname in ("standardize", "intercept"):
-            if not isinstance(getattr(self, pname), bool | np.bool_):
-                raise ConfigError(who, pname, "must be True or False")
-        return load_dataset(self.dataset, digits, bool(self.standardize), bool(self.intercept))
+        try:
+            return load_dataset(self.dataset, digits, bool(self.standardize), bool(self.intercept))
+        except ImportError as exc:
+            raise ConfigError(self.label(), "dataset", str(exc)) from exc
 
     def resolve_dim(self, requested: int | None) -> int:
         d = int(self._data()[0].shape[1])
         if requested is not None and int(requested) != d:
             raise ConfigError(
-                self._who,
+                self.label(),
                 "n_actions",
                 f"dataset {self.dataset} has d = {d} features but n_actions = {requested}",
             )
         return d
 
     def declared_domain(self) -> Domain:
-        return make_domain(self._who, self.domain, self.radius)
+        return make_domain(self.domain, self.radius)
 
     def declared_loss(self) -> str:
+        regression = DATASETS[self.dataset] == "regression"
         if self.loss is None:
-            return "squared" if DATASETS.get(self.dataset) == "regression" else "hinge"
-        if DATASETS.get(self.dataset) == "regression":
-            return check_example_loss(self._who, self.loss, ("absolute", "squared"))
-        return check_example_loss(self._who, self.loss)
+            return "squared" if regression else "hinge"
+        if regression and self.loss not in REGRESSION_LOSSES:  # depends on the dataset too
+            message = f"must be one of {REGRESSION_LOSSES} (regression data), got {self.loss!r}"
+            raise ConfigError(self.label(), "loss", message)
+        return self.loss
 
     def feature_bound(self) -> float:
         return float(np.linalg.norm(self._data()[0], axis=1).max())
@@ -241,10 +238,9 @@ class DatasetStream(StreamAdversary):
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
         X, y = self._data()
-        self.declared_domain()
         self.declared_loss()
         if int(spec.dim) != X.shape[1]:
-            raise ConfigError(self._who, "n_actions", f"the dataset has d = {X.shape[1]}")
+            raise ConfigError(self.label(), "n_actions", f"the dataset has d = {X.shape[1]}")
         self._X, self._y = X, y
         self._rngs = list(rngs)
         n_rep, n_samples = len(self._rngs), X.shape[0]

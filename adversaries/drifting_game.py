@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 from scipy.special import gammaln
 
-from arena.errors import ConfigError, GameError
+from arena.errors import GameError
+from arena.params import POSITIVE, Interval, IsNone, OneOf
 from arena.protocols import AdaptiveAdversary
 from arena.spec import AdversaryTags, GameSpec, History
 
@@ -178,7 +180,12 @@ class DriftingGame(AdaptiveAdversary):
     §2.1.
     """
 
-    name = "drifting_game"
+    parameter_constraints: ClassVar = {
+        "strategy": [OneOf(*STRATEGIES)],
+        "potential": [OneOf(*POTENTIALS)],
+        "threshold": [Interval(), IsNone()],
+        "eta": [POSITIVE, IsNone()],
+    }
     tags = AdversaryTags(oblivious=False, sees_distribution=True, needs_horizon=True)
 
     def __init__(
@@ -194,28 +201,15 @@ class DriftingGame(AdaptiveAdversary):
         self.eta = eta
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        who = "adversary drifting_game"
-        if self.strategy not in STRATEGIES:
-            raise ConfigError(
-                who, "strategy", f"must be one of {STRATEGIES}, got {self.strategy!r}"
-            )
-        if self.potential not in POTENTIALS:
-            raise ConfigError(
-                who, "potential", f"must be one of {POTENTIALS}, got {self.potential!r}"
-            )
         horizon, n = int(spec.horizon), spec.n_actions
         if self.threshold is None:
             threshold = default_threshold(horizon, n)
-        elif isinstance(self.threshold, int | float) and math.isfinite(self.threshold):
-            threshold = float(self.threshold)
         else:
-            raise ConfigError(who, "threshold", f"must be a finite number, got {self.threshold!r}")
+            threshold = float(self.threshold)
         if self.eta is None:
             eta = math.sqrt(8.0 * math.log(max(n, 2)) / horizon)
-        elif isinstance(self.eta, int | float) and math.isfinite(self.eta) and self.eta > 0:
-            eta = float(self.eta)
         else:
-            raise ConfigError(who, "eta", f"must be finite and > 0, got {self.eta!r}")
+            eta = float(self.eta)
         self._rngs = list(rngs)
         self._ids = spec.replicates()
         self._horizon, self._threshold, self._eta = horizon, threshold, eta
@@ -293,7 +287,7 @@ class DriftingGame(AdaptiveAdversary):
         return d
 
     def _check(self, t: int, p: np.ndarray, d: np.ndarray) -> None:
-        who = f"adversary drifting_game (strategy={self.strategy!r})"
+        who = f"{self.label()} (strategy={self.strategy!r})"
         spread = d.max(axis=1) - d.min(axis=1)
         drift = np.einsum("rn,rn->r", p, d)
         for r in range(d.shape[0]):

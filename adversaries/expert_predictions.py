@@ -5,10 +5,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
 from arena.errors import ConfigError
+from arena.params import InstanceOf, Interval, IsNone, ListOf, OneOf
 from arena.protocols import ObliviousAdversary
 from arena.spec import AdversaryTags, GameSpec
 
@@ -54,11 +56,14 @@ def synthetic_series(length: int, seed: int = 0) -> np.ndarray:
 
 
 def load_series(path: str | Path, column: str | int | None) -> np.ndarray:
-    """Load a 1-D series from ``.npy`` (1-D) or ``.csv`` (a named or indexed numeric column)."""
-    who = "adversary expert_predictions"
+    """Load a 1-D series from ``.npy`` (1-D) or ``.csv`` (a named or indexed numeric column).
+
+    Raises ``ValueError`` naming the file and what is wrong (:class:`ExpertPredictions` reports
+    it as a :class:`~arena.errors.ConfigError` on ``path``).
+    """
     path = Path(path)
     if not path.is_file():
-        raise ConfigError(who, "path", f"{path}: no such file")
+        raise ValueError(f"{path}: no such file")
     try:
         if path.suffix.lower() == ".npy":
             y = np.asarray(np.load(path, allow_pickle=False), dtype=np.float64)
@@ -82,9 +87,9 @@ def load_series(path: str | Path, column: str | int | None) -> np.ndarray:
         else:
             raise ValueError("use a .npy or .csv file")
     except (ValueError, OSError, KeyError, IndexError) as exc:
-        raise ConfigError(who, "path", f"{path}: cannot read a numeric series ({exc})") from exc
+        raise ValueError(f"{path}: cannot read a numeric series ({exc})") from exc
     if y.ndim != 1 or y.size < 3 or not np.isfinite(y).all():
-        raise ConfigError(who, "path", f"{path}: need a finite 1-D series of length ≥ 3")
+        raise ValueError(f"{path}: need a finite 1-D series of length ≥ 3")
     return y
 
 
@@ -149,7 +154,17 @@ class ExpertPredictions(ObliviousAdversary):
     matplotlib sample data ``goog.npz``.
     """
 
-    name = "expert_predictions"
+    parameter_constraints: ClassVar = {
+        "series": [OneOf(*SERIES), IsNone()],
+        "path": [InstanceOf(str, "the path of a .npy or .csv file"), IsNone()],
+        "column": [InstanceOf(str, "a column name"), Interval(integer=True), IsNone()],
+        "loss": [OneOf(*LOSSES)],
+        "n_constants": [Interval(0, None, integer=True)],
+        "windows": [ListOf(Interval(1, None, integer=True), allow_empty=True), IsNone()],
+        "ar_coefs": [ListOf(Interval(), allow_empty=True), IsNone()],
+        "offset": [OneOf("fixed", "random")],
+        "synthetic_seed": [Interval(0, None, integer=True)],
+    }
     tags = AdversaryTags(oblivious=True, needs_horizon=True)
 
     def __init__(
@@ -178,18 +193,12 @@ class ExpertPredictions(ObliviousAdversary):
     # configuration
 
     def _experts(self) -> tuple[int, np.ndarray, np.ndarray]:
-        who = "adversary expert_predictions"
-        k = self.n_constants
-        if not (isinstance(k, int) and not isinstance(k, bool) and k >= 0):
-            raise ConfigError(who, "n_constants", f"must be an integer ≥ 0, got {k!r}")
-        windows = list(self.windows or [])
-        if not all(isinstance(w, int) and not isinstance(w, bool) and w >= 1 for w in windows):
-            raise ConfigError(who, "windows", f"must be integers ≥ 1, got {windows!r}")
+        k = int(self.n_constants)
+        windows = [int(w) for w in self.windows or []]
         coefs = [float(c) for c in (self.ar_coefs or [])]
-        if not all(math.isfinite(c) for c in coefs):
-            raise ConfigError(who, "ar_coefs", "must be finite numbers")
-        if k + len(windows) + len(coefs) == 0:
-            raise ConfigError(who, "n_constants", "no expert: give constants, windows or AR rules")
+        if k + len(windows) + len(coefs) == 0:  # three parameters: no declaration says it
+            message = "no expert: give constants, windows or AR rules"
+            raise ConfigError(self.label(), "n_constants", message)
         return k, np.array(windows, dtype=np.int64), np.array(coefs)
 
     def _warmup(self) -> int:
@@ -199,23 +208,16 @@ class ExpertPredictions(ObliviousAdversary):
     def _source(self) -> str:
         if self.path is not None:
             if self.series is not None:
-                raise ConfigError(
-                    "adversary expert_predictions", "series", "give either series or path"
-                )
+                raise ConfigError(self.label(), "series", "give either series or path")
             return "path"
-        series = "goog" if self.series is None else self.series
-        if series not in SERIES:
-            raise ConfigError(
-                "adversary expert_predictions", "series", f"must be one of {SERIES}, got {series!r}"
-            )
-        return series
+        return "goog" if self.series is None else self.series
 
     def resolve_n_actions(self, requested: int | None) -> int:
         k, windows, coefs = self._experts()
         n = k + windows.size + coefs.size
         if requested is not None and int(requested) != n:
             raise ConfigError(
-                "adversary expert_predictions",
+                self.label(),
                 "n_actions",
                 f"the construction has N = {n} experts ({k} constants, {windows.size} moving "
                 f"averages, {coefs.size} AR rules) but n_actions = {requested} was requested",
@@ -238,23 +240,19 @@ class ExpertPredictions(ObliviousAdversary):
     # game state
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        who = "adversary expert_predictions"
-        if self.loss not in LOSSES:
-            raise ConfigError(who, "loss", f"must be one of {LOSSES}, got {self.loss!r}")
-        if self.offset not in ("fixed", "random"):
-            raise ConfigError(who, "offset", "must be 'fixed' or 'random'")
+        who = self.label()
         k, windows, coefs = self._experts()
         warm, horizon = self._warmup(), int(spec.horizon)
         source = self._source()
         if source == "goog":
             y = min_max(goog_prices())
         elif source == "path":
-            y = min_max(load_series(self.path, self.column))
+            try:
+                y = min_max(load_series(self.path, self.column))
+            except ValueError as exc:
+                raise ConfigError(who, "path", str(exc)) from exc
         else:
-            seed = self.synthetic_seed
-            if not (isinstance(seed, int) and seed >= 0):
-                raise ConfigError(who, "synthetic_seed", f"must be an integer ≥ 0, got {seed!r}")
-            y = synthetic_series(2 * (warm + horizon), seed)
+            y = synthetic_series(2 * (warm + horizon), int(self.synthetic_seed))
         room = y.size - warm - horizon  # largest start offset
         if room < 0:
             raise ConfigError(

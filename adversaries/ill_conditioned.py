@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 
 from adversaries._oco_stream import (
+    DOMAIN,
+    EXAMPLE_LOSS,
     StreamAdversary,
-    check_example_loss,
-    check_real,
     haar_orthogonal,
     make_domain,
     row_dot,
@@ -18,6 +19,7 @@ from adversaries._oco_stream import (
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
+from arena.params import POSITIVE, Interval, OneOf
 from arena.spec import AdversaryTags, GameSpec
 
 SPECTRA = ("offset", "linspace")
@@ -106,10 +108,17 @@ class IllConditioned(StreamAdversary):
     Luo 2016, §4.6.1 and Figure 4.2.
     """
 
-    name = "ill_conditioned"
     tags = AdversaryTags(
         protocol="classification", oblivious=True, oracle=frozenset({"comparator"})
     )
+    parameter_constraints: ClassVar = {
+        "kappa": [Interval(1, None)],
+        "n_large": [Interval(0, None, integer=True)],
+        "spectrum": [OneOf(*SPECTRA)],
+        "loss": EXAMPLE_LOSS,
+        "domain": DOMAIN,
+        "radius": [POSITIVE],
+    }
 
     def __init__(
         self,
@@ -127,34 +136,25 @@ class IllConditioned(StreamAdversary):
         self.domain = domain
         self.radius = radius
 
-    @property
-    def _who(self) -> str:
-        return f"adversary {self.name}"
-
     def resolve_dim(self, requested: int | None) -> int:
         return 100 if requested is None else int(requested)
 
     def declared_domain(self) -> Domain:
-        return make_domain(self._who, self.domain, self.radius)
+        return make_domain(self.domain, self.radius)
 
     def declared_loss(self) -> str:
-        return check_example_loss(self._who, self.loss)
+        return self.loss
 
     def gradient_bound(self) -> None:
         return None
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        who = self._who
-        self.declared_domain()
-        self.declared_loss()
-        kappa = check_real(who, "kappa", self.kappa, lo=1.0, strict=False)
+        kappa = float(self.kappa)
         d = int(spec.dim)
-        k = self.n_large
-        if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 0 <= k <= d:
-            raise ConfigError(who, "n_large", f"must be an integer in [0, d] = [0, {d}]")
-        if self.spectrum not in SPECTRA:
-            raise ConfigError(who, "spectrum", f"must be one of {SPECTRA}")
-        lam = ill_conditioned_spectrum(d, kappa, int(k), self.spectrum)
+        k = int(self.n_large)
+        if k > d:
+            raise ConfigError(self.label(), "n_large", f"must be an integer in [0, d] = [0, {d}]")
+        lam = ill_conditioned_spectrum(d, kappa, k, self.spectrum)
         self._rngs = list(rngs)
         self._dim = d
         self._lam = lam

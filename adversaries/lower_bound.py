@@ -11,11 +11,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import ClassVar
 
 import numpy as np
 
 from adversaries.stochastic import MeanDrivenBernoulli, fair_coin_lower_bound
 from arena.errors import ConfigError
+from arena.params import POSITIVE, Interval, IsNone, OneOf
 from arena.protocols import ObliviousAdversary
 from arena.spec import AdversaryTags, GameSpec
 
@@ -43,7 +45,6 @@ class FTLKiller(ObliviousAdversary):
     de Rooij, van Erven, Grünwald & Koolen (2014), JMLR, §2; Cesa-Bianchi & Lugosi (2006).
     """
 
-    name = "ftl_killer"
     tags = AdversaryTags(oblivious=True)
 
     def __init__(self):
@@ -54,7 +55,7 @@ class FTLKiller(ObliviousAdversary):
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
         if spec.n_actions < 2:
-            raise ConfigError("adversary ftl_killer", "n_actions", "needs at least 2 experts")
+            raise ConfigError(self.label(), "n_actions", "needs at least 2 experts")
         self._n_rep, self._n_act = spec.n_replicates, spec.n_actions
 
     def losses_block(self, t0: int, n: int) -> np.ndarray:
@@ -206,7 +207,6 @@ class Comb(ObliviousAdversary):
     advice"; Abbasi-Yadkori, Bartlett & Gabillon (NeurIPS 2017); Cover (1965).
     """
 
-    name = "comb"
     tags = AdversaryTags(oblivious=True)
 
     def __init__(self):
@@ -300,7 +300,10 @@ class AntiHedge(ObliviousAdversary):
     algorithmic families"; de Rooij et al. (2014).
     """
 
-    name = "anti_hedge"
+    parameter_constraints: ClassVar = {
+        "eta": [POSITIVE],
+        "phase1": [Interval(0, None, integer=True), IsNone()],
+    }
     tags = AdversaryTags(oblivious=True)
 
     def __init__(self, eta: float = 0.1, phase1: int | None = None):
@@ -311,20 +314,13 @@ class AntiHedge(ObliviousAdversary):
         return 10 if requested is None else int(requested)
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        who = "adversary anti_hedge"
         eta = self.eta
-        if not (isinstance(eta, int | float) and math.isfinite(eta) and eta > 0):
-            raise ConfigError(who, "eta", f"must be finite and > 0, got {eta!r}")
         if spec.n_actions < 2:
-            raise ConfigError(who, "n_actions", "needs at least 2 experts")
+            raise ConfigError(self.label(), "n_actions", "needs at least 2 experts")
         if self.phase1 is None:
             t1 = math.ceil(3.0 * math.log(spec.n_actions) / eta)
-        elif (
-            isinstance(self.phase1, int) and not isinstance(self.phase1, bool) and self.phase1 >= 0
-        ):
-            t1 = self.phase1
         else:
-            raise ConfigError(who, "phase1", f"must be an integer ≥ 0, got {self.phase1!r}")
+            t1 = int(self.phase1)
         self._t1 = t1
         self._eta = float(eta)
         self._n_rep, self._n_act = spec.n_replicates, spec.n_actions
@@ -424,7 +420,11 @@ class PlantedBlocks(MeanDrivenBernoulli):
     Herbster & Warmuth (1998) (the m-switch comparator).
     """
 
-    name = "planted_blocks"
+    parameter_constraints: ClassVar = {
+        "n_switches": [Interval(0, None, integer=True)],
+        "gap": [Interval(0, 0.5)],
+        "boundaries": [OneOf("even", "random")],
+    }
     tags = AdversaryTags(oblivious=True, oracle=frozenset({"means"}), needs_horizon=True)
 
     def __init__(self, n_switches: int = 4, gap: float = 0.0, boundaries: str = "even"):
@@ -433,16 +433,12 @@ class PlantedBlocks(MeanDrivenBernoulli):
         self.boundaries = boundaries
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        who = "adversary planted_blocks"
-        n, horizon, m = spec.n_actions, spec.horizon, self.n_switches
-        if not (isinstance(m, int) and not isinstance(m, bool) and 0 <= m < horizon):
+        who = self.label()
+        n, horizon, m = spec.n_actions, spec.horizon, int(self.n_switches)
+        if m >= horizon:
             raise ConfigError(who, "n_switches", f"must be an integer in [0, T) = [0, {horizon})")
-        if not (isinstance(self.gap, int | float) and 0 <= self.gap <= 0.5):
-            raise ConfigError(who, "gap", f"must lie in [0, 0.5], got {self.gap!r}")
         if self.gap > 0 and n < 2:
             raise ConfigError(who, "n_actions", "a planted expert needs at least 2 experts")
-        if self.boundaries not in ("even", "random"):
-            raise ConfigError(who, "boundaries", "must be 'even' or 'random'")
         self._edges, self._planted = [], []
         for rng in rngs:
             if self.boundaries == "even":
@@ -534,7 +530,12 @@ class PlantedWindows(MeanDrivenBernoulli):
     Daniely, Gonen & Shalev-Shwartz (ICML 2015), "Strongly adaptive online learning".
     """
 
-    name = "planted_windows"
+    parameter_constraints: ClassVar = {
+        "tau": [Interval(1, None, integer=True)],
+        "n_windows": [Interval(1, None, integer=True)],
+        "mode": [OneOf(*WINDOW_MODES)],
+        "placement": [OneOf("end", "random")],
+    }
     tags = AdversaryTags(oblivious=True, oracle=frozenset({"means"}), needs_horizon=True)
 
     def __init__(
@@ -546,16 +547,8 @@ class PlantedWindows(MeanDrivenBernoulli):
         self.placement = placement
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        who = "adversary planted_windows"
-        n, horizon, tau, k = spec.n_actions, spec.horizon, self.tau, self.n_windows
-        if not (isinstance(tau, int) and not isinstance(tau, bool) and tau >= 1):
-            raise ConfigError(who, "tau", f"must be an integer ≥ 1, got {tau!r}")
-        if not (isinstance(k, int) and not isinstance(k, bool) and k >= 1):
-            raise ConfigError(who, "n_windows", f"must be an integer ≥ 1, got {k!r}")
-        if self.mode not in WINDOW_MODES:
-            raise ConfigError(who, "mode", f"must be one of {WINDOW_MODES}, got {self.mode!r}")
-        if self.placement not in ("end", "random"):
-            raise ConfigError(who, "placement", "must be 'end' or 'random'")
+        who = self.label()
+        n, horizon, tau, k = spec.n_actions, spec.horizon, int(self.tau), int(self.n_windows)
         if n < 2:
             raise ConfigError(who, "n_actions", "needs at least 2 experts")
         edges = np.array([1 + (w * horizon) // k for w in range(k + 1)], dtype=np.int64)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
 from arena.errors import ArenaError, ConfigError, GameError
+from arena.params import InstanceOf, Interval, IsNone, OneOf
 from arena.protocols import AdaptiveAdversary, ExpertsPlayer
 from arena.sampling import sample_actions
 from arena.spec import AdversaryTags, GameSpec, History
@@ -27,13 +29,16 @@ SIMPLEX_TOL = 1e-9
 
 
 def load_matrix(path: str | Path) -> np.ndarray:
-    """Load a 2-D numeric matrix from ``.npy`` or ``.csv`` (a header row is allowed in CSV)."""
-    who = "adversary matrix_game"
+    """Load a 2-D numeric matrix from ``.npy`` or ``.csv`` (a header row is allowed in CSV).
+
+    Raises ``ValueError`` naming the file and what is wrong (:class:`MatrixGame` reports it as a
+    :class:`~arena.errors.ConfigError` on ``matrix_path``).
+    """
     path = Path(path)
     if path.suffix.lower() not in (".npy", ".csv"):
-        raise ConfigError(who, "matrix_path", f"{path}: use a .npy or .csv file")
+        raise ValueError(f"{path}: use a .npy or .csv file")
     if not path.is_file():
-        raise ConfigError(who, "matrix_path", f"{path}: no such file")
+        raise ValueError(f"{path}: no such file")
     try:
         if path.suffix.lower() == ".npy":
             arr = np.load(path, allow_pickle=False)
@@ -45,12 +50,10 @@ def load_matrix(path: str | Path) -> np.ndarray:
                 frame = pd.read_csv(path)
             arr = frame.to_numpy(dtype=np.float64)
     except (ValueError, OSError) as exc:
-        raise ConfigError(who, "matrix_path", f"{path}: cannot read a matrix ({exc})") from exc
+        raise ValueError(f"{path}: cannot read a matrix ({exc})") from exc
     arr = np.asarray(arr, dtype=np.float64)
     if arr.ndim != 2 or 0 in arr.shape or not np.isfinite(arr).all():
-        raise ConfigError(
-            who, "matrix_path", f"{path}: expected a finite 2-D matrix, got shape {arr.shape}"
-        )
+        raise ValueError(f"{path}: expected a finite 2-D matrix, got shape {arr.shape}")
     return arr
 
 
@@ -112,8 +115,15 @@ class MatrixGame(AdaptiveAdversary):
     (1964), "Some topics in two-person games"; Cesa-Bianchi & Lugosi (2006), §7.2.
     """
 
-    name = "matrix_game"
     tags = AdversaryTags(oblivious=False, sees_distribution=True)
+    parameter_constraints: ClassVar = {
+        "game": [OneOf(*GAME_NAMES), IsNone()],
+        "matrix_path": [InstanceOf(str, "the path of a .npy or .csv file"), IsNone()],
+        "opponent": [InstanceOf(str, "an experts player's registry name")],
+        "opponent_params": [InstanceOf(Mapping, "a mapping of its parameters"), IsNone()],
+        "n_columns": [Interval(1, None, integer=True), IsNone()],
+        "game_seed": [Interval(0, None, integer=True)],
+    }
 
     def __init__(
         self,
@@ -135,20 +145,20 @@ class MatrixGame(AdaptiveAdversary):
     # the matrix
 
     def _kind(self) -> str:
-        who = "adversary matrix_game"
         if self.matrix_path is not None:
             if self.game is not None:
-                raise ConfigError(who, "game", "give either game or matrix_path, not both")
+                message = "give either game or matrix_path, not both"
+                raise ConfigError(self.label(), "game", message)
             return "file"
-        game = "random" if self.game is None else self.game
-        if game not in GAME_NAMES:
-            raise ConfigError(who, "game", f"must be one of {GAME_NAMES}, got {game!r}")
-        return game
+        return "random" if self.game is None else self.game
 
     def _fixed_matrix(self) -> np.ndarray | None:
         kind = self._kind()
         if kind == "file":
-            return load_matrix(self.matrix_path)
+            try:
+                return load_matrix(self.matrix_path)
+            except ValueError as exc:
+                raise ConfigError(self.label(), "matrix_path", str(exc)) from exc
         if kind in GAMES:
             return np.array(GAMES[kind], dtype=np.float64)
         return None
@@ -157,13 +167,8 @@ class MatrixGame(AdaptiveAdversary):
         fixed = self._fixed_matrix()
         if fixed is not None:
             return fixed
-        who = "adversary matrix_game"
-        m = n_rows if self.n_columns is None else self.n_columns
-        if not (isinstance(m, int) and not isinstance(m, bool) and m >= 1):
-            raise ConfigError(who, "n_columns", f"must be an integer ≥ 1, got {m!r}")
-        if not (isinstance(self.game_seed, int) and self.game_seed >= 0):
-            raise ConfigError(who, "game_seed", f"must be an integer ≥ 0, got {self.game_seed!r}")
-        return np.random.default_rng(self.game_seed).uniform(-1.0, 1.0, (n_rows, m))
+        m = n_rows if self.n_columns is None else int(self.n_columns)
+        return np.random.default_rng(int(self.game_seed)).uniform(-1.0, 1.0, (n_rows, m))
 
     def resolve_n_actions(self, requested: int | None) -> int:
         fixed = self._fixed_matrix()
@@ -172,7 +177,7 @@ class MatrixGame(AdaptiveAdversary):
         rows = fixed.shape[0]
         if requested is not None and int(requested) != rows:
             raise ConfigError(
-                "adversary matrix_game",
+                self.label(),
                 "n_actions",
                 f"the game has {rows} rows (our actions) but n_actions = {requested} was "
                 f"requested (omit n_actions or set n_actions={rows})",
@@ -185,12 +190,10 @@ class MatrixGame(AdaptiveAdversary):
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
         from arena import registry
 
-        who = "adversary matrix_game"
+        who = self.label()
         a = self._build_matrix(spec.n_actions)
         if a.shape[0] != spec.n_actions:
             raise ConfigError(who, "n_actions", f"the game has {a.shape[0]} rows")
-        if not isinstance(self.opponent, str):
-            raise ConfigError(who, "opponent", "must be a registry name of an experts player")
         params = dict(self.opponent_params or {})
         try:
             opp = registry.make("player", self.opponent, **params)
@@ -232,7 +235,7 @@ class MatrixGame(AdaptiveAdversary):
         p = np.asarray(history.probs, dtype=np.float64)
         n_rep, n_col = self._q_sum.shape
         q = np.array(self._opp.predict(), dtype=np.float64)
-        who = f"adversary matrix_game (opponent {self.opponent})"
+        who = f"{self.label()} (opponent {self.opponent})"
         if q.shape != (n_rep, n_col):
             raise GameError(
                 who, f"opponent predicted shape {q.shape}", round=t, replicate=int(self._ids[0])

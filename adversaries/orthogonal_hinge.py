@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 
@@ -15,6 +16,7 @@ from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
 from arena.oco.protocol import AdaptiveOCOAdversary
+from arena.params import POSITIVE
 from arena.spec import AdversaryTags, GameSpec
 
 
@@ -80,7 +82,7 @@ class OrthogonalHinge(AdaptiveOCOAdversary):
     the Perceptron's bound is tight).
     """
 
-    name = "orthogonal_hinge"
+    parameter_constraints: ClassVar = {"scale": [POSITIVE]}
     comparator_moves = True  # the comparator is built from the player's answers
     tags = AdversaryTags(
         protocol="classification",
@@ -109,11 +111,7 @@ class OrthogonalHinge(AdaptiveOCOAdversary):
         return float(self.scale)
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        comp = "adversary orthogonal_hinge"
-        if not (isinstance(self.scale, int | float) and math.isfinite(self.scale)):
-            raise ConfigError(comp, "scale", f"must be a finite number, got {self.scale!r}")
-        if self.scale <= 0:
-            raise ConfigError(comp, "scale", f"must be > 0, got {self.scale!r}")
+        comp = self.label()
         if spec.horizon is None:
             raise ConfigError(comp, "horizon", "the construction needs the horizon T (d ≥ T)")
         dim = spec.dim if spec.dim is not None else spec.n_actions

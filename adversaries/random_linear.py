@@ -5,15 +5,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import ClassVar
 
 import numpy as np
 from scipy.special import gammaln
 
-from adversaries._oco_stream import StreamAdversary, check_real, make_domain, row_norm
+from adversaries._oco_stream import DOMAIN, StreamAdversary, make_domain, row_norm
 from adversaries.stochastic import fair_coin_lower_bound
-from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
+from arena.params import POSITIVE, OneOf
 from arena.spec import AdversaryTags, GameSpec
 
 DISTRIBUTIONS = ("rademacher", "sphere")
@@ -96,7 +97,12 @@ class RandomLinear(StreamAdversary):
     Shalev-Shwartz 2007, §3.6, Theorem 3.
     """
 
-    name = "random_linear"
+    parameter_constraints: ClassVar = {
+        "domain": DOMAIN,
+        "radius": [POSITIVE],
+        "G": [POSITIVE],
+        "distribution": [OneOf(*DISTRIBUTIONS)],
+    }
     tags = AdversaryTags(protocol="oco", oblivious=True)
 
     def __init__(
@@ -115,27 +121,17 @@ class RandomLinear(StreamAdversary):
         return 1 if requested is None else int(requested)
 
     def declared_domain(self) -> Domain:
-        return make_domain(self._who, self.domain, self.radius)
+        return make_domain(self.domain, self.radius)
 
     def declared_loss(self) -> str:
         return "linear"
 
     def gradient_bound(self) -> float:
-        return check_real(self._who, "G", self.G, lo=0.0)
-
-    @property
-    def _who(self) -> str:
-        return f"adversary {self.name}"
+        return float(self.G)
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
         self._domain = self.declared_domain()
         self._G = self.gradient_bound()
-        if self.distribution not in DISTRIBUTIONS:
-            raise ConfigError(
-                self._who,
-                "distribution",
-                f"must be one of {DISTRIBUTIONS}, got {self.distribution!r}",
-            )
         self._rngs = list(rngs)
         self._dim = int(spec.dim)
         self._start_stream()

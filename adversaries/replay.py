@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
 from arena.errors import ConfigError
+from arena.params import InstanceOf, Interval, ListOf
 from arena.protocols import ObliviousAdversary
 from arena.spec import AdversaryTags, GameSpec
 
@@ -18,14 +20,14 @@ def load_loss_array(path: str | Path) -> np.ndarray:
     """Load a T×N or R×T×N loss array from ``.npy``, ``.csv`` (T×N) or ``.parquet`` (T×N).
 
     CSV files may have a header row of expert names; Parquet files hold one numeric column per
-    expert. Raises :class:`~arena.errors.ConfigError` naming the file on any problem.
+    expert. Raises ``ValueError`` naming the file and what is wrong on any problem (the
+    :class:`Replay` reading it reports that as a :class:`~arena.errors.ConfigError` on ``path``).
     """
-    who = "adversary replay"
     path = Path(path)
     if path.suffix.lower() not in SUFFIXES:
-        raise ConfigError(who, "path", f"{path}: unsupported format; use one of {SUFFIXES}")
+        raise ValueError(f"{path}: unsupported format; use one of {SUFFIXES}")
     if not path.is_file():
-        raise ConfigError(who, "path", f"{path}: no such file")
+        raise ValueError(f"{path}: no such file")
     try:
         if path.suffix.lower() == ".npy":
             arr = np.load(path, allow_pickle=False)
@@ -41,10 +43,10 @@ def load_loss_array(path: str | Path) -> np.ndarray:
 
             arr = pd.read_parquet(path).to_numpy(dtype=np.float64)
     except (ValueError, OSError) as exc:
-        raise ConfigError(who, "path", f"{path}: cannot read a numeric loss array ({exc})") from exc
+        raise ValueError(f"{path}: cannot read a numeric loss array ({exc})") from exc
     arr = np.asarray(arr, dtype=np.float64)
     if arr.ndim not in (2, 3) or 0 in arr.shape:
-        raise ConfigError(who, "path", f"{path}: expected shape T×N or R×T×N, got {arr.shape}")
+        raise ValueError(f"{path}: expected shape T×N or R×T×N, got {arr.shape}")
     return arr
 
 
@@ -76,8 +78,11 @@ class Replay(ObliviousAdversary):
     2.0
     """
 
-    name = "replay"
     tags = AdversaryTags(oblivious=True)
+    parameter_constraints: ClassVar = {
+        "path": [InstanceOf(str, "the path of a .npy, .csv or .parquet file")],
+        "loss_range": [ListOf(Interval())],
+    }
 
     def __init__(self, path: str, loss_range: Sequence[float] = (0.0, 1.0)):
         self.path = path
@@ -103,7 +108,10 @@ class Replay(ObliviousAdversary):
 
     def _array(self) -> np.ndarray:
         if getattr(self, "_loaded_from", None) != self.path:
-            self._data = load_loss_array(self.path)
+            try:
+                self._data = load_loss_array(self.path)
+            except ValueError as exc:
+                raise ConfigError(self.label(), "path", str(exc)) from exc
             self._loaded_from = self.path
         return self._data
 
@@ -111,7 +119,7 @@ class Replay(ObliviousAdversary):
         n_file = self._array().shape[-1]
         if requested is not None and int(requested) != n_file:
             raise ConfigError(
-                "adversary replay",
+                self.label(),
                 "n_actions",
                 f"{self.path}: the file has N = {n_file} experts but n_actions = {requested} "
                 f"was requested (omit n_actions or set n_actions={n_file})",
@@ -119,7 +127,7 @@ class Replay(ObliviousAdversary):
         return n_file
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        who = "adversary replay"
+        who = self.label()
         arr = self._array()
         lo, hi = self.declared_range()
         t_file = arr.shape[-2]

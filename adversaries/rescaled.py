@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 
-from adversaries._oco_stream import InstanceTags, check_real, haar_orthogonal
+from adversaries._oco_stream import InstanceTags, haar_orthogonal
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
 from arena.oco.protocol import OCOAdversary
+from arena.params import POSITIVE, InstanceOf, Interval, IsNone, ListOf, OneOf
 from arena.spec import AdversaryTags, GameSpec
 
 MODES = ("diagonal", "linear")
@@ -89,10 +90,19 @@ class Rescaled(OCOAdversary):
     (2019); Luo 2016, invariance under ``x ↦ Mx`` (§4.2 and Appendix C.2).
     """
 
-    name = "rescaled"
     tags = InstanceTags(
         AdversaryTags(protocol="classification", oblivious=True, oracle=frozenset({"comparator"}))
     )
+    parameter_constraints: ClassVar = {
+        "base": [
+            InstanceOf(str, "a data adversary's registry name"),
+            InstanceOf(OCOAdversary, "an OCO adversary"),
+        ],
+        "base_params": [InstanceOf(Mapping, "a mapping of the base's parameters"), IsNone()],
+        "mode": [OneOf(*MODES)],
+        "scale_range": [ListOf(POSITIVE)],
+        "seed_offset": [Interval(0, None, integer=True)],
+    }
 
     def __init__(
         self,
@@ -108,10 +118,6 @@ class Rescaled(OCOAdversary):
         self.scale_range = scale_range
         self.seed_offset = seed_offset
 
-    @property
-    def _who(self) -> str:
-        return f"adversary {self.name}"
-
     # -- the base ----------------------------------------------------------------------------
 
     def _make_base(self) -> OCOAdversary:
@@ -120,15 +126,11 @@ class Rescaled(OCOAdversary):
             from arena import registry
 
             obj = registry.make("adversary", self.base, **params)
-        elif isinstance(self.base, OCOAdversary):
-            obj = self.base.clone(**params)
         else:
+            obj = self.base.clone(**params)
+        if not isinstance(obj, OCOAdversary):  # a registry name of an experts adversary
             raise ConfigError(
-                self._who, "base", f"must be a registry name or an OCO adversary, got {self.base!r}"
-            )
-        if not isinstance(obj, OCOAdversary):
-            raise ConfigError(
-                self._who, "base", f"{self.base!r} is not an OCO / classification adversary"
+                self.label(), "base", f"{self.base!r} is not an OCO / classification adversary"
             )
         return obj
 
@@ -154,14 +156,12 @@ class Rescaled(OCOAdversary):
         )
 
     def _range(self) -> tuple[float, float]:
-        sr = self.scale_range
-        if isinstance(sr, str) or not hasattr(sr, "__len__") or len(sr) != 2:
-            raise ConfigError(self._who, "scale_range", f"must be [lo, hi], got {sr!r}")
-        lo = check_real(self._who, "scale_range", sr[0], lo=0.0)
-        hi = check_real(self._who, "scale_range", sr[1], lo=0.0)
-        if lo > hi:
-            raise ConfigError(self._who, "scale_range", f"needs lo ≤ hi, got {sr!r}")
-        return lo, hi
+        # each scale is declared positive; that they are a pair [lo, hi] with lo ≤ hi is not
+        sr = list(self.scale_range)
+        if len(sr) != 2 or sr[0] > sr[1]:
+            message = f"must be [lo, hi] with lo ≤ hi, got {sr!r}"
+            raise ConfigError(self.label(), "scale_range", message)
+        return float(sr[0]), float(sr[1])
 
     # -- game constants: the base's ----------------------------------------------------------
 
@@ -193,17 +193,14 @@ class Rescaled(OCOAdversary):
     # -- reset ---------------------------------------------------------------------------------
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        who = self._who
         lo, hi = self._range()
-        if self.mode not in MODES:
-            raise ConfigError(who, "mode", f"must be one of {MODES}, got {self.mode!r}")
         off = self.seed_offset
-        if isinstance(off, bool) or not isinstance(off, int | np.integer) or off < 0:
-            raise ConfigError(who, "seed_offset", f"must be an integer ≥ 0, got {off!r}")
         base = self._base()
         if base.declared_sigma():
             raise ConfigError(
-                who, "base", "the σ-term (σ/2)‖w − z‖² is not rescaling-covariant (σ must be 0)"
+                self.label(),
+                "base",
+                "the σ-term (σ/2)‖w − z‖² is not rescaling-covariant (σ must be 0)",
             )
         d = int(spec.dim)
         mags = np.geomspace(lo, hi, d)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 
@@ -16,6 +17,7 @@ from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
 from arena.oco.protocol import AdaptiveOCOAdversary
+from arena.params import POSITIVE, Interval
 from arena.spec import AdversaryTags, GameSpec
 
 
@@ -130,7 +132,11 @@ class ScaleLowerBound(AdaptiveOCOAdversary):
     ``A_{t−1}^{−1}θ_{t−1}`` (so the learner cannot foil the sign) is our reconstruction.
     """
 
-    name = "scale_lower_bound"
+    parameter_constraints: ClassVar = {
+        "K": [POSITIVE],
+        "label_scale": [POSITIVE],
+        "max_condition": [Interval(1, None, closed="neither")],
+    }
     comparator_moves = True  # the comparator is built from the player's answers
     tags = AdversaryTags(
         protocol="regression",
@@ -167,17 +173,7 @@ class ScaleLowerBound(AdaptiveOCOAdversary):
         return None  # ‖∇f_t‖ = ‖x_t‖ grows with the data's scale
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        comp = "adversary scale_lower_bound"
-        for par in ("K", "label_scale", "max_condition"):
-            v = getattr(self, par)
-            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-                raise ConfigError(comp, par, f"must be a finite number, got {v!r}")
-        if self.K <= 0:
-            raise ConfigError(comp, "K", f"must be > 0, got {self.K!r}")
-        if self.label_scale <= 0:
-            raise ConfigError(comp, "label_scale", f"must be > 0, got {self.label_scale!r}")
-        if self.max_condition <= 1:
-            raise ConfigError(comp, "max_condition", f"must be > 1, got {self.max_condition!r}")
+        comp = self.label()
         if spec.horizon is None:
             raise ConfigError(comp, "horizon", "the construction needs the horizon T")
         dim = int(spec.dim if spec.dim is not None else spec.n_actions)

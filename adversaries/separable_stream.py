@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 from scipy.special import betaincc, betainccinv
 
 from adversaries._oco_stream import (
+    DOMAIN,
+    EXAMPLE_LOSS,
     StreamAdversary,
-    check_example_loss,
-    check_real,
     example_gradient_bound,
     make_domain,
     row_dot,
@@ -21,6 +22,7 @@ from adversaries._oco_stream import (
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
+from arena.params import POSITIVE, Interval, IsNone
 from arena.spec import AdversaryTags, GameSpec
 
 
@@ -82,7 +84,14 @@ class SeparableStream(StreamAdversary):
     ``(R/γ)²``); Novikoff 1962.
     """
 
-    name = "separable_stream"
+    parameter_constraints: ClassVar = {
+        "margin": [POSITIVE],
+        "feature_radius": [POSITIVE],
+        "noise": [Interval(0, 1)],
+        "loss": EXAMPLE_LOSS,
+        "domain": DOMAIN,
+        "radius": [POSITIVE, IsNone()],
+    }
     tags = AdversaryTags(
         protocol="classification", oblivious=True, oracle=frozenset({"comparator"})
     )
@@ -103,26 +112,21 @@ class SeparableStream(StreamAdversary):
         self.domain = domain
         self.radius = radius
 
-    @property
-    def _who(self) -> str:
-        return f"adversary {self.name}"
-
     def _gamma_r(self) -> tuple[float, float]:
-        big_r = check_real(self._who, "feature_radius", self.feature_radius, lo=0.0)
-        gamma = check_real(self._who, "margin", self.margin, lo=0.0)
-        if gamma >= big_r:
+        big_r, gamma = float(self.feature_radius), float(self.margin)
+        if gamma >= big_r:  # two parameters: no declaration says it
             raise ConfigError(
-                self._who, "margin", f"must be < feature_radius = {big_r}, got {gamma}"
+                self.label(), "margin", f"must be < feature_radius = {big_r}, got {gamma}"
             )
         return gamma, big_r
 
     def declared_domain(self) -> Domain:
         gamma, _ = self._gamma_r()
         radius = 1.0 / gamma if self.radius is None else self.radius
-        return make_domain(self._who, self.domain, radius)
+        return make_domain(self.domain, radius)
 
     def declared_loss(self) -> str:
-        return check_example_loss(self._who, self.loss)
+        return self.loss
 
     def feature_bound(self) -> float:
         return self._gamma_r()[1]
@@ -134,11 +138,7 @@ class SeparableStream(StreamAdversary):
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
         gamma, big_r = self._gamma_r()
-        self.declared_domain()
-        self.declared_loss()
-        noise = check_real(self._who, "noise", self.noise, lo=0.0, strict=False)
-        if noise > 1:
-            raise ConfigError(self._who, "noise", f"must lie in [0, 1], got {self.noise!r}")
+        noise = float(self.noise)
         d = int(spec.dim)
         self._dim, self._gamma, self._big_r, self._noise = d, gamma, big_r, noise
         self._rngs = list(rngs)

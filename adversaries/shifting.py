@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 
 from adversaries.stochastic import MeanDrivenBernoulli
 from arena.errors import ConfigError
+from arena.params import Interval, OneOf
 from arena.spec import AdversaryTags, GameSpec
 
 
@@ -50,7 +52,12 @@ class ShiftingExperts(MeanDrivenBernoulli):
     Herbster & Warmuth (1998), "Tracking the best expert".
     """
 
-    name = "shifting_experts"
+    parameter_constraints: ClassVar = {
+        "n_switches": [Interval(0, None, integer=True)],
+        "gap": [Interval(0, 1)],
+        "base": [Interval(0, 1)],
+        "change_points": [OneOf("even", "random")],
+    }
     tags = AdversaryTags(oblivious=True, oracle=frozenset({"means"}), needs_horizon=True)
 
     def __init__(
@@ -62,16 +69,14 @@ class ShiftingExperts(MeanDrivenBernoulli):
         self.change_points = change_points
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        who = "adversary shifting_experts"
-        n, horizon, k = spec.n_actions, spec.horizon, self.n_switches
+        who = self.label()
+        n, horizon, k = spec.n_actions, spec.horizon, int(self.n_switches)
         if n < 2:
             raise ConfigError(who, "n_actions", "needs at least 2 experts")
-        if not (isinstance(k, int) and 0 <= k < horizon):
+        if k >= horizon:
             raise ConfigError(who, "n_switches", f"must be an integer in [0, T) = [0, {horizon})")
-        if not (0 <= self.gap <= self.base <= 1):
+        if self.gap > self.base:  # two parameters: no declaration says it
             raise ConfigError(who, "gap", "need 0 ≤ gap ≤ base ≤ 1")
-        if self.change_points not in ("even", "random"):
-            raise ConfigError(who, "change_points", "must be 'even' or 'random'")
         self._starts = []  # first round of segments 2..k+1, per replicate
         self._best = []
         for rng in rngs:

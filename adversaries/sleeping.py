@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
 
 import numpy as np
 
 from arena import registry
 from arena.base import canonical_json
 from arena.errors import ConfigError, UnknownComponentError
+from arena.params import InstanceOf, Interval, IsNone, OneOf
 from arena.protocols import ObliviousAdversary
 from arena.spec import AdversaryTags, GameSpec
 
 MODES = ("random", "arrivals", "specialists")
-
-WHO = "adversary sleeping"
 
 
 class Sleeping(ObliviousAdversary):
@@ -73,8 +73,14 @@ class Sleeping(ObliviousAdversary):
     & Warmuth (1997), "Using and combining predictors that specialize", STOC. Blum (1997).
     """
 
-    name = "sleeping"
     tags = AdversaryTags(oblivious=True, emits_confidences=True)
+    parameter_constraints: ClassVar = {
+        "base": [InstanceOf(str, "an oblivious adversary's registry name")],
+        "base_params": [InstanceOf(Mapping, "a mapping of the base's parameters"), IsNone()],
+        "mode": [OneOf(*MODES)],
+        "awake_prob": [Interval(0, 1)],
+        "n_contexts": [Interval(1, None, integer=True)],
+    }
 
     def __init__(
         self,
@@ -94,23 +100,20 @@ class Sleeping(ObliviousAdversary):
         """Build (once per parameter set) the base adversary and check that it is oblivious."""
         key = canonical_json([self.base, self.base_params])
         if getattr(self, "_base_key", None) != key:
-            if not isinstance(self.base, str):
-                raise ConfigError(WHO, "base", f"must be a registry name, got {self.base!r}")
-            params = self.base_params
-            if params is not None and not hasattr(params, "items"):
-                raise ConfigError(WHO, "base_params", f"must be a mapping or null, got {params!r}")
             try:
-                adv = registry.make("adversary", self.base, **dict(params or {}))
+                adv = registry.make("adversary", self.base, **dict(self.base_params or {}))
             except UnknownComponentError as exc:
-                raise ConfigError(WHO, "base", str(exc)) from exc
+                raise ConfigError(self.label(), "base", str(exc)) from exc
             if not (isinstance(adv, ObliviousAdversary) and adv.tags.oblivious):
                 raise ConfigError(
-                    WHO,
+                    self.label(),
                     "base",
                     f"{self.base!r} is adaptive; only oblivious adversaries can be wrapped",
                 )
             if adv.tags.emits_confidences:
-                raise ConfigError(WHO, "base", f"{self.base!r} already announces confidences")
+                raise ConfigError(
+                    self.label(), "base", f"{self.base!r} already announces confidences"
+                )
             self._base_adv = adv
             self._base_key = key
         return self._base_adv
@@ -122,20 +125,13 @@ class Sleeping(ObliviousAdversary):
         return self._base().resolve_n_actions(requested)
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        if self.mode not in MODES:
-            raise ConfigError(WHO, "mode", f"must be one of {MODES}, got {self.mode!r}")
-        a = self.awake_prob
-        if not isinstance(a, int | float) or isinstance(a, bool):
-            raise ConfigError(WHO, "awake_prob", f"must be a number, got {a!r}")
-        if self.mode == "random" and not 0 < a <= 1:
-            raise ConfigError(WHO, "awake_prob", f"must lie in (0, 1] in mode 'random', got {a}")
-        if self.mode == "specialists" and not 0 <= a <= 1:
-            raise ConfigError(WHO, "awake_prob", f"must lie in [0, 1], got {a}")
-        k = self.n_contexts
-        if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
-            raise ConfigError(WHO, "n_contexts", f"must be an integer ≥ 1, got {k!r}")
+        a, k = self.awake_prob, self.n_contexts
+        if self.mode == "random" and a == 0:  # the declaration allows 0 (for "specialists")
+            message = f"must lie in (0, 1] in mode 'random', got {a}"
+            raise ConfigError(self.label(), "awake_prob", message)
         if self.mode == "arrivals" and spec.horizon is None:
-            raise ConfigError(WHO, "mode", "'arrivals' draws arrival rounds in 1..T: needs T")
+            message = "'arrivals' draws arrival rounds in 1..T: needs T"
+            raise ConfigError(self.label(), "mode", message)
         base = self._base()
         children = [rng.spawn(2) for rng in rngs]
         base.reset(spec, [c[0] for c in children])

@@ -9,12 +9,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any, ClassVar
 
 import numpy as np
 from numba import njit
 from scipy.special import bdtr, bdtrc
 
 from arena.errors import ConfigError
+from arena.params import NON_NEGATIVE, POSITIVE, Interval, IsNone, ListOf, OneOf, per_expert
 from arena.protocols import ObliviousAdversary
 from arena.spec import AdversaryTags, GameSpec
 
@@ -31,6 +33,21 @@ def _bernoulli_threshold(uniforms, means):
         for j in range(n):
             for i in range(n_act):
                 uniforms[r, j, i] = 1.0 if uniforms[r, j, i] < means[i] else 0.0
+
+
+EXPERT_INDEX = Interval(0, None, integer=True)
+"""An expert's index (that it is below N is checked at reset: N is the game's)."""
+
+
+def _default_means(adversary: Any, n: int) -> np.ndarray:
+    """The default means of ``n`` experts: 0.5 everywhere except ``0.5 − gap`` at ``best``."""
+    best = int(adversary.best)
+    if best >= n:
+        message = f"must be an expert index in [0, {n}), got {adversary.best!r}"
+        raise ConfigError(adversary.label(), "best", message)
+    mu = np.full(n, 0.5)
+    mu[best] = 0.5 - adversary.gap
+    return mu
 
 
 class _BernoulliLosses(ObliviousAdversary):
@@ -92,7 +109,11 @@ class Bernoulli(_BernoulliLosses):
     Luo 2016, §2.3, Theorem 5 (part 2); van Erven, Grünwald, Koolen & de Rooij (2011).
     """
 
-    name = "bernoulli"
+    parameter_constraints: ClassVar = {
+        "means": [ListOf(Interval(0, 1)), IsNone()],
+        "gap": [Interval(0, 0.5)],
+        "best": [EXPERT_INDEX],
+    }
 
     def __init__(self, means: list[float] | None = None, gap: float = 0.1, best: int = 0):
         self.means = means
@@ -100,24 +121,8 @@ class Bernoulli(_BernoulliLosses):
         self.best = best
 
     def _means(self, spec: GameSpec) -> np.ndarray:
-        n = spec.n_actions
-        who = "adversary bernoulli"
-        if self.means is not None:
-            mu = np.asarray(list(self.means), dtype=np.float64)
-            if mu.shape != (n,):
-                raise ConfigError(who, "means", f"needs {n} values (n_actions), got {mu.size}")
-            if not np.all((mu >= 0) & (mu <= 1)):
-                raise ConfigError(who, "means", "every mean must lie in [0, 1]")
-            return mu
-        if not 0 <= self.gap <= 0.5:
-            raise ConfigError(who, "gap", f"must lie in [0, 0.5], got {self.gap!r}")
-        if not (isinstance(self.best, int) and 0 <= self.best < n):
-            raise ConfigError(
-                who, "best", f"must be an expert index in [0, {n}), got {self.best!r}"
-            )
-        mu = np.full(n, 0.5)
-        mu[self.best] = 0.5 - self.gap
-        return mu
+        mu = per_expert(self, "means", spec.n_actions)
+        return _default_means(self, spec.n_actions) if mu is None else mu
 
     @classmethod
     def _unit_test_params(cls):
@@ -145,8 +150,6 @@ class FairCoin(_BernoulliLosses):
     ----------
     Cesa-Bianchi, Freund, Haussler, Helmbold, Schapire & Warmuth (1997), JACM; CBL Thm 3.7.
     """
-
-    name = "fair_coin"
 
     def __init__(self):
         pass
@@ -220,32 +223,17 @@ def fair_coin_lower_bound(t: int, n_actions: int) -> float:
 # Beta losses
 
 
-def _beta_means(who: str, n: int, means, gap: float, best: int) -> np.ndarray:
-    """Validate user means in (0, 1), or build ``0.5`` everywhere and ``0.5 − gap`` at ``best``."""
-    if means is not None:
-        mu = np.asarray(list(means), dtype=np.float64)
-        if mu.shape != (n,):
-            raise ConfigError(who, "means", f"needs {n} values (n_actions), got {mu.size}")
-        if not np.all((mu > 0) & (mu < 1)):
-            raise ConfigError(who, "means", "every mean must lie in the open interval (0, 1)")
-        return mu
-    if not (isinstance(gap, int | float) and 0 <= gap < 0.5):
-        raise ConfigError(who, "gap", f"must lie in [0, 0.5), got {gap!r}")
-    if not (isinstance(best, int) and 0 <= best < n):
-        raise ConfigError(who, "best", f"must be an expert index in [0, {n}), got {best!r}")
-    mu = np.full(n, 0.5)
-    mu[best] = 0.5 - gap
-    return mu
-
-
-def _n_from_list(who: str, param: str, values, requested: int | None) -> int:
+def _n_from_list(adversary: Any, param: str, requested: int | None) -> int:
     """N fixed by a per-expert list parameter (when given), else the requested or default 10."""
+    values = getattr(adversary, param)
     if values is None:
         return 10 if requested is None else int(requested)
     n = len(list(values))
     if requested is not None and int(requested) != n:
         raise ConfigError(
-            who, "n_actions", f"{param} has {n} values but n_actions = {requested} was requested"
+            adversary.label(),
+            "n_actions",
+            f"{param} has {n} values but n_actions = {requested} was requested",
         )
     return n
 
@@ -314,7 +302,12 @@ class Beta(ObliviousAdversary):
     Luo 2016, §2.3, Theorem 5 (part 2).
     """
 
-    name = "beta"
+    parameter_constraints: ClassVar = {
+        "means": [ListOf(Interval(0, 1, closed="neither")), IsNone()],
+        "gap": [Interval(0, 0.5, closed="left")],
+        "best": [EXPERT_INDEX],
+        "concentration": [POSITIVE],
+    }
     tags = AdversaryTags(oblivious=True, oracle=frozenset({"means"}))
 
     def __init__(
@@ -330,14 +323,12 @@ class Beta(ObliviousAdversary):
         self.concentration = concentration
 
     def resolve_n_actions(self, requested: int | None) -> int:
-        return _n_from_list("adversary beta", "means", self.means, requested)
+        return _n_from_list(self, "means", requested)
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        who = "adversary beta"
-        mu = _beta_means(who, spec.n_actions, self.means, self.gap, self.best)
-        kappa = self.concentration
-        if not (isinstance(kappa, int | float) and math.isfinite(kappa) and kappa > 0):
-            raise ConfigError(who, "concentration", f"must be finite and > 0, got {kappa!r}")
+        mu = per_expert(self, "means", spec.n_actions)
+        mu = _default_means(self, spec.n_actions) if mu is None else mu
+        kappa = float(self.concentration)
         self._mu = mu
         self._a, self._b = kappa * mu, kappa * (1.0 - mu)
         self._rngs = list(rngs)
@@ -409,7 +400,13 @@ class PiecewiseStochastic(MeanDrivenBernoulli):
     Luo 2016, §2.3, Theorem 5 (part 2), §2.3.3 and Table 2.3; Warmuth & Koolen (2014).
     """
 
-    name = "piecewise_stochastic"
+    parameter_constraints: ClassVar = {
+        "n_segments": [Interval(1, None, integer=True)],
+        "gap": [POSITIVE],
+        "best_mean": [NON_NEGATIVE],
+        "spread": [NON_NEGATIVE],
+        "change_points": [OneOf("even", "random")],
+    }
     tags = AdversaryTags(oblivious=True, oracle=frozenset({"means"}), needs_horizon=True)
 
     def __init__(
@@ -427,23 +424,14 @@ class PiecewiseStochastic(MeanDrivenBernoulli):
         self.change_points = change_points
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        who = "adversary piecewise_stochastic"
-        n, horizon, k = spec.n_actions, spec.horizon, self.n_segments
+        who = self.label()
+        n, horizon, k = spec.n_actions, spec.horizon, int(self.n_segments)
         if n < 2:
             raise ConfigError(who, "n_actions", "needs at least 2 experts")
-        if not (isinstance(k, int) and 1 <= k <= horizon):
+        if k > horizon:
             raise ConfigError(who, "n_segments", f"must be an integer in [1, T] = [1, {horizon}]")
-        nums = (self.gap, self.best_mean, self.spread)
-        if not all(isinstance(v, int | float) and math.isfinite(v) for v in nums):
-            raise ConfigError(who, "gap", "gap, best_mean and spread must be finite numbers")
-        if not self.gap > 0:
-            raise ConfigError(who, "gap", f"must be > 0, got {self.gap!r}")
-        if self.best_mean < 0 or self.spread < 0:
-            raise ConfigError(who, "best_mean", "best_mean and spread must be ≥ 0")
-        if self.best_mean + self.gap + self.spread > 1:
+        if self.best_mean + self.gap + self.spread > 1:  # three parameters: no declaration says it
             raise ConfigError(who, "spread", "need best_mean + gap + spread ≤ 1")
-        if self.change_points not in ("even", "random"):
-            raise ConfigError(who, "change_points", "must be 'even' or 'random'")
         self._starts, self._mu = [], []
         for rng in rngs:
             if self.change_points == "even":
@@ -538,7 +526,13 @@ class DriftingMeans(MeanDrivenBernoulli):
     stochastic optimization".
     """
 
-    name = "drifting_means"
+    parameter_constraints: ClassVar = {
+        "mode": [OneOf(*DRIFT_MODES)],
+        "step": [NON_NEGATIVE],
+        "period": [POSITIVE],
+        "amplitude": [NON_NEGATIVE],
+        "initial": [ListOf(Interval(0, 1)), IsNone()],
+    }
     tags = AdversaryTags(oblivious=True, oracle=frozenset({"means"}))
 
     def __init__(
@@ -556,28 +550,11 @@ class DriftingMeans(MeanDrivenBernoulli):
         self.initial = initial
 
     def resolve_n_actions(self, requested: int | None) -> int:
-        return _n_from_list("adversary drifting_means", "initial", self.initial, requested)
+        return _n_from_list(self, "initial", requested)
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        who = "adversary drifting_means"
         n = spec.n_actions
-        if self.mode not in DRIFT_MODES:
-            raise ConfigError(who, "mode", f"must be one of {DRIFT_MODES}, got {self.mode!r}")
-        for pname in ("step", "period", "amplitude"):
-            v = getattr(self, pname)
-            if not (isinstance(v, int | float) and math.isfinite(v)):
-                raise ConfigError(who, pname, f"must be a finite number, got {v!r}")
-        if self.step < 0:
-            raise ConfigError(who, "step", f"must be ≥ 0, got {self.step!r}")
-        if self.period <= 0:
-            raise ConfigError(who, "period", f"must be > 0, got {self.period!r}")
-        if self.amplitude < 0:
-            raise ConfigError(who, "amplitude", f"must be ≥ 0, got {self.amplitude!r}")
-        init = None
-        if self.initial is not None:
-            init = np.asarray(list(self.initial), dtype=np.float64)
-            if init.shape != (n,) or not np.all((init >= 0) & (init <= 1)):
-                raise ConfigError(who, "initial", f"needs {n} values in [0, 1] (n_actions)")
+        init = per_expert(self, "initial", n)
         self._rngs = list(rngs)
         self._n_act = n
         n_rep = len(self._rngs)

@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 
 from adversaries._oco_stream import (
     StreamAdversary,
     ball_points,
-    check_real,
     row_dot,
     uniforms_from_normals,
     unit_vector,
 )
-from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
+from arena.params import NON_NEGATIVE, POSITIVE, Interval, IsNone, OneOf
 from arena.spec import AdversaryTags, GameSpec
 
 KINDS = ("quadratic", "hinge")
@@ -72,8 +72,15 @@ class StronglyConvex(StreamAdversary):
     (2007) (OGD, strongly convex).
     """
 
-    name = "strongly_convex"
     tags = AdversaryTags(protocol="oco", oblivious=True)
+    parameter_constraints: ClassVar = {
+        "kind": [OneOf(*KINDS)],
+        "sigma": [POSITIVE],
+        "radius": [POSITIVE],
+        "center_radius": [NON_NEGATIVE, IsNone()],
+        "feature_radius": [POSITIVE],
+        "noise": [Interval(0, 1)],
+    }
 
     def __init__(
         self,
@@ -91,56 +98,41 @@ class StronglyConvex(StreamAdversary):
         self.feature_radius = feature_radius
         self.noise = noise
 
-    @property
-    def _who(self) -> str:
-        return f"adversary {self.name}"
-
-    def _kind(self) -> str:
-        if self.kind not in KINDS:
-            raise ConfigError(self._who, "kind", f"must be one of {KINDS}, got {self.kind!r}")
-        return self.kind
-
     def _center_radius(self) -> float:
-        if self.center_radius is None:
-            return check_real(self._who, "radius", self.radius, lo=0.0)
-        return check_real(self._who, "center_radius", self.center_radius, lo=0.0, strict=False)
+        return float(self.radius if self.center_radius is None else self.center_radius)
 
     def declared_domain(self) -> Domain:
-        return Domain("ball", check_real(self._who, "radius", self.radius, lo=0.0))
+        return Domain("ball", float(self.radius))
 
     def declared_loss(self) -> str:
-        return "linear" if self._kind() == "quadratic" else "hinge"
+        return "linear" if self.kind == "quadratic" else "hinge"
 
     def declared_sigma(self) -> float:
-        return check_real(self._who, "sigma", self.sigma, lo=0.0)
+        return float(self.sigma)
 
     def feature_bound(self) -> float | None:
-        if self._kind() == "quadratic":
+        if self.kind == "quadratic":
             return None
-        return check_real(self._who, "feature_radius", self.feature_radius, lo=0.0)
+        return float(self.feature_radius)
 
     def gradient_bound(self) -> float:
         sigma, rho = self.declared_sigma(), self.declared_domain().radius
-        if self._kind() == "quadratic":
+        if self.kind == "quadratic":
             return sigma * (rho + self._center_radius())
         return self.feature_bound() + sigma * rho
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        self.gradient_bound()  # validates kind, sigma, radius and the kind's own parameters
-        noise = check_real(self._who, "noise", self.noise, lo=0.0, strict=False)
-        if noise > 1:
-            raise ConfigError(self._who, "noise", f"must lie in [0, 1], got {self.noise!r}")
-        self._noise = noise
+        self._noise = float(self.noise)
         self._rngs = list(rngs)
         self._dim = d = int(spec.dim)
-        if self._kind() == "hinge":
+        if self.kind == "hinge":
             self._u = np.stack([unit_vector(rng, d) for rng in self._rngs])
         self._start_stream()
 
     def _generate(self, n: int) -> RoundData:
         d, n_rep = self._dim, len(self._rngs)
         pts = np.empty((n_rep, n, d))
-        if self._kind() == "quadratic":
+        if self.kind == "quadratic":
             rad = self._center_radius()
             for r, rng in enumerate(self._rngs):
                 z = rng.standard_normal((n, d + 1))

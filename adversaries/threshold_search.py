@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 
@@ -14,6 +15,7 @@ from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
 from arena.oco.protocol import AdaptiveOCOAdversary
+from arena.params import OneOf
 from arena.spec import AdversaryTags, GameSpec
 
 EMBEDDINGS = ("thermometer", "one_hot")
@@ -123,7 +125,7 @@ class ThresholdSearch(AdaptiveOCOAdversary):
     Shalev-Shwartz 2007, Appendix B.2: Example 6 and Theorem 8 (VC(H) ≤ M).
     """
 
-    name = "threshold_search"
+    parameter_constraints: ClassVar = {"embedding": [OneOf(*EMBEDDINGS)]}
     comparator_moves = True  # the comparator is built from the player's answers
     tags = AdversaryTags(
         protocol="classification", oblivious=False, oracle=frozenset({"comparator"})
@@ -147,12 +149,9 @@ class ThresholdSearch(AdaptiveOCOAdversary):
         return 1.0 if self.embedding == "one_hot" else None
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        comp = "adversary threshold_search"
-        if self.embedding not in EMBEDDINGS:
-            raise ConfigError(comp, "embedding", f"must be one of {EMBEDDINGS}")
         n = spec.dim if spec.dim is not None else spec.n_actions
         if n < 2:
-            raise ConfigError(comp, "n_actions", f"needs n = d ≥ 2 points, got {n}")
+            raise ConfigError(self.label(), "n_actions", f"needs n = d ≥ 2 points, got {n}")
         self._n, self._n_rep = int(n), spec.n_replicates
         self._l = np.ones(self._n_rep, dtype=np.int64)
         self._r = np.full(self._n_rep, self._n, dtype=np.int64)

@@ -104,8 +104,12 @@ class Component:
         return name_of(cls) or cls.__dict__.get("name") or cls.__name__
 
     def label(self) -> str:
-        """Return ``"<kind> <registry name>"`` (e.g. ``player hedge``), how errors name it."""
-        return f"{self.kind} {self.registry_name()}"
+        """Return ``"<kind> <registry name>"`` (e.g. ``player hedge``), how errors name it.
+
+        ``kind`` is read on the class: a component may have a parameter of that name (the
+        strongly convex adversary's ``kind="quadratic"``), which the instance attribute holds.
+        """
+        return f"{type(self).kind} {self.registry_name()}"
 
     def get_params(self) -> dict[str, Any]:
         """Return the hyperparameters as a dict, read from the attributes of the same names."""

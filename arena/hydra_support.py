@@ -1,9 +1,12 @@
 """Hydra glue: where the configs live and config nodes for registered names without a YAML file.
 
 Config group = registry kind (``player``, ``adversary``), option = registry name (architecture:
-parameters). A built-in has a YAML file in ``configs/<group>/``; a plugin installed later gets a
-node generated from its ``__init__`` signature, so ``arena run adversary=my_plugin
-adversary.param=1`` works right after ``pip install``.
+parameters). A registered name gets a node generated from its ``__init__`` signature, so ``arena run
+adversary=my_plugin adversary.param=1`` works right after ``pip install``, and so do the built-ins:
+what each parameter may be is declared once, on the class (:mod:`arena.params`). A YAML file in
+``configs/<group>/`` is kept only where it says what no declaration can (e.g. that a default is
+tuned from the game's domain, so the player needs an adversary that declares one); it must repeat
+the signature's defaults (``tests/test_configs.py``).
 """
 
 from __future__ import annotations

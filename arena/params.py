@@ -7,6 +7,10 @@ parameter is valid when it satisfies at least one of its constraints; a paramete
 declared is not validated here (its component checks it in ``reset``, typically because what is
 allowed depends on the game, e.g. a prior's length on N).
 
+What depends on the game is checked in ``reset`` and named with ``component.label()`` like the
+declared constraints; the checks several components share live here too (:func:`per_expert`,
+:func:`expert_prior`).
+
 Examples
 --------
 >>> from arena.base import Component
@@ -26,8 +30,10 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
+
+import numpy as np
 
 from arena.errors import ConfigError
 
@@ -154,35 +160,39 @@ class IsNone(Constraint):
 
 
 class Boolean(Constraint):
-    """``True`` or ``False``."""
+    """``True`` or ``False`` (numpy's ``bool_`` too: a value read back from an array)."""
 
     def accepts(self, value: Any) -> bool:
-        return isinstance(value, bool)
+        return isinstance(value, bool | np.bool_)
 
     def describe(self) -> str:
         return "a boolean"
 
 
 class ListOf(Constraint):
-    """A non-empty list (or tuple) whose every item satisfies ``item``.
+    """A list (or tuple, or 1-D array) whose every item satisfies ``item``; non-empty unless
+    ``allow_empty``.
 
     Examples
     --------
     >>> ListOf(Interval(0, 1)).accepts([0.2, 0.5]), ListOf(Interval(0, 1)).accepts([2])
     (True, False)
+    >>> ListOf(Interval(1, None, integer=True), allow_empty=True).describe()
+    'a list, each item an integer ≥ 1'
     """
 
-    def __init__(self, item: Constraint):
-        self.item = item
+    def __init__(self, item: Constraint, *, allow_empty: bool = False):
+        self.item, self.allow_empty = item, allow_empty
 
     def accepts(self, value: Any) -> bool:
-        if isinstance(value, str) or not isinstance(value, Iterable):
+        if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
             return False
         items = list(value)
-        return bool(items) and all(self.item.accepts(v) for v in items)
+        return (self.allow_empty or bool(items)) and all(self.item.accepts(v) for v in items)
 
     def describe(self) -> str:
-        return f"a list of {self.item.describe().removeprefix('a ').removeprefix('an ')}s"
+        kind = "a list" if self.allow_empty else "a non-empty list"
+        return f"{kind}, each item {self.item.describe()}"
 
 
 class InstanceOf(Constraint):
@@ -196,6 +206,13 @@ class InstanceOf(Constraint):
 
     def describe(self) -> str:
         return self.what or f"a {self.cls.__name__}"
+
+
+POSITIVE = Interval(0, None, closed="neither")
+"""A finite real number > 0: the usual rate, scale or radius."""
+
+NON_NEGATIVE = Interval(0, None)
+"""A finite real number ≥ 0."""
 
 
 def _num(x: float) -> str:
@@ -223,6 +240,55 @@ def validate_params(component: Any) -> None:
     if errors:
         name, message = errors[0]
         raise ConfigError(component.label(), name, message)
+
+
+# ----------------------------------------------------------------------------------------------
+# checks that depend on the game, shared by several components
+
+
+def per_expert(component: Any, parameter: str, n: int) -> np.ndarray | None:
+    """Return a per-expert list parameter as an array of length ``n``, or None if it is None.
+
+    The items are checked by the component's declaration (e.g. ``ListOf(Interval(0, 1))``); what
+    no declaration can say is the length, which is the game's number of experts.
+
+    Examples
+    --------
+    >>> from arena.base import Component
+    >>> class Toy(Component):
+    ...     kind = "player"
+    ...     def __init__(self, pi=None):
+    ...         self.pi = pi
+    >>> per_expert(Toy(pi=[1, 3]), "pi", 2).tolist()
+    [1.0, 3.0]
+    >>> per_expert(Toy(pi=[1, 3]), "pi", 3)
+    Traceback (most recent call last):
+    ...
+    arena.errors.ConfigError: player Toy: parameter 'pi': needs one value per expert \
+(n_actions = 3), got 2
+    """
+    values = getattr(component, parameter)
+    if values is None:
+        return None
+    arr = np.asarray(list(values), dtype=np.float64)
+    if arr.shape != (n,):
+        raise ConfigError(
+            component.label(),
+            parameter,
+            f"needs one value per expert (n_actions = {n}), got {arr.size}",
+        )
+    return arr
+
+
+def expert_prior(component: Any, parameter: str, n: int) -> np.ndarray:
+    """Return the prior over ``n`` experts that ``parameter`` gives, normalized to sum 1.
+
+    None is the uniform prior; a list must have one (declared positive) mass per expert.
+    """
+    masses = per_expert(component, parameter, n)
+    if masses is None:
+        return np.full(n, 1.0 / n)
+    return masses / masses.sum()
 
 
 def check_declaration(cls: type) -> None:

@@ -14,6 +14,7 @@ import numpy as np
 
 from arena.errors import ConfigError
 from arena.oco.losses import Feedback
+from arena.params import Interval, OneOf
 from arena.spec import GameSpec
 
 
@@ -83,35 +84,19 @@ def softmax(theta: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def resolve_p(p, dim: int, component: str) -> float:
-    """Return the p of a p-norm player: a number ≥ 2, or ``"auto"`` = ``max(2, 2 ln d)``."""
-    if isinstance(p, str):
-        if p != "auto":
-            raise ConfigError(component, "p", f"must be a number >= 2 or 'auto', got {p!r}")
-        return max(2.0, 2.0 * math.log(dim))
-    p = float(p)
-    if not (math.isfinite(p) and p >= 2.0):
-        raise ConfigError(component, "p", f"must be finite and >= 2, got {p!r}")
-    return p
+P_CONSTRAINTS = [Interval(2, None), OneOf("auto")]
+"""What the ``p`` of a p-norm player may be: a number ≥ 2, or ``"auto"`` (:func:`resolve_p`)."""
 
 
-def positive(value, component: str, parameter: str) -> float:
-    """Return ``float(value)`` after checking it is finite and > 0 (else ``ConfigError``)."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(component, parameter, f"must be a number > 0, got {value!r}") from None
-    if not (math.isfinite(v) and v > 0.0):
-        raise ConfigError(component, parameter, f"must be finite and > 0, got {value!r}")
-    return v
+def resolve_p(p: float | str, dim: int) -> float:
+    """Return the p of a p-norm player in a game of dimension d: ``"auto"`` is ``max(2, 2 ln d)``.
 
-
-def check_dim(spec: GameSpec, component: str) -> int:
-    """Return d = ``spec.dim`` (falling back to ``n_actions``), checking d ≥ 1."""
-    d = spec.dim if spec.dim is not None else spec.n_actions
-    if d is None or int(d) < 1:
-        raise ConfigError(component, "dim", f"must be >= 1, got {d!r}")
-    return int(d)
+    Examples
+    --------
+    >>> resolve_p("auto", 1), resolve_p(3, 100)
+    (2.0, 3.0)
+    """
+    return max(2.0, 2.0 * math.log(dim)) if p == "auto" else float(p)
 
 
 def check_domain_contains_l1_ball(spec: GameSpec, component: str, simplex_ok: bool) -> None:

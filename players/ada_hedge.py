@@ -174,7 +174,6 @@ class AdaHedge(ExpertsPlayer):
     numerator: we follow the paper's ``ln K``).
     """
 
-    name = "ada_hedge"
     tags = PlayerTags(protocols=frozenset({"experts"}), block_kernel=True)
 
     def __init__(self):

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 from numba import njit
 
-from arena.errors import ConfigError
 from arena.metrics.base import exact_quantile_rank
+from arena.params import POSITIVE, IsNone, ListOf, expert_prior
 from arena.protocols import ExpertsPlayer
 from arena.spec import GameSpec, PlayerTags
 
@@ -346,34 +347,17 @@ class AdaNormalHedge(ExpertsPlayer):
     sleeping experts (§2.3.2, Eq. 2.8 and Theorem 6).
     """
 
-    name = "ada_normal_hedge"
     tags = PlayerTags(
         protocols=frozenset({"experts"}), block_kernel=True, supports_confidences=True
     )
+    parameter_constraints: ClassVar = {"q": [ListOf(POSITIVE), IsNone()]}
 
     def __init__(self, q: list[float] | None = None):
         self.q = q
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
         n = spec.n_actions
-        if self.q is None:
-            q = np.full(n, 1.0 / n)
-        else:
-            try:
-                q = np.asarray(list(self.q), dtype=np.float64)
-            except (TypeError, ValueError) as exc:
-                raise ConfigError(
-                    "player ada_normal_hedge", "q", f"must be a list of numbers ({exc})"
-                ) from exc
-            if q.shape != (n,):
-                raise ConfigError(
-                    "player ada_normal_hedge", "q", f"needs {n} weights (n_actions), got {q.size}"
-                )
-            if not (np.all(np.isfinite(q)) and np.all(q > 0)):
-                raise ConfigError(
-                    "player ada_normal_hedge", "q", "every prior weight must be finite and > 0"
-                )
-            q = q / q.sum()
+        q = expert_prior(self, "q", n)
         self._q = q
         self._log_q = np.log(q)
         self._lo, self._scale = spec.loss_range[0], spec.loss_scale

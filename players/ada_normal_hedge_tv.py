@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 from numba import njit
 
-from arena.errors import ConfigError
+from arena.params import OneOf
 from arena.protocols import ExpertsPlayer
 from arena.spec import GameSpec, PlayerTags
 from players.ada_normal_hedge import log_weight
@@ -308,19 +309,13 @@ class AdaNormalHedgeTV(ExpertsPlayer):
     cites the streaming idea of Hazan & Seshadhri 2009 without details).
     """
 
-    name = "ada_normal_hedge_tv"
     tags = PlayerTags(protocols=frozenset({"experts"}), block_kernel=True)
+    parameter_constraints: ClassVar = {"starts": [OneOf(*STARTS)]}
 
     def __init__(self, starts: str = "all"):
         self.starts = starts
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        if self.starts not in STARTS:
-            raise ConfigError(
-                "player ada_normal_hedge_tv",
-                "starts",
-                f"must be one of {STARTS}, got {self.starts!r}",
-            )
         n_rep, n = spec.n_replicates, spec.n_actions
         self._n_act = n
         self._lo, self._scale = spec.loss_range[0], spec.loss_scale

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 from numba import njit
@@ -11,9 +12,9 @@ from numba import njit
 from arena.errors import ConfigError
 from arena.oco.domains import KIND_CODES, project_row
 from arena.oco.losses import Feedback, RoundData, kernel_data, round_gradient
-from arena.oco.protocol import OCO_PROTOCOLS, OCOPlayer
+from arena.oco.protocol import OCO_PROTOCOLS, OCOPlayer, game_dim, game_domain
+from arena.params import POSITIVE, IsNone, OneOf
 from arena.spec import GameSpec, PlayerTags
-from players.ogd import game_dim, game_domain, positive_or_none
 
 VARIANTS = ("diagonal", "norm")
 
@@ -172,25 +173,23 @@ class AdaGrad(OCOPlayer):
     Thm 4.14 (AdaGrad-norm).
     """
 
-    name = "adagrad"
     tags = PlayerTags(
         protocols=OCO_PROTOCOLS,
         randomized=False,
         block_kernel=True,
         domains=frozenset({"unconstrained", "ball", "box", "simplex"}),
     )
+    parameter_constraints: ClassVar = {"variant": [OneOf(*VARIANTS)], "eta": [POSITIVE, IsNone()]}
 
     def __init__(self, variant: str = "diagonal", eta: float | None = None):
         self.variant = variant
         self.eta = eta
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        who = f"player {self.name}"
-        if self.variant not in VARIANTS:
-            raise ConfigError(who, "variant", f"must be one of {VARIANTS}, got {self.variant!r}")
+        who = self.label()
         dim = game_dim(spec)
-        domain = game_domain(spec, who)
-        eta = positive_or_none(self.eta, who, "eta")
+        domain = game_domain(spec)
+        eta = None if self.eta is None else float(self.eta)
         self._variant = DIAGONAL if self.variant == "diagonal" else NORM
         if self._variant == DIAGONAL:
             if domain.kind == "simplex":

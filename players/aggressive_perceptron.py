@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 
 from arena.oco.losses import EXAMPLE_LOSSES, Feedback
-from arena.oco.protocol import OCOPlayer
+from arena.oco.protocol import OCOPlayer, game_dim
+from arena.params import POSITIVE
 from arena.spec import GameSpec, PlayerTags
-from players._quasi_additive import check_dim, positive, read_example
+from players._quasi_additive import read_example
 
 
 class AggressivePerceptron(OCOPlayer):
@@ -52,20 +54,20 @@ class AggressivePerceptron(OCOPlayer):
     Srebro, Lecture 16, slides "...back to the Perceptron" (the "aggressive Perceptron").
     """
 
-    name = "aggressive_perceptron"
     tags = PlayerTags(
         protocols=frozenset({"classification"}),
         randomized=False,
         domains=frozenset({"unconstrained"}),
         losses=frozenset(EXAMPLE_LOSSES),
     )
+    parameter_constraints: ClassVar = {"eta": [POSITIVE]}
 
     def __init__(self, eta: float = 1.0):
         self.eta = eta
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        self._eta = positive(self.eta, f"player {self.name}", "eta")
-        d = check_dim(spec, f"player {self.name}")
+        self._eta = float(self.eta)
+        d = game_dim(spec)
         n_rep = spec.n_replicates
         self._w = np.zeros((n_rep, d))
         self._mistakes = np.zeros(n_rep, dtype=np.int64)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 from numba import njit
 
+from arena.params import POSITIVE, IsNone, ListOf, expert_prior
 from arena.protocols import ExpertsPlayer
 from arena.spec import GameSpec, PlayerTags
-from players.squint import check_prior
 
 VARIANCE_FACTOR = 2.2
 """``E_k = Σ_s 2.2 r²_{k,s}``: the constant of opera's ``R/BOA.R`` (Gaillard & Goude)."""
@@ -135,14 +136,14 @@ class BOA(ExpertsPlayer):
     ``Dralliag/opera:R/BOA.R`` (``loss.gradient = FALSE``, i.e. plain expert losses).
     """
 
-    name = "boa"
     tags = PlayerTags(protocols=frozenset({"experts"}), block_kernel=True)
+    parameter_constraints: ClassVar = {"pi": [ListOf(POSITIVE), IsNone()]}
 
     def __init__(self, pi: list[float] | None = None):
         self.pi = pi
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        self._pi = check_prior("player boa", self.pi, spec.n_actions)
+        self._pi = expert_prior(self, "pi", spec.n_actions)
         self._log_pi = np.log(self._pi)
         self._lo, self._scale = spec.loss_range[0], spec.loss_scale
         self._var = np.zeros((spec.n_replicates, spec.n_actions))

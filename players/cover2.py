@@ -181,7 +181,6 @@ class Cover2(ExpertsPlayer):
     Lugosi (2006) §8.3 (the binary prediction game).
     """
 
-    name = "cover2"
     tags = PlayerTags(
         protocols=frozenset({"experts"}),
         needs_horizon=True,
@@ -195,7 +194,7 @@ class Cover2(ExpertsPlayer):
         pass
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        who = "player cover2"
+        who = self.label()
         if spec.n_actions != 2:
             raise ConfigError(who, "n_actions", f"plays two experts only, got N = {spec.n_actions}")
         if spec.horizon is None:

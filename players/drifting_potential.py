@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import ClassVar
 
 import numpy as np
 from numba import njit
@@ -13,6 +14,7 @@ from scipy.special import gammaln
 from arena.errors import ConfigError
 from arena.kernels import normalize_log_weights
 from arena.metrics.base import exact_quantile_rank
+from arena.params import NON_NEGATIVE, POSITIVE, IsNone, OneOf
 from arena.protocols import ExpertsPlayer
 from arena.spec import GameSpec, PlayerTags
 
@@ -311,8 +313,12 @@ class DriftingPotential(ExpertsPlayer):
     Freund (1995), "Boosting a weak learning algorithm by majority".
     """
 
-    name = "drifting_potential"
     tags = _TagsByPotential()
+    parameter_constraints: ClassVar = {
+        "potential": [OneOf(*POTENTIALS)],
+        "eta": [POSITIVE, IsNone()],
+        "margin": [NON_NEGATIVE, IsNone()],
+    }
 
     def __init__(
         self, potential: str = "nh_dt", eta: float | None = None, margin: float | None = None
@@ -322,21 +328,12 @@ class DriftingPotential(ExpertsPlayer):
         self.margin = margin
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        who = "player drifting_potential"
-        if self.potential not in POTENTIALS:
-            raise ConfigError(
-                who, "potential", f"must be one of {POTENTIALS}, got {self.potential!r}"
-            )
+        who = self.label()
         eta = math.nan
         if self.potential == "exp":
             if self.eta is None:
                 raise ConfigError(who, "eta", "potential='exp' needs a rate eta > 0")
-            try:
-                eta = float(self.eta)
-            except (TypeError, ValueError):
-                eta = math.nan
-            if not (math.isfinite(eta) and eta > 0):
-                raise ConfigError(who, "eta", f"must be finite and > 0, got {self.eta!r}")
+            eta = float(self.eta)
         elif self.eta is not None:
             raise ConfigError(who, "eta", "only applies to potential='exp'")
         horizon, margin = 0, 0.0
@@ -347,12 +344,7 @@ class DriftingPotential(ExpertsPlayer):
             if self.margin is None:
                 margin = default_margin(horizon, spec.n_actions)
             else:
-                try:
-                    margin = float(self.margin)
-                except (TypeError, ValueError):
-                    margin = math.nan
-                if not (math.isfinite(margin) and margin >= 0):
-                    raise ConfigError(who, "margin", f"must be finite and ≥ 0, got {self.margin!r}")
+                margin = float(self.margin)
         elif self.margin is not None:
             raise ConfigError(who, "margin", "only applies to potential='bbm'")
         self._code = POTENTIALS.index(self.potential)

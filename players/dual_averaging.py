@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 
 from arena.errors import ConfigError
 from arena.oco.losses import Feedback
-from arena.oco.protocol import OCO_PROTOCOLS, OCOPlayer
+from arena.oco.protocol import OCO_PROTOCOLS, OCOPlayer, game_dim, game_domain
+from arena.params import POSITIVE, IsNone, OneOf
 from arena.spec import GameSpec, PlayerTags
-from players.ogd import game_dim, game_domain, positive_or_none
 
 SCHEDULES = ("fixed", "sqrt")
 
@@ -65,20 +66,18 @@ class DualAveraging(OCOPlayer):
     (§3.7).
     """
 
-    name = "dual_averaging"
     tags = PlayerTags(protocols=OCO_PROTOCOLS, randomized=False)
+    parameter_constraints: ClassVar = {"schedule": [OneOf(*SCHEDULES)], "c": [POSITIVE, IsNone()]}
 
     def __init__(self, schedule: str = "sqrt", c: float | None = None):
         self.schedule = schedule
         self.c = c
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        who = f"player {self.name}"
-        if self.schedule not in SCHEDULES:
-            raise ConfigError(who, "schedule", f"must be one of {SCHEDULES}, got {self.schedule!r}")
+        who = self.label()
         dim = game_dim(spec)
-        domain = game_domain(spec, who)
-        c = positive_or_none(self.c, who, "c")
+        domain = game_domain(spec)
+        c = None if self.c is None else float(self.c)
         radius = domain.max_norm(dim)
         if c is None:
             G = spec.gradient_bound

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import Feedback
-from arena.oco.protocol import OCO_PROTOCOLS, OCOPlayer
+from arena.oco.protocol import OCO_PROTOCOLS, OCOPlayer, game_dim, game_domain
+from arena.params import POSITIVE, IsNone, OneOf
 from arena.spec import GameSpec, PlayerTags
-from players.ogd import game_dim, game_domain, positive_or_none
 
 SCHEDULES = ("fixed", "sqrt")
 
@@ -37,13 +38,13 @@ class _ExponentialWeights(OCOPlayer):
     coordinate range of the expert losses, or None), ``_expert_losses(g)`` and ``_play(p)``.
     """
 
+    parameter_constraints: ClassVar = {"schedule": [OneOf(*SCHEDULES)], "eta": [POSITIVE, IsNone()]}
+
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        who = f"player {self.name}"
-        if self.schedule not in SCHEDULES:
-            raise ConfigError(who, "schedule", f"must be one of {SCHEDULES}, got {self.schedule!r}")
+        who = self.label()
         dim = game_dim(spec)
-        domain = game_domain(spec, who)
-        eta = positive_or_none(self.eta, who, "eta")
+        domain = game_domain(spec)
+        eta = None if self.eta is None else float(self.eta)
         n_experts, range_bound = self._setup(spec, domain, dim)
         log_n = math.log(n_experts)
         if eta is None:
@@ -148,7 +149,6 @@ class EG(_ExponentialWeights):
     (§4.2) and the entropic link (§5.1.2).
     """
 
-    name = "eg"
     tags = PlayerTags(protocols=OCO_PROTOCOLS, randomized=False, domains=frozenset({"simplex"}))
 
     def __init__(self, schedule: str = "sqrt", eta: float | None = None):
@@ -157,7 +157,7 @@ class EG(_ExponentialWeights):
 
     def _setup(self, spec, domain, dim):
         if domain.kind != "simplex":
-            raise ConfigError(f"player {self.name}", "domain", "EG plays on the simplex only")
+            raise ConfigError(self.label(), "domain", "EG plays on the simplex only")
         G = spec.gradient_bound
         return dim, (None if G is None else math.sqrt(2.0) * G)
 
@@ -232,12 +232,15 @@ class EGPlusMinus(_ExponentialWeights):
     slide "Normalized Exponentiated Gradient (EG)" (EG as entropic linearized FTRL).
     """
 
-    name = "eg_pm"
     tags = PlayerTags(
         protocols=OCO_PROTOCOLS,
         randomized=False,
         domains=frozenset({"unconstrained", "ball", "box"}),
     )
+    parameter_constraints: ClassVar = {
+        **_ExponentialWeights.parameter_constraints,
+        "radius": [POSITIVE, IsNone()],
+    }
 
     def __init__(
         self, schedule: str = "sqrt", eta: float | None = None, radius: float | None = None
@@ -247,11 +250,12 @@ class EGPlusMinus(_ExponentialWeights):
         self.radius = radius
 
     def _setup(self, spec, domain: Domain, dim):
-        who = f"player {self.name}"
+        who = self.label()
         if domain.kind not in self.tags.domains:
             raise ConfigError(who, "domain", f"EG± plays on {sorted(self.tags.domains)}")
-        U = positive_or_none(self.radius, who, "radius")
-        if U is None:
+        if self.radius is not None:
+            U = float(self.radius)
+        else:
             U = float(domain.radius) if domain.kind != "unconstrained" else 1.0
         if domain.kind != "unconstrained" and U > domain.radius:
             raise ConfigError(who, "radius", f"U = {U} exceeds the domain's radius {domain.radius}")

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 from numba import njit
 
 from arena.errors import ConfigError
+from arena.params import POSITIVE, Interval, IsNone, OneOf
 from arena.protocols import ExpertsPlayer
 from arena.spec import GameSpec, PlayerTags
 
@@ -190,8 +192,12 @@ class FixedShare(ExpertsPlayer):
     Reference implementation: ``Dralliag/opera:R/fixedshare.R`` (Gaillard & Goude).
     """
 
-    name = "fixed_share"
     tags = PlayerTags(protocols=frozenset({"experts"}), block_kernel=True)
+    parameter_constraints: ClassVar = {
+        "eta": [POSITIVE, OneOf("tuned")],
+        "alpha": [Interval(0, 1, closed="left"), OneOf("tuned")],
+        "n_switches": [Interval(0, None, integer=True), IsNone()],
+    }
 
     def __init__(
         self,
@@ -204,15 +210,10 @@ class FixedShare(ExpertsPlayer):
         self.n_switches = n_switches
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        who = "player fixed_share"
+        who = self.label()
         n_act, horizon = spec.n_actions, spec.horizon
-        k = self.n_switches
-        if k is not None and (isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0):
-            raise ConfigError(who, "n_switches", f"must be None or an integer ≥ 0, got {k!r}")
-        k = None if k is None else int(k)
-        if isinstance(self.alpha, str):
-            if self.alpha != "tuned":
-                raise ConfigError(who, "alpha", f"must be a number or 'tuned', got {self.alpha!r}")
+        k = None if self.n_switches is None else int(self.n_switches)
+        if self.alpha == "tuned":
             if k is None:
                 raise ConfigError(who, "alpha", "'tuned' needs n_switches (m/(T−1))")
             if horizon is None:
@@ -224,11 +225,7 @@ class FixedShare(ExpertsPlayer):
                 )
         else:
             alpha = float(self.alpha)
-            if not 0.0 <= alpha < 1.0:
-                raise ConfigError(who, "alpha", f"must lie in [0, 1), got {self.alpha!r}")
-        if isinstance(self.eta, str):
-            if self.eta != "tuned":
-                raise ConfigError(who, "eta", f"must be a number > 0 or 'tuned', got {self.eta!r}")
+        if self.eta == "tuned":
             if horizon is None:
                 raise ConfigError(who, "eta", "'tuned' needs the horizon T")
             bracket = switching_bracket(min(k or 0, horizon - 1), horizon, n_act, alpha)
@@ -237,8 +234,6 @@ class FixedShare(ExpertsPlayer):
             eta = math.sqrt(8.0 * bracket / horizon)
         else:
             eta = float(self.eta)
-            if not (math.isfinite(eta) and eta > 0):
-                raise ConfigError(who, "eta", f"must be finite and > 0, got {self.eta!r}")
         self._eta, self._alpha, self._k = eta, alpha, k
         self._n_act = n_act
         self._lo, self._scale = float(spec.loss_range[0]), spec.loss_scale

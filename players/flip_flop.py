@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 from numba import njit
 
-from arena.errors import ConfigError
+from arena.params import POSITIVE, Interval
 from arena.protocols import ExpertsPlayer
 from arena.spec import GameSpec, PlayerTags
 from players.ada_hedge import _gap_step, _mix, _rate
@@ -126,15 +127,18 @@ class FlipFlop(ExpertsPlayer):
     mixability gap stays below a multiple of the other's) multiplies: we follow the paper.
     """
 
-    name = "flip_flop"
     tags = PlayerTags(protocols=frozenset({"experts"}), block_kernel=True)
+    parameter_constraints: ClassVar = {
+        "phi": [Interval(1, None, closed="neither")],
+        "alpha": [POSITIVE],
+    }
 
     def __init__(self, phi: float = 2.37, alpha: float = 1.243):
         self.phi = phi
         self.alpha = alpha
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        phi, alpha = self._checked("phi", self.phi, 1.0), self._checked("alpha", self.alpha, 0.0)
+        phi, alpha = float(self.phi), float(self.alpha)
         self._phi_over_alpha = phi / alpha
         self._alpha = alpha
         self._log_n = math.log(spec.n_actions)
@@ -142,17 +146,6 @@ class FlipFlop(ExpertsPlayer):
         self._cum = np.zeros((spec.n_replicates, spec.n_actions))
         self._gaps = np.zeros((spec.n_replicates, 2))
         self._regime = np.full(spec.n_replicates, FTL, dtype=np.int64)
-
-    @staticmethod
-    def _checked(name: str, value, above: float) -> float:
-        ok = isinstance(value, int | float | np.integer | np.floating) and not isinstance(
-            value, bool
-        )
-        if not (ok and math.isfinite(value) and value > above):
-            raise ConfigError(
-                "player flip_flop", name, f"must be finite and > {above:g}, got {value!r}"
-            )
-        return float(value)
 
     def regime(self) -> np.ndarray:
         """Return the regime of the next round per replicate: 0 = FTL, 1 = AdaHedge."""

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 from numba import njit
 
 from arena.errors import ConfigError
+from arena.params import POSITIVE, OneOf
 from arena.protocols import ExpertsPlayer
 from arena.spec import GameSpec, PlayerTags
 
@@ -106,30 +108,26 @@ class FollowThePerturbedLeader(ExpertsPlayer):
     leader", JMLR 6; Abernethy, Lee, Sinha & Tewari (2014) (the Gumbel/Hedge equivalence).
     """
 
-    name = "ftpl"
     tags = PlayerTags(protocols=frozenset({"experts"}), block_kernel=True)
+    parameter_constraints: ClassVar = {
+        "eta": [POSITIVE, OneOf("tuned")],
+        "noise": [OneOf(*NOISES)],
+    }
 
     def __init__(self, eta: float | str = "tuned", noise: str = "gumbel"):
         self.eta = eta
         self.noise = noise
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        who = "player ftpl"
         n_act = spec.n_actions
-        if self.noise not in NOISES:
-            raise ConfigError(who, "noise", f"must be one of {NOISES}, got {self.noise!r}")
-        if isinstance(self.eta, str):
-            if self.eta != "tuned":
-                raise ConfigError(who, "eta", f"must be a number > 0 or 'tuned', got {self.eta!r}")
+        if self.eta == "tuned":
             if spec.horizon is None:
-                raise ConfigError(who, "eta", "'tuned' needs the horizon T")
+                raise ConfigError(self.label(), "eta", "'tuned' needs the horizon T")
             eta = math.sqrt(8.0 * math.log(n_act) / spec.horizon)
             if eta == 0.0:
                 eta = 1.0  # N = 1: the only expert leads whatever the noise
         else:
             eta = float(self.eta)
-            if not (math.isfinite(eta) and eta > 0):
-                raise ConfigError(who, "eta", f"must be finite and > 0, got {self.eta!r}")
         self._eta, self._n_act = eta, n_act
         self._rngs = list(rngs)
         self._lo, self._scale = float(spec.loss_range[0]), spec.loss_scale

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 
 from arena.errors import ConfigError
 from arena.oco.losses import Feedback
-from arena.oco.protocol import OCO_PROTOCOLS, OCOPlayer
+from arena.oco.protocol import OCO_PROTOCOLS, OCOPlayer, game_dim, game_domain
+from arena.params import POSITIVE, InstanceOf, Interval, IsNone, OneOf
 from arena.spec import GameSpec, PlayerTags
-from players.ogd import game_dim, game_domain, positive_or_none
 from players.regularizers import REGULARIZERS, Regularizer, make_regularizer
 
 SCHEDULES = ("fixed", "sqrt")
@@ -84,8 +85,13 @@ class FTRL(OCOPlayer):
     instances).
     """
 
-    name = "ftrl"
     tags = PlayerTags(protocols=OCO_PROTOCOLS, randomized=False)
+    parameter_constraints: ClassVar = {
+        "regularizer": [OneOf(*REGULARIZERS), InstanceOf(Regularizer, "a Regularizer instance")],
+        "schedule": [OneOf(*SCHEDULES)],
+        "eta": [POSITIVE, IsNone()],
+        "p": [Interval(2, None), IsNone()],
+    }
 
     def __init__(
         self,
@@ -100,27 +106,20 @@ class FTRL(OCOPlayer):
         self.p = p
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        who = f"player {self.name}"
-        if self.schedule not in SCHEDULES:
-            raise ConfigError(who, "schedule", f"must be one of {SCHEDULES}, got {self.schedule!r}")
+        who = self.label()
         dim = game_dim(spec)
-        domain = game_domain(spec, who)
-        eta = positive_or_none(self.eta, who, "eta")
-        try:
+        domain = game_domain(spec)
+        eta = None if self.eta is None else float(self.eta)
+        try:  # the regularizer's own sets and p (the declaration checks names and values)
             if isinstance(self.regularizer, Regularizer):
                 if self.p is not None:
                     raise ValueError("p is given by the Regularizer instance")
                 reg = self.regularizer.on(domain)
-            elif self.regularizer in REGULARIZERS:
+            else:
                 p = self.p
                 if self.regularizer == "pnorm" and p is None:
                     p = max(2.0, 2.0 * math.log(dim))
                 reg = make_regularizer(self.regularizer, domain, p)
-            else:
-                raise ValueError(
-                    f"must be one of {sorted(REGULARIZERS)} or a Regularizer, "
-                    f"got {self.regularizer!r}"
-                )
         except ValueError as err:
             raise ConfigError(who, "regularizer", str(err)) from None
         U = float(reg.max_value(domain, dim))

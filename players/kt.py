@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 
 from arena.errors import ConfigError
 from arena.oco.losses import Feedback
 from arena.oco.protocol import OCO_PROTOCOLS, OCOPlayer
+from arena.params import POSITIVE, IsNone, OneOf
 from arena.spec import GameSpec, PlayerTags
 
 VARIANTS = ("1d", "ball")
@@ -103,10 +105,14 @@ class KT(OCOPlayer):
     DavidPal/coin-betting-and-online-learning).
     """
 
-    name = "kt"
     tags = PlayerTags(
         protocols=OCO_PROTOCOLS, randomized=False, domains=frozenset({"unconstrained"})
     )
+    parameter_constraints: ClassVar = {
+        "variant": [OneOf(*VARIANTS)],
+        "initial_wealth": [POSITIVE],
+        "gradient_bound": [POSITIVE, IsNone()],
+    }
 
     def __init__(
         self,
@@ -119,14 +125,8 @@ class KT(OCOPlayer):
         self.gradient_bound = gradient_bound
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        who = "player kt"
-        if self.variant not in VARIANTS:
-            raise ConfigError(who, "variant", f"must be one of {VARIANTS}, got {self.variant!r}")
+        who = self.label()
         eps = float(self.initial_wealth)
-        if not (math.isfinite(eps) and eps > 0):
-            raise ConfigError(
-                who, "initial_wealth", f"must be finite and > 0, got {self.initial_wealth!r}"
-            )
         if spec.domain is not None and spec.domain.kind != "unconstrained":
             raise ConfigError(
                 who, "domain", f"KT is unconstrained-only, got domain {spec.domain.kind!r}"

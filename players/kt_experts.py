@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 from numba import njit
 
 from arena.errors import ConfigError
 from arena.metrics.base import exact_quantile_rank
+from arena.params import NON_NEGATIVE, POSITIVE, IsNone, ListOf, OneOf, expert_prior
 from arena.protocols import ExpertsPlayer
 from arena.spec import GameSpec, PlayerTags
 
@@ -244,42 +246,30 @@ class KTExperts(ExpertsPlayer):
     ``NIPS-2016-submission/appendix-kt-reductions.tex``).
     """
 
-    name = "kt_experts"
     tags = PlayerTags(protocols=frozenset({"experts"}), block_kernel=True)
+    parameter_constraints: ClassVar = {
+        "prior": [ListOf(POSITIVE), IsNone()],
+        "delta": [NON_NEGATIVE, OneOf("half_horizon")],
+    }
 
     def __init__(self, prior: Sequence[float] | None = None, delta: float | str = "half_horizon"):
         self.prior = prior
         self.delta = delta
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        who = "player kt_experts"
+        who = self.label()
         n_act, horizon = spec.n_actions, spec.horizon
-        if self.prior is None:
-            prior = np.full(n_act, 1.0 / n_act)
-        else:
-            try:
-                prior = np.asarray(list(self.prior), dtype=np.float64)
-            except (TypeError, ValueError) as exc:
-                raise ConfigError(who, "prior", f"must be a list of N numbers ({exc})") from exc
-            if prior.shape != (n_act,):
-                raise ConfigError(who, "prior", f"needs {n_act} values (N), got {prior.size}")
-            if not (np.all(np.isfinite(prior)) and np.all(prior > 0)):
-                raise ConfigError(who, "prior", "every entry must be finite and > 0")
-            if abs(prior.sum() - 1.0) > 1e-9:
-                raise ConfigError(who, "prior", f"must sum to 1, sums to {prior.sum()!r}")
-            prior = prior / prior.sum()
-        if isinstance(self.delta, str):
-            if self.delta != "half_horizon":
-                raise ConfigError(
-                    who, "delta", f"must be a number ≥ 0 or 'half_horizon', got {self.delta!r}"
-                )
+        # a probability vector: its sum is a fact about the whole list, which no per-item
+        # declaration states (the other players' priors are normalized silently)
+        if self.prior is not None and abs(math.fsum(self.prior) - 1.0) > 1e-9:
+            raise ConfigError(who, "prior", f"must sum to 1, sums to {math.fsum(self.prior)!r}")
+        prior = expert_prior(self, "prior", n_act)
+        if self.delta == "half_horizon":
             if horizon is None:
                 raise ConfigError(who, "delta", "'half_horizon' needs the horizon; use 0")
             delta, self._half = horizon / 2.0, True
         else:
             delta, self._half = float(self.delta), False
-            if not (math.isfinite(delta) and delta >= 0.0):
-                raise ConfigError(who, "delta", f"must be finite and ≥ 0, got {self.delta!r}")
         self._prior, self._delta, self._horizon = prior, delta, horizon
         self._scale = spec.loss_scale
         self._coin_sums = np.zeros((spec.n_replicates, n_act))

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 from numba import njit
 
 from arena.errors import ConfigError
+from arena.params import NON_NEGATIVE, POSITIVE, Interval, OneOf
 from arena.protocols import ExpertsPlayer
 from arena.spec import GameSpec, PlayerTags
 from players.fixed_share import _posterior, _probs_into, log_probs, switching_bracket, xlog_inv
@@ -177,8 +179,13 @@ class MixingPastPosteriors(ExpertsPlayer):
     Cesa-Bianchi & Lugosi (2006) Thm 5.2 (the Fixed Share special case).
     """
 
-    name = "mixing_past_posteriors"
     tags = PlayerTags(protocols=frozenset({"experts"}), block_kernel=True)
+    parameter_constraints: ClassVar = {
+        "eta": [POSITIVE, OneOf("tuned")],
+        "alpha": [Interval(0, 1, closed="left")],
+        "scheme": [OneOf(*SCHEMES)],
+        "gamma": [NON_NEGATIVE],
+    }
 
     def __init__(
         self,
@@ -193,34 +200,14 @@ class MixingPastPosteriors(ExpertsPlayer):
         self.gamma = gamma
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        who = "player mixing_past_posteriors"
         n_rep, n_act, horizon = spec.n_replicates, spec.n_actions, spec.horizon
-        if self.scheme not in SCHEMES:
-            raise ConfigError(who, "scheme", f"must be one of {SCHEMES}, got {self.scheme!r}")
-        try:
-            alpha = float(self.alpha)
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(
-                who, "alpha", f"must be a number in [0, 1), got {self.alpha!r}"
-            ) from exc
-        if not 0.0 <= alpha < 1.0:
-            raise ConfigError(who, "alpha", f"must lie in [0, 1), got {self.alpha!r}")
-        try:
-            gamma = float(self.gamma)
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(who, "gamma", f"must be a number ≥ 0, got {self.gamma!r}") from exc
-        if not (math.isfinite(gamma) and gamma >= 0.0):
-            raise ConfigError(who, "gamma", f"must be finite and ≥ 0, got {self.gamma!r}")
-        if isinstance(self.eta, str):
-            if self.eta != "tuned":
-                raise ConfigError(who, "eta", f"must be a number > 0 or 'tuned', got {self.eta!r}")
+        alpha, gamma = float(self.alpha), float(self.gamma)
+        if self.eta == "tuned":
             if horizon is None:
-                raise ConfigError(who, "eta", "'tuned' needs the horizon T")
+                raise ConfigError(self.label(), "eta", "'tuned' needs the horizon T")
             eta = math.sqrt(8.0 * switching_bracket(0, horizon, n_act, alpha) / horizon)
         else:
             eta = float(self.eta)
-            if not (math.isfinite(eta) and eta > 0):
-                raise ConfigError(who, "eta", f"must be finite and > 0, got {self.eta!r}")
         self._eta, self._alpha, self._gamma = eta, alpha, gamma
         self._scheme = UNIFORM if self.scheme == "uniform" else DECAYING
         self._n_act, self._n_rep = n_act, n_rep

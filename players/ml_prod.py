@@ -150,7 +150,6 @@ class MLProd(ExpertsPlayer):
     ``Dralliag/opera:R/MLprod.R``.
     """
 
-    name = "ml_prod"
     tags = PlayerTags(protocols=frozenset({"experts"}), block_kernel=True)
 
     def __init__(self):

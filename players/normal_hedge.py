@@ -185,7 +185,6 @@ class NormalHedge(ExpertsPlayer):
     Corollary 2), Algorithm 5 NH-Boost (§2.2).
     """
 
-    name = "normal_hedge"
     tags = PlayerTags(protocols=frozenset({"experts"}), block_kernel=True)
 
     def __init__(self):

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 from numba import njit
 
-from arena.errors import ConfigError
 from arena.kernels import normalize_log_weights
 from arena.metrics.base import exact_quantile_rank
+from arena.params import OneOf
 from arena.protocols import ExpertsPlayer
 from arena.sampling import sample_action
 from arena.spec import GameSpec, PlayerTags
@@ -223,17 +224,13 @@ class NormalHedgeDT(ExpertsPlayer):
     boosting", NIPS.
     """
 
-    name = "normal_hedge_dt"
     tags = PlayerTags(protocols=frozenset({"experts"}), block_kernel=True, observes_action=True)
+    parameter_constraints: ClassVar = {"state": [OneOf(*STATES)]}
 
     def __init__(self, state: str = "expected"):
         self.state = state
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        if self.state not in STATES:
-            raise ConfigError(
-                "player normal_hedge_dt", "state", f"must be one of {STATES}, got {self.state!r}"
-            )
         self._realized = self.state == "realized"
         self._n = spec.n_actions
         self._lo, self._scale = spec.loss_range[0], spec.loss_scale

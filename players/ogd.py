@@ -4,45 +4,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 from numba import njit
 
 from arena.errors import ConfigError
-from arena.oco.domains import KIND_CODES, Domain, project_row
+from arena.oco.domains import KIND_CODES, project_row
 from arena.oco.losses import Feedback, RoundData, kernel_data, round_gradient
-from arena.oco.protocol import OCO_PROTOCOLS, OCOPlayer
+from arena.oco.protocol import OCO_PROTOCOLS, OCOPlayer, game_dim, game_domain
+from arena.params import POSITIVE, IsNone, OneOf
 from arena.spec import GameSpec, PlayerTags
 
 SCHEDULES = ("fixed", "sqrt", "strongly_convex")
 
 FIXED, SQRT, STRONG = 0, 1, 2
 """Kernel codes of the step-size schedules."""
-
-
-def game_dim(spec: GameSpec) -> int:
-    """Return d of an OCO game (``spec.dim``, else ``spec.n_actions``)."""
-    return int(spec.dim if spec.dim is not None else spec.n_actions)
-
-
-def game_domain(spec: GameSpec, component: str) -> Domain:
-    """Return the game's validated domain (``ℝ^d`` when the spec names none)."""
-    domain = spec.domain if spec.domain is not None else Domain("unconstrained")
-    domain.validate(component)
-    return domain
-
-
-def positive_or_none(value, component: str, parameter: str) -> float | None:
-    """Return ``value`` as a float after checking it is None or finite and > 0."""
-    if value is None:
-        return None
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        v = math.nan
-    if not (math.isfinite(v) and v > 0):
-        raise ConfigError(component, parameter, f"must be finite and > 0 (or null), got {value!r}")
-    return v
 
 
 @njit(cache=True)
@@ -123,6 +100,7 @@ class OGD(OCOPlayer):
 
     Examples
     --------
+    >>> from arena.oco.domains import Domain
     >>> from arena.oco.losses import feedback
     >>> spec = GameSpec("oco", 2, 10, dim=2, domain=Domain("ball", 1.0), loss="linear",
     ...                 gradient_bound=1.0)
@@ -140,8 +118,12 @@ class OGD(OCOPlayer):
     Optimization*, Theorems 3.1 and 3.3.
     """
 
-    name = "ogd"
     tags = PlayerTags(protocols=OCO_PROTOCOLS, randomized=False, block_kernel=True)
+    parameter_constraints: ClassVar = {
+        "schedule": [OneOf(*SCHEDULES)],
+        "eta": [POSITIVE, IsNone()],
+        "sigma": [POSITIVE, IsNone()],
+    }
 
     def __init__(
         self, schedule: str = "sqrt", eta: float | None = None, sigma: float | None = None
@@ -151,13 +133,11 @@ class OGD(OCOPlayer):
         self.sigma = sigma
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        who = f"player {self.name}"
-        if self.schedule not in SCHEDULES:
-            raise ConfigError(who, "schedule", f"must be one of {SCHEDULES}, got {self.schedule!r}")
+        who = self.label()
         dim = game_dim(spec)
-        domain = game_domain(spec, who)
-        eta = positive_or_none(self.eta, who, "eta")
-        sigma = positive_or_none(self.sigma, who, "sigma")
+        domain = game_domain(spec)
+        eta = None if self.eta is None else float(self.eta)
+        sigma = None if self.sigma is None else float(self.sigma)
         diameter = domain.diameter(dim)
         G = spec.gradient_bound
         self._mode = {"fixed": FIXED, "sqrt": SQRT, "strongly_convex": STRONG}[self.schedule]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 from numba import njit
@@ -12,6 +13,7 @@ from arena.errors import ConfigError
 from arena.oco.domains import KIND_CODES
 from arena.oco.losses import LOSS_CODES, Feedback, RoundData, round_gradient
 from arena.oco.protocol import OCO_PROTOCOLS, OCOPlayer
+from arena.params import POSITIVE, IsNone
 from arena.spec import GameSpec, PlayerTags
 
 SMOOTH_LOSSES = frozenset({"linear", "squared", "logistic"})
@@ -384,13 +386,17 @@ class ONS(OCOPlayer):
     Online Convex Optimization*, §4.4; Kotłowski 2017, §4.2 (ONS as the second-order baseline).
     """
 
-    name = "ons"
     tags = PlayerTags(
         protocols=OCO_PROTOCOLS,
         randomized=False,
         block_kernel=True,
         domains=frozenset({"unconstrained", "ball"}),
     )
+    parameter_constraints: ClassVar = {
+        "alpha": [POSITIVE, IsNone()],
+        "beta": [POSITIVE, IsNone()],
+        "eps": [POSITIVE, IsNone()],
+    }
 
     def __init__(
         self, alpha: float | None = None, beta: float | None = None, eps: float | None = None
@@ -400,7 +406,7 @@ class ONS(OCOPlayer):
         self.eps = eps
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        who = "player ons"
+        who = self.label()
         domain = spec.domain
         kind = "unconstrained" if domain is None else domain.kind
         if kind not in self.tags.domains:
@@ -411,10 +417,6 @@ class ONS(OCOPlayer):
         diam = math.inf if domain is None else domain.diameter(dim)
         grad = spec.gradient_bound
         known_g = grad is not None and math.isfinite(grad) and grad > 0
-        for pname in ("alpha", "beta", "eps"):
-            val = getattr(self, pname)
-            if val is not None and not (math.isfinite(float(val)) and float(val) > 0):
-                raise ConfigError(who, pname, f"must be None or finite and > 0, got {val!r}")
         game_alpha = spec.sigma / grad**2 if spec.sigma > 0 and known_g else None
         alpha = float(self.alpha) if self.alpha is not None else game_alpha
         if self.beta is not None:

@@ -3,16 +3,16 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 
-from arena.errors import ConfigError
 from arena.oco.losses import EXAMPLE_LOSSES, Feedback
-from arena.oco.protocol import OCOPlayer
+from arena.oco.protocol import OCOPlayer, game_dim
+from arena.params import NON_NEGATIVE, POSITIVE, OneOf
 from arena.spec import GameSpec, PlayerTags
-from players._quasi_additive import check_dim, positive, read_example
+from players._quasi_additive import read_example
 
 VARIANTS = ("pa", "pa1", "pa2")
 
@@ -74,13 +74,17 @@ class PassiveAggressive(OCOPlayer):
     §5.2.1 and Eq. (7.11) (PA cited in §5.4).
     """
 
-    name = "passive_aggressive"
     tags = PlayerTags(
         protocols=frozenset({"classification", "regression"}),
         randomized=False,
         domains=frozenset({"unconstrained"}),
         losses=frozenset(EXAMPLE_LOSSES),
     )
+    parameter_constraints: ClassVar = {
+        "variant": [OneOf(*VARIANTS)],
+        "C": [POSITIVE],
+        "epsilon": [NON_NEGATIVE],
+    }
 
     def __init__(self, variant: str = "pa1", C: float = 1.0, epsilon: float = 0.0):
         self.variant = variant
@@ -88,16 +92,10 @@ class PassiveAggressive(OCOPlayer):
         self.epsilon = epsilon
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        comp = f"player {self.name}"
-        if self.variant not in VARIANTS:
-            raise ConfigError(comp, "variant", f"must be one of {VARIANTS}, got {self.variant!r}")
-        self._C = positive(self.C, comp, "C")
-        eps = float(self.epsilon)
-        if not (math.isfinite(eps) and eps >= 0.0):
-            raise ConfigError(comp, "epsilon", f"must be finite and >= 0, got {self.epsilon!r}")
-        self._eps = eps
+        self._C = float(self.C)
+        self._eps = float(self.epsilon)
         self._regression = spec.protocol == "regression"
-        d = check_dim(spec, comp)
+        d = game_dim(spec)
         n_rep = spec.n_replicates
         self._w = np.zeros((n_rep, d))
         self._mistakes = np.zeros(n_rep, dtype=np.int64)

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 
 from arena.oco.losses import EXAMPLE_LOSSES, Feedback
-from arena.oco.protocol import OCOPlayer
+from arena.oco.protocol import OCOPlayer, game_dim
+from arena.params import POSITIVE
 from arena.spec import GameSpec, PlayerTags
-from players._quasi_additive import check_dim, lemma19, positive, read_example
+from players._quasi_additive import lemma19, read_example
 
 
 class Perceptron(OCOPlayer):
@@ -57,20 +59,20 @@ class Perceptron(OCOPlayer):
     Lecture 16, slides "...back to the Perceptron" (Perceptron as OGD on the mistake rounds).
     """
 
-    name = "perceptron"
     tags = PlayerTags(
         protocols=frozenset({"classification"}),
         randomized=False,
         domains=frozenset({"unconstrained"}),
         losses=frozenset(EXAMPLE_LOSSES),
     )
+    parameter_constraints: ClassVar = {"c": [POSITIVE]}
 
     def __init__(self, c: float = 1.0):
         self.c = c
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        self._c = positive(self.c, f"player {self.name}", "c")
-        d = check_dim(spec, f"player {self.name}")
+        self._c = float(self.c)
+        d = game_dim(spec)
         self._sum = np.zeros((spec.n_replicates, d))  # Σ_{i∈M} y_i x_i (exact for integer x)
         self._mistakes = np.zeros(spec.n_replicates, dtype=np.int64)
         self._x_max = np.zeros(spec.n_replicates)

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 
 from arena.oco.losses import EXAMPLE_LOSSES, Feedback
-from arena.oco.protocol import OCOPlayer
+from arena.oco.protocol import OCOPlayer, game_dim
+from arena.params import POSITIVE
 from arena.spec import GameSpec, PlayerTags
 from players._quasi_additive import (
-    check_dim,
+    P_CONSTRAINTS,
     lemma19,
     pnorm,
     pnorm_link,
-    positive,
     read_example,
     resolve_p,
 )
@@ -65,23 +66,22 @@ class PNormPerceptron(OCOPlayer):
     (§5.1), §5.1.4, Eq. (5.9) and Corollary 7.
     """
 
-    name = "pnorm_perceptron"
     tags = PlayerTags(
         protocols=frozenset({"classification"}),
         randomized=False,
         domains=frozenset({"unconstrained"}),
         losses=frozenset(EXAMPLE_LOSSES),
     )
+    parameter_constraints: ClassVar = {"p": P_CONSTRAINTS, "c": [POSITIVE]}
 
     def __init__(self, p: float | str = "auto", c: float = 1.0):
         self.p = p
         self.c = c
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        comp = f"player {self.name}"
-        self._c = positive(self.c, comp, "c")
-        d = check_dim(spec, comp)
-        self._p = resolve_p(self.p, d, comp)
+        self._c = float(self.c)
+        d = game_dim(spec)
+        self._p = resolve_p(self.p, d)
         self._sum = np.zeros((spec.n_replicates, d))  # Σ_{i∈M} y_i x_i; θ_t = sum/c
         self._mistakes = np.zeros(spec.n_replicates, dtype=np.int64)
         self._x_max = np.zeros(spec.n_replicates)

@@ -8,19 +8,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import Feedback
-from arena.oco.protocol import OCO_PROTOCOLS, OCOPlayer
+from arena.oco.protocol import OCO_PROTOCOLS, OCOPlayer, game_dim, game_domain
+from arena.params import POSITIVE, Boolean, IsNone, OneOf
 from arena.spec import GameSpec, PlayerTags
 from players._quasi_additive import (
-    check_dim,
+    P_CONSTRAINTS,
     check_domain_contains_l1_ball,
     lemma19,
-    positive,
     read_example,
     resolve_p,
     softmax,
@@ -189,8 +190,17 @@ class PrimalDual(OCOPlayer):
     :func:`entropic_hinge_step`).
     """
 
-    name = "primal_dual"
     tags = PlayerTags(protocols=OCO_PROTOCOLS, randomized=False)
+    parameter_constraints: ClassVar = {
+        "regularizer": [OneOf(*REGULARIZERS)],
+        "p": P_CONSTRAINTS,
+        "rule": [OneOf(*RULES)],
+        "schedule": [OneOf(*SCHEDULES)],
+        "c": [POSITIVE, OneOf("tuned")],
+        "U": [POSITIVE, IsNone()],
+        "gamma": [POSITIVE],
+        "mistake_driven": [Boolean()],
+    }
 
     def __init__(
         self,
@@ -215,22 +225,10 @@ class PrimalDual(OCOPlayer):
     # -- set-up --------------------------------------------------------------------------------
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        comp = f"player {self.name}"
-        for param, value, allowed in (
-            ("regularizer", self.regularizer, REGULARIZERS),
-            ("rule", self.rule, RULES),
-            ("schedule", self.schedule, SCHEDULES),
-        ):
-            if value not in allowed:
-                raise ConfigError(comp, param, f"must be one of {allowed}, got {value!r}")
-        if not isinstance(self.mistake_driven, bool | np.bool_):
-            raise ConfigError(
-                comp, "mistake_driven", f"must be a bool, got {self.mistake_driven!r}"
-            )
-        self._gamma = positive(self.gamma, comp, "gamma")
-        d = check_dim(spec, comp)
-        domain = spec.domain if spec.domain is not None else Domain("unconstrained")
-        domain.validate(comp)
+        comp = self.label()
+        self._gamma = float(self.gamma)
+        d = game_dim(spec)
+        domain = game_domain(spec)
         self._classification = spec.protocol == "classification"
         if not self._classification:
             for param, bad, why in (
@@ -251,7 +249,7 @@ class PrimalDual(OCOPlayer):
             check_domain_contains_l1_ball(spec, comp, simplex_ok=True)
             reg = make_regularizer("entropic", Domain("simplex"))
         else:
-            p = resolve_p(self.p, d, comp)
+            p = resolve_p(self.p, d)
             if domain.kind == "simplex":
                 raise ConfigError(
                     comp, "domain", "the p-norm regularizer has no set in the simplex"
@@ -268,10 +266,7 @@ class PrimalDual(OCOPlayer):
             or (reg.name == "pnorm" and not domain.bounded)
         )
         max_f = reg.max_value(reg.domain, d)
-        if self.U is None:
-            u_bound = max_f
-        else:
-            u_bound = positive(self.U, comp, "U")
+        u_bound = max_f if self.U is None else float(self.U)
         needs_u = self.schedule in CLASSIFICATION_SCHEDULES or self.c == "tuned"
         if needs_u and not math.isfinite(u_bound):
             raise ConfigError(comp, "U", "needed by this schedule / tuning; give U (f(u) ≤ U)")
@@ -299,9 +294,7 @@ class PrimalDual(OCOPlayer):
 
     def _resolve_c(self, spec: GameSpec, comp: str) -> float:
         if self.c != "tuned":
-            if isinstance(self.c, str):
-                raise ConfigError(comp, "c", f"must be a number > 0 or 'tuned', got {self.c!r}")
-            return positive(self.c, comp, "c")
+            return float(self.c)
         if self.schedule in CLASSIFICATION_SCHEDULES:
             return 1.0
         if spec.gradient_bound is None:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 
 from arena.errors import ConfigError
 from arena.oco.losses import Feedback
 from arena.oco.protocol import OCOPlayer
+from arena.params import POSITIVE, OneOf
 from arena.spec import GameSpec, PlayerTags
 
 VARIANTS = ("coordinate", "full")
@@ -177,25 +179,21 @@ class ScaleInvariant(OCOPlayer):
     §4.2 (Algorithm 2 and its O(d²) implementation), Appendices D and E.
     """
 
-    name = "scale_invariant"
     tags = PlayerTags(
         protocols=frozenset({"classification", "regression"}),
         randomized=False,
         domains=frozenset({"unconstrained"}),
         losses=frozenset({"absolute", "hinge", "logistic"}),
     )
+    parameter_constraints: ClassVar = {"variant": [OneOf(*VARIANTS)], "alpha": [POSITIVE]}
 
     def __init__(self, variant: str = "coordinate", alpha: float = 9.0 / 8.0):
         self.variant = variant
         self.alpha = alpha
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        who = "player scale_invariant"
-        if self.variant not in VARIANTS:
-            raise ConfigError(who, "variant", f"must be one of {VARIANTS}, got {self.variant!r}")
+        who = self.label()
         alpha = float(self.alpha)
-        if not (math.isfinite(alpha) and alpha > 0):
-            raise ConfigError(who, "alpha", f"must be finite and > 0, got {self.alpha!r}")
         if spec.protocol not in self.tags.protocols:
             raise ConfigError(
                 who,
@@ -230,9 +228,7 @@ class ScaleInvariant(OCOPlayer):
 
     def _features(self, x) -> np.ndarray:
         if x is None:
-            raise ConfigError(
-                "player scale_invariant", "protocol", "predict needs the round's features x_t"
-            )
+            raise ConfigError(self.label(), "protocol", "predict needs the round's features x_t")
         return np.asarray(x, dtype=np.float64)
 
     def predict(self, x: np.ndarray | None = None) -> np.ndarray:

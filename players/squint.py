@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 from numba import njit
 
-from arena.errors import ConfigError
 from arena.kernels import normalize_log_weights
+from arena.params import POSITIVE, IsNone, ListOf, OneOf, expert_prior
 from arena.protocols import ExpertsPlayer
 from arena.spec import GameSpec, PlayerTags
 
@@ -214,21 +215,6 @@ def _squint_play_block(losses, big_r, big_v, log_pi, uniform_prior, gl_eta, gl_w
             _squint_update_row(big_r[r], big_v[r], probs[r, j], u)
 
 
-def check_prior(who: str, pi, n_act: int) -> np.ndarray:
-    """Validate an expert prior (None: uniform) and return it normalized to sum 1."""
-    if pi is None:
-        return np.full(n_act, 1.0 / n_act)
-    try:
-        arr = np.asarray(list(pi), dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(who, "pi", f"must be a list of {n_act} numbers > 0 ({exc})") from exc
-    if arr.shape != (n_act,):
-        raise ConfigError(who, "pi", f"needs {n_act} values (n_actions), got {arr.size}")
-    if not np.all(np.isfinite(arr) & (arr > 0)):
-        raise ConfigError(who, "pi", "every prior mass must be finite and > 0")
-    return arr / arr.sum()
-
-
 class Squint(ExpertsPlayer):
     """Squint: ``p_{t,k} ∝ π_k E_γ[η e^{η R_{t−1,k} − η² V_{t−1,k}}]``, a prior γ on η ∈ [0, ½].
 
@@ -280,20 +266,19 @@ class Squint(ExpertsPlayer):
     games", COLT (Squint; the CV prior and its erf closed form).
     """
 
-    name = "squint"
     tags = PlayerTags(protocols=frozenset({"experts"}), block_kernel=True)
+    parameter_constraints: ClassVar = {
+        "pi": [ListOf(POSITIVE), IsNone()],
+        "prior_eta": [OneOf(*PRIOR_ETAS)],
+    }
 
     def __init__(self, pi: list[float] | None = None, prior_eta: str = "cv"):
         self.pi = pi
         self.prior_eta = prior_eta
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        if self.prior_eta not in PRIOR_ETAS:
-            raise ConfigError(
-                "player squint", "prior_eta", f"must be one of {PRIOR_ETAS}, got {self.prior_eta!r}"
-            )
         self._uniform = self.prior_eta == "uniform"
-        self._log_pi = np.log(check_prior("player squint", self.pi, spec.n_actions))
+        self._log_pi = np.log(expert_prior(self, "pi", spec.n_actions))
         self._lo, self._scale = spec.loss_range[0], spec.loss_scale
         self._big_r = np.zeros((spec.n_replicates, spec.n_actions))
         self._big_v = np.zeros((spec.n_replicates, spec.n_actions))

@@ -107,7 +107,6 @@ class TwoNorm(ExpertsPlayer):
     Luo 2016: Algorithm 3 (§2.1.3), Lemma 1, the update and Corollary 1 (§2.1.4); Table 2.1.
     """
 
-    name = "two_norm"
     tags = PlayerTags(protocols=frozenset({"experts"}), block_kernel=True)
 
     def __init__(self):

@@ -4,21 +4,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 
 from arena.errors import ConfigError
 from arena.oco.losses import EXAMPLE_LOSSES, Feedback
-from arena.oco.protocol import OCOPlayer
+from arena.oco.protocol import OCOPlayer, game_dim
+from arena.params import POSITIVE, Boolean, OneOf
 from arena.spec import GameSpec, PlayerTags
-from players._quasi_additive import (
-    check_dim,
-    check_domain_contains_l1_ball,
-    lemma19,
-    positive,
-    read_example,
-    softmax,
-)
+from players._quasi_additive import check_domain_contains_l1_ball, lemma19, read_example, softmax
 
 VARIANTS = ("balanced", "self_tuned")
 
@@ -85,13 +80,17 @@ class Winnow(OCOPlayer):
     (§5.1), §5.1.2, Figure 5.2 and Corollary 6 (§5.1.3).
     """
 
-    name = "winnow"
     tags = PlayerTags(
         protocols=frozenset({"classification"}),
         randomized=False,
         domains=frozenset({"unconstrained", "simplex", "ball", "box"}),
         losses=frozenset(EXAMPLE_LOSSES),
     )
+    parameter_constraints: ClassVar = {
+        "variant": [OneOf(*VARIANTS)],
+        "c": [POSITIVE],
+        "signed": [Boolean()],
+    }
 
     def __init__(self, variant: str = "balanced", c: float = 1.0, signed: bool = False):
         self.variant = variant
@@ -99,17 +98,14 @@ class Winnow(OCOPlayer):
         self.signed = signed
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        comp = f"player {self.name}"
-        if self.variant not in VARIANTS:
-            raise ConfigError(comp, "variant", f"must be one of {VARIANTS}, got {self.variant!r}")
-        if not isinstance(self.signed, bool | np.bool_):
-            raise ConfigError(comp, "signed", f"must be a bool, got {self.signed!r}")
-        self._c = positive(self.c, comp, "c")
-        d = check_dim(spec, comp)
-        check_domain_contains_l1_ball(spec, comp, simplex_ok=not self.signed)
+        self._c = float(self.c)
+        d = game_dim(spec)
+        check_domain_contains_l1_ball(spec, self.label(), simplex_ok=not self.signed)
         n = 2 * d if self.signed else d
         if self.variant == "self_tuned" and n < 2:
-            raise ConfigError(comp, "dim", "self_tuned needs n >= 2 weights (c_t divides by ln n)")
+            raise ConfigError(
+                self.label(), "dim", "self_tuned needs n >= 2 weights (c_t divides by ln n)"
+            )
         self._d, self._n = d, n
         self._log_n = math.log(n)
         self._theta = np.zeros((spec.n_replicates, n))  # Σ_{i∈M} y_i x_i (unscaled)

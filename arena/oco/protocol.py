@@ -205,3 +205,17 @@ def resolve_dim(adversary: OCOAdversary, requested: int | None, horizon: int | N
     if "horizon" in inspect.signature(adversary.resolve_dim).parameters:
         return int(adversary.resolve_dim(requested, horizon=horizon))
     return int(adversary.resolve_dim(requested))
+
+
+def game_dim(spec: GameSpec) -> int:
+    """Return d of an OCO game: ``spec.dim``, else ``spec.n_actions`` (a spec built by hand)."""
+    return int(spec.dim if spec.dim is not None else spec.n_actions)
+
+
+def game_domain(spec: GameSpec) -> Domain:
+    """Return the game's domain, ``ℝ^d`` when the spec names none.
+
+    The engine has checked it already: it is the adversary's declaration, validated (and matched
+    against the player's ``tags.domains``) before any component is reset.
+    """
+    return spec.domain if spec.domain is not None else Domain("unconstrained")

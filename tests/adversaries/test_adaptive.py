@@ -9,6 +9,7 @@ import pytest
 from adversaries.adaptive import HeavierHalf
 from arena import GameSpec, play
 from arena.errors import ConfigError
+from arena.params import validate_params
 from arena.spec import History
 from players.ftl import FollowTheLeader
 from tests.adversaries._adversary_support import read_trace, rngs
@@ -92,6 +93,6 @@ def test_random_ties_vary_and_are_seeded():
 
 
 def test_bad_ties():
-    with pytest.raises(ConfigError) as err:
-        HeavierHalf(ties="all").reset(GameSpec("experts", 3, 10), rngs(0, 1))
-    assert err.value.parameter == "ties"
+    with pytest.raises(ConfigError, match="one of 'index', 'random', got 'all'") as err:
+        validate_params(HeavierHalf(ties="all"))
+    assert err.value.parameter == "ties" and err.value.component == "adversary heavier_half"

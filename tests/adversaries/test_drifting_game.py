@@ -22,6 +22,7 @@ from adversaries.drifting_game import (
 from arena import GameSpec, run_game
 from arena.errors import ConfigError, GameError
 from arena.metrics.drifting import DGLoss, DGScore, dg_score_bruteforce
+from arena.params import validate_params
 from arena.protocols import ExpertsPlayer
 from arena.spec import PlayerTags
 from players.hedge import Hedge
@@ -333,8 +334,8 @@ def test_defaults():
 )
 def test_bad_params(params, bad):
     with pytest.raises(ConfigError) as err:
-        DriftingGame(**params).reset(GameSpec("experts", 3, 10), rngs(0, 1))
-    assert err.value.parameter == bad
+        validate_params(DriftingGame(**params))
+    assert err.value.parameter == bad and err.value.component == "adversary drifting_game"
 
 
 def test_metric_params_are_validated():

@@ -13,6 +13,7 @@ from adversaries.expert_predictions import (
 )
 from arena import GameSpec, play
 from arena.errors import ConfigError
+from arena.params import validate_params
 from tests.adversaries._adversary_support import (
     assert_split_invariant,
     read_trace,
@@ -164,5 +165,7 @@ def test_persistence_wins_on_prices_and_hedge_tracks_it():
 def test_bad_params(params, bad):
     with pytest.raises(ConfigError) as err:
         adv = ExpertPredictions(**params)
-        adv.reset(GameSpec("experts", adv.resolve_n_actions(None), 10), rngs(0, 1))
-    assert err.value.parameter == bad
+        validate_params(adv)  # the declared constraints first, as the driver checks them
+        spec = GameSpec("experts", adv.resolve_n_actions(None), 10)
+        adv.reset(spec, rngs(0, 1))  # then what depends on the game
+    assert err.value.parameter == bad and err.value.component == "adversary expert_predictions"

@@ -25,6 +25,7 @@ from adversaries.lower_bound import (
 from adversaries.stochastic import fair_coin_lower_bound
 from arena import GameSpec, play
 from arena.errors import ConfigError
+from arena.params import validate_params
 from players.hedge import Hedge
 from tests.adversaries._adversary_support import (
     assert_split_invariant,
@@ -219,8 +220,8 @@ def test_anti_hedge_losses():
 )
 def test_anti_hedge_bad_params(params, bad):
     with pytest.raises(ConfigError) as err:
-        AntiHedge(**params).reset(GameSpec("experts", 3, 10), rngs(0, 1))
-    assert err.value.parameter == bad
+        validate_params(AntiHedge(**params))
+    assert err.value.parameter == bad and err.value.component == "adversary anti_hedge"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -356,10 +357,11 @@ def test_planted_windows_switch_defeats_fixed_small_eta():
     ],
 )
 def test_planted_windows_bad_params(params, bad):
-    params = {"tau": 5, **params}
+    adv = PlantedWindows(**{"tau": 5, **params})
     with pytest.raises(ConfigError) as err:
-        PlantedWindows(**params).reset(GameSpec("experts", 3, 50), rngs(0, 1))
-    assert err.value.parameter == bad
+        validate_params(adv)  # the declared constraints first, as the driver checks them
+        adv.reset(GameSpec("experts", 3, 50), rngs(0, 1))  # then what depends on the game
+    assert err.value.parameter == bad and err.value.component == "adversary planted_windows"
 
 
 @pytest.mark.parametrize(
@@ -371,9 +373,11 @@ def test_planted_windows_bad_params(params, bad):
     ],
 )
 def test_planted_blocks_bad_params(params, bad):
+    adv = PlantedBlocks(**params)
     with pytest.raises(ConfigError) as err:
-        PlantedBlocks(**params).reset(GameSpec("experts", 3, 50), rngs(0, 1))
-    assert err.value.parameter == bad
+        validate_params(adv)  # the declared constraints first, as the driver checks them
+        adv.reset(GameSpec("experts", 3, 50), rngs(0, 1))  # then what depends on the game
+    assert err.value.parameter == bad and err.value.component == "adversary planted_blocks"
 
 
 def test_anti_hedge_declares_its_bound_against_fixed_eta_hedge_only():

@@ -15,6 +15,7 @@ from arena import GameSpec, run_game
 from arena.errors import ConfigError
 from arena.game import prepare_game
 from arena.metrics.games import DualityGap, duality_gap
+from arena.params import validate_params
 from arena.spec import History
 from players.hedge import Hedge
 from tests.adversaries._adversary_support import read_trace, rngs
@@ -202,6 +203,7 @@ def test_duality_gap_needs_a_matrix_game():
 def test_bad_params(params, bad):
     with pytest.raises(ConfigError) as err:
         adv = MatrixGame(**params)
+        validate_params(adv)  # the declared constraints first, as the driver checks them
         n = adv.resolve_n_actions(None)
-        adv.reset(GameSpec("experts", n, 10), rngs(0, 1))
-    assert err.value.parameter == bad
+        adv.reset(GameSpec("experts", n, 10), rngs(0, 1))  # then what depends on the game
+    assert err.value.parameter == bad and err.value.component == "adversary matrix_game"

@@ -24,6 +24,7 @@ from adversaries.stochastic import (
 from arena import GameSpec, play, run_game
 from arena.errors import ConfigError
 from arena.game import prepare_game
+from arena.params import validate_params
 from tests.adversaries._adversary_support import (
     assert_split_invariant,
     clt_band,
@@ -192,8 +193,9 @@ def test_beta_bad_params(params, bad):
     adv = Beta(**params)
     n = adv.resolve_n_actions(None if "means" in params else 3)
     with pytest.raises(ConfigError) as err:
-        adv.reset(GameSpec("experts", n, 10), rngs(0, 1))
-    assert err.value.parameter == bad
+        validate_params(adv)  # the declared constraints first, as the driver checks them
+        adv.reset(GameSpec("experts", n, 10), rngs(0, 1))  # then what depends on the game
+    assert err.value.parameter == bad and err.value.component == "adversary beta"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -266,9 +268,11 @@ def test_piecewise_switching_comparator_beats_every_fixed_expert():
     ],
 )
 def test_piecewise_bad_params(params, bad):
+    adv = PiecewiseStochastic(**params)
     with pytest.raises(ConfigError) as err:
-        PiecewiseStochastic(**params).reset(GameSpec("experts", 3, 10), rngs(0, 1))
-    assert err.value.parameter == bad
+        validate_params(adv)  # the declared constraints first, as the driver checks them
+        adv.reset(GameSpec("experts", 3, 10), rngs(0, 1))  # then what depends on the game
+    assert err.value.parameter == bad and err.value.component == "adversary piecewise_stochastic"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -376,14 +380,16 @@ def test_drifting_means_pseudo_regret_runs():
 )
 def test_drifting_means_bad_params(params, bad):
     with pytest.raises(ConfigError) as err:
-        DriftingMeans(**params).reset(GameSpec("experts", 3, 10), rngs(0, 1))
-    assert err.value.parameter == bad
+        validate_params(DriftingMeans(**params))
+    assert err.value.parameter == bad and err.value.component == "adversary drifting_means"
 
 
 def test_drifting_means_initial_fixes_n():
     assert DriftingMeans(initial=[0.1, 0.2]).resolve_n_actions(None) == 2
     with pytest.raises(ConfigError, match="n_actions"):
         DriftingMeans(initial=[0.1, 0.2]).resolve_n_actions(5)
-    with pytest.raises(ConfigError) as err:
-        DriftingMeans(initial=[0.1, 1.2]).reset(GameSpec("experts", 2, 10), rngs(0, 1))
+    with pytest.raises(ConfigError, match=r"each item a real number in \[0, 1\]") as err:
+        validate_params(DriftingMeans(initial=[0.1, 1.2]))
     assert err.value.parameter == "initial"
+    with pytest.raises(ConfigError, match=r"one value per expert \(n_actions = 3\), got 2"):
+        DriftingMeans(initial=[0.1, 0.2]).reset(GameSpec("experts", 3, 10), rngs(0, 1))

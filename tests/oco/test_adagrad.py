@@ -12,6 +12,7 @@ from scipy.optimize import minimize
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData, feedback
+from arena.params import validate_params
 from players.adagrad import AdaGrad, mahalanobis_ball_row
 from tests.oco._first_order_support import (
     DOMAINS,
@@ -218,6 +219,8 @@ def test_no_bound_on_unbounded_domains_and_config_errors():
         ({"eta": 0.0}, Domain("ball", 1.0), "eta"),
         ({}, Domain("simplex"), "domain"),
     ):
+        player = AdaGrad(**params)
         with pytest.raises(ConfigError) as err:
-            reset(AdaGrad(**params), make_spec(3, 20, 1, dom))
-        assert err.value.parameter == parameter
+            validate_params(player)  # the declared constraints first, as the driver checks them
+            reset(player, make_spec(3, 20, 1, dom))  # then what depends on the game
+        assert err.value.parameter == parameter and err.value.component == "player adagrad"

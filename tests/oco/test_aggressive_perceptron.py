@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from arena.errors import ConfigError
+from arena.params import validate_params
 from players.aggressive_perceptron import AggressivePerceptron
 from tests.oco._classification_support import (
     drive,
@@ -81,5 +82,6 @@ def test_hinge_regret_and_mistake_bounds_for_many_comparators(eta):
 
 
 def test_rejects_bad_eta():
-    with pytest.raises(ConfigError):
-        fresh(AggressivePerceptron(eta=-1.0), spec_for(2, 3))
+    with pytest.raises(ConfigError, match=r"'eta': must be a real number in \(0, inf\)") as err:
+        validate_params(AggressivePerceptron(eta=-1.0))
+    assert err.value.component == "player aggressive_perceptron"

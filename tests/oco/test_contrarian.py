@@ -11,6 +11,7 @@ from scipy.optimize import minimize_scalar
 from adversaries.contrarian import MIN_LOSS_AT_MISTAKE, Contrarian
 from arena.errors import ConfigError
 from arena.oco.losses import RoundData, evaluate, prediction_loss
+from arena.params import validate_params
 from tests.oco._adaptive_lb_support import (
     OGD,
     Perceptron,
@@ -18,7 +19,6 @@ from tests.oco._adaptive_lb_support import (
     Zero,
     declared,
     drive,
-    game_spec,
 )
 
 SURROGATES = ("hinge", "logistic", "absolute", "squared")
@@ -148,9 +148,8 @@ def test_gradient_bound_holds():
 
 
 def test_config_errors():
-    adv = Contrarian(loss="zero_one")
-    with pytest.raises(ConfigError, match="loss"):
-        adv.reset(game_spec(Contrarian(), 1, 5), [None])
+    with pytest.raises(ConfigError, match="adversary contrarian: parameter 'loss': must be one of"):
+        validate_params(Contrarian(loss="zero_one"))
     assert Contrarian().resolve_dim(None) == 1
     assert Contrarian().get_params() == {"loss": "hinge"}
     assert Contrarian.tags.protocol == "classification" and not Contrarian.tags.oblivious

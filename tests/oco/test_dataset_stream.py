@@ -11,6 +11,7 @@ from adversaries import dataset_stream as ds
 from adversaries.dataset_stream import DatasetStream, load_dataset
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
+from arena.params import validate_params
 from tests.oco._data_adversary_support import (
     assert_replicate_determinism,
     assert_split_invariant,
@@ -160,8 +161,9 @@ def test_gradient_bound_is_exact_over_the_dataset(params, exact):
 def test_invalid_parameters(params, parameter):
     adv = DatasetStream(**params)
     with pytest.raises(ConfigError) as err:
-        adv.reset(spec_for(DatasetStream(), n_rep=1), rngs(0, 1))
-    assert err.value.parameter == parameter
+        validate_params(adv)  # the declared constraints first, as the driver checks them
+        adv.reset(spec_for(DatasetStream(), n_rep=1), rngs(0, 1))  # then what depends on the game
+    assert err.value.parameter == parameter and err.value.component == "adversary dataset_stream"
 
 
 def test_dimension_is_fixed_by_the_dataset():

@@ -10,6 +10,7 @@ import pytest
 
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
+from arena.params import validate_params
 from players.dual_averaging import DualAveraging
 from players.ftrl import FTRL
 from players.ogd import OGD
@@ -160,9 +161,12 @@ def test_no_bound_on_euclidean_space_and_config_errors():
         ({}, {"domain": Domain("unconstrained")}, "c"),
     ):
         kw = {"domain": Domain("ball", 1.0), "G": 1.0} | spec_kw
+        player = DualAveraging(**params)
         with pytest.raises(ConfigError) as err:
-            reset(DualAveraging(**params), make_spec(3, 20, 1, **kw))
+            validate_params(player)  # the declared constraints first, as the driver checks them
+            reset(player, make_spec(3, 20, 1, **kw))  # then what depends on the game
         assert err.value.parameter == parameter
+        assert err.value.component == "player dual_averaging"
     with pytest.raises(ConfigError):
         reset(DualAveraging(schedule="fixed"), make_spec(3, None, 1, Domain("ball", 1.0), G=1.0))
 

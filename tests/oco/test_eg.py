@@ -11,6 +11,7 @@ import pytest
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData, feedback
+from arena.params import validate_params
 from players.eg import EG, EGPlusMinus
 from players.ftrl import FTRL
 from tests.oco._first_order_support import (
@@ -237,8 +238,10 @@ def test_config_errors():
         (EGPlusMinus(eta=1.0, radius=-1.0), Domain("unconstrained"), "radius"),
     ):
         with pytest.raises(ConfigError) as err:
-            reset(player, make_spec(3, 20, 1, dom))
+            validate_params(player)  # the declared constraints first, as the driver checks them
+            reset(player, make_spec(3, 20, 1, dom))  # then what depends on the game
         assert err.value.parameter == parameter
+        assert err.value.component == f"player {type(player).registry_name()}"
 
 
 def test_end_to_end_with_the_engine():

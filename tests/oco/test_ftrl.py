@@ -16,6 +16,7 @@ from scipy.optimize import minimize
 
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
+from arena.params import validate_params
 from players.ftrl import FTRL
 from players.ogd import OGD
 from players.regularizers import Entropic, Euclidean, PNorm, make_regularizer
@@ -207,16 +208,18 @@ def test_config_errors():
         ({"regularizer": "entropic"}, ball, "regularizer"),
         ({"regularizer": "pnorm", "eta": 1.0}, ball, "regularizer"),
         ({"regularizer": "l2", "p": 3.0}, ball, "regularizer"),
-        ({"regularizer": "pnorm", "p": 1.5, "eta": 1.0}, make_spec(3, 20), "regularizer"),
+        ({"regularizer": "pnorm", "p": 1.5, "eta": 1.0}, make_spec(3, 20), "p"),
         ({"regularizer": "nope"}, ball, "regularizer"),
         ({"schedule": "lazy"}, ball, "schedule"),
         ({"eta": -1}, ball, "eta"),
         ({}, make_spec(3, 20, 1, Domain("unconstrained"), G=1.0), "eta"),
         ({"schedule": "fixed"}, make_spec(3, None, 1, Domain("ball", 1.0), G=1.0), "eta"),
     ):
+        player = FTRL(**params)
         with pytest.raises(ConfigError) as err:
-            reset(FTRL(**params), spec)
-        assert err.value.parameter == parameter
+            validate_params(player)  # the declared constraints first, as the driver checks them
+            reset(player, spec)  # then what depends on the game
+        assert err.value.parameter == parameter and err.value.component == "player ftrl"
 
 
 def test_end_to_end_with_the_engine():

@@ -8,6 +8,7 @@ import pytest
 
 from adversaries.ill_conditioned import IllConditioned, ill_conditioned_spectrum
 from arena.errors import ConfigError
+from arena.params import validate_params
 from tests.oco._data_adversary_support import (
     assert_replicate_determinism,
     assert_split_invariant,
@@ -142,8 +143,10 @@ def test_the_kappa_family_is_one_problem_under_invertible_maps():
 def test_invalid_parameters(params, parameter):
     adv = IllConditioned(**params)
     with pytest.raises(ConfigError) as err:
-        adv.reset(spec_for(IllConditioned(), n_rep=1, dim=10), rngs(0, 1))
-    assert err.value.parameter == parameter
+        validate_params(adv)  # the declared constraints first, as the driver checks them
+        spec = spec_for(IllConditioned(), n_rep=1, dim=10)
+        adv.reset(spec, rngs(0, 1))  # then what depends on the game
+    assert err.value.parameter == parameter and err.value.component == "adversary ill_conditioned"
 
 
 def test_game_constants_and_end_to_end():

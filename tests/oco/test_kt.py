@@ -15,6 +15,7 @@ import pytest
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
+from arena.params import validate_params
 from players.kt import KT, kt_olo_regret_bound
 from players.kt_experts import kt_log_potential
 from tests.oco._ons_kt_si_support import (
@@ -337,10 +338,11 @@ def test_parameter_free_growth_against_a_far_comparator():
     ],
 )
 def test_config_errors(params, spec_kw, parameter):
-    spec = make_spec(2, 10, **spec_kw)
+    spec, player = make_spec(2, 10, **spec_kw), KT(**params)
     with pytest.raises(ConfigError) as info:
-        reset(KT(**params), spec)
-    assert info.value.parameter == parameter
+        validate_params(player)  # the declared constraints first, as the driver checks them
+        reset(player, spec)  # then what depends on the game
+    assert info.value.parameter == parameter and info.value.component == "player kt"
 
 
 def test_declares_no_bound():

@@ -11,6 +11,7 @@ import pytest
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
+from arena.params import validate_params
 from players.ogd import OGD
 from tests.oco._first_order_support import (
     DOMAINS,
@@ -237,10 +238,11 @@ def test_no_bound_without_its_assumptions():
 )
 def test_config_errors(params, spec_kw, parameter):
     kw = {"domain": Domain("ball", 1.0), "G": 1.0} | spec_kw
-    spec = make_spec(2, 10, 1, **kw)
+    spec, player = make_spec(2, 10, 1, **kw), OGD(**params)
     with pytest.raises(ConfigError) as err:
-        reset(OGD(**params), spec)
-    assert err.value.parameter == parameter
+        validate_params(player)  # the declared constraints first, as the driver checks them
+        reset(player, spec)  # then what depends on the game
+    assert err.value.parameter == parameter and err.value.component == "player ogd"
 
 
 def test_fixed_tuned_step_needs_the_horizon():

@@ -18,6 +18,7 @@ import pytest
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
+from arena.params import validate_params
 from players.ons import ONS, ball_generalized_projection
 from tests.oco._ons_kt_si_support import (
     assert_below,
@@ -528,9 +529,11 @@ def test_declares_bounds_only_when_verified(spec_kw, params):
 )
 def test_config_errors(params, spec_kw, parameter):
     kw = {"domain": Domain("ball", 1.0), "gradient_bound": 1.0, **spec_kw}
+    player = ONS(**params)
     with pytest.raises(ConfigError) as info:
-        reset(ONS(**params), make_spec(2, 10, **kw))
-    assert info.value.parameter == parameter
+        validate_params(player)  # the declared constraints first, as the driver checks them
+        reset(player, make_spec(2, 10, **kw))  # then what depends on the game
+    assert info.value.parameter == parameter and info.value.component == "player ons"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import pytest
 
 from adversaries.orthogonal_hinge import OrthogonalHinge
 from arena.errors import ConfigError
+from arena.params import validate_params
 from tests.oco._adaptive_lb_support import (
     OGD,
     Perceptron,
@@ -135,8 +136,8 @@ def test_config_errors():
     with pytest.raises(ConfigError, match="horizon"):
         adv.reset(game_spec(adv, 5, None), [None])
     for bad in (0.0, -1.0, math.inf, "1"):
-        with pytest.raises(ConfigError, match="scale"):
-            OrthogonalHinge(scale=bad).reset(game_spec(adv, 5, 5), [None])
+        with pytest.raises(ConfigError, match=r"'scale': must be a real number in \(0, inf\)"):
+            validate_params(OrthogonalHinge(scale=bad))
     assert OrthogonalHinge.tags.needs_horizon
     assert adv.resolve_dim(7) == 7 and adv.resolve_dim(None, horizon=12) == 12
 

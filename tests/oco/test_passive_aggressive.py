@@ -8,6 +8,7 @@ import pytest
 
 from arena.errors import ConfigError
 from arena.oco.losses import RoundData
+from arena.params import validate_params
 from players.passive_aggressive import PassiveAggressive
 from tests.oco._classification_support import (
     drive,
@@ -143,7 +144,9 @@ def test_pa1_and_pa2_bounds_on_noisy_data(C):
 def test_validation():
     spec = spec_for(2, 3)
     for params in ({"variant": "pa3"}, {"C": 0.0}, {"epsilon": -1.0}):
-        with pytest.raises(ConfigError):
-            fresh(PassiveAggressive(**params), spec)
+        with pytest.raises(
+            ConfigError, match=f"player passive_aggressive: parameter {next(iter(params))!r}"
+        ):
+            validate_params(PassiveAggressive(**params))
     for params in PassiveAggressive._unit_test_params():
         assert fresh(PassiveAggressive(**params), spec).predict().shape == (1, 2)

@@ -9,6 +9,7 @@ import pytest
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
+from arena.params import validate_params
 from players.perceptron import Perceptron
 from tests.oco._classification_support import (
     drive,
@@ -152,10 +153,10 @@ def test_orthogonal_adversary_forces_a_mistake_every_round_and_cor5_is_tight():
 
 
 def test_rejects_bad_c():
-    spec = spec_for(2, 10)
     for bad in (0.0, -1.0, float("nan"), "x"):
-        with pytest.raises(ConfigError):
-            fresh(Perceptron(c=bad), spec)
+        with pytest.raises(ConfigError, match=r"'c': must be a real number in \(0, inf\)") as err:
+            validate_params(Perceptron(c=bad))
+        assert err.value.component == "player perceptron"
 
 
 def test_unit_test_params_reset():

@@ -9,6 +9,7 @@ import pytest
 
 from arena.errors import ConfigError
 from arena.oco.losses import RoundData
+from arena.params import validate_params
 from players._quasi_additive import pnorm_link
 from players.perceptron import Perceptron
 from players.pnorm_perceptron import PNormPerceptron
@@ -75,8 +76,8 @@ def test_auto_p_and_validation():
     assert p.p_value == pytest.approx(2 * math.log(100))
     assert fresh(PNormPerceptron(), spec_for(2, 3)).p_value == 2.0  # 2 ln 2 < 2: clipped
     for bad in (1.5, "x", float("inf")):
-        with pytest.raises(ConfigError):
-            fresh(PNormPerceptron(p=bad), spec_for(3, 3))
+        with pytest.raises(ConfigError, match=r"'p': must be a real number in \[2, inf\) or one"):
+            validate_params(PNormPerceptron(p=bad))
 
 
 def test_invariant_to_c_and_positive_scaling():

@@ -14,6 +14,7 @@ from scipy.optimize import brentq
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData, feedback
+from arena.params import validate_params
 from players.aggressive_perceptron import AggressivePerceptron
 from players.passive_aggressive import PassiveAggressive
 from players.perceptron import Perceptron
@@ -621,17 +622,26 @@ def test_entropic_plays_on_the_simplex_inside_a_larger_domain():
 
 def test_validation():
     oco = spec_for(3, 5, protocol="oco", domain=Domain("ball", 1.0), loss="linear")
-    for player in (
+    for player in (  # valid values that need classification, or the game's gradient bound
         pd(rule="aggressive"),
         pd(schedule="mistakes", U=1.0),
         pd(mistake_driven=True),
-        pd(regularizer="nope"),
         pd(c="tuned"),  # no gradient bound
-        pd(c=-1.0),
-        pd(gamma=0.0),
     ):
+        validate_params(player)
         with pytest.raises(ConfigError):
             fresh(player, oco)
+    for player, parameter in (  # refused by the declaration, before any reset
+        (pd(regularizer="nope"), "regularizer"),
+        (pd(c=-1.0), "c"),
+        (pd(c="auto"), "c"),
+        (pd(gamma=0.0), "gamma"),
+        (pd(p=1.5), "p"),
+        (pd(U=0.0), "U"),
+        (pd(mistake_driven=1), "mistake_driven"),
+    ):
+        with pytest.raises(ConfigError, match=f"player primal_dual: parameter {parameter!r}"):
+            validate_params(player)
     with pytest.raises(ConfigError):  # U needed: ½‖u‖² unbounded on ℝ^d
         fresh(pd(schedule="mistakes"), spec_for(3, 5))
     with pytest.raises(ConfigError):  # a ball of radius < 1 does not contain the simplex

@@ -12,6 +12,7 @@ from adversaries.random_linear import RandomLinear, expected_abs_walk, expected_
 from adversaries.stochastic import fair_coin_lower_bound
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
+from arena.params import validate_params
 from tests.oco._data_adversary_support import (
     assert_replicate_determinism,
     assert_split_invariant,
@@ -151,11 +152,10 @@ def test_lower_bounds_declares_the_closed_forms_only():
 def test_invalid_parameters(params, parameter):
     adv = RandomLinear(**params)
     with pytest.raises(ConfigError) as err:
-        adv.reset(
-            spec_for(RandomLinear(), n_rep=1, dim=2),
-            rngs(0, 1),
-        )
-    assert err.value.parameter == parameter
+        validate_params(adv)  # the declared constraints first, as the driver checks them
+        spec = spec_for(RandomLinear(), n_rep=1, dim=2)
+        adv.reset(spec, rngs(0, 1))  # then what depends on the game
+    assert err.value.parameter == parameter and err.value.component == "adversary random_linear"
 
 
 def test_through_the_engine_lower_bound_rows():

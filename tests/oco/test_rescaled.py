@@ -16,6 +16,7 @@ from arena.errors import ArenaError, ConfigError
 from arena.oco.losses import Feedback, RoundData
 from arena.oco.protocol import AdaptiveOCOAdversary, OCOPlayer
 from arena.oco.testing import ProjectedGradient
+from arena.params import validate_params
 from arena.spec import AdversaryTags, GameSpec, PlayerTags
 from tests.oco._data_adversary_support import (
     assert_replicate_determinism,
@@ -262,10 +263,11 @@ def test_fully_invariant_learner_is_unchanged_under_a_linear_map():
     ],
 )
 def test_invalid_parameters(params, parameter):
-    spec = GameSpec("classification", 3, 10, n_replicates=1, dim=3)
+    spec, adv = GameSpec("classification", 3, 10, n_replicates=1, dim=3), Rescaled(**params)
     with pytest.raises(ConfigError) as err:
-        Rescaled(**params).reset(spec, rngs(0, 1))
-    assert err.value.parameter == parameter
+        validate_params(adv)  # the declared constraints first, as the driver checks them
+        adv.reset(spec, rngs(0, 1))  # then what depends on the game
+    assert err.value.parameter == parameter and err.value.component == "adversary rescaled"
 
 
 def test_experts_base_and_unknown_names_are_refused():

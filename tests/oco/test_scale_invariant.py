@@ -18,6 +18,7 @@ from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import Feedback, RoundData, feedback, prediction_loss
 from arena.oco.protocol import OCOPlayer
+from arena.params import validate_params
 from players.scale_invariant import (
     ScaleInvariant,
     coordinate_potential,
@@ -547,9 +548,12 @@ def test_penalty_bound_formula():
 )
 def test_config_errors(params, spec_kw, parameter):
     kw = {"loss": "hinge", "protocol": "classification", **spec_kw}
+    player = ScaleInvariant(**params)
     with pytest.raises(ConfigError) as info:
-        reset(ScaleInvariant(**params), make_spec(3, 10, **kw))
+        validate_params(player)  # the declared constraints first, as the driver checks them
+        reset(player, make_spec(3, 10, **kw))  # then what depends on the game
     assert info.value.parameter == parameter
+    assert info.value.component == "player scale_invariant"
 
 
 def test_declares_no_bound_and_predict_needs_features():

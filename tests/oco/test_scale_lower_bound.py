@@ -14,6 +14,7 @@ from adversaries.scale_lower_bound import (
     invariant_value,
 )
 from arena.errors import ConfigError
+from arena.params import validate_params
 from tests.oco._adaptive_lb_support import (
     OGD,
     SIDirection,
@@ -232,8 +233,8 @@ def test_config_errors():
         ({"max_condition": 1.0}, "max_condition"),
         ({"K": True}, "K"),
     ):
-        with pytest.raises(ConfigError, match=name):
-            ScaleLowerBound(**params).reset(game_spec(adv, 2, 10), [None])
+        with pytest.raises(ConfigError, match=f"adversary scale_lower_bound: parameter {name!r}"):
+            validate_params(ScaleLowerBound(**params))
 
 
 def test_registered_scale_invariant_player_is_held_to_the_bound():

@@ -12,6 +12,7 @@ from adversaries.separable_stream import SeparableStream
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import prediction_loss
+from arena.params import validate_params
 from tests.oco._data_adversary_support import (
     assert_replicate_determinism,
     assert_split_invariant,
@@ -165,8 +166,10 @@ def test_gradient_bound_is_declared_and_holds(loss, domain, radius, expected):
 def test_invalid_parameters(params, parameter):
     adv = SeparableStream(**params)
     with pytest.raises(ConfigError) as err:
-        adv.reset(spec_for(SeparableStream(), n_rep=1, dim=2), rngs(0, 1))
-    assert err.value.parameter == parameter
+        validate_params(adv)  # the declared constraints first, as the driver checks them
+        spec = spec_for(SeparableStream(), n_rep=1, dim=2)
+        adv.reset(spec, rngs(0, 1))  # then what depends on the game
+    assert err.value.parameter == parameter and err.value.component == "adversary separable_stream"
 
 
 def test_end_to_end_through_the_engine():

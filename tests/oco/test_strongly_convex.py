@@ -13,6 +13,7 @@ from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import Feedback, evaluate
 from arena.oco.protocol import OCOPlayer
+from arena.params import validate_params
 from arena.spec import GameSpec, PlayerTags
 from tests.oco._data_adversary_support import (
     assert_replicate_determinism,
@@ -165,5 +166,6 @@ def test_invalid_parameters(params, parameter):
     adv = StronglyConvex(**params)
     spec = GameSpec("oco", 2, 10, n_replicates=1, dim=2, domain=Domain("ball"), sigma=1.0)
     with pytest.raises(ConfigError) as err:
-        adv.reset(spec, rngs(0, 1))
-    assert err.value.parameter == parameter
+        validate_params(adv)  # the declared constraints first, as the driver checks them
+        adv.reset(spec, rngs(0, 1))  # then what depends on the game
+    assert err.value.parameter == parameter and err.value.component == "adversary strongly_convex"

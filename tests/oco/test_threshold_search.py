@@ -10,6 +10,7 @@ import pytest
 
 from adversaries.threshold_search import ThresholdSearch, embed, threshold_separator
 from arena.errors import ConfigError
+from arena.params import validate_params
 from tests.oco._adaptive_lb_support import (
     OGD,
     Halving,
@@ -148,9 +149,8 @@ def test_replicates_are_independent_and_deterministic():
 
 
 def test_config_errors():
-    with pytest.raises(ConfigError, match="embedding"):
-        adv = ThresholdSearch(embedding="binary")
-        adv.reset(game_spec(adv, 8, 5), [None])
+    with pytest.raises(ConfigError, match="'embedding': must be one of 'thermometer', 'one_hot'"):
+        validate_params(ThresholdSearch(embedding="binary"))
     with pytest.raises(ConfigError, match="n_actions"):
         adv = ThresholdSearch()
         adv.reset(game_spec(adv, 1, 5), [None])

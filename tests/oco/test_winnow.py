@@ -11,6 +11,7 @@ import pytest
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
+from arena.params import validate_params
 from players._quasi_additive import softmax
 from players.winnow import Winnow
 from tests.oco._classification_support import (
@@ -180,8 +181,10 @@ def test_domain_and_parameter_validation():
             fresh(Winnow(), spec_for(3, 5, domain=dom))
     with pytest.raises(ConfigError):
         fresh(Winnow(signed=True), spec_for(3, 5, domain=Domain("simplex")))
-    with pytest.raises(ConfigError):
-        fresh(Winnow("adaptive"), spec_for(3, 5))
+    with pytest.raises(ConfigError, match="player winnow: parameter 'variant': must be one of"):
+        validate_params(Winnow("adaptive"))
+    with pytest.raises(ConfigError, match="player winnow: parameter 'signed': must be a boolean"):
+        validate_params(Winnow(signed="yes"))
     with pytest.raises(ConfigError):
         fresh(Winnow("self_tuned"), spec_for(1, 5))
     for params in Winnow._unit_test_params():

@@ -728,7 +728,11 @@ def test_declared_keys_switch_with_confidences():
 
 @pytest.mark.parametrize(
     ("q", "fragment"),
-    [([1.0, 2.0], "needs 3 weights"), ([1.0, -1.0, 1.0], "> 0"), ([1.0, float("nan"), 1], "> 0")],
+    [
+        ([1.0, 2.0], r"one value per expert \(n_actions = 3\), got 2"),
+        ([1.0, -1.0, 1.0], r"each item a real number in \(0, inf\)"),
+        ([1.0, float("nan"), 1], r"each item a real number in \(0, inf\)"),
+    ],
 )
 def test_bad_prior_is_refused(q, fragment):
     with pytest.raises(ConfigError, match=fragment) as info:

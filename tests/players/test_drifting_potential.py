@@ -30,6 +30,7 @@ from adversaries.replay import Replay
 from arena import ConfigError, GameSpec, run_game
 from arena.experts.reference import reference_play
 from arena.metrics.base import exact_quantile_rank
+from arena.params import validate_params
 from players.drifting_potential import (
     DriftingPotential,
     bbm_table,
@@ -552,18 +553,27 @@ def test_c9_exp_limits(tmp_path):
 
 def test_configuration_errors_and_tags():
     spec = GameSpec("experts", 3, 10)
-    bad = [
-        ({"potential": "cosh"}, "potential"),
+    declared = [  # refused by the declaration, before any reset
+        ({"potential": "cosh"}, "potential", "one of 'exp', 'two_norm', 'nh_dt', 'bbm'"),
+        ({"potential": "exp", "eta": 0.0}, "eta", "a real number in (0, inf) or null"),
+        ({"potential": "exp", "eta": float("inf")}, "eta", "a real number in (0, inf) or null"),
+        ({"potential": "bbm", "margin": -1.0}, "margin", "a real number in [0, inf) or null"),
+    ]
+    for params, what, allowed in declared:
+        with pytest.raises(ConfigError, match=what) as err:
+            validate_params(DriftingPotential(**params))
+        assert err.value.component == "player drifting_potential" and allowed in str(err.value)
+    together = [  # valid values, but not with this potential
         ({"potential": "exp"}, "eta"),
-        ({"potential": "exp", "eta": 0.0}, "eta"),
-        ({"potential": "exp", "eta": float("inf")}, "eta"),
         ({"potential": "two_norm", "eta": 0.5}, "eta"),
         ({"potential": "nh_dt", "margin": 1.0}, "margin"),
-        ({"potential": "bbm", "margin": -1.0}, "margin"),
     ]
-    for params, what in bad:
-        with pytest.raises(ConfigError, match=what):
-            DriftingPotential(**params).reset(spec, [None])
+    for params, what in together:
+        player = DriftingPotential(**params)
+        validate_params(player)
+        with pytest.raises(ConfigError, match=what) as err:
+            player.reset(spec, [None])
+        assert err.value.component == "player drifting_potential"
     with pytest.raises(ConfigError, match="horizon"):
         DriftingPotential(potential="bbm").reset(GameSpec("experts", 3, None), [None])
     assert DriftingPotential(potential="bbm").tags.needs_horizon

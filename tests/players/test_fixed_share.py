@@ -13,7 +13,6 @@ import math
 
 import numpy as np
 import pytest
-import yaml
 from _regret_catalog import (
     assert_below,
     assert_simplex,
@@ -32,6 +31,8 @@ from scipy.special import logsumexp
 from adversaries.replay import Replay
 from arena import GameSpec
 from arena.errors import ConfigError
+from arena.hydra_support import generated_node
+from arena.params import validate_params
 from players.fixed_share import FixedShare
 from players.hedge import Hedge
 
@@ -310,27 +311,33 @@ def test_simplex_purity_and_floor():
 
 def test_errors():
     spec = GameSpec("experts", 3, 10)
-    for params, name in [
+    for params, name, allowed in [  # refused by the declaration, before any reset
+        ({"alpha": 1.0}, "alpha", "a real number in [0, 1) or one of 'tuned'"),
+        ({"alpha": -0.1}, "alpha", "a real number in [0, 1) or one of 'tuned'"),
+        ({"eta": 0.0}, "eta", "a real number in (0, inf) or one of 'tuned'"),
+        ({"eta": "fast"}, "eta", "a real number in (0, inf) or one of 'tuned'"),
+        ({"n_switches": -1}, "n_switches", "an integer ≥ 0 or null"),
+        ({"n_switches": 1.5}, "n_switches", "an integer ≥ 0 or null"),
+    ]:
+        with pytest.raises(ConfigError, match=name) as err:
+            validate_params(FixedShare(**params))
+        assert err.value.component == "player fixed_share" and allowed in str(err.value)
+    for params, name in [  # valid values that do not fit together or with the game
         ({"alpha": "tuned", "n_switches": None}, "alpha"),
-        ({"alpha": 1.0}, "alpha"),
-        ({"alpha": -0.1}, "alpha"),
-        ({"eta": 0.0}, "eta"),
-        ({"eta": "fast"}, "eta"),
-        ({"n_switches": -1}, "n_switches"),
         ({"n_switches": 9}, "n_switches"),  # tuned α = 9/9 = 1
         ({"eta": "tuned", "alpha": 0.0, "n_switches": 2}, "eta"),  # infinite bracket
     ]:
-        with pytest.raises(ConfigError, match=name):
-            FixedShare(**params).reset(spec, [None])
+        player = FixedShare(**params)
+        validate_params(player)
+        with pytest.raises(ConfigError, match=name) as err:
+            player.reset(spec, [None])
+        assert err.value.component == "player fixed_share"
     with pytest.raises(ConfigError, match="horizon"):
         FixedShare().reset(GameSpec("experts", 3, None), [None])
 
 
 def test_hydra_config_lists_every_parameter():
-    from pathlib import Path
-
-    node = yaml.safe_load(
-        (Path(__file__).parents[2] / "configs/player/fixed_share.yaml").read_text()
-    )
+    # no YAML file: `arena run player=fixed_share` composes the node generated from the signature
+    node = generated_node("player", "fixed_share")
     assert node.pop("_target_") == "players.fixed_share.FixedShare"
     assert node == FixedShare.param_defaults()

@@ -12,7 +12,6 @@ import math
 
 import numpy as np
 import pytest
-import yaml
 from _regret_catalog import (
     assert_simplex,
     play_blocks,
@@ -29,6 +28,8 @@ from adversaries.replay import Replay
 from arena import GameSpec, run_game
 from arena.errors import ConfigError
 from arena.game import prepare_game
+from arena.hydra_support import generated_node
+from arena.params import validate_params
 from players.ftpl import FollowThePerturbedLeader
 from players.hedge import Hedge, hedge_probs
 
@@ -194,21 +195,20 @@ def test_tuned_rate_and_errors():
     p = FollowThePerturbedLeader()
     p.reset(GameSpec("experts", 8, 500), [np.random.default_rng(0)])
     assert p.learning_rate() == pytest.approx(math.sqrt(8 * math.log(8) / 500), rel=1e-15)
-    spec = GameSpec("experts", 3, 10)
-    for params, name in [
-        ({"eta": 0.0}, "eta"),
-        ({"eta": "x"}, "eta"),
-        ({"noise": "uniform"}, "noise"),
+    for params, name, allowed in [
+        ({"eta": 0.0}, "eta", "a real number in (0, inf) or one of 'tuned'"),
+        ({"eta": "x"}, "eta", "a real number in (0, inf) or one of 'tuned'"),
+        ({"noise": "uniform"}, "noise", "one of 'gumbel', 'exponential'"),
     ]:
-        with pytest.raises(ConfigError, match=name):
-            FollowThePerturbedLeader(**params).reset(spec, [np.random.default_rng(0)])
+        with pytest.raises(ConfigError, match=name) as err:
+            validate_params(FollowThePerturbedLeader(**params))
+        assert err.value.component == "player ftpl" and allowed in str(err.value)
     with pytest.raises(ConfigError, match="horizon"):
         FollowThePerturbedLeader().reset(GameSpec("experts", 3, None), [np.random.default_rng(0)])
 
 
 def test_hydra_config_lists_every_parameter():
-    from pathlib import Path
-
-    node = yaml.safe_load((Path(__file__).parents[2] / "configs/player/ftpl.yaml").read_text())
+    # no YAML file: `arena run player=ftpl` composes the node generated from the signature
+    node = generated_node("player", "ftpl")
     assert node.pop("_target_") == "players.ftpl.FollowThePerturbedLeader"
     assert node == FollowThePerturbedLeader.param_defaults()

@@ -11,7 +11,6 @@ import math
 
 import numpy as np
 import pytest
-import yaml
 from _regret_catalog import (
     assert_below,
     assert_simplex,
@@ -30,7 +29,9 @@ from scipy.special import gammaln
 from adversaries.replay import Replay
 from arena import GameSpec
 from arena.errors import ConfigError
+from arena.hydra_support import generated_node
 from arena.metrics.base import exact_quantile_rank
+from arena.params import validate_params
 from players.kt_experts import KTExperts, kt_coin_betting, kt_log_potential
 
 P_ATOL = 1e-10
@@ -290,15 +291,23 @@ def test_simplex_purity_and_errors():
     losses = np.random.default_rng(13).integers(0, 2, (4, 400, 7)).astype(float)
     assert_simplex(play_loop(KTExperts(), losses, spec_for(losses)), "kt")
     spec = GameSpec("experts", 3, 10)
-    for params, name in [
-        ({"prior": [0.5, 0.5]}, "prior"),
-        ({"prior": [0.5, 0.5, 0.0]}, "prior"),
-        ({"prior": [0.5, 0.5, 0.5]}, "prior"),
-        ({"delta": -1.0}, "delta"),
-        ({"delta": "quarter"}, "delta"),
+    for params, name, allowed in [  # refused by the declaration, before any reset
+        ({"prior": [0.5, 0.5, 0.0]}, "prior", "each item a real number in (0, inf)"),
+        ({"delta": -1.0}, "delta", "a real number in [0, inf) or one of 'half_horizon'"),
+        ({"delta": "quarter"}, "delta", "one of 'half_horizon'"),
     ]:
-        with pytest.raises(ConfigError, match=name):
-            KTExperts(**params).reset(spec, [None])
+        with pytest.raises(ConfigError, match=name) as err:
+            validate_params(KTExperts(**params))
+        assert err.value.component == "player kt_experts" and allowed in str(err.value)
+    for params, what in [  # the prior's length is the game's N; its sum is not per item
+        ({"prior": [0.5, 0.5]}, "one value per expert .n_actions = 3., got 2"),
+        ({"prior": [0.5, 0.5, 0.5]}, "must sum to 1"),
+    ]:
+        player = KTExperts(**params)
+        validate_params(player)
+        with pytest.raises(ConfigError, match=what) as err:
+            player.reset(spec, [None])
+        assert err.value.component == "player kt_experts" and err.value.parameter == "prior"
     with pytest.raises(ConfigError, match="horizon"):
         KTExperts().reset(GameSpec("experts", 3, None), [None])
     KTExperts(delta=0.0).reset(GameSpec("experts", 3, None), [None])  # anytime: fine
@@ -313,10 +322,7 @@ def test_potential_helper_matches_gamma_form():
 
 
 def test_hydra_config_lists_every_parameter():
-    from pathlib import Path
-
-    node = yaml.safe_load(
-        (Path(__file__).parents[2] / "configs/player/kt_experts.yaml").read_text()
-    )
+    # no YAML file: `arena run player=kt_experts` composes the node generated from the signature
+    node = generated_node("player", "kt_experts")
     assert node.pop("_target_") == "players.kt_experts.KTExperts"
     assert node == KTExperts.param_defaults()

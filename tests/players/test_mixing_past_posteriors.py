@@ -15,7 +15,6 @@ import math
 
 import numpy as np
 import pytest
-import yaml
 from _regret_catalog import (
     assert_simplex,
     check_declared_bounds,
@@ -33,6 +32,8 @@ from scipy.special import logsumexp
 from adversaries.replay import Replay
 from arena import GameSpec
 from arena.errors import ConfigError
+from arena.hydra_support import generated_node
+from arena.params import validate_params
 from players.fixed_share import FixedShare
 from players.hedge import Hedge
 from players.mixing_past_posteriors import MixingPastPosteriors
@@ -274,24 +275,24 @@ def test_shift_permutation_simplex(tmp_path):
 
 
 def test_errors():
-    spec = GameSpec("experts", 3, 10)
-    for params, name in [
-        ({"alpha": 1.0}, "alpha"),
-        ({"alpha": "x"}, "alpha"),
-        ({"eta": -1.0}, "eta"),
-        ({"scheme": "fixed"}, "scheme"),
-        ({"gamma": -1.0}, "gamma"),
+    for params, name, allowed in [
+        ({"alpha": 1.0}, "alpha", "a real number in [0, 1)"),
+        ({"alpha": "x"}, "alpha", "a real number in [0, 1)"),
+        ({"eta": -1.0}, "eta", "a real number in (0, inf) or one of 'tuned'"),
+        ({"scheme": "fixed"}, "scheme", "one of 'uniform', 'decaying'"),
+        ({"gamma": -1.0}, "gamma", "a real number in [0, inf)"),
     ]:
-        with pytest.raises(ConfigError, match=name):
-            MixingPastPosteriors(**params).reset(spec, [None])
+        with pytest.raises(ConfigError, match=name) as err:
+            validate_params(MixingPastPosteriors(**params))
+        assert err.value.component == "player mixing_past_posteriors"
+        assert allowed in str(err.value)
     with pytest.raises(ConfigError, match="horizon"):
         MixingPastPosteriors().reset(GameSpec("experts", 3, None), [None])
 
 
 def test_hydra_config_lists_every_parameter():
-    from pathlib import Path
-
-    path = Path(__file__).parents[2] / "configs/player/mixing_past_posteriors.yaml"
-    node = yaml.safe_load(path.read_text())
+    # no YAML file: `arena run player=mixing_past_posteriors` composes the node generated from
+    # the signature
+    node = generated_node("player", "mixing_past_posteriors")
     assert node.pop("_target_") == "players.mixing_past_posteriors.MixingPastPosteriors"
     assert node == MixingPastPosteriors.param_defaults()
