@@ -28,7 +28,7 @@ from players.ada_normal_hedge import AdaNormalHedge
 
 ATOL = 1e-12
 """Engine against reference loop / brute force: sums of ≤ 400 terms in [0, 1], a few ulps each
-(the tolerance of tests/test_reference_equivalence.py)."""
+(the tolerance of tests/arena/engine/test_reference_equivalence.py)."""
 
 BOUND_RTOL = 1e-9
 """Tolerances: 1e-9·max(1, |rhs|) for inequalities, 4 standard errors for means."""

@@ -1,7 +1,7 @@
 """Oracle tests of Hedge's doubling-trick schedule (``Hedge(eta="doubling")``): the
 doubling-trick bound (CBL Ex. 2.8; the same factor in Orabona & Pál's KT-LEA section).
 
-The rest of Hedge is covered by ``tests/test_hedge_ftl.py``. Deterministic inequalities use
+The rest of Hedge is covered by ``tests/players/test_hedge.py``. Deterministic inequalities use
 ``lhs <= rhs + 1e-9·max(1, |rhs|)`` (our tolerance convention).
 """
 
@@ -30,7 +30,7 @@ from arena import GameSpec
 from players.hedge import Hedge
 
 P_ATOL = 1e-12
-"""Softmaxes of O(2^m) epoch sums: float error ~1e-14 (as in tests/test_hedge_ftl.py)."""
+"""Softmaxes of O(2^m) epoch sums: float error ~1e-14 (as in tests/players/test_hedge.py)."""
 
 ROW_5 = math.sqrt(2) / (math.sqrt(2) - 1)
 """CBL Ex. 2.8: √2/(√2 − 1) ≈ 3.41."""

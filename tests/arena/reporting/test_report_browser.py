@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from arena.reporting import build_report
-from tests.test_reporting import make_tournament
+from tests.arena.reporting.test_reporting import make_tournament
 
 FLAGS = [
     "--headless",

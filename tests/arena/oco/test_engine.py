@@ -16,7 +16,7 @@ from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
 from arena.oco.reference import reference_play_oco
 from arena.oco.testing import AntiGradient, ConstantLinear, ZeroPlayer
-from tests.oco._engine_support import (
+from tests.arena.oco._engine_support import (
     Contrary,
     GaussianClassification,
     GaussianRegression,

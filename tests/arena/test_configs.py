@@ -18,7 +18,7 @@ CASES = [
     for name in registry.available(kind)
     if registry.entry(kind, name).distribution == "regret-arena"
 ]
-"""Built-ins only: installed plugins get generated nodes (tests/test_plugins.py)."""
+"""Built-ins only: installed plugins get generated nodes (tests/arena/test_plugins.py)."""
 
 
 @pytest.mark.parametrize(("kind", "name"), CASES)
