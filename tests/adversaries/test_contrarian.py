@@ -11,7 +11,7 @@ from scipy.optimize import minimize_scalar
 from adversaries.contrarian import MIN_LOSS_AT_MISTAKE, Contrarian
 from arena.errors import ConfigError
 from arena.oco.losses import RoundData, evaluate, prediction_loss
-from tests.oco._adaptive_lb_support import (
+from tests.helpers.oco_adversaries import (
     OGD,
     Perceptron,
     SignFoil,

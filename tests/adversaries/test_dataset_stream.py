@@ -11,12 +11,12 @@ from adversaries import dataset_stream as ds
 from adversaries.dataset_stream import DatasetStream, load_dataset
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
-from tests.oco._data_adversary_support import (
+from tests.helpers import rngs
+from tests.helpers.oco_adversaries import (
     assert_replicate_determinism,
     assert_split_invariant,
     blocks,
     gradient_norms,
-    rngs,
     spec_for,
 )
 

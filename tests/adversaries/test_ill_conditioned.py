@@ -8,12 +8,12 @@ import pytest
 
 from adversaries.ill_conditioned import IllConditioned, ill_conditioned_spectrum
 from arena.errors import ConfigError
-from tests.oco._data_adversary_support import (
+from tests.helpers import rngs
+from tests.helpers.oco_adversaries import (
     assert_replicate_determinism,
     assert_split_invariant,
     blocks,
     fresh,
-    rngs,
     spec_for,
 )
 

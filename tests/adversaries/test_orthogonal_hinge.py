@@ -10,7 +10,7 @@ import pytest
 
 from adversaries.orthogonal_hinge import OrthogonalHinge
 from arena.errors import ConfigError
-from tests.oco._adaptive_lb_support import (
+from tests.helpers.oco_adversaries import (
     OGD,
     Perceptron,
     SignFoil,

@@ -12,12 +12,11 @@ from adversaries.random_linear import RandomLinear, expected_abs_walk, expected_
 from adversaries.stochastic import fair_coin_lower_bound
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
-from tests.oco._data_adversary_support import (
+from tests.helpers import clt_band, rngs
+from tests.helpers.oco_adversaries import (
     assert_replicate_determinism,
     assert_split_invariant,
     blocks,
-    clt_band,
-    rngs,
     spec_for,
 )
 

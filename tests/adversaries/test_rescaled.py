@@ -17,11 +17,11 @@ from arena.oco.losses import Feedback, RoundData
 from arena.oco.protocol import AdaptiveOCOAdversary, OCOPlayer
 from arena.oco.testing import ProjectedGradient
 from arena.spec import AdversaryTags, GameSpec, PlayerTags
-from tests.oco._data_adversary_support import (
+from tests.helpers import rngs
+from tests.helpers.oco_adversaries import (
     assert_replicate_determinism,
     assert_split_invariant,
     fresh,
-    rngs,
     run_loop,
     spec_for,
 )

@@ -14,7 +14,7 @@ from adversaries.scale_lower_bound import (
     invariant_value,
 )
 from arena.errors import ConfigError
-from tests.oco._adaptive_lb_support import (
+from tests.helpers.oco_adversaries import (
     OGD,
     SIDirection,
     SignFoil,

@@ -12,14 +12,13 @@ from adversaries.separable_stream import SeparableStream
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import prediction_loss
-from tests.oco._data_adversary_support import (
+from tests.helpers import clt_band, rngs
+from tests.helpers.oco_adversaries import (
     assert_replicate_determinism,
     assert_split_invariant,
     blocks,
-    clt_band,
     fresh,
     gradient_norms,
-    rngs,
     spec_for,
 )
 

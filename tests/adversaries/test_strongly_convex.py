@@ -14,13 +14,12 @@ from arena.oco.domains import Domain
 from arena.oco.losses import Feedback, evaluate
 from arena.oco.protocol import OCOPlayer
 from arena.spec import GameSpec, PlayerTags
-from tests.oco._data_adversary_support import (
+from tests.helpers import clt_band, rngs
+from tests.helpers.oco_adversaries import (
     assert_replicate_determinism,
     assert_split_invariant,
     blocks,
-    clt_band,
     gradient_norms,
-    rngs,
     run_loop,
     spec_for,
 )

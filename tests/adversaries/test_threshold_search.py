@@ -10,7 +10,7 @@ import pytest
 
 from adversaries.threshold_search import ThresholdSearch, embed, threshold_separator
 from arena.errors import ConfigError
-from tests.oco._adaptive_lb_support import (
+from tests.helpers.oco_adversaries import (
     OGD,
     Halving,
     Perceptron,

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,15 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from arena.results import ARROW_SCHEMA, SCHEMA
-
-ARENA = [sys.executable, "-m", "arena.cli"]
-
-
-def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    return subprocess.run(
-        [*ARENA, *args], cwd=cwd, capture_output=True, text=True, timeout=300, env=env
-    )
+from tests.helpers.cli import arena
 
 
 def test_run_writes_exact_schema_and_manifest(tmp_path):

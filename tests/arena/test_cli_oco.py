@@ -7,7 +7,7 @@ import json
 import pyarrow.parquet as pq
 
 from arena.results import SCHEMA
-from tests.arena.test_cli import arena
+from tests.helpers.cli import arena
 
 
 def test_run_oco_game_with_metric_parameters(tmp_path):

@@ -3,25 +3,12 @@ plugins are reported and break nothing else."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from arena import registry
-
-ARENA = [sys.executable, "-m", "arena.cli"]
-
-
-def arena(*args: str, cwd: Path, extra_path: Path | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    if extra_path is not None:
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(extra_path), env.get("PYTHONPATH")]))
-    return subprocess.run(
-        [*ARENA, *args], cwd=cwd, capture_output=True, text=True, timeout=300, env=env
-    )
+from tests.helpers.cli import arena
 
 
 def fake_distribution(folder: Path, name: str, group: str, entries: dict[str, str]) -> Path:

@@ -13,11 +13,11 @@ from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData, feedback
 from players.adagrad import AdaGrad, mahalanobis_ball_row
-from tests.oco._first_order_support import (
+from tests.helpers import assert_below
+from tests.helpers.oco import (
     DOMAINS,
     ITERATE_ATOL,
     anti_gradient,
-    assert_below,
     drive,
     example_data,
     follow_sign,

@@ -7,7 +7,7 @@ import pytest
 
 from arena.errors import ConfigError
 from players.aggressive_perceptron import AggressivePerceptron
-from tests.oco._classification_support import (
+from tests.helpers.classification import (
     drive,
     drive_blocks,
     fresh,

@@ -13,12 +13,12 @@ from arena.oco.domains import Domain
 from players.dual_averaging import DualAveraging
 from players.ftrl import FTRL
 from players.ogd import OGD
-from tests.oco._first_order_support import (
+from tests.helpers import assert_below
+from tests.helpers.oco import (
     DOMAINS,
     ITERATE_ATOL,
     FixedStream,
     anti_gradient,
-    assert_below,
     drive,
     engine_check,
     example_data,
@@ -26,8 +26,8 @@ from tests.oco._first_order_support import (
     heaviest_coordinate,
     linear_data,
     linearized_regret,
-    literal_grad,
     literal_project,
+    literal_round_grad,
     make_spec,
     reset,
 )
@@ -45,15 +45,7 @@ def literal_dual_averaging(spec, data, r, schedule, c):
         w = literal_project(spec.domain, [theta[i] / c_t for i in range(d)])
         out.append(w)
         rd = data.round(j)
-        lam = literal_grad(
-            spec.loss,
-            spec.sigma,
-            w,
-            None if rd.g is None else rd.g[r],
-            None if rd.x is None else rd.x[r],
-            None if rd.y is None else float(rd.y[r]),
-            None if rd.z is None else rd.z[r],
-        )
+        lam = literal_round_grad(spec, rd, r, w)
         theta = [theta[i] - lam[i] for i in range(d)]
     return np.array(out)
 

@@ -13,12 +13,12 @@ from arena.oco.domains import Domain
 from arena.oco.losses import RoundData, feedback
 from players.eg import EG, EGPlusMinus
 from players.ftrl import FTRL
-from tests.oco._first_order_support import (
+from tests.helpers import assert_below
+from tests.helpers.oco import (
     DOMAINS,
     ITERATE_ATOL,
     FixedStream,
     anti_gradient,
-    assert_below,
     drive,
     engine_check,
     example_data,
@@ -26,7 +26,7 @@ from tests.oco._first_order_support import (
     heaviest_coordinate,
     linear_data,
     linearized_regret,
-    literal_grad,
+    literal_round_grad,
     make_spec,
     play_split,
     reset,
@@ -61,15 +61,7 @@ def literal_eg(spec, data, r, schedule, eta, radius=None):
         )
         out.append(w)
         rd = data.round(j)
-        g = literal_grad(
-            spec.loss,
-            spec.sigma,
-            w,
-            None if rd.g is None else rd.g[r],
-            None if rd.x is None else rd.x[r],
-            None if rd.y is None else float(rd.y[r]),
-            None if rd.z is None else rd.z[r],
-        )
+        g = literal_round_grad(spec, rd, r, w)
         losses = g if radius is None else [radius * v for v in g] + [-radius * v for v in g]
         cum = [cum[i] + losses[i] for i in range(n)]
         if schedule == "fixed":

@@ -19,12 +19,12 @@ from arena.oco.domains import Domain
 from players.ftrl import FTRL
 from players.ogd import OGD
 from players.regularizers import Entropic, Euclidean, PNorm, make_regularizer
-from tests.oco._first_order_support import (
+from tests.helpers import assert_below
+from tests.helpers.oco import (
     DOMAINS,
     ITERATE_ATOL,
     FixedStream,
     anti_gradient,
-    assert_below,
     drive,
     engine_check,
     example_data,
@@ -32,8 +32,8 @@ from tests.oco._first_order_support import (
     heaviest_coordinate,
     linear_data,
     linearized_regret,
-    literal_grad,
     literal_project,
+    literal_round_grad,
     make_spec,
     reset,
 )
@@ -68,15 +68,7 @@ def literal_ftrl(spec, data, r, name, schedule, eta, p=None):
         w = literal_link(name, spec.domain, [-rate * v for v in total], p)
         out.append(w)
         rd = data.round(j)
-        g = literal_grad(
-            spec.loss,
-            spec.sigma,
-            w,
-            None if rd.g is None else rd.g[r],
-            None if rd.x is None else rd.x[r],
-            None if rd.y is None else float(rd.y[r]),
-            None if rd.z is None else rd.z[r],
-        )
+        g = literal_round_grad(spec, rd, r, w)
         total = [total[i] + g[i] for i in range(d)]
     return np.array(out)
 
@@ -107,7 +99,7 @@ def test_matches_literal_transcription(name, dom, loss, schedule, p):
     np.testing.assert_allclose(run.w, want, rtol=0, atol=ITERATE_ATOL)
     assert DOMAINS[dom].contains(run.w.reshape(-1, dim)).all()
     # the default play_block (the per-round loop) gives the same points
-    from tests.oco._first_order_support import play_split
+    from tests.helpers.oco import play_split
 
     got = play_split(reset(player, spec), spec, data, [7, 30])
     np.testing.assert_allclose(got, want, rtol=0, atol=ITERATE_ATOL)

@@ -8,84 +8,27 @@ Tolerances follow Deterministic inequalities are checked as
 
 from __future__ import annotations
 
-import itertools
 import math
 from pathlib import Path
 
 import numpy as np
-import pyarrow.parquet as pq
 import pytest
 from scipy.special import expit, logsumexp
 
 from adversaries.replay import Replay
-from arena import GameSpec, play, run_game
+from arena import GameSpec, play
 from players.ftl import FollowTheLeader
 from players.hedge import Hedge
-
-BOUND_RTOL = 1e-9
-"""Deterministic inequality tolerance ``1e-9 * max(1, |rhs|)``."""
+from tests.helpers import assert_below, metric_table, save_matrix, traced
+from tests.helpers.experts import two_phase_matrix
 
 P_ATOL = 1e-12
 """Distributions are softmaxes of O(T) cumulative sums; float64 error there is ~1e-14, so 1e-12
 separates rounding from a wrong formula by two orders of magnitude (hand-computed values asks
 1e-12)."""
 
-_counter = itertools.count()
-
-
 # ----------------------------------------------------------------------------------------------
 # helpers
-
-
-def save_matrix(directory: Path, losses: np.ndarray) -> str:
-    """Write a T×N or R×T×N loss array to a fresh ``.npy`` file and return its path."""
-    path = Path(directory) / f"losses_{next(_counter)}.npy"
-    np.save(path, np.asarray(losses, dtype=np.float64))
-    return str(path)
-
-
-def read_trace(path: Path) -> dict[str, np.ndarray]:
-    """Return the per-round trace as arrays indexed ``[replicate_row, t - 1, ...]``."""
-    table = pq.read_table(path)
-    rep = table.column("replicate").to_numpy()
-    t = table.column("t").to_numpy()
-    order = np.lexsort((t, rep))
-    ids = np.unique(rep)
-    n_rep, horizon = ids.size, int(t.max())
-    probs = table.column("probs").combine_chunks().flatten().to_numpy()
-    losses = table.column("losses").combine_chunks().flatten().to_numpy()
-    n_act = probs.size // rep.size
-    probs = probs.reshape(rep.size, n_act)[order].reshape(n_rep, horizon, n_act)
-    losses = losses.reshape(rep.size, n_act)[order].reshape(n_rep, horizon, n_act)
-    expected = table.column("expected_loss").to_numpy()[order].reshape(n_rep, horizon)
-    actions = table.column("action").to_numpy()[order].reshape(n_rep, horizon)
-    return {
-        "ids": ids,
-        "probs": probs,
-        "losses": losses,
-        "expected": expected,
-        "actions": actions,
-    }
-
-
-def traced(player, adversary, tmp_path: Path, **kwargs):
-    """Play a game with a trace; return ``(rows, trace arrays)``."""
-    path = Path(tmp_path) / f"trace_{next(_counter)}.parquet"
-    run = run_game(player, adversary, trace_path=path, **kwargs)
-    return run.rows, read_trace(path)
-
-
-def final_regret(rows) -> np.ndarray:
-    """Final ``regret`` value of every replicate, ordered by replicate."""
-    sub = rows[(rows.metric == "regret") & (rows.t == rows.t.max())].sort_values("replicate")
-    return sub.value.to_numpy()
-
-
-def regret_table(rows) -> tuple[np.ndarray, np.ndarray]:
-    """Return ``(t, regret)`` with regret of shape (R, n_checkpoints)."""
-    sub = rows[rows.metric == "regret"].sort_values(["replicate", "t"])
-    ts = np.unique(sub.t.to_numpy())
-    return ts, sub.value.to_numpy().reshape(-1, ts.size)
 
 
 def hedge_reference(losses: np.ndarray, eta: float, lo: float = 0.0, hi: float = 1.0):
@@ -94,26 +37,6 @@ def hedge_reference(losses: np.ndarray, eta: float, lo: float = 0.0, hi: float =
     cum = np.vstack([np.zeros(unit.shape[1]), np.cumsum(unit, axis=0)[:-1]])
     logits = -eta * cum
     return np.exp(logits - logsumexp(logits, axis=1, keepdims=True))
-
-
-def ftl_killer_matrix(horizon: int, n_actions: int = 2) -> np.ndarray:
-    """the FTL killer: ``l_1 = (½, 0)``, then (0, 1) on even t and (1, 0) on odd t ≥ 3."""
-    t = np.arange(1, horizon + 1)
-    out = np.ones((horizon, n_actions))
-    out[:, 0] = np.where(t % 2 == 0, 0.0, 1.0)
-    out[:, 1] = np.where(t % 2 == 0, 1.0, 0.0)
-    out[0, :2] = (0.5, 0.0)
-    return out
-
-
-def two_phase_matrix(horizon: int, n_actions: int, eta: float) -> np.ndarray:
-    """two-phase adversary: phase 1 (≈ 3 ln N/η rounds) experts 0, 1 lose 0 and the others 1;
-    phase 2 is the FTL killer on experts 0, 1 with the others still at 1."""
-    t1 = round(3.0 * math.log(n_actions) / eta)
-    out = np.ones((horizon, n_actions))
-    out[:t1, :2] = 0.0
-    out[t1:] = ftl_killer_matrix(horizon - t1, n_actions)
-    return out
 
 
 def hedge_bound(eta: float, n_actions: int, t: np.ndarray) -> np.ndarray:
@@ -125,14 +48,6 @@ def anytime_bound(n_actions: int, t: np.ndarray) -> np.ndarray:
     """CBL Thm 2.3 (CBL Thm 2.3): ``2√((t/2) ln N) + √(ln N/8)``."""
     ln_n = math.log(n_actions)
     return 2.0 * np.sqrt(np.asarray(t, dtype=float) / 2.0 * ln_n) + math.sqrt(ln_n / 8.0)
-
-
-def assert_below(lhs, rhs, what: str) -> None:
-    """Tolerance convention: ``lhs <= rhs + 1e-9 * max(1, |rhs|)`` elementwise."""
-    lhs, rhs = np.broadcast_arrays(np.asarray(lhs, float), np.asarray(rhs, float))
-    slack = rhs + BOUND_RTOL * np.maximum(1.0, np.abs(rhs)) - lhs
-    worst = np.unravel_index(np.argmin(slack), slack.shape)
-    assert slack[worst] >= 0, f"{what}: {lhs[worst]!r} > {rhs[worst]!r} at index {worst}"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -247,11 +162,6 @@ BOUND_HORIZON = 2000
 BOUND_ETAS = [0.02, 0.2, 1.0, 5.0, "tuned", "anytime"]
 
 
-@pytest.fixture(scope="module")
-def matrix_dir(tmp_path_factory):
-    return tmp_path_factory.mktemp("matrices")
-
-
 def _adversary_configs(directory: Path):
     rng = np.random.default_rng(7)
     uniform = save_matrix(directory, rng.random((4, BOUND_HORIZON, 6)))
@@ -302,7 +212,7 @@ def test_hedge_regret_bounds_every_adversary(adv_id, matrix_dir):
             metrics={"regret": {}},
         )
         n = int(rows.n_actions.iloc[0])
-        ts, regret = regret_table(rows)
+        ts, regret = metric_table(rows, "regret")
         if eta_param == "anytime":
             bound = anytime_bound(n, ts)
         else:
@@ -329,7 +239,7 @@ def test_hedge_two_phase_nearly_tight(tmp_path):
     horizon, n_act, eta = 10_000, 10, 0.05
     path = save_matrix(tmp_path, two_phase_matrix(horizon, n_act, eta))
     rows = play(Hedge(eta=eta), Replay(path=path), horizon=horizon, metrics={"regret": {}})
-    regret = float(final_regret(rows)[0])
+    regret = float(metric_table(rows, "regret")[1][0, -1])
     bound = float(hedge_bound(eta, n_act, horizon))
     assert bound == pytest.approx(108.6, abs=0.05)  # ln N/η + ηT/8 at these values
     assert regret <= bound
@@ -357,7 +267,7 @@ def test_hedge_on_ftl_killer_closed_form(eta):
         checkpoints=checkpoints,
         metrics={"regret": {}},
     )
-    ts, regret = regret_table(rows)
+    ts, regret = metric_table(rows, "regret")
     want = 0.25 + (ts - 1) * (expit(eta / 2.0) - 0.5)
     # sums of T ≤ 1000 terms of size ≤ 1: float error ≤ 1e-12 absolute
     np.testing.assert_allclose(regret[0], want, rtol=0, atol=1e-10)
@@ -399,7 +309,10 @@ def test_affine_rescale_into_declared_range(player, tmp_path):
     np.testing.assert_allclose(wide["probs"], base["probs"], rtol=0, atol=P_ATOL)
     # regret sums 400 rescaled terms: relative float error ≲ 1e-13
     np.testing.assert_allclose(
-        regret_table(wide_rows)[1], (hi - lo) * regret_table(base_rows)[1], rtol=1e-9, atol=1e-9
+        metric_table(wide_rows, "regret")[1],
+        (hi - lo) * metric_table(base_rows, "regret")[1],
+        rtol=1e-9,
+        atol=1e-9,
     )
 
 
@@ -420,7 +333,7 @@ def test_ftl_on_ftl_killer_exact():
             checkpoints=checkpoints,
             metrics={"regret": {}},
         )
-        ts, regret = regret_table(rows)
+        ts, regret = metric_table(rows, "regret")
         assert ts.tolist() == checkpoints
         assert regret[0].tolist() == (ts / 2.0 - offset).tolist(), tie_break
 
@@ -489,7 +402,9 @@ def test_per_round_shift_invariance(player_id, tmp_path):
         np.testing.assert_array_equal(b["probs"], a["probs"])
     else:
         np.testing.assert_allclose(b["probs"], a["probs"], rtol=0, atol=SHIFT_ATOL)
-    np.testing.assert_allclose(regret_table(rows_b)[1], regret_table(rows_a)[1], atol=1e-9)
+    np.testing.assert_allclose(
+        metric_table(rows_b, "regret")[1], metric_table(rows_a, "regret")[1], atol=1e-9
+    )
 
 
 @pytest.mark.parametrize("player_id", ["hedge0.3", "hedge_tuned", "ftl_uniform", "ftl_lowest"])
@@ -514,7 +429,9 @@ def test_permutation_equivariance(player_id, tmp_path):
         b["probs"][:, first:], a["probs"][:, first:, perm], rtol=0, atol=P_ATOL
     )
     if first == 0:  # the lowest rule's round-1 choice is label-dependent, so its regret is too
-        np.testing.assert_allclose(regret_table(rows_b)[1], regret_table(rows_a)[1], atol=1e-9)
+        np.testing.assert_allclose(
+            metric_table(rows_b, "regret")[1], metric_table(rows_a, "regret")[1], atol=1e-9
+        )
 
 
 def test_hedge_large_eta_is_ftl_and_small_eta_is_uniform(tmp_path):
@@ -528,7 +445,9 @@ def test_hedge_large_eta_is_ftl_and_small_eta_is_uniform(tmp_path):
     rows_h, h = traced(Hedge(eta=1e6), Replay(path=path), tmp_path, **kw)
     rows_f, f = traced(FollowTheLeader(), Replay(path=path), tmp_path, **kw)
     np.testing.assert_allclose(h["probs"], f["probs"], rtol=0, atol=P_ATOL)
-    np.testing.assert_allclose(regret_table(rows_h)[1], regret_table(rows_f)[1], atol=1e-9)
+    np.testing.assert_allclose(
+        metric_table(rows_h, "regret")[1], metric_table(rows_f, "regret")[1], atol=1e-9
+    )
     # η = 1e-9: p_i ∝ e^{−η L_i} with L ≤ 300 differs from 1/N by ≤ η·300 = 3e-7
     _, small = traced(Hedge(eta=1e-9), Replay(path=path), tmp_path, **kw)
     np.testing.assert_allclose(small["probs"], 1.0 / n_act, rtol=0, atol=1e-6)

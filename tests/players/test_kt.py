@@ -17,9 +17,9 @@ from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
 from players.kt import KT, kt_olo_regret_bound
 from players.kt_experts import kt_log_potential
-from tests.oco._ons_kt_si_support import (
-    assert_below,
-    make_spec,
+from tests.helpers import assert_below
+from tests.helpers.oco import (
+    bounded_spec,
     play_adaptive,
     play_loop,
     play_split,
@@ -84,16 +84,16 @@ def _stream(kind, rng, n_rep, horizon, dim, scale):
     """A random stream whose gradients have norm ≤ ``scale`` and the matching spec."""
     if kind == "linear":
         data = RoundData(g=_ball_vectors(rng, (n_rep, horizon, dim), scale))
-        return data, make_spec(dim, horizon, n_rep, loss="linear", gradient_bound=scale)
+        return data, bounded_spec(dim, horizon, n_rep, loss="linear", gradient_bound=scale)
     x = _ball_vectors(rng, (n_rep, horizon, dim), scale)
     if kind == "logistic":
         y = rng.choice([-1.0, 1.0], size=(n_rep, horizon))
-        spec = make_spec(
+        spec = bounded_spec(
             dim, horizon, n_rep, loss="logistic", gradient_bound=scale, protocol="classification"
         )
     else:
         y = rng.normal(size=(n_rep, horizon))
-        spec = make_spec(
+        spec = bounded_spec(
             dim, horizon, n_rep, loss="absolute", gradient_bound=scale, protocol="regression"
         )
     return RoundData(x=x, y=y), spec
@@ -159,7 +159,7 @@ def test_variants_coincide_in_one_dimension():
 def _play_coins(coins, eps=1.0, variant="ball"):
     """Feed coins (R, T, d) as linear losses g = −c with G = 1; return the player."""
     n_rep, horizon, dim = coins.shape
-    spec = make_spec(dim, horizon, n_rep, gradient_bound=1.0)
+    spec = bounded_spec(dim, horizon, n_rep, gradient_bound=1.0)
     player = reset(KT(variant=variant, initial_wealth=eps), spec)
     play_loop(player, spec, RoundData(g=-coins))
     return player
@@ -233,7 +233,7 @@ def test_bound_function_matches_the_formula():
             for eps in (0.1, 1.0, 7.0):
                 want = literal_bound(u, t, eps)
                 assert math.isclose(float(kt_olo_regret_bound(u, t, eps)), want, rel_tol=1e-12)
-    spec = make_spec(3, 10, gradient_bound=2.0)
+    spec = bounded_spec(3, 10, gradient_bound=2.0)
     ball = reset(KT(initial_wealth=0.5), spec)
     assert math.isclose(ball.regret_bound(3.0, 10), 2.0 * literal_bound(3.0, 10, 0.5))
     coord = reset(KT(variant="1d", initial_wealth=0.5), spec)
@@ -282,7 +282,7 @@ def test_regret_bound_holds_for_every_comparator_scale(variant, dim):
     max Σ⟨g, w − u⟩ = Σ⟨g, w⟩ + U‖Σg‖; per coordinate |u_i| = U_i gives Σ⟨g,w⟩ + Σ U_i|Σg_i|."""
     rng = np.random.default_rng(21 + dim)
     scale, eps, horizon, n_rep = 1.5, 1.0, 300, 2
-    spec = make_spec(dim, horizon, n_rep, gradient_bound=scale)
+    spec = bounded_spec(dim, horizon, n_rep, gradient_bound=scale)
     worst_ratio = 0.0
     for name, rule in _adaptive_rules(scale, dim, rng).items():
         player = reset(KT(variant=variant, initial_wealth=eps), spec)
@@ -313,7 +313,7 @@ def test_regret_bound_holds_for_every_comparator_scale(variant, dim):
 def test_parameter_free_growth_against_a_far_comparator():
     """Against a constant reward the bettor's wealth grows exponentially, so its regret to
     u = U·e_1 is ~U√(T ln(U T)) for huge U without any tuning (the bound's shape)."""
-    spec = make_spec(1, 400, gradient_bound=1.0)
+    spec = bounded_spec(1, 400, gradient_bound=1.0)
     player = reset(KT(), spec)
     w, _ = play_adaptive(player, spec, lambda t, w: RoundData(g=-np.ones_like(w)), 400)
     assert w[0, -1, 0] > 1e50  # bets grow with the wealth: w_t = Wealth_{t−1}(t−1)/t
@@ -337,14 +337,14 @@ def test_parameter_free_growth_against_a_far_comparator():
     ],
 )
 def test_config_errors(params, spec_kw, parameter):
-    spec = make_spec(2, 10, **spec_kw)
+    spec = bounded_spec(2, 10, **spec_kw)
     with pytest.raises(ConfigError) as info:
         reset(KT(**params), spec)
     assert info.value.parameter == parameter
 
 
 def test_declares_no_bound():
-    spec = make_spec(2, 10)
+    spec = bounded_spec(2, 10)
     assert reset(KT(), spec).bounds(5) == {}
 
 
@@ -357,7 +357,7 @@ def test_engine_end_to_end(tmp_path):
     traced bets equal the literal transcription and ``comparator_regret`` at c·u* stays below
     ``regret_bound(c, t)`` for c from 0.1 to 1e4."""
     from arena.game import run_game
-    from tests.oco._ons_kt_si_support import LinearStream, read_trace
+    from tests.helpers.oco import LinearStream, read_oco_trace
 
     dim, horizon, scales = 3, 400, [0.1, 1.0, 10.0, 1e4]
     path = tmp_path / "trace.parquet"
@@ -372,12 +372,12 @@ def test_engine_end_to_end(tmp_path):
         trace_path=path,
     )
     rows = run.rows
-    ref = reset(KT(), make_spec(dim, horizon, gradient_bound=2.0))
+    ref = reset(KT(), bounded_spec(dim, horizon, gradient_bound=2.0))
     creg = rows[rows.metric == "comparator_regret"]
     assert set(creg.param) == set(scales)
     bound = np.array([ref.regret_bound(c, t) for c, t in zip(creg.param, creg.t, strict=True)])
     assert_below(creg.value.to_numpy(), bound, "comparator_regret")
-    w, g = read_trace(path, dim)
+    w, g = read_oco_trace(path, dim)
     for r in range(2):
         want = literal_kt(lambda t, x, r=r: list(g[r, t - 1]), horizon, dim, "ball", 1.0, 2.0)
         np.testing.assert_allclose(w[r], want, rtol=ATOL, atol=ATOL)

@@ -12,12 +12,12 @@ from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
 from players.ogd import OGD
-from tests.oco._first_order_support import (
+from tests.helpers import assert_below
+from tests.helpers.oco import (
     DOMAINS,
     ITERATE_ATOL,
     FixedStream,
     anti_gradient,
-    assert_below,
     drive,
     engine_check,
     example_data,

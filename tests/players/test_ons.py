@@ -19,9 +19,9 @@ from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
 from players.ons import ONS, ball_generalized_projection
-from tests.oco._ons_kt_si_support import (
-    assert_below,
-    make_spec,
+from tests.helpers import assert_below
+from tests.helpers.oco import (
+    bounded_spec,
     play_adaptive,
     play_loop,
     play_split,
@@ -138,7 +138,7 @@ def _game(kind, rng, n_rep=3, horizon=120, dim=4, sigma=0.0, domain=("ball", 1.0
             protocol, grad = "regression", radius + 3.0 if kind == "squared" else 1.0
         data = RoundData(x=x, y=y, z=z)
     grad += sigma * (radius + 0.5)
-    spec = make_spec(
+    spec = bounded_spec(
         dim,
         horizon,
         n_rep,
@@ -204,12 +204,12 @@ def test_matches_literal_transcription_in_higher_dimension():
 
 
 def test_default_parameters_follow_hazan_agarwal_kale():
-    spec = make_spec(3, 10, domain=Domain("ball", 2.0), gradient_bound=1.5)
+    spec = bounded_spec(3, 10, domain=Domain("ball", 2.0), gradient_bound=1.5)
     beta, eps, alpha = reset(ONS(), spec).step_parameters
     assert alpha is None and beta == 0.5 / (4 * 1.5 * 4.0) and eps == 1 / (beta * 4.0) ** 2
     beta, eps, alpha = reset(ONS(alpha=0.01), spec).step_parameters
     assert beta == 0.005 and eps == 1 / (beta * 4.0) ** 2
-    spec = make_spec(3, 10, domain=Domain("ball", 2.0), sigma=0.9, gradient_bound=3.0)
+    spec = bounded_spec(3, 10, domain=Domain("ball", 2.0), sigma=0.9, gradient_bound=3.0)
     beta, eps, alpha = reset(ONS(), spec).step_parameters
     assert alpha == 0.1 and beta == 0.5 * min(1 / (4 * 3.0 * 4.0), 0.1)
 
@@ -351,7 +351,7 @@ def test_declared_bound_holds_on_strongly_convex_losses(sigma, dim, params):
     rng = np.random.default_rng(int(10 * sigma) + dim)
     radius, g0, horizon, n_rep = 1.0, 1.0, 250, 2
     grad = g0 + sigma * (radius + 0.5)
-    spec = make_spec(
+    spec = bounded_spec(
         dim, horizon, n_rep, domain=Domain("ball", radius), sigma=sigma, gradient_bound=grad
     )
     if params:  # Hazan's book: β = ½ min{1/(GD), α}, ε = 1/(β²D²)
@@ -426,7 +426,7 @@ def test_bounds_hold_on_squared_loss_with_bounded_data():
         -ymax,
         ymax,
     )
-    spec = make_spec(
+    spec = bounded_spec(
         dim,
         horizon,
         n_rep,
@@ -463,7 +463,7 @@ def test_logarithmic_regret_against_ogd_square_root():
     n_rep, horizon = 40, 4096
     rng = np.random.default_rng(0)
     y = np.where(rng.uniform(size=(n_rep, horizon)) < 0.65, 1.0, -1.0)
-    spec = make_spec(
+    spec = bounded_spec(
         1,
         horizon,
         n_rep,
@@ -509,7 +509,7 @@ def test_logarithmic_regret_against_ogd_square_root():
     ],
 )
 def test_declares_bounds_only_when_verified(spec_kw, params):
-    spec = make_spec(2, 10, domain=Domain("ball", 1.0), gradient_bound=2.0, **spec_kw)
+    spec = bounded_spec(2, 10, domain=Domain("ball", 1.0), gradient_bound=2.0, **spec_kw)
     assert reset(ONS(**params), spec).bounds(1) == {}
 
 
@@ -529,7 +529,7 @@ def test_declares_bounds_only_when_verified(spec_kw, params):
 def test_config_errors(params, spec_kw, parameter):
     kw = {"domain": Domain("ball", 1.0), "gradient_bound": 1.0, **spec_kw}
     with pytest.raises(ConfigError) as info:
-        reset(ONS(**params), make_spec(2, 10, **kw))
+        reset(ONS(**params), bounded_spec(2, 10, **kw))
     assert info.value.parameter == parameter
 
 
@@ -541,7 +541,7 @@ def test_engine_end_to_end(tmp_path):
     """arena's OCO engine with a strongly convex linear game (σ = 0.8 → α = σ/G² derived): the
     traced iterates equal the literal transcription and the declared bound holds."""
     from arena.game import run_game
-    from tests.oco._ons_kt_si_support import LinearStream, read_trace
+    from tests.helpers.oco import LinearStream, read_oco_trace
 
     sigma, dim, horizon = 0.8, 3, 300
     path = tmp_path / "trace.parquet"
@@ -560,7 +560,7 @@ def test_engine_end_to_end(tmp_path):
     bound = rows[rows.metric == "bound:regret"].set_index(["replicate", "t"]).value
     assert len(bound) == len(regret) > 10
     assert_below(regret.to_numpy(), bound.loc[regret.index].to_numpy(), "engine bound")
-    w, g = read_trace(path, dim)
+    w, g = read_oco_trace(path, dim)
     beta = 0.5 * min(1 / (4 * 1.8 * 2.0), sigma / 1.8**2)
     for r in range(3):
         want = literal_ons(

@@ -9,7 +9,7 @@ import pytest
 from arena.errors import ConfigError
 from arena.oco.losses import RoundData
 from players.passive_aggressive import PassiveAggressive
-from tests.oco._classification_support import (
+from tests.helpers.classification import (
     drive,
     drive_blocks,
     fresh,

@@ -10,7 +10,7 @@ from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
 from players.perceptron import Perceptron
-from tests.oco._classification_support import (
+from tests.helpers.classification import (
     drive,
     drive_blocks,
     fresh,

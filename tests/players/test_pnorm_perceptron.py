@@ -12,7 +12,7 @@ from arena.oco.losses import RoundData
 from players._quasi_additive import pnorm_link
 from players.perceptron import Perceptron
 from players.pnorm_perceptron import PNormPerceptron
-from tests.oco._classification_support import (
+from tests.helpers.classification import (
     drive,
     drive_blocks,
     fresh,

@@ -20,7 +20,7 @@ from players.perceptron import Perceptron
 from players.pnorm_perceptron import PNormPerceptron
 from players.primal_dual import PrimalDual, entropic_hinge_step
 from players.winnow import Winnow
-from tests.oco._classification_support import (
+from tests.helpers.classification import (
     drive,
     drive_blocks,
     fresh,
@@ -33,6 +33,8 @@ from tests.oco._classification_support import (
     separable_stream,
     spec_for,
 )
+from tests.helpers.oco import anti_gradient, best_linear, heaviest_coordinate
+from tests.helpers.oco import drive as drive_oco
 
 ATOL = 1e-10  # equal algorithms computed in different orders: round-off only
 
@@ -92,26 +94,6 @@ def test_classification_instances_equal_direct_players(label, generic, direct, t
 # instances = direct implementations (OCO): dual averaging and EG
 
 
-def oco_run(player, spec, data=None, reveal=None, T=None):
-    """Drive an OCO game; return (w, grads, values, declared bounds (NaN: none))."""
-    T = T if data is None else data.g.shape[1] if data.g is not None else data.x.shape[1]
-    R, d = spec.n_replicates, spec.dim
-    ws, gs, vs = np.empty((R, T, d)), np.empty((R, T, d)), np.empty((R, T))
-    bound = np.full((R, T), np.nan)
-    for j in range(T):
-        rd = data.round(j) if data is not None else None
-        w = player.predict(None if rd is None else rd.x)
-        if rd is None:
-            rd = reveal(w)
-        fb = feedback(spec.loss, spec.sigma, w, rd)
-        player.update(fb)
-        ws[:, j], gs[:, j], vs[:, j] = w, fb.grad, fb.value
-        b = player.bounds(j + 1)
-        if b:
-            bound[:, j] = b[("regret", math.nan)]
-    return ws, gs, vs, bound
-
-
 def oco_stream(rng, R, T, d, loss):
     if loss == "linear":
         return RoundData(g=rng.standard_normal((R, T, d)))
@@ -140,15 +122,15 @@ def test_l2_conservative_equals_dual_averaging(schedule, domain, loss):
     protocol = "oco" if loss in ("linear", "hinge") else "regression"
     spec = spec_for(d, T, R, protocol=protocol, domain=domain, loss=loss)
     for c in (0.7, 3.0):
-        want = oco_run(fresh(dual_averaging.DualAveraging(schedule, c), spec), spec, data)[0]
-        got = oco_run(fresh(pd(schedule=schedule, c=c), spec), spec, data)[0]
+        want = drive_oco(fresh(dual_averaging.DualAveraging(schedule, c), spec), spec, data).w
+        got = drive_oco(fresh(pd(schedule=schedule, c=c), spec), spec, data).w
         np.testing.assert_allclose(got, want, atol=ATOL)
         blocks = drive_blocks(fresh(pd(schedule=schedule, c=c), spec), spec, data, [1, 50])
         np.testing.assert_allclose(blocks, want, atol=ATOL)
     if domain.bounded:  # the tuned constants agree too (Cor 1 / Cor 2 with f(u) ≤ max_K f)
         spec = spec_for(d, T, R, protocol=protocol, domain=domain, loss=loss, gradient_bound=4.0)
-        want = oco_run(fresh(dual_averaging.DualAveraging(schedule, None), spec), spec, data)[0]
-        got = oco_run(fresh(pd(schedule=schedule, c="tuned"), spec), spec, data)[0]
+        want = drive_oco(fresh(dual_averaging.DualAveraging(schedule, None), spec), spec, data).w
+        got = drive_oco(fresh(pd(schedule=schedule, c="tuned"), spec), spec, data).w
         np.testing.assert_allclose(got, want, atol=ATOL)
 
 
@@ -161,10 +143,10 @@ def test_entropic_oco_equals_eg(schedule):
     data = RoundData(g=rng.uniform(-1, 1, size=(R, T, d)))
     spec = spec_for(d, T, R, protocol="oco", domain=Domain("simplex"), loss="linear")
     for eta in (0.2, 1.5):
-        want = oco_run(fresh(eg.EG(schedule, eta), spec), spec, data)[0]
-        got = oco_run(
+        want = drive_oco(fresh(eg.EG(schedule, eta), spec), spec, data).w
+        got = drive_oco(
             fresh(pd(regularizer="entropic", schedule=schedule, c=1 / eta), spec), spec, data
-        )[0]
+        ).w
         np.testing.assert_allclose(got, want, atol=ATOL)
 
 
@@ -391,43 +373,13 @@ def test_conservative_dual_can_decrease():
 # declared regret bounds (OCO), against adaptive and oblivious streams
 
 
-def anti_gradient(G):
-    def reveal(w):
-        nrm = np.linalg.norm(w, axis=1, keepdims=True)
-        e1 = np.zeros_like(w)
-        e1[:, 0] = 1.0
-        return RoundData(g=G * np.where(nrm > 0, -w / np.where(nrm > 0, nrm, 1.0), e1))
-
-    return reveal
-
-
 def alternating(G):
-    state = {"t": 0}
-
-    def reveal(w):
-        state["t"] += 1
+    def reveal(t, w):
         g = np.zeros_like(w)
-        g[:, 0] = G * (1 if state["t"] % 2 else -1)
+        g[:, 0] = G * (1 if t % 2 else -1)
         return RoundData(g=g)
 
     return reveal
-
-
-def heaviest(G):
-    def reveal(w):
-        g = np.zeros_like(w)
-        np.put_along_axis(g, np.argmax(w, axis=1)[:, None], G, axis=1)
-        return RoundData(g=g)
-
-    return reveal
-
-
-def best_linear(gsum, domain):
-    if domain.kind == "ball":
-        return -domain.radius * np.linalg.norm(gsum, axis=-1)
-    if domain.kind == "box":
-        return -domain.radius * np.abs(gsum).sum(axis=-1)
-    return gsum.min(axis=-1)
 
 
 @pytest.mark.parametrize(
@@ -443,13 +395,13 @@ def test_declared_certificate_bounds_the_regret_every_round(regularizer, domain,
     g *= G / np.maximum(1.0, np.linalg.norm(g, axis=2, keepdims=True))
     streams = [
         {"data": RoundData(g=g)},
-        {"reveal": anti_gradient(G), "T": T},
-        {"reveal": alternating(G), "T": T},
-        {"reveal": heaviest(G), "T": T},
+        {"reveal": anti_gradient(G), "horizon": T},
+        {"reveal": alternating(G), "horizon": T},
+        {"reveal": heaviest_coordinate(G), "horizon": T},
     ]
     for kw in streams:
         p = fresh(pd(regularizer=regularizer, schedule=schedule, c="tuned"), spec)
-        ws, gs, _, bound = oco_run(p, spec, **kw)
+        ws, gs, _, bound, _ = drive_oco(p, spec, **kw)
         # the linearized regret max_u Σ⟨g_s, w_s − u⟩ (= the regret for linear losses)
         regret = np.cumsum(np.einsum("rtd,rtd->rt", gs, ws), axis=1) - best_linear(
             np.cumsum(gs, axis=1), domain
@@ -595,7 +547,7 @@ def test_pnorm_on_a_bounded_domain_plays_the_q_ball_link():
     spec = spec_for(d, T, 2, protocol="oco", domain=Domain("box", rho), loss="linear")
     data = RoundData(g=rng.standard_normal((2, T, d)))
     p = fresh(pd(regularizer="pnorm", p=p_exp, schedule="sqrt", c=0.5), spec)
-    ws, gs, _, bound = oco_run(p, spec, data)
+    ws, gs, _, bound, _ = drive_oco(p, spec, data)
     assert np.all(np.isnan(bound))
     assert np.all(((np.abs(ws) ** q).sum(axis=2)) ** (1 / q) <= rho * (1 + 1e-12))
     for _ in range(5):
@@ -610,7 +562,7 @@ def test_entropic_plays_on_the_simplex_inside_a_larger_domain():
     rng = np.random.default_rng(20)
     spec = spec_for(3, 50, 2, protocol="oco", domain=Domain("ball", 1.0), loss="linear")
     p = fresh(pd(regularizer="entropic", c=0.5), spec)
-    ws, _, _, bound = oco_run(p, spec, RoundData(g=rng.standard_normal((2, 50, 3))))
+    ws, _, _, bound, _ = drive_oco(p, spec, RoundData(g=rng.standard_normal((2, 50, 3))))
     np.testing.assert_allclose(ws.sum(axis=2), 1.0, atol=1e-12)
     assert np.all(ws >= 0) and np.all(np.isnan(bound))
 

@@ -25,7 +25,8 @@ from players.scale_invariant import (
     penalty_bound,
     pinv_rank1_update,
 )
-from tests.oco._ons_kt_si_support import assert_below, make_spec, play_loop, play_split, reset
+from tests.helpers import assert_below
+from tests.helpers.oco import bounded_spec, play_loop, play_split, reset
 
 ALPHA = 9.0 / 8.0
 """Kotłowski 2017's constant (Kotłowski 2017, Appendix F)."""
@@ -67,7 +68,7 @@ def _stream(rng, n_rep, horizon, dim, loss, scales=None, late=None, subspace=Non
     else:
         y = np.where(score + 0.8 * rng.standard_normal((n_rep, horizon)) >= 0, 1.0, -1.0)
         protocol = "classification"
-    spec = make_spec(dim, horizon, n_rep, loss=loss, gradient_bound=None, protocol=protocol)
+    spec = bounded_spec(dim, horizon, n_rep, loss=loss, gradient_bound=None, protocol=protocol)
     return RoundData(x=x, y=y), spec
 
 
@@ -548,12 +549,12 @@ def test_penalty_bound_formula():
 def test_config_errors(params, spec_kw, parameter):
     kw = {"loss": "hinge", "protocol": "classification", **spec_kw}
     with pytest.raises(ConfigError) as info:
-        reset(ScaleInvariant(**params), make_spec(3, 10, **kw))
+        reset(ScaleInvariant(**params), bounded_spec(3, 10, **kw))
     assert info.value.parameter == parameter
 
 
 def test_declares_no_bound_and_predict_needs_features():
-    spec = make_spec(3, 10, loss="hinge", protocol="classification")
+    spec = bounded_spec(3, 10, loss="hinge", protocol="classification")
     player = reset(ScaleInvariant(), spec)
     assert player.bounds(3) == {}
     with pytest.raises(ConfigError):

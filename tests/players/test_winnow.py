@@ -13,7 +13,7 @@ from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
 from players._quasi_additive import softmax
 from players.winnow import Winnow
-from tests.oco._classification_support import (
+from tests.helpers.classification import (
     drive,
     drive_blocks,
     fresh,

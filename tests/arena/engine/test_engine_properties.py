@@ -8,14 +8,11 @@ test time. Statistical checks use fixed seeds (so they are reproducible) and the
 
 from __future__ import annotations
 
-import itertools
 import math
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 import pytest
 from scipy import stats
 
@@ -31,11 +28,9 @@ from arena import (
     UnknownComponentError,
     play,
     registry,
-    run_game,
 )
 from players.hedge import Hedge, hedge_probs
-
-_counter = itertools.count()
+from tests.helpers import save_matrix, traced
 
 P_ATOL = 1e-12
 """structural invariant asks ``|Σ p − 1| ≤ 1e−12``; the same bound serves for p·l identities, whose
@@ -44,38 +39,6 @@ float64 error is a few ulps of O(1) numbers."""
 
 # ----------------------------------------------------------------------------------------------
 # helpers
-
-
-def save_matrix(directory: Path, losses) -> str:
-    path = Path(directory) / f"losses_{next(_counter)}.npy"
-    np.save(path, np.asarray(losses, dtype=np.float64))
-    return str(path)
-
-
-def read_trace(path: Path) -> dict[str, np.ndarray]:
-    """Return the per-round trace as arrays indexed ``[replicate_row, t - 1, ...]``."""
-    table = pq.read_table(path)
-    rep = table.column("replicate").to_numpy()
-    t = table.column("t").to_numpy()
-    order = np.lexsort((t, rep))
-    ids = np.unique(rep)
-    n_rep, horizon = ids.size, int(t.max())
-    probs = table.column("probs").combine_chunks().flatten().to_numpy()
-    losses = table.column("losses").combine_chunks().flatten().to_numpy()
-    n_act = probs.size // rep.size
-    return {
-        "ids": ids,
-        "probs": probs.reshape(rep.size, n_act)[order].reshape(n_rep, horizon, n_act),
-        "losses": losses.reshape(rep.size, n_act)[order].reshape(n_rep, horizon, n_act),
-        "expected": table.column("expected_loss").to_numpy()[order].reshape(n_rep, horizon),
-        "actions": table.column("action").to_numpy()[order].reshape(n_rep, horizon),
-    }
-
-
-def traced(player, adversary, tmp_path: Path, **kwargs):
-    path = Path(tmp_path) / f"trace_{next(_counter)}.parquet"
-    run = run_game(player, adversary, trace_path=path, **kwargs)
-    return run.rows, read_trace(path)
 
 
 def replicate_rows(rows: pd.DataFrame, r: int) -> pd.DataFrame:
@@ -187,7 +150,7 @@ def test_common_random_numbers_across_players(adversary, params, tmp_path):
     _, f2 = traced("ftl", adversary, tmp_path, **{**kw, "player_params": {"tie_break": "lowest"}})
     np.testing.assert_array_equal(h["losses"], f["losses"])
     np.testing.assert_array_equal(h["losses"], f2["losses"])
-    assert h["ids"].tolist() == [0, 3, 7]
+    assert h["replicates"].tolist() == [0, 3, 7]
     assert not np.array_equal(h["losses"][0], h["losses"][1])  # replicates differ
     _, other = traced("hedge", adversary, tmp_path, **{**kw, "seed": 10})
     assert not np.array_equal(h["losses"], other["losses"])

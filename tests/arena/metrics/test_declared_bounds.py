@@ -9,8 +9,6 @@ several (N, T). Games a component refuses (e.g. a two-expert player at N = 10) a
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -18,10 +16,8 @@ import pytest
 from arena import registry
 from arena.errors import ConfigError, GameError
 from arena.game import run_game
-
-REL_TOL = 1e-9
-"""Assert ``lhs <= rhs + 1e-9·max(1, |rhs|)`` (float64 sums of ≤ 5000 terms
-in [0, 1] are exact to ~1e-12 relative, far inside this)."""
+from tests.helpers import check_declared
+from tests.helpers.experts import two_phase_matrix
 
 METRICS = {
     "regret": {},
@@ -51,17 +47,6 @@ def declaring_players() -> list[str]:
     return out
 
 
-def two_phase(horizon: int, n_act: int, eta: float = 0.1) -> np.ndarray:
-    """two-phase adversary: experts 0, 1 perfect for ~3 ln N / η rounds, then the FTL killer."""
-    losses = np.ones((horizon, n_act))
-    phase1 = min(horizon // 2, math.ceil(3 * math.log(max(n_act, 2)) / eta))
-    losses[:phase1, :2] = 0.0
-    t = np.arange(horizon - phase1)
-    losses[phase1:, 0] = np.where(t % 2 == 0, 0.5 if phase1 == 0 else 1.0, 0.0)
-    losses[phase1:, 1] = np.where(t % 2 == 0, 0.0, 1.0)
-    return losses
-
-
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     folder = tmp_path_factory.mktemp("bounds")
@@ -73,7 +58,7 @@ def files(tmp_path_factory):
             np.save(p, rng.random((horizon, n_act)))
             out["uniform", n_act, horizon] = str(p)
             p = folder / f"two_phase_{n_act}_{horizon}.npy"
-            np.save(p, two_phase(horizon, n_act))
+            np.save(p, two_phase_matrix(horizon, n_act, first=(1.0, 0.0)))
             out["two_phase", n_act, horizon] = str(p)
     return out
 
@@ -85,19 +70,6 @@ def games(horizon: int):
             yield adversary, {}, n_act
         for kind in ("uniform", "two_phase"):
             yield "replay", {"kind": kind, "horizon": horizon}, n_act
-
-
-def check_bounds(rows: pd.DataFrame, label: str) -> int:
-    bounds = rows[rows.metric.str.startswith("bound:")]
-    key = ["replicate", "t", "metric", "param"]
-    target = bounds.assign(metric=bounds.metric.str.removeprefix("bound:"))
-    merged = target.merge(rows, on=key, how="left", suffixes=("_bound", ""))
-    missing = merged[merged.value.isna()]
-    assert missing.empty, f"{label}: bound on a metric not computed: {missing.metric.unique()}"
-    slack = merged.value_bound + REL_TOL * np.maximum(1.0, merged.value_bound.abs())
-    bad = merged[merged.value > slack]
-    assert bad.empty, f"{label}: bound violated:\n{bad[[*key, 'value', 'value_bound']].head()}"
-    return len(merged)
 
 
 def run_all(player: str, horizon: int, files) -> int:
@@ -121,7 +93,7 @@ def run_all(player: str, horizon: int, files) -> int:
             if binary and "needs binary losses" in str(exc) and str(exc).startswith("player"):
                 continue
             raise
-        checked += check_bounds(run.rows, label)
+        checked += check_declared(run.rows, label)
     return checked
 
 
@@ -146,5 +118,5 @@ def test_a_violated_bound_is_caught():
     run = run_game("hedge", "ftl_killer", n_actions=2, horizon=200, metrics={"regret": {}})
     rows = run.rows
     fake = rows.assign(metric="bound:regret", value=rows.value * 0.9)
-    with pytest.raises(AssertionError, match="bound violated"):
-        check_bounds(pd.concat([rows, fake]), "negative control")
+    with pytest.raises(AssertionError, match=r"negative control: .* violation"):
+        check_declared(pd.concat([rows, fake]), "negative control")

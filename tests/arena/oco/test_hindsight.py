@@ -24,21 +24,7 @@ from arena.oco import hindsight as hs
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData, evaluate, prediction_loss
 
-try:  # threadpoolctl ships with scikit-learn (a project dependency); optional here
-    from threadpoolctl import threadpool_limits
-except ImportError:  # pragma: no cover
-    threadpool_limits = None
-
-
-@pytest.fixture(autouse=True)
-def _single_threaded_blas():
-    """Run single-threaded BLAS: a multi-threaded OpenBLAS on a loaded 2-core machine makes the
-    thousands of tiny dense solves here ~100× slower (17 s → 50 s for this file)."""
-    if threadpool_limits is None:
-        yield
-        return
-    with threadpool_limits(limits=1, user_api="blas"):
-        yield
+pytestmark = pytest.mark.usefixtures("single_threaded_blas")  # thousands of tiny dense solves
 
 
 DOMAINS = {

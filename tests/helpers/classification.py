@@ -1,19 +1,23 @@
-"""Shared helpers of the linear-classifier tests: specs, drivers and small data generators.
-
-The registered adversaries are written elsewhere; these generators are the few streams the
-mistake-bound and transcription tests need (Shalev-Shwartz 2007, Theorem 4 and §5.1.2; separable
-data for Srebro, Lecture 16).
+"""Helpers of the linear-classifier tests (perceptron, aggressive_perceptron, passive_aggressive,
+pnorm_perceptron, winnow, primal_dual): specs, drivers and the few streams the mistake-bound and
+transcription tests need (Shalev-Shwartz 2007, Theorem 4 and §5.1.2; separable data for Srebro,
+Lecture 16). The registered adversaries are tested in ``tests/adversaries/``.
 """
 
 from __future__ import annotations
-
-import itertools
 
 import numpy as np
 
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData, feedback
-from arena.spec import GameSpec
+from tests.helpers.oco import make_spec, play_loop, play_split, reset
+
+drive = play_loop
+"""Play a block of data round by round via predict/update (:func:`tests.helpers.oco.play_loop`)."""
+
+drive_blocks = play_split
+"""Play a block of data through ``play_block`` in consecutive blocks ending at the given rounds
+(:func:`tests.helpers.oco.play_split`)."""
 
 
 def spec_for(
@@ -26,56 +30,15 @@ def spec_for(
     gradient_bound=None,
     sigma=0.0,
 ):
-    """Return the GameSpec of a game the tests drive by hand."""
-    return GameSpec(
-        protocol,
-        d,
-        T,
-        n_replicates=R,
-        dim=d,
-        domain=Domain() if domain is None else domain,
-        loss=loss,
-        sigma=sigma,
-        gradient_bound=gradient_bound,
-    )
+    """The GameSpec of a game the tests drive by hand (:func:`tests.helpers.oco.make_spec` with
+    the defaults of classification: hinge loss, unconstrained)."""
+    domain = Domain() if domain is None else domain
+    return make_spec(d, T, R, domain, loss, sigma, gradient_bound, protocol)
 
 
 def fresh(player, spec):
     """Clone and reset ``player`` for ``spec``; return it."""
-    p = player.clone()
-    p.reset(spec, [np.random.default_rng(r) for r in range(spec.n_replicates)])
-    return p
-
-
-def drive(player, spec, data: RoundData, after=None):
-    """Play ``data`` (arrays (R, T, ...)) round by round via predict/update; return w (R, T, d).
-
-    ``after(t, player, fb)`` is called after each update (for per-round oracles).
-    """
-    T = data.x.shape[1] if data.x is not None else data.g.shape[1]
-    out = np.empty((spec.n_replicates, T, spec.dim))
-    for t in range(T):
-        rd = data.round(t)
-        w = player.predict(rd.x)
-        w2 = player.predict(rd.x)
-        assert np.array_equal(w, w2), "predict must be pure"
-        out[:, t] = w
-        fb = feedback(spec.loss, spec.sigma, w, rd)
-        player.update(fb)
-        if after is not None:
-            after(t, player, fb)
-    return out
-
-
-def drive_blocks(player, spec, data: RoundData, splits):
-    """Play ``data`` through ``play_block`` in consecutive blocks ending at ``splits``."""
-    T = data.x.shape[1] if data.x is not None else data.g.shape[1]
-    edges = [0, *[s for s in splits if 0 < s < T], T]
-    parts = []
-    for a, b in itertools.pairwise(edges):
-        block = RoundData(*(None if v is None else v[:, a:b] for v in data))
-        parts.append(player.play_block(block, spec))
-    return np.concatenate(parts, axis=1)
+    return reset(player.clone(), spec)
 
 
 def random_stream(rng, R, T, d, ternary=False, scale=1.0):

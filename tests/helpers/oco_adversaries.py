@@ -1,7 +1,12 @@
-"""Small deterministic OCO players and a literal per-round driver for the adaptive lower-bound
-adversaries (contrarian, orthogonal_hinge, threshold_search, scale_lower_bound).
+"""Helpers of the OCO adversary tests.
 
-The players are deliberately tiny and written here, independent of ``players/``: the zero
+Data adversaries (random_linear, separable_stream, ill_conditioned, strongly_convex,
+dataset_stream, rescaled): the spec the engine builds, block splits and the per-round path,
+replicate determinism, a literal player-against-adversary loop.
+
+Adaptive lower-bound constructions (contrarian, orthogonal_hinge, threshold_search,
+scale_lower_bound): a literal per-round driver recording every round and the declared lower
+bounds, and small deterministic players written here, independent of ``players/``: the zero
 learner, unconstrained OGD, the Perceptron, a learner with pseudo-random signs (it tries to foil
 an adversary that would guess its sign), the Halving learner for thresholds, and the direction
 ``A_t^†θ_{t−1}`` of Kotłowski 2017's SI-FULL (whose prediction is a positive multiple of it).
@@ -9,17 +14,24 @@ an adversary that would guess its sign), the Halving learner for thresholds, and
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from arena.oco.losses import feedback
+from arena.oco.losses import RoundData, evaluate, feedback
 from arena.oco.protocol import OCOPlayer
 from arena.spec import GameSpec
+from tests.helpers import rngs
+from tests.helpers.oco import stack_rounds
+
+# ----------------------------------------------------------------------------------------------
+# specs
 
 
 def game_spec(adversary, dim: int, horizon: int | None, n_rep: int = 1) -> GameSpec:
-    """The spec the engine builds for an OCO adversary (protocol, domain, loss from it)."""
+    """The spec the engine builds for an OCO adversary at dimension ``dim`` (protocol, domain,
+    loss, σ and gradient bound from the adversary)."""
     return GameSpec(
         adversary.tags.protocol,
         dim,
@@ -28,13 +40,138 @@ def game_spec(adversary, dim: int, horizon: int | None, n_rep: int = 1) -> GameS
         dim=dim,
         domain=adversary.declared_domain(),
         loss=adversary.declared_loss(),
-        sigma=adversary.declared_sigma(),
+        sigma=float(adversary.declared_sigma()),
         gradient_bound=adversary.gradient_bound(),
     )
 
 
-def rngs(seed: int, n: int) -> list[np.random.Generator]:
-    return [np.random.default_rng([seed, r]) for r in range(n)]
+def spec_for(adversary, n_rep: int = 2, horizon: int = 50, dim: int | None = None) -> GameSpec:
+    """:func:`game_spec` at the dimension the adversary resolves ``dim`` to (None: its default)."""
+    return game_spec(adversary, adversary.resolve_dim(dim), horizon, n_rep)
+
+
+# ----------------------------------------------------------------------------------------------
+# data adversaries
+
+
+def fresh(adversary, spec: GameSpec, seed: int = 0, streams=None):
+    """A reset clone driven by ``rngs(seed, R)`` (or the given streams)."""
+    adv = adversary.clone()
+    adv.reset(spec, rngs(seed, spec.n_replicates) if streams is None else streams)
+    return adv
+
+
+def blocks(adversary, spec: GameSpec, splits: Sequence[int], seed: int = 0) -> RoundData:
+    """Concatenate ``data_block`` over consecutive blocks of the given sizes."""
+    adv = fresh(adversary, spec, seed)
+    parts, t0 = [], 1
+    for n in splits:
+        parts.append(adv.data_block(t0, n))
+        t0 += n
+    return RoundData(
+        *(
+            None if parts[0][k] is None else np.concatenate([p[k] for p in parts], axis=1)
+            for k in range(4)
+        )
+    )
+
+
+def per_round(adversary, spec: GameSpec, n: int, seed: int = 0) -> RoundData:
+    """The data of the engine's per-round path: ``features(t)`` then ``reveal(t, w = 0)``."""
+    adv = fresh(adversary, spec, seed)
+    rounds = []
+    for t in range(1, n + 1):
+        x = adv.features(t)
+        rd = adv.reveal(t, np.zeros((spec.n_replicates, spec.dim)))
+        if x is not None:
+            np.testing.assert_array_equal(rd.x, x)
+        rounds.append(rd)
+    return stack_rounds(rounds)
+
+
+def assert_same(a: RoundData, b: RoundData) -> None:
+    for name in RoundData._fields:
+        u, v = getattr(a, name), getattr(b, name)
+        assert (u is None) == (v is None), name
+        if u is not None:
+            np.testing.assert_array_equal(u, v, err_msg=name)
+
+
+def assert_split_invariant(adversary, spec: GameSpec, seed: int = 0) -> RoundData:
+    """Every split into blocks, and the per-round path, give bitwise the same data."""
+    horizon = spec.horizon
+    whole = blocks(adversary, spec, [horizon], seed)
+    for splits in (
+        [1] * horizon,
+        [1, 2, horizon - 3],
+        [horizon // 2, horizon - horizon // 2],
+        [7, horizon - 7],
+    ):
+        assert_same(blocks(adversary, spec, splits, seed), whole)
+    assert_same(per_round(adversary, spec, horizon, seed), whole)
+    return whole
+
+
+def assert_replicate_determinism(adversary, spec: GameSpec, seed: int = 0) -> None:
+    """Replicate r's data depend only on its own stream (not on the batch), and differ across r."""
+    streams = rngs(seed, spec.n_replicates)
+    batch = fresh(adversary, spec, streams=streams).data_block(1, spec.horizon)
+    again = blocks(adversary, spec, [spec.horizon], seed)
+    assert_same(batch, again)
+    last = spec.n_replicates - 1
+    alone_spec = GameSpec(
+        spec.protocol,
+        spec.n_actions,
+        spec.horizon,
+        n_replicates=1,
+        dim=spec.dim,
+        domain=spec.domain,
+        loss=spec.loss,
+        sigma=spec.sigma,
+        gradient_bound=spec.gradient_bound,
+    )
+    alone = fresh(adversary, alone_spec, streams=[rngs(seed, spec.n_replicates)[last]])
+    one = alone.data_block(1, spec.horizon)
+    for name in RoundData._fields:
+        a, b = getattr(batch, name), getattr(one, name)
+        if a is not None:
+            np.testing.assert_array_equal(a[last], b[0], err_msg=name)
+    if spec.n_replicates > 1:
+        main = next(a for a in (batch.x, batch.z, batch.g) if a is not None)
+        assert not np.array_equal(main[0], main[1])
+
+
+def gradient_norms(spec: GameSpec, data: RoundData, w: np.ndarray) -> np.ndarray:
+    """Subgradient norms the arena computes at points ``w`` (R, n, d) for a block of data."""
+    _, grads, _, _ = evaluate(spec.loss, spec.sigma, w, data)
+    return np.linalg.norm(grads, axis=-1)
+
+
+def run_loop(player, adversary, spec: GameSpec, seed: int = 0, player_seed: int = 1):
+    """Drive a player against an adversary round by round (features, predict, reveal, update).
+
+    Returns the points (R, T, d), the predictions (R, T) (None for linear losses) and the data.
+    """
+    adv = fresh(adversary, spec, seed)
+    p = player.clone()
+    p.reset(spec, rngs(player_seed, spec.n_replicates))
+    ws, preds, rounds = [], [], []
+    for t in range(1, spec.horizon + 1):
+        x = adv.features(t)
+        w = np.array(p.predict(x), dtype=np.float64)
+        rd = adv.reveal(t, w)
+        fb = feedback(spec.loss, spec.sigma, w, rd)
+        p.update(fb)
+        ws.append(w)
+        preds.append(fb.prediction)
+        rounds.append(rd)
+    data = stack_rounds(rounds)
+    predictions = None if preds[0] is None else np.stack(preds, axis=1)
+    return np.stack(ws, axis=1), predictions, data
+
+
+# ----------------------------------------------------------------------------------------------
+# adaptive lower-bound constructions
 
 
 def drive(player, adversary, dim: int, horizon: int, n_rep: int = 1, seed: int = 0) -> dict:
@@ -83,10 +220,6 @@ def declared(res: dict, key: tuple, n_rep: int) -> np.ndarray:
         ],
         axis=1,
     )
-
-
-# ----------------------------------------------------------------------------------------------
-# tiny players
 
 
 class Zero(OCOPlayer):

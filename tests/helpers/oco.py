@@ -1,25 +1,29 @@
-"""Shared helpers of the first-order OCO player tests (ogd, dual_averaging, ftrl, eg, adagrad).
+"""Helpers of the OCO player tests (first-order: ogd, dual_averaging, ftrl, eg, adagrad; second
+order and parameter-free: ons, kt, scale_invariant; primal_dual's OCO instances).
 
-Literal single-game building blocks written with plain Python loops (projections, subgradients),
-data streams (oblivious and adaptive), drivers of predict/update and play_block, and the best
-comparator in hindsight in closed form, computed here independently of the arena's metrics.
+Specs, literal single-game building blocks written with plain Python loops (projections,
+subgradients), data streams (oblivious and adaptive), drivers of predict/update and play_block, the
+best comparator in hindsight in closed form (computed here independently of the arena's metrics),
+and two small test adversaries.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
 
+from arena.game import run_game
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData, feedback
 from arena.oco.protocol import ObliviousOCOAdversary
-from arena.spec import GameSpec
-
-BOUND_RTOL = 1e-9
-"""A deterministic inequality holds if ``lhs <= rhs + 1e-9·max(1, |rhs|)``."""
+from arena.oco.reference import reference_play_oco
+from arena.spec import AdversaryTags, GameSpec
+from tests.helpers import assert_below
 
 ITERATE_ATOL = 1e-10
 """Transcription tolerance (the issue's 1e-10): both sides are float64 evaluations of the same
@@ -33,10 +37,11 @@ DOMAINS = {
 }
 
 
-def make_spec(dim, horizon, n_rep=1, domain=None, loss="linear", sigma=0.0, G=None):
-    """Return the GameSpec of an OCO game (the guide's recipe)."""
+def make_spec(dim, horizon, n_rep=1, domain=None, loss="linear", sigma=0.0, G=None, protocol="oco"):
+    """Return the GameSpec of an OCO game (the guide's recipe): unconstrained unless ``domain``,
+    gradient bound ``G`` (None: not known)."""
     return GameSpec(
-        "oco",
+        protocol,
         dim,
         horizon,
         n_replicates=n_rep,
@@ -46,6 +51,19 @@ def make_spec(dim, horizon, n_rep=1, domain=None, loss="linear", sigma=0.0, G=No
         sigma=sigma,
         gradient_bound=G,
     )
+
+
+def bounded_spec(
+    dim, horizon, n_rep=1, domain=None, loss="linear", sigma=0.0, gradient_bound=1.0, protocol="oco"
+):
+    """:func:`make_spec` with a unit gradient bound unless told otherwise (ONS, KT and the
+    scale-invariant learner read it; the keyword is the GameSpec field's name)."""
+    return make_spec(dim, horizon, n_rep, domain, loss, sigma, gradient_bound, protocol)
+
+
+def n_rounds(data: RoundData) -> int:
+    """The number of rounds of a block of data (its round axis)."""
+    return next(a for a in (data.g, data.x, data.y) if a is not None).shape[1]
 
 
 def reset(player, spec):
@@ -106,27 +124,32 @@ def literal_grad(loss, sigma, w, g=None, x=None, y=None, z=None):
     return out
 
 
+def literal_round_grad(spec: GameSpec, rd: RoundData, r: int, w):
+    """:func:`literal_grad` of replicate ``r`` of one round's data ``rd`` at ``w``."""
+    return literal_grad(
+        spec.loss,
+        spec.sigma,
+        w,
+        None if rd.g is None else rd.g[r],
+        None if rd.x is None else rd.x[r],
+        None if rd.y is None else float(rd.y[r]),
+        None if rd.z is None else rd.z[r],
+    )
+
+
 def literal_run(step, w1, spec: GameSpec, data: RoundData, r: int):
     """Run one game (replicate ``r``) with ``w_{t+1} = step(t, w_t, g_t, state)``; return (T, d).
 
     ``step`` is the literal update (a closure over its own state); ``g_t`` is
     :func:`literal_grad` at ``w_t``.
     """
-    n = next(a for a in (data.g, data.x, data.y) if a is not None).shape[1]
+    n = n_rounds(data)
     w = list(w1)
     out = []
     for j in range(n):
         out.append(list(w))
         rd = data.round(j)
-        grad = literal_grad(
-            spec.loss,
-            spec.sigma,
-            w,
-            None if rd.g is None else rd.g[r],
-            None if rd.x is None else rd.x[r],
-            None if rd.y is None else float(rd.y[r]),
-            None if rd.z is None else rd.z[r],
-        )
+        grad = literal_round_grad(spec, rd, r, w)
         w = step(j + 1, w, grad)
     return np.array(out)
 
@@ -229,7 +252,7 @@ def drive(player, spec, data: RoundData | None = None, reveal=None, horizon=None
     (the revealed rounds stacked for an adaptive game).
     """
     if data is not None:
-        horizon = next(a for a in (data.g, data.x, data.y) if a is not None).shape[1]
+        horizon = n_rounds(data)
     n_rep, dim = spec.n_replicates, spec.dim
     ws = np.empty((n_rep, horizon, dim))
     grads = np.empty((n_rep, horizon, dim))
@@ -254,25 +277,65 @@ def drive(player, spec, data: RoundData | None = None, reveal=None, horizon=None
         declared = player.bounds(j + 1)
         if declared:
             bound[:, j] = np.broadcast_to(declared[("regret", math.nan)], (n_rep,))
-    if data is None:
-        data = RoundData(
-            *(
-                None if revealed[0][k] is None else np.stack([rd[k] for rd in revealed], axis=1)
-                for k in range(4)
-            )
-        )
-    return Run(ws, grads, values, bound, data)
+    return Run(ws, grads, values, bound, stack_rounds(revealed) if data is None else data)
 
 
 def play_split(player, spec, data: RoundData, cuts) -> np.ndarray:
     """Call ``play_block`` on consecutive chunks ending at ``cuts`` (then the rest); (R, n, d)."""
-    n = next(a for a in (data.g, data.x, data.y) if a is not None).shape[1]
+    n = n_rounds(data)
     edges = [0, *[c for c in cuts if 0 < c < n], n]
     parts = []
     for a, b in itertools.pairwise(edges):
         block = RoundData(*(None if v is None else v[:, a:b] for v in data))
         parts.append(player.play_block(block, spec))
     return np.concatenate(parts, axis=1)
+
+
+def play_loop(player, spec, data: RoundData, after=None) -> np.ndarray:
+    """Drive predict/update over a block of data (arrays with a round axis); return (R, n, d).
+
+    Checks along the way that ``predict`` is pure (two calls agree). ``after(j, player, fb)`` is
+    called after each update (for per-round oracles; j counts from 0).
+    """
+    n = n_rounds(data)
+    out = np.empty((spec.n_replicates, n, spec.dim))
+    for j in range(n):
+        rd = data.round(j)
+        w = np.array(player.predict(rd.x), dtype=np.float64)
+        again = player.predict(rd.x)
+        np.testing.assert_array_equal(w, again)  # predict is pure
+        out[:, j] = w
+        fb = feedback(spec.loss, spec.sigma, w, rd)
+        player.update(fb)
+        if after is not None:
+            after(j, player, fb)
+    return out
+
+
+def play_adaptive(player, spec, reveal, horizon, features=None):
+    """Play ``horizon`` rounds against an adaptive rule ``reveal(t, w) -> RoundData`` (one round).
+
+    ``features(t)`` gives ``x_t`` (R, d) shown before predicting (None: no features). Returns the
+    committed points (R, T, d) and the list of round data.
+    """
+    ws, rounds = [], []
+    for t in range(horizon):
+        x = None if features is None else features(t)
+        w = np.array(player.predict(x), dtype=np.float64)
+        rd = reveal(t, w)
+        ws.append(w)
+        rounds.append(rd)
+        player.update(feedback(spec.loss, spec.sigma, w, rd))
+    return np.stack(ws, axis=1), rounds
+
+
+def stack_rounds(rounds) -> RoundData:
+    """Stack a list of one-round RoundData into a block (round axis 1)."""
+    fields = []
+    for k in range(4):
+        vals = [r[k] for r in rounds]
+        fields.append(None if vals[0] is None else np.stack(vals, axis=1))
+    return RoundData(*fields)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -318,16 +381,6 @@ def strongly_convex_regret(values, data: RoundData, sigma, domain: Domain):
     return np.cumsum(values, axis=1) - best
 
 
-def assert_below(lhs, rhs, what=""):
-    """Assert ``lhs ≤ rhs + 1e-9·max(1, |rhs|)`` elementwise (our tolerance convention)."""
-    lhs, rhs = np.broadcast_arrays(np.asarray(lhs, dtype=float), np.asarray(rhs, dtype=float))
-    slack = BOUND_RTOL * np.maximum(1.0, np.abs(rhs))
-    bad = ~(lhs <= rhs + slack)
-    assert not bad.any(), (
-        f"{what}: {int(bad.sum())} violations, worst lhs − rhs = {float(np.max((lhs - rhs)[bad]))}"
-    )
-
-
 class FixedStream(ObliviousOCOAdversary):
     """A test adversary replaying a stream drawn at reset from its own seeded generator:
     linear losses ``g_t`` on the sphere of radius ``G`` (or examples for an example loss), plus
@@ -371,11 +424,6 @@ def engine_check(player, adversary, atol=1e-12, **kw):
     """Play ``player`` against ``adversary`` with the engine (``arena.play`` dispatches here) and
     with the literal reference loop; assert they agree and that ``regret ≤ bound:regret`` at every
     checkpoint. Returns the engine's rows."""
-    import pandas as pd
-
-    from arena.game import run_game
-    from arena.oco.reference import reference_play_oco
-
     kw = {"metrics": ["loss", "regret", "bound"]} | kw
     rows = run_game(player, adversary, **kw).rows
     ref = reference_play_oco(player, adversary, **kw)
@@ -384,3 +432,58 @@ def engine_check(player, adversary, atol=1e-12, **kw):
     assert "bound:regret" in wide.columns, "the player declared no bound"
     assert_below(wide["regret"].to_numpy(), wide["bound:regret"].to_numpy(), "engine regret")
     return rows
+
+
+class LinearStream(ObliviousOCOAdversary):
+    """Oblivious linear losses ``g_t`` uniform in the ball of radius ``G`` (plus ``(σ/2)‖w‖²``),
+    on a chosen domain; declares its gradient bound and a unit comparator ``u*`` (for the
+    engine end-to-end tests of ONS and KT)."""
+
+    name = "okh_linear_stream"
+    tags: ClassVar[AdversaryTags] = AdversaryTags(
+        protocol="oco", oblivious=True, oracle=frozenset({"comparator"})
+    )
+
+    def __init__(self, G=1.0, domain="ball", radius=1.0, sigma=0.0, drift=0.5):
+        self.G = G
+        self.domain = domain
+        self.radius = radius
+        self.sigma = sigma
+        self.drift = drift
+
+    def declared_domain(self) -> Domain:
+        return Domain(self.domain, float(self.radius))
+
+    def declared_sigma(self) -> float:
+        return float(self.sigma)
+
+    def gradient_bound(self) -> float:
+        return float(self.G) + float(self.sigma) * float(self.radius)
+
+    def reset(self, spec, rngs):
+        self._rngs = list(rngs)
+        self._dim = spec.dim
+        u = np.stack([rng.standard_normal(spec.dim) for rng in self._rngs])
+        self._u = u / np.linalg.norm(u, axis=1, keepdims=True)
+
+    def data_block(self, t0, n):
+        out = []
+        for r, rng in enumerate(self._rngs):
+            v = rng.standard_normal((n, self._dim))
+            v /= np.linalg.norm(v, axis=1, keepdims=True)
+            rad = rng.uniform(0, 1, (n, 1)) ** (1.0 / self._dim)
+            g = (1 - self.drift) * v * rad - self.drift * self._u[r]  # rewards point along u*
+            out.append(float(self.G) * g)
+        return RoundData(g=np.stack(out))
+
+    def comparator(self):
+        return self._u.copy()
+
+
+def read_oco_trace(path, dim):
+    """Return (w, g) arrays (R, T, d) from an engine trace of a linear game."""
+    tr = pq.read_table(path).to_pandas().sort_values(["replicate", "t"])
+    n_rep = tr.replicate.nunique()
+    w = np.stack(tr.w.to_numpy()).reshape(n_rep, -1, dim)
+    g = np.stack(tr.g.to_numpy()).reshape(n_rep, -1, dim)
+    return w, g
