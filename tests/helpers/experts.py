@@ -380,6 +380,100 @@ def gap_growth(player, horizon: int = 2**14, early: int = 2**10, runs: int = 20)
 
 
 # ----------------------------------------------------------------------------------------------
+# metamorphic checks through the engine (Hedge and FTL share them)
+
+
+def dyadic_losses(rng: np.random.Generator, shape) -> np.ndarray:
+    """Losses on the grid k/8 so that every cumulative sum, and thus every FTL tie, is exact."""
+    return rng.integers(0, 5, size=shape) / 8.0
+
+
+def check_affine_rescale(player, tmp_path: Path, atol: float = 1e-12) -> None:
+    """``l' = lo + (hi − lo)·l`` with the declared range [lo, hi] gives the same p as l on [0, 1]
+    (to ``atol``), and the regret scales by hi − lo (metamorphic tests)."""
+    rng = np.random.default_rng(3)
+    horizon, n_act = 400, 5
+    unit = rng.random((3, horizon, n_act))
+    base_rows, base = traced(
+        player,
+        Replay(path=save_matrix(tmp_path, unit)),
+        tmp_path,
+        horizon=horizon,
+        replicates=3,
+        metrics={"regret": {}},
+    )
+    lo, hi = -1.0, 2.0
+    wide_rows, wide = traced(
+        player,
+        Replay(path=save_matrix(tmp_path, lo + (hi - lo) * unit), loss_range=[lo, hi]),
+        tmp_path,
+        horizon=horizon,
+        replicates=3,
+        metrics={"regret": {}},
+    )
+    np.testing.assert_allclose(wide["probs"], base["probs"], rtol=0, atol=atol)
+    # regret sums 400 rescaled terms: relative float error ≲ 1e-13
+    np.testing.assert_allclose(
+        metric_table(wide_rows, "regret")[1],
+        (hi - lo) * metric_table(base_rows, "regret")[1],
+        rtol=1e-9,
+        atol=1e-9,
+    )
+
+
+def check_shift_invariance(player, tmp_path: Path, *, exact: bool, atol: float = 0.0) -> None:
+    """``l_t → l_t + c_t·1`` (staying in [0, 1]) leaves p_{1:T} and the regret unchanged.
+
+    ``exact``: dyadic losses and shifts (≤ ½ each) keep every sum exact, so ties survive and p
+    must agree bitwise; otherwise continuous data and p within ``atol``.
+    """
+    rng = np.random.default_rng(5)
+    horizon, n_act, n_rep = 300, 6, 3
+    base = dyadic_losses(rng, (n_rep, horizon, n_act))
+    shift = rng.integers(0, 5, size=(n_rep, horizon, 1)) / 8.0
+    if not exact:  # continuous data
+        base = rng.random((n_rep, horizon, n_act)) / 2.0
+        shift = rng.random((n_rep, horizon, 1)) / 2.0
+    kw = {"horizon": horizon, "replicates": n_rep, "metrics": {"regret": {}}}
+    rows_a, a = traced(player, Replay(path=save_matrix(tmp_path, base)), tmp_path, **kw)
+    rows_b, b = traced(player, Replay(path=save_matrix(tmp_path, base + shift)), tmp_path, **kw)
+    if exact:
+        np.testing.assert_array_equal(b["probs"], a["probs"])
+    else:
+        np.testing.assert_allclose(b["probs"], a["probs"], rtol=0, atol=atol)
+    np.testing.assert_allclose(
+        metric_table(rows_b, "regret")[1], metric_table(rows_a, "regret")[1], atol=1e-9
+    )
+
+
+def check_permutation_equivariance(
+    player, tmp_path: Path, *, dyadic: bool, skip_first_round: bool = False, atol: float = 1e-12
+) -> None:
+    """Permuting the experts permutes p (to ``atol``; the softmax normalizer sums in another
+    order) and leaves the regret unchanged. ``dyadic``: data full of exact ties; otherwise
+    continuous data, whose only tie is the all-zero start. ``skip_first_round``: a label-dependent
+    tie-break (its round-1 point mass, hence its regret, depends on the labels)."""
+    rng = np.random.default_rng(6)
+    horizon, n_act = 300, 7
+    if dyadic:
+        base = dyadic_losses(rng, (horizon, n_act))
+    else:
+        base = rng.random((horizon, n_act))
+    perm = rng.permutation(n_act)
+    kw = {"horizon": horizon, "metrics": {"regret": {}}}
+    rows_a, a = traced(player, Replay(path=save_matrix(tmp_path, base)), tmp_path, **kw)
+    rows_b, b = traced(player, Replay(path=save_matrix(tmp_path, base[:, perm])), tmp_path, **kw)
+    first = 1 if skip_first_round else 0
+    np.testing.assert_allclose(
+        b["probs"][:, first:], a["probs"][:, first:, perm], rtol=0, atol=atol
+    )
+    if not skip_first_round:
+        np.testing.assert_allclose(
+            metric_table(rows_b, "regret")[1], metric_table(rows_a, "regret")[1], atol=1e-9
+        )
+
+
+# ----------------------------------------------------------------------------------------------
 # experts adversaries
 
 
@@ -412,6 +506,10 @@ __all__ = [
     "block_player",
     "bound_games",
     "catalog",
+    "check_affine_rescale",
+    "check_permutation_equivariance",
+    "check_shift_invariance",
+    "dyadic_losses",
     "ftl_killer_matrix",
     "gap_growth",
     "literal_mix",

@@ -1,4 +1,5 @@
-"""Oracle tests of Hedge and Follow the Leader, played through the engine.
+"""Oracle tests of Hedge (``players.hedge``), played through the engine; its doubling trick is in
+``test_hedge_doubling.py``, Follow the Leader in ``test_ftl.py``.
 
 Every number asserted here comes from a closed form, an exact identity or a proven bound; the
 sources are cited next to each constant (no external file is read at test time).
@@ -20,7 +21,13 @@ from arena import GameSpec, play
 from players.ftl import FollowTheLeader
 from players.hedge import Hedge
 from tests.helpers import assert_below, metric_table, save_matrix, traced
-from tests.helpers.experts import two_phase_matrix
+from tests.helpers.experts import (
+    check_affine_rescale,
+    check_permutation_equivariance,
+    check_shift_invariance,
+    dyadic_losses,
+    two_phase_matrix,
+)
 
 P_ATOL = 1e-12
 """Distributions are softmaxes of O(T) cumulative sums; float64 error there is ~1e-14, so 1e-12
@@ -274,164 +281,38 @@ def test_hedge_on_ftl_killer_closed_form(eta):
 
 
 # ----------------------------------------------------------------------------------------------
-# declared loss ranges: affine invariance
+# invariances and limits (FTL's own: tests/players/test_ftl.py)
 
-
-@pytest.mark.parametrize(
-    "player",
-    [Hedge(eta=0.3), Hedge(), Hedge(eta="anytime"), FollowTheLeader()],
-    ids=["hedge0.3", "hedge_tuned", "hedge_anytime", "ftl"],
-)
-def test_affine_rescale_into_declared_range(player, tmp_path):
-    # Hedge maps [lo, hi] onto [0, 1] before its update, so l' = lo + (hi − lo)·l with the declared
-    # range [lo, hi] gives the same p as l on [0, 1], and the regret scales by hi − lo
-    # (metamorphic tests). FTL's argmin is affine invariant too.
-    rng = np.random.default_rng(3)
-    horizon, n_act = 400, 5
-    unit = rng.random((3, horizon, n_act))
-    base_rows, base = traced(
-        player,
-        Replay(path=save_matrix(tmp_path, unit)),
-        tmp_path,
-        horizon=horizon,
-        replicates=3,
-        metrics={"regret": {}},
-    )
-    lo, hi = -1.0, 2.0
-    wide_rows, wide = traced(
-        player,
-        Replay(path=save_matrix(tmp_path, lo + (hi - lo) * unit), loss_range=[lo, hi]),
-        tmp_path,
-        horizon=horizon,
-        replicates=3,
-        metrics={"regret": {}},
-    )
-    np.testing.assert_allclose(wide["probs"], base["probs"], rtol=0, atol=P_ATOL)
-    # regret sums 400 rescaled terms: relative float error ≲ 1e-13
-    np.testing.assert_allclose(
-        metric_table(wide_rows, "regret")[1],
-        (hi - lo) * metric_table(base_rows, "regret")[1],
-        rtol=1e-9,
-        atol=1e-9,
-    )
-
-
-# ----------------------------------------------------------------------------------------------
-# FTL exact values (the FTL killer; greedy adversary)
-
-
-def test_ftl_on_ftl_killer_exact():
-    # the FTL killer: FTL regret is exactly T/2 − ¼ with uniform tie-break and exactly T/2
-    # with the lowest-index rule. All losses are multiples of ¼, so the float sums are exact.
-    checkpoints = [*range(1, 51), 1000]
-    for tie_break, offset in [("uniform", 0.25), ("lowest", 0.0)]:
-        rows = play(
-            FollowTheLeader(tie_break=tie_break),
-            "ftl_killer",
-            n_actions=2,
-            horizon=1000,
-            checkpoints=checkpoints,
-            metrics={"regret": {}},
-        )
-        ts, regret = metric_table(rows, "regret")
-        assert ts.tolist() == checkpoints
-        assert regret[0].tolist() == (ts / 2.0 - offset).tolist(), tie_break
-
-
-@pytest.mark.parametrize("ties", ["random", "all"])
-@pytest.mark.parametrize("n_act", [2, 5])
-def test_ftl_lowest_against_greedy_loses_every_round(ties, n_act):
-    # greedy adversary: a deterministic pure player gets loss 1 every round from the greedy
-    # adversary, so its loss is exactly T and its regret ≥ T(1 − 1/N) (pigeonhole).
-    horizon = 500
-    rows = play(
-        FollowTheLeader(tie_break="lowest"),
-        "greedy",
-        adversary_params={"ties": ties},
-        n_actions=n_act,
-        horizon=horizon,
-        replicates=3,
-        metrics={"loss": {}, "regret": {}},
-    )
-    loss = rows[rows.metric == "loss"]
-    assert (loss.value.to_numpy() == loss.t.to_numpy().astype(float)).all()
-    regret = rows[rows.metric == "regret"]
-    assert_below(
-        regret.t.to_numpy() * (1 - 1 / n_act), regret.value.to_numpy(), "FTL greedy regret"
-    )
-
-
-# ----------------------------------------------------------------------------------------------
-# invariances and limits
-
-
-def _dyadic_losses(rng, shape):
-    """Losses on the grid k/8 so that every cumulative sum, and thus every FTL tie, is exact."""
-    return rng.integers(0, 5, size=shape) / 8.0
-
-
-PLAYERS_I1 = {
+HEDGES = {
     "hedge0.3": Hedge(eta=0.3),
     "hedge_tuned": Hedge(),
     "hedge_anytime": Hedge(eta="anytime"),
-    "ftl_uniform": FollowTheLeader(),
-    "ftl_lowest": FollowTheLeader(tie_break="lowest"),
 }
 
 SHIFT_ATOL = 1e-10
 """Shifted cumulative losses differ from the originals by rounding ~T·1e-16·max L ≈ 1e-12 before
-Hedge subtracts min L; η ≤ 1 keeps the effect on p below 1e-10 (FTL on dyadic data: exact)."""
+Hedge subtracts min L; η ≤ 1 keeps the effect on p below 1e-10."""
 
 
-@pytest.mark.parametrize("player_id", list(PLAYERS_I1))
+@pytest.mark.parametrize("player_id", list(HEDGES))
+def test_affine_rescale_into_declared_range(player_id, tmp_path):
+    # Hedge maps [lo, hi] onto [0, 1] before its update, so l' = lo + (hi − lo)·l with the declared
+    # range [lo, hi] gives the same p as l on [0, 1], and the regret scales by hi − lo
+    # (metamorphic tests).
+    check_affine_rescale(HEDGES[player_id], tmp_path, atol=P_ATOL)
+
+
+@pytest.mark.parametrize("player_id", list(HEDGES))
 def test_per_round_shift_invariance(player_id, tmp_path):
-    # invariance: l_t → l_t + c_t·1 (staying in [0, 1]) leaves p_{1:T} and the regret
-    # unchanged. Dyadic losses and shifts (≤ ½ each) keep every sum exact, so FTL ties survive.
-    player = PLAYERS_I1[player_id]
-    rng = np.random.default_rng(5)
-    horizon, n_act, n_rep = 300, 6, 3
-    base = _dyadic_losses(rng, (n_rep, horizon, n_act))
-    shift = rng.integers(0, 5, size=(n_rep, horizon, 1)) / 8.0
-    if player_id.startswith("hedge"):  # continuous data for Hedge
-        base = rng.random((n_rep, horizon, n_act)) / 2.0
-        shift = rng.random((n_rep, horizon, 1)) / 2.0
-    kw = {"horizon": horizon, "replicates": n_rep, "metrics": {"regret": {}}}
-    rows_a, a = traced(player, Replay(path=save_matrix(tmp_path, base)), tmp_path, **kw)
-    rows_b, b = traced(player, Replay(path=save_matrix(tmp_path, base + shift)), tmp_path, **kw)
-    if player_id.startswith("ftl"):
-        np.testing.assert_array_equal(b["probs"], a["probs"])
-    else:
-        np.testing.assert_allclose(b["probs"], a["probs"], rtol=0, atol=SHIFT_ATOL)
-    np.testing.assert_allclose(
-        metric_table(rows_b, "regret")[1], metric_table(rows_a, "regret")[1], atol=1e-9
-    )
+    # invariance: l_t → l_t + c_t·1 (staying in [0, 1]) leaves p_{1:T} and the regret unchanged
+    check_shift_invariance(HEDGES[player_id], tmp_path, exact=False, atol=SHIFT_ATOL)
 
 
-@pytest.mark.parametrize("player_id", ["hedge0.3", "hedge_tuned", "ftl_uniform", "ftl_lowest"])
+@pytest.mark.parametrize("player_id", ["hedge0.3", "hedge_tuned"])
 def test_permutation_equivariance(player_id, tmp_path):
-    # invariance: permuting the experts permutes p. FTL uniform is checked on dyadic data
-    # full of ties; lowest-index tie-breaking is label-dependent, so it is checked on continuous
-    # data, whose only tie is the all-zero start (its round-1 point mass on expert 0 is skipped).
-    player = PLAYERS_I1[player_id]
-    rng = np.random.default_rng(6)
-    horizon, n_act = 300, 7
-    if player_id == "ftl_uniform":
-        base = _dyadic_losses(rng, (horizon, n_act))
-    else:
-        base = rng.random((horizon, n_act))
-    perm = rng.permutation(n_act)
-    kw = {"horizon": horizon, "metrics": {"regret": {}}}
-    rows_a, a = traced(player, Replay(path=save_matrix(tmp_path, base)), tmp_path, **kw)
-    rows_b, b = traced(player, Replay(path=save_matrix(tmp_path, base[:, perm])), tmp_path, **kw)
-    first = 1 if player_id == "ftl_lowest" else 0
-    # a different summation order in the softmax normalizer: ~1e-16 differences
-    np.testing.assert_allclose(
-        b["probs"][:, first:], a["probs"][:, first:, perm], rtol=0, atol=P_ATOL
-    )
-    if first == 0:  # the lowest rule's round-1 choice is label-dependent, so its regret is too
-        np.testing.assert_allclose(
-            metric_table(rows_b, "regret")[1], metric_table(rows_a, "regret")[1], atol=1e-9
-        )
+    # invariance: permuting the experts permutes p (a different summation order in the softmax
+    # normalizer: ~1e-16 differences)
+    check_permutation_equivariance(HEDGES[player_id], tmp_path, dyadic=False, atol=P_ATOL)
 
 
 def test_hedge_large_eta_is_ftl_and_small_eta_is_uniform(tmp_path):
@@ -440,7 +321,7 @@ def test_hedge_large_eta_is_ftl_and_small_eta_is_uniform(tmp_path):
     # weight is e^{−125000} = 0 in float64 and the two distributions coincide to rounding.
     rng = np.random.default_rng(8)
     horizon, n_act, n_rep = 300, 5, 3
-    path = save_matrix(tmp_path, _dyadic_losses(rng, (n_rep, horizon, n_act)))
+    path = save_matrix(tmp_path, dyadic_losses(rng, (n_rep, horizon, n_act)))
     kw = {"horizon": horizon, "replicates": n_rep, "metrics": {"regret": {}}}
     rows_h, h = traced(Hedge(eta=1e6), Replay(path=path), tmp_path, **kw)
     rows_f, f = traced(FollowTheLeader(), Replay(path=path), tmp_path, **kw)
