@@ -11,7 +11,6 @@ from adversaries.random_linear import RandomLinear
 from adversaries.rescaled import Rescaled
 from adversaries.separable_stream import SeparableStream
 from adversaries.strongly_convex import StronglyConvex
-from arena import registry
 from arena.errors import ArenaError, ConfigError
 from arena.oco.losses import Feedback, RoundData
 from arena.oco.protocol import AdaptiveOCOAdversary, OCOPlayer
@@ -278,10 +277,6 @@ def test_experts_base_and_unknown_names_are_refused():
         Rescaled("no_such_adversary").resolve_dim(None)
 
 
-@pytest.mark.skipif(
-    "separable_stream" not in registry.available("adversary"),
-    reason="the data adversaries are not registered yet",
-)
 def test_registry_names_as_bases():
     adv = Rescaled("separable_stream", {"margin": 0.3}, mode="linear")
     spec = spec_for(adv, n_rep=1, horizon=10, dim=3)

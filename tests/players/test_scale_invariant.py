@@ -18,6 +18,7 @@ from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import Feedback, RoundData, feedback, prediction_loss
 from arena.oco.protocol import OCOPlayer
+from players.ogd import OGD
 from players.scale_invariant import (
     ScaleInvariant,
     coordinate_potential,
@@ -249,10 +250,6 @@ class _TinyOGD(OCOPlayer):
 
 def _ogd_players():
     yield _TinyOGD(eta=0.1)
-    try:
-        from players.ogd import OGD
-    except ImportError:  # another helper's module; the tiny one suffices
-        return
     yield OGD(schedule="sqrt", eta=0.1)
 
 
