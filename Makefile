@@ -23,8 +23,9 @@ test: $(STAMP) lint
 	$(PY) -m pytest -q -n auto -m "slow or not slow" tests examples/plugin-adversary/tests
 	$(PY) -m pytest -q --doctest-modules arena players adversaries
 	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -n auto -m "not slow" -p no:cacheprovider \
-		tests/test_metrics_bruteforce.py tests/test_reference_equivalence.py \
-		tests/oco/test_engine.py tests/oco/test_ogd.py tests/oco/test_adagrad.py tests/oco/test_ons.py
+		tests/arena/metrics/test_builtin.py tests/arena/engine/test_reference_equivalence.py \
+		tests/arena/oco/test_engine.py tests/players/test_ogd.py tests/players/test_adagrad.py \
+		tests/players/test_ons.py
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not slow" tests

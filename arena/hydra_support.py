@@ -6,7 +6,7 @@ adversary=my_plugin adversary.param=1`` works right after ``pip install``, and s
 what each parameter may be is declared once, on the class (:mod:`arena.params`). A YAML file in
 ``configs/<group>/`` is kept only where it says what no declaration can (e.g. that a default is
 tuned from the game's domain, so the player needs an adversary that declares one); it must repeat
-the signature's defaults (``tests/test_configs.py``).
+the signature's defaults (``tests/arena/test_configs.py``).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ lower bound). A :class:`RuntimeWarning` is raised whenever it exceeds ``GAP_RTOL
 the scale ``|f(u)| + |f(u₀)| + ‖∇f(u₀)‖·max_{K}‖u‖`` (``u₀`` the centre of ``K``). Measured on
 ~4·10³ random instances (d ≤ 30, t ≤ 80, all kinds, domains, σ ∈ {0, 0.3}): every certificate was
 ≤ 4e-15 relative, i.e. the solvers are exact up to rounding. Against independent oracles
-(``tests/oco/test_hindsight.py``): active-set enumeration ≤ 1e-15, KKT residuals ≤ 1e-15,
+(``tests/arena/oco/test_hindsight.py``): active-set enumeration ≤ 1e-15, KKT residuals ≤ 1e-15,
 scipy SLSQP never better by more than 2e-15 relative. By method:
 
 * closed forms (linear; isotropic quadratics; per-round minima): exact up to rounding;

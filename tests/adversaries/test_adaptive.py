@@ -12,7 +12,7 @@ from arena.errors import ConfigError
 from arena.params import validate_params
 from arena.spec import History
 from players.ftl import FollowTheLeader
-from tests.adversaries._adversary_support import read_trace, rngs
+from tests.helpers import read_trace, rngs
 
 
 def hit(adv: HeavierHalf, p: np.ndarray, t: int = 1) -> np.ndarray:

@@ -26,7 +26,7 @@ from arena.params import validate_params
 from arena.protocols import ExpertsPlayer
 from arena.spec import PlayerTags
 from players.hedge import Hedge
-from tests.adversaries._adversary_support import read_trace, rngs
+from tests.helpers import read_trace, rngs
 
 TOL = 1e-12
 

@@ -14,11 +14,8 @@ from adversaries.expert_predictions import (
 from arena import GameSpec, play
 from arena.errors import ConfigError
 from arena.params import validate_params
-from tests.adversaries._adversary_support import (
-    assert_split_invariant,
-    read_trace,
-    rngs,
-)
+from tests.helpers import read_trace, rngs
+from tests.helpers.experts import assert_split_invariant
 
 
 def reset(adv, horizon, n_rep=1, seed=0):

@@ -27,13 +27,8 @@ from arena import GameSpec, play
 from arena.errors import ConfigError
 from arena.params import validate_params
 from players.hedge import Hedge
-from tests.adversaries._adversary_support import (
-    assert_split_invariant,
-    clt_band,
-    last_values,
-    read_trace,
-    rngs,
-)
+from tests.helpers import clt_band, last_values, read_trace, rngs
+from tests.helpers.experts import assert_split_invariant
 
 COMB_TABLE = {  # COMB values (Gravin, Peres & Sivan 2016), exact DP computed by us
     2: {10: 1.2305, 50: 2.8069, 100: 3.9795, 400: 7.9739},

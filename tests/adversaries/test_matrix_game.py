@@ -18,7 +18,7 @@ from arena.metrics.games import DualityGap, duality_gap
 from arena.params import validate_params
 from arena.spec import History
 from players.hedge import Hedge
-from tests.adversaries._adversary_support import read_trace, rngs
+from tests.helpers import read_trace, rngs
 
 
 def self_play(player, adversary, horizon, **kwargs):

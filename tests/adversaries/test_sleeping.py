@@ -8,13 +8,11 @@ but not the confidences, so they are rebuilt from an identically seeded adversar
 
 from __future__ import annotations
 
-import itertools
 import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 import pytest
 
 from adversaries.sleeping import Sleeping
@@ -25,13 +23,11 @@ from arena.experts.reference import reference_play
 from arena.game import prepare_game
 from arena.metrics import bruteforce
 from players.ada_normal_hedge import AdaNormalHedge
+from tests.helpers import assert_below, traced
 
 ATOL = 1e-12
 """Engine against reference loop / brute force: sums of ≤ 400 terms in [0, 1], a few ulps each
-(the tolerance of tests/test_reference_equivalence.py)."""
-
-BOUND_RTOL = 1e-9
-"""Tolerances: 1e-9·max(1, |rhs|) for inequalities, 4 standard errors for means."""
+(the tolerance of tests/arena/engine/test_reference_equivalence.py)."""
 
 MODES = [
     {"mode": "random", "awake_prob": 0.4},
@@ -40,32 +36,11 @@ MODES = [
     {"mode": "specialists", "n_contexts": 3, "awake_prob": 0.2},
     {"mode": "specialists", "n_contexts": 9, "awake_prob": 0.0},
 ]
-_counter = itertools.count()
-
-
-def read_trace(path) -> dict[str, np.ndarray]:
-    table = pq.read_table(path)
-    rep = table.column("replicate").to_numpy()
-    t = table.column("t").to_numpy()
-    order = np.lexsort((t, rep))
-    n_rep, horizon = np.unique(rep).size, int(t.max())
-    probs = table.column("probs").combine_chunks().flatten().to_numpy()
-    losses = table.column("losses").combine_chunks().flatten().to_numpy()
-    n_act = probs.size // rep.size
-    probs = probs.reshape(rep.size, n_act)[order].reshape(n_rep, horizon, n_act)
-    losses = losses.reshape(rep.size, n_act)[order].reshape(n_rep, horizon, n_act)
-    return {"probs": probs, "losses": losses}
 
 
 def reset_adversary(adversary, **kwargs):
     """The adversary as the engine resets it (same seeds, same spec)."""
     return prepare_game(AdaNormalHedge(), adversary, metrics={"sleeping_regret": {}}, **kwargs)
-
-
-def assert_below(lhs, rhs, what):
-    lhs, rhs = np.broadcast_arrays(np.asarray(lhs, float), np.asarray(rhs, float))
-    slack = rhs + BOUND_RTOL * np.maximum(1.0, np.abs(rhs)) - lhs
-    assert slack.min() >= 0, f"{what}: worst slack {slack.min()!r}"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -156,16 +131,13 @@ def test_passes_range_and_n_through(tmp_path):
 def test_sleeping_regret_metric_equals_brute_force(params, tmp_path):
     kw = {"n_actions": 6, "horizon": 400, "replicates": 3, "seed": 2}
     adversary = Sleeping(**params)
-    trace = Path(tmp_path) / f"t{next(_counter)}.parquet"
     metrics = {"sleeping_regret": {}, "regret": {}, "bound": {}}
-    run = run_game(AdaNormalHedge(), adversary, trace_path=trace, metrics=metrics, **kw)
-    tr = read_trace(trace)
+    rows, tr = traced(AdaNormalHedge(), adversary, tmp_path, metrics=metrics, **kw)
     game = reset_adversary(adversary, **kw)
     conf = game.adversary.confidences_block(1, 400)
     np.testing.assert_array_equal(tr["losses"], game.adversary.losses_block(1, 400))
     # zero mass on sleeping experts, exactly (U5)
     assert (tr["probs"][conf == 0] == 0).all()
-    rows = run.rows
     for t in sorted(set(rows.t)):
         got = rows[(rows.t == t) & (rows.metric == "sleeping_regret")].sort_values("replicate")
         want = [

@@ -25,13 +25,8 @@ from arena import GameSpec, play, run_game
 from arena.errors import ConfigError
 from arena.game import prepare_game
 from arena.params import validate_params
-from tests.adversaries._adversary_support import (
-    assert_split_invariant,
-    clt_band,
-    last_values,
-    read_trace,
-    rngs,
-)
+from tests.helpers import clt_band, last_values, read_trace, rngs
+from tests.helpers.experts import assert_split_invariant
 
 # ----------------------------------------------------------------------------------------------
 # LB(T, N)

@@ -11,25 +11,23 @@ import math
 
 import numpy as np
 import pytest
-from _adaptive_support import (
-    ENGINE_ATOL,
-    assert_below,
-    assert_simplex,
-    ftl_killer_matrix,
-    log_log_slope,
-    loss_matrices,
-    metric_table,
-    play_games,
-    run_predict_update,
-    save_matrix,
-    three_ways,
-    traced,
-    two_phase_matrix,
-)
 
 from adversaries.replay import Replay
 from arena import GameSpec, play, run_game
 from players.ada_hedge import AdaHedge
+from tests.helpers import assert_below, metric_table, save_matrix, traced
+from tests.helpers.experts import (
+    ENGINE_ATOL,
+    assert_simplex,
+    ftl_killer_matrix,
+    literal_mix,
+    log_log_slope,
+    loss_matrices,
+    play_games,
+    run_predict_update,
+    three_ways,
+    two_phase_matrix,
+)
 
 LITERAL_ATOL = 1e-10
 """The literal transcription forms ``M − M_prev`` from two O(t) numbers, the player forms the same
@@ -44,20 +42,6 @@ genuine dependence on the transformation."""
 
 # ----------------------------------------------------------------------------------------------
 # literal transcription of the paper's code (de Rooij et al. 2014; de Rooij et al. 2014)
-
-
-def literal_mix(eta: float, cum: list[float]) -> tuple[list[float], float]:
-    """Matlab ``mix``: weights ∝ exp(−η(L − min L)) (the leaders at η = ∞) and
-    ``M = min L − ln(mean exp(−η(L − min L)))/η``."""
-    mn = min(cum)
-    if eta == math.inf:
-        w = [1.0 if v == mn else 0.0 for v in cum]
-    else:
-        w = [math.exp(-eta * (v - mn)) for v in cum]
-    s = sum(w)
-    w = [v / s for v in w]
-    big_m = mn if eta == math.inf else mn - math.log(s / len(cum)) / eta
-    return w, big_m
 
 
 def literal_adahedge(losses: np.ndarray) -> tuple[np.ndarray, list[float]]:

@@ -7,17 +7,14 @@ inequalities use ``lhs <= rhs + 1e-9 * max(1, |rhs|)`` (our tolerance convention
 
 from __future__ import annotations
 
-import itertools
 import math
-from pathlib import Path
 
 import numpy as np
-import pyarrow.parquet as pq
 import pytest
 
 from adversaries.replay import Replay
 from adversaries.sleeping import Sleeping
-from arena import GameSpec, play, run_game
+from arena import play
 from arena.errors import ConfigError
 from arena.game import prepare_game
 from players.ada_normal_hedge import (
@@ -28,6 +25,8 @@ from players.ada_normal_hedge import (
     quantile_bound,
 )
 from players.hedge import Hedge
+from tests.helpers import assert_below, check_declared, save_matrix, traced
+from tests.helpers.experts import big_phi, block_player, phi, spec, step_player, two_phase_matrix
 
 P_ATOL = 1e-10
 """The transcription computes ``Φ(R+1) − Φ(R−1)`` naively (one or two digits of cancellation on
@@ -38,61 +37,8 @@ KERNEL_ATOL = 1e-12
 """Kernel and readable path evaluate the same formulas in a different summation order (the
 player guide asks 1e-12)."""
 
-BOUND_RTOL = 1e-9
-"""Deterministic inequalities hold to ``1e-9 · max(1, |rhs|)``."""
-
-_counter = itertools.count()
-
-
 # ----------------------------------------------------------------------------------------------
 # helpers
-
-
-def save_matrix(directory: Path, losses: np.ndarray) -> str:
-    path = Path(directory) / f"losses_{next(_counter)}.npy"
-    np.save(path, np.asarray(losses, dtype=np.float64))
-    return str(path)
-
-
-def read_trace(path: Path) -> dict[str, np.ndarray]:
-    """Per-round trace arrays indexed ``[replicate_row, t − 1, ...]``."""
-    table = pq.read_table(path)
-    rep = table.column("replicate").to_numpy()
-    t = table.column("t").to_numpy()
-    order = np.lexsort((t, rep))
-    n_rep, horizon = np.unique(rep).size, int(t.max())
-    probs = table.column("probs").combine_chunks().flatten().to_numpy()
-    losses = table.column("losses").combine_chunks().flatten().to_numpy()
-    n_act = probs.size // rep.size
-    probs = probs.reshape(rep.size, n_act)[order].reshape(n_rep, horizon, n_act)
-    losses = losses.reshape(rep.size, n_act)[order].reshape(n_rep, horizon, n_act)
-    return {"probs": probs, "losses": losses}
-
-
-def traced(player, adversary, tmp_path, **kwargs):
-    path = Path(tmp_path) / f"trace_{next(_counter)}.parquet"
-    run = run_game(player, adversary, trace_path=path, **kwargs)
-    return run, read_trace(path)
-
-
-def assert_below(lhs, rhs, what: str) -> None:
-    lhs, rhs = np.broadcast_arrays(np.asarray(lhs, float), np.asarray(rhs, float))
-    slack = rhs + BOUND_RTOL * np.maximum(1.0, np.abs(rhs)) - lhs
-    worst = np.unravel_index(np.argmin(slack), slack.shape)
-    assert slack[worst] >= 0, f"{what}: {lhs[worst]!r} > {rhs[worst]!r} at index {worst}"
-
-
-def spec(n_act, horizon, n_rep=1, loss_range=(0.0, 1.0)):
-    return GameSpec("experts", n_act, horizon, loss_range, n_replicates=n_rep)
-
-
-def phi(big_r, big_c):
-    """Φ(R, C) = exp([R]_+²/(3C)) with Φ(0, 0) := 1 (Luo 2016, §2.3), elementwise."""
-    big_r, big_c = np.broadcast_arrays(np.asarray(big_r, float), np.asarray(big_c, float))
-    pos = np.maximum(big_r, 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.exp(pos**2 / (3.0 * big_c))
-    return np.where(pos == 0.0, 1.0, out)
 
 
 def transcription(losses, q=None, conf=None):
@@ -105,10 +51,6 @@ def transcription(losses, q=None, conf=None):
     n_rounds, n = losses.shape
     q = [1.0 / n] * n if q is None else [v / sum(q) for v in q]
     big_r, big_c = [0.0] * n, [0.0] * n
-
-    def big_phi(x, c):
-        pos = max(x, 0.0)
-        return 1.0 if pos == 0.0 else math.exp(pos * pos / (3.0 * c))
 
     out_p, out_r, out_c, fallbacks = [], [], [], 0
     for t in range(n_rounds):
@@ -156,27 +98,7 @@ def random_masks(rng, n_rounds, n_act, fractional=False, awake=0.5):
     return conf
 
 
-def step_player(player, losses, conf=None):
-    """Play (R, T, N) losses through predict/update; return p (R, T, N)."""
-    out = []
-    for t in range(losses.shape[1]):
-        c = None if conf is None else conf[:, t]
-        p = player.predict() if c is None else player.predict(confidences=c)
-        out.append(p)
-        player.update(losses[:, t], confidences=c)
-    return np.stack(out, axis=1)
-
-
 SPLITS = [[200], [1, 199], [7, 50, 143], [1] * 20 + [180]]
-
-
-def block_player(player, losses, split, conf=None):
-    out, t0 = [], 0
-    for n in split:
-        c = None if conf is None else conf[:, t0 : t0 + n]
-        out.append(player.play_block(losses[:, t0 : t0 + n], confidences=c))
-        t0 += n
-    return np.concatenate(out, axis=1)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -646,18 +568,6 @@ def test_quantile_bound_is_lemma4_root_and_below_b6():
 # declared bounds on the adversary catalog through the engine (player guide, tests item 3)
 
 
-def two_phase(horizon, n_act, eta=0.1):
-    """two-phase adversary: experts 0, 1 at 0 and the rest at 1 for ≈ 3 ln N/η rounds, then the
-    FTL killer on experts 0, 1 (others still 1)."""
-    t1 = min(horizon // 2, round(3 * math.log(max(n_act, 2)) / eta))
-    out = np.ones((horizon, n_act))
-    out[:t1, :2] = 0.0
-    t = np.arange(horizon - t1)
-    out[t1:, 0] = np.where(t % 2 == 0, 1.0, 0.0)
-    out[t1:, 1] = np.where(t % 2 == 0, 0.0, 1.0)
-    return out
-
-
 def catalog(folder, n_act, horizon):
     rng = np.random.default_rng(n_act * 7919 + horizon)
     uniform = save_matrix(folder, rng.random((horizon, n_act)))
@@ -670,7 +580,10 @@ def catalog(folder, n_act, horizon):
         ("greedy", {"ties": "all"}),
         ("replay", {"path": uniform}),
         ("replay", {"path": affine, "loss_range": [-1.0, 2.0]}),
-        ("replay", {"path": save_matrix(folder, two_phase(horizon, n_act))}),
+        (
+            "replay",
+            {"path": save_matrix(folder, two_phase_matrix(horizon, n_act, first=(1.0, 0.0)))},
+        ),
     ]
     if n_act in (2, 5):
         games.append(("ftl_killer", {}))
@@ -678,16 +591,6 @@ def catalog(folder, n_act, horizon):
 
 
 DECLARED = {"regret": {}, "quantile_regret": {"eps": [0.1, 0.25]}, "bound": {}}
-
-
-def check_declared(rows, label):
-    bounds = rows[rows.metric.str.startswith("bound:")]
-    target = bounds.assign(metric=bounds.metric.str.removeprefix("bound:"))
-    key = ["replicate", "t", "metric", "param"]
-    merged = target.merge(rows, on=key, suffixes=("_bound", ""))
-    assert len(merged) == len(bounds), label
-    assert_below(merged.value.to_numpy(), merged.value_bound.to_numpy(), label)
-    return len(merged)
 
 
 def check_catalog(n_act, horizon, folder):

@@ -12,7 +12,11 @@ import math
 
 import numpy as np
 import pytest
-from _adaptive_support import (
+
+from arena import GameSpec, play
+from arena.errors import ConfigError
+from players.boa import BOA
+from tests.helpers.experts import (
     ENGINE_ATOL,
     gap_growth,
     loss_matrices,
@@ -20,10 +24,6 @@ from _adaptive_support import (
     three_ways,
     worst_regret_slope,
 )
-
-from arena import GameSpec, play
-from arena.errors import ConfigError
-from players.boa import BOA
 
 LITERAL_ATOL = 1e-10
 """Same formulas, plain Python against compiled rows with a different summation order: ~1e-15

@@ -12,24 +12,14 @@ from functools import cache
 
 import numpy as np
 import pytest
-from _regret_catalog import (
-    assert_below,
-    assert_simplex,
-    check_declared_bounds,
-    metric_table,
-    play_blocks,
-    play_catalog,
-    play_loop,
-    save_matrix,
-    spec_for,
-    traced,
-)
 from scipy.stats import binom
 
 from adversaries.replay import Replay
 from arena import GameSpec, play
 from arena.errors import ConfigError, GameError
 from players.cover2 import Cover2, cover_value, log_central
+from tests.helpers import assert_below, check_declared, metric_table, save_matrix, traced
+from tests.helpers.experts import assert_simplex, play_blocks, play_catalog, play_loop, spec_for
 
 # Cover's values (Cover 1965), computed exactly: V_T exact for T = 1..10, and to 6 decimals at T =
 # 100, 1000
@@ -161,7 +151,7 @@ def test_matches_exact_learner_with_passes(horizon, tmp_path):
             else:
                 assert exact_regret[t - 1] + to_go == value
     for cuts in ([1], [2, 3, horizon - 1], list(range(0, horizon, 4))):
-        np.testing.assert_array_equal(play_blocks(Cover2(), losses, spec, cuts), got)
+        np.testing.assert_array_equal(play_blocks(Cover2(), losses, spec, cuts=cuts), got)
     _, tr = traced(
         Cover2(),
         Replay(path=save_matrix(tmp_path, losses)),
@@ -207,8 +197,8 @@ def test_declared_bound_holds_on_the_catalog(horizon, tmp_path):
     metrics = {"regret": {}, "bound": {}}
     checked = 0
     for label, rows in play_catalog(Cover2(), tmp_path, 2, horizon, metrics, binary=True):
-        checked += check_declared_bounds(rows, label)
-        declared = metric_table(rows, "bound:regret")
+        checked += check_declared(rows, label)
+        declared = metric_table(rows, "bound:regret")[1]
         assert np.all(declared == cover_value(horizon))
     assert checked > 0
 
@@ -249,7 +239,7 @@ def test_symmetry_and_declared_range(tmp_path):
     np.testing.assert_array_equal(tb["probs"], ta["probs"])
     for metric in ("regret", "bound:regret"):
         np.testing.assert_allclose(
-            metric_table(rows_b, metric), 4.0 * metric_table(rows_a, metric), rtol=1e-12
+            metric_table(rows_b, metric)[1], 4.0 * metric_table(rows_a, metric)[1], rtol=1e-12
         )
 
 

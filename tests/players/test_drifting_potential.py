@@ -16,14 +16,6 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
-from _player_support import (
-    assert_below,
-    loss_matrices,
-    play_blocks,
-    play_loop,
-    save_matrix,
-    traced,
-)
 from scipy.stats import binom
 
 from adversaries.replay import Replay
@@ -41,6 +33,8 @@ from players.drifting_potential import (
 from players.hedge import Hedge
 from players.normal_hedge_dt import NormalHedgeDT
 from players.two_norm import TwoNorm
+from tests.helpers import assert_below, check_declared, save_matrix, traced
+from tests.helpers.experts import loss_matrices, play_blocks, play_loop, two_phase_matrix
 
 P_ATOL = 1e-12
 """The issue asks the reductions to hold to 1e-12; the implementations differ only in rounding
@@ -53,30 +47,6 @@ differences of nearly equal terms (nh_dt): relative error ≲ 1e-13 on p, far in
 
 # ----------------------------------------------------------------------------------------------
 # helpers
-
-
-def two_phase_matrix(horizon: int, n_act: int, eta0: float = 0.1) -> np.ndarray:
-    """two-phase adversary: experts 0, 1 lose 0 (others 1) for ≈ 3 ln N/η0 rounds, then the FTL
-    killer on experts 0, 1 (l = (½, 0), then alternating) with the others still at 1."""
-    t1 = min(horizon // 2, round(3.0 * math.log(max(n_act, 2)) / eta0))
-    out = np.ones((horizon, n_act))
-    out[:t1, :2] = 0.0
-    t = np.arange(horizon - t1)
-    out[t1:, 0] = np.where(t % 2 == 0, 1.0, 0.0)
-    out[t1:, 1] = np.where(t % 2 == 0, 0.0, 1.0)
-    out[t1, 0] = 0.5
-    return out
-
-
-def check_declared(rows: pd.DataFrame, label: str) -> int:
-    """Every ``bound:<metric>`` row dominates the matching ``<metric>`` row (same t, param)."""
-    bounds = rows[rows.metric.str.startswith("bound:")]
-    key = ["replicate", "t", "metric", "param"]
-    target = bounds.assign(metric=bounds.metric.str.removeprefix("bound:"))
-    merged = target.merge(rows, on=key, how="left", suffixes=("_bound", ""))
-    assert not merged.value.isna().any(), f"{label}: a bounded metric is missing"
-    assert_below(merged.value.to_numpy(), merged.value_bound.to_numpy(), label)
-    return len(merged)
 
 
 def softmax_or_uniform(logw: np.ndarray) -> np.ndarray:

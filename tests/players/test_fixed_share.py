@@ -13,19 +13,6 @@ import math
 
 import numpy as np
 import pytest
-from _regret_catalog import (
-    assert_below,
-    assert_simplex,
-    check_declared_bounds,
-    metric_table,
-    play_blocks,
-    play_catalog,
-    play_loop,
-    random_matrices,
-    save_matrix,
-    spec_for,
-    traced,
-)
 from scipy.special import logsumexp
 
 from adversaries.replay import Replay
@@ -35,6 +22,15 @@ from arena.hydra_support import generated_node
 from arena.params import validate_params
 from players.fixed_share import FixedShare
 from players.hedge import Hedge
+from tests.helpers import assert_below, check_declared, metric_table, save_matrix, traced
+from tests.helpers.experts import (
+    assert_simplex,
+    loss_matrices,
+    play_blocks,
+    play_catalog,
+    play_loop,
+    spec_for,
+)
 
 P_ATOL = 1e-10
 """The transcription mixes in the linear domain, the player in the log domain; both are O(T)
@@ -93,7 +89,7 @@ PARAMS = [
 def test_matches_literal_transcription(params, n_act, tmp_path):
     horizon = 200
     rng = np.random.default_rng(n_act)
-    mats = random_matrices(rng, horizon, n_act)
+    mats = loss_matrices(rng, horizon, n_act)
     losses = np.stack(list(mats.values()))
     player = FixedShare(**params)
     eta, alpha = resolved(player, n_act, horizon)
@@ -101,7 +97,7 @@ def test_matches_literal_transcription(params, n_act, tmp_path):
     spec = spec_for(losses)
     np.testing.assert_allclose(play_loop(player, losses, spec), want, rtol=0, atol=P_ATOL)
     for cuts in ([1], [7, 8, 100], list(range(0, horizon, 13))):
-        got = play_blocks(player, losses, spec, cuts)
+        got = play_blocks(player, losses, spec, cuts=cuts)
         np.testing.assert_allclose(got, want, rtol=0, atol=P_ATOL)
     _, tr = traced(
         player,
@@ -131,7 +127,7 @@ def test_affine_declared_range(tmp_path):
     for metric in ("regret", "bound:regret"):
         # 300 terms of size ≤ 3: float sums agree to ~1e-12 relative
         np.testing.assert_allclose(
-            metric_table(rows_b, metric), 3.0 * metric_table(rows_a, metric), rtol=1e-9
+            metric_table(rows_b, metric)[1], 3.0 * metric_table(rows_a, metric)[1], rtol=1e-9
         )
 
 
@@ -215,11 +211,11 @@ def test_declared_bounds_hold_on_the_catalog(n_act, horizon, tmp_path):
         eta, alpha = resolved(player, n_act, horizon)
         for label, rows in play_catalog(player, tmp_path, n_act, horizon, metrics, replicates=2):
             label = f"{params} {label} N={n_act} T={horizon}"
-            checked += check_declared_bounds(rows, label)
+            checked += check_declared(rows, label)
             ts = np.unique(rows.t.to_numpy())
             # the player's own bound is the test's transcription of CBL Thm 5.2
             k = params.get("n_switches", 3)
-            declared = metric_table(rows, "bound:shifting_regret", float(k))
+            declared = metric_table(rows, "bound:shifting_regret", float(k))[1]
             own = [
                 max(cbl_bound(m, t, n_act, alpha, eta) for m in range(min(k, t - 1) + 1))
                 for t in ts
@@ -231,7 +227,7 @@ def test_declared_bounds_hold_on_the_catalog(n_act, horizon, tmp_path):
                     max(cbl_bound(j, t, n_act, alpha, eta) for j in range(min(m, t - 1) + 1))
                     for t in ts
                 ]
-                assert_below(metric_table(rows, "shifting_regret", float(m)), bound, label)
+                assert_below(metric_table(rows, "shifting_regret", float(m))[1], bound, label)
     assert checked > 0
 
 

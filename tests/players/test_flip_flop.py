@@ -12,23 +12,23 @@ import math
 
 import numpy as np
 import pytest
-from _adaptive_support import (
-    ENGINE_ATOL,
-    assert_below,
-    ftl_killer_matrix,
-    log_log_slope,
-    loss_matrices,
-    metric_table,
-    run_predict_update,
-    three_ways,
-    two_phase_matrix,
-)
 
 from arena import GameSpec, play, run_game
 from arena.errors import ConfigError
 from players.ada_hedge import AdaHedge
 from players.flip_flop import FlipFlop
 from players.ftl import FollowTheLeader
+from tests.helpers import assert_below, metric_table
+from tests.helpers.experts import (
+    ENGINE_ATOL,
+    ftl_killer_matrix,
+    literal_mix,
+    log_log_slope,
+    loss_matrices,
+    run_predict_update,
+    three_ways,
+    two_phase_matrix,
+)
 
 LITERAL_ATOL = 1e-10
 """As for AdaHedge: the literal code forms ``M − M_prev`` from O(t) numbers, the player the same
@@ -42,17 +42,6 @@ INVARIANCE_ATOL = 1e-10
 # ----------------------------------------------------------------------------------------------
 # literal transcription (de Rooij et al. 2014 §3; structure and defaults as in the poold port,
 # with the paper's multiplicative thresholds)
-
-
-def literal_mix(eta: float, cum: list[float]) -> tuple[list[float], float]:
-    mn = min(cum)
-    if eta == math.inf:
-        w = [1.0 if v == mn else 0.0 for v in cum]
-    else:
-        w = [math.exp(-eta * (v - mn)) for v in cum]
-    s = sum(w)
-    w = [v / s for v in w]
-    return w, (mn if eta == math.inf else mn - math.log(s / len(cum)) / eta)
 
 
 def literal_flipflop(losses: np.ndarray, phi: float = 2.37, alpha: float = 1.243):

@@ -12,15 +12,6 @@ import math
 
 import numpy as np
 import pytest
-from _regret_catalog import (
-    assert_simplex,
-    play_blocks,
-    play_loop,
-    random_matrices,
-    save_matrix,
-    spec_for,
-    traced,
-)
 from scipy.integrate import quad
 from scipy.special import softmax
 
@@ -32,6 +23,8 @@ from arena.hydra_support import generated_node
 from arena.params import validate_params
 from players.ftpl import FollowThePerturbedLeader
 from players.hedge import Hedge, hedge_probs
+from tests.helpers import save_matrix, traced
+from tests.helpers.experts import assert_simplex, loss_matrices, play_blocks, play_loop, spec_for
 
 
 def literal_ftpl(losses, eta, noise, rng):
@@ -54,7 +47,7 @@ def literal_ftpl(losses, eta, noise, rng):
 @pytest.mark.parametrize("eta", [0.05, 1.0, 20.0])
 def test_matches_literal_transcription(noise, eta):
     horizon, n_act = 200, 5
-    mats = random_matrices(np.random.default_rng(2), horizon, n_act)
+    mats = loss_matrices(np.random.default_rng(2), horizon, n_act)
     losses = np.stack(list(mats.values()))
     player = FollowThePerturbedLeader(eta=eta, noise=noise)
     want = np.stack(
@@ -63,7 +56,7 @@ def test_matches_literal_transcription(noise, eta):
     spec = spec_for(losses)
     np.testing.assert_array_equal(play_loop(player, losses, spec), want)
     for cuts in ([1], [3, 4, 120], list(range(0, horizon, 7))):  # any split: the same stream
-        np.testing.assert_array_equal(play_blocks(player, losses, spec, cuts), want)
+        np.testing.assert_array_equal(play_blocks(player, losses, spec, cuts=cuts), want)
 
 
 def test_engine_block_path_equals_per_round_path(tmp_path):

@@ -1,7 +1,7 @@
 """Oracle tests of Hedge's doubling-trick schedule (``Hedge(eta="doubling")``): the
 doubling-trick bound (CBL Ex. 2.8; the same factor in Orabona & Pál's KT-LEA section).
 
-The rest of Hedge is covered by ``tests/test_hedge_ftl.py``. Deterministic inequalities use
+The rest of Hedge is covered by ``tests/players/test_hedge.py``. Deterministic inequalities use
 ``lhs <= rhs + 1e-9·max(1, |rhs|)`` (our tolerance convention).
 """
 
@@ -11,26 +11,22 @@ import math
 
 import numpy as np
 import pytest
-from _regret_catalog import (
-    assert_below,
-    assert_simplex,
-    check_declared_bounds,
-    metric_table,
-    play_blocks,
-    play_catalog,
-    play_loop,
-    random_matrices,
-    save_matrix,
-    spec_for,
-    traced,
-)
 
 from adversaries.replay import Replay
 from arena import GameSpec
 from players.hedge import Hedge
+from tests.helpers import assert_below, check_declared, metric_table, save_matrix, traced
+from tests.helpers.experts import (
+    assert_simplex,
+    loss_matrices,
+    play_blocks,
+    play_catalog,
+    play_loop,
+    spec_for,
+)
 
 P_ATOL = 1e-12
-"""Softmaxes of O(2^m) epoch sums: float error ~1e-14 (as in tests/test_hedge_ftl.py)."""
+"""Softmaxes of O(2^m) epoch sums: float error ~1e-14 (as in tests/players/test_hedge.py)."""
 
 ROW_5 = math.sqrt(2) / (math.sqrt(2) - 1)
 """CBL Ex. 2.8: √2/(√2 − 1) ≈ 3.41."""
@@ -58,14 +54,14 @@ def literal_doubling(losses):
 
 def test_matches_literal_transcription(tmp_path):
     horizon, n_act = 200, 5
-    mats = random_matrices(np.random.default_rng(1), horizon, n_act)
+    mats = loss_matrices(np.random.default_rng(1), horizon, n_act)
     losses = np.stack(list(mats.values()))
     want = np.stack([literal_doubling(m) for m in mats.values()])
     player = Hedge(eta="doubling")
     for spec in (spec_for(losses), spec_for(losses, horizon=None)):  # needs no horizon
         np.testing.assert_allclose(play_loop(player, losses, spec), want, rtol=0, atol=P_ATOL)
         for cuts in ([1], [2, 3, 4, 64, 65], [63, 127], list(range(0, horizon, 9))):
-            got = play_blocks(player, losses, spec, cuts)
+            got = play_blocks(player, losses, spec, cuts=cuts)
             np.testing.assert_allclose(got, want, rtol=0, atol=P_ATOL)
     _, tr = traced(
         player,
@@ -101,13 +97,13 @@ def test_declared_bound_row_5_on_the_catalog(n_act, horizon, tmp_path):
     metrics = {"regret": {}, "bound": {}}
     checked = 0
     for label, rows in play_catalog(Hedge(eta="doubling"), tmp_path, n_act, horizon, metrics):
-        checked += check_declared_bounds(rows, label)
+        checked += check_declared(rows, label)
         ts = np.unique(rows.t.to_numpy())
-        declared = metric_table(rows, "bound:regret")
+        declared = metric_table(rows, "bound:regret")[1]
         row5 = ROW_5 * np.sqrt(ts * math.log(n_act) / 2)
         np.testing.assert_allclose(declared, np.broadcast_to(row5, declared.shape), rtol=1e-12)
         sharper = [per_epoch_sum(n_act, int(t)) for t in ts]
-        assert_below(metric_table(rows, "regret"), sharper, f"{label}: Σ_m sqrt(2^m ln N/2)")
+        assert_below(metric_table(rows, "regret")[1], sharper, f"{label}: Σ_m sqrt(2^m ln N/2)")
         assert_below(sharper, row5, "Σ_m 2^{m/2} ≤ (√2/(√2−1)) √T")
     assert checked > 0
 

@@ -11,19 +11,6 @@ import math
 
 import numpy as np
 import pytest
-from _regret_catalog import (
-    assert_below,
-    assert_simplex,
-    check_declared_bounds,
-    metric_table,
-    play_blocks,
-    play_catalog,
-    play_loop,
-    random_matrices,
-    save_matrix,
-    spec_for,
-    traced,
-)
 from scipy.special import gammaln
 
 from adversaries.replay import Replay
@@ -33,6 +20,15 @@ from arena.hydra_support import generated_node
 from arena.metrics.base import exact_quantile_rank
 from arena.params import validate_params
 from players.kt_experts import KTExperts, kt_coin_betting, kt_log_potential
+from tests.helpers import assert_below, check_declared, metric_table, save_matrix, traced
+from tests.helpers.experts import (
+    assert_simplex,
+    loss_matrices,
+    play_blocks,
+    play_catalog,
+    play_loop,
+    spec_for,
+)
 
 P_ATOL = 1e-10
 """The transcription forms the paper's coin ``g_i − ⟨g, p⟩`` from rewards ``g = 1 − l``; the player
@@ -87,7 +83,7 @@ CASES = [
 @pytest.mark.parametrize(("params", "prior"), CASES, ids=["half", "anytime", "delta7.5", "prior"])
 def test_matches_literal_transcription(params, prior, tmp_path):
     horizon, n_act = 200, 4
-    mats = random_matrices(np.random.default_rng(6), horizon, n_act)
+    mats = loss_matrices(np.random.default_rng(6), horizon, n_act)
     losses = np.stack(list(mats.values()))
     prior = prior or [1.0 / n_act] * n_act
     delta = params.get("delta", horizon / 2)
@@ -97,7 +93,7 @@ def test_matches_literal_transcription(params, prior, tmp_path):
     np.testing.assert_allclose(play_loop(player, losses, spec), want, rtol=0, atol=P_ATOL)
     for cuts in ([1], [2, 3, 90], list(range(0, horizon, 11))):
         np.testing.assert_allclose(
-            play_blocks(player, losses, spec, cuts), want, rtol=0, atol=P_ATOL
+            play_blocks(player, losses, spec, cuts=cuts), want, rtol=0, atol=P_ATOL
         )
     _, tr = traced(
         player,
@@ -196,7 +192,7 @@ def potential_invariants(losses, player, adaptive=False):
 @pytest.mark.parametrize(("params", "prior"), CASES, ids=["half", "anytime", "delta7.5", "prior"])
 def test_potential_invariants_round_by_round(params, prior):
     rng = np.random.default_rng(8)
-    mats = random_matrices(rng, 300, 4)
+    mats = loss_matrices(rng, 300, 4)
     losses = np.stack(list(mats.values()))
     player = KTExperts(**params)
     potential_invariants(losses, player)
@@ -234,9 +230,9 @@ def test_declared_bounds_hold_on_the_catalog(params, n_act, horizon, tmp_path):
     delta = params.get("delta", "half_horizon")
     checked = 0
     for label, rows in play_catalog(player, tmp_path, n_act, horizon, metrics):
-        checked += check_declared_bounds(rows, f"{params} {label} N={n_act} T={horizon}")
+        checked += check_declared(rows, f"{params} {label} N={n_act} T={horizon}")
         ts = np.unique(rows.t.to_numpy())
-        declared = metric_table(rows, "bound:regret")
+        declared = metric_table(rows, "bound:regret")[1]
         own = [own_bound(neg[0], t, horizon, delta) for t in ts]
         np.testing.assert_allclose(declared, np.broadcast_to(own, declared.shape), rtol=1e-12)
         # √(3T(3 + ln N)) (Orabona & Pál 2016)
@@ -245,7 +241,7 @@ def test_declared_bounds_hold_on_the_catalog(params, n_act, horizon, tmp_path):
         for eps in (0.01, 0.1, 0.25):
             k = exact_quantile_rank(eps, n_act)
             kl = neg[:k].mean() - math.log(k)  # u uniform on the k largest-regret experts
-            declared = metric_table(rows, "bound:quantile_regret", eps)
+            declared = metric_table(rows, "bound:quantile_regret", eps)[1]
             own = [own_bound(kl, t, horizon, delta) for t in ts]
             np.testing.assert_allclose(declared, np.broadcast_to(own, declared.shape), rtol=1e-12)
     assert checked > 0
@@ -283,7 +279,7 @@ def test_shift_permutation_duplicates_and_range(tmp_path):
     np.testing.assert_allclose(tb["probs"], ta["probs"], rtol=0, atol=1e-12)
     for metric in ("regret", "bound:regret"):
         np.testing.assert_allclose(
-            metric_table(rows_b, metric), 4.0 * metric_table(rows_a, metric), rtol=1e-9
+            metric_table(rows_b, metric)[1], 4.0 * metric_table(rows_a, metric)[1], rtol=1e-9
         )
 
 

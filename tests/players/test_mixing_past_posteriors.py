@@ -15,18 +15,6 @@ import math
 
 import numpy as np
 import pytest
-from _regret_catalog import (
-    assert_simplex,
-    check_declared_bounds,
-    metric_table,
-    play_blocks,
-    play_catalog,
-    play_loop,
-    random_matrices,
-    save_matrix,
-    spec_for,
-    traced,
-)
 from scipy.special import logsumexp
 
 from adversaries.replay import Replay
@@ -37,6 +25,15 @@ from arena.params import validate_params
 from players.fixed_share import FixedShare
 from players.hedge import Hedge
 from players.mixing_past_posteriors import MixingPastPosteriors
+from tests.helpers import check_declared, metric_table, save_matrix, traced
+from tests.helpers.experts import (
+    assert_simplex,
+    loss_matrices,
+    play_blocks,
+    play_catalog,
+    play_loop,
+    spec_for,
+)
 
 P_ATOL = 1e-10
 """The transcription mixes explicit β-weighted sums of stored posteriors in the linear domain;
@@ -102,7 +99,7 @@ PARAMS = [
 @pytest.mark.parametrize("params", PARAMS, ids=lambda p: f"{p['scheme']}-{p['alpha']}")
 def test_matches_literal_transcription(params, tmp_path):
     horizon, n_act = 200, 4
-    mats = random_matrices(np.random.default_rng(3), horizon, n_act)
+    mats = loss_matrices(np.random.default_rng(3), horizon, n_act)
     losses = np.stack(list(mats.values()))
     player = MixingPastPosteriors(**params)
     want = np.stack(
@@ -115,13 +112,13 @@ def test_matches_literal_transcription(params, tmp_path):
     np.testing.assert_allclose(play_loop(player, losses, spec), want, rtol=0, atol=P_ATOL)
     for cuts in ([1], [5, 6, 150], list(range(0, horizon, 17))):
         np.testing.assert_allclose(
-            play_blocks(player, losses, spec, cuts), want, rtol=0, atol=P_ATOL
+            play_blocks(player, losses, spec, cuts=cuts), want, rtol=0, atol=P_ATOL
         )
     # unknown horizon: the decaying store grows on demand
     anytime = spec_for(losses, horizon=None)
     np.testing.assert_allclose(play_loop(player, losses, anytime), want, rtol=0, atol=P_ATOL)
     np.testing.assert_allclose(
-        play_blocks(player, losses, anytime, [3, 120]), want, rtol=0, atol=P_ATOL
+        play_blocks(player, losses, anytime, cuts=[3, 120]), want, rtol=0, atol=P_ATOL
     )
     _, tr = traced(
         player,
@@ -147,7 +144,7 @@ def test_affine_declared_range(tmp_path):
     np.testing.assert_allclose(b["probs"], a["probs"], rtol=0, atol=1e-12)
     for metric in ("regret", "bound:regret"):
         np.testing.assert_allclose(
-            metric_table(rows_b, metric), 4.0 * metric_table(rows_a, metric), rtol=1e-9
+            metric_table(rows_b, metric)[1], 4.0 * metric_table(rows_a, metric)[1], rtol=1e-9
         )
 
 
@@ -229,11 +226,11 @@ def test_declared_bounds_hold_on_the_catalog(params, n_act, horizon, tmp_path):
     metrics = {"regret": {}, "shifting_regret": {"k": [1, 2, 4, 8]}, "bound": {}}
     checked = 0
     for label, rows in play_catalog(player, tmp_path, n_act, horizon, metrics):
-        checked += check_declared_bounds(rows, f"{params} {label}")
+        checked += check_declared(rows, f"{params} {label}")
         ts = np.unique(rows.t.to_numpy())
         for k in (0, 1, 2, 4, 8):
             name = "bound:regret" if k == 0 else "bound:shifting_regret"
-            declared = metric_table(rows, name, math.nan if k == 0 else float(k))
+            declared = metric_table(rows, name, math.nan if k == 0 else float(k))[1]
             own = [derived_bound(k, int(t), n_act, alpha, eta, scheme, gamma) for t in ts]
             np.testing.assert_allclose(declared, np.broadcast_to(own, declared.shape), rtol=1e-9)
     assert checked > 0

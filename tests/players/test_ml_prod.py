@@ -14,22 +14,21 @@ import math
 
 import numpy as np
 import pytest
-from _adaptive_support import (
+
+from arena import GameSpec
+from players.ml_prod import MLProd
+from tests.helpers import assert_below, metric_table
+from tests.helpers.experts import (
     ENGINE_ATOL,
-    assert_below,
     ftl_killer_matrix,
     gap_growth,
     loss_matrices,
-    metric_table,
     play_games,
     run_predict_update,
     three_ways,
     two_phase_matrix,
     worst_regret_slope,
 )
-
-from arena import GameSpec
-from players.ml_prod import MLProd
 
 LITERAL_ATOL = 1e-10
 """The transcription multiplies plain weights (w·(1 + ηr))^{η'/η}, the player adds logarithms;

@@ -12,14 +12,6 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from _player_support import (
-    loss_matrices,
-    play_blocks,
-    play_loop,
-    regrets_from_trace,
-    save_matrix,
-    traced,
-)
 from scipy.optimize import brentq
 
 from adversaries.replay import Replay
@@ -27,6 +19,8 @@ from arena import GameSpec, run_game
 from arena.experts.reference import reference_play
 from arena.protocols import ExpertsPlayer
 from players.normal_hedge import NormalHedge, normal_hedge_probs, normal_hedge_scale
+from tests.helpers import save_matrix, traced
+from tests.helpers.experts import loss_matrices, play_blocks, play_loop, regrets_from_trace
 
 P_ATOL = 1e-12
 """Kernel and predict/update share the compiled weights; only the learner-loss sums differ in

@@ -12,24 +12,22 @@ import math
 
 import numpy as np
 import pytest
-from _adaptive_support import (
-    ENGINE_ATOL,
-    assert_below,
-    gap_growth,
-    loss_matrices,
-    run_predict_update,
-    save_matrix,
-    three_ways,
-    traced,
-    two_phase_matrix,
-    worst_regret_slope,
-)
 from scipy import integrate, special
 
 from adversaries.replay import Replay
 from arena import GameSpec, play
 from arena.errors import ConfigError
 from players.squint import GL_ETA, GL_W, Squint, erfcx, log_integrals, mills_h
+from tests.helpers import assert_below, save_matrix, traced
+from tests.helpers.experts import (
+    ENGINE_ATOL,
+    gap_growth,
+    loss_matrices,
+    run_predict_update,
+    three_ways,
+    two_phase_matrix,
+    worst_regret_slope,
+)
 
 QUAD_RTOL = 1e-13
 """``scipy.integrate.quad`` target relative accuracy (integrand rescaled by its maximum, the mode

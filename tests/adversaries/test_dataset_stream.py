@@ -1,0 +1,211 @@
+"""dataset_stream: scikit-learn's bundled datasets, reshuffled every epoch per replicate."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+from adversaries import dataset_stream as ds
+from adversaries.dataset_stream import DatasetStream, load_dataset
+from arena.errors import ConfigError
+from arena.oco.domains import Domain
+from arena.params import validate_params
+from tests.helpers import rngs
+from tests.helpers.oco_adversaries import (
+    assert_replicate_determinism,
+    assert_split_invariant,
+    blocks,
+    gradient_norms,
+    spec_for,
+)
+
+# sizes of scikit-learn's bundled copies (WDBC 569×30, diabetes
+# 442×10); digits 1797×64 with 183 threes and 174 eights (sklearn's load_digits)
+SIZES = {"breast_cancer": (569, 30), "digits": (1797, 64), "diabetes": (442, 10)}
+
+
+def test_datasets_shapes_labels_and_protocols():
+    for name, (n, d) in SIZES.items():
+        adv = DatasetStream(name)
+        assert adv.resolve_dim(None) == d
+        X, y = load_dataset(name, (0,), True, False)
+        assert X.shape == (n, d) and y.shape == (n,)
+        assert not X.flags.writeable
+        want = "regression" if name == "diabetes" else "classification"
+        assert adv.tags.protocol == want
+        assert adv.declared_loss() == ("squared" if name == "diabetes" else "hinge")
+    _, y = load_dataset("breast_cancer", (0,), True, False)
+    assert (y == 1).sum() == 357 and (y == -1).sum() == 212  # 357 benign, 212 malignant
+    X, y = load_dataset("digits", (3, 8), False, True)
+    assert X.shape == (183 + 174, 65) and (y == 1).sum() == 183
+    np.testing.assert_array_equal(X[:, -1], 1.0)  # the intercept feature
+    _, y = load_dataset("digits", (7,), True, False)
+    assert y.size == 1797 and (y == 1).sum() == 179
+    assert DatasetStream.tags.protocol == "classification"  # the class-level default
+
+
+def test_standardization_is_on_the_whole_dataset():
+    X, y = load_dataset("diabetes", (0,), True, False)
+    np.testing.assert_allclose(X.mean(axis=0), 0.0, atol=1e-12)
+    np.testing.assert_allclose(X.std(axis=0), 1.0, rtol=1e-12)
+    assert abs(y.mean()) < 1e-12 and y.std() == pytest.approx(1.0, rel=1e-12)
+    raw_x, raw_y = load_dataset("diabetes", (0,), False, False)
+    assert raw_y.min() == 25.0 and raw_y.max() == 346.0  # raw targets without standardize
+    np.testing.assert_allclose(np.linalg.norm(raw_x, axis=0), 1.0, rtol=1e-6)  # sklearn's scaling
+    Xd, _ = load_dataset("digits", (0,), True, False)
+    sd = Xd.std(axis=0)
+    assert np.all((np.abs(sd - 1) < 1e-12) | (sd == 0))  # constant pixels stay 0
+    assert np.all(Xd[:, sd == 0] == 0)
+
+
+def _row_ids(x: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """Index in X of each row of x (rows matched exactly; asserts each is found once)."""
+    lookup = {row.tobytes(): i for i, row in enumerate(X)}
+    assert len(lookup) == X.shape[0]
+    return np.array([lookup[row.tobytes()] for row in x])
+
+
+def test_epochs_are_fresh_permutations_per_replicate():
+    adv = DatasetStream("diabetes")
+    n = 442
+    spec = spec_for(adv, n_rep=3, horizon=2 * n + 100)
+    rd = blocks(adv, spec, [300, 2 * n + 100 - 300])
+    X, y = load_dataset("diabetes", (0,), True, False)
+    orders = []
+    for r in range(3):
+        ids = _row_ids(rd.x[r], X)
+        np.testing.assert_array_equal(rd.y[r], y[ids])
+        first, second, third = ids[:n], ids[n : 2 * n], ids[2 * n :]
+        np.testing.assert_array_equal(np.sort(first), np.arange(n))  # each epoch: a permutation
+        np.testing.assert_array_equal(np.sort(second), np.arange(n))
+        assert np.unique(third).size == third.size
+        assert not np.array_equal(first, second)  # a fresh permutation each epoch
+        orders.append(first)
+    assert not np.array_equal(orders[0], orders[1])  # replicates differ
+    # the permutation is the replicate stream's first rng.permutation(n)
+    np.testing.assert_array_equal(orders[0], rngs(0, 3)[0].permutation(n))
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{"dataset": "diabetes"}, {"dataset": "digits", "digits": [1, 7], "intercept": True}],
+)
+def test_split_invariance_across_epochs_and_determinism(params):
+    adv = DatasetStream(**params)
+    n = load_dataset(
+        params["dataset"], tuple(params.get("digits", (0,))), True, params.get("intercept", False)
+    )[0].shape[0]
+    spec = spec_for(adv, n_rep=2, horizon=n + 37)
+    assert_split_invariant(adv, spec)
+    assert_replicate_determinism(adv, spec)
+    a = adv.clone()
+    a.reset(spec, rngs(0, 2))
+    whole = blocks(adv, spec, [n + 37]).x
+    parts = [a.data_block(1, n - 1).x, a.data_block(n, 1).x, a.data_block(n + 1, 37).x]
+    np.testing.assert_array_equal(np.concatenate(parts, axis=1), whole)
+
+
+@pytest.mark.parametrize(
+    ("params", "exact"),
+    [
+        ({"dataset": "breast_cancer"}, True),
+        ({"dataset": "digits", "loss": "logistic", "domain": "ball"}, True),
+        ({"dataset": "diabetes", "domain": "ball", "radius": 2.0}, True),
+        ({"dataset": "diabetes", "domain": "box", "radius": 0.5}, True),
+        ({"dataset": "breast_cancer", "loss": "squared", "domain": "simplex"}, False),
+        ({"dataset": "diabetes"}, None),
+    ],
+)
+def test_gradient_bound_is_exact_over_the_dataset(params, exact):
+    adv = DatasetStream(**params)
+    bound = adv.gradient_bound()
+    if exact is None:
+        assert bound is None  # squared loss on ℝ^d
+        return
+    X, _ = adv._data()
+    spec = spec_for(adv, n_rep=1, horizon=X.shape[0])
+    rd = blocks(adv, spec, [X.shape[0]])
+    dom = spec.domain
+    x = rd.x
+    # the maximizing points: w along −sign(y)·x (ball), −sign(y)·sign(x) (box), and for the
+    # margin losses w = 0 (|ℓ'| = 1 for hinge/absolute)
+    if dom.kind == "ball":
+        w = -np.sign(rd.y)[..., None] * dom.radius * x / np.linalg.norm(x, axis=-1, keepdims=True)
+    elif dom.kind == "box":
+        w = -np.sign(rd.y)[..., None] * dom.radius * np.sign(x)
+    elif dom.kind == "simplex":
+        w = np.zeros_like(x)
+        w[..., 0] = 1.0
+    else:
+        w = np.zeros_like(x)
+    norms = gradient_norms(spec, rd, w)
+    assert np.all(norms <= bound * (1 + 1e-12))
+    if exact and adv.declared_loss() != "logistic":
+        assert norms.max() == pytest.approx(bound, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("params", "parameter"),
+    [
+        ({"dataset": "iris"}, "dataset"),
+        ({"dataset": "digits", "digits": [3, 3]}, "digits"),
+        ({"dataset": "digits", "digits": [10]}, "digits"),
+        ({"dataset": "digits", "digits": []}, "digits"),
+        ({"dataset": "diabetes", "loss": "hinge"}, "loss"),
+        ({"standardize": "yes"}, "standardize"),
+        ({"domain": "disc"}, "domain"),
+    ],
+)
+def test_invalid_parameters(params, parameter):
+    adv = DatasetStream(**params)
+    with pytest.raises(ConfigError) as err:
+        validate_params(adv)  # the declared constraints first, as the driver checks them
+        adv.reset(spec_for(DatasetStream(), n_rep=1), rngs(0, 1))  # then what depends on the game
+    assert err.value.parameter == parameter and err.value.component == "adversary dataset_stream"
+
+
+def test_dimension_is_fixed_by_the_dataset():
+    with pytest.raises(ConfigError) as err:
+        DatasetStream().resolve_dim(5)
+    assert err.value.parameter == "n_actions"
+    assert DatasetStream(intercept=True).resolve_dim(31) == 31
+
+
+def test_missing_scikit_learn_is_a_config_error(monkeypatch):
+    monkeypatch.setitem(sys.modules, "sklearn.datasets", None)
+    ds.load_dataset.cache_clear()
+    try:
+        with pytest.raises(ConfigError, match="scikit-learn"):
+            DatasetStream("diabetes").resolve_dim(None)
+    finally:
+        ds.load_dataset.cache_clear()
+
+
+def test_end_to_end_through_the_engine():
+    from arena import play
+    from arena.oco.testing import ProjectedGradient
+
+    df = play(
+        ProjectedGradient(eta=0.1),
+        DatasetStream("breast_cancer", domain="ball", radius=5.0),
+        horizon=600,
+        replicates=2,
+        metrics=["loss", "mistakes"],
+    )
+    assert set(df.n_actions) == {30}
+    mistakes = df[(df.metric == "mistakes") & (df.t == 600)].value.to_numpy()
+    assert np.all(mistakes < 120)  # a linear classifier learns WDBC quickly (≈ 97% accuracy)
+    reg = play(
+        ProjectedGradient(eta=0.05),
+        DatasetStream("diabetes", domain="ball", radius=3.0),
+        horizon=100,
+        replicates=1,
+        metrics=["loss"],
+    )
+    assert set(reg.protocol) == {"regression"}
+    assert (
+        Domain("ball", 3.0)
+        == DatasetStream("diabetes", domain="ball", radius=3.0).declared_domain()
+    )

@@ -1,0 +1,132 @@
+"""Every bound a player declares holds on every adversary of the catalog, round by round.
+
+A player's ``bounds(t)`` is logged as rows ``bound:<metric>``; here each such row must dominate
+the matching ``<metric>`` row (same replicate, round and param) up to 1e-9 relative, on every
+registered adversary with its default parameters, a replay of random losses and a replay of the
+two-phase construction (which nearly attains fixed-η Hedge's bound), at
+several (N, T). Games a component refuses (e.g. a two-expert player at N = 10) are skipped.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from arena import registry
+from arena.errors import ConfigError, GameError
+from arena.game import run_game
+from tests.helpers import check_declared
+from tests.helpers.experts import two_phase_matrix
+
+METRICS = {
+    "regret": {},
+    "quantile_regret": {"eps": [0.01, 0.1, 0.25, 0.5]},
+    "shifting_regret": {"k": [0, 1, 2, 3, 4, 8]},
+    "adaptive_regret": {},
+    "sa_regret": {"tau": [10, 100]},
+    "dynamic_regret": {},
+    "sleeping_regret": {},
+    "bound": {},
+}
+"""Every metric a player may bound, with the params players declare bounds for."""
+
+OWN_N = ["expert_predictions"]
+"""Constructions that fix N (11 experts for ``expert_predictions``): neither N = 2 nor N = 10
+plays them, so they are also played at their own N."""
+
+SKIP_ADVERSARIES = {"replay", "sleeping"}
+"""``replay`` is exercised through the two files below; ``sleeping`` only with the players that
+support confidences (their own tests)."""
+
+
+def declaring_players() -> list[str]:
+    from arena.protocols import ExpertsPlayer
+
+    out = []
+    for name in registry.available("player"):
+        cls = registry.load("player", name)
+        if issubclass(cls, ExpertsPlayer) and cls.bounds is not ExpertsPlayer.bounds:
+            out.append(name)
+    return out
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("bounds")
+    rng = np.random.default_rng(5)
+    out = {}
+    for n_act in (2, 10):
+        for horizon in (500, 5000):
+            p = folder / f"uniform_{n_act}_{horizon}.npy"
+            np.save(p, rng.random((horizon, n_act)))
+            out["uniform", n_act, horizon] = str(p)
+            p = folder / f"two_phase_{n_act}_{horizon}.npy"
+            np.save(p, two_phase_matrix(horizon, n_act, first=(1.0, 0.0)))
+            out["two_phase", n_act, horizon] = str(p)
+    return out
+
+
+def games(horizon: int):
+    adversaries = [a for a in registry.available("adversary") if a not in SKIP_ADVERSARIES]
+    for n_act in (2, 10):
+        for adversary in adversaries:
+            yield adversary, {}, n_act
+        for kind in ("uniform", "two_phase"):
+            yield "replay", {"kind": kind, "horizon": horizon}, n_act
+    for adversary in OWN_N:
+        yield adversary, {}, None
+
+
+def run_all(player: str, horizon: int, files) -> int:
+    checked = 0
+    for adversary, extra, n_act in games(horizon):
+        kwargs = {"horizon": horizon, "replicates": 4, "seed": 3, "metrics": METRICS}
+        if adversary == "replay":
+            kwargs["adversary_params"] = {"path": files[extra["kind"], n_act, horizon]}
+            label = f"{player} vs replay {extra['kind']} N={n_act} T={horizon}"
+        else:
+            kwargs["n_actions"] = n_act
+            label = f"{player} vs {adversary} N={n_act} T={horizon}"
+        try:
+            run = run_game(player, adversary, **kwargs)
+        except ConfigError as exc:
+            # a game this player or adversary refuses before round 1: another protocol, a number
+            # of experts or a horizon it does not play; any other refusal is a bug to report
+            if exc.parameter not in ("protocol", "n_actions", "horizon"):
+                raise
+            continue
+        except GameError as exc:
+            # a binary-loss player (Cover's learner) refuses the first fractional loss it is
+            # shown; any other error mid-game is a bug the test must report
+            binary = registry.load("player", player).tags.binary_losses
+            if binary and "needs binary losses" in str(exc) and str(exc).startswith("player"):
+                continue
+            raise
+        checked += check_declared(run.rows, label)
+    return checked
+
+
+@pytest.mark.parametrize("player", declaring_players())
+def test_declared_bounds_hold(player, files):
+    assert run_all(player, 500, files) > 0
+
+
+GROWING_COST = {"ada_normal_hedge_tv"}
+"""Players whose exact per-round cost grows with t (O(N·t) per round, O(N·T²) per game): the
+T = 500 games above and their own tests (every interval, T = 300) cover them."""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("player", [p for p in declaring_players() if p not in GROWING_COST])
+def test_declared_bounds_hold_longer_games(player, files):
+    assert run_all(player, 5000, files) > 0
+
+
+def test_a_violated_bound_is_caught():
+    """Negative control: a bound declared 10% below Hedge's actual regret must be flagged."""
+    run = run_game("hedge", "ftl_killer", n_actions=2, horizon=200, metrics={"regret": {}})
+    rows = run.rows
+    fake = rows.assign(metric="bound:regret", value=rows.value * 0.9)
+    with pytest.raises(AssertionError, match=r"negative control: .* violation"):
+        check_declared(pd.concat([rows, fake]), "negative control")
