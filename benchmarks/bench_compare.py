@@ -11,7 +11,7 @@ kernels, then times them.
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_compare.py --baseline 0e52b2e          # ~5 min
+    .venv/bin/python benchmarks/bench_compare.py --baseline 0e52b2e          # ~3 min
     .venv/bin/python benchmarks/bench_compare.py --baseline HEAD~3 --repeats 3 --quick
 
 Prints a markdown table (seconds per game, ratio this/baseline) and writes it to
@@ -34,12 +34,12 @@ RESULTS = ROOT / "benchmarks" / "results" / "compare.md"
 
 GAMES = [
     # (label, player, adversary, n_actions, horizon, replicates, metrics)
-    ("hedge/bernoulli N=10 R=64, default metrics", "hedge", "bernoulli", 10, 20_000, 64, None),
-    ("hedge/bernoulli N=1000 R=64, default metrics", "hedge", "bernoulli", 1000, 800, 64, None),
-    ("hedge/bernoulli N=10 R=1, regret", "hedge", "bernoulli", 10, 500_000, 1, "regret"),
-    ("hedge/bernoulli N=1000 R=64, regret", "hedge", "bernoulli", 1000, 1_500, 64, "regret"),
-    ("hedge/greedy N=10 R=64 (adaptive), regret", "hedge", "greedy", 10, 3_000, 64, "regret"),
-    ("ogd/random_linear d=10 R=64, OCO defaults", "ogd", "random_linear", 10, 20_000, 64, None),
+    ("hedge/bernoulli N=10 R=64, default metrics", "hedge", "bernoulli", 10, 80_000, 64, None),
+    ("hedge/bernoulli N=1000 R=64, default metrics", "hedge", "bernoulli", 1000, 1_600, 64, None),
+    ("hedge/bernoulli N=10 R=1, regret", "hedge", "bernoulli", 10, 4_000_000, 1, "regret"),
+    ("hedge/bernoulli N=1000 R=64, regret", "hedge", "bernoulli", 1000, 3_000, 64, "regret"),
+    ("hedge/greedy N=10 R=64 (adaptive), regret", "hedge", "greedy", 10, 6_000, 64, "regret"),
+    ("ogd/random_linear d=10 R=64, OCO defaults", "ogd", "random_linear", 10, 60_000, 64, None),
 ]
 QUICK_SCALE = 0.05
 
