@@ -72,3 +72,13 @@ def test_naive_oco_loop_reproduces_the_engine(bench_path):
     bench = importlib.import_module("bench_oco")
     for player in bench.PLAYERS:
         assert bench.check_naive(player, 10, 60) < 1e-9
+
+
+def test_compare_child_times_every_game_of_the_tree_it_names(bench_path, capsys):
+    import json
+
+    bench_compare = importlib.import_module("bench_compare")
+    bench_compare._child(str(BENCHMARKS.parent), scale=0.0)  # horizon 50: a smoke test
+    times = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert sorted(times) == sorted(game[0] for game in bench_compare.GAMES)
+    assert all(seconds > 0 for seconds in times.values())
