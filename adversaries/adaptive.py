@@ -7,8 +7,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from arena.experts.protocol import AdaptiveAdversary
 from arena.params import OneOf
-from arena.protocols import AdaptiveAdversary
 from arena.spec import AdversaryTags, GameSpec, History
 
 TIE_ATOL = 1e-12

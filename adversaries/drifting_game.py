@@ -10,8 +10,8 @@ import numpy as np
 from scipy.special import gammaln
 
 from arena.errors import GameError
+from arena.experts.protocol import AdaptiveAdversary
 from arena.params import POSITIVE, Interval, IsNone, OneOf
-from arena.protocols import AdaptiveAdversary
 from arena.spec import AdversaryTags, GameSpec, History
 
 STRATEGIES = ("random", "potential", "binary")

@@ -10,8 +10,8 @@ from typing import ClassVar
 import numpy as np
 
 from arena.errors import ConfigError
+from arena.experts.protocol import ObliviousAdversary
 from arena.params import InstanceOf, Interval, IsNone, ListOf, OneOf
-from arena.protocols import ObliviousAdversary
 from arena.spec import AdversaryTags, GameSpec
 
 SERIES = ("goog", "synthetic")

@@ -9,8 +9,8 @@ from typing import ClassVar
 import numpy as np
 
 from arena.errors import ArenaError, ConfigError, GameError
+from arena.experts.protocol import AdaptiveAdversary, ExpertsPlayer
 from arena.params import InstanceOf, Interval, IsNone, OneOf
-from arena.protocols import AdaptiveAdversary, ExpertsPlayer
 from arena.sampling import sample_actions
 from arena.spec import AdversaryTags, GameSpec, History
 

@@ -9,8 +9,8 @@ from typing import ClassVar
 import numpy as np
 
 from arena.errors import ConfigError
+from arena.experts.protocol import ObliviousAdversary
 from arena.params import InstanceOf, Interval, ListOf
-from arena.protocols import ObliviousAdversary
 from arena.spec import AdversaryTags, GameSpec
 
 SUFFIXES = (".npy", ".csv", ".parquet")

@@ -10,8 +10,8 @@ import numpy as np
 from arena import registry
 from arena.base import canonical_json
 from arena.errors import ConfigError, UnknownComponentError
+from arena.experts.protocol import ObliviousAdversary
 from arena.params import InstanceOf, Interval, IsNone, OneOf
-from arena.protocols import ObliviousAdversary
 from arena.spec import AdversaryTags, GameSpec
 
 MODES = ("random", "arrivals", "specialists")

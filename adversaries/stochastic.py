@@ -16,8 +16,8 @@ from numba import njit
 from scipy.special import bdtr, bdtrc
 
 from arena.errors import ConfigError
+from arena.experts.protocol import ObliviousAdversary
 from arena.params import NON_NEGATIVE, POSITIVE, Interval, IsNone, ListOf, OneOf, per_expert
-from arena.protocols import ObliviousAdversary
 from arena.spec import AdversaryTags, GameSpec
 
 

@@ -1,21 +1,21 @@
 """regret-arena: online learning players against adversaries, every regret notion, tidy tables.
 
 The public API: :func:`play` / :func:`run_game` to run a game of R batched replicates and get the
-tidy results, the component bases in :mod:`arena.protocols`, the registry in
-:mod:`arena.registry`, and the result writers in :mod:`arena.results`.
+tidy results, the component bases (shared: :mod:`arena.protocols`; per protocol:
+:mod:`arena.experts.protocol`, :mod:`arena.oco.protocol`), the registry in :mod:`arena.registry`,
+and the result writers in :mod:`arena.results`.
 """
 
 from arena.base import Component, canonical_json
 from arena.errors import ArenaError, ConfigError, GameError, UnknownComponentError
-from arena.game import GameRun, play, run_game
-from arena.protocols import (
+from arena.experts.protocol import (
     AdaptiveAdversary,
-    Adversary,
     ExpertsPlayer,
     ObliviousAdversary,
-    Player,
     SingleGameExpertsPlayer,
 )
+from arena.game import GameRun, play, run_game
+from arena.protocols import Adversary, Player
 from arena.results import SCHEMA
 from arena.spec import AdversaryTags, GameSpec, History, PlayerTags
 

@@ -1,9 +1,9 @@
-"""Registry of players, adversaries and metrics, discovered through entry points only.
+"""Registry of players, adversaries, metrics and protocols, discovered through entry points only.
 
-Groups ``arena.players``, ``arena.adversaries``, ``arena.metrics`` and ``arena.protocols`` (design
-§5). Loading is lazy
-and per name: listing reads entry-point metadata only, and a plugin whose import fails breaks only
-itself. Two distributions claiming the same name in one group is an error naming both.
+Groups ``arena.players``, ``arena.adversaries``, ``arena.metrics`` and ``arena.protocols``
+(architecture: parameters). Loading is lazy and per name: listing reads entry-point metadata
+only, and a plugin whose import fails breaks only itself. Two distributions claiming the same name
+in one group is an error naming both.
 """
 
 from __future__ import annotations

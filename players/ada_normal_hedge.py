@@ -9,9 +9,9 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
+from arena.experts.protocol import ExpertsPlayer
 from arena.metrics.base import exact_quantile_rank
 from arena.params import POSITIVE, IsNone, ListOf, expert_prior
-from arena.protocols import ExpertsPlayer
 from arena.spec import GameSpec, PlayerTags
 
 LN2 = math.log(2.0)

@@ -9,8 +9,8 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
+from arena.experts.protocol import ExpertsPlayer
 from arena.params import POSITIVE, IsNone, ListOf, expert_prior
-from arena.protocols import ExpertsPlayer
 from arena.spec import GameSpec, PlayerTags
 
 VARIANCE_FACTOR = 2.2

@@ -12,10 +12,10 @@ from numba import njit
 from scipy.special import gammaln
 
 from arena.errors import ConfigError
+from arena.experts.protocol import ExpertsPlayer
 from arena.kernels import normalize_log_weights
 from arena.metrics.base import exact_quantile_rank
 from arena.params import NON_NEGATIVE, POSITIVE, IsNone, OneOf
-from arena.protocols import ExpertsPlayer
 from arena.spec import GameSpec, PlayerTags
 
 POTENTIALS = ("exp", "two_norm", "nh_dt", "bbm")

@@ -9,8 +9,8 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
+from arena.experts.protocol import ExpertsPlayer
 from arena.params import POSITIVE, Interval
-from arena.protocols import ExpertsPlayer
 from arena.spec import GameSpec, PlayerTags
 from players.ada_hedge import _gap_step, _mix, _rate
 

@@ -8,8 +8,8 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
+from arena.experts.protocol import ExpertsPlayer
 from arena.params import OneOf
-from arena.protocols import ExpertsPlayer
 from arena.spec import GameSpec, PlayerTags
 
 TIE_RTOL = 1e-12

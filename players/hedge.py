@@ -10,8 +10,8 @@ import numpy as np
 from numba import njit
 
 from arena.errors import ConfigError
+from arena.experts.protocol import ExpertsPlayer
 from arena.params import Interval, OneOf
-from arena.protocols import ExpertsPlayer
 from arena.spec import GameSpec, PlayerTags
 
 ETA_SCHEDULES = ("tuned", "anytime", "doubling")

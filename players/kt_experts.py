@@ -10,9 +10,9 @@ import numpy as np
 from numba import njit
 
 from arena.errors import ConfigError
+from arena.experts.protocol import ExpertsPlayer
 from arena.metrics.base import exact_quantile_rank
 from arena.params import NON_NEGATIVE, POSITIVE, IsNone, ListOf, OneOf, expert_prior
-from arena.protocols import ExpertsPlayer
 from arena.spec import GameSpec, PlayerTags
 
 QUANTILE_EPS = (0.01, 0.1, 0.25)

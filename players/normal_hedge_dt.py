@@ -9,10 +9,10 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
+from arena.experts.protocol import ExpertsPlayer
 from arena.kernels import normalize_log_weights
 from arena.metrics.base import exact_quantile_rank
 from arena.params import OneOf
-from arena.protocols import ExpertsPlayer
 from arena.sampling import sample_action
 from arena.spec import GameSpec, PlayerTags
 

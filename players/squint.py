@@ -9,9 +9,9 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
+from arena.experts.protocol import ExpertsPlayer
 from arena.kernels import normalize_log_weights
 from arena.params import POSITIVE, IsNone, ListOf, OneOf, expert_prior
-from arena.protocols import ExpertsPlayer
 from arena.spec import GameSpec, PlayerTags
 
 PRIOR_ETAS = ("cv", "uniform")

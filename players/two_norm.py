@@ -8,8 +8,8 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
+from arena.experts.protocol import ExpertsPlayer
 from arena.metrics.base import exact_quantile_rank
-from arena.protocols import ExpertsPlayer
 from arena.spec import GameSpec, PlayerTags
 
 BOUND_EPS = (0.1, 0.25)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from arena.experts.protocol import PROB_SUM_TOL, ExpertsPlayer, ObliviousAdversary
 from arena.experts.testing import (
     AlternatingStream,
     BernoulliStream,
@@ -22,7 +23,7 @@ from arena.experts.testing import (
     MostLikelyLoses,
     UniformPlayer,
 )
-from arena.protocols import PROB_SUM_TOL, Adversary, ExpertsPlayer, ObliviousAdversary
+from arena.protocols import Adversary
 from arena.spec import GameSpec, History
 from arena.testing.common import (
     BLOCK_ATOL,

@@ -23,10 +23,10 @@ import pyarrow as pa
 from numba import njit
 
 from arena.errors import ArenaError, ConfigError, GameError
+from arena.experts.protocol import PROB_NEG_TOL, PROB_SUM_TOL, ExpertsPlayer, ObliviousAdversary
 from arena.game import GameProtocol, PreparedGame, Stepper, Who, describe
 from arena.metrics.base import Block, Core
 from arena.metrics.builtin import DEFAULT_METRICS
-from arena.protocols import PROB_NEG_TOL, PROB_SUM_TOL, ExpertsPlayer, ObliviousAdversary
 from arena.results import TraceWriter, list_column
 from arena.sampling import sample_action, sample_actions
 from arena.spec import GameSpec, History

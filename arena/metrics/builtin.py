@@ -536,8 +536,8 @@ class Bound(_Declared):
     prefix = "bound"
 
     def applicable(self, player, adversary) -> str | None:
+        from arena.experts.protocol import ExpertsPlayer
         from arena.oco.protocol import OCOPlayer
-        from arena.protocols import ExpertsPlayer
 
         method = getattr(type(player), "bounds", None)
         declares = method is not None and method not in (ExpertsPlayer.bounds, OCOPlayer.bounds)

@@ -21,9 +21,9 @@ from adversaries.drifting_game import (
 )
 from arena import GameSpec, run_game
 from arena.errors import ConfigError, GameError
+from arena.experts.protocol import ExpertsPlayer
 from arena.metrics.drifting import DGLoss, DGScore, dg_score_bruteforce
 from arena.params import validate_params
-from arena.protocols import ExpertsPlayer
 from arena.spec import PlayerTags
 from players.hedge import Hedge
 from tests.helpers import read_trace, rngs

@@ -16,8 +16,8 @@ from scipy.optimize import brentq
 
 from adversaries.replay import Replay
 from arena import GameSpec, run_game
+from arena.experts.protocol import ExpertsPlayer
 from arena.experts.reference import reference_play
-from arena.protocols import ExpertsPlayer
 from players.normal_hedge import NormalHedge, normal_hedge_probs, normal_hedge_scale
 from tests.helpers import save_matrix, traced
 from tests.helpers.experts import loss_matrices, play_blocks, play_loop, regrets_from_trace

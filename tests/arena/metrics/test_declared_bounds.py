@@ -41,7 +41,7 @@ support confidences (their own tests)."""
 
 
 def declaring_players() -> list[str]:
-    from arena.protocols import ExpertsPlayer
+    from arena.experts.protocol import ExpertsPlayer
 
     out = []
     for name in registry.available("player"):

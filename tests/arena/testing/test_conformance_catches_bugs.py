@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from adversaries.stochastic import Bernoulli
+from arena.experts.protocol import AdaptiveAdversary, ObliviousAdversary
 from arena.oco.losses import RoundData
 from arena.oco.testing import AntiGradient, GaussianData, ProjectedGradient
 from arena.params import Interval
-from arena.protocols import AdaptiveAdversary, ObliviousAdversary
 from arena.spec import AdversaryTags, PlayerTags
 from arena.testing import check_component, parametrize_with_checks, yield_checks
 from players.hedge import Hedge
