@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-fast lint format bench clean
+.PHONY: setup demo reports test test-fast lint format bench clean
 
 $(STAMP): pyproject.toml examples/plugin-adversary/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -16,6 +16,14 @@ setup: $(STAMP)
 
 demo: $(STAMP)
 	$(VENV)/bin/arena demo
+
+# Maintainers: regenerate the committed reports the README links to (make demo writes under
+# outputs/ only, so a newcomer's clone stays clean).
+reports: $(STAMP)
+	$(VENV)/bin/arena demo --report reports/demo
+	$(VENV)/bin/arena tournament tournament=scale_invariance
+	$(VENV)/bin/arena report outputs/tournaments/scale_invariance --name scale-invariance \
+		--metric mistakes --metric loss --metric comparator_regret
 
 # The whole suite: lint, every test (slow statistical ones included), the doctests, and the
 # kernel-free reference path (NUMBA_DISABLE_JIT=1) on the fast tests.

@@ -238,22 +238,57 @@ def _check(args: list[str]) -> int:
         cls = getattr(importlib.import_module(module_name), class_name)
     except (ImportError, AttributeError) as exc:
         raise ArenaError(f"cannot import {ns.target}: {exc}") from exc
-    failures = 0
-    for params in cls._unit_test_params():
-        component = cls(**params)
-        expected = expected_failures(component)
-        for check in yield_checks(component):
-            name = check.__name__
-            try:
-                check(component)
-                status = "UNEXPECTED PASS" if name in expected else "ok"
-                failures += name in expected
-            except AssertionError as exc:
-                status = f"xfail ({expected[name]})" if name in expected else f"FAIL: {exc}"
-                failures += name not in expected
-            print(f"{component!r:<40} {name:<36} {status}")
-    print(f"\n{'FAILED' if failures else 'passed'}: {failures} unexpected result(s)")
+    from arena.protocols import Adversary, Player
+
+    if not (isinstance(cls, type) and issubclass(cls, Player | Adversary)):
+        raise ArenaError(f"{ns.target} is not a player or adversary class (got {cls!r})")
+    try:
+        components = [cls(**params) for params in cls._unit_test_params()]
+    except Exception as exc:  # a broken _unit_test_params or constructor: one line, no traceback
+        raise ArenaError(
+            f"{ns.target}: cannot build it from _unit_test_params: {type(exc).__name__}: {exc}"
+        ) from exc
+    tally = {"ok": 0, "xfail": 0, "FAIL": 0, "ERROR": 0, "UNEXPECTED PASS": 0}
+    for component in components:
+        for name, status, detail in _run_checks(component, yield_checks, expected_failures):
+            tally[status] += 1
+            print(f"{component!r:<40} {name:<36} {status}{': ' + detail if detail else ''}")
+    failures = tally["FAIL"] + tally["ERROR"] + tally["UNEXPECTED PASS"]
+    print("\n" + ", ".join(f"{n} {status}" for status, n in tally.items() if n))
+    print(f"{'FAILED' if failures else 'passed'}: {failures} unexpected result(s)")
     return 1 if failures else 0
+
+
+def _run_checks(component, yield_checks, expected_failures):
+    """Yield ``(check, status, detail)`` for every check, each run in isolation.
+
+    A check that raises anything but ``AssertionError`` (a ``GameError`` from a NaN loss, a plugin
+    that crashes) is an ``ERROR`` of that check alone: the command goes on and ends with its
+    summary, so a component with several faults gets a verdict on every check.
+    """
+    expected = expected_failures(component)
+    try:
+        checks = list(yield_checks(component))
+    except Exception as exc:
+        yield "yield_checks", "ERROR", f"{type(exc).__name__}: {exc}"
+        return
+    for check in checks:
+        name = check.__name__
+        try:
+            check(component)
+        except AssertionError as exc:
+            if name in expected:
+                yield name, "xfail", expected[name]
+            else:
+                yield name, "FAIL", str(exc)
+            continue
+        except Exception as exc:
+            if name in expected:
+                yield name, "xfail", expected[name]
+            else:
+                yield name, "ERROR", f"{type(exc).__name__}: {exc}"
+            continue
+        yield name, ("UNEXPECTED PASS" if name in expected else "ok"), ""
 
 
 # ----------------------------------------------------------------------------------------------

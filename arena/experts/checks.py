@@ -126,7 +126,7 @@ def check_predict_is_pure(player: ExpertsPlayer) -> None:
     changed = [k for k in set(before) | set(after) if not same_state(before.get(k), after.get(k))]
     if changed:
         fail("check_predict_is_pure", player, f"predict changed the state attributes {changed}")
-    if not np.array_equal(first, second):
+    if not np.array_equal(first, second, equal_nan=True):
         fail("check_predict_is_pure", player, "two predict calls returned different values")
 
 
@@ -166,7 +166,7 @@ def check_reset_restores_initial_state(player: ExpertsPlayer) -> None:
             seq.append(np.array(p0.predict()))
             _update(p0, losses[:, j].copy(), seq[-1], j)
         runs.append(np.stack(seq))
-    if not np.array_equal(runs[0], runs[1]):
+    if not np.array_equal(runs[0], runs[1], equal_nan=True):
         fail("check_reset_restores_initial_state", player, "a second reset replays differently")
 
 
@@ -366,7 +366,7 @@ def check_adversary_seed_determinism(adversary: Adversary) -> None:
     spec = _adversary_spec(adversary)
     a = _adversary_losses(adversary.clone(), spec, 21)
     b = _adversary_losses(adversary.clone(), spec, 21)
-    if not np.array_equal(a, b):
+    if not np.array_equal(a, b, equal_nan=True):  # a NaN is another check's business
         fail("check_adversary_seed_determinism", adversary, "the same seeds gave other losses")
 
 
@@ -384,7 +384,8 @@ def check_block_matches_stream(adversary: Adversary) -> None:
             parts.append(np.asarray(a.losses_block(t0, n), dtype=np.float64))
             t0 += n
         got = np.concatenate(parts, axis=1)
-        if got.shape != per_round.shape or not np.array_equal(got, per_round):
+        same = got.shape == per_round.shape and np.array_equal(got, per_round, equal_nan=True)
+        if not same:
             fail(
                 "check_block_matches_stream",
                 adversary,
@@ -413,7 +414,7 @@ def check_oblivious_is_oblivious(adversary: Adversary) -> None:
                 trace_path=path,
             )
             seen.append(np.stack(pd.read_parquet(path).losses.to_numpy()))
-    if not np.array_equal(seen[0], seen[1]):
+    if not np.array_equal(seen[0], seen[1], equal_nan=True):
         fail(
             "check_oblivious_is_oblivious",
             adversary,

@@ -171,7 +171,7 @@ def check_oco_predict_is_pure(player: OCOPlayer) -> None:
                 player,
                 f"predict changed the state attributes {changed} at round {j + 1}",
             )
-        if not np.array_equal(a, b):
+        if not np.array_equal(a, b, equal_nan=True):
             fail("check_oco_predict_is_pure", player, f"two predict calls differ at round {j + 1}")
         p.update(feedback(spec.loss, spec.sigma, a, rd))
 
@@ -222,7 +222,7 @@ def check_oco_update_does_not_alias_input(player: OCOPlayer) -> None:
             fail("check_oco_update_does_not_alias_input", player, f"writes to its input: {exc}")
     before = np.array(p.predict(data.round(0).x))
     again = np.array(p.predict(data.round(0).x))
-    if not np.array_equal(before, again):
+    if not np.array_equal(before, again, equal_nan=True):
         fail("check_oco_update_does_not_alias_input", player, "state changed after update")
 
 
@@ -354,7 +354,7 @@ def check_oco_block_matches_stream(adversary: OCOAdversary) -> None:
         if a is None:
             continue
         b = np.concatenate([np.asarray(getattr(p, name)) for p in parts], axis=1)
-        if not np.array_equal(np.asarray(a), b):
+        if not np.array_equal(np.asarray(a), b, equal_nan=True):
             fail("check_oco_block_matches_stream", adversary, f"{name} depends on the split")
 
 
@@ -378,7 +378,8 @@ def check_oco_oblivious_is_oblivious(adversary: OCOAdversary) -> None:
             )
     a, b = traces
     same = all(
-        np.array_equal(np.stack(a[c].to_numpy()), np.stack(b[c].to_numpy())) for c in a.columns
+        np.array_equal(np.stack(a[c].to_numpy()), np.stack(b[c].to_numpy()), equal_nan=True)
+        for c in a.columns
     )
     if not same:
         fail("check_oco_oblivious_is_oblivious", adversary, "data depends on the player")
