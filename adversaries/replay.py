@@ -42,8 +42,13 @@ def load_loss_array(path: str | Path) -> np.ndarray:
             import pandas as pd
 
             arr = pd.read_parquet(path).to_numpy(dtype=np.float64)
-    except (ValueError, OSError) as exc:
+    except (ValueError, TypeError, OSError) as exc:
         raise ValueError(f"{path}: cannot read a numeric loss array ({exc})") from exc
+    # casting would silently drop an imaginary part, turn booleans into 0/1 and fail on strings
+    if arr.dtype.kind not in "iuf":
+        raise ValueError(
+            f"{path}: holds {arr.dtype} values; a loss array must hold real numbers (int or float)"
+        )
     arr = np.asarray(arr, dtype=np.float64)
     if arr.ndim not in (2, 3) or 0 in arr.shape:
         raise ValueError(f"{path}: expected shape T×N or R×T×N, got {arr.shape}")

@@ -90,3 +90,18 @@ def test_missing_files_and_unknown_formats_name_the_path(tmp_path):
     (tmp_path / "l.txt").write_text("0 1")
     with pytest.raises(ConfigError, match="unsupported format"):
         play("hedge", Replay(path=str(tmp_path / "l.txt")), horizon=3)
+
+
+@pytest.mark.parametrize(
+    ("array", "dtype_word"),
+    [
+        (np.array([[0.5 + 1j, 0.0]] * 3), "complex"),
+        (np.array([["a", "b"]] * 3), "<U1"),
+        (np.array([[True, False]] * 3), "bool"),
+    ],
+)
+def test_arrays_of_complex_strings_or_booleans_are_refused(tmp_path, array, dtype_word):
+    np.save(tmp_path / "odd.npy", array)
+    with pytest.raises(ValueError, match="a loss array must hold real numbers") as info:
+        load_loss_array(tmp_path / "odd.npy")
+    assert dtype_word in str(info.value)
