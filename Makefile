@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo reports test test-fast lint format bench clean
+.PHONY: setup demo reports test test-fast test-wheel lint format bench clean
 
 $(STAMP): pyproject.toml examples/plugin-adversary/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,8 +25,8 @@ reports: $(STAMP)
 	$(VENV)/bin/arena report outputs/tournaments/scale_invariance --name scale-invariance \
 		--metric mistakes --metric loss --metric comparator_regret
 
-# The whole suite: lint, every test (slow statistical ones included), the doctests, and the
-# kernel-free reference path (NUMBA_DISABLE_JIT=1) on the fast tests.
+# The whole suite: lint, every test (slow statistical ones included), the doctests, the
+# kernel-free reference path (NUMBA_DISABLE_JIT=1) on the fast tests, and the installed wheel.
 test: $(STAMP) lint
 	$(PY) -m pytest -q -n auto -m "slow or not slow" tests examples/plugin-adversary/tests
 	$(PY) -m pytest -q --doctest-modules arena players adversaries
@@ -34,6 +34,22 @@ test: $(STAMP) lint
 		tests/arena/metrics/test_builtin.py tests/arena/engine/test_reference_equivalence.py \
 		tests/arena/oco/test_engine.py tests/players/test_ogd.py tests/players/test_adagrad.py \
 		tests/players/test_ons.py
+	$(MAKE) test-wheel
+
+# The package as users install it: build the wheel, install it into a fresh environment and play a
+# game, a tournament and a report from a folder outside the repository (the configs ship inside).
+test-wheel: $(STAMP)
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	$(PY) -m pip wheel -q --no-deps -w "$$tmp/dist" . ; \
+	$(PYTHON) -m venv "$$tmp/venv"; \
+	"$$tmp/venv/bin/pip" install -q "$$tmp"/dist/*.whl; \
+	cd "$$tmp"; \
+	venv/bin/arena run player=hedge adversary=fair_coin horizon=200 replicates=2 hydra.run.dir=run >/dev/null; \
+	venv/bin/arena tournament tournament=demo tournament.horizon=200 tournament.replicates=2 \
+		out=tour executor=serial >/dev/null; \
+	venv/bin/arena report tour --name wheel --reports reports >/dev/null; \
+	test -s run/results.parquet && test -s tour/manifest.json && test -s reports/wheel/report.md; \
+	echo "wheel: installed, played a game, a tournament and a report outside the repository"
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not slow" tests

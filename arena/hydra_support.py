@@ -23,7 +23,8 @@ GROUPS = {"player": "player", "adversary": "adversary"}
 def config_dir() -> Path:
     """Return the directory holding ``run.yaml`` and the config groups."""
     here = Path(__file__).resolve().parent
-    for candidate in (here.parent / "configs", here / "configs"):
+    # a wheel ships them inside the package; a checkout (or an editable install) has them beside
+    for candidate in (here / "conf", here.parent / "configs"):
         if (candidate / "run.yaml").is_file():
             return candidate
     raise ArenaError(f"cannot find the arena configs next to {here}")
