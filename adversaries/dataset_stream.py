@@ -195,6 +195,12 @@ class DatasetStream(StreamAdversary):
         except ImportError as exc:
             raise ConfigError(self.label(), "dataset", str(exc)) from exc
 
+    def data_identity(self) -> dict[str, str]:
+        # the bundled datasets ship with scikit-learn: its version pins their contents
+        import sklearn
+
+        return {"dataset": f"{self.dataset} (scikit-learn {sklearn.__version__})"}
+
     def resolve_dim(self, requested: int | None) -> int:
         d = int(self._data()[0].shape[1])
         if requested is not None and int(requested) != d:

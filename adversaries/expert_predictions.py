@@ -9,6 +9,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from arena.base import file_digest
 from arena.errors import ConfigError
 from arena.experts.protocol import ObliviousAdversary
 from arena.params import InstanceOf, Interval, IsNone, ListOf, OneOf
@@ -211,6 +212,10 @@ class ExpertPredictions(ObliviousAdversary):
                 raise ConfigError(self.label(), "series", "give either series or path")
             return "path"
         return "goog" if self.series is None else self.series
+
+    def data_identity(self) -> dict[str, str]:
+        path = self.path
+        return {"path": file_digest(path)} if path is not None and Path(path).is_file() else {}
 
     def resolve_n_actions(self, requested: int | None) -> int:
         k, windows, coefs = self._experts()

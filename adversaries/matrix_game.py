@@ -8,6 +8,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from arena.base import file_digest
 from arena.errors import ArenaError, ConfigError, GameError
 from arena.experts.protocol import AdaptiveAdversary, ExpertsPlayer
 from arena.params import InstanceOf, Interval, IsNone, OneOf
@@ -169,6 +170,10 @@ class MatrixGame(AdaptiveAdversary):
             return fixed
         m = n_rows if self.n_columns is None else int(self.n_columns)
         return np.random.default_rng(int(self.game_seed)).uniform(-1.0, 1.0, (n_rows, m))
+
+    def data_identity(self) -> dict[str, str]:
+        path = self.matrix_path
+        return {"matrix_path": file_digest(path)} if path and Path(path).is_file() else {}
 
     def resolve_n_actions(self, requested: int | None) -> int:
         fixed = self._fixed_matrix()

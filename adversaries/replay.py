@@ -8,6 +8,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from arena.base import file_digest
 from arena.errors import ConfigError
 from arena.experts.protocol import ObliviousAdversary
 from arena.params import InstanceOf, Interval, ListOf
@@ -106,6 +107,9 @@ class Replay(ObliviousAdversary):
             if not path.exists():
                 np.save(path, rng.random(shape))
             yield {"path": str(path)}
+
+    def data_identity(self) -> dict[str, str]:
+        return {"path": file_digest(self.path)} if Path(self.path).is_file() else {}
 
     def declared_range(self) -> tuple[float, float]:
         lo, hi = (float(v) for v in self.loss_range)

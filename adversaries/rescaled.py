@@ -141,6 +141,9 @@ class Rescaled(OCOAdversary):
             self._base_obj = obj
         return obj
 
+    def data_identity(self) -> dict[str, str]:
+        return self._base().data_identity()
+
     def stream_identity(self) -> tuple[str, dict]:
         """The base's identity: the base and every rescaling of it share the data stream, so the
         engine pairs them replicate by replicate (the rescaling map has its own jumped stream)."""

@@ -47,6 +47,29 @@ def canonical_json(obj: Any) -> str:
     return json.dumps(_jsonable(obj), sort_keys=True, separators=(",", ":"), allow_nan=True)
 
 
+def file_digest(path: Any) -> str:
+    """Return the first 16 hex digits of the SHA-256 of a file's contents.
+
+    Data files are part of an experiment's identity: the same parameters over an edited file are
+    another experiment (another run id and cell), never a silent overwrite or a mixed resume.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "f.csv"
+    >>> _ = p.write_text("0,1")
+    >>> file_digest(p)
+    '83b97b859aa5f81b'
+    """
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()[:16]
+
+
 class Component:
     """Base of players, adversaries and metrics: parameters only in ``__init__``.
 

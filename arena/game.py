@@ -408,6 +408,9 @@ def prepare_game(
 
     player_name, adversary_name = type(player).registry_name(), type(adversary).registry_name()
     game_fields, cell_fields = protocol.identity(player, adversary, spec)
+    data = adversary.data_identity()
+    if data:  # only where there is data, so that every other game keeps its key
+        game_fields = {**game_fields, "data": data}
     game_key = canonical_json(game_fields)
     cell_key = canonical_json(
         {
@@ -428,6 +431,7 @@ def prepare_game(
         "protocol": spec.protocol,
         "n_actions": spec.n_actions,
         **protocol_config,
+        **({"data": data} if data else {}),
         "horizon": horizon,
         "seed": seed,
         "replicates": ids.tolist(),

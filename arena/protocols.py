@@ -63,6 +63,15 @@ class Adversary(Component):
         """
         raise NotImplementedError
 
+    def data_identity(self) -> dict[str, str]:
+        """Return digests of the data this adversary reads beyond its parameters (files,
+        dataset versions), keyed by what they identify; ``{}`` when there is none (the default).
+
+        The driver adds them to the game key, so they enter the seeds, the cell and the run id,
+        and to the manifest: the same parameters over an edited file are another experiment.
+        """
+        return {}
+
     def lower_bounds(
         self, t: int, player: Any = None
     ) -> dict[tuple[str, float], np.ndarray | float]:

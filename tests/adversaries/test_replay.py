@@ -105,3 +105,17 @@ def test_arrays_of_complex_strings_or_booleans_are_refused(tmp_path, array, dtyp
     with pytest.raises(ValueError, match="a loss array must hold real numbers") as info:
         load_loss_array(tmp_path / "odd.npy")
     assert dtype_word in str(info.value)
+
+
+def test_the_file_contents_are_part_of_the_experiment_identity(tmp_path):
+    from arena.game import prepare_game
+
+    path = tmp_path / "l.npy"
+    np.save(path, np.zeros((20, 2)))
+    kw = dict(horizon=20, metrics=["regret"])
+    first = prepare_game("hedge", Replay(path=str(path)), **kw).config
+    np.save(path, np.ones((20, 2)))  # same parameters, edited file
+    second = prepare_game("hedge", Replay(path=str(path)), **kw).config
+    assert first["adversary_params"] == second["adversary_params"]
+    assert first["data"] != second["data"]
+    assert first["run_id"] != second["run_id"] and first["cell"] != second["cell"]
