@@ -12,8 +12,10 @@ import json
 import math
 import os
 import platform
+import socket
 import subprocess
 import tempfile
+import uuid
 from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
@@ -163,7 +165,7 @@ class TraceWriter:
 
     def __init__(self, path: str | Path, schema: pa.Schema):
         self.path = Path(path)
-        self.tmp = self.path.with_name(f".{self.path.name}.tmp")
+        self.tmp = self.path.with_name(f"{temporary_prefix(self.path)}{uuid.uuid4().hex[:8]}.tmp")
         self.schema = schema
         self._writer = pq.ParquetWriter(self.tmp, schema)
 
@@ -193,9 +195,60 @@ def list_column(arr: np.ndarray) -> pa.ListArray:
     return pa.ListArray.from_arrays(offsets, np.ascontiguousarray(arr).reshape(-1))
 
 
+def temporary_prefix(path: Path) -> str:
+    """Return the prefix of this process's temporary files for ``path``: ``.<name>~<host>~<pid>~``.
+
+    The owner is in the name, so a concurrent writer never shares a temporary file and a later
+    run can tell an orphan (its writer is gone) from a file still being written
+    (:func:`orphan_temporaries`).
+    """
+    return f".{path.name}~{socket.gethostname()}~{os.getpid()}~"
+
+
+def orphan_temporaries(folder: str | Path) -> list[Path]:
+    """Return the temporary files in ``folder`` whose writer is gone.
+
+    A temporary names its owner's host and pid (:func:`temporary_prefix`); it is an orphan when
+    the owner ran on this host and that process no longer exists. A file whose owner runs on
+    another host is never reported (it may still be written); one without an owner in its name was
+    left by an older version of the arena and is reported.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> mine = folder / f"{temporary_prefix(folder / 'x.parquet')}ab.tmp"
+    >>> dead = folder / f".x.parquet~{socket.gethostname()}~999999999~cd.tmp"
+    >>> _ = mine.write_bytes(b""), dead.write_bytes(b"")
+    >>> [p.name == dead.name for p in orphan_temporaries(folder)]
+    [True]
+    """
+    out = []
+    host = socket.gethostname()
+    for p in sorted(Path(folder).glob(".*.tmp")):
+        parts = p.name[: -len(".tmp")].rsplit("~", 3)
+        if len(parts) != 4:
+            out.append(p)
+            continue
+        _, owner_host, pid, _ = parts
+        if owner_host == host and pid.isdigit() and not _process_alive(int(pid)):
+            out.append(p)
+    return out
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, owned by someone else
+        return True
+    return True
+
+
 def _atomic_target(path: Path) -> tuple[int, str]:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=temporary_prefix(path), suffix=".tmp", dir=path.parent)
     # mkstemp creates 0600 files; give the result the permissions an ordinary open() would
     umask = os.umask(0)
     os.umask(umask)
