@@ -15,8 +15,10 @@ import platform
 import socket
 import subprocess
 import tempfile
+import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -234,6 +236,55 @@ def orphan_temporaries(folder: str | Path) -> list[Path]:
         if owner_host == host and pid.isdigit() and not _process_alive(int(pid)):
             out.append(p)
     return out
+
+
+@contextmanager
+def folder_lock(folder: str | Path, what: str) -> Iterator[None]:
+    """Hold an advisory lock on an output folder while ``what`` writes into it.
+
+    The lock is ``fcntl.flock`` on ``<folder>/.arena.lock``, which records the holder (what, pid,
+    host, since when); the kernel releases it when its holder exits, even when killed, so a stale
+    lock file never blocks anyone. A second writer is refused with one line naming the holder.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> with folder_lock(folder, "arena run"):
+    ...     with folder_lock(folder, "arena run"):
+    ...         pass
+    Traceback (most recent call last):
+    ...
+    arena.errors.ConfigError: output: parameter 'dir': ... is in use by arena run (pid ...
+    """
+    import fcntl
+
+    from arena.errors import ConfigError
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / ".arena.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = path.read_text().strip() or "another process"
+        os.close(fd)
+        raise ConfigError(
+            "output",
+            "dir",
+            f"{folder} is in use by {holder}; wait for it to finish or choose another directory",
+        ) from None
+    try:
+        os.ftruncate(fd, 0)
+        since = time.strftime("%Y-%m-%d %H:%M:%S")
+        holder = f"{what} (pid {os.getpid()} on {socket.gethostname()}, since {since})"
+        os.write(fd, holder.encode())
+        yield
+    finally:
+        os.ftruncate(fd, 0)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
 
 
 def _process_alive(pid: int) -> bool:
