@@ -366,12 +366,13 @@ def _report(args: list[str]) -> int:
         "--metric", action="append", default=None, help="leaderboard metric (repeatable)"
     )
     ns = parser.parse_args(args)
-    from arena.reporting import build_report
+    from arena.reporting import build_report, check_report_name
 
     source = Path(ns.source)
+    # The name becomes a folder that the report writes and cleans: check it before anything.
+    name = check_report_name(ns.name if ns.name is not None else source.resolve().name)
     if not source.exists():
         raise ArenaError(f"no such results directory: {source}")
-    name = ns.name or source.resolve().name
     try:
         out = build_report(
             source, Path(ns.reports) / name, name=name, metrics=tuple(ns.metric or ["regret"])

@@ -31,9 +31,10 @@ def run_demo(
 
     Returns the path of the report's ``index.html``.
     """
-    from arena.reporting import build_report
+    from arena.reporting import build_report, check_report_folder
     from arena.tournament import Tournament, describe
 
+    check_report_folder(report)  # before the tournament's minutes, not after them
     config = demo_config(**overrides)
     result = Tournament(config, results, executor=executor, progress=progress).run()
     print(describe(result, config))

@@ -26,6 +26,15 @@ class ConfigError(ArenaError, ValueError):
         super().__init__(f"{component}: parameter {parameter!r}: {message}")
 
 
+class ReportPathError(ArenaError, ValueError):
+    """A report name that is not a plain name, or a report folder the report may not write into.
+
+    A report writes (and, on a rebuild, deletes) files in its folder only: a name with a path
+    separator, ``..`` or a leading ``.`` is refused, and so is a non-empty folder that holds no
+    record of an earlier report.
+    """
+
+
 class UnknownComponentError(ArenaError, LookupError):
     """A registry name that no installed distribution declares; the message lists close matches."""
 

@@ -9,18 +9,25 @@ section of the report (:mod:`arena.reporting.sections`) and writes, into ``out_d
 * ``report.md`` — the same content in Markdown, linking the PNG files
   (:mod:`arena.reporting.render`);
 * ``figures/<name>.png`` and ``figures/<name>.svg``;
-* ``tables/<name>.csv`` — every table shown (and the per-row bound violations).
+* ``tables/<name>.csv`` — every table shown (and the per-row bound violations);
+* ``report-files.json`` — the files above, the only ones a rebuild deletes
+  (:func:`check_report_folder` refuses a non-empty folder that has no such record).
+
+Every name, parameter, path and error message is escaped in both renderings: a result file cannot
+inject markup, HTML or links into the report.
 
 It never re-simulates: the numbers come from the tidy rows and the manifests.
 """
 
-from arena.reporting.build import build_report
+from arena.reporting.build import build_report, check_report_folder, check_report_name
 from arena.reporting.figures import player_styles
 from arena.reporting.load import Source, component_labels, load_source
 
 __all__ = [
     "Source",
     "build_report",
+    "check_report_folder",
+    "check_report_name",
     "component_labels",
     "load_source",
     "player_styles",

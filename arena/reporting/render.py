@@ -4,16 +4,72 @@ The report is built as a list of blocks (headings, paragraphs, tables, figures, 
 Markdown are two renderings of the same list, so they always say the same thing. Rows or cells
 marked ``bad`` (bound violations, failures) are red in both: inline ``color`` in HTML, a red
 ``<span>`` plus a ``⚠`` marker in Markdown (renderers that strip styles keep the marker).
+
+Every string of a block is plain text: names, parameters, paths and error messages come from
+files anyone may write, so nothing in them is markup. The renderers escape all of it, in one
+place per format (:func:`_inline_html`, :func:`md_text`); the only markup a section can use is a
+code span made with :func:`code`, whose delimiters are characters no name can forge into markup.
+Links go through :func:`_href`, so a path can never become a ``javascript:`` (or other) URL.
 """
 
 from __future__ import annotations
 
 import base64
 import html
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from urllib.parse import quote
 
 RED = "#c00000"
+
+# Private-use characters delimit code spans: a backtick in a name is just a backtick, so a player
+# called ``a`b`` is shown as such and cannot open or close a span.
+CODE_OPEN, CODE_CLOSE = "\ue000", "\ue001"
+_SPAN = re.compile(f"{CODE_OPEN}([^{CODE_OPEN}{CODE_CLOSE}]*){CODE_CLOSE}")
+
+
+def code(value: object) -> str:
+    r"""Mark ``str(value)`` as a code span of a block's text (shown verbatim, monospaced).
+
+    Examples
+    --------
+    >>> md_text("run " + code("a`b") + " of *x*")
+    'run ``a`b`` of \\*x\\*'
+    """
+    text = str(value).replace(CODE_OPEN, "").replace(CODE_CLOSE, "")
+    return f"{CODE_OPEN}{text}{CODE_CLOSE}"
+
+
+def _spans(text: str) -> list[tuple[str, bool]]:
+    """Split ``text`` into (piece, is_code) pairs; stray delimiters are dropped."""
+    out: list[tuple[str, bool]] = []
+    pos = 0
+    for m in _SPAN.finditer(text):
+        out.append((text[pos : m.start()], False))
+        out.append((m.group(1), True))
+        pos = m.end()
+    out.append((text[pos:], False))
+    return [(p.replace(CODE_OPEN, "").replace(CODE_CLOSE, ""), c) for p, c in out if p or c]
+
+
+def _plain(text: str) -> str:
+    """``text`` without its code-span delimiters (for attributes and titles)."""
+    return "".join(p for p, _ in _spans(text))
+
+
+def _href(path: str) -> str:
+    """A link target that is always a relative path: percent-encode everything but ``/._-~``.
+
+    A ``:`` is encoded, so no value can become a scheme (``javascript:``, ``data:``...).
+
+    Examples
+    --------
+    >>> _href("figures/regret_curves.png"), _href("javascript:alert(1)")
+    ('figures/regret_curves.png', 'javascript%3Aalert%281%29')
+    """
+    return quote(path, safe="/._-~")
+
 
 CSS = f"""
 body {{ font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 2em auto;
@@ -115,9 +171,17 @@ Block = Heading | Para | Table | Figure | Details | Links
 
 
 def _inline_html(text: str) -> str:
-    """Escape, then turn `code` spans into <code>."""
-    parts = html.escape(text).split("`")
-    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
+    """Escape ``text`` for HTML; its :func:`code` spans become ``<code>``.
+
+    Examples
+    --------
+    >>> _inline_html("a `b` <i> " + code("x<y"))
+    'a `b` &lt;i&gt; <code>x&lt;y</code>'
+    """
+    return "".join(
+        f"<code>{html.escape(p)}</code>" if is_code else html.escape(p)
+        for p, is_code in _spans(text)
+    )
 
 
 def _table_html(t: Table) -> str:
@@ -127,9 +191,9 @@ def _table_html(t: Table) -> str:
     if t.caption:
         out.append(f"<caption>{_inline_html(t.caption)}</caption>")
     head = "".join(
-        f'<th class="text">{html.escape(c)}</th>'
+        f'<th class="text">{_inline_html(c)}</th>'
         if i in t.text_columns
-        else f"<th>{html.escape(c)}</th>"
+        else f"<th>{_inline_html(c)}</th>"
         for i, c in enumerate(t.columns)
     )
     out.append(f"<thead><tr>{head}</tr></thead><tbody>")
@@ -146,7 +210,7 @@ def _table_html(t: Table) -> str:
                 classes.append("bad")
                 style = f' style="color:{RED}"'
             cl = f' class="{" ".join(classes)}"' if classes else ""
-            cells.append(f"<td{cl}{style}>{html.escape(value)}</td>")
+            cells.append(f"<td{cl}{style}>{_inline_html(value)}</td>")
         out.append(tr + "".join(cells) + "</tr>")
     out.append("</tbody></table>")
     return "\n".join(out)
@@ -154,16 +218,16 @@ def _table_html(t: Table) -> str:
 
 def render_html(title: str, blocks: Sequence[Block], nav: Sequence[tuple[str, str]] = ()) -> str:
     """The self-contained page: CSS inline, figures as base64 PNG (linked to their files)."""
-    body = [f"<h1>{html.escape(title)}</h1>"]
+    body = [f"<h1>{_inline_html(title)}</h1>"]
     if nav:
         items = "".join(
-            f'<li><a href="#{html.escape(a)}">{html.escape(t)}</a></li>' for t, a in nav
+            f'<li><a href="#{html.escape(a)}">{_inline_html(t)}</a></li>' for t, a in nav
         )
         body.append(f"<nav><ul>{items}</ul></nav>")
     for b in blocks:
         if isinstance(b, Heading):
             ident = f' id="{html.escape(b.anchor)}"' if b.anchor else ""
-            body.append(f"<h{b.level}{ident}>{html.escape(b.text)}</h{b.level}>")
+            body.append(f"<h{b.level}{ident}>{_inline_html(b.text)}</h{b.level}>")
         elif isinstance(b, Para):
             if b.bad:
                 body.append(f'<p class="bad" style="color:{RED}">{_inline_html(b.text)}</p>')
@@ -177,14 +241,15 @@ def render_html(title: str, blocks: Sequence[Block], nav: Sequence[tuple[str, st
             body.append(_table_html(b))
         elif isinstance(b, Figure):
             data = base64.b64encode(b.png).decode("ascii")
-            alt = html.escape(b.caption, quote=True)
+            alt = html.escape(_plain(b.caption), quote=True)
+            png, svg = html.escape(_href(b.png_path)), html.escape(_href(b.svg_path))
             body.append(
                 f'<figure id="fig-{html.escape(b.name)}">'
-                f'<a href="{html.escape(b.svg_path)}">'
+                f'<a href="{svg}">'
                 f'<img src="data:image/png;base64,{data}" alt="{alt}"></a>'
                 f"<figcaption>{_inline_html(b.caption)} "
-                f'(<a href="{html.escape(b.png_path)}">PNG</a>, '
-                f'<a href="{html.escape(b.svg_path)}">SVG</a>)</figcaption></figure>'
+                f'(<a href="{png}">PNG</a>, '
+                f'<a href="{svg}">SVG</a>)</figcaption></figure>'
             )
         elif isinstance(b, Details):
             cls = f' class="bad" style="color:{RED}"' if b.bad else ""
@@ -194,13 +259,13 @@ def render_html(title: str, blocks: Sequence[Block], nav: Sequence[tuple[str, st
             )
         elif isinstance(b, Links):
             links = ", ".join(
-                f'<a href="{html.escape(p)}">{html.escape(t)}</a>' for t, p in b.items
+                f'<a href="{html.escape(_href(p))}">{_inline_html(t)}</a>' for t, p in b.items
             )
             body.append(f'<p class="note">{_inline_html(b.prefix)}{links}</p>')
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{html.escape(title)}</title>\n<style>{CSS}</style>\n"
+        f"<title>{html.escape(_plain(title))}</title>\n<style>{CSS}</style>\n"
         f"<script>{IMAGES_SCRIPT}</script>\n</head>\n<body>\n"
         + "\n".join(body)
         + "\n</body>\n</html>\n"
@@ -211,18 +276,91 @@ def render_html(title: str, blocks: Sequence[Block], nav: Sequence[tuple[str, st
 # Markdown
 
 
+# Backslash-escape the ASCII punctuation that is markup anywhere in a line: emphasis, code,
+# links/images, tables, strikethrough. ``<``, ``>`` and ``&`` become entities (html.escape) so
+# that no tag, autolink or entity survives.
+_MD_PUNCT = re.compile(r"([\\`*_\[\]|~])")
+# GFM turns bare ``http://``, ``www.`` (and e-mail-like schemes) into links: break the scheme's
+# separator. Every ":" is not escaped, to keep the Markdown source readable ("Source: ...").
+_MD_SCHEME = re.compile(r"(?i)\b(https?|ftp|file|javascript|vbscript|data|mailto|xmpp|www)([:.])")
+_MD_AS_ENTITY = re.compile(r"[\\`*_\[\]|~]")
+# Markup only at the start of a line (headings, lists, setext underlines, ordered lists).
+_MD_LINE_START = re.compile(r"^([#+=-])|^(\d+)([.)])")
+
+
+def _md_escape(text: str, line_start: bool = True) -> str:
+    r"""Plain ``text`` as Markdown that renders exactly ``text``: the one escape of report.md.
+
+    Line breaks become spaces, since a new line could start a heading, a list or an HTML block.
+    ``line_start``: whether ``text`` starts a line, where ``#``, ``-``, ``1.``... are markup too
+    (not in a table cell or after other text, where escaping them would only clutter the source).
+
+    Examples
+    --------
+    >>> _md_escape("<img src=x onerror=alert(1)> [a](javascript:b) *c* `d`")
+    '&lt;img src=x onerror=alert(1)&gt; \\[a\\](javascript\\:b) \\*c\\* \\`d\\`'
+    >>> _md_escape("# 1. x\n- y")
+    '\\# 1. x - y'
+    """
+    text = html.escape(re.sub(r"[\r\n]+", " ", text), quote=False)
+    text = _MD_SCHEME.sub(r"\1\\\2", _MD_PUNCT.sub(r"\\\1", text))
+    if not line_start:
+        return text
+    return _MD_LINE_START.sub(lambda m: f"\\{m[1]}" if m[1] else f"{m[2]}\\{m[3]}", text)
+
+
+def _md_code(text: str) -> str:
+    """``text`` as a Markdown code span, verbatim: its fence is longer than any backtick run."""
+    text = re.sub(r"[\r\n]+", " ", text)
+    fence = "`" * (max((len(r) for r in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text[:1] in ("`", " ") or text[-1:] in ("`", " ") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _md_html(text: str) -> str:
+    r"""``text`` inside raw HTML of report.md (``<summary>``): there a backslash would show, so
+    markup characters become numeric entities, which any renderer shows as the characters.
+
+    Examples
+    --------
+    >>> _md_html("[a](javascript:b) <i>" + code("`x`"))
+    '&#91;a&#93;(javascript:b) &lt;i&gt;<code>&#96;x&#96;</code>'
+    """
+    text = re.sub(r"[\r\n]+", " ", text)  # a blank line would end the HTML block
+    return _MD_AS_ENTITY.sub(lambda m: f"&#{ord(m[0])};", _inline_html(text))
+
+
+def md_text(text: str, line_start: bool = False) -> str:
+    """A block's text in Markdown: plain pieces escaped, :func:`code` spans verbatim.
+
+    Examples
+    --------
+    >>> md_text("player " + code("a`b") + " <b>")
+    'player ``a`b`` &lt;b&gt;'
+    """
+    return "".join(
+        _md_code(p) if is_code else _md_escape(p, line_start and i == 0)
+        for i, (p, is_code) in enumerate(_spans(text))
+    )
+
+
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """:func:`md_text` for a table cell: GFM splits cells at ``|`` even inside code spans."""
+    return "".join(
+        _md_code(p).replace("|", "\\|") if is_code else _md_escape(p, line_start=False)
+        for p, is_code in _spans(text)
+    )
 
 
-def _md_red(text: str) -> str:
-    return f'<span style="color:{RED}">⚠ {html.escape(text)}</span>'
+def _md_red(rendered: str) -> str:
+    """Already rendered Markdown (or HTML) in red, with a marker that survives stripped styles."""
+    return f'<span style="color:{RED}">⚠ {rendered}</span>'
 
 
 def _table_md(t: Table) -> str:
     out = []
     if t.caption:
-        out.append(f"**{t.caption}**\n")
+        out.append(f"**{md_text(t.caption)}**\n")
     out.append("| " + " | ".join(_md_cell(c) for c in t.columns) + " |")
     aligns = [":---" if i in t.text_columns else "---:" for i in range(len(t.columns))]
     out.append("| " + " | ".join(aligns) + " |")
@@ -239,36 +377,46 @@ def _table_md(t: Table) -> str:
     return "\n".join(out)
 
 
+def _fence(body: str) -> str:
+    """A code fence longer than any backtick run of ``body``, so the body cannot close it."""
+    return "`" * max(3, max((len(r) for r in re.findall("`+", body)), default=0) + 1)
+
+
 def render_markdown(title: str, blocks: Sequence[Block]) -> str:
     """The same content as :func:`render_html`, linking the PNG files instead of embedding them."""
-    out = [f"# {title}", ""]
+    out = [f"# {md_text(title)}", ""]
     for b in blocks:
         if isinstance(b, Heading):
-            out += ["#" * b.level + " " + b.text, ""]
+            out += ["#" * b.level + " " + md_text(b.text), ""]
         elif isinstance(b, Para):
-            out += [_md_red(b.text) if b.bad else (f"*{b.text}*" if b.note else b.text), ""]
+            text = md_text(b.text, line_start=not (b.bad or b.note))
+            out += [_md_red(text) if b.bad else (f"*{text}*" if b.note else text), ""]
         elif isinstance(b, Table):
             out += [_table_md(b), ""]
         elif isinstance(b, Figure):
+            caption = md_text(b.caption)
+            png, svg = _href(b.png_path), _href(b.svg_path)
             out += [
-                f"![{b.caption}]({b.png_path})",
+                f"![{caption}]({png})",
                 "",
-                f"*{b.caption}* ([PNG]({b.png_path}), [SVG]({b.svg_path}))",
+                f"*{caption}* ([PNG]({png}), [SVG]({svg}))",
                 "",
             ]
         elif isinstance(b, Details):
-            summary = _md_red(b.summary) if b.bad else html.escape(b.summary)
+            summary = _md_html(b.summary)
+            fence = _fence(b.body)
             out += [
                 "<details>",
-                f"<summary>{summary}</summary>",
+                f"<summary>{_md_red(summary) if b.bad else summary}</summary>",
                 "",
-                "```",
-                b.body.replace("```", "ʼʼʼ"),
-                "```",
+                fence,
+                b.body,
+                fence,
                 "",
                 "</details>",
                 "",
             ]
         elif isinstance(b, Links):
-            out += [b.prefix + ", ".join(f"[{t}]({p})" for t, p in b.items), ""]
+            links = ", ".join(f"[{md_text(t)}]({_href(p)})" for t, p in b.items)
+            out += [md_text(b.prefix, line_start=True) + links, ""]
     return "\n".join(out).rstrip() + "\n"

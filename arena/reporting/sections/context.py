@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,6 +52,9 @@ class ReportContext:
         Label → relative path of every CSV written so far (the Files section lists them).
     figures : list of FigureOut
         Every figure saved so far, in report order (the Files section lists them).
+    written : list of str
+        Every file written so far, relative to the report folder: the report's manifest, so
+        that a rebuild deletes these files and nothing else.
     """
 
     src: Source
@@ -63,6 +67,7 @@ class ReportContext:
     styles: dict[str, Style] = field(init=False)
     tables: dict[str, str] = field(default_factory=dict)
     figures: list[FigureOut] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.logged = set(map(str, self.rows["metric"].unique()))
@@ -90,11 +95,15 @@ class ReportContext:
 
     def write_csv(self, label: str, frame: pd.DataFrame, name: str, index: bool = False) -> None:
         """Write ``frame`` as ``tables/<name>`` and list it under ``label``."""
+        name = file_name(name)
+        self.written.append(f"tables/{name}")
         frame.to_csv(self.tab_dir / name, index=index, float_format="%.10g")
         self.tables[label] = f"tables/{name}"
 
     def add_figure(self, fig: FigureOut) -> Figure:
         """Save ``fig`` under ``figures/``, list it; return the block that shows it."""
+        fig.name = file_name(fig.name)
+        self.written += [f"figures/{fig.name}.png", f"figures/{fig.name}.svg"]
         saved = save_figure(fig, self.fig_dir)
         self.figures.append(saved)
         return Figure(
@@ -104,3 +113,15 @@ class ReportContext:
             f"figures/{saved.name}.png",
             f"figures/{saved.name}.svg",
         )
+
+
+def file_name(name: str) -> str:
+    """``name`` as a file name inside its folder: metric names come from results files, so a
+    ``/``, a leading ``.`` or any other unusual character becomes ``_``.
+
+    Examples
+    --------
+    >>> file_name("curves_quantile_regret.csv"), file_name("curves_../../x.csv"), file_name(".a")
+    ('curves_quantile_regret.csv', 'curves_.._.._x.csv', '_a')
+    """
+    return re.sub(r"^\.|[^\w.+=-]", "_", name)

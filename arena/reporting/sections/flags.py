@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from arena.reporting import stats
-from arena.reporting.render import Block, Heading, Para, Table
+from arena.reporting.render import Block, Heading, Para, Table, code
 from arena.reporting.sections.context import ReportContext, Section
 from arena.reporting.sections.formatting import num, param_text
 
@@ -47,9 +47,9 @@ def flags(ctx: ReportContext, checks: BoundChecks) -> Section:
     """The flags section: bound violations, then means below a reference lower bound."""
     blocks: list[Block] = [
         Para(
-            "A row violates its bound when `value > bound + 1e-9·max(1, |bound|)`, comparing each "
-            "metric with the player's `bound:<metric>` row of the same cell, seed, replicate, "
-            "round and parameter."
+            f"A row violates its bound when {code('value > bound + 1e-9·max(1, |bound|)')}, "
+            f"comparing each metric with the player's {code('bound:<metric>')} row of the same "
+            "cell, seed, replicate, round and parameter."
         )
     ]
     viol_sum = checks.summary
@@ -91,8 +91,8 @@ def flags(ctx: ReportContext, checks: BoundChecks) -> Section:
     blocks.append(
         Para(
             "A checkpoint is flagged when a player's mean is below the adversary's reference lower "
-            "bound (`lower_bound:<metric>`, averaged over replicates) by more than a CLT margin "
-            "`q · s/√n` (plus 1e-9 relative), q the one-sided t quantile at "
+            f"bound ({code('lower_bound:<metric>')}, averaged over replicates) by more than a "
+            f"CLT margin {code('q · s/√n')} (plus 1e-9 relative), q the one-sided t quantile at "
             f"1 − {1 - stats.LOWER_BOUND_LEVEL:g}/K with K the cell's checkpoints (Bonferroni: "
             "a cell at its bound is wrongly flagged with probability ≤ "
             f"{1 - stats.LOWER_BOUND_LEVEL:g}); at least two replicates are needed."

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from arena.reporting.render import Block
+from arena.reporting.render import Block, code
 from arena.reporting.sections.context import ReportContext, Section
 from arena.reporting.sections.curves import bounded_curves
 
@@ -29,9 +29,9 @@ def metric_curves(ctx: ReportContext) -> Section | None:
             ctx,
             metric,
             metric,
-            f"`{metric}` vs round t (log-log), mean over replicates with {pct} t-interval bands; "
-            f"dashed: declared bounds (`bound:{metric}`), dotted grey: reference lower bounds "
-            f"(`lower_bound:{metric}`), where any.",
+            f"{code(metric)} vs round t (log-log), mean over replicates with {pct} t-interval "
+            f"bands; dashed: declared bounds ({code(f'bound:{metric}')}), dotted grey: reference "
+            f"lower bounds ({code(f'lower_bound:{metric}')}), where any.",
         )
         for metric in metrics
     ]

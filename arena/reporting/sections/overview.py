@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from arena.reporting import stats
-from arena.reporting.render import Block, Para
+from arena.reporting.render import Block, Para, code
 from arena.reporting.sections.context import ReportContext, Section
 from arena.reporting.sections.flags import BoundChecks
 from arena.reporting.sections.formatting import int_range, plural
@@ -20,8 +20,9 @@ def overview(ctx: ReportContext, checks: BoundChecks) -> Section:
     n_actions = sorted(set(src.games.n_actions.tolist()))
     blocks: list[Block] = [
         Para(
-            f"Source: `{src.root}` — {len(src.cells)} cells ({len(src.player_labels)} players × "
-            f"{len(games)} games), {int_range(src.cells['replicates'])} replicates per cell "
+            f"Source: {code(src.root)} — {len(src.cells)} cells "
+            f"({len(src.player_labels)} players × {len(games)} games), "
+            f"{int_range(src.cells['replicates'])} replicates per cell "
             f"({n_units} (game, seed, replicate) units), horizon T = "
             f"{', '.join(map(str, horizon))}, N = {', '.join(map(str, n_actions))}; "
             f"{rows['t'].nunique()} checkpoints; {len(rows):,} rows from {len(src.files)} "
@@ -48,7 +49,9 @@ def overview(ctx: ReportContext, checks: BoundChecks) -> Section:
     elif any(m.startswith("bound:") for m in ctx.logged):
         blocks.append(Para("No value exceeds its player's declared bound.", ok=True))
     else:
-        blocks.append(Para("No player declared a bound (no `bound:<metric>` rows).", note=True))
+        blocks.append(
+            Para(f"No player declared a bound (no {code('bound:<metric>')} rows).", note=True)
+        )
     if len(checks.below):
         blocks.append(
             Para(

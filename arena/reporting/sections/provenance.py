@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from arena.reporting.render import Block, Details, Para, Table
+from arena.reporting.render import Block, Details, Para, Table, code
 from arena.reporting.sections.context import ReportContext, Section
 from arena.reporting.sections.formatting import num
 
@@ -36,9 +36,9 @@ def provenance(ctx: ReportContext) -> Section:
         t = src.tournament
         blocks.append(
             Para(
-                f"Tournament `{t.get('name', '?')}` (config digest "
-                f"`{t.get('config_digest', 'n/a')}`, git revision "
-                f"`{t.get('git_revision') or 'unknown'}`)."
+                f"Tournament {code(t.get('name', '?'))} (config digest "
+                f"{code(t.get('config_digest', 'n/a'))}, git revision "
+                f"{code(t.get('git_revision') or 'unknown')})."
             )
         )
         blocks.append(
@@ -84,7 +84,7 @@ def provenance(ctx: ReportContext) -> Section:
     blocks.append(
         Para(
             "Git revision: "
-            + "; ".join(f"`{r}` ({n} cells)" for r, n in revs.items())
+            + "; ".join(f"{code(r)} ({n} cells)" for r, n in revs.items())
             + ("." if len(revs) == 1 else " — results from different revisions.")
         )
     )

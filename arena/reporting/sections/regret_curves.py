@@ -6,15 +6,15 @@ import numpy as np
 import pandas as pd
 
 from arena.reporting import stats
-from arena.reporting.render import Block, Para, Table
+from arena.reporting.render import Block, Para, Table, code
 from arena.reporting.sections.context import ReportContext, Section
 from arena.reporting.sections.curves import bounded_curves
 
 YLABEL = "expected regret (loss units)"
 CAPTION = (
     "Expected regret vs round t (log-log), mean over replicates with 95% t-interval bands; "
-    "dashed: each player's declared bound (`bound:regret`), dotted grey: the adversary's "
-    "reference lower bound (`lower_bound:regret`)."
+    f"dashed: each player's declared bound ({code('bound:regret')}), dotted grey: the "
+    f"adversary's reference lower bound ({code('lower_bound:regret')})."
 )
 
 
