@@ -15,7 +15,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from arena.errors import ArenaError
+from arena.errors import ArenaError, ConfigError
 
 USAGE = """usage: arena <command> [args]
 
@@ -113,9 +113,6 @@ def _run_task(cfg) -> int:
     container = OmegaConf.to_container(cfg, resolve=True)
     player_params = {k: v for k, v in container["player"].items() if k != "_target_"}
     adversary_params = {k: v for k, v in container["adversary"].items() if k != "_target_"}
-    progress = cfg.progress
-    if progress == "auto":
-        progress = sys.stderr.isatty()
     game_kwargs = dict(
         horizon=cfg.horizon,
         n_actions=cfg.n_actions,
@@ -127,6 +124,9 @@ def _run_task(cfg) -> int:
         adversary_params=adversary_params,
     )
     try:
+        # YAML/Hydra hand over `trace=maybe` as a string, which Python would take as true
+        trace = _flag("run", "trace", container["trace"])
+        progress = _flag("run", "progress", container["progress"], auto=True)
         game = prepare_game(choices["player"], choices["adversary"], **game_kwargs)
         manifest_path = out_dir / "manifest.json"
         if manifest_path.is_file():
@@ -141,7 +141,7 @@ def _run_task(cfg) -> int:
         run = run_game(
             choices["player"],
             choices["adversary"],
-            trace_path=out_dir / "trace.parquet" if cfg.trace else None,
+            trace_path=out_dir / "trace.parquet" if trace else None,
             progress=bool(progress),
             **game_kwargs,
         )
@@ -169,9 +169,36 @@ def _run_task(cfg) -> int:
         )
     print(f"\nresults: {path}")
     print(f"manifest: {out_dir / 'manifest.json'}")
-    if cfg.trace:
+    if trace:
         print(f"trace: {out_dir / 'trace.parquet'}")
     return 0
+
+
+def _flag(command: str, name: str, value: object, *, auto: bool = False) -> bool:
+    """Return a boolean option's value, ``auto`` meaning "stderr is a terminal" where allowed.
+
+    Parameters
+    ----------
+    command : str
+        The command whose option it is (``run``, ``tournament``).
+    name : str
+        The option, named in the error.
+    value : object
+        What the configuration holds.
+    auto : bool
+        Whether ``"auto"`` is allowed.
+
+    Raises
+    ------
+    ConfigError
+        Unless ``value`` is a boolean (or ``"auto"`` where allowed).
+    """
+    if isinstance(value, bool):
+        return value
+    if auto and value == "auto":
+        return sys.stderr.isatty()
+    allowed = "true, false or auto" if auto else "true or false"
+    raise ConfigError(command, name, f"must be {allowed}, got {value!r}")
 
 
 def _remove_if_empty(out_dir: Path) -> None:
@@ -332,10 +359,8 @@ def _tournament_task(cfg) -> int:
     from arena.tournament import Tournament, TournamentConfig, describe
 
     container = OmegaConf.to_container(cfg, resolve=True)
-    progress = container["progress"]
-    if progress == "auto":
-        progress = sys.stderr.isatty()
     try:
+        progress = _flag("tournament", "progress", container["progress"], auto=True)
         config = TournamentConfig.from_mapping(container["tournament"])
         tournament = Tournament(
             config,

@@ -41,6 +41,14 @@ from arena.spec import GameSpec
 
 MAX_HORIZON = 2**31 - 1
 
+MAX_SEED = 2**63 - 1
+"""Largest root seed: the ``seed`` column of the results is int64, so a larger seed would play the
+whole game and only then fail to be written."""
+
+MAX_PER_DECADE = 10_000
+"""Most checkpoints per decade: the grid is built from ``per_decade · log10(T)`` candidate rounds,
+and beyond this every round up to T ≈ 4·10³ is already a checkpoint (use ``checkpoints``)."""
+
 DEFAULT_CHUNK_ELEMENTS = 2**18
 """Default bound on R·n·N (R·n·d in OCO games) per chunk buffer: 2 MiB of float64. Large enough
 that the per-chunk Python cost is small against the kernels, small enough to stay in cache."""
@@ -80,22 +88,40 @@ def check_int(component: str, name: str, value: Any, minimum: int) -> int:
 
 def replicate_ids(replicates: int | Iterable[int]) -> np.ndarray:
     """Return the global replicate indices of a count R (0..R-1) or of explicit indices."""
-    if isinstance(replicates, int | np.integer) and not isinstance(replicates, bool):
+    if not isinstance(replicates, Iterable) or isinstance(replicates, str | bytes):
+        # a float, a bool or text is a (bad) count, never a list of indices
         count = check_int("game", "replicates", replicates, 1)
         return np.arange(count, dtype=np.int64)
-    ids = np.asarray(list(replicates), dtype=np.int64)
+    try:
+        ids = np.asarray(
+            [check_int("game", "replicates", r, 0) for r in replicates], dtype=np.int64
+        )
+    except ConfigError:
+        ids = np.empty(0, dtype=np.int64)  # reported below with what is allowed
     if ids.size == 0 or (ids < 0).any() or np.unique(ids).size != ids.size:
         raise ConfigError("game", "replicates", "must be a count ≥ 1 or distinct indices ≥ 0")
     return ids
 
 
 def checkpoint_grid(horizon: int, checkpoints: Sequence[int] | None, per_decade: int) -> np.ndarray:
-    """Return the snapshot rounds: ``checkpoints`` (validated, plus T) or the log-spaced grid."""
+    """Return the snapshot rounds: ``checkpoints`` (validated, plus T) or the log-spaced grid.
+
+    ``per_decade`` is validated even when ``checkpoints`` makes it unused, so that a bad value is
+    refused rather than silently kept in a configuration.
+    """
+    per_decade = check_int("game", "per_decade", per_decade, 1)
+    if per_decade > MAX_PER_DECADE:
+        raise ConfigError(
+            "game", "per_decade", f"must be ≤ {MAX_PER_DECADE}, got {per_decade} (or checkpoints)"
+        )
     if checkpoints is None:
         return log_grid(horizon, per_decade)
-    grid = np.unique(np.asarray(list(checkpoints), dtype=np.int64))
+    try:
+        grid = np.unique([check_int("game", "checkpoints", c, 1) for c in checkpoints])
+    except (ConfigError, TypeError):  # an entry that is no integer, or no list at all
+        grid = np.empty(0, dtype=np.int64)
     if grid.size == 0 or grid[0] < 1 or grid[-1] > horizon:
-        raise ConfigError("game", "checkpoints", f"must lie in [1, {horizon}]")
+        raise ConfigError("game", "checkpoints", f"must be integers in [1, {horizon}]")
     return np.unique(np.append(grid, horizon))
 
 
@@ -377,7 +403,11 @@ def prepare_game(
     if horizon > MAX_HORIZON:
         raise ConfigError("game", "horizon", f"must be ≤ {MAX_HORIZON}")
     seed = check_int("game", "seed", seed, 0)
+    if seed > MAX_SEED:
+        raise ConfigError("game", "seed", f"must be ≤ 2**63 - 1 = {MAX_SEED}, got {seed}")
     ids = replicate_ids(replicates)
+    # the grid is checked here, with the other game parameters, before any metric or reset work
+    grid = checkpoint_grid(horizon, checkpoints, per_decade)
     if n_actions is not None:
         n_actions = check_int("game", "n_actions", n_actions, 1)
     player, adversary = player.clone(), adversary.clone()
@@ -403,8 +433,6 @@ def prepare_game(
         active.append(m)
     if not active:
         raise ConfigError("metrics", "metrics", "no metric left to compute")
-
-    grid = checkpoint_grid(horizon, checkpoints, per_decade)
 
     player_name, adversary_name = type(player).registry_name(), type(adversary).registry_name()
     game_fields, cell_fields = protocol.identity(player, adversary, spec)

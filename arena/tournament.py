@@ -147,6 +147,46 @@ class TournamentConfig:
     def digest(self) -> str:
         return hashlib.sha256(canonical_json(self.as_dict()).encode()).hexdigest()[:16]
 
+    def validate(self) -> None:
+        """Raise :class:`~arena.errors.ArenaError` unless every cell of the tournament can start.
+
+        Each cell is prepared as it would be played (:func:`arena.game.prepare_game`: component
+        names and parameter constraints, horizon, replicates, seed, N, checkpoint grid, metric
+        names and parameters, the adversary's declarations, ``reset``), without playing a round.
+        The first cell that cannot start is named, with the parameter and what is allowed; a
+        configuration error therefore stops the whole tournament before anything is written,
+        instead of becoming one recorded failure per cell. Errors that are not configuration
+        errors (:class:`~arena.errors.ArenaError`) are left to the cell's run, which records them.
+        """
+        from arena.game import prepare_game
+
+        for key in ("players", "adversaries", "n_actions"):
+            value = getattr(self, key)
+            if not isinstance(value, list | tuple) or not value:
+                raise ConfigError("tournament", key, f"must be a non-empty list, got {value!r}")
+        if self.metrics is not None and not isinstance(self.metrics, Mapping):
+            raise ConfigError(
+                "tournament", "metrics", f"must be a mapping {{name: params}}, got {self.metrics!r}"
+            )
+        for cell in self.cells():
+            try:
+                prepare_game(
+                    cell.player,
+                    cell.adversary,
+                    player_params=dict(cell.player_params),
+                    adversary_params=dict(cell.adversary_params),
+                    n_actions=cell.n_actions,
+                    horizon=self.horizon,
+                    replicates=self.replicates,
+                    seed=self.seed,
+                    metrics=self.metrics,
+                    per_decade=self.per_decade,
+                )
+            except ArenaError as exc:
+                raise ArenaError(f"tournament {self.name}, cell {cell.label()}: {exc}") from exc
+            except Exception:  # not a configuration error: the cell's run records it
+                continue
+
     def cells(self) -> list[Cell]:
         """The cross product, without duplicates, in a stable order."""
         players = [p for entry in self.players for p in _expand("player", entry)]
@@ -166,6 +206,11 @@ def _expand(kind: str, entry: Any) -> list[tuple[str, dict[str, Any]]]:
     unknown = set(entry) - {"name", "params", "grid"}
     if unknown:
         raise ConfigError("tournament", f"{kind}s", f"entry {entry!r}: unknown keys {unknown}")
+    for key in ("params", "grid"):
+        if not isinstance(entry.get(key) or {}, Mapping):
+            raise ConfigError(
+                "tournament", f"{kind}s", f"entry {entry!r}: {key} must be a mapping of parameters"
+            )
     base = dict(entry.get("params") or {})
     grid = dict(entry.get("grid") or {})
     if not grid:
@@ -341,6 +386,9 @@ class Tournament:
     def run(self) -> TournamentResult:
         """Run every unfinished cell; return what happened."""
         started = time.perf_counter()
+        # before the directory is claimed: a refused configuration leaves nothing behind, so the
+        # corrected command can use the same directory
+        self.config.validate()
         self._claim_directory()
         self._clean_stale_temporaries()
         cells = self.config.cells()

@@ -78,12 +78,20 @@ def test_executors_give_identical_rows(tmp_path):
     pd.testing.assert_frame_equal(frames["serial"], frames["dask"], check_exact=True)
 
 
-def test_failing_cell_is_recorded_and_the_rest_goes_on(tmp_path):
+def test_failing_cell_is_recorded_and_the_rest_goes_on(tmp_path, monkeypatch):
+    from adversaries.stochastic import Bernoulli
+    from arena.errors import GameError
+
+    def broken(self, t0, n):  # an error while playing, not a configuration error
+        raise GameError("adversary bernoulli", "gap exploded", round=t0)
+
+    # serial executor: the cells run in this process, so the patch reaches them
+    monkeypatch.setattr(Bernoulli, "losses_block", broken)
     config = TournamentConfig.from_mapping(
         {
             **SMALL,
             "players": ["hedge"],
-            "adversaries": ["fair_coin", {"name": "bernoulli", "params": {"gap": 0.9}}],
+            "adversaries": ["fair_coin", {"name": "bernoulli", "params": {"gap": 0.2}}],
         }
     )
     result = Tournament(config, tmp_path / "t", executor="serial").run()
