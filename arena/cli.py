@@ -105,7 +105,7 @@ def _run_task(cfg) -> int:
     from omegaconf import OmegaConf
 
     from arena.game import prepare_game, run_game
-    from arena.results import format_summary, summarize, write_run
+    from arena.results import folder_lock, format_summary, summarize, write_run
 
     hc = HydraConfig.get()
     out_dir = Path(hc.runtime.output_dir)
@@ -128,31 +128,33 @@ def _run_task(cfg) -> int:
         trace = _flag("run", "trace", container["trace"])
         progress = _flag("run", "progress", container["progress"], auto=True)
         game = prepare_game(choices["player"], choices["adversary"], **game_kwargs)
-        manifest_path = out_dir / "manifest.json"
-        if manifest_path.is_file():
-            import json
+        # one writer per folder: a second run into it is refused, naming the first
+        with folder_lock(out_dir, "arena run"):
+            manifest_path = out_dir / "manifest.json"
+            if manifest_path.is_file():
+                import json
 
-            old = json.loads(manifest_path.read_text()).get("run_id")
-            if old != game.config["run_id"]:
-                raise ArenaError(
-                    f"output directory {out_dir} already holds a different experiment "
-                    f"(run_id {old}); choose another hydra.run.dir"
-                )
-        run = run_game(
-            choices["player"],
-            choices["adversary"],
-            trace_path=out_dir / "trace.parquet" if trace else None,
-            progress=bool(progress),
-            **game_kwargs,
-        )
-        path = write_run(
-            run,
-            out_dir,
-            extra={
-                "command": "arena run " + " ".join(hc.overrides.task),
-                "hydra_config": container,
-            },
-        )
+                old = json.loads(manifest_path.read_text()).get("run_id")
+                if old != game.config["run_id"]:
+                    raise ArenaError(
+                        f"output directory {out_dir} already holds a different experiment "
+                        f"(run_id {old}); choose another hydra.run.dir"
+                    )
+            run = run_game(
+                choices["player"],
+                choices["adversary"],
+                trace_path=out_dir / "trace.parquet" if trace else None,
+                progress=bool(progress),
+                **game_kwargs,
+            )
+            path = write_run(
+                run,
+                out_dir,
+                extra={
+                    "command": "arena run " + " ".join(hc.overrides.task),
+                    "hydra_config": container,
+                },
+            )
     except ArenaError as exc:
         print(f"arena: error: {exc}", file=sys.stderr)
         _remove_if_empty(out_dir)
@@ -202,8 +204,9 @@ def _flag(command: str, name: str, value: object, *, auto: bool = False) -> bool
 
 
 def _remove_if_empty(out_dir: Path) -> None:
-    """Remove a run directory that holds nothing but Hydra's own ``.hydra`` record."""
-    if out_dir.is_dir() and {p.name for p in out_dir.iterdir()} <= {".hydra"}:
+    """Remove a run directory that holds nothing but Hydra's own ``.hydra`` record (and the
+    released lock file of the refused run)."""
+    if out_dir.is_dir() and {p.name for p in out_dir.iterdir()} <= {".hydra", ".arena.lock"}:
         shutil.rmtree(out_dir)
 
 

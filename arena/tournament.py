@@ -36,8 +36,10 @@ import pandas as pd
 from arena.base import canonical_json
 from arena.errors import ArenaError, ConfigError
 from arena.results import (
+    folder_lock,
     git_revision,
     manifest,
+    orphan_temporaries,
     package_versions,
     write_json_atomic,
     write_parquet_atomic,
@@ -378,7 +380,8 @@ class Tournament:
         os.replace(tmp, path)
 
     def _clean_stale_temporaries(self) -> None:
-        for p in list(self.parts.glob(".*.tmp")) + list(self.directory.glob(".*.tmp")):
+        # only the leftovers of killed writers: a concurrent writer's file names a live owner
+        for p in orphan_temporaries(self.parts) + orphan_temporaries(self.directory):
             p.unlink(missing_ok=True)
 
     # -- running --------------------------------------------------------------------------------
@@ -389,6 +392,11 @@ class Tournament:
         # before the directory is claimed: a refused configuration leaves nothing behind, so the
         # corrected command can use the same directory
         self.config.validate()
+        # one tournament per folder at a time; the second is refused in one line naming the first
+        with folder_lock(self.directory, f"arena tournament {self.config.name}"):
+            return self._run_unlocked(started)
+
+    def _run_unlocked(self, started: float) -> TournamentResult:
         self._claim_directory()
         self._clean_stale_temporaries()
         cells = self.config.cells()
