@@ -403,24 +403,64 @@ def write_run(run: GameRun, out_dir: str | Path, extra: dict[str, Any] | None = 
     """Write ``results.parquet`` then ``manifest.json`` into ``out_dir``; return the Parquet path.
 
     The manifest is written last, so its presence marks a complete run. A directory that already
-    holds a different run (another ``run_id``) is refused.
+    holds a different run (another ``run_id``) is refused, and so is one holding a
+    ``results.parquet`` without a manifest (not a folder the arena wrote). The same experiment with
+    other replicates (``replicates=[3, 4]`` after ``replicates=2``) is merged: the folder then
+    holds the union, each replicate's rows from its latest run, in the order one run of all of
+    them would give (replicate r's rows do not depend on the batch).
     """
+    from arena.errors import ConfigError
+
     out_dir = Path(out_dir)
     existing = out_dir / "manifest.json"
+    results = out_dir / "results.parquet"
+    rows, config = run.rows, run.config
     if existing.is_file():
-        old = json.loads(existing.read_text()).get("run_id")
-        if old != run.config["run_id"]:
-            from arena.errors import ConfigError
-
+        try:
+            old = json.loads(existing.read_text())
+        except (OSError, ValueError) as exc:
             raise ConfigError(
                 "output",
                 "dir",
-                f"{out_dir} already holds a different experiment (run_id {old}); "
+                f"{existing} is not a readable manifest ({exc}); choose another "
+                "directory or remove it",
+            ) from exc
+        if old.get("run_id") != config["run_id"]:
+            raise ConfigError(
+                "output",
+                "dir",
+                f"{out_dir} already holds a different experiment (run_id {old.get('run_id')}); "
                 "choose another directory",
             )
-    path = write_parquet_atomic(run.rows, out_dir / "results.parquet")
-    write_json_atomic(manifest(run, extra), out_dir / "manifest.json")
+        before = set(old.get("config", {}).get("replicates", []))
+        if results.is_file() and not before <= set(config["replicates"]):
+            rows = _merge_replicates(pd.read_parquet(results), run.rows)
+            config = {**config, "replicates": sorted(before | set(config["replicates"]))}
+    elif results.is_file():
+        raise ConfigError(
+            "output",
+            "dir",
+            f"{out_dir} holds a results.parquet without a manifest, which the arena did not write; "
+            "choose another directory",
+        )
+    path = write_parquet_atomic(rows, results)
+    record = manifest(run, extra)
+    record.update(config=config, n_rows=len(rows))
+    write_json_atomic(record, existing)
     return path
+
+
+def _merge_replicates(previous: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
+    """Return ``previous`` rows of the replicates ``new`` lacks plus ``new``, in run order."""
+    kept = previous[~previous.replicate.isin(new.replicate.unique())]
+    merged = pd.concat([kept[SCHEMA], new[SCHEMA]], ignore_index=True)
+    # a run orders its rows by checkpoint, then metric and param (in its metrics' order), then
+    # replicate: rebuild that order so the folder reads as one run of every replicate
+    column = new.metric + "|" + new.param.astype(str)
+    position = {key: i for i, key in enumerate(pd.unique(column))}
+    merged["_column"] = (merged.metric + "|" + merged.param.astype(str)).map(position)
+    merged = merged.sort_values(["t", "_column", "replicate"], kind="stable")
+    return merged.drop(columns="_column").reset_index(drop=True)
 
 
 def read_trace(path: str | Path) -> dict[str, np.ndarray]:
