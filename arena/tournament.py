@@ -468,7 +468,10 @@ class Tournament:
         # spawn: workers start clean (no inherited numba/threads state), on every platform
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(
-            max_workers=min(self.n_jobs, len(todo)), mp_context=context
+            max_workers=min(self.n_jobs, len(todo)),
+            mp_context=context,
+            initializer=_exit_with_parent,
+            initargs=(os.getpid(),),
         ) as pool:
             pending = {pool.submit(run_cell, cell, self.config): cell for cell in todo}
             try:
@@ -527,6 +530,23 @@ class Tournament:
             client.close()
             if cluster is not None:
                 cluster.close()
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    """Pool-worker initializer: end the worker as soon as the coordinating process is gone.
+
+    A coordinator killed with SIGKILL cannot shut its pool down, and its spawned workers (hundreds
+    of MB each) would live on, re-parented. A daemon thread notices the new parent within half a
+    second and exits the worker; the cells in flight are lost, as a kill loses them anyway.
+    """
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="arena-exit-with-parent", daemon=True).start()
 
 
 def describe(result: TournamentResult, config: TournamentConfig) -> str:

@@ -188,3 +188,30 @@ def test_cli_tournament_and_multirun(tmp_path):
 
     rows = load_results(tmp_path / "multi")
     assert set(rows.player) == {"hedge", "ftl"}
+
+
+def test_sigkill_of_the_coordinator_ends_its_workers(tmp_path):
+    import psutil
+
+    out = tmp_path / "orphans"
+    config = {**SMALL, "horizon": 200_000, "replicates": 8, "n_actions": [50]}
+    script = (
+        "import json, sys\n"
+        "from arena.tournament import Tournament, TournamentConfig\n"
+        "cfg = TournamentConfig.from_mapping(json.loads(sys.argv[1]))\n"
+        "Tournament(cfg, sys.argv[2], executor='local', n_jobs=2).run()\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script, json.dumps(config), str(out)])
+    coordinator = psutil.Process(proc.pid)
+    deadline = time.monotonic() + 120
+    workers: list = []
+    while time.monotonic() < deadline and len(workers) < 2:
+        # the pool's workers run multiprocessing's spawn entry point (its resource tracker not)
+        workers = [p for p in coordinator.children() if "spawn_main" in " ".join(p.cmdline())]
+        time.sleep(0.1)
+    assert len(workers) == 2, "the pool never started"
+    time.sleep(2.0)  # the workers are playing their first cells
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    _, alive = psutil.wait_procs(workers, timeout=15)
+    assert not alive, f"workers outlived their coordinator: {[p.pid for p in alive]}"
