@@ -22,7 +22,7 @@ import hashlib
 import importlib
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -35,7 +35,7 @@ from arena.checkpoints import log_grid
 from arena.errors import ArenaError, ConfigError
 from arena.metrics.base import Metric
 from arena.params import validate_params
-from arena.results import TraceWriter, assemble_rows
+from arena.results import GameRun, TraceWriter, assemble_rows
 from arena.seeding import replicate_streams
 from arena.spec import GameSpec
 
@@ -260,28 +260,6 @@ def protocol_for(name: str) -> GameProtocol:
 
 # ----------------------------------------------------------------------------------------------
 # the driver
-
-
-@dataclass
-class GameRun:
-    """The outcome of :func:`run_game`.
-
-    Attributes
-    ----------
-    rows : pandas.DataFrame
-        Tidy results, columns :data:`arena.results.SCHEMA`.
-    config : dict
-        The resolved game description (as stored in ``manifest.json``).
-    skipped_metrics : dict
-        Metrics requested but not applicable, with the reason.
-    wall_time : float
-        Seconds spent playing.
-    """
-
-    rows: pd.DataFrame
-    config: dict
-    skipped_metrics: dict[str, str] = field(default_factory=dict)
-    wall_time: float = 0.0
 
 
 @dataclass

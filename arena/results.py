@@ -19,6 +19,7 @@ import time
 import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,7 +30,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 if TYPE_CHECKING:
-    from arena.game import GameRun
     from arena.metrics.base import Metric
     from arena.spec import GameSpec
 
@@ -57,6 +57,29 @@ INT_COLUMNS = ("n_actions", "horizon", "replicate", "seed", "t")
 
 FLOAT_COLUMNS = ("param", "value")
 """Columns of the tidy rows stored as float64; every other column is a string."""
+
+
+@dataclass
+class GameRun:
+    """The outcome of :func:`arena.game.run_game`.
+
+    Attributes
+    ----------
+    rows : pandas.DataFrame
+        Tidy results, columns :data:`arena.results.SCHEMA`.
+    config : dict
+        The resolved game description (as stored in ``manifest.json``).
+    skipped_metrics : dict
+        Metrics requested but not applicable, with the reason.
+    wall_time : float
+        Seconds spent playing.
+    """
+
+    rows: pd.DataFrame
+    config: dict
+    skipped_metrics: dict[str, str] = field(default_factory=dict)
+    wall_time: float = 0.0
+
 
 ARROW_SCHEMA = pa.schema(
     [
