@@ -39,27 +39,60 @@ def main(argv: list[str] | None = None) -> int:
         print(USAGE)
         return 0
     command, rest = argv[0], argv[1:]
+    commands = {
+        "run": _run,
+        "list": _list,
+        "demo": _demo,
+        "check": _check,
+        "tournament": _tournament,
+        "report": _report,
+    }
+    if command not in commands:
+        import difflib
+
+        close = difflib.get_close_matches(command, list(commands), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        print(
+            f"arena: error: unknown command {command!r} ({hint}commands: {', '.join(commands)}; "
+            "`arena --help` describes them)",
+            file=sys.stderr,
+        )
+        return 2
+    return _guarded(commands[command], rest)
+
+
+def _guarded(command, *args) -> int:
+    """Run ``command(*args)`` and turn every error into one line on stderr and an exit code.
+
+    ``ArenaError`` (bad input, found by the arena) and ``OSError`` (a disk full, a folder not
+    writable) exit with 2; anything else is a bug of the arena or of a plugin and exits with 1,
+    its traceback shown only with ``ARENA_DEBUG=1``. Hydra's tasks are guarded too, since Hydra
+    would otherwise print a traceback of its own.
+    """
+    import os
+
     try:
-        if command == "run":
-            return _run(rest)
-        if command == "list":
-            return _list(rest)
-        if command == "demo":
-            return _demo(rest)
-        if command == "check":
-            return _check(rest)
-        if command == "tournament":
-            return _tournament(rest)
-        if command == "report":
-            return _report(rest)
+        return command(*args)
     except ArenaError as exc:
         print(f"arena: error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `arena list | head`
         sys.stderr.close()
         return 0
-    print(f"arena: error: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
-    return 2
+    except OSError as exc:
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"arena: error: cannot access{where}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        if os.environ.get("ARENA_DEBUG"):
+            raise
+        first = next(iter(str(exc).splitlines()), "")
+        print(
+            f"arena: internal error: {type(exc).__name__}: {first} "
+            "(a bug; ARENA_DEBUG=1 shows the traceback)",
+            file=sys.stderr,
+        )
+        return 1
 
 
 # ----------------------------------------------------------------------------------------------
@@ -80,24 +113,19 @@ def _precheck_names(overrides: list[str]) -> None:
 def _run(overrides: list[str]) -> int:
     import hydra
 
-    from arena.hydra_support import config_dir, register_generated_nodes
+    from arena.hydra_support import check_command_line, config_dir, register_generated_nodes
 
     _precheck_names(overrides)
     register_generated_nodes()
+    check_command_line("run", "run", overrides)
 
     @hydra.main(version_base=None, config_path=str(config_dir()), config_name="run")
     def task(cfg) -> None:
-        code = _run_task(cfg)
+        code = _guarded(_run_task, cfg)
         if code:
             sys.exit(code)
 
-    saved = sys.argv
-    sys.argv = ["arena run", *overrides]
-    try:
-        task()
-    finally:
-        sys.argv = saved
-    return 0
+    return _hydra_main(task, "arena run", overrides)
 
 
 def _run_task(cfg) -> int:
@@ -105,7 +133,7 @@ def _run_task(cfg) -> int:
     from omegaconf import OmegaConf
 
     from arena.game import prepare_game, run_game
-    from arena.results import folder_lock, format_summary, summarize, write_run
+    from arena.results import check_run_folder, folder_lock, format_summary, summarize, write_run
 
     hc = HydraConfig.get()
     out_dir = Path(hc.runtime.output_dir)
@@ -128,18 +156,11 @@ def _run_task(cfg) -> int:
         trace = _flag("run", "trace", container["trace"])
         progress = _flag("run", "progress", container["progress"], auto=True)
         game = prepare_game(choices["player"], choices["adversary"], **game_kwargs)
+        # refused before the lock too, so that a refused run touches nothing in the folder
+        check_run_folder(out_dir, game.config["run_id"])
         # one writer per folder: a second run into it is refused, naming the first
         with folder_lock(out_dir, "arena run"):
-            manifest_path = out_dir / "manifest.json"
-            if manifest_path.is_file():
-                import json
-
-                old = json.loads(manifest_path.read_text()).get("run_id")
-                if old != game.config["run_id"]:
-                    raise ArenaError(
-                        f"output directory {out_dir} already holds a different experiment "
-                        f"(run_id {old}); choose another hydra.run.dir"
-                    )
+            check_run_folder(out_dir, game.config["run_id"])  # before any round is played
             run = run_game(
                 choices["player"],
                 choices["adversary"],
@@ -155,6 +176,7 @@ def _run_task(cfg) -> int:
                     "hydra_config": container,
                 },
             )
+            _write_hydra_record(out_dir, cfg, hc)
     except ArenaError as exc:
         print(f"arena: error: {exc}", file=sys.stderr)
         _remove_if_empty(out_dir)
@@ -174,6 +196,23 @@ def _run_task(cfg) -> int:
     if trace:
         print(f"trace: {out_dir / 'trace.parquet'}")
     return 0
+
+
+def _write_hydra_record(out_dir: Path, cfg, hc) -> None:
+    """Write Hydra's record of the run (``.hydra/``) once its results are written.
+
+    Hydra would write it when the job starts (``hydra.output_subdir``), i.e. also for a run that
+    is then refused, overwriting the record of the results already in the folder; ``run.yaml``
+    turns that off and the record is written here, after the results, atomically.
+    """
+    from omegaconf import OmegaConf
+
+    from arena.results import write_text_atomic
+
+    record = out_dir / ".hydra"
+    write_text_atomic(OmegaConf.to_yaml(cfg), record / "config.yaml")
+    write_text_atomic(OmegaConf.to_yaml({"hydra": hc}), record / "hydra.yaml")
+    write_text_atomic(OmegaConf.to_yaml(list(hc.overrides.task)), record / "overrides.yaml")
 
 
 def _flag(command: str, name: str, value: object, *, auto: bool = False) -> bool:
@@ -264,14 +303,21 @@ def _check(args: list[str]) -> int:
         sys.path.insert(0, str(Path.cwd()))  # like `python -m`: modules of the current folder
     if not class_name:
         raise ArenaError(f"expected MODULE:CLASS, got {ns.target!r}")
+    if not module_name:
+        raise ArenaError(f"expected MODULE:CLASS, got {ns.target!r}")
     try:
         cls = getattr(importlib.import_module(module_name), class_name)
-    except (ImportError, AttributeError) as exc:
-        raise ArenaError(f"cannot import {ns.target}: {exc}") from exc
+    except Exception as exc:  # a plugin module may raise anything while it is imported
+        first = next(iter(str(exc).splitlines()), "")
+        raise ArenaError(f"cannot import {ns.target}: {type(exc).__name__}: {first}") from exc
     from arena.protocols import Adversary, Player
 
     if not (isinstance(cls, type) and issubclass(cls, Player | Adversary)):
         raise ArenaError(f"{ns.target} is not a player or adversary class (got {cls!r})")
+    if cls.__module__.startswith("arena.") and cls.__module__.endswith((".protocol", ".protocols")):
+        raise ArenaError(
+            f"{ns.target} is a protocol's base class, not a component: check a subclass of it"
+        )
     try:
         components = [cls(**params) for params in cls._unit_test_params()]
     except Exception as exc:  # a broken _unit_test_params or constructor: one line, no traceback
@@ -328,7 +374,7 @@ def _run_checks(component, yield_checks, expected_failures):
 def _tournament(overrides: list[str]) -> int:
     import hydra
 
-    from arena.hydra_support import config_dir
+    from arena.hydra_support import check_command_line, config_dir
 
     for item in overrides:
         if item.startswith("tournament=") and "," not in item:
@@ -340,17 +386,25 @@ def _tournament(overrides: list[str]) -> int:
                 close = difflib.get_close_matches(name, options, n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
                 raise ArenaError(f"unknown tournament {name!r}{hint} (available: {options})")
+    check_command_line("tournament", "tournament_run", overrides, output_key="out")
 
     @hydra.main(version_base=None, config_path=str(config_dir()), config_name="tournament_run")
     def task(cfg) -> None:
-        code = _tournament_task(cfg)
+        code = _guarded(_tournament_task, cfg)
         if code:
             sys.exit(code)
 
+    return _hydra_main(task, "arena tournament", overrides)
+
+
+def _hydra_main(task, prog: str, overrides: list[str]) -> int:
+    """Run a ``@hydra.main`` task on ``overrides``; return its exit code (Hydra exits with it)."""
     saved = sys.argv
-    sys.argv = ["arena tournament", *overrides]
+    sys.argv = [prog, *overrides]
     try:
         task()
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     finally:
         sys.argv = saved
     return 0
@@ -403,7 +457,11 @@ def _report(args: list[str]) -> int:
         raise ArenaError(f"no such results directory: {source}")
     try:
         out = build_report(
-            source, Path(ns.reports) / name, name=name, metrics=tuple(ns.metric or ["regret"])
+            source,
+            Path(ns.reports) / name,
+            name=name,
+            metrics=tuple(ns.metric or ["regret"]),
+            warn=lambda line: print(f"arena report: {line}", file=sys.stderr),
         )
     except FileNotFoundError as exc:
         raise ArenaError(f"no results to report: {exc}") from exc

@@ -18,12 +18,14 @@ class ConfigError(ArenaError, ValueError):
         The parameter name.
     message : str
         What is wrong and what is allowed.
+    noun : str
+        What ``parameter`` is called in the message (``key`` for a command-line key).
     """
 
-    def __init__(self, component: str, parameter: str, message: str):
+    def __init__(self, component: str, parameter: str, message: str, *, noun: str = "parameter"):
         self.component = component
         self.parameter = parameter
-        super().__init__(f"{component}: parameter {parameter!r}: {message}")
+        super().__init__(f"{component}: {noun} {parameter!r}: {message}")
 
 
 class ReportPathError(ArenaError, ValueError):

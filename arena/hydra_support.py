@@ -15,7 +15,7 @@ import inspect
 from pathlib import Path
 
 from arena import registry
-from arena.errors import ArenaError
+from arena.errors import ArenaError, ConfigError
 
 GROUPS = {"player": "player", "adversary": "adversary"}
 
@@ -73,3 +73,281 @@ def register_generated_nodes() -> list[str]:
             cs.store(group=group, name=name, node=node)
             done.append(f"{group}/{name}")
     return done
+
+
+# ----------------------------------------------------------------------------------------------
+# checking a command line before Hydra runs it
+
+#: Hydra's own flags that print something and exit (no job runs, nothing to check).
+_HYDRA_INFO_FLAGS = ("-h", "--help", "--hydra-help", "-c", "--cfg", "-i", "--info", "--version")
+_HYDRA_INFO_FLAGS += ("-sc", "--shell-completion", "-p", "--package", "--resolve")
+
+
+def check_command_line(
+    command: str, config_name: str, argv: list[str], *, output_key: str | None = None
+) -> list:
+    """Compose every job of an ``arena run`` / ``arena tournament`` command line, or refuse it.
+
+    Hydra reports a bad override (an unknown key, a missing config option, a sweep without
+    ``--multirun``, a parse error, a missing mandatory value) with a multi-line message and exit
+    code 1, and only after it has created the output folder. This composes each job the command
+    would run first (the cross product of a ``--multirun`` sweep), so that a bad command line is
+    refused in one line naming the key and what it may be, before anything is written; and checks
+    that the output folder can be created.
+
+    Parameters
+    ----------
+    command : str
+        ``run`` or ``tournament`` (named in the error).
+    config_name : str
+        The primary config (``run``, ``tournament_run``).
+    argv : list of str
+        The command's arguments (overrides and Hydra flags).
+    output_key : str, optional
+        The key naming the output folder (default: Hydra's run or sweep folder).
+
+    Returns
+    -------
+    list of DictConfig
+        The composed config of each job (empty where Hydra only prints something).
+
+    Raises
+    ------
+    ConfigError
+        Naming the key at fault and what is allowed.
+    """
+    if any(a in _HYDRA_INFO_FLAGS or a.startswith("--cfg=") for a in argv):
+        return []
+    multirun = any(a in ("-m", "--multirun") for a in argv)
+    overrides = [a for a in argv if not a.startswith("-")]
+    unknown_flags = [a for a in argv if a.startswith("-") and a not in ("-m", "--multirun")]
+    if unknown_flags:
+        raise ConfigError(
+            f"arena {command}",
+            unknown_flags[0],
+            noun="option",
+            message="unknown option (options: --multirun/-m, --help, --cfg job, --info; everything "
+            "else is KEY=VALUE)",
+        )
+    jobs = _expand_sweeps(command, overrides) if multirun else [overrides]
+    composed = []
+    required = None
+    for job in jobs:
+        cfg = _compose(command, config_name, job)
+        if required is None:
+            required = _top_level_keys(config_name)
+        _check_composed(command, cfg, required)
+        composed.append(cfg)
+    # the folder created first: one whose parent is a file or not writable is refused here
+    key = output_key or ("hydra.sweep.dir" if multirun else "hydra.run.dir")
+    _check_output_folder(command, key, _resolved_output(composed[-1], key))
+    return composed
+
+
+def _top_level_keys(config_name: str) -> list[str]:
+    """The keys the primary config defines: its own, and the groups of its defaults list (read
+    from the file, not composed, so that a default option that cannot load is not needed)."""
+    from omegaconf import OmegaConf
+
+    primary = OmegaConf.to_container(OmegaConf.load(config_dir() / f"{config_name}.yaml"))
+    keys = []
+    for entry in primary.get("defaults", []):
+        if isinstance(entry, dict):
+            keys += [k for k in entry if not k.startswith("override ")]
+    return keys + [k for k in primary if k not in ("defaults", "hydra")]
+
+
+def _expand_sweeps(command: str, overrides: list[str]) -> list[list[str]]:
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    try:
+        parsed = OverridesParser.create().parse_overrides(overrides)
+        (batch,) = BasicSweeper.split_arguments(parsed, None)
+    except HydraException as exc:
+        culprit = _culprit(overrides, exc)
+        raise ConfigError(f"arena {command}", culprit, _one_line(exc), noun="key") from exc
+    return batch
+
+
+def _compose(command: str, config_name: str, overrides: list[str]):
+    from hydra import compose, initialize_config_dir
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        with initialize_config_dir(config_dir=str(config_dir()), version_base=None):
+            return compose(config_name, overrides=overrides, return_hydra_config=True)
+    # Hydra raises ValueError/TypeError too (e.g. `metrics=null` for a config group): whatever
+    # composing a command line raises is an error of that command line
+    except (HydraException, OmegaConfBaseException, ValueError, TypeError, KeyError) as exc:
+        culprit = _culprit(overrides, exc, config_name)
+        message = _one_line(exc)
+        cause = exc.__cause__
+        if cause is not None and "Error merging override" in str(exc):
+            message = f"{message}: {_one_line(cause)}"
+        options = getattr(exc, "options", None)
+        missing = getattr(exc, "missing_cfg_file", None)
+        if missing and options is not None:  # e.g. metrics=nosuch
+            group, _, name = str(missing).rpartition("/")
+            culprit = group or culprit
+            message = f"no option {name!r} (available: {', '.join(sorted(options))})"
+        elif "Could not override" in str(exc) and "." in culprit:
+            parent = culprit.rpartition(".")[0]
+            found = _keys_of(config_name, overrides, culprit, parent)
+            if found is not None:
+                valid, choice = found
+                keys = f"keys: {', '.join(valid)}" if valid else "it takes no keys"
+                where = f"{parent} {choice}" if choice else parent
+                message = f"no such key in {where} ({keys})"
+        elif "Could not override" in str(exc):
+            found = _keys_of(config_name, overrides, culprit, "")
+            if found is not None:
+                message = f"no such key (keys: {', '.join(found[0])})"
+        raise ConfigError(f"arena {command}", culprit, message, noun="key") from exc
+
+
+def _keys_of(
+    config_name: str, overrides: list[str], culprit: str, node: str
+) -> tuple[list[str], str | None] | None:
+    """The keys of ``node`` in the config composed without the override of ``culprit``, and the
+    option chosen for it where ``node`` is a config group (``adversary`` → ``shifting_experts``)."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import DictConfig, OmegaConf
+
+    rest = [o for o in overrides if _override_key(o) != culprit]
+    try:
+        with initialize_config_dir(config_dir=str(config_dir()), version_base=None):
+            cfg = compose(config_name, overrides=rest, return_hydra_config=True)
+    except Exception:  # another override is bad too: the first one named is enough
+        return None
+    target = OmegaConf.select(cfg, node) if node else cfg
+    if not isinstance(target, DictConfig):
+        return None
+    choice = cfg.hydra.runtime.choices.get(node) if node else None
+    return [str(k) for k in target.keys() if k not in ("_target_", "hydra")], choice
+
+
+def _check_composed(command: str, cfg, required: list[str]) -> None:
+    """Resolve the job's config (not Hydra's): interpolations, mandatory ``???`` values, and the
+    keys the command reads (``~horizon`` deletes one)."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
+
+    for key in required:
+        if key not in cfg:
+            raise ConfigError(
+                f"arena {command}", key, "is required and cannot be deleted", noun="key"
+            )
+    try:
+        job = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"])
+        OmegaConf.to_container(job, resolve=True, throw_on_missing=True)
+    except MissingMandatoryValue as exc:
+        key = str(getattr(exc, "full_key", "") or "")
+        group, _, param = key.rpartition(".")
+        choice = cfg.hydra.runtime.choices.get(group) if group else None
+        who = f"{group} {choice}" if choice else f"arena {command}"
+        raise ConfigError(
+            who, param or key, f"is required: set {key}=VALUE on the command line"
+        ) from exc
+    except OmegaConfBaseException as exc:
+        key = str(getattr(exc, "full_key", "") or "?")
+        raise ConfigError(f"arena {command}", key, _one_line(exc), noun="key") from exc
+
+
+def _resolved_output(cfg, key: str) -> Path | None:
+    from hydra.core.utils import setup_globals
+    from omegaconf import OmegaConf
+
+    setup_globals()  # the ${now:...} resolver of the default folder names
+    try:
+        value = OmegaConf.select(cfg, key, throw_on_resolution_failure=True)
+    except Exception:  # an interpolation only Hydra's job context resolves: Hydra will say
+        return None
+    return Path(str(value)) if value is not None else None
+
+
+def _check_output_folder(command: str, key: str, folder: Path | None) -> None:
+    """Refuse an output folder that is a file, lies below a file, or cannot be created."""
+    import os
+
+    if folder is None:
+        return
+    path = folder.absolute()
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"arena {command}", key, f"{folder} is a file, not a folder", noun="key")
+    existing = path
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ConfigError(
+            f"arena {command}",
+            key,
+            f"cannot create {folder}: {existing} is a file, not a folder",
+            noun="key",
+        )
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError(
+            f"arena {command}",
+            key,
+            f"cannot write {folder}: {existing} is not writable",
+            noun="key",
+        )
+
+
+def _override_key(override: str) -> str:
+    return override.partition("=")[0].lstrip("+~")
+
+
+def _culprit(overrides: list[str], exc: BaseException, config_name: str | None = None) -> str:
+    """The key of the override at fault: the one that does not parse, the one the error quotes,
+    else the first whose addition makes the composition fail."""
+    import re
+
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import OverrideParseException
+
+    if isinstance(exc, OverrideParseException):  # the override that does not parse alone
+        parser = OverridesParser.create()
+        for override in overrides:
+            try:
+                parser.parse_overrides([override])
+            except OverrideParseException:
+                return _override_key(override)
+    text = str(exc)
+    for override in overrides:
+        if override in text:
+            return _override_key(override)
+    for override in overrides:
+        key = _override_key(override)
+        if f"'{key}'" in text or f"/{key.split('.')[0]}/" in text:
+            return key
+    if config_name is not None:
+        from hydra import compose, initialize_config_dir
+
+        for i, override in enumerate(overrides):
+            try:
+                with initialize_config_dir(config_dir=str(config_dir()), version_base=None):
+                    compose(config_name, overrides=overrides[: i + 1])
+            except Exception:
+                return _override_key(override)
+    match = re.search(r"'([\w.+~/-]+)'", text)
+    if match:
+        return _override_key(
+            match.group(1).split("/")[-1] if "/" in match.group(1) else match.group(1)
+        )
+    return _override_key(overrides[0]) if overrides else "?"
+
+
+def _one_line(exc: BaseException) -> str:
+    """Hydra's/OmegaConf's message as one line: its first sentence, options listed inline."""
+    lines = [ln.strip() for ln in str(exc).splitlines()]
+    keep = []
+    for ln in lines:
+        if not ln or ln.startswith(("full_key:", "object_type", "reference_type", "See https")):
+            continue
+        if ln.startswith(("Config search path", "provider=")):
+            break
+        keep.append(ln)
+    return " ".join(keep).replace("Available options in", "; available options in")
