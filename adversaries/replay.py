@@ -11,7 +11,7 @@ import numpy as np
 from arena.base import file_digest
 from arena.errors import ConfigError
 from arena.experts.protocol import ObliviousAdversary
-from arena.params import InstanceOf, Interval, ListOf
+from arena.params import InstanceOf, Range
 from arena.spec import AdversaryTags, GameSpec
 
 SUFFIXES = (".npy", ".csv", ".parquet")
@@ -87,7 +87,7 @@ class Replay(ObliviousAdversary):
     tags = AdversaryTags(oblivious=True)
     parameter_constraints: ClassVar = {
         "path": [InstanceOf(str, "the path of a .npy, .csv or .parquet file")],
-        "loss_range": [ListOf(Interval())],
+        "loss_range": [Range()],
     }
 
     def __init__(self, path: str, loss_range: Sequence[float] = (0.0, 1.0)):

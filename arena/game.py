@@ -32,7 +32,7 @@ import pandas as pd
 from arena import registry
 from arena.base import canonical_json
 from arena.checkpoints import log_grid
-from arena.errors import ArenaError, ConfigError
+from arena.errors import ArenaError, ConfigError, GameError
 from arena.metrics.base import Metric
 from arena.params import validate_params
 from arena.results import GameRun, TraceWriter, assemble_rows
@@ -42,6 +42,13 @@ from arena.spec import GameSpec
 MAX_HORIZON = 2**31 - 1
 
 MAX_SEED = 2**63 - 1
+
+STATE_ARRAYS = 6
+"""Arrays of shape (replicates, n_actions) a game holds at least (the player's state, the round's
+distribution and losses, the metrics' running totals): the memory estimate's multiplier."""
+
+STREAM_BYTES = 3000
+"""Bytes of the three random streams of one replicate (measured: about 2.8 kB)."""
 """Largest root seed: the ``seed`` column of the results is int64, so a larger seed would play the
 whole game and only then fail to be written."""
 
@@ -72,6 +79,54 @@ class Who:
 
     def __str__(self) -> str:
         return describe(self.kind, self.component)
+
+
+def real_array(raw: Any, who: Any, what: str, *, round: int, replicate: int | None = None):
+    """Return a component's output as a float64 array, or stop the game naming what it returned.
+
+    Only real numbers are accepted: strings, ``None``, objects and ragged lists would make numpy
+    raise a bare ``ValueError``, and complex values would lose their imaginary part silently.
+
+    Parameters
+    ----------
+    raw : array_like
+        What the component returned.
+    who : str or Who
+        The component, for the message.
+    what : str
+        What it returned (``"losses_block"``, ``"predict"``), for the message.
+    round, replicate : int
+        Where, for the message.
+
+    Examples
+    --------
+    >>> real_array([[0.5, 1]], "adversary x", "losses", round=3).dtype
+    dtype('float64')
+    >>> real_array([["a", "b"]], "adversary x", "losses", round=3, replicate=0)
+    Traceback (most recent call last):
+    ...
+    arena.errors.GameError: adversary x: losses returned str values ('a'), expected real ...
+    """
+    if isinstance(raw, np.ndarray) and raw.dtype == np.float64:
+        return raw
+    try:
+        arr = np.asarray(raw)
+    except (ValueError, TypeError) as exc:  # ragged nesting, a broken __array__
+        raise GameError(
+            who, f"{what} returned no array of numbers ({exc})", round=round, replicate=replicate
+        ) from None
+    if arr.dtype.kind not in "biuf":
+        flat = arr.reshape(-1)
+        first = flat[0].item() if flat.size and isinstance(flat[0], np.generic) else None
+        example = f" ({(first if first is not None else flat[0])!r})" if flat.size else ""
+        kind = {"c": "complex", "U": "str", "S": "bytes", "O": "object"}.get(arr.dtype.kind)
+        raise GameError(
+            who,
+            f"{what} returned {kind or arr.dtype.name} values{example}, expected real numbers",
+            round=round,
+            replicate=replicate,
+        )
+    return arr.astype(np.float64, copy=False)
 
 
 def check_int(component: str, name: str, value: Any, minimum: int) -> int:
@@ -322,7 +377,10 @@ def resolve_metrics(protocol: GameProtocol, metrics: Any) -> tuple[list[Metric],
         if isinstance(cls, str):
             skipped[name] = cls
             return
-        registry.check_param_names("metric", name, cls, params)
+        try:
+            registry.check_param_names("metric", name, cls, params)
+        except ConfigError as exc:
+            raise _other_protocol_metric(protocol, name, exc) or exc from None
         try:
             metric = cls(**params)
         except TypeError as exc:
@@ -351,6 +409,84 @@ def resolve_metrics(protocol: GameProtocol, metrics: Any) -> tuple[list[Metric],
     if dup:
         raise ConfigError("metrics", sorted(dup)[0], "listed twice")
     return out, skipped
+
+
+def check_memory(replicates: int, n_actions: int, chunk_rounds: int = 1) -> int:
+    """Refuse a game whose state cannot fit in this machine's memory; return the estimate.
+
+    The estimate (bytes) is ``R·N·8·(STATE_ARRAYS + chunk_rounds) + R·STREAM_BYTES``: a lower
+    bound on what any player needs, so a refused game could not have run, and it is refused
+    before anything is allocated rather than after minutes of swapping.
+
+    Raises
+    ------
+    ConfigError
+        Naming both sizes, the memory needed and the memory available.
+
+    Examples
+    --------
+    >>> check_memory(64, 1000) < 10**7
+    True
+    >>> check_memory(10**8, 10**5)
+    Traceback (most recent call last):
+    ...
+    arena.errors.ConfigError: game: parameter 'replicates': replicates=100000000 × n_actions=...
+    """
+    need = replicates * n_actions * 8 * (STATE_ARRAYS + chunk_rounds) + replicates * STREAM_BYTES
+    have = available_memory()
+    if have is not None and need > have:
+        raise ConfigError(
+            "game",
+            "n_actions" if n_actions > replicates else "replicates",  # the larger is named
+            f"replicates={replicates} × n_actions={n_actions} need at least {need / 2**30:.3g} GiB "
+            f"of memory for the game's state, and {have / 2**30:.3g} GiB are available; lower "
+            "replicates or n_actions, or split the replicates over several runs of the same "
+            "experiment (replicates=[0,1,...], merged in one folder)",
+        )
+    return need
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation (Linux ``MemAvailable``; else physical)."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        import os
+
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _other_protocol_metric(protocol: GameProtocol, name: str, exc: ConfigError):
+    """A clearer error where a metric's parameter belongs to the same-named metric of another
+    protocol (``metrics=oco`` on an experts game: OCO's ``regret`` takes ``radius``)."""
+    takers = []
+    for other in registry.available("protocol"):
+        if other == protocol.name:
+            continue
+        try:
+            cls = protocol_for(other).metric_class(name)
+        except ArenaError:
+            continue
+        if not isinstance(cls, str) and exc.parameter in cls.param_names():
+            takers.append(other)
+    if not takers:
+        return None
+    valid = exc.args[0].rpartition("(valid: ")[2].rstrip(")")
+    article = "an" if protocol.name[:1] in "aeiou" else "a"
+    return ConfigError(
+        f"metric {name}",
+        exc.parameter,
+        f"is a parameter of {name} in {'/'.join(takers)} games, and this is {article} "
+        f"{protocol.name} game: is the metric set meant for another protocol? ({name} here "
+        f"takes {'no parameters' if valid in ('', '[]') else valid})",
+    )
 
 
 def prepare_game(
@@ -398,6 +534,7 @@ def prepare_game(
     except (ValueError, TypeError) as exc:
         raise ConfigError(describe("adversary", adversary), "parameters", str(exc)) from exc
 
+    check_memory(len(ids), spec.n_actions, protocol.min_chunk_rounds)
     metric_objs, skipped = resolve_metrics(protocol, metrics)
     active: list[Metric] = []
     for m in metric_objs:
@@ -459,6 +596,10 @@ def prepare_game(
             raise
         except (ValueError, TypeError, KeyError) as exc:
             raise ConfigError(describe(kind, comp), "reset", str(exc)) from exc
+        except Exception as exc:  # a plugin's bug: name the component, keep the cause chained
+            raise ArenaError(
+                f"{describe(kind, comp)}: reset failed: {type(exc).__name__}: {exc}"
+            ) from exc
     for m in active:
         m.attach(player, adversary)
 

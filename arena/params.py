@@ -195,6 +195,26 @@ class ListOf(Constraint):
         return f"{kind}, each item {self.item.describe()}"
 
 
+class Range(Constraint):
+    """A range ``[lo, hi]``: two finite real numbers with ``lo < hi``.
+
+    Examples
+    --------
+    >>> Range().accepts([0, 1]), Range().accepts([1]), Range().accepts([2, 1])
+    (True, False, False)
+    """
+
+    def accepts(self, value: Any) -> bool:
+        if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+            return False
+        items = list(value)
+        finite = Interval()
+        return len(items) == 2 and all(map(finite.accepts, items)) and items[0] < items[1]
+
+    def describe(self) -> str:
+        return "a range [lo, hi] of two finite numbers with lo < hi"
+
+
 class InstanceOf(Constraint):
     """An instance of a class (e.g. a regularizer object)."""
 

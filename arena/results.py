@@ -285,9 +285,12 @@ def folder_lock(folder: str | Path, what: str) -> Iterator[None]:
     from arena.errors import ConfigError
 
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
     path = folder / ".arena.lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:  # a file in the way, a read-only disk, no permission
+        raise ConfigError("output", "dir", f"cannot write into {folder}: {exc.strerror}") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -358,12 +361,16 @@ def write_parquet_atomic(df: pd.DataFrame, path: str | Path) -> Path:
 
 def write_json_atomic(obj: Any, path: str | Path) -> Path:
     """Write ``obj`` as indented JSON to ``path``, atomically."""
+    return write_text_atomic(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n", path)
+
+
+def write_text_atomic(text: str, path: str | Path) -> Path:
+    """Write ``text`` to ``path`` atomically: a reader sees the old file or the whole new one."""
     path = Path(path)
     fd, tmp = _atomic_target(path)
     try:
         with os.fdopen(fd, "w") as fh:
-            json.dump(obj, fh, indent=2, sort_keys=True, default=str)
-            fh.write("\n")
+            fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -432,45 +439,72 @@ def write_run(run: GameRun, out_dir: str | Path, extra: dict[str, Any] | None = 
     holds the union, each replicate's rows from its latest run, in the order one run of all of
     them would give (replicate r's rows do not depend on the batch).
     """
-    from arena.errors import ConfigError
-
     out_dir = Path(out_dir)
     existing = out_dir / "manifest.json"
     results = out_dir / "results.parquet"
     rows, config = run.rows, run.config
-    if existing.is_file():
-        try:
-            old = json.loads(existing.read_text())
-        except (OSError, ValueError) as exc:
-            raise ConfigError(
-                "output",
-                "dir",
-                f"{existing} is not a readable manifest ({exc}); choose another "
-                "directory or remove it",
-            ) from exc
-        if old.get("run_id") != config["run_id"]:
-            raise ConfigError(
-                "output",
-                "dir",
-                f"{out_dir} already holds a different experiment (run_id {old.get('run_id')}); "
-                "choose another directory",
-            )
+    old = check_run_folder(out_dir, config["run_id"])
+    if old is not None:
         before = set(old.get("config", {}).get("replicates", []))
         if results.is_file() and not before <= set(config["replicates"]):
-            rows = _merge_replicates(pd.read_parquet(results), run.rows)
+            try:
+                previous = pd.read_parquet(results)
+            except Exception as exc:  # truncated or foreign: never silently replaced
+                raise _folder_error(f"{results} is not readable ({exc})") from None
+            rows = _merge_replicates(previous, run.rows)
             config = {**config, "replicates": sorted(before | set(config["replicates"]))}
-    elif results.is_file():
-        raise ConfigError(
-            "output",
-            "dir",
-            f"{out_dir} holds a results.parquet without a manifest, which the arena did not write; "
-            "choose another directory",
-        )
     path = write_parquet_atomic(rows, results)
     record = manifest(run, extra)
     record.update(config=config, n_rows=len(rows))
     write_json_atomic(record, existing)
     return path
+
+
+def read_manifest(path: str | Path) -> dict[str, Any]:
+    """Return the manifest (a JSON object) at ``path``, or raise one line saying what is wrong.
+
+    Raises
+    ------
+    ConfigError
+        If the file cannot be read or is not a JSON object (truncated, edited, foreign).
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise _folder_error(f"{path} is not a readable manifest ({exc})") from None
+    if not isinstance(data, dict):
+        raise _folder_error(f"{path} is not a manifest (a JSON object)")
+    return data
+
+
+def check_run_folder(out_dir: str | Path, run_id: str) -> dict[str, Any] | None:
+    """Check that a run of ``run_id`` may write into ``out_dir``; return the manifest there.
+
+    A folder may hold nothing of ours (None), or an earlier run of the same experiment (its
+    manifest: replicates are merged). A manifest of another run, an unreadable manifest, or a
+    ``results.parquet`` without one is refused, before any round is played.
+    """
+    out_dir = Path(out_dir)
+    existing = out_dir / "manifest.json"
+    if existing.is_file():
+        old = read_manifest(existing)
+        if old.get("run_id") != run_id:
+            raise _folder_error(
+                f"{out_dir} already holds a different experiment (run_id {old.get('run_id')})"
+            )
+        return old
+    if (out_dir / "results.parquet").exists():
+        raise _folder_error(
+            f"{out_dir} holds a results.parquet without a manifest, which the arena did not write"
+        )
+    return None
+
+
+def _folder_error(what: str):
+    from arena.errors import ConfigError
+
+    return ConfigError("output", "dir", f"{what}; choose another directory")
 
 
 def _merge_replicates(previous: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:

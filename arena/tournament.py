@@ -41,6 +41,7 @@ from arena.results import (
     manifest,
     orphan_temporaries,
     package_versions,
+    read_manifest,
     write_json_atomic,
     write_parquet_atomic,
 )
@@ -308,8 +309,10 @@ class Tournament:
             raise ConfigError(
                 "tournament", "executor", f"must be one of {EXECUTORS}, got {executor!r}"
             )
-        if n_jobs is not None and int(n_jobs) < 1:
-            raise ConfigError("tournament", "n_jobs", f"must be ≥ 1, got {n_jobs}")
+        if n_jobs is not None:
+            from arena.game import check_int
+
+            n_jobs = check_int("tournament", "n_jobs", n_jobs, 1)
         self.config = config
         self.directory = Path(directory)
         self.executor = executor
@@ -324,10 +327,29 @@ class Tournament:
         return self.directory / "parts"
 
     def _claim_directory(self) -> None:
+        if self._check_directory():
+            return
+        self.parts.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(
+            {
+                "name": self.config.name,
+                "config": self.config.as_dict(),
+                "config_digest": self.config.digest(),
+                "cells": [{"id": c.id, **json.loads(c.key)} for c in self.config.cells()],
+                "versions": package_versions(),
+                "git_revision": git_revision(),
+                "schema": "arena tournament v1",
+            },
+            self.directory / "manifest.json",
+        )
+
+    def _check_directory(self) -> bool:
+        """Whether the directory holds this tournament already; refuse one that holds another,
+        or an unreadable manifest."""
         path = self.directory / "manifest.json"
         digest = self.config.digest()
         if path.is_file():
-            old = json.loads(path.read_text())
+            old = read_manifest(path)
             if old.get("config_digest") != digest:
                 diff = sorted(
                     k
@@ -339,26 +361,25 @@ class Tournament:
                     f"{self.directory} already holds a different tournament (its configuration "
                     f"differs in {', '.join(diff) or 'its digest'}); choose another directory"
                 )
-            return
-        self.parts.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(
-            {
-                "name": self.config.name,
-                "config": self.config.as_dict(),
-                "config_digest": digest,
-                "cells": [{"id": c.id, **json.loads(c.key)} for c in self.config.cells()],
-                "versions": package_versions(),
-                "git_revision": git_revision(),
-                "schema": "arena tournament v1",
-            },
-            path,
-        )
+            return True
+        return False
 
     def finished_cells(self) -> set[str]:
-        """Cells whose manifest part exists (written after their Parquet part)."""
+        """Cells whose manifest part (written after their Parquet part) is a readable manifest of
+        the cell beside its Parquet part; a damaged part is played again and replaced."""
         if not self.parts.is_dir():
             return set()
-        return {p.stem.removeprefix("manifest-") for p in self.parts.glob("manifest-*.json")}
+        done = set()
+        for path in self.parts.glob("manifest-*.json"):
+            cell = path.stem.removeprefix("manifest-")
+            if not (self.parts / f"results-{cell}.parquet").is_file():
+                continue
+            try:
+                read_manifest(path)
+            except ArenaError:
+                continue
+            done.add(cell)
+        return done
 
     def _write_cell(self, cell: Cell, out: dict[str, Any]) -> None:
         write_parquet_atomic(out["rows"], self.parts / f"results-{cell.id}.parquet")
@@ -392,6 +413,7 @@ class Tournament:
         # before the directory is claimed: a refused configuration leaves nothing behind, so the
         # corrected command can use the same directory
         self.config.validate()
+        self._check_directory()  # a refused folder is not touched, not even by the lock
         # one tournament per folder at a time; the second is refused in one line naming the first
         with folder_lock(self.directory, f"arena tournament {self.config.name}"):
             return self._run_unlocked(started)

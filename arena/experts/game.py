@@ -24,7 +24,7 @@ from numba import njit
 
 from arena.errors import ArenaError, ConfigError, GameError
 from arena.experts.protocol import PROB_NEG_TOL, PROB_SUM_TOL, ExpertsPlayer, ObliviousAdversary
-from arena.game import GameProtocol, PreparedGame, Stepper, Who, describe
+from arena.game import GameProtocol, PreparedGame, Stepper, Who, describe, real_array
 from arena.metrics.base import Block, Core
 from arena.metrics.builtin import DEFAULT_METRICS
 from arena.results import TraceWriter, list_column
@@ -302,7 +302,12 @@ class ExpertsStepper(Stepper):
         if self.want_means:
             # a view, not a copy: constant means broadcast with stride 0 over rounds
             means = np.broadcast_to(
-                np.asarray(adversary.oracle("means", t0, n), dtype=np.float64),
+                real_array(
+                    adversary.oracle("means", t0, n),
+                    Who("adversary", adversary),
+                    'oracle("means")',
+                    round=t0,
+                ),
                 (n_rep, n, n_act),
             )
         expected = np.empty((n_rep, n))
@@ -375,7 +380,7 @@ def _oblivious_losses(adversary, t0, n, n_rep, n_act, lo, hi, ids) -> np.ndarray
             round=t0,
             replicate=int(ids[0]),
         ) from exc
-    losses = np.asarray(raw, dtype=np.float64)
+    losses = real_array(raw, who, "losses_block", round=t0, replicate=int(ids[0]))
     if losses.shape != (n_rep, n, n_act):
         raise GameError(
             who,
@@ -415,7 +420,7 @@ def _block_probs(player, losses, confidences, uniforms, t0, ids) -> np.ndarray:
             round=t0,
             replicate=int(ids[0]),
         ) from exc
-    probs = np.asarray(probs, dtype=np.float64)
+    probs = real_array(probs, who, "play_block", round=t0, replicate=int(ids[0]))
     if probs.shape != losses.shape:
         raise GameError(
             who,
@@ -429,7 +434,10 @@ def _block_probs(player, losses, confidences, uniforms, t0, ids) -> np.ndarray:
 def _checked_confidences(adversary, raw, shape, t0, ids) -> np.ndarray:
     """Return the confidences as a contiguous float array, or stop naming the first bad one."""
     who = Who("adversary", adversary)
-    conf = np.ascontiguousarray(np.asarray(raw, dtype=np.float64))
+    who = Who("adversary", adversary)
+    conf = np.ascontiguousarray(
+        real_array(raw, who, "confidences", round=t0, replicate=int(ids[0]))
+    )
     if conf.shape != shape:
         raise GameError(
             who,
@@ -496,16 +504,14 @@ def _adaptive_chunk(player, adversary, history, t0, n, n_rep, n_act, lo, hi, ids
             )
             confs[:, j] = conf
         try:
-            p = np.asarray(
-                player.predict() if conf is None else player.predict(confidences=conf),
-                dtype=np.float64,
-            )
+            p = player.predict() if conf is None else player.predict(confidences=conf)
         except ArenaError:
             raise
         except Exception as exc:
             raise GameError(
                 who_p, f"predict failed: {exc}", round=t, replicate=int(ids[0])
             ) from exc
+        p = real_array(p, who_p, "predict", round=t, replicate=int(ids[0]))
         if p.shape != (n_rep, n_act):
             raise GameError(
                 who_p,
@@ -522,7 +528,7 @@ def _adaptive_chunk(player, adversary, history, t0, n, n_rep, n_act, lo, hi, ids
             raise
         except Exception as exc:
             raise GameError(who_a, f"losses failed: {exc}", round=t, replicate=int(ids[0])) from exc
-        lt = np.asarray(raw, dtype=np.float64)
+        lt = real_array(raw, who_a, "losses", round=t, replicate=int(ids[0]))
         if lt.shape != (n_rep, n_act):
             raise GameError(
                 who_a,

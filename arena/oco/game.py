@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from arena import registry
 from arena.errors import ArenaError, ConfigError, GameError
-from arena.game import GameProtocol, PreparedGame, Stepper, describe
+from arena.game import GameProtocol, PreparedGame, Stepper, describe, real_array
 from arena.metrics.base import Metric
 from arena.metrics.builtin import Bound, LowerBound
 from arena.metrics.oco import OCO_DEFAULT_METRICS, OCO_METRICS, OCOBlock, OCOCore, OCOMetric
@@ -233,7 +233,7 @@ class _Checker:
                     )
                 fixed[name] = None
                 continue
-            arr = np.asarray(arr, dtype=np.float64)
+            arr = real_array(arr, describe("adversary", adv), f"{name} of its round data", round=t0)
             shape = (n_rep, n) if name == "y" else (n_rep, n, dim)
             if arr.shape != shape:
                 raise GameError(
@@ -256,7 +256,7 @@ class _Checker:
 
     def points(self, w: np.ndarray, t0: int) -> np.ndarray:
         spec, player = self.spec, self.player
-        w = np.asarray(w, dtype=np.float64)
+        w = real_array(w, describe("player", player), "points", round=t0)
         n = w.shape[1] if w.ndim == 3 else 0
         shape = (spec.n_replicates, n, spec.dim)
         if w.ndim != 3 or w.shape != shape:
@@ -346,7 +346,7 @@ def _adaptive_chunk(player, adversary, spec, checker, t0, n) -> OCOBlock:
         t = t0 + j
         x = _call("adversary", adversary, "features", t, adversary.features, t)
         if x is not None:
-            x = np.asarray(x, dtype=np.float64)
+            x = real_array(x, describe("adversary", adversary), "features", round=t)
             if x.shape != (n_rep, dim):
                 raise GameError(
                     describe("adversary", adversary),
@@ -355,7 +355,8 @@ def _adaptive_chunk(player, adversary, spec, checker, t0, n) -> OCOBlock:
                 )
             x = _readonly(x.copy())
         w = _call("player", player, "predict", t, player.predict, x)
-        w = checker.points(np.asarray(w, dtype=np.float64)[:, None, :], t)[:, 0]
+        w = real_array(w, describe("player", player), "predict", round=t)
+        w = checker.points(w[:, None, :], t)[:, 0]
         rd = _call("adversary", adversary, "reveal", t, adversary.reveal, t, _readonly(w.copy()))
         block_rd = RoundData(*(None if a is None else np.asarray(a)[:, None] for a in rd))
         if x is not None and rd.x is None:
