@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from arena.errors import ReportPathError
+from arena.errors import ConfigError, ReportPathError
 from arena.reporting.load import load_source
 from arena.reporting.render import Block, Heading, render_html, render_markdown
 from arena.reporting.sections.context import ReportContext
@@ -35,6 +36,7 @@ def build_report(
     name: str,
     metrics: Sequence[str] = ("regret",),
     level: float = 0.95,
+    warn: Callable[[str], None] | None = None,
 ) -> Path:
     """Write the report of the results under ``source_dir`` into ``out_dir``; return index.html.
 
@@ -52,11 +54,34 @@ def build_report(
         Metrics that get a leaderboard (``regret`` always does); one per logged parameter value.
     level : float
         Confidence level of every interval (default 95%).
+    warn : callable, optional
+        Called with one line per results file that could not be read (the report skips it,
+        says so in its Failures section, and goes on with the rest).
+
+    Raises
+    ------
+    ConfigError
+        If a metric of ``metrics`` has no rows in the results (before anything is written).
     """
     started = time.perf_counter()
     out = Path(out_dir)
     old = _earlier_files(out)  # refuse a foreign folder before reading, let alone writing
     src = load_source(source_dir)
+    present = sorted(str(m) for m in src.rows["metric"].cat.categories)
+    for metric in metrics:
+        if metric not in present:
+            close = difflib.get_close_matches(metric, present, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigError(
+                "arena report",
+                "--metric",
+                f"no rows of metric {metric!r} in {source_dir} ({hint}metrics there: "
+                f"{', '.join(present)})",
+                noun="option",
+            )
+    for path, why in src.unreadable:
+        if warn is not None:
+            warn(f"skipped {path}: {why}")
     fig_dir, tab_dir = out / "figures", out / "tables"
     _remove(out, old)
     for d in (fig_dir, tab_dir):

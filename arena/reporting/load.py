@@ -71,6 +71,9 @@ class Source:
         ``adversary_label``), possibly empty.
     files : list of Path
         The results files read.
+    unreadable : list of (Path, str)
+        Results files that were skipped, with the reason (truncated, not Parquet, not the results
+        schema); the report says so and goes on with the rest.
     """
 
     root: Path
@@ -81,6 +84,7 @@ class Source:
     multirun_config: str | None
     failures: pd.DataFrame
     files: list[Path] = field(default_factory=list)
+    unreadable: list[tuple[Path, str]] = field(default_factory=list)
 
     @property
     def player_labels(self) -> list[str]:
@@ -181,13 +185,27 @@ def component_labels(kind: str, pairs: list[tuple[str, str]]) -> dict[tuple[str,
 # reading
 
 
-def _read_rows(files: list[Path]) -> pa.Table:
-    """Concatenate the results files; a (run_id, replicate) already read is not read twice."""
+def _read_rows(files: list[Path], unreadable: list[tuple[Path, str]]) -> pa.Table:
+    """Concatenate the results files; a (run_id, replicate) already read is not read twice.
+
+    A file that cannot be read as a results table (truncated, not Parquet, another schema) is
+    appended to ``unreadable`` with the reason, and skipped.
+    """
+    from arena.results import SCHEMA
+
     tables = []
     seen: set[tuple[str, int]] = set()
     for f in files:
-        names = pq.read_schema(f).names
-        table = pq.read_table(f, read_dictionary=[c for c in KEY_STRINGS if c in names])
+        try:
+            names = pq.read_schema(f).names
+            missing = [c for c in SCHEMA if c not in names]
+            if missing:
+                unreadable.append((f, f"not an arena results file (no column {missing[0]!r})"))
+                continue
+            table = pq.read_table(f, read_dictionary=[c for c in KEY_STRINGS if c in names])
+        except (OSError, pa.ArrowException) as exc:
+            unreadable.append((f, f"unreadable: {str(exc).splitlines()[0]}"))
+            continue
         if table.num_rows == 0:
             continue
         pairs = table.group_by(["run_id", "replicate"]).aggregate([])
@@ -207,7 +225,8 @@ def _read_rows(files: list[Path]) -> pa.Table:
         seen |= here
         tables.append(table)
     if not tables:
-        raise FileNotFoundError("the results files hold no rows")
+        why = f" ({len(unreadable)} unreadable: {unreadable[0][0]}: {unreadable[0][1]})"
+        raise FileNotFoundError("the results files hold no rows" + (why if unreadable else ""))
     table = pa.concat_tables(tables, promote_options="default")
     for name in KEY_STRINGS:  # a column stored without dictionary: encode it (categorical)
         i = table.schema.get_field_index(name)
@@ -295,7 +314,8 @@ def load_source(source_dir: str | Path) -> Source:
     files = sorted(p for p in root.rglob("results*.parquet") if not p.name.startswith("."))
     if not files:
         raise FileNotFoundError(f"no results*.parquet under {root}")
-    df = _read_rows(files).to_pandas()
+    unreadable: list[tuple[Path, str]] = []
+    df = _read_rows(files, unreadable).to_pandas()
 
     # players and games: labels computed once per distinct combination, mapped through codes
     pkeys = ["player", "player_params"]
@@ -352,7 +372,8 @@ def load_source(source_dir: str | Path) -> Source:
         tournament=tournament,
         multirun_config=multirun.read_text() if multirun.is_file() else None,
         failures=failures,
-        files=files,
+        files=[f for f in files if f not in {u for u, _ in unreadable}],
+        unreadable=unreadable,
     )
 
 

@@ -1,4 +1,5 @@
-"""The "Failures" section: cells that raised, with their errors and tracebacks."""
+"""The "Failures" section: cells that raised, with their errors and tracebacks, and results files
+that could not be read."""
 
 from __future__ import annotations
 
@@ -45,4 +46,17 @@ def failures(ctx: ReportContext) -> Section:
             )
     else:
         blocks.append(Para("No cell failed.", ok=True))
+    skipped = ctx.src.unreadable
+    if skipped:
+        blocks.append(
+            Table(
+                ["file", "why it was skipped"],
+                [[str(path.relative_to(ctx.src.root)), why] for path, why in skipped],
+                caption=plural(len(skipped), "results file")
+                + " skipped; the report shows the rest",
+                bad_rows=set(range(len(skipped))),
+                text_columns={0, 1},
+                anchor="unreadable-files",
+            )
+        )
     return Section("Failures", "failures", blocks)

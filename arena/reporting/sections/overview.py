@@ -62,4 +62,12 @@ def overview(ctx: ReportContext, checks: BoundChecks) -> Section:
         )
     if len(src.failures):
         blocks.append(Para(f"{plural(len(src.failures), 'cell')} failed — see Failures.", bad=True))
+    if src.unreadable:
+        blocks.append(
+            Para(
+                f"{plural(len(src.unreadable), 'results file')} could not be read and "
+                f"{'was' if len(src.unreadable) == 1 else 'were'} skipped — see Failures.",
+                bad=True,
+            )
+        )
     return Section("Overview", "overview", blocks)

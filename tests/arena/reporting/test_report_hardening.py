@@ -164,6 +164,8 @@ def evil_report(tournament, tmp_path_factory) -> Path:
         rows = pd.read_parquet(part)
         rows["player"] = player
         rows["player_params"] = params
+        # and a metric with a hostile name, which gets a leaderboard below
+        rows["metric"] = rows["metric"].replace("loss", "<b>m</b>")
         write_parquet_atomic(rows, part)
     fail = pd.read_parquet(root / "failures.parquet")
     fail["player"] = EVIL_PLAYER
@@ -177,9 +179,17 @@ def evil_report(tournament, tmp_path_factory) -> Path:
 
 
 def test_report_md_has_no_raw_tag_or_live_link(evil_report):
+    import markdown_it
+
     md = (evil_report / "report.md").read_text()
-    # outside the fenced traceback, which is verbatim text by construction
+    # rendered as a Markdown viewer would (raw HTML allowed), no hostile tag comes alive
+    rendered = markdown_it.MarkdownIt("commonmark").enable("table").render(md)
+    live = re.compile(r'<\s*(script|b)\b|<img(?! src="figures/[\w.-]+" )', re.IGNORECASE)
+    assert not live.search(rendered), live.search(rendered)
+    assert "&lt;b&gt;m&lt;/b&gt;" in rendered  # the hostile metric name, shown as text
+    # outside the fenced traceback and the code spans (metric names), which are verbatim text
     outside = re.sub(r"(?ms)^(`{3,})\n.*?^\1$", "", md)
+    outside = re.sub(r"(?<!\\)(`+)(?!`).+?(?<!`)\1(?!`)", "", outside)
     assert not RAW_HTML.search(outside), RAW_HTML.search(outside)
     assert not LIVE_LINK.search(outside), LIVE_LINK.search(outside)
     assert "](javascript" not in outside.replace("\\]", "")
