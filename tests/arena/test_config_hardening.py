@@ -188,3 +188,22 @@ def test_demo_tournament_validates(tmp_path: Path):
 
     demo = OmegaConf.to_container(OmegaConf.load(config_dir() / "tournament" / "demo.yaml"))
     TournamentConfig.from_mapping(demo).validate()
+
+
+def test_an_output_folder_that_cannot_be_written_is_refused_before_hydra(tmp_path, monkeypatch):
+    """Run as root, the test suite cannot make a folder unwritable: the permission check is
+    exercised through ``os.access``, which is what the command line consults."""
+    import os
+
+    from arena.hydra_support import _check_output_folder
+
+    real_access = os.access
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    monkeypatch.setattr(
+        os, "access", lambda p, mode: False if Path(p) == locked else real_access(p, mode)
+    )
+    with pytest.raises(ConfigError, match="is not writable"):
+        _check_output_folder("run", "hydra.run.dir", locked / "deep" / "run")
+    assert not (locked / "deep").exists()
+    _check_output_folder("run", "hydra.run.dir", tmp_path / "free" / "run")  # no error

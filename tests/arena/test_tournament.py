@@ -190,6 +190,16 @@ def test_cli_tournament_and_multirun(tmp_path):
     assert set(rows.player) == {"hedge", "ftl"}
 
 
+def _cmdline(process) -> str:
+    """A process's command line, or "" for one that is exiting (a zombie has none to read)."""
+    import psutil
+
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:
+        return ""
+
+
 def test_sigkill_of_the_coordinator_ends_its_workers(tmp_path):
     import psutil
 
@@ -207,7 +217,7 @@ def test_sigkill_of_the_coordinator_ends_its_workers(tmp_path):
     workers: list = []
     while time.monotonic() < deadline and len(workers) < 2:
         # the pool's workers run multiprocessing's spawn entry point (its resource tracker not)
-        workers = [p for p in coordinator.children() if "spawn_main" in " ".join(p.cmdline())]
+        workers = [p for p in coordinator.children() if "spawn_main" in _cmdline(p)]
         time.sleep(0.1)
     assert len(workers) == 2, "the pool never started"
     time.sleep(2.0)  # the workers are playing their first cells
