@@ -4,7 +4,8 @@ The driver owns what every game has (architecture: the shape): resolving the com
 validating the game parameters, the run id and the cell key, seeding, ``reset`` with one error
 mapping, metric activation, the chunk / checkpoint / trace / progress loop, row assembly and
 :class:`GameRun`. What differs between feedback models is a :class:`GameProtocol`, looked up in the
-registry (entry-point group ``arena.protocols``) by the adversary's ``tags.protocol``: its game
+registry (entry-point group ``arena.protocols``) by the adversary's ``tags.protocol`` (or the
+player's protocol that hosts it, :func:`game_protocol`): its game
 description (:class:`~arena.spec.GameSpec`), its metrics, its per-chunk step (which advances the
 shared running totals the metrics read), its trace columns and its literal reference loop.
 
@@ -217,6 +218,9 @@ class GameProtocol:
 
     default_metrics: ClassVar[Mapping[str, Any]] = {}
     min_chunk_rounds: ClassVar[int] = 1
+    hosts: ClassVar[frozenset[str]] = frozenset()
+    """Protocols of adversaries this protocol also plays, when the player plays this one and not
+    the adversary's (the bandit protocol hosts every experts adversary: :func:`game_protocol`)."""
     reference_loop: ClassVar[str] = ""
     """``"module:function"`` of the protocol's literal per-round loop (:meth:`reference_play`)."""
     conformance_checks: ClassVar[str] = ""
@@ -300,6 +304,35 @@ class Stepper:
     def step(self, t0: int, n: int) -> Any:
         """Play rounds ``t0 .. t0+n-1`` of every replicate; return the block the metrics read."""
         raise NotImplementedError
+
+
+def game_protocol(player: Any, adversary: Any) -> str:
+    """Return the name of the protocol a game is played in.
+
+    The adversary's ``tags.protocol``, unless the player does not play it but plays a protocol
+    that hosts it (:attr:`GameProtocol.hosts`): a bandit player against an experts adversary
+    plays the bandit protocol on the same losses (architecture: the shape).
+
+    Examples
+    --------
+    >>> from arena import registry
+    >>> game_protocol(registry.make("player", "hedge"), registry.make("adversary", "bernoulli"))
+    'experts'
+    >>> game_protocol(registry.make("player", "exp3"), registry.make("adversary", "bernoulli"))
+    'bandit'
+    """
+    name = adversary.tags.protocol
+    protocols = getattr(getattr(player, "tags", None), "protocols", frozenset())
+    if name in protocols:
+        return name
+    for other in sorted(protocols):
+        try:
+            cls = registry.load("protocol", other)
+        except ArenaError:  # a player's protocol nobody registered: check_pair names the mismatch
+            continue
+        if name in getattr(cls, "hosts", frozenset()):
+            return other
+    return name
 
 
 def protocol_for(name: str) -> GameProtocol:
@@ -511,7 +544,7 @@ def prepare_game(
     adversary = resolve_component("adversary", adversary, adversary_params)
     validate_params(player)
     validate_params(adversary)
-    protocol = protocol_for(adversary.tags.protocol)
+    protocol = protocol_for(game_protocol(player, adversary))
     protocol.check_pair(player, adversary)
     horizon = check_int("game", "horizon", horizon, 1)
     if horizon > MAX_HORIZON:
@@ -763,4 +796,5 @@ def reference_play(player: Any, adversary: Any, **kwargs: Any) -> pd.DataFrame:
     >>> pd.testing.assert_frame_equal(ref, run_game("hedge", "greedy", **kw).rows, atol=1e-12)
     """
     adv = resolve_component("adversary", adversary, kwargs.pop("adversary_params", None))
-    return protocol_for(adv.tags.protocol).reference_play(player, adv, **kwargs)
+    plr = resolve_component("player", player, kwargs.pop("player_params", None))
+    return protocol_for(game_protocol(plr, adv)).reference_play(plr, adv, **kwargs)

@@ -101,6 +101,24 @@ class Core:
         self.last_probs = np.full((n_replicates, n_actions), 1.0 / n_actions)
 
 
+def protocol_reason(cls: type[Metric], protocol: str) -> str | None:
+    """Return why metric class ``cls`` is not computed in a game of ``protocol``, or None.
+
+    Examples
+    --------
+    >>> from arena.metrics.bandit import ArmPulls
+    >>> protocol_reason(ArmPulls, "experts")
+    'defined for the bandit protocol only, not experts'
+    >>> protocol_reason(ArmPulls, "bandit") is None
+    True
+    """
+    only = getattr(cls, "protocols", None)
+    if only is None or protocol in only:
+        return None
+    plural = "s" if len(only) > 1 else ""
+    return f"defined for the {'/'.join(sorted(only))} protocol{plural} only, not {protocol}"
+
+
 def exact_quantile_rank(eps: float, n_actions: int) -> int:
     """Return ``k = ⌈εN⌉`` computed in exact rational arithmetic from ε's shortest decimal form.
 
@@ -127,6 +145,9 @@ class Metric(Component):
     kind: ClassVar[str] = "metric"
     param_name: ClassVar[str | None] = None
     requires: ClassVar[frozenset[str]] = frozenset()
+    protocols: ClassVar[frozenset[str] | None] = None
+    """The protocols whose games compute it; None: every protocol that plays the experts block
+    (experts and bandit). A protocol refuses the others with :func:`protocol_reason`."""
     reads_increments: ClassVar[bool] = False
     """Whether :meth:`advance` reads :func:`regret_increments`: the engine then fills
     ``Block.increments`` once per chunk for every metric, and skips that pass otherwise."""

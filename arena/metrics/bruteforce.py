@@ -470,6 +470,8 @@ BRUTE_FORCE_METRICS = (
     "entropy",
     "sleeping_regret",
     "dg_score",
+    "arm_pulls",
+    "arm_pseudo_regret",
 )
 """Registry names of the metrics :func:`evaluate` knows (every built-in metric)."""
 
@@ -552,6 +554,16 @@ def evaluate(
         if confidences is None:
             raise ValueError("sleeping_regret needs the confidences")
         return sleeping_regret(probs, losses, confidences)
+    if name == "arm_pulls":
+        from arena.metrics.bandit import arm_pulls_bruteforce
+
+        return arm_pulls_bruteforce(actions, int(param))
+    if name == "arm_pseudo_regret":
+        from arena.metrics.bandit import arm_pseudo_regret_bruteforce
+
+        if means is None:
+            raise ValueError("arm_pseudo_regret needs the mean losses")
+        return arm_pseudo_regret_bruteforce(probs, means, int(param))
     raise NotImplementedError(
         f"no brute-force definition of metric {name!r} (known: {', '.join(BRUTE_FORCE_METRICS)})"
     )

@@ -536,11 +536,13 @@ class Bound(_Declared):
     prefix = "bound"
 
     def applicable(self, player, adversary) -> str | None:
+        from arena.bandit.protocol import BanditPlayer
         from arena.experts.protocol import ExpertsPlayer
         from arena.oco.protocol import OCOPlayer
 
         method = getattr(type(player), "bounds", None)
-        declares = method is not None and method not in (ExpertsPlayer.bounds, OCOPlayer.bounds)
+        defaults = (ExpertsPlayer.bounds, OCOPlayer.bounds, BanditPlayer.bounds)
+        declares = method is not None and method not in defaults
         return None if declares else "the player declares no bound"
 
     def attach(self, player, adversary) -> None:
@@ -595,5 +597,7 @@ DEFAULT_METRICS: dict[str, dict] = {
     "mistakes": {},
     "comparator_regret": {"c": [0.5, 1.0, 2.0, 4.0]},
     "path_length": {},
+    "arm_pulls": {},
+    "arm_pseudo_regret": {},
 }
 """The default metric set of ``arena run`` and :func:`arena.play` (issue #2, item 4)."""

@@ -79,7 +79,7 @@ class OCOProtocol(GameProtocol):
                 describe("player", player),
                 "protocol",
                 f"adversary {type(adversary).registry_name()} plays the {protocol} protocol; "
-                "this player plays the experts protocol",
+                f"this player plays the {'/'.join(sorted(player.tags.protocols))} protocol",
             )
         if protocol not in player.tags.protocols:
             raise ConfigError(

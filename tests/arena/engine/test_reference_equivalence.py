@@ -1,10 +1,12 @@
-"""The fast engine reproduces the literal reference loop (:mod:`arena.experts.reference`) to 1e-12.
+"""The fast engine reproduces the literal reference loops to 1e-12.
 
-For every registered player against every built-in adversary, ``run_game(...).rows`` (block
-kernels for oblivious adversaries, batched per-round loop for adaptive ones, streaming metric
-kernels) must equal ``reference_play(...)`` (``predict``/``update`` every round, one action uniform
-per round, brute-force metrics from the stored history): the same rows in the same order with the
-same dtypes, every non-value column exactly and every value to 1e-12.
+For every registered player against every built-in adversary, in the protocol the pair plays
+(:mod:`arena.experts.reference`; :mod:`arena.bandit.reference` for bandit players),
+``run_game(...).rows`` (block kernels for oblivious adversaries, batched per-round loop for
+adaptive ones, streaming metric kernels) must equal ``reference_play(...)`` (``predict`` /
+``update`` every round, one action uniform per round, brute-force metrics from the stored
+history): the same rows in the same order with the same dtypes, every non-value column exactly
+and every value to 1e-12.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ import pytest
 
 from arena import registry
 from arena.errors import ArenaError, ConfigError, GameError
-from arena.experts.reference import draw_action, reference_play
-from arena.game import run_game
+from arena.experts.reference import draw_action
+from arena.game import reference_play, run_game
 from arena.metrics.builtin import DEFAULT_METRICS
 
 ATOL = 1e-12

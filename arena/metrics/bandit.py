@@ -1,0 +1,154 @@
+"""Metrics of the bandit protocol: arm pull counts and the pseudo-regret split by arm.
+
+The bandit protocol hands its metrics the experts block (:class:`~arena.metrics.base.Block`: the
+arena knows the whole ``l_t``), so every experts metric is exact there too; these two read what
+only a bandit report needs. Both have the arm index ``i`` (0-based) in the ``param`` column.
+
+Notation: ``T_i(t) = #{s ≤ t : I_s = i}`` (pulls of arm i), ``μ_{s,i}`` the adversary's mean loss
+of arm i at round s (oracle ``means``), ``Δ_{s,i} = μ_{s,i} − min_j μ_{s,j}`` its gap. With
+stationary means, ``Σ_i Δ_i E[T_i(t)]`` is the pseudo-regret of Bubeck & Cesa-Bianchi 2012
+(§1, "pseudo-regret"; Lattimore & Szepesvári 2020, Lemma 4.5, the regret decomposition).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+from numba import njit
+
+from arena.metrics.base import Block, Core, Metric
+from arena.spec import GameSpec
+
+
+@njit(cache=True)
+def _count_pulls(actions, counts):
+    """Add one to ``counts[r, I]`` for every drawn arm ``I = actions[r, j]`` of a chunk."""
+    n_rep, n = actions.shape
+    for r in range(n_rep):
+        for j in range(n):
+            counts[r, actions[r, j]] += 1.0
+
+
+@njit(cache=True)
+def _gap_weights_advance(probs, means, cum):
+    """Add ``p_{s,i} (μ_{s,i} − min_j μ_{s,j})`` of every round of a chunk to ``cum[r, i]``."""
+    n_rep, n, n_act = probs.shape
+    for r in range(n_rep):
+        for j in range(n):
+            best = np.inf
+            for i in range(n_act):
+                m = means[r, j, i]
+                best = m if m < best else best
+            for i in range(n_act):
+                cum[r, i] += probs[r, j, i] * (means[r, j, i] - best)
+
+
+class _PerArm(Metric):
+    """A metric with one column per arm (``param`` = the arm index)."""
+
+    param_name = "arm"
+    protocols: ClassVar[frozenset[str] | None] = frozenset({"bandit"})
+
+    def __init__(self, arms=None):
+        self.arms = arms
+
+    def param_values(self, spec: GameSpec) -> list[float]:
+        n_act = spec.n_actions
+        if self.arms is None:
+            return [float(i) for i in range(n_act)]
+        arms = self._param_list(
+            self.arms, int, lambda v: None if 0 <= v < n_act else f"an arm in [0, {n_act - 1}]"
+        )
+        return [float(i) for i in arms]
+
+    def start(self, spec: GameSpec) -> None:
+        super().start(spec)
+        self._columns = np.array(self.param_values(spec), dtype=np.int64)
+        self._state = np.zeros((spec.n_replicates, spec.n_actions))
+
+    def values(self, core: Core) -> np.ndarray:
+        return self._state[:, self._columns].copy()
+
+
+class ArmPulls(_PerArm):
+    """Pull counts ``T_i(t) = #{s ≤ t : I_s = i}`` of the arms the arena drew, one row per arm.
+
+    Parameters
+    ----------
+    arms : list of int, optional
+        The arms to log (default: every arm, ``0 .. K−1``).
+
+    Examples
+    --------
+    >>> from arena import play
+    >>> df = play("ucb1", "bernoulli", n_actions=3, horizon=30, metrics={"arm_pulls": {}})
+    >>> int(df[df.t == 30].groupby("replicate").value.sum().iloc[0])
+    30
+    """
+
+    name = "arm_pulls"
+
+    def advance(self, block: Block, core: Core) -> None:
+        _count_pulls(np.ascontiguousarray(block.actions, dtype=np.int64), self._state)
+
+
+class ArmPseudoRegret(_PerArm):
+    """The pseudo-regret carried by each arm: ``Σ_{s≤t} p_{s,i} Δ_{s,i}``, one row per arm.
+
+    ``Δ_{s,i} = μ_{s,i} − min_j μ_{s,j}`` is arm i's gap to the round's best mean. Given the
+    history, ``p_{s,i}`` is the probability that arm i is pulled at round s, so the expectation of
+    the value is ``Σ_s Δ_{s,i} P(I_s = i)``, which for stationary means is ``Δ_i E[T_i(t)]``, and
+    the sum over arms is the pseudo-regret ``Σ_i Δ_i E[T_i(t)]`` (Lattimore & Szepesvári 2020,
+    Lemma 4.5; equal then to ``pseudo_regret``). Logged only when the adversary exposes ``means``.
+
+    Parameters
+    ----------
+    arms : list of int, optional
+        The arms to log (default: every arm).
+
+    Examples
+    --------
+    >>> from arena import play
+    >>> df = play("ucb1", "bernoulli", n_actions=2, horizon=50,
+    ...           metrics={"arm_pseudo_regret": {}, "pseudo_regret": {}})
+    >>> last = df[df.t == 50]
+    >>> split = last[last.metric == "arm_pseudo_regret"].groupby("replicate").value.sum()
+    >>> bool(np.allclose(split, last[last.metric == "pseudo_regret"].value))
+    True
+    """
+
+    name = "arm_pseudo_regret"
+    requires = frozenset({"means"})
+
+    def advance(self, block: Block, core: Core) -> None:
+        _gap_weights_advance(block.probs, np.ascontiguousarray(block.means), self._state)
+
+
+BANDIT_METRICS = ("arm_pulls", "arm_pseudo_regret")
+"""The metrics only the bandit protocol computes (other protocols skip them)."""
+
+
+def arm_pulls_bruteforce(actions: np.ndarray, arm: int) -> float:
+    """Return ``T_i(t)`` from a replicate's whole draw history (reference loop, tests).
+
+    Examples
+    --------
+    >>> arm_pulls_bruteforce(np.array([0, 2, 2, 1]), 2)
+    2.0
+    """
+    return float(sum(1 for a in np.asarray(actions).tolist() if a == arm))
+
+
+def arm_pseudo_regret_bruteforce(probs: np.ndarray, means: np.ndarray, arm: int) -> float:
+    """Return ``Σ_s p_{s,i} (μ_{s,i} − min_j μ_{s,j})`` from a replicate's whole history.
+
+    Examples
+    --------
+    >>> arm_pseudo_regret_bruteforce(np.array([[0.5, 0.5]]), np.array([[0.25, 0.75]]), 1)
+    0.25
+    """
+    total = 0.0
+    for p, mu in zip(np.asarray(probs), np.asarray(means), strict=True):
+        total += float(p[arm]) * (float(mu[arm]) - float(min(mu)))
+    return total
