@@ -41,7 +41,7 @@ from arena.experts.game import (
     _regret_increments,
 )
 from arena.experts.protocol import ObliviousAdversary
-from arena.game import GameProtocol, PreparedGame, Stepper, Who, describe
+from arena.game import GameProtocol, PreparedGame, Stepper, Who, describe, real_array
 from arena.metrics.base import Block, Core, Metric, protocol_reason
 from arena.metrics.builtin import DEFAULT_METRICS
 from arena.protocols import Adversary
@@ -170,7 +170,12 @@ class BanditStepper(Stepper):
         means = None
         if self.want_means:
             means = np.broadcast_to(
-                np.asarray(adversary.oracle("means", t0, n), dtype=np.float64),
+                real_array(
+                    adversary.oracle("means", t0, n),
+                    Who("adversary", adversary),
+                    'oracle("means")',
+                    round=t0,
+                ),
                 (n_rep, n, n_act),
             )
         expected = np.empty((n_rep, n))
@@ -210,7 +215,7 @@ def _block_probs(player, losses, uniforms, t0, ids) -> np.ndarray:
             round=t0,
             replicate=int(ids[0]),
         ) from exc
-    probs = np.asarray(probs, dtype=np.float64)
+    probs = real_array(probs, who, "play_block", round=t0, replicate=int(ids[0]))
     if probs.shape != losses.shape:
         raise GameError(
             who,
@@ -234,13 +239,14 @@ def _adaptive_chunk(stepper: BanditStepper, t0: int, n: int):
     for j in range(n):
         t = t0 + j
         try:
-            p = np.asarray(player.predict(), dtype=np.float64)
+            p = player.predict()
         except ArenaError:
             raise
         except Exception as exc:
             raise GameError(
                 who_p, f"predict failed: {exc}", round=t, replicate=int(ids[0])
             ) from exc
+        p = real_array(p, who_p, "predict", round=t, replicate=int(ids[0]))
         if p.shape != (n_rep, n_act):
             raise GameError(
                 who_p,
@@ -257,7 +263,7 @@ def _adaptive_chunk(stepper: BanditStepper, t0: int, n: int):
             raise
         except Exception as exc:
             raise GameError(who_a, f"losses failed: {exc}", round=t, replicate=int(ids[0])) from exc
-        lt = np.asarray(raw, dtype=np.float64)
+        lt = real_array(raw, who_a, "losses", round=t, replicate=int(ids[0]))
         if lt.shape != (n_rep, n_act):
             raise GameError(
                 who_a,
