@@ -540,7 +540,8 @@ def test_leaderboard_and_provenance_content(report, tournament):
     root, _ = tournament
     board = pd.read_csv(report / "tables" / "leaderboards.csv")
     reg = board[board.metric == "regret"]
-    assert set(reg.player) == {"hedge", "ftl", "hedge(eta=anytime)"}
+    # two hedge variants: each label shows the parameter that tells them apart
+    assert set(reg.player) == {"hedge(eta=tuned)", "ftl", "hedge(eta=anytime)"}
     assert set(reg.game) == {"bernoulli", "fair_coin", "ftl_killer", "greedy"}
     killer = reg[reg.game == "ftl_killer"].set_index("player")
     assert killer.loc["ftl", "rank"] == 3  # FTL's linear regret on its killer
@@ -570,7 +571,11 @@ def test_violation_and_failure_are_red(report, tournament):
     hit = [r for r in red if v["cell"] in r and "regret" in r]
     assert hit, "the planted bound violation is not a red row"
     cells = re.findall(r"<td[^>]*>(.*?)</td>", hit[0])
-    assert cells[1] == "hedge" and cells[5] == str(v["replicate"]) and cells[6] == str(v["t"])
+    assert (
+        cells[1] == "hedge(eta=tuned)"
+        and cells[5] == str(v["replicate"])
+        and cells[6] == str(v["t"])
+    )
     viol = pd.read_csv(report / "tables" / "bound_violations.csv")
     assert len(viol) == 1 and viol.replicate.iloc[0] == v["replicate"]
     # the unreachable reference lower bound: every player on ftl_killer, red
