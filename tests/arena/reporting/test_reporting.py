@@ -559,6 +559,16 @@ def test_leaderboard_and_provenance_content(report, tournament):
     assert growth.loc[("ftl_killer", "ftl"), "exponent"] == pytest.approx(1.0, abs=0.05)
 
 
+def test_a_bound_flat_for_small_t_is_explained(report):
+    md = (report / "report.md").read_text()
+    (note,) = [line for line in md.splitlines() if "Declared bounds flat" in line]
+    # Hedge tuned for the horizon declares ln N/η + ηt/8: flat; the anytime rate's bound grows
+    # like √t, and FTL declares none
+    assert "hedge(eta=tuned) (every game)" in note
+    assert "anytime" not in note.split(" A declared bound")[0] and "ftl" not in note
+    assert "tuned for the horizon T" in note
+
+
 def _red_rows(page: str) -> list[str]:
     return re.findall(rf'<tr class="bad" style="color:{RED}">(.*?)</tr>', page, flags=re.S)
 
