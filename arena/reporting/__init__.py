@@ -17,10 +17,14 @@ Every name, parameter, path and error message is escaped in both renderings: a r
 inject markup, HTML or links into the report.
 
 It never re-simulates: the numbers come from the tidy rows and the manifests.
+
+:func:`variant_labels` labels the player variants of any tidy table the way the report's legends
+and tables do (:mod:`arena.reporting.labels`), for users' own plots.
 """
 
 from arena.reporting.build import build_report, check_report_folder, check_report_name
 from arena.reporting.figures import player_styles
+from arena.reporting.labels import variant_labels
 from arena.reporting.load import Source, component_labels, load_source
 
 __all__ = [
@@ -31,4 +35,5 @@ __all__ = [
     "component_labels",
     "load_source",
     "player_styles",
+    "variant_labels",
 ]

@@ -1,9 +1,13 @@
 """The report's figures (matplotlib, Agg backend), drawn from summary tables only.
 
 Every figure is a grid of panels 3.3 in wide (one per game) with 9 pt text, so a panel stays
-legible at single-column paper width. Each player keeps one colour (and, past eight players, a
-marker) in every figure: :func:`player_styles` assigns them once from the sorted player labels,
-using the Okabe–Ito colour-blind-safe palette.
+legible at single-column paper width. A panel's title names its game in full (the adversary, every
+parameter it was given, N) and a figure's suptitle says T and the replicates, so a figure copied
+out of the report still says what it shows. Each player keeps one style in every figure:
+:func:`player_styles` assigns them once from the sorted player labels, using the Okabe–Ito
+colour-blind-safe palette, and past six players adds line styles and markers so that no two lines
+look alike. Black is kept for the adversary's reference lower bound, drawn dashed on top of the
+curves it often coincides with.
 """
 
 from __future__ import annotations
@@ -30,10 +34,22 @@ OKABE_ITO = [
 ]
 """Okabe & Ito (2008) colour-blind-safe palette, most legible on white first."""
 
-MARKERS = [None, "o", "s", "^", "D", "v", "P", "X"]
-"""Past eight players, colours repeat with a marker (one marker family per group of eight)."""
+PLAYER_COLORS = OKABE_ITO[:6]
+"""The players' colours: yellow is too faint on white, and black is the lower bound's."""
 
-LOWER_BOUND_COLOR = "#666666"
+LINESTYLES = ["-", "-.", ":"]
+"""Past six players, colours repeat with the next line style (dashes are the bounds')."""
+
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">"]
+"""Past six players every player also gets its own marker (distinct for up to ten players)."""
+
+MAX_PLAIN = len(PLAYER_COLORS)
+"""Up to this many players, colour alone tells the lines apart (solid, no marker)."""
+
+LOWER_BOUND_COLOR = "#000000"
+LOWER_BOUND_ZORDER = 5
+"""Above the curves and bands (zorder 2 and 1): a reference bound that coincides with the
+curves stays visible."""
 PANEL_W, PANEL_H = 3.3, 2.6
 FONT_PT = 9
 
@@ -59,21 +75,37 @@ class Style:
 
     color: str
     marker: str | None
+    linestyle: str = "-"
 
 
 def player_styles(labels: Sequence[str]) -> dict[str, Style]:
-    """Assign each player a colour (and marker) from its rank among the sorted labels.
+    """Assign each player a colour, line style and marker from its rank among the sorted labels.
+
+    Up to :data:`MAX_PLAIN` players: one colour each, solid, no marker. Past that, the colours
+    repeat with the next line style, and every player gets its own marker, so that no two
+    players share (colour, line style, marker) — for up to 18 players by colour and line style
+    alone, then by the marker too.
 
     Examples
     --------
     >>> s = player_styles(["hedge", "ftl"])
-    >>> s["ftl"].color, s["hedge"].color
-    ('#0072B2', '#E69F00')
+    >>> s["ftl"].color, s["hedge"].color, s["hedge"].marker
+    ('#0072B2', '#E69F00', None)
+    >>> s = player_styles([f"p{i}" for i in range(8)])
+    >>> (s["p0"].color == s["p6"].color, s["p0"].linestyle, s["p6"].linestyle, s["p6"].marker)
+    (True, '-', '-.', 'X')
     """
-    out = {}
-    for i, label in enumerate(sorted(set(labels))):
-        out[label] = Style(OKABE_ITO[i % len(OKABE_ITO)], MARKERS[(i // len(OKABE_ITO)) % 8])
-    return out
+    ordered = sorted(set(labels))
+    many = len(ordered) > MAX_PLAIN
+    n = len(PLAYER_COLORS)
+    return {
+        label: Style(
+            PLAYER_COLORS[i % n],
+            MARKERS[i % len(MARKERS)] if many else None,
+            LINESTYLES[(i // n) % len(LINESTYLES)],
+        )
+        for i, label in enumerate(ordered)
+    }
 
 
 @dataclass
@@ -102,8 +134,11 @@ def _plt():
 
 
 # fixed margins (inches) instead of constrained layout, which costs more than the drawing itself
-_LEFT, _RIGHT, _TOP, _BOTTOM = 0.62, 0.12, 0.50, 0.45
+_LEFT, _RIGHT, _BOTTOM = 0.62, 0.12, 0.45
+_TOP_PAD, _TITLE_LINE = 0.22, 0.15  # above each panel: padding plus one height per title line
+_SUPTITLE = 0.32
 _LEGEND_ROW = 0.22
+_TITLE_CHARS = 44  # a 9 pt title line across a 3.3 in panel
 
 
 def _legend_shape(labels: Sequence[str], width: float) -> tuple[int, int]:
@@ -115,25 +150,32 @@ def _legend_shape(labels: Sequence[str], width: float) -> tuple[int, int]:
     return per_row, math.ceil(len(labels) / per_row)
 
 
-def _grid(n_panels: int, legend_labels: Sequence[str]):
-    """A figure of ``n_panels`` panels (3 per row), each PANEL_W × PANEL_H, room for a legend."""
+def _grid(n_panels: int, legend_labels: Sequence[str], title_lines: int, suptitle: str | None):
+    """A figure of ``n_panels`` panels (3 per row), each PANEL_W wide with PANEL_H for the axes
+    and their labels, plus room above each panel for ``title_lines`` lines of title, above the
+    grid for ``suptitle`` and below it for a legend."""
     plt = _plt()
     ncols = min(3, max(1, n_panels))
     nrows = max(1, math.ceil(n_panels / ncols))
     width = PANEL_W * ncols
     per_row, legend_rows = _legend_shape(legend_labels, width)
     legend_h = _LEGEND_ROW * legend_rows + (0.1 if legend_rows else 0.0)
-    height = PANEL_H * nrows + legend_h
+    top = _TOP_PAD + _TITLE_LINE * max(1, title_lines)
+    sup_h = _SUPTITLE if suptitle else 0.0
+    panel_h = PANEL_H - 0.5 + top  # PANEL_H was sized for a 0.5 in title band
+    height = panel_h * nrows + legend_h + sup_h
     fig, axes = plt.subplots(nrows, ncols, figsize=(width, height), squeeze=False)
-    aw, ah = PANEL_W - _LEFT - _RIGHT, PANEL_H - _TOP - _BOTTOM
+    aw, ah = PANEL_W - _LEFT - _RIGHT, panel_h - top - _BOTTOM
     fig.subplots_adjust(
         left=_LEFT / width,
         right=1 - _RIGHT / width,
-        top=1 - _TOP / height,
+        top=1 - (top + sup_h) / height,
         bottom=(legend_h + _BOTTOM) / height,
         wspace=(_LEFT + _RIGHT) / aw,
-        hspace=(_TOP + _BOTTOM) / ah,
+        hspace=(top + _BOTTOM) / ah,
     )
+    if suptitle:
+        fig.suptitle(suptitle, y=1 - 0.08 / height, va="top")
     flat = list(axes.ravel())
     for ax in flat[n_panels:]:
         ax.set_visible(False)
@@ -141,7 +183,12 @@ def _grid(n_panels: int, legend_labels: Sequence[str]):
 
 
 def _title(text: str) -> str:
-    return "\n".join(textwrap.wrap(text, 40)) or text
+    return "\n".join(textwrap.wrap(text, _TITLE_CHARS)) or text
+
+
+def _titles(games: Sequence[str], titles: Mapping[str, str] | None) -> dict[str, str]:
+    """Each game's wrapped panel title (its full title when given, else its label)."""
+    return {g: _title((titles or {}).get(g, g)) for g in games}
 
 
 def _read_colors(fig) -> dict[str, str]:
@@ -183,6 +230,7 @@ def _legend(
             [],
             [],
             color=styles[p].color,
+            ls=styles[p].linestyle,
             marker=styles[p].marker or default_marker,
             label=p,
             lw=1.6,
@@ -248,13 +296,17 @@ def curves_figure(
     caption: str,
     bounds: pd.DataFrame | None = None,
     lower: pd.DataFrame | None = None,
+    titles: Mapping[str, str] | None = None,
+    suptitle: str | None = None,
 ) -> FigureOut:
     """Mean curves with CI bands on log-log axes, one panel per game, bounds overlaid.
 
     ``curves``: ``game, player, t, mean, ci_low, ci_high``; ``bounds``: ``game, player, t, mean``
-    (each player's declared bound, dashed in its colour); ``lower``: ``game, t, mean`` (the
-    adversary's reference lower bound, dotted grey). Non-positive values cannot be drawn on a log
-    axis and are left out (band edges are clipped to the panel's smallest positive value).
+    (each player's declared bound, thin and dashed in its colour, with its marker); ``lower``:
+    ``game, t, mean`` (the adversary's reference lower bound, dashed black, drawn above every
+    curve). ``titles`` maps a game label to its panel title (default: the label); ``suptitle``
+    heads the figure. Non-positive values cannot be drawn on a log axis and are left out (band
+    edges are clipped to the panel's smallest positive value).
     """
     from matplotlib.lines import Line2D
 
@@ -266,9 +318,13 @@ def curves_figure(
     if has_bound:
         extra.append(Line2D([], [], color="#333333", ls="--", lw=1.0, label="declared bound"))
     if has_lower:
-        extra.append(Line2D([], [], color=LOWER_BOUND_COLOR, ls=":", lw=1.8, label="lower bound"))
+        extra.append(Line2D([], [], color=LOWER_BOUND_COLOR, ls="--", lw=1.8, label="lower bound"))
+    heads = _titles(games, titles)
+    lines = max((h.count("\n") + 1 for h in heads.values()), default=1)
     with plt.rc_context(RC):
-        fig, axes, per_row = _grid(len(games), [*players, *(h.get_label() for h in extra)])
+        fig, axes, per_row = _grid(
+            len(games), [*players, *(h.get_label() for h in extra)], lines, suptitle
+        )
         for ax, game in zip(axes, games, strict=True):
             part = curves[curves.game == game]
             positive = part["mean"][part["mean"] > 0]
@@ -288,6 +344,7 @@ def curves_figure(
                     t,
                     np.where(mean > 0, mean, np.nan),
                     color=st.color,
+                    ls=st.linestyle,
                     marker=st.marker,
                     ms=3,
                     markevery=max(1, len(t) // 8),
@@ -298,6 +355,7 @@ def curves_figure(
                 for player, b in bounds[bounds.game == game].groupby("player", sort=True):
                     b = b.sort_values("t")
                     val = b["mean"].to_numpy(float)
+                    # the player's marker (hollow) tells apart two bounds of one colour
                     ax.plot(
                         b["t"].to_numpy(float),
                         np.where(val > 0, val, np.nan),
@@ -305,6 +363,10 @@ def curves_figure(
                         ls="--",
                         lw=1.0,
                         alpha=0.9,
+                        marker=styles[player].marker,
+                        ms=3,
+                        mfc="none",
+                        markevery=max(1, len(val) // 6),
                         gid=f"player:{player}",
                     )
             if has_lower:
@@ -315,12 +377,13 @@ def curves_figure(
                         lb["t"].to_numpy(float),
                         np.where(val > 0, val, np.nan),
                         color=LOWER_BOUND_COLOR,
-                        ls=":",
+                        ls="--",
                         lw=1.8,
+                        zorder=LOWER_BOUND_ZORDER,
                         gid="lower_bound",
                     )
             _log_axes(ax, part["t"], positive)
-            ax.set_title(_title(game))
+            ax.set_title(heads[game])
             ax.set_xlabel("round t")
             ax.set_ylabel(ylabel)
         _legend(fig, styles, players, extra, per_row)
@@ -336,16 +399,21 @@ def sweep_figure(
     xlabel: str,
     ylabel: str,
     caption: str,
+    titles: Mapping[str, str] | None = None,
+    suptitle: str | None = None,
 ) -> FigureOut:
     """Final value vs the metric's parameter (ε, k or τ) with 95% CI error bars, panel per game.
 
     ``summary``: ``game, player, param, mean, ci_low, ci_high``. The x axis is logarithmic when
-    every parameter is positive (symmetric-log otherwise, so k = 0 shows).
+    every parameter is positive (symmetric-log otherwise, so k = 0 shows). ``titles`` and
+    ``suptitle`` as in :func:`curves_figure`.
     """
     plt = _plt()
     players = sorted(set(summary["player"]))
+    heads = _titles(games, titles)
+    lines = max((h.count("\n") + 1 for h in heads.values()), default=1)
     with plt.rc_context(RC):
-        fig, axes, per_row = _grid(len(games), players)
+        fig, axes, per_row = _grid(len(games), players, lines, suptitle)
         params = summary["param"].to_numpy(float)
         for ax, game in zip(axes, games, strict=True):
             part = summary[summary.game == game]
@@ -361,6 +429,7 @@ def sweep_figure(
                     y,
                     yerr=err,
                     color=st.color,
+                    ls=st.linestyle,
                     marker=st.marker or "o",
                     ms=3.5,
                     lw=1.4,
@@ -370,7 +439,7 @@ def sweep_figure(
                 )
                 bars.lines[0].set_gid(f"player:{player}")
             _param_axis(ax, params)
-            ax.set_title(_title(game))
+            ax.set_title(heads[game])
             ax.set_xlabel(xlabel)
             ax.set_ylabel(ylabel)
         _legend(fig, styles, players, [], per_row, default_marker="o")

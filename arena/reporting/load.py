@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from arena.base import canonical_json
+from arena.reporting.labels import format_value, registered_defaults, variant_label_map
 
 KEY_STRINGS = (
     "run_id",
@@ -101,31 +101,6 @@ class Source:
 # labels
 
 
-@cache
-def _defaults(kind: str, name: str) -> dict[str, str] | None:
-    """Canonical JSON of each constructor default of a registered component, or None."""
-    import inspect
-
-    from arena import registry
-
-    try:
-        cls = registry.load(kind, name)
-        defaults = cls.param_defaults()
-    except Exception:  # not installed here, broken, or not a Component: fall back
-        return None
-    return {k: canonical_json(v) for k, v in defaults.items() if v is not inspect.Parameter.empty}
-
-
-def _fmt_value(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:g}"
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list | dict):
-        return canonical_json(value)
-    return str(value)
-
-
 def component_labels(kind: str, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
     """Readable labels ``name(k=v, ...)`` of (name, params JSON) pairs, unique among ``pairs``.
 
@@ -151,7 +126,7 @@ def component_labels(kind: str, pairs: list[tuple[str, str]]) -> dict[tuple[str,
         by_name.setdefault(key[0], []).append(key)
     out: dict[tuple[str, str], str] = {}
     for name, keys in by_name.items():
-        defaults = _defaults(kind, name)
+        defaults = registered_defaults(kind, name)
         varying = set()
         if defaults is None:
             all_keys = {k for key in keys for k in parsed[key]}
@@ -168,7 +143,7 @@ def component_labels(kind: str, pairs: list[tuple[str, str]]) -> dict[tuple[str,
                     for k, v in params.items()
                     if k not in defaults or canonical_json(v) != defaults[k]
                 }
-            inner = ", ".join(f"{k}={_fmt_value(v)}" for k, v in sorted(shown.items()))
+            inner = ", ".join(f"{k}={format_value(v)}" for k, v in sorted(shown.items()))
             out[key] = f"{name}({inner})" if inner else name
     # two entries rendered alike (e.g. a non-JSON params string): show everything for those
     seen: dict[str, list[tuple[str, str]]] = {}
@@ -337,8 +312,10 @@ def load_source(source_dir: str | Path) -> Source:
             strict=True,
         )
     )
-    plabels = component_labels(
-        "player", list(zip(puniq.player, puniq.player_params, strict=True)) + fp
+    # players by variant (the parameters that tell variants of one name apart), as the public
+    # variant_labels does, so users' own plots match the report's legends
+    plabels = variant_label_map(
+        list(zip(puniq.player, puniq.player_params, strict=True)) + fp, "player"
     )
     alabels = component_labels(
         "adversary", list(zip(guniq.adversary, guniq.adversary_params, strict=True)) + fa

@@ -386,6 +386,45 @@ def curve_summary(rows: pd.DataFrame, metric: str, level: float = 0.95) -> pd.Da
     return out
 
 
+FLAT_START_EXPONENT = 0.2
+"""A declared bound whose growth exponent over its first decade of rounds is below this is
+"flat for small t" (a √t bound has 0.5 there; Hedge tuned for the horizon, about 0)."""
+
+
+def flat_start_bounds(bounds: pd.DataFrame) -> pd.DataFrame:
+    """The (game, player) whose mean declared bound is flat over its first decade of rounds.
+
+    ``bounds`` is a :func:`curve_summary` of a ``bound:<metric>`` (one param). Per (game,
+    player), from the first checkpoint ``t_a`` with a positive bound to the last one
+    ``t_b ≤ 10 t_a``, the exponent is ``log(B(t_b)/B(t_a)) / log(t_b/t_a)``; a curve is flat when
+    it is below :data:`FLAT_START_EXPONENT`. Curves spanning less than a factor 5 in t are not
+    judged. Returns ``game, player, t_from, t_to, exponent``.
+
+    Examples
+    --------
+    >>> t = np.array([1, 2, 5, 10, 100, 1000])
+    >>> b = pd.DataFrame({"game": "g", "t": np.tile(t, 2), "player": np.repeat(["a", "b"], 6),
+    ...                   "mean": np.r_[24 * (1 + t / 1000), 2 * np.sqrt(t)]})
+    >>> flat_start_bounds(b)[["player", "t_to"]].values.tolist()
+    [['a', 10]]
+    """
+    out = []
+    for (game, player), part in bounds.groupby(["game", "player"], sort=True):
+        curve = part.groupby("t")["mean"].mean()
+        curve = curve[np.isfinite(curve.to_numpy(float)) & (curve.to_numpy(float) > 0)]
+        if curve.empty:
+            continue
+        t_a = curve.index[0]
+        window = curve[curve.index <= 10 * t_a]
+        t_b = window.index[-1]
+        if t_b < 5 * t_a:
+            continue
+        exponent = math.log(window.iloc[-1] / window.iloc[0]) / math.log(t_b / t_a)
+        if exponent < FLAT_START_EXPONENT:
+            out.append((game, player, int(t_a), int(t_b), exponent))
+    return pd.DataFrame(out, columns=["game", "player", "t_from", "t_to", "exponent"])
+
+
 def growth_table(rows: pd.DataFrame, metric: str = "regret", level: float = 0.95) -> pd.DataFrame:
     """Growth exponent of ``metric`` per (game, player); see :func:`growth_exponent`."""
     sub = rows.loc[(rows["metric"] == metric).to_numpy()]

@@ -9,8 +9,10 @@ from pathlib import Path
 import pandas as pd
 
 from arena.reporting.figures import FigureOut, Style, player_styles, save_figure
+from arena.reporting.labels import game_title
 from arena.reporting.load import Source
 from arena.reporting.render import Block, Figure
+from arena.reporting.sections.formatting import int_range
 
 
 @dataclass
@@ -82,6 +84,36 @@ class ReportContext:
     def games(self) -> list[str]:
         """Game labels, in the order tables and figure panels show them."""
         return self.src.game_labels
+
+    @property
+    def panel_titles(self) -> dict[str, str]:
+        """Game label → its panel title: the adversary with every parameter given, N, and T
+        when the games' horizons differ (otherwise the suptitle says T once)."""
+        games = self.src.games
+        vary_t = games["horizon"].nunique() > 1
+        return {
+            str(g.game_label): game_title(
+                str(g.adversary),
+                str(g.adversary_params),
+                int(g.n_actions),
+                int(g.horizon) if vary_t else None,
+            )
+            for g in games.itertuples(index=False)
+        }
+
+    @property
+    def suptitle(self) -> str:
+        """The line heading every figure: the horizon T and the replicates per cell."""
+        horizons = sorted(set(self.src.games["horizon"].tolist()))
+        t = f"T = {horizons[0]}" if len(horizons) == 1 else "T in each panel's title"
+        reps = self.src.cells["replicates"]
+        n = int_range(reps) if len(reps) else "0"
+        return f"{t}; {n} replicate{'s' if n != '1' else ''} per cell"
+
+    def figure_style(self) -> dict[str, object]:
+        """The keyword arguments every figure of the report takes: players' styles, panel
+        titles and the suptitle."""
+        return {"styles": self.styles, "titles": self.panel_titles, "suptitle": self.suptitle}
 
     @property
     def pct(self) -> str:

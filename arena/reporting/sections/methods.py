@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from arena.reporting.render import Para
+from arena.reporting.render import Para, code
 from arena.reporting.sections.context import ReportContext, Section
 
 
@@ -17,7 +17,11 @@ def methods(ctx: ReportContext) -> Section:
         "Bonferroni over all pairs of players within a game and metric). Normalized regret is "
         "the mean final regret divided by sqrt(T ln N). The win matrix counts, over all units "
         "both players share, how often the row player's final regret is strictly smaller. "
-        "Figures: Okabe–Ito colours, one colour per player in every figure (assigned from the "
-        "sorted player labels)."
+        "Figures: Okabe–Ito colours, one style per player in every figure (assigned from the "
+        "sorted player labels; past six players line styles and markers tell apart the players "
+        "that share a colour; black is the reference lower bound's). A player's label shows the "
+        "parameters that tell apart the variants of its name "
+        f"({code('arena.reporting.variant_labels')}); a panel's title names the adversary with "
+        "every parameter given and N."
     )
     return Section("Methods", "methods", [Para(text)])

@@ -24,15 +24,15 @@ def metric_curves(ctx: ReportContext) -> Section | None:
     if not metrics:
         return None
     pct = ctx.pct
-    blocks: list[Block] = [
-        bounded_curves(
+    blocks: list[Block] = []
+    for metric in metrics:
+        blocks += bounded_curves(
             ctx,
             metric,
             metric,
             f"{code(metric)} vs round t (log-log), mean over replicates with {pct} t-interval "
-            f"bands; dashed: declared bounds ({code(f'bound:{metric}')}), dotted grey: reference "
-            f"lower bounds ({code(f'lower_bound:{metric}')}), where any.",
+            f"bands; thin dashed: declared bounds ({code(f'bound:{metric}')}) in each player's "
+            f"colour, thick dashed black over the curves: reference lower bounds "
+            f"({code(f'lower_bound:{metric}')}), where any.",
         )
-        for metric in metrics
-    ]
     return Section("Curves of the leaderboard metrics", "metric-curves", blocks)

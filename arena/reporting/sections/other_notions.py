@@ -49,7 +49,7 @@ def other_notions(ctx: ReportContext) -> Section | None:
     A figure for each of quantile, shifting and strongly adaptive regret logged, then one of
     adaptive regret over rounds; ``None`` when none of them is logged.
     """
-    rows, games, styles, pct = ctx.rows, ctx.games, ctx.styles, ctx.pct
+    rows, games, pct = ctx.rows, ctx.games, ctx.pct
     blocks: list[Block] = []
     for metric, fname, xlabel, ylabel, caption in SWEEPS:
         if metric not in ctx.logged:
@@ -68,10 +68,10 @@ def other_notions(ctx: ReportContext) -> Section | None:
                     fname,
                     summ,
                     games,
-                    styles,
                     xlabel=xlabel,
                     ylabel=ylabel,
                     caption=caption.replace("95%", pct),
+                    **ctx.figure_style(),
                 )
             )
         )
@@ -84,9 +84,9 @@ def other_notions(ctx: ReportContext) -> Section | None:
                     "adaptive_regret_curves",
                     ad,
                     games,
-                    styles,
                     ylabel=ADAPTIVE_YLABEL,
                     caption=ADAPTIVE_CAPTION.replace("95%", pct),
+                    **ctx.figure_style(),
                 )
             )
         )

@@ -13,8 +13,9 @@ from arena.reporting.sections.curves import bounded_curves
 YLABEL = "expected regret (loss units)"
 CAPTION = (
     "Expected regret vs round t (log-log), mean over replicates with 95% t-interval bands; "
-    f"dashed: each player's declared bound ({code('bound:regret')}), dotted grey: the "
-    f"adversary's reference lower bound ({code('lower_bound:regret')})."
+    f"thin dashed: each player's declared bound ({code('bound:regret')}) in its colour; thick "
+    f"dashed black, drawn over the curves: the adversary's reference lower bound "
+    f"({code('lower_bound:regret')})."
 )
 
 
@@ -26,7 +27,7 @@ def regret_curves(ctx: ReportContext) -> Section | None:
     if "regret" not in ctx.logged:
         return None
     pct, games = ctx.pct, ctx.games
-    blocks: list[Block] = [bounded_curves(ctx, "regret", YLABEL, CAPTION.replace("95%", pct))]
+    blocks: list[Block] = bounded_curves(ctx, "regret", YLABEL, CAPTION.replace("95%", pct))
     growth = stats.growth_table(ctx.rows, "regret", ctx.level)
     ctx.write_csv("growth exponents", growth, "growth_exponent.csv")
     g = growth.set_index(["player", "game"])

@@ -540,7 +540,8 @@ def test_leaderboard_and_provenance_content(report, tournament):
     root, _ = tournament
     board = pd.read_csv(report / "tables" / "leaderboards.csv")
     reg = board[board.metric == "regret"]
-    assert set(reg.player) == {"hedge", "ftl", "hedge(eta=anytime)"}
+    # two hedge variants: each label shows the parameter that tells them apart
+    assert set(reg.player) == {"hedge(eta=tuned)", "ftl", "hedge(eta=anytime)"}
     assert set(reg.game) == {"bernoulli", "fair_coin", "ftl_killer", "greedy"}
     killer = reg[reg.game == "ftl_killer"].set_index("player")
     assert killer.loc["ftl", "rank"] == 3  # FTL's linear regret on its killer
@@ -558,6 +559,16 @@ def test_leaderboard_and_provenance_content(report, tournament):
     assert growth.loc[("ftl_killer", "ftl"), "exponent"] == pytest.approx(1.0, abs=0.05)
 
 
+def test_a_bound_flat_for_small_t_is_explained(report):
+    md = (report / "report.md").read_text()
+    (note,) = [line for line in md.splitlines() if "Declared bounds flat" in line]
+    # Hedge tuned for the horizon declares ln N/η + ηt/8: flat; the anytime rate's bound grows
+    # like √t, and FTL declares none
+    assert "hedge(eta=tuned) (every game)" in note
+    assert "anytime" not in note.split(" A declared bound")[0] and "ftl" not in note
+    assert "tuned for the horizon T" in note
+
+
 def _red_rows(page: str) -> list[str]:
     return re.findall(rf'<tr class="bad" style="color:{RED}">(.*?)</tr>', page, flags=re.S)
 
@@ -570,7 +581,11 @@ def test_violation_and_failure_are_red(report, tournament):
     hit = [r for r in red if v["cell"] in r and "regret" in r]
     assert hit, "the planted bound violation is not a red row"
     cells = re.findall(r"<td[^>]*>(.*?)</td>", hit[0])
-    assert cells[1] == "hedge" and cells[5] == str(v["replicate"]) and cells[6] == str(v["t"])
+    assert (
+        cells[1] == "hedge(eta=tuned)"
+        and cells[5] == str(v["replicate"])
+        and cells[6] == str(v["t"])
+    )
     viol = pd.read_csv(report / "tables" / "bound_violations.csv")
     assert len(viol) == 1 and viol.replicate.iloc[0] == v["replicate"]
     # the unreachable reference lower bound: every player on ftl_killer, red
