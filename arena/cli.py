@@ -254,7 +254,6 @@ def _remove_if_empty(out_dir: Path) -> None:
 
 
 def _list(args: list[str]) -> int:
-    import inspect
 
     from arena import registry
 
@@ -266,24 +265,44 @@ def _list(args: list[str]) -> int:
         if ns.kind and ns.kind != title:
             continue
         print(title)
+        # players and adversaries by the protocols they play, so a game's partners read together
+        groups: dict[str, list[str]] = {}
         for name in registry.available(kind):
             try:
-                reg = registry.entry(kind, name)
-                cls = registry.load(kind, name)
-            except ArenaError as exc:  # a broken or conflicting plugin: report it, go on
-                print(f"  {name:<18} BROKEN: {exc}")
-                continue
-            params = ", ".join(
-                f"{p}" if d is inspect.Parameter.empty else f"{p}={d!r}"
-                for p, d in cls.param_defaults().items()
-            )
-            doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
-            print(f"  {name:<18} ({params})")
-            print(f"  {'':<18} {doc}  [{reg.distribution}: {reg.entry_point.value}]")
-            for pname, constraints in getattr(cls, "parameter_constraints", {}).items():
-                allowed = " or ".join(c.describe() for c in constraints)
-                print(f"  {'':<18}   {pname}: {allowed}")
+                protocols = _protocols_of(registry.load(kind, name)) if kind != "metric" else []
+            except ArenaError:
+                protocols = ["broken"]
+            groups.setdefault(", ".join(protocols), []).append(name)
+        for group in sorted(groups, key=lambda g: (g == "broken", g)):
+            if group:
+                print(f" [{group}]")
+            for name in groups[group]:
+                _list_entry(kind, name)
     return 0
+
+
+def _list_entry(kind: str, name: str) -> None:
+    """Print one registered component: its parameters, summary, distribution and constraints."""
+    import inspect
+
+    from arena import registry
+
+    try:
+        reg = registry.entry(kind, name)
+        cls = registry.load(kind, name)
+    except ArenaError as exc:  # a broken or conflicting plugin: report it, go on
+        print(f"  {name:<18} BROKEN: {exc}")
+        return
+    params = ", ".join(
+        f"{p}" if d is inspect.Parameter.empty else f"{p}={d!r}"
+        for p, d in cls.param_defaults().items()
+    )
+    doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+    print(f"  {name:<18} ({params})")
+    print(f"  {'':<18} {doc}  [{reg.distribution}: {reg.entry_point.value}]")
+    for pname, constraints in getattr(cls, "parameter_constraints", {}).items():
+        allowed = " or ".join(c.describe() for c in constraints)
+        print(f"  {'':<18}   {pname}: {allowed}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -371,21 +390,18 @@ def _run_checks(component, yield_checks, expected_failures):
 # arena tournament
 
 
-def _tournament(overrides: list[str]) -> int:
+def _tournament(args: list[str]) -> int:
     import hydra
 
     from arena.hydra_support import check_command_line, config_dir
 
+    if any(a in ("-h", "--help") for a in args):
+        print(_tournament_help())
+        return 0
+    overrides, search = _tournament_sources(args)
     for item in overrides:
         if item.startswith("tournament=") and "," not in item:
-            name = item.partition("=")[2]
-            if not (config_dir() / "tournament" / f"{name}.yaml").is_file():
-                import difflib
-
-                options = sorted(p.stem for p in (config_dir() / "tournament").glob("*.yaml"))
-                close = difflib.get_close_matches(name, options, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
-                raise ArenaError(f"unknown tournament {name!r}{hint} (available: {options})")
+            _check_tournament_name(item.partition("=")[2], search)
     check_command_line("tournament", "tournament_run", overrides, output_key="out")
 
     @hydra.main(version_base=None, config_path=str(config_dir()), config_name="tournament_run")
@@ -395,6 +411,171 @@ def _tournament(overrides: list[str]) -> int:
             sys.exit(code)
 
     return _hydra_main(task, "arena tournament", overrides)
+
+
+FILE_OPTION = "config_file"
+"""The ``tournament`` option under which ``arena tournament --config FILE`` stores the file."""
+
+
+def _tournament_sources(args: list[str]) -> tuple[list[str], list[Path]]:
+    """Turn ``--config FILE`` and ``--config-dir DIR`` into Hydra overrides.
+
+    ``--config FILE`` reads a tournament file kept anywhere (docs/tournaments.md), checks its
+    keys, and selects it as the tournament (``tournament=config_file``); command-line overrides
+    then apply on top of it, and its ``metrics`` is the whole metric set. ``--config-dir DIR``
+    adds ``DIR`` to the search path, so that ``tournament=NAME`` finds ``DIR/tournament/NAME.yaml``.
+    Returns the overrides and the search folders.
+    """
+    overrides: list[str] = []
+    search: list[Path] = []
+    files: list[Path] = []
+    rest = list(args)
+    while rest:
+        arg = rest.pop(0)
+        flag, eq, value = arg.partition("=")
+        if flag in ("--config", "--config-dir", "-cd"):
+            if not eq:
+                if not rest or rest[0].startswith("-"):
+                    raise ConfigError("arena tournament", flag, "needs a path", noun="option")
+                value = rest.pop(0)
+            (files if flag == "--config" else search).append(Path(value).expanduser())
+        else:
+            overrides.append(arg)
+    if len(files) > 1:
+        raise ConfigError("arena tournament", "--config", "takes one file", noun="option")
+    for folder in search:
+        if not folder.is_dir():
+            raise ConfigError(
+                "arena tournament", "--config-dir", f"{folder} is not a folder", noun="option"
+            )
+    if search:
+        paths = ",".join(f"file://{folder.resolve()}" for folder in search)
+        overrides.insert(0, f"hydra.searchpath=[{paths}]")
+    if files:
+        if any(o.startswith("tournament=") for o in overrides):
+            raise ConfigError(
+                "arena tournament",
+                "--config",
+                "names the tournament already: drop tournament=NAME",
+                noun="option",
+            )
+        _store_tournament_file(files[0])
+        overrides.insert(0, f"tournament={FILE_OPTION}")
+    return overrides, search
+
+
+def _store_tournament_file(path: Path) -> None:
+    """Check a tournament file's keys and store it as the ``tournament`` option ``config_file``."""
+    import difflib
+
+    from hydra.core.config_store import ConfigStore
+    from omegaconf import OmegaConf
+
+    from arena.tournament import TournamentConfig
+
+    who = f"tournament file {path}"
+    if not path.is_file():
+        raise ConfigError("arena tournament", "--config", f"no such file: {path}", noun="option")
+    try:
+        node = OmegaConf.to_container(OmegaConf.load(path))
+    except Exception as exc:  # YAML syntax, encoding: one line naming the file
+        first = next(iter(str(exc).splitlines()), "")
+        raise ArenaError(f"{who}: not a readable YAML file ({first})") from None
+    if not isinstance(node, dict):
+        raise ArenaError(f"{who}: must be a mapping of tournament keys (see docs/tournaments.md)")
+    known = list(TournamentConfig.__dataclass_fields__)
+    unknown = [k for k in node if k not in known]
+    if unknown:
+        hints = []
+        for key in unknown:
+            close = difflib.get_close_matches(str(key), known, n=1)
+            hints.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise ArenaError(f"{who}: unknown key {', '.join(hints)}; the keys are {', '.join(known)}")
+    for key in ("players", "adversaries"):
+        if key not in node:
+            raise ArenaError(f"{who}: {key!r} is required (a list of registry names)")
+    node.setdefault("name", path.stem)
+    ConfigStore.instance().store(group="tournament", name=FILE_OPTION, node=node)
+
+
+def _check_tournament_name(name: str, search: list[Path]) -> None:
+    """Refuse ``tournament=NAME`` unless a tournament file of that name exists, with close
+    matches among the built-in ones and those of the search folders."""
+    import difflib
+
+    from arena.hydra_support import config_dir
+
+    if name == FILE_OPTION:
+        return
+    folders = [config_dir() / "tournament", *(folder / "tournament" for folder in search)]
+    if any((folder / f"{name}.yaml").is_file() for folder in folders):
+        return
+    options = sorted({p.stem for folder in folders for p in folder.glob("*.yaml")})
+    close = difflib.get_close_matches(name, options, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise ArenaError(
+        f"unknown tournament {name!r}{hint} (available: {options}; a file of your own: "
+        "arena tournament --config FILE)"
+    )
+
+
+def _tournament_help() -> str:
+    """``arena tournament --help``: the file format, the tournaments and every registered name."""
+    from arena.hydra_support import config_dir
+
+    tournaments = sorted(p.stem for p in (config_dir() / "tournament").glob("*.yaml"))
+    lines = [
+        "usage: arena tournament [tournament=NAME | --config FILE] [--config-dir DIR] "
+        "[KEY=VALUE ...]",
+        "",
+        "Runs the cross product players × adversaries × n_actions of a tournament file into",
+        "`out` (default outputs/tournaments/NAME), resumably. The file format (every key, its",
+        "type and default) is in docs/tournaments.md.",
+        "",
+        f"built-in tournaments: {', '.join(tournaments)}",
+        "options: --config FILE (a tournament file anywhere), --config-dir DIR",
+        "  (tournament=NAME finds DIR/tournament/NAME.yaml)",
+        "keys: tournament.<key>=..., executor=serial|local|dask, n_jobs=N, scheduler=ADDRESS,",
+        "  out=DIR, progress=true|false|auto",
+        "",
+    ]
+    for kind, title in (("player", "players"), ("adversary", "adversaries")):
+        lines.append(f"{title} (registered names, plugins included):")
+        lines += _names_by_protocol(kind)
+        lines.append("")
+    return "\n".join(lines).rstrip()
+
+
+def _names_by_protocol(kind: str) -> list[str]:
+    """``  protocol: name, name (distribution), ...`` lines for every registered ``kind``."""
+    import textwrap
+
+    from arena import registry
+
+    groups: dict[str, list[str]] = {}
+    for name in registry.available(kind):
+        try:
+            cls = registry.load(kind, name)
+            dist = registry.entry(kind, name).distribution
+        except ArenaError:
+            groups.setdefault("broken", []).append(name)
+            continue
+        label = name if dist == "regret-arena" else f"{name} ({dist})"
+        for protocol in _protocols_of(cls):
+            groups.setdefault(protocol, []).append(label)
+    out = []
+    for protocol in sorted(groups):
+        text = f"{protocol}: {', '.join(groups[protocol])}"
+        out += textwrap.wrap(text, 98, initial_indent="  ", subsequent_indent="    ")
+    return out
+
+
+def _protocols_of(cls) -> list[str]:
+    """The protocols a registered class plays: an adversary's one, a player's every one."""
+    tags = getattr(cls, "tags", None)
+    if hasattr(tags, "protocols"):
+        return sorted(tags.protocols) or ["experts"]
+    return [getattr(tags, "protocol", "experts")]
 
 
 def _hydra_main(task, prog: str, overrides: list[str]) -> int:

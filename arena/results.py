@@ -424,9 +424,37 @@ def manifest(run: GameRun, extra: dict[str, Any] | None = None) -> dict[str, Any
         "wall_time_s": round(run.wall_time, 6),
         "n_rows": len(run.rows),
         "versions": package_versions(),
+        "components": component_sources(run.config),
         "git_revision": git_revision(),
         **(extra or {}),
     }
+
+
+def component_sources(config: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """The distribution and version that provide the run's player and adversary.
+
+    A plugin's numbers depend on its version as much as on the arena's: the manifest records
+    ``{"player": {"name", "distribution", "version", "entry_point"}, "adversary": {...}}``
+    (``distribution`` is ``unregistered`` for a class passed directly, not by name).
+    """
+    from arena import registry
+
+    out = {}
+    for kind in ("player", "adversary"):
+        name = str(config.get(kind, ""))
+        record = {"name": name, "distribution": "unregistered", "version": "", "entry_point": ""}
+        try:
+            reg = registry.entry(kind, name)
+        except Exception:  # a class passed directly (tests, notebooks) has no registration
+            out[kind] = record
+            continue
+        record.update(distribution=reg.distribution, entry_point=reg.entry_point.value)
+        try:
+            record["version"] = metadata.version(reg.distribution)
+        except (metadata.PackageNotFoundError, ValueError):
+            record["version"] = "not installed"
+        out[kind] = record
+    return out
 
 
 def write_run(run: GameRun, out_dir: str | Path, extra: dict[str, Any] | None = None) -> Path:
