@@ -30,23 +30,13 @@ import numpy as np
 
 from arena import registry
 from arena.bandit.protocol import BanditPlayer
-from arena.errors import ArenaError, ConfigError, GameError
-from arena.experts.game import (
-    ExpertsTraceWriter,
-    _check_probs,
-    _core_advance,
-    _first_bad_losses,
-    _oblivious_losses,
-    _raise_bad_loss,
-    _regret_increments,
-)
-from arena.experts.protocol import ObliviousAdversary
-from arena.game import GameProtocol, PreparedGame, Stepper, Who, describe, real_array
-from arena.metrics.base import Block, Core, Metric, protocol_reason
+from arena.errors import ConfigError
+from arena.experts.game import ExpertsStepper, ExpertsTraceWriter
+from arena.game import GameProtocol, PreparedGame, describe
+from arena.metrics.base import Metric, protocol_reason
 from arena.metrics.builtin import DEFAULT_METRICS
 from arena.protocols import Adversary
-from arena.sampling import sample_actions
-from arena.spec import GameSpec, History
+from arena.spec import GameSpec
 
 HOSTED = frozenset({"experts"})
 """The adversaries' protocols a bandit game accepts: every experts adversary is a bandit one."""
@@ -134,157 +124,17 @@ class BanditProtocol(GameProtocol):
         return ExpertsTraceWriter(path, game.ids)
 
 
-class BanditStepper(Stepper):
-    """Plays a bandit game chunk by chunk: the losses, ``p_t``, the draws, the shared totals."""
+class BanditStepper(ExpertsStepper):
+    """Plays a bandit game chunk by chunk: the experts stepper (same losses, uniforms, totals and
+    block), with the bandit player's information model — its ``play_block`` gets the uniforms
+    the arena draws ``I_t`` from, and its ``update`` only ``I_t``, ``l_{t,I_t}`` and ``p_t``."""
 
-    def __init__(self, game: PreparedGame):
-        self.player, self.adversary, spec = game.player, game.adversary, game.spec
-        self.n_rep, self.n_act = spec.n_replicates, spec.n_actions
-        self.lo, self.hi = spec.loss_range
-        self.ids, self.action_rngs = game.ids, game.action_rngs
-        self.core = Core(self.n_rep, self.n_act)
-        self.want_means = any("means" in m.requires for m in game.metrics)
-        self.want_increments = any(m.reads_increments for m in game.metrics)
-        self.oblivious = (
-            isinstance(self.adversary, ObliviousAdversary) and self.adversary.tags.oblivious
-        )
-        self.history = (
-            None
-            if self.oblivious
-            else History(self.n_rep, self.n_act, self.adversary.tags.sees_distribution)
-        )
+    def play_block(self, losses, confidences, uniforms):
+        return self.player.play_block(losses, uniforms)
 
-    def step(self, t0: int, n: int) -> Block:
-        player, adversary, core = self.player, self.adversary, self.core
-        n_rep, n_act, ids = self.n_rep, self.n_act, self.ids
-        if self.oblivious:
-            losses = _oblivious_losses(adversary, t0, n, n_rep, n_act, self.lo, self.hi, ids)
-            # the experts protocol's uniforms, drawn the same way: common random numbers
-            uniforms = np.empty((n_rep, n))
-            for r, g in enumerate(self.action_rngs):
-                g.random(out=uniforms[r])
-            probs = _block_probs(player, losses, uniforms, t0, ids)
-        else:
-            probs, losses, uniforms = _adaptive_chunk(self, t0, n)
-        _check_probs(player, probs, t0, ids)
-        means = None
-        if self.want_means:
-            means = np.broadcast_to(
-                real_array(
-                    adversary.oracle("means", t0, n),
-                    Who("adversary", adversary),
-                    'oracle("means")',
-                    round=t0,
-                ),
-                (n_rep, n, n_act),
-            )
-        expected = np.empty((n_rep, n))
-        realized = np.empty((n_rep, n))
-        actions = np.empty((n_rep, n), dtype=np.int64)
-        _core_advance(
-            probs,
-            losses,
-            uniforms,
-            core.cum_losses,
-            core.learner,
-            core.realized,
-            core.sum_min,
-            expected,
-            realized,
-            actions,
-        )
-        increments = None
-        if self.want_increments:
-            increments = np.empty((n, n_rep, n_act))
-            _regret_increments(losses, expected, increments)
-        core.t = t0 + n - 1
-        core.last_probs = probs[:, -1].copy()
-        return Block(probs, losses, expected, realized, actions, means, t0, None, increments)
-
-
-def _block_probs(player, losses, uniforms, t0, ids) -> np.ndarray:
-    who = Who("player", player)
-    try:
-        probs = player.play_block(losses, uniforms)
-    except ArenaError:
-        raise
-    except Exception as exc:
-        raise GameError(
-            who,
-            f"play_block failed in rounds {t0}..{t0 + losses.shape[1] - 1}: {exc}",
-            round=t0,
-            replicate=int(ids[0]),
-        ) from exc
-    probs = real_array(probs, who, "play_block", round=t0, replicate=int(ids[0]))
-    if probs.shape != losses.shape:
-        raise GameError(
-            who,
-            f"play_block returned shape {probs.shape}, expected {losses.shape}",
-            round=t0,
-            replicate=int(ids[0]),
-        )
-    return np.ascontiguousarray(probs)
-
-
-def _adaptive_chunk(stepper: BanditStepper, t0: int, n: int):
-    """One chunk against an adaptive adversary: a per-round loop batched over replicates."""
-    player, adversary, history = stepper.player, stepper.adversary, stepper.history
-    n_rep, n_act, ids, lo, hi = stepper.n_rep, stepper.n_act, stepper.ids, stepper.lo, stepper.hi
-    probs = np.empty((n_rep, n, n_act))
-    losses = np.empty((n_rep, n, n_act))
-    uniforms = np.stack([g.random(n) for g in stepper.action_rngs])
-    actions = np.empty(n_rep, dtype=np.int64)
-    rows = np.arange(n_rep)
-    who_p, who_a = Who("player", player), Who("adversary", adversary)
-    for j in range(n):
-        t = t0 + j
-        try:
-            p = player.predict()
-        except ArenaError:
-            raise
-        except Exception as exc:
-            raise GameError(
-                who_p, f"predict failed: {exc}", round=t, replicate=int(ids[0])
-            ) from exc
-        p = real_array(p, who_p, "predict", round=t, replicate=int(ids[0]))
-        if p.shape != (n_rep, n_act):
-            raise GameError(
-                who_p,
-                f"predict returned shape {p.shape}, expected {(n_rep, n_act)}",
-                round=t,
-                replicate=int(ids[0]),
-            )
-        p = np.ascontiguousarray(p)
-        _check_probs(player, p[:, None, :], t, ids)
-        history._show(p)
-        try:
-            raw = adversary.losses(t, history)
-        except ArenaError:
-            raise
-        except Exception as exc:
-            raise GameError(who_a, f"losses failed: {exc}", round=t, replicate=int(ids[0])) from exc
-        lt = real_array(raw, who_a, "losses", round=t, replicate=int(ids[0]))
-        if lt.shape != (n_rep, n_act):
-            raise GameError(
-                who_a,
-                f"losses returned shape {lt.shape}, expected {(n_rep, n_act)}",
-                round=t,
-                replicate=int(ids[0]),
-            )
-        code, r, _, i = _first_bad_losses(np.ascontiguousarray(lt)[:, None, :], lo, hi)
-        if code:
-            _raise_bad_loss(who_a, code, lt[r, i], lo, hi, t, int(ids[r]), i)
-        probs[:, j] = p
-        losses[:, j] = lt
-        sample_actions(p, uniforms[:, j].copy(), actions)
-        played = p.copy()
+    def feedback(self, losses_t, actions, probs_t, confidences_t) -> None:
+        played = probs_t.copy()
         played.flags.writeable = False
-        try:
-            # the feedback is all the player gets: I_t, l_{t,I_t} and the p_t it played
-            player.update(actions.copy(), lt[rows, actions], played)
-        except ArenaError:
-            raise
-        except Exception as exc:
-            raise GameError(who_p, f"update failed: {exc}", round=t, replicate=int(ids[0])) from exc
-        history._record(p, lt, actions)
-    return probs, losses, uniforms
+        # the feedback is all the player gets: I_t, l_{t,I_t} and the p_t it played
+        observed = losses_t[np.arange(self.n_rep), actions]
+        self.player.update(actions.copy(), observed, played)

@@ -280,8 +280,13 @@ class ExpertsStepper(Stepper):
         )
 
     def step(self, t0: int, n: int) -> Block:
-        player, adversary, core = self.player, self.adversary, self.core
-        n_rep, n_act, ids = self.n_rep, self.n_act, self.ids
+        probs, losses, uniforms, conf = self.play_chunk(t0, n)
+        return self.advance(t0, n, probs, losses, uniforms, conf)
+
+    def play_chunk(self, t0: int, n: int):
+        """Play rounds ``t0 .. t0+n-1``: return ``p_t``, ``l_t``, the action uniforms and the
+        confidences (None unless sleeping), each ``(R, n, ·)``, validated."""
+        adversary, n_rep, n_act, ids = self.adversary, self.n_rep, self.n_act, self.ids
         if self.oblivious:
             losses = _oblivious_losses(adversary, t0, n, n_rep, n_act, self.lo, self.hi, ids)
             conf = None
@@ -292,22 +297,37 @@ class ExpertsStepper(Stepper):
             uniforms = np.empty((n_rep, n))
             for r, g in enumerate(self.action_rngs):
                 g.random(out=uniforms[r])
-            probs = _block_probs(player, losses, conf, uniforms if self.observes else None, t0, ids)
-        else:
-            probs, losses, uniforms, conf = _adaptive_chunk(
-                player,
-                adversary,
-                self.history,
-                t0,
-                n,
-                n_rep,
-                n_act,
-                self.lo,
-                self.hi,
-                ids,
-                self.action_rngs,
+            probs = _block_probs(
+                self.player, lambda: self.play_block(losses, conf, uniforms), losses.shape, t0, ids
             )
-        _check_probs(player, probs, t0, ids, conf)
+        else:
+            probs, losses, uniforms, conf = _adaptive_chunk(self, t0, n)
+        _check_probs(self.player, probs, t0, ids, conf)
+        return probs, losses, uniforms, conf
+
+    def play_block(self, losses, confidences, uniforms):
+        """The player's ``p_t`` for a chunk against an oblivious adversary (its ``play_block``,
+        handed the confidences of a sleeping game and the uniforms it asked for)."""
+        extra = {}
+        if confidences is not None:
+            extra["confidences"] = confidences
+        if self.observes:
+            extra["uniforms"] = uniforms
+        return self.player.play_block(losses, **extra)
+
+    def feedback(self, losses_t, actions, probs_t, confidences_t) -> None:
+        """Hand round t's feedback to the player in the per-round loop: full information,
+        ``l_t`` (read-only), with ``I_t`` to a player that observes it."""
+        extra: dict[str, np.ndarray] = {}
+        if self.observes:
+            extra["actions"] = actions.copy()
+        if confidences_t is not None:
+            extra["confidences"] = confidences_t
+        self.player.update(losses_t, **extra)
+
+    def advance(self, t0, n, probs, losses, uniforms, conf) -> Block:
+        """Draw the actions, advance the shared totals and return the chunk's block."""
+        adversary, core, n_rep, n_act = self.adversary, self.core, self.n_rep, self.n_act
         means = None
         if self.want_means:
             # a view, not a copy: constant means broadcast with stride 0 over rounds
@@ -412,29 +432,25 @@ def _raise_bad_loss(who, code, value, lo, hi, t, replicate, expert):
     )
 
 
-def _block_probs(player, losses, confidences, uniforms, t0, ids) -> np.ndarray:
+def _block_probs(player, play, shape, t0, ids) -> np.ndarray:
+    """Call ``play()`` (the player's ``play_block``) and return its ``p_t``, validated."""
     who = Who("player", player)
-    extra = {}
-    if confidences is not None:
-        extra["confidences"] = confidences
-    if uniforms is not None:
-        extra["uniforms"] = uniforms
     try:
-        probs = player.play_block(losses, **extra)
+        probs = play()
     except ArenaError:
         raise
     except Exception as exc:
         raise GameError(
             who,
-            f"play_block failed in rounds {t0}..{t0 + losses.shape[1] - 1}: {exc}",
+            f"play_block failed in rounds {t0}..{t0 + shape[1] - 1}: {exc}",
             round=t0,
             replicate=int(ids[0]),
         ) from exc
     probs = real_array(probs, who, "play_block", round=t0, replicate=int(ids[0]))
-    if probs.shape != losses.shape:
+    if probs.shape != shape:
         raise GameError(
             who,
-            f"play_block returned shape {probs.shape}, expected {losses.shape}",
+            f"play_block returned shape {probs.shape}, expected {shape}",
             round=t0,
             replicate=int(ids[0]),
         )
@@ -496,11 +512,15 @@ def _check_probs(player, probs, t0, ids, confidences=None) -> None:
         )
 
 
-def _adaptive_chunk(player, adversary, history, t0, n, n_rep, n_act, lo, hi, ids, action_rngs):
+def _adaptive_chunk(stepper: ExpertsStepper, t0: int, n: int):
+    """One chunk against an adaptive adversary: a per-round loop batched over replicates, the
+    player's feedback handed by ``stepper.feedback`` (the protocol's information model)."""
+    player, adversary, history = stepper.player, stepper.adversary, stepper.history
+    n_rep, n_act, ids, lo, hi = stepper.n_rep, stepper.n_act, stepper.ids, stepper.lo, stepper.hi
+    action_rngs = stepper.action_rngs
     probs = np.empty((n_rep, n, n_act))
     losses = np.empty((n_rep, n, n_act))
     sleeping = adversary.tags.emits_confidences
-    observes = player.tags.observes_action
     confs = np.empty((n_rep, n, n_act)) if sleeping else None
     uniforms = np.stack([g.random(n) for g in action_rngs])
     actions = np.empty(n_rep, dtype=np.int64)
@@ -554,13 +574,8 @@ def _adaptive_chunk(player, adversary, history, t0, n, n_rep, n_act, lo, hi, ids
         view = losses[:, j]
         view.flags.writeable = False
         sample_actions(p, uniforms[:, j].copy(), actions)
-        extra: dict[str, np.ndarray] = {}
-        if observes:
-            extra["actions"] = actions.copy()
-        if conf is not None:
-            extra["confidences"] = conf
         try:
-            player.update(view, **extra)
+            stepper.feedback(view, actions, p, conf)
         except ArenaError:
             raise
         except Exception as exc:
