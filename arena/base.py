@@ -98,6 +98,23 @@ class Component:
     parameter_constraints: ClassVar[dict[str, list[Any]]] = {}
     """``{parameter: [constraint, ...]}``: each value must satisfy one (:mod:`arena.params`)."""
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Resolve the class's own ``tags`` against its base's: fields it did not give inherit.
+
+        Tags are capabilities the engine and the conformance suite act on; a subclass that states
+        one new capability must keep the ones its base established (an ``AdaptiveAdversary``
+        subclass declaring ``sees_distribution`` stays adaptive). A ``tags`` that is not an
+        :class:`arena.spec.InheritableTags` (a descriptor computing tags per instance) is kept.
+        """
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("tags")
+        if not hasattr(own, "inherit"):
+            return
+        # super(cls, cls) reads the next class in the MRO, through descriptors (read on a class)
+        parent = getattr(super(cls, cls), "tags", None)
+        if type(parent) is type(own):
+            cls.tags = own.inherit(parent)
+
     @classmethod
     def param_names(cls) -> list[str]:
         """Return the hyperparameter names, in ``__init__`` signature order."""

@@ -343,7 +343,7 @@ def _check(args: list[str]) -> int:
         raise ArenaError(
             f"{ns.target}: cannot build it from _unit_test_params: {type(exc).__name__}: {exc}"
         ) from exc
-    tally = {"ok": 0, "xfail": 0, "FAIL": 0, "ERROR": 0, "UNEXPECTED PASS": 0}
+    tally = {"ok": 0, "skipped": 0, "xfail": 0, "FAIL": 0, "ERROR": 0, "UNEXPECTED PASS": 0}
     for component in components:
         for name, status, detail in _run_checks(component, yield_checks, expected_failures):
             tally[status] += 1
@@ -359,8 +359,11 @@ def _run_checks(component, yield_checks, expected_failures):
 
     A check that raises anything but ``AssertionError`` (a ``GameError`` from a NaN loss, a plugin
     that crashes) is an ``ERROR`` of that check alone: the command goes on and ends with its
-    summary, so a component with several faults gets a verdict on every check.
+    summary, so a component with several faults gets a verdict on every check. A check that does
+    not apply raises ``SkipCheck`` and is ``skipped`` with its reason, never ``ok``.
     """
+    from arena.testing import SkipCheck
+
     expected = expected_failures(component)
     try:
         checks = list(yield_checks(component))
@@ -371,6 +374,9 @@ def _run_checks(component, yield_checks, expected_failures):
         name = check.__name__
         try:
             check(component)
+        except SkipCheck as exc:  # before Exception: it is one (unittest.SkipTest)
+            yield name, "skipped", str(exc)
+            continue
         except AssertionError as exc:
             if name in expected:
                 yield name, "xfail", expected[name]

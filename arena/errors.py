@@ -62,3 +62,12 @@ class GameError(ArenaError, RuntimeError):
         self.replicate = replicate
         where = "all replicates" if replicate is None else f"replicate {replicate}"
         super().__init__(f"{component}: {message} (round {round}, {where})")
+
+
+class UndeclaredDistributionError(GameError):
+    """An adaptive adversary read ``history.probs`` without declaring ``sees_distribution``.
+
+    The arena shows ``p_t`` only to adversaries whose tags say they read it (the tag is part of
+    what the reports and the conformance suite know about the adversary), so the read itself is
+    refused, naming the adversary, the round and the tag to add.
+    """

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+import functools
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Literal, Self, TypeVar
 
 import numpy as np
+
+from arena.errors import UndeclaredDistributionError
 
 Protocol = Literal["experts", "experts_confidence", "bandit", "oco", "classification", "regression"]
 
@@ -63,9 +66,63 @@ class GameSpec:
         return float(self.loss_range[1] - self.loss_range[0])
 
 
+class InheritableTags:
+    """Base of the tags dataclasses: tags that remember which fields they were given.
+
+    A component class states in ``tags`` only what differs from its base class; every field it
+    does not give is taken from the base's tags when the class is created
+    (:meth:`arena.base.Component.__init_subclass__` calls :meth:`inherit`). Without this, a subclass
+    of ``AdaptiveAdversary`` writing ``tags = AdversaryTags(sees_distribution=True)`` would get the
+    dataclass default ``oblivious=True`` and be checked and played as an oblivious adversary.
+
+    Examples
+    --------
+    >>> base = AdversaryTags(oblivious=False)
+    >>> AdversaryTags(sees_distribution=True).inherit(base).oblivious
+    False
+    >>> AdversaryTags(oblivious=True).inherit(base).oblivious  # given on purpose: kept
+    True
+    >>> sorted(AdversaryTags(sees_distribution=True).given)
+    ['sees_distribution']
+    """
+
+    given: frozenset[str]
+    """The fields passed to the constructor (all of them for tags built by ``replace``)."""
+
+    def inherit(self, base: Self) -> Self:
+        """Return these tags with every field they were not given taken from ``base``."""
+        merged = replace(base, **{name: getattr(self, name) for name in self.given})
+        # the merged tags were given what either level gave, so a further subclass inherits them
+        object.__setattr__(merged, "given", base.given | self.given)
+        return merged
+
+
+_T = TypeVar("_T", bound=type)
+
+
+def _records_given(cls: _T) -> _T:
+    """Wrap a frozen tags dataclass's ``__init__`` so each instance records the fields it got."""
+    init = cls.__init__
+    names = [f.name for f in fields(cls) if f.init]
+
+    @functools.wraps(init)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        # not a dataclass field: it takes no part in ==, repr or hashing, only in inheritance
+        object.__setattr__(self, "given", frozenset(names[: len(args)]) | frozenset(kwargs))
+
+    cls.__init__ = __init__
+    return cls
+
+
+@_records_given
 @dataclass(frozen=True)
-class PlayerTags:
+class PlayerTags(InheritableTags):
     """Capabilities of a player, read by the engine, the tests and the reports.
+
+    On a component class, the fields not given are inherited from the base class's tags
+    (:class:`InheritableTags`): an ``OCOPlayer`` subclass writing ``PlayerTags(randomized=False)``
+    still plays ``oco``.
 
     Parameters
     ----------
@@ -110,9 +167,15 @@ class PlayerTags:
     losses: frozenset[str] = frozenset({"linear", "absolute", "squared", "hinge", "logistic"})
 
 
+@_records_given
 @dataclass(frozen=True)
-class AdversaryTags:
+class AdversaryTags(InheritableTags):
     """Capabilities of an adversary.
+
+    On a component class, the fields not given are inherited from the base class's tags
+    (:class:`InheritableTags`): a subclass of ``AdaptiveAdversary`` is ``oblivious=False`` and one
+    of ``ObliviousAdversary`` is ``oblivious=True`` unless it says otherwise, and the conformance
+    suite fails a class that says otherwise (``check_tags_match_class``).
 
     Parameters
     ----------
@@ -121,7 +184,8 @@ class AdversaryTags:
     oblivious : bool
         Its losses do not depend on the player; then it implements ``losses_block``.
     sees_distribution : bool
-        An adaptive adversary that reads the player's current distribution ``p_t``.
+        An adaptive adversary that reads the player's current distribution ``p_t`` through
+        ``history.probs``; reading it without this tag stops the game with a ``GameError``.
     oracle : frozenset of str
         Extra quantities it exposes, e.g. ``{"means"}`` for ``pseudo_regret``.
     needs_horizon : bool
@@ -168,11 +232,38 @@ class History:
         The actions drawn at round ``t`` (-1 before round 1).
     probs : ndarray, shape (R, N) or None
         The player's distribution ``p_{t+1}`` for the round being chosen, only when the adversary
-        declares ``sees_distribution``.
+        declares ``sees_distribution`` (None before the player has committed it, e.g. in a sleeping
+        adversary's ``confidences``). Reading it without the tag raises
+        :class:`~arena.errors.UndeclaredDistributionError` naming the adversary and the round.
+
+    Parameters
+    ----------
+    n_replicates, n_actions : int
+        R and N.
+    sees_distribution : bool
+        Whether the adversary declared ``sees_distribution`` (then ``probs`` is shown).
+    owner : object
+        The adversary, as error messages name it (a string or :class:`arena.game.Who`).
+
+    Examples
+    --------
+    >>> h = History(1, 2, sees_distribution=False, owner="adversary spy")
+    >>> try:
+    ...     h.probs
+    ... except UndeclaredDistributionError as exc:
+    ...     print(exc.component, "| round", exc.round)
+    adversary spy | round 1
     """
 
-    def __init__(self, n_replicates: int, n_actions: int, sees_distribution: bool):
+    def __init__(
+        self,
+        n_replicates: int,
+        n_actions: int,
+        sees_distribution: bool,
+        owner: object = "adversary",
+    ):
         self.t = 0
+        self._owner = owner
         self._cum = np.zeros((n_replicates, n_actions))
         self._learner = np.zeros(n_replicates)
         self._last = np.zeros((n_replicates, n_actions))
@@ -198,6 +289,15 @@ class History:
 
     @property
     def probs(self) -> np.ndarray | None:
+        if not self._sees:
+            # the arena hides p_t from adversaries that did not declare it; say so at the read,
+            # instead of handing out None for numpy to fail on far from the cause
+            raise UndeclaredDistributionError(
+                str(self._owner),
+                "reads history.probs but does not declare sees_distribution=True "
+                "(tags = AdversaryTags(sees_distribution=True))",
+                round=self.t + 1,
+            )
         return None if self._probs is None else _readonly(self._probs)
 
     def _show(self, probs: np.ndarray) -> None:

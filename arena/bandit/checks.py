@@ -25,6 +25,7 @@ from arena.testing.common import (
     MEMORY_SLACK_BYTES,
     REPLICATES,
     ProtocolChecks,
+    SkipCheck,
     fail,
     rngs,
     same_state,
@@ -245,7 +246,7 @@ def check_estimate_unbiased(player: BanditPlayer) -> None:
     probe = player.clone()
     probe.reset(_spec(n_rep=1), rngs(7, 1))
     if probe.estimates() is None:
-        return
+        raise SkipCheck("estimates() is None: the player exposes no loss estimates")
     m = UNBIASED_DRAWS
     p0 = player.clone()
     p0.reset(_spec(n_rep=m, horizon=HORIZON), [np.random.default_rng([7, r]) for r in range(m)])
@@ -284,7 +285,7 @@ def check_declared_bounds_hold(player: BanditPlayer) -> None:
     on an expectation is only testable so (false alarm ≈ 3·10⁻⁵ per comparison).
     """
     if type(player).bounds is BanditPlayer.bounds:
-        return
+        raise SkipCheck("declares no bounds (bounds() is not overridden)")
     from arena import registry
     from arena.errors import ArenaError
     from arena.game import run_game

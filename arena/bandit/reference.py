@@ -19,7 +19,7 @@ import pandas as pd
 
 from arena.bandit.protocol import BanditPlayer
 from arena.experts.reference import draw_action
-from arena.game import declared_rows, prepare_game
+from arena.game import Who, declared_rows, prepare_game
 from arena.metrics import bruteforce
 from arena.protocols import Adversary
 from arena.results import reference_rows, tidy_frame
@@ -59,7 +59,9 @@ def reference_play(
     want_means = any("means" in m.requires for m in game.metrics)
     params = {m.name: m.param_values(spec) for m in game.metrics}
 
-    history = History(n_rep, n_act, adversary.tags.sees_distribution)
+    history = History(
+        n_rep, n_act, adversary.tags.sees_distribution, owner=Who("adversary", adversary)
+    )
     probs_seen: list[np.ndarray] = []  # p_t, each (R, K)
     losses_seen: list[np.ndarray] = []  # l_t, each (R, K): the arena's, never the player's
     actions_seen: list[np.ndarray] = []  # I_t, each (R,)

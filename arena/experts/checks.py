@@ -15,7 +15,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from arena.experts.protocol import PROB_SUM_TOL, ExpertsPlayer, ObliviousAdversary
+from arena.errors import UndeclaredDistributionError
+from arena.experts.protocol import (
+    PROB_SUM_TOL,
+    AdaptiveAdversary,
+    ExpertsPlayer,
+    ObliviousAdversary,
+)
 from arena.experts.testing import (
     AlternatingStream,
     BernoulliStream,
@@ -30,6 +36,7 @@ from arena.testing.common import (
     MEMORY_SLACK_BYTES,
     REPLICATES,
     ProtocolChecks,
+    SkipCheck,
     fail,
     rngs,
     same_state,
@@ -249,7 +256,8 @@ def check_bounded_memory(component: Any) -> None:
         adversary = component.clone()
         spec = GameSpec("experts", adversary.resolve_n_actions(None), 2000, n_replicates=2)
         adversary.reset(spec, rngs(8, 2))
-        history = History(2, spec.n_actions, adversary.tags.sees_distribution)
+        sees = adversary.tags.sees_distribution
+        history = History(2, spec.n_actions, sees, owner=_who(adversary))
         sizes = []
         for stop in (200, 2000):
             while history.t < stop:
@@ -275,19 +283,21 @@ def _uniform_kwargs(player: ExpertsPlayer, n: int) -> dict[str, Any]:
 def check_declared_bounds_hold(player: ExpertsPlayer) -> None:
     """Every declared ``bound:<metric>`` dominates its metric on a few adversaries."""
     if type(player).bounds is ExpertsPlayer.bounds:
-        return
+        raise SkipCheck("declares no bounds (bounds() is not overridden)")
     from arena import registry
     from arena.errors import ArenaError
     from arena.game import run_game
 
     n_act = _player_game(player).n_actions
     streams = (BernoulliStream(gap=0.1), BernoulliStream(gap=0.0), AlternatingStream())
+    played = 0
     for adversary in (*streams, MostLikelyLoses()):
         game = {"n_actions": n_act, "horizon": 300, "replicates": 2, "seed": 13}
         try:
             declared = run_game(player, adversary, metrics={"bound": {}}, **game).rows
         except ArenaError:
             continue  # a game the player refuses (e.g. non-binary losses)
+        played += 1
         # compute exactly the metrics and params the player declares bounds for
         metrics: dict[str, Any] = {"bound": {}}
         for label, param in declared[["metric", "param"]].drop_duplicates().itertuples(index=False):
@@ -314,6 +324,8 @@ def check_declared_bounds_hold(player: ExpertsPlayer) -> None:
                 f"{row.metric} = {row.value:.6g} exceeds its declared bound {row.value_bound:.6g} "
                 f"against {adversary} at round {row.t}, replicate {row.replicate}",
             )
+    if not played:
+        raise SkipCheck("the player refused every partner game, so no declared bound was tested")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -322,6 +334,13 @@ def check_declared_bounds_hold(player: ExpertsPlayer) -> None:
 
 # ----------------------------------------------------------------------------------------------
 # adversaries
+
+
+def _who(adversary: Adversary) -> str:
+    """The adversary as the game's errors name it (``adversary NAME repr``)."""
+    from arena.game import describe
+
+    return describe("adversary", adversary)
 
 
 def _adversary_spec(adversary: Adversary, n_rep: int = REPLICATES) -> GameSpec:
@@ -333,7 +352,9 @@ def _adversary_spec(adversary: Adversary, n_rep: int = REPLICATES) -> GameSpec:
 def _adversary_losses(adversary: Adversary, spec: GameSpec, seed: int) -> np.ndarray:
     """Play the adversary against the uniform distribution through its per-round interface."""
     adversary.reset(spec, rngs(seed, spec.n_replicates))
-    history = History(spec.n_replicates, spec.n_actions, adversary.tags.sees_distribution)
+    history = History(
+        spec.n_replicates, spec.n_actions, adversary.tags.sees_distribution, owner=_who(adversary)
+    )
     out = []
     p = np.full((spec.n_replicates, spec.n_actions), 1.0 / spec.n_actions)
     for t in range(1, spec.horizon + 1):
@@ -342,6 +363,58 @@ def _adversary_losses(adversary: Adversary, spec: GameSpec, seed: int) -> np.nda
         out.append(loss)
         history._record(p, loss, np.zeros(spec.n_replicates, dtype=np.int64))
     return np.stack(out, axis=1)
+
+
+def check_tags_match_class(adversary: Adversary) -> None:
+    """The tags agree with the base class and with what the adversary reads.
+
+    An ``AdaptiveAdversary`` is not ``oblivious``, an ``ObliviousAdversary`` is, an oblivious
+    adversary never sees ``p_t``, and one that reads ``history.probs`` declares
+    ``sees_distribution``. The tags decide how the arena plays and checks an adversary (an
+    adversary tagged oblivious is never checked for writing to the history), so a contradiction
+    would let a fault pass every other check.
+    """
+    tags = adversary.tags
+    if isinstance(adversary, AdaptiveAdversary) and tags.oblivious:
+        fail(
+            "check_tags_match_class",
+            adversary,
+            "it subclasses AdaptiveAdversary but its tags declare oblivious=True; remove "
+            "oblivious=True from its tags (AdaptiveAdversary's tags say oblivious=False), or "
+            "subclass ObliviousAdversary and implement losses_block if its losses never depend "
+            "on the player",
+        )
+    if isinstance(adversary, ObliviousAdversary) and not tags.oblivious:
+        fail(
+            "check_tags_match_class",
+            adversary,
+            "it subclasses ObliviousAdversary but its tags declare oblivious=False, so the arena "
+            "plays it round by round and never calls losses_block; remove oblivious=False from "
+            "its tags, or subclass AdaptiveAdversary and implement losses(t, history) if its "
+            "losses react to the player",
+        )
+    if tags.oblivious and tags.sees_distribution:
+        fail(
+            "check_tags_match_class",
+            adversary,
+            "its tags declare oblivious=True and sees_distribution=True, but an oblivious "
+            "adversary's losses are fixed before the player commits p_t; subclass "
+            "AdaptiveAdversary (oblivious=False) to read history.probs, or drop "
+            "sees_distribution=True",
+        )
+    if tags.sees_distribution:
+        return
+    try:
+        # played exactly as the game plays it: p_t hidden unless declared
+        _adversary_losses(adversary.clone(), _adversary_spec(adversary), 26)
+    except UndeclaredDistributionError as exc:
+        fail(
+            "check_tags_match_class",
+            adversary,
+            f"it reads history.probs at round {exc.round} but does not declare "
+            "sees_distribution=True; add sees_distribution=True to its tags "
+            "(tags = AdversaryTags(sees_distribution=True))",
+        )
 
 
 def check_losses_valid(adversary: Adversary) -> None:
@@ -373,7 +446,7 @@ def check_adversary_seed_determinism(adversary: Adversary) -> None:
 def check_block_matches_stream(adversary: Adversary) -> None:
     """``losses_block`` over any split of rounds equals the per-round losses exactly."""
     if not isinstance(adversary, ObliviousAdversary):
-        return
+        raise SkipCheck("not an ObliviousAdversary: it has no losses_block")
     spec = _adversary_spec(adversary)
     per_round = _adversary_losses(adversary.clone(), spec, 22)
     for split in ((HORIZON,), (1, 9, HORIZON - 10), (17, 1, 1, HORIZON - 19)):
@@ -397,7 +470,7 @@ def check_block_matches_stream(adversary: Adversary) -> None:
 def check_oblivious_is_oblivious(adversary: Adversary) -> None:
     """An adversary tagged oblivious gives the same losses to different players."""
     if not adversary.tags.oblivious:
-        return
+        raise SkipCheck("tagged oblivious=False: its losses may depend on the player")
     from arena.game import run_game
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -425,7 +498,7 @@ def check_oblivious_is_oblivious(adversary: Adversary) -> None:
 def check_history_is_read_only(adversary: Adversary) -> None:
     """An adaptive adversary reads the history without writing to it."""
     if adversary.tags.oblivious:
-        return
+        raise SkipCheck("tagged oblivious=True: the arena shows it no history")
     a = adversary.clone()
     spec = _adversary_spec(a)
     try:
@@ -438,6 +511,8 @@ def check_history_is_read_only(adversary: Adversary) -> None:
 
 def check_oracle_declared(adversary: Adversary) -> None:
     """Every oracle key in the tags is served with shape (R, n, N); means lie in the range."""
+    if not adversary.tags.oracle:
+        raise SkipCheck("declares no oracle")
     a = adversary.clone()
     spec = _adversary_spec(a)
     a.reset(spec, rngs(25))
@@ -491,6 +566,7 @@ CHECKS = ProtocolChecks(
         check_declared_bounds_hold,
     ),
     adversary_checks=(
+        check_tags_match_class,
         check_losses_valid,
         check_adversary_seed_determinism,
         check_block_matches_stream,

@@ -276,7 +276,12 @@ class ExpertsStepper(Stepper):
         self.history = (
             None
             if self.oblivious
-            else History(self.n_rep, self.n_act, self.adversary.tags.sees_distribution)
+            else History(
+                self.n_rep,
+                self.n_act,
+                self.adversary.tags.sees_distribution,
+                owner=Who("adversary", self.adversary),
+            )
         )
 
     def step(self, t0: int, n: int) -> Block:

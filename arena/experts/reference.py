@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from arena.experts.protocol import ExpertsPlayer
-from arena.game import declared_rows, prepare_game
+from arena.game import Who, declared_rows, prepare_game
 from arena.metrics import bruteforce
 from arena.protocols import Adversary
 from arena.results import reference_rows, tidy_frame
@@ -86,7 +86,9 @@ def reference_play(
     sleeping = adversary.tags.emits_confidences
     params = {m.name: m.param_values(spec) for m in game.metrics}
 
-    history = History(n_rep, n_act, adversary.tags.sees_distribution)
+    history = History(
+        n_rep, n_act, adversary.tags.sees_distribution, owner=Who("adversary", adversary)
+    )
     probs_seen: list[np.ndarray] = []  # p_t, each (R, N)
     losses_seen: list[np.ndarray] = []  # l_t, each (R, N)
     actions_seen: list[np.ndarray] = []  # I_t, each (R,)

@@ -15,13 +15,20 @@ import numpy as np
 
 from arena.oco.domains import MEMBERSHIP_TOL, Domain
 from arena.oco.losses import RoundData, feedback
-from arena.oco.protocol import OCOAdversary, OCOPlayer, resolve_dim
+from arena.oco.protocol import (
+    AdaptiveOCOAdversary,
+    ObliviousOCOAdversary,
+    OCOAdversary,
+    OCOPlayer,
+    resolve_dim,
+)
 from arena.spec import GameSpec
 from arena.testing.common import (
     BLOCK_ATOL,
     MEMORY_SLACK_BYTES,
     REPLICATES,
     ProtocolChecks,
+    SkipCheck,
     fail,
     rngs,
     same_state,
@@ -278,7 +285,7 @@ def check_oco_bounded_memory(component: Any) -> None:
 def check_oco_declared_bounds_hold(player: OCOPlayer) -> None:
     """Every declared ``bound:<metric>`` is ≥ the metric in each partner game it applies to."""
     if type(player).bounds is OCOPlayer.bounds:
-        return
+        raise SkipCheck("declares no bounds (bounds() is not overridden)")
     partners = _partner_adversaries(player)
     # games whose best comparator has a closed form (linear, squared) keep the check fast; the
     # numerical solves of hinge / logistic / absolute games are exercised by the players' tests
@@ -327,6 +334,31 @@ def _game(component: Any) -> tuple[Any, Any, dict[str, Any]]:
     return player, adversary, _game_kwargs(adversary)
 
 
+def check_oco_tags_match_class(adversary: OCOAdversary) -> None:
+    """An ``AdaptiveOCOAdversary`` is not tagged oblivious; an ``ObliviousOCOAdversary`` is.
+
+    The tag decides whether the arena plays the adversary in blocks and whether the suite checks
+    that its data ignore the player, so a contradiction would hide a fault from the other checks.
+    """
+    oblivious = adversary.tags.oblivious
+    if isinstance(adversary, AdaptiveOCOAdversary) and oblivious:
+        fail(
+            "check_oco_tags_match_class",
+            adversary,
+            "it subclasses AdaptiveOCOAdversary but its tags declare oblivious=True; remove "
+            "oblivious=True from its tags (AdaptiveOCOAdversary's tags say oblivious=False), or "
+            "subclass ObliviousOCOAdversary and implement data_block",
+        )
+    if isinstance(adversary, ObliviousOCOAdversary) and not oblivious:
+        fail(
+            "check_oco_tags_match_class",
+            adversary,
+            "it subclasses ObliviousOCOAdversary but its tags declare oblivious=False, so the "
+            "arena never calls data_block; remove oblivious=False from its tags, or subclass "
+            "AdaptiveOCOAdversary and implement reveal(t, w)",
+        )
+
+
 def check_oco_data_valid(adversary: OCOAdversary) -> None:
     """The adversary's game plays: finite data of the right shapes, ±1 labels in classification,
     subgradients within the declared bound (the engine validates every round)."""
@@ -340,7 +372,7 @@ def check_oco_data_valid(adversary: OCOAdversary) -> None:
 def check_oco_block_matches_stream(adversary: OCOAdversary) -> None:
     """An oblivious adversary's ``data_block`` gives the same data however rounds are split."""
     if not adversary.tags.oblivious:
-        return
+        raise SkipCheck("tagged oblivious=False: it has no data_block")
     spec = _spec_for(adversary)
     whole = _data(adversary, spec, 6, 30)
     adv = adversary.clone()
@@ -361,7 +393,7 @@ def check_oco_block_matches_stream(adversary: OCOAdversary) -> None:
 def check_oco_oblivious_is_oblivious(adversary: OCOAdversary) -> None:
     """An oblivious adversary gives the same data whichever player it faces (via the trace)."""
     if not adversary.tags.oblivious:
-        return
+        raise SkipCheck("tagged oblivious=False: its data may depend on the player")
     import tempfile
     from pathlib import Path
 
@@ -388,7 +420,7 @@ def check_oco_oblivious_is_oblivious(adversary: OCOAdversary) -> None:
 def check_oco_comparator_declared(adversary: OCOAdversary) -> None:
     """An adversary declaring the ``comparator`` oracle returns finite (R, d) comparators."""
     if "comparator" not in adversary.tags.oracle:
-        return
+        raise SkipCheck("declares no comparator oracle")
     spec = _spec_for(adversary)
     adv = adversary.clone()
     adv.reset(spec, rngs(7))
@@ -408,6 +440,7 @@ CHECKS = ProtocolChecks(
         check_oco_declared_bounds_hold,
     ),
     adversary_checks=(
+        check_oco_tags_match_class,
         check_oco_data_valid,
         check_oco_block_matches_stream,
         check_oco_oblivious_is_oblivious,

@@ -11,7 +11,10 @@ Use it in a plugin's own tests::
 
 or from the command line: ``arena check my_plugin:MyAdversary``. A component that is known to fail
 a check lists ``(check name, reason)`` in its tags' ``expected_failed_checks``; the check then
-becomes a strict xfail (it must keep failing, so a fix is noticed).
+becomes a strict xfail (it must keep failing, so a fix is noticed). A check that does not apply
+(the block path of an adaptive adversary, the bounds of a player that declares none) raises
+:class:`SkipCheck` with the reason: pytest reports it as skipped, ``arena check`` prints
+``skipped: <reason>``.
 
 The checks every component passes live in :mod:`arena.testing.common`; each protocol adds its own
 (:mod:`arena.experts.checks`, :mod:`arena.oco.checks`, or a plugin protocol's) through
@@ -23,12 +26,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from arena.testing.common import COMMON_CHECKS, Check, ProtocolChecks, yield_checks
+from arena.testing.common import COMMON_CHECKS, Check, ProtocolChecks, SkipCheck, yield_checks
 
 __all__ = [
     "COMMON_CHECKS",
     "Check",
     "ProtocolChecks",
+    "SkipCheck",
     "check_adversary",
     "check_component",
     "check_player",
@@ -47,7 +51,8 @@ def check_component(component: Any) -> dict[str, str]:
     """Run every applicable check; raise on the first unexpected failure.
 
     Returns the declared expected failures that did fail (name -> reason). A declared failure that
-    passes raises too, so stale declarations are noticed.
+    passes raises too, so stale declarations are noticed. A check that raises :class:`SkipCheck`
+    did not apply: it neither passes nor fails, declared or not.
     """
     expected = expected_failures(component)
     failed_as_expected = {}
@@ -55,6 +60,8 @@ def check_component(component: Any) -> dict[str, str]:
         name = check.__name__
         try:
             check(component)
+        except SkipCheck:
+            continue
         except AssertionError:
             if name in expected:
                 failed_as_expected[name] = expected[name]
@@ -82,7 +89,8 @@ def parametrize_with_checks(components: Iterable[Any]):
     """Return a ``pytest.mark.parametrize("component, check", ...)`` over components × checks.
 
     Test ids read ``Hedge(eta=0.3)-check_predict_is_pure``; expected failures become
-    ``xfail(strict=True)`` with their reason.
+    ``xfail(strict=True)`` with their reason, and a check that does not apply is reported as
+    skipped with its reason (:class:`SkipCheck`).
     """
     import pytest
 

@@ -1,7 +1,10 @@
 """The protocol-independent half of the conformance suite, and the suite's dispatch.
 
 Each ``check_*`` takes a component, works on clones of it, and raises ``AssertionError`` with a
-message that names the check, the component and what is wrong; it returns None on success.
+message that names the check, the component and what is wrong; it returns None on success. A check
+that does not apply to the component (the block path of an adaptive adversary, the bounds of a
+player that declares none) raises :class:`SkipCheck` with the reason, so that no caller reports as
+passed a check that verified nothing.
 Modelled on scikit-learn's ``check_estimator`` and River's ``yield_checks``.
 
 The checks here hold for a component of any protocol: its parameters, its clone and repr, and
@@ -16,6 +19,7 @@ from __future__ import annotations
 import copy
 import math
 import random
+import unittest
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +38,25 @@ BLOCK_ATOL = 1e-12
 
 MEMORY_SLACK_BYTES = 4096
 """State may grow by this much between an early and a late round (Python object overhead)."""
+
+
+class SkipCheck(unittest.SkipTest):
+    """Raised by a check that does not apply to the component; its message is the reason.
+
+    It derives from :class:`unittest.SkipTest`, which pytest reports as a skip with the reason,
+    so a plugin's tests that call checks from :func:`yield_checks` or
+    :func:`arena.testing.parametrize_with_checks` show ``SKIPPED`` without any wrapper;
+    ``arena check`` prints ``skipped: <reason>`` and counts it apart from ``ok``, and
+    :func:`arena.testing.check_component` neither passes nor fails it.
+
+    Examples
+    --------
+    >>> try:
+    ...     raise SkipCheck("declares no oracle")
+    ... except SkipCheck as exc:
+    ...     print(exc)
+    declares no oracle
+    """
 
 
 @dataclass(frozen=True)

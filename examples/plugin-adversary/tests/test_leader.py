@@ -36,6 +36,6 @@ def test_registered_by_its_entry_point_and_validated_by_its_declaration():
 
 def test_the_walkthrough_shows_the_module_verbatim():
     doc = (HERE.parents[1] / "docs" / "plugins.md").read_text()
-    section = doc.split("## 2. A player", 1)[1].split("\n## ", 1)[0]
+    section = doc.split(". A player\n", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
     assert (HERE / "arena_leader.py").read_text() in blocks

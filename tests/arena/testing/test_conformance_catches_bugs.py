@@ -19,7 +19,7 @@ from arena.oco.losses import RoundData
 from arena.oco.testing import AntiGradient, GaussianData, ProjectedGradient
 from arena.params import Interval
 from arena.spec import AdversaryTags, PlayerTags
-from arena.testing import check_component, parametrize_with_checks, yield_checks
+from arena.testing import SkipCheck, check_component, parametrize_with_checks, yield_checks
 from players.hedge import Hedge
 
 # ----------------------------------------------------------------------------------------------
@@ -182,6 +182,58 @@ class HistoryWritingAdversary(AdaptiveAdversary):
         return np.zeros(self._shape)
 
 
+class _HeaviestHit(AdaptiveAdversary):
+    """Loss 1 on the experts holding the most weight in ``p_t``: reads ``history.probs``."""
+
+    def __init__(self):
+        pass
+
+    def reset(self, spec, rngs):
+        self._shape = (spec.n_replicates, spec.n_actions)
+
+    def losses(self, t, history):
+        p = history.probs
+        return (p >= p.max(axis=1, keepdims=True)).astype(float)
+
+
+class AdaptiveTaggedOblivious(_HeaviestHit):
+    """An AdaptiveAdversary whose tags say oblivious=True on purpose: a contradiction."""
+
+    tags = AdversaryTags(oblivious=True, sees_distribution=True)
+
+
+class ObliviousTaggedAdaptive(Bernoulli):
+    """An ObliviousAdversary whose tags say oblivious=False: its losses_block is never played."""
+
+    tags = AdversaryTags(oblivious=False)
+
+
+class ObliviousSeeingDistribution(Bernoulli):
+    """Oblivious, yet declares it reads ``p_t``, which an oblivious adversary is never shown."""
+
+    tags = AdversaryTags(sees_distribution=True)
+
+
+class UndeclaredDistributionAdversary(_HeaviestHit):
+    """Reads ``history.probs`` but forgot ``sees_distribution=True``."""
+
+
+class HistoryWritingSeer(AdaptiveAdversary):
+    """The natural tags (only ``sees_distribution``) on an adversary that writes the history."""
+
+    tags = AdversaryTags(sees_distribution=True)
+
+    def __init__(self):
+        pass
+
+    def reset(self, spec, rngs):
+        self._shape = (spec.n_replicates, spec.n_actions)
+
+    def losses(self, t, history):
+        history.probs[:] = 0.0
+        return np.zeros(self._shape)
+
+
 class UndeclaredOracleAdversary(Bernoulli):
     """Declares means it cannot serve."""
 
@@ -272,6 +324,12 @@ class PeekingOCO(AntiGradient):
         return RoundData(g=g)
 
 
+class ObliviousOCOTaggedAdaptive(GaussianData):
+    """An ObliviousOCOAdversary whose tags say oblivious=False."""
+
+    tags = AdversaryTags(oblivious=False)
+
+
 class MisdeclaredConstraints(Hedge):
     """Declares a constraint on a parameter it does not have."""
 
@@ -299,6 +357,29 @@ BROKEN = [
     (HistoryWritingAdversary(), "check_history_is_read_only", "wrote to the history"),
     (UndeclaredOracleAdversary(), "check_oracle_declared", "declared but fails"),
     (GlobalRNGAdversary(), "check_no_global_rng", "global RNG"),
+    (
+        AdaptiveTaggedOblivious(),
+        "check_tags_match_class",
+        "subclasses AdaptiveAdversary but its tags declare oblivious=True; remove oblivious=True",
+    ),
+    (
+        ObliviousTaggedAdaptive(),
+        "check_tags_match_class",
+        "subclasses ObliviousAdversary but its tags declare oblivious=False, so the arena plays "
+        "it round by round and never calls losses_block; remove oblivious=False",
+    ),
+    (
+        ObliviousSeeingDistribution(),
+        "check_tags_match_class",
+        "declare oblivious=True and sees_distribution=True",
+    ),
+    (
+        UndeclaredDistributionAdversary(),
+        "check_tags_match_class",
+        "reads history.probs at round 1 but does not declare sees_distribution=True; add "
+        "sees_distribution=True to its tags (tags = AdversaryTags(sees_distribution=True))",
+    ),
+    (HistoryWritingSeer(), "check_history_is_read_only", "wrote to the history"),
     (MisdeclaredConstraints(), "check_parameter_constraints", "['rate'], which are not"),
     (ViolatesItsConstraints(), "check_parameter_constraints", "must be a real number in [0, 1]"),
     (LeavesTheBall(), "check_oco_points_valid", "leaves the ball domain"),
@@ -310,6 +391,8 @@ BROKEN = [
     (LyingBoundOCO(), "check_oco_declared_bounds_hold", "exceeds its bound"),
     (SplitSensitiveOCO(), "check_oco_block_matches_stream", "split"),
     (PeekingOCO(), "check_oco_oblivious_is_oblivious", "depends on the player"),
+    (PeekingOCO(), "check_oco_tags_match_class", "subclasses AdaptiveOCOAdversary but its tags"),
+    (ObliviousOCOTaggedAdaptive(), "check_oco_tags_match_class", "remove oblivious=False"),
 ]
 
 
@@ -354,3 +437,46 @@ def test_expected_failures_are_strict():
 @parametrize_with_checks([Hedge(eta=0.25), Bernoulli(gap=0.3)])
 def test_parametrize_with_checks_runs_every_check(component, check):
     check(component)
+
+
+# ----------------------------------------------------------------------------------------------
+# checks that do not apply say so
+
+
+SKIPPED = [
+    (_HeaviestHit, "check_block_matches_stream", "not an ObliviousAdversary"),
+    (_HeaviestHit, "check_oblivious_is_oblivious", "tagged oblivious=False"),
+    (AdaptiveTaggedOblivious, "check_history_is_read_only", "tagged oblivious=True"),
+    (Bernoulli, "check_history_is_read_only", "the arena shows it no history"),
+    (_HeaviestHit, "check_oracle_declared", "declares no oracle"),
+    (AntiGradient, "check_oco_block_matches_stream", "tagged oblivious=False"),
+]
+
+
+@pytest.mark.parametrize(("cls", "check_name", "reason"), SKIPPED)
+def test_a_check_that_does_not_apply_raises_skip_check_with_its_reason(cls, check_name, reason):
+    component = cls()
+    (check,) = [c for c in yield_checks(component) if c.__name__ == check_name]
+    with pytest.raises(SkipCheck, match=reason):
+        check(component)
+
+
+def test_the_natural_adaptive_tags_no_longer_skip_the_history_check():
+    # the issue's case: tags = AdversaryTags(sees_distribution=True) on an AdaptiveAdversary used
+    # to read as oblivious=True, so the read-only-history check was skipped and reported "ok"
+    component = HistoryWritingSeer()
+    assert component.tags.oblivious is False
+    (check,) = [c for c in yield_checks(component) if c.__name__ == "check_history_is_read_only"]
+    with pytest.raises(AssertionError, match=r"check_history_is_read_only.*wrote to the history"):
+        check(component)
+
+
+def test_a_skipped_check_is_neither_a_pass_nor_a_failure_of_check_component():
+    class DeclaredButSkipped(_HeaviestHit):
+        tags = AdversaryTags(
+            sees_distribution=True,
+            expected_failed_checks=(("check_block_matches_stream", "has no block path"),),
+        )
+
+    # the declared check is skipped: not an unexpected pass, and not a failure as expected
+    assert check_component(DeclaredButSkipped()) == {}
