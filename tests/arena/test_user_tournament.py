@@ -1,7 +1,8 @@
 """Issue 15: a researcher's own tournament file, kept outside the repository, with plugins.
 
 From a temporary folder (not the repository), the example of docs/tournaments.md (two Hedge
-variants, a grid, the example plugin player `leader`, an adaptive adversary) runs with
+variants, a grid, the plugin player `leader`, the plugin adversaries `rotating_best` (oblivious)
+and `spoiler` (adaptive), the examples of docs/plugins.md) runs with
 ``arena tournament --config FILE``, its metric set replaces the built-in defaults, the manifests
 record the plugin's distribution and version, and the report labels every component by its
 registry name.
@@ -38,8 +39,8 @@ def test_a_tournament_file_outside_the_repository_runs_with_plugins_and_reports(
         "tournament", "--config", "mine.yaml", "executor=serial", "out=results", cwd=tmp_path
     )
     assert done.returncode == 0, done.stderr
-    # 2 hedge + 2 fixed_share (grid) + leader = 5 players, × 2 adversaries × 1 N
-    assert "tournament mine: 10 cell(s) run" in done.stdout
+    # 2 hedge + 2 fixed_share (grid) + leader = 5 players, × 3 adversaries × 1 N
+    assert "tournament mine: 15 cell(s) run, 0 already done, 0 failed" in done.stdout
     rows = pd.concat(pd.read_parquet(p) for p in (tmp_path / "results" / "parts").glob("*.parquet"))
     # the file's metrics are the whole set: no default metric merged in
     assert {m for m in set(rows.metric) if not m.startswith("bound:")} == {
@@ -56,14 +57,20 @@ def test_a_tournament_file_outside_the_repository_runs_with_plugins_and_reports(
     report = arena("report", "results", "--name", "mine", cwd=tmp_path)
     assert report.returncode == 0, report.stderr
     md = (tmp_path / "reports" / "mine" / "report.md").read_text()
-    for label in ("leader", "greedy", "bernoulli", "fixed\\_share"):
+    for label in ("leader", "spoiler", "rotating\\_best", "bernoulli", "fixed\\_share"):
         assert label in md, label
-    assert "Leader(" not in md and "Greedy(" not in md  # registry names, never class reprs
+    for cls in ("Leader(", "Spoiler(", "RotatingBest("):  # registry names, never class reprs
+        assert cls not in md, cls
+    adversaries = {
+        m["components"]["adversary"]["name"]: m["components"]["adversary"] for m in manifests
+    }
+    assert adversaries["spoiler"]["distribution"] == "arena-plugin-rotating"
+    assert adversaries["rotating_best"]["entry_point"] == "arena_rotating:RotatingBest"
     # the same command again resumes: nothing to run
     again = arena(
         "tournament", "--config", "mine.yaml", "executor=serial", "out=results", cwd=tmp_path
     )
-    assert again.returncode == 0 and "0 cell(s) run, 10 already done" in again.stdout
+    assert again.returncode == 0 and "0 cell(s) run, 15 already done" in again.stdout
 
 
 def test_a_config_dir_adds_tournaments_by_name(tmp_path):
