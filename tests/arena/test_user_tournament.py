@@ -130,3 +130,71 @@ def test_arena_list_groups_by_protocol(tmp_path):
     assert text.index(" [bandit]") < text.index("  exp3 ") < text.index(" [experts]")
     assert text.index(" [experts]") < text.index("  hedge ")
     assert " [classification, oco, regression]" in text
+
+
+def test_a_new_user_from_the_docs_alone(tmp_path):
+    """The issue's path, from the docs alone: the three modules of docs/plugins.md (an oblivious
+    adversary, an adaptive one, a player), written as a research project's own distribution
+    under names of its own, played in a tournament file outside the repository, and reported."""
+    from tests.arena.test_plugins import fake_distribution
+
+    guide = (DOC.parent / "plugins.md").read_text()
+    sections = {}
+    for part in re.split(r"(?m)^## \d\. ", guide)[1:]:
+        heading, _, body = part.partition("\n")
+        if heading in ("An adversary", "An adaptive adversary", "A player"):
+            sections[heading] = re.search(r"```python\n(.*?)```", body, re.S).group(1)
+    assert len(sections) == 3, sorted(sections)
+    site = tmp_path / "site"
+    site.mkdir()
+    modules = {
+        "An adversary": "my_drift",
+        "An adaptive adversary": "my_spite",
+        "A player": "my_lead",
+    }
+    classes = {}
+    for heading, module in modules.items():
+        (site / f"{module}.py").write_text(sections[heading])
+        classes[module] = re.search(r"(?m)^class (\w+)\(", sections[heading]).group(1)
+    fake_distribution(
+        site,
+        "my-research",
+        "arena.adversaries",
+        {"drift": f"my_drift:{classes['my_drift']}", "spite": f"my_spite:{classes['my_spite']}"},
+    )
+    info = next(site.glob("*.dist-info"))  # one distribution declares players and adversaries
+    with open(info / "entry_points.txt", "a") as fh:
+        fh.write(f"[arena.players]\nlead = my_lead:{classes['my_lead']}\n")
+    (tmp_path / "study.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "name": "study",
+                "players": ["hedge", "lead"],
+                "adversaries": [{"name": "drift", "params": {"period": 10}}, "spite"],
+                "n_actions": [3],
+                "horizon": 60,
+                "replicates": 2,
+                "metrics": {"regret": {}},
+            }
+        )
+    )
+    done = arena(
+        "tournament", "--config", "study.yaml", "executor=serial", cwd=tmp_path, extra_path=site
+    )
+    assert done.returncode == 0, done.stderr
+    assert "tournament study: 4 cell(s) run, 0 already done, 0 failed" in done.stdout
+    report = arena(
+        "report", "outputs/tournaments/study", "--name", "study", cwd=tmp_path, extra_path=site
+    )
+    assert report.returncode == 0, report.stderr
+    md = (tmp_path / "reports" / "study" / "report.md").read_text()
+    for label in ("lead", "drift", "spite", "hedge"):
+        assert re.search(rf"\b{label}\b", md), label
+    for cls in classes.values():
+        assert f"{cls}(" not in md, cls
+    sources = {
+        (c["name"], c["distribution"])
+        for path in (tmp_path / "outputs").rglob("manifest-*.json")
+        for c in json.loads(path.read_text())["components"].values()
+    }
+    assert {("lead", "my-research"), ("drift", "my-research"), ("spite", "my-research")} <= sources
