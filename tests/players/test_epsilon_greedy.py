@@ -1,0 +1,82 @@
+"""ε-greedy: literal transcription, golden values, the decaying schedule, robustness and the
+cost of constant exploration."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from arena.game import run_game
+from players.epsilon_greedy import EpsilonGreedy
+from tests.helpers.bandit import draw, run_block
+
+
+def literal_epsilon_greedy(losses, uniforms, epsilon=None, c=5.0, d=0.1):
+    """Auer, Cesa-Bianchi & Fischer 2002, ε_n-greedy (constant ε if given), one replicate:
+    p = (1 − ε) on the greedy arm (an unplayed one first) plus ε/K everywhere."""
+    k = len(losses[0])
+    sums, counts, out = [0.0] * k, [0] * k, []
+    for t in range(1, len(losses) + 1):
+        eps = min(1.0, c * k / (d * d * t)) if epsilon is None else epsilon
+        if 0 in counts:
+            g = counts.index(0)
+        else:
+            g = min(range(k), key=lambda i: (sums[i] / counts[i], i))
+        p = [eps / k + (1 - eps if i == g else 0.0) for i in range(k)]
+        out.append(p)
+        a = draw(p, uniforms[t - 1])
+        sums[a] += losses[t - 1][a]
+        counts[a] += 1
+    return np.array(out)
+
+
+@pytest.mark.parametrize(
+    ("params", "literal"),
+    [({}, {}), ({"epsilon": 0.1}, {"epsilon": 0.1}), ({"epsilon": 0.0}, {"epsilon": 0.0}),
+     ({"c": 0.5, "d": 0.5}, {"c": 0.5, "d": 0.5})],
+)  # fmt: skip
+def test_fast_path_equals_literal_transcription(params, literal):
+    rng = np.random.default_rng(7)
+    losses, uniforms = rng.random((3, 600, 5)), rng.random((3, 600))
+    losses[..., 4] *= 0.3
+    _, fast = run_block(EpsilonGreedy(**params), losses, uniforms)
+    for r in range(3):
+        slow = literal_epsilon_greedy(losses[r].tolist(), uniforms[r].tolist(), **literal)
+        assert float(np.abs(fast[r] - slow).max()) <= 1e-12
+
+
+def test_golden_values():
+    """K = 2, ε = ½: round 1 (nothing pulled) favours arm 0, p = (¾, ¼), u = 0.9 draws arm 1
+    (loss 1); round 2 favours the unplayed arm 0; u = 0.1 draws it (loss 0); round 3 favours
+    arm 0 (mean 0 < 1)."""
+    losses = np.array([[[0.0, 1.0]] * 3])
+    _, p = run_block(EpsilonGreedy(epsilon=0.5), losses, np.array([[0.9, 0.1, 0.5]]))
+    assert np.allclose(p[0], [[0.75, 0.25]] * 3, atol=1e-15, rtol=0)
+    _, p = run_block(EpsilonGreedy(epsilon=0.5), losses, np.array([[0.1, 0.9, 0.5]]))
+    # u = 0.1 draws arm 0 (loss 0); round 2 favours the unplayed arm 1: (¼, ¾)
+    assert np.allclose(p[0, :2], [[0.75, 0.25], [0.25, 0.75]], atol=1e-15, rtol=0)
+
+
+def test_decaying_schedule():
+    """ε_t = min(1, c K / (d² t)): with c = 1, d = ½, K = 2, ε_t = min(1, 8/t)."""
+    player, _ = run_block(EpsilonGreedy(c=1.0, d=0.5), np.zeros((1, 15, 2)), np.zeros((1, 15)))
+    assert player.exploration() == pytest.approx(0.5)  # t = 16
+    player, _ = run_block(EpsilonGreedy(c=1.0, d=0.5), np.zeros((1, 3, 2)), np.zeros((1, 3)))
+    assert player.exploration() == 1.0  # t = 4
+
+
+def test_a_million_rounds_stay_finite():
+    run = run_game("epsilon_greedy", "bernoulli", n_actions=9, horizon=10**6, replicates=2,
+                   metrics=["regret", "arm_pulls"], per_decade=1)  # fmt: skip
+    assert np.isfinite(run.rows.value).all()
+
+
+def test_constant_exploration_pays_linearly():
+    """With constant ε and gap Δ, each round costs about ε (K − 1)/K · Δ once the greedy arm is
+    the best one: the mean pseudo-regret at T = 5000 is within 20% of ε (K − 1)/K · Δ · T."""
+    eps, gap, horizon = 0.2, 0.2, 5000
+    rows = run_game(EpsilonGreedy(epsilon=eps), "bernoulli", n_actions=4, horizon=horizon,
+                    replicates=16, seed=5, adversary_params={"gap": gap},
+                    metrics=["pseudo_regret"], per_decade=1).rows  # fmt: skip
+    want = eps * 3 / 4 * gap * horizon
+    assert abs(rows[rows.t == horizon].value.mean() - want) <= 0.2 * want
