@@ -120,7 +120,8 @@ def test_tournament_help_lists_plugins_by_protocol(tmp_path):
     players = result.stdout.split("players (")[1].split("adversaries (")[0]
     experts = players.split("  experts: ")[1].split("\n  oco")[0]
     assert "hedge," in experts and "leader (arena-plugin-rotating)" in experts
-    assert "exp3, exp3_ix, ucb1" in players.split("  bandit: ")[1]
+    bandit = players.split("  bandit: ")[1].split("\n  classification")[0]
+    assert "exp3," in bandit and "ucb1" in bandit and "hedge" not in bandit
     assert "docs/tournaments.md" in result.stdout
 
 
