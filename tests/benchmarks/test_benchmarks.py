@@ -82,3 +82,11 @@ def test_compare_child_times_every_game_of_the_tree_it_names(bench_path, capsys)
     times = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert sorted(times) == sorted(game[0] for game in bench_compare.GAMES)
     assert all(seconds > 0 for seconds in times.values())
+
+
+def test_bandit_benchmark_plays_every_pair_in_the_arena(bench_path):
+    """The arena side of bench_bandits.py runs for every player it compares (the peer side needs
+    its own environment and is run by the benchmark only)."""
+    bench = importlib.import_module("bench_bandits")
+    for player in bench.PAIRS:
+        assert 0.0 < bench.ours_step_seconds(player, 20, 2) < 1.0
