@@ -23,7 +23,6 @@ a per-round loop batched over replicates in which ``update`` receives the observ
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -31,18 +30,16 @@ import numpy as np
 from arena import registry
 from arena.bandit.protocol import BanditPlayer
 from arena.errors import ConfigError
-from arena.experts.game import ExpertsStepper, ExpertsTraceWriter
-from arena.game import GameProtocol, PreparedGame, describe
+from arena.experts.game import ExpertsProtocol, ExpertsStepper
+from arena.game import PreparedGame, describe
 from arena.metrics.base import Metric, protocol_reason
-from arena.metrics.builtin import DEFAULT_METRICS
 from arena.protocols import Adversary
-from arena.spec import GameSpec
 
 HOSTED = frozenset({"experts"})
 """The adversaries' protocols a bandit game accepts: every experts adversary is a bandit one."""
 
 
-class BanditProtocol(GameProtocol):
+class BanditProtocol(ExpertsProtocol):
     """The bandit protocol for the driver: experts adversaries, players that see ``l_{t,I_t}``.
 
     Examples
@@ -52,9 +49,14 @@ class BanditProtocol(GameProtocol):
     ...                metrics=["regret", "arm_pulls"])
     >>> run.config["protocol"], sorted(run.rows.metric.unique())
     ('bandit', ['arm_pulls', 'regret'])
+
+    Notes
+    -----
+    The game description, the identity (the experts game's key: the same losses and action
+    uniforms as an experts player's), the default metrics and the trace writer are the experts
+    protocol's; what differs is who may play, which metrics apply, and the stepper's feedback.
     """
 
-    default_metrics: ClassVar[dict[str, Any]] = DEFAULT_METRICS
     hosts: ClassVar[frozenset[str]] = HOSTED
     reference_loop: ClassVar[str] = "arena.bandit.reference:reference_play"
     conformance_checks: ClassVar[str] = "arena.bandit.checks:CHECKS"
@@ -83,25 +85,6 @@ class BanditProtocol(GameProtocol):
                 "sleeping / confidence-rated adversaries are not played in the bandit protocol",
             )
 
-    def make_spec(
-        self, player: Any, adversary: Any, *, horizon: int, n_actions: int | None, ids: np.ndarray
-    ) -> tuple[GameSpec, dict[str, Any]]:
-        n_act = adversary.resolve_n_actions(n_actions)
-        lo, hi = (float(v) for v in adversary.declared_range())
-        if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
-            raise ConfigError(
-                describe("adversary", adversary), "loss_range", f"invalid ({lo}, {hi})"
-            )
-        spec = GameSpec(
-            "bandit",
-            n_act,
-            horizon,
-            (lo, hi),
-            n_replicates=int(ids.size),
-            replicate_ids=tuple(ids.tolist()),
-        )
-        return spec, {"loss_range": [lo, hi]}
-
     def metric_class(self, name: str) -> type[Metric] | str:
         cls = registry.load("metric", name)
         return protocol_reason(cls, self.name) or cls
@@ -109,19 +92,8 @@ class BanditProtocol(GameProtocol):
     def accepts_metric(self, metric: Metric) -> bool:
         return protocol_reason(type(metric), self.name) is None
 
-    def identity(self, player: Any, adversary: Any, spec: GameSpec) -> tuple[dict, dict]:
-        # the experts game's key: the same losses and action uniforms as an experts player's
-        return {
-            "adversary": type(adversary).registry_name(),
-            "params": adversary.get_params(),
-            "n_actions": spec.n_actions,
-        }, {}
-
     def start(self, game: PreparedGame) -> BanditStepper:
         return BanditStepper(game)
-
-    def trace_writer(self, path: Path, game: PreparedGame) -> ExpertsTraceWriter:
-        return ExpertsTraceWriter(path, game.ids)
 
 
 class BanditStepper(ExpertsStepper):

@@ -232,7 +232,7 @@ class ExpertsProtocol(GameProtocol):
                 describe("adversary", adversary), "loss_range", f"invalid ({lo}, {hi})"
             )
         spec = GameSpec(
-            "experts",
+            self.name,  # experts, or a protocol that plays the experts game (bandit)
             n_act,
             horizon,
             (lo, hi),
