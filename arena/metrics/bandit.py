@@ -1,4 +1,4 @@
-"""Metrics of the bandit protocol: arm pull counts and the pseudo-regret split by arm.
+"""Metrics of the bandit protocol: arm pulls, the pseudo-regret split by arm, estimator bias.
 
 The bandit protocol hands its metrics the experts block (:class:`~arena.metrics.base.Block`: the
 arena knows the whole ``l_t``), so every experts metric is exact there too; these two read what
@@ -125,7 +125,126 @@ class ArmPseudoRegret(_PerArm):
         _gap_weights_advance(block.probs, np.ascontiguousarray(block.means), self._state)
 
 
-BANDIT_METRICS = ("arm_pulls", "arm_pseudo_regret")
+def _estimates_reason(player) -> str | None:
+    """Why ``player`` has no loss estimates to compare (None when it has them)."""
+    from arena.bandit.protocol import BanditPlayer
+
+    method = getattr(type(player), "estimates", None)
+    if method is None or method is BanditPlayer.estimates:
+        return "the player keeps no loss estimates (estimates() is not overridden)"
+    return None
+
+
+class EstimateBias(_PerArm):
+    """The error of the player's cumulative loss estimate, ``L̂_{t,i} − L_{t,i}``, one row per arm.
+
+    ``L̂_{t,i} = Σ_{s≤t} ℓ̂_{s,i}`` is what the player's :meth:`~arena.bandit.protocol.BanditPlayer.
+    estimates` returns after round t, and ``L_{t,i} = Σ_{s≤t} ℓ_{s,i}`` the true cumulative loss,
+    both of losses normalized to [0, 1] with the declared range, ``ℓ = (l − lo)/(hi − lo)`` (the
+    units every bandit player estimates in). The value is random; its mean over replicates
+    estimates the cumulative bias ``E[L̂_{t,i} − L_{t,i}] = E[Σ_{s≤t} (E[ℓ̂_{s,i} | p_s] −
+    ℓ_{s,i})]``: 0 for importance weighting ``ℓ̂ = 1{I = i} ℓ / p_i`` against an oblivious
+    adversary (Bubeck & Cesa-Bianchi 2012, §3.1), ``−Σ_s γ_s ℓ_{s,i} / (p_{s,i} + γ_s)`` in
+    expectation for implicit exploration (Neu 2015, §3; compare ``estimate_bias_expected``).
+
+    Computed only for players that override ``estimates()`` (``exp3``, ``exp3_ix``,
+    ``tsallis_inf``, ``bandit_wrapper``, …); for the others (``ucb1``, ``thompson``, …) the metric
+    is skipped before round 1 with the reason "keeps no loss estimates" (:meth:`applicable`),
+    and logs nothing. Cost: O(R·K) per round and per checkpoint.
+
+    Parameters
+    ----------
+    arms : list of int, optional
+        The arms to log (default: every arm).
+
+    Examples
+    --------
+    >>> from arena import play
+    >>> df = play("exp3", "bernoulli", n_actions=3, horizon=200, replicates=2,
+    ...           metrics={"estimate_bias": {}})
+    >>> sorted(df.param.unique().tolist()), bool(np.isfinite(df.value).all())
+    ([0.0, 1.0, 2.0], True)
+    """
+
+    name = "estimate_bias"
+
+    def applicable(self, player, adversary) -> str | None:
+        return _estimates_reason(player) or super().applicable(player, adversary)
+
+    def attach(self, player, adversary) -> None:
+        self._player = player
+
+    def start(self, spec: GameSpec) -> None:
+        super().start(spec)
+        self._lo, self._scale = float(spec.loss_range[0]), spec.loss_scale
+
+    def advance(self, block: Block, core: Core) -> None:
+        # the true cumulative normalized losses L_{t,i}, summed per round as the players sum them
+        n = block.losses.shape[1]
+        self._state += (block.losses.sum(axis=1) - n * self._lo) / self._scale
+
+    def values(self, core: Core) -> np.ndarray:
+        est = self._player.estimates()
+        if est is None:
+            return np.full((self._state.shape[0], len(self._columns)), np.nan)
+        est = np.asarray(est, dtype=np.float64)
+        return est[:, self._columns] - self._state[:, self._columns]
+
+
+class EstimateBiasExpected(_PerArm):
+    """The cumulative conditional bias of the player's estimator, ``Σ_{s≤t} (E[ℓ̂_{s,i} | p_s,
+    ℓ_s] − ℓ_{s,i})``, one row per arm (normalized losses, as :class:`EstimateBias`).
+
+    The conditional expectation is the player's own declaration,
+    :meth:`~arena.bandit.protocol.BanditPlayer.estimate_expectation` ``(ℓ_s, p_s)`` (the one the
+    conformance suite checks): 0 for importance weighting, ``−γ ℓ_{s,i} / (p_{s,i} + γ)`` for
+    implicit exploration (Neu 2015, §3). Its value is the compensator of ``estimate_bias``: the
+    difference of the two is a martingale in t, so both have the same expectation.
+
+    It is evaluated once per chunk of rounds, on the whole chunk's losses and distributions
+    (arrays (R, n, K), so ``estimate_expectation`` must broadcast over the round axis, as the
+    built-ins do) with the player's state at the end of the chunk: exact for estimators whose
+    expectation given ``p_s`` does not change with the round (importance weighting, implicit
+    exploration with a fixed γ: ``exp3_ix`` at a tuned or fixed rate, ``bandit_wrapper``); for a
+    schedule ``γ_s`` that changes every round (``exp3_ix`` with ``eta="anytime"``) each chunk uses
+    the rate of the round after it, an approximation. Skipped, as ``estimate_bias``, for players
+    without estimates.
+
+    Parameters
+    ----------
+    arms : list of int, optional
+        The arms to log (default: every arm).
+
+    Examples
+    --------
+    >>> from arena import play
+    >>> df = play("exp3", "bernoulli", n_actions=3, horizon=100,
+    ...           metrics={"estimate_bias_expected": {}})
+    >>> float(df.value.abs().max())
+    0.0
+    """
+
+    name = "estimate_bias_expected"
+
+    def applicable(self, player, adversary) -> str | None:
+        return _estimates_reason(player) or super().applicable(player, adversary)
+
+    def attach(self, player, adversary) -> None:
+        self._player = player
+
+    def start(self, spec: GameSpec) -> None:
+        super().start(spec)
+        self._lo, self._scale = float(spec.loss_range[0]), spec.loss_scale
+
+    def advance(self, block: Block, core: Core) -> None:
+        unit = (block.losses - self._lo) / self._scale
+        expected = np.asarray(
+            self._player.estimate_expectation(unit, block.probs), dtype=np.float64
+        )
+        self._state += (expected - unit).sum(axis=1)
+
+
+BANDIT_METRICS = ("arm_pulls", "arm_pseudo_regret", "estimate_bias", "estimate_bias_expected")
 """The metrics only the bandit protocol computes (other protocols skip them)."""
 
 
@@ -152,3 +271,18 @@ def arm_pseudo_regret_bruteforce(probs: np.ndarray, means: np.ndarray, arm: int)
     for p, mu in zip(np.asarray(probs), np.asarray(means), strict=True):
         total += float(p[arm]) * (float(mu[arm]) - float(min(mu)))
     return total
+
+
+def estimate_bias_bruteforce(estimates: np.ndarray, losses: np.ndarray, arm: int) -> float:
+    """Return ``L̂_{t,i} − Σ_s ℓ_{s,i}`` from the player's cumulative estimate of arm i and the
+    replicate's whole history of normalized losses (T, K) (reference loop, tests).
+
+    Examples
+    --------
+    >>> estimate_bias_bruteforce(np.array([4.0, 0.0]), np.array([[1.0, 0.0], [0.5, 1.0]]), 0)
+    2.5
+    """
+    total = 0.0
+    for row in np.asarray(losses):
+        total += float(row[arm])
+    return float(np.asarray(estimates)[arm]) - total
