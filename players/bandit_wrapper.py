@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
+from numba import njit
 
 from arena.bandit.protocol import BanditPlayer
 from arena.errors import ArenaError, ConfigError, GameError
@@ -17,6 +18,39 @@ from arena.spec import GameSpec, PlayerTags
 
 ESTIMATORS = ("iw", "ix")
 """``iw``: importance weighting ``ℓ/p``; ``ix``: implicit exploration ``ℓ/(p + γ_ix)``."""
+
+
+@njit(cache=True)
+def _wrapper_first_bad_q(q, neg_tol, sum_tol):
+    """Index of the first row of ``q`` (R, K) that is not a distribution (non-finite, below
+    ``−neg_tol`` or not summing to 1 within ``sum_tol``), or −1."""
+    n_rep, n_act = q.shape
+    for r in range(n_rep):
+        total = 0.0
+        for i in range(n_act):
+            v = q[r, i]
+            if not np.isfinite(v) or v < -neg_tol:
+                return r
+            total += v
+        if abs(total - 1.0) > sum_tol:
+            return r
+    return -1
+
+
+@njit(cache=True)
+def _wrapper_estimates(actions, losses, probs, lo, scale, ix_gamma, out):
+    """Fill ``out`` (R, K) with ``ℓ̂_{t,i} = 1{I_t = i} ((l − lo)/scale) / (p_{t,I_t} + γ_ix)``;
+    return the first replicate whose estimate is not finite, or −1."""
+    n_rep, n_act = out.shape
+    for r in range(n_rep):
+        for i in range(n_act):
+            out[r, i] = 0.0
+        a = actions[r]
+        value = ((losses[r] - lo) / scale) / (probs[r, a] + ix_gamma)
+        if not np.isfinite(value):
+            return r
+        out[r, a] = value
+    return -1
 
 
 def inner_loss_bound(n_actions: int, gamma: float, ix_gamma: float) -> float:
@@ -176,7 +210,8 @@ class BanditWrapper(BanditPlayer):
             raise ConfigError(
                 who,
                 "player",
-                f"{self.player!r} is not an experts player (it plays {sorted(inner.tags.protocols)})",
+                f"{self.player!r} is not an experts player "
+                f"(it plays {sorted(inner.tags.protocols)})",
             )
         return inner
 
@@ -190,12 +225,15 @@ class BanditWrapper(BanditPlayer):
         n_act, tags = spec.n_actions, inner.tags
         if n_act < tags.min_actions or (tags.max_actions is not None and n_act > tags.max_actions):
             allowed = f"{tags.min_actions}..{tags.max_actions or '∞'}"
-            raise ConfigError(who, "player", f"{inner.label()} plays {allowed} experts, not {n_act}")
+            raise ConfigError(
+                who, "player", f"{inner.label()} plays {allowed} experts, not {n_act}"
+            )
         if tags.binary_losses:
             raise ConfigError(
                 who,
                 "player",
-                f"{inner.label()} accepts only binary losses; importance-weighted estimates are not",
+                f"{inner.label()} accepts only binary losses; importance-weighted estimates "
+                "are not binary",
             )
         ix_gamma = 0.0
         if self.estimator == "ix":
@@ -257,13 +295,8 @@ class BanditWrapper(BanditPlayer):
             raise GameError(
                 self._inner_who(), f"predict returned shape {q.shape}, expected {shape}", round=t
             )
-        bad = (
-            ~np.isfinite(q).all(axis=1)
-            | (q < -PROB_NEG_TOL).any(axis=1)
-            | (np.abs(q.sum(axis=1) - 1.0) > PROB_SUM_TOL)
-        )
-        if bad.any():
-            r = int(np.flatnonzero(bad)[0])
+        r = _wrapper_first_bad_q(np.ascontiguousarray(q), PROB_NEG_TOL, PROB_SUM_TOL)
+        if r >= 0:
             raise GameError(
                 self._inner_who(),
                 f"the inner player's q_t = {q[r].tolist()} is not a distribution",
@@ -281,23 +314,21 @@ class BanditWrapper(BanditPlayer):
     def update(self, actions: np.ndarray, losses: np.ndarray, probs: np.ndarray) -> None:
         t = self._rounds + 1
         n_rep = actions.shape[0]
-        rows = np.arange(n_rep)
-        actions = np.asarray(actions, dtype=np.int64)
-        unit = (np.asarray(losses, dtype=np.float64) - self._lo) / self._scale
-        drawn = np.asarray(probs, dtype=np.float64)[rows, actions]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            value = unit / (drawn + self._ix_gamma)
-        if not np.isfinite(value).all():
-            r = int(np.flatnonzero(~np.isfinite(value))[0])
+        actions = np.ascontiguousarray(actions, dtype=np.int64)
+        losses = np.ascontiguousarray(losses, dtype=np.float64)
+        probs = np.ascontiguousarray(probs, dtype=np.float64)
+        est = np.empty((n_rep, self._n_act))
+        args = (self._lo, self._scale, self._ix_gamma)
+        r = _wrapper_estimates(actions, losses, probs, *args, est)
+        if r >= 0:
+            drawn = float(probs[r, actions[r]]) + self._ix_gamma
             raise GameError(
                 self._inner_who(),
-                f"the estimate {unit[r]!r} / {drawn[r] + self._ix_gamma!r} of arm "
+                f"the estimate {(float(losses[r]) - self._lo) / self._scale!r} / {drawn!r} of arm "
                 f"{int(actions[r])} is not finite",
                 round=t,
                 replicate=int(self._ids[r]),
             )
-        est = np.zeros((n_rep, self._n_act))
-        est[rows, actions] = value
         extra: dict[str, np.ndarray] = {}
         if self._observes:
             extra["actions"] = self._inner_actions(actions, probs)
