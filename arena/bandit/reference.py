@@ -99,6 +99,8 @@ def reference_play(
         for m in game.metrics:
             if m.name in ("bound", "lower_bound"):
                 labelled = declared_rows(m.name, player, adversary, t, n_rep)
+            elif m.name == "estimate_bias":  # reads the player's own estimates, as defined
+                labelled = _estimate_bias_rows(player, spec, losses_t, params[m.name])
             else:
                 labelled = [
                     (
@@ -120,3 +122,20 @@ def reference_play(
                 ]
             rows.extend(reference_rows(game.constants, game.ids, t, labelled))
     return tidy_frame(rows)
+
+
+def _estimate_bias_rows(player, spec, losses_t, arms) -> list:
+    """``L̂_{t,i} − Σ_s (l_{s,i} − lo)/(hi − lo)`` per arm and replicate (``estimate_bias``)."""
+    from arena.metrics.bandit import estimate_bias_bruteforce
+
+    lo, scale = spec.loss_range[0], spec.loss_scale
+    est = np.asarray(player.estimates(), dtype=np.float64)
+    unit = (losses_t - lo) / scale
+    return [
+        (
+            "estimate_bias",
+            float(arm),
+            [estimate_bias_bruteforce(est[r], unit[r], int(arm)) for r in range(spec.n_replicates)],
+        )
+        for arm in arms
+    ]

@@ -1,4 +1,4 @@
-"""Metrics of the bandit protocol: arm pulls, the pseudo-regret split by arm, estimator bias.
+"""Metrics of the bandit protocol: arm pulls, the pseudo-regret by arm, the estimates' error.
 
 The bandit protocol hands its metrics the experts block (:class:`~arena.metrics.base.Block`: the
 arena knows the whole ``l_t``), so every experts metric is exact there too; these two read what
@@ -42,6 +42,17 @@ def _gap_weights_advance(probs, means, cum):
                 best = m if m < best else best
             for i in range(n_act):
                 cum[r, i] += probs[r, j, i] * (means[r, j, i] - best)
+
+
+@njit(cache=True)
+def _add_unit_losses(losses, lo, scale, cum):
+    """Add ``(l_{s,i} − lo)/scale`` of every round of a chunk to ``cum[r, i]``, round by round
+    (the order of the reference loop's sum, so both agree to the last bit)."""
+    n_rep, n, n_act = losses.shape
+    for r in range(n_rep):
+        for j in range(n):
+            for i in range(n_act):
+                cum[r, i] += (losses[r, j, i] - lo) / scale
 
 
 class _PerArm(Metric):
@@ -143,14 +154,24 @@ class EstimateBias(_PerArm):
     both of losses normalized to [0, 1] with the declared range, ``ℓ = (l − lo)/(hi − lo)`` (the
     units every bandit player estimates in). The value is random; its mean over replicates
     estimates the cumulative bias ``E[L̂_{t,i} − L_{t,i}] = E[Σ_{s≤t} (E[ℓ̂_{s,i} | p_s] −
-    ℓ_{s,i})]``: 0 for importance weighting ``ℓ̂ = 1{I = i} ℓ / p_i`` against an oblivious
-    adversary (Bubeck & Cesa-Bianchi 2012, §3.1), ``−Σ_s γ_s ℓ_{s,i} / (p_{s,i} + γ_s)`` in
-    expectation for implicit exploration (Neu 2015, §3; compare ``estimate_bias_expected``).
+    ℓ_{s,i})]``: 0 for importance weighting ``ℓ̂ = 1{I = i} ℓ / p_i`` (Bubeck & Cesa-Bianchi
+    2012, §3.1), and ``E[Σ_s (p_{s,i} ℓ_{s,i} / (p_{s,i} + γ_s) − ℓ_{s,i})] = −E[Σ_s γ_s
+    ℓ_{s,i} / (p_{s,i} + γ_s)]`` for implicit exploration (Neu 2015, Lemma 1). The per-round
+    conditional expectation is the player's declared
+    :meth:`~arena.bandit.protocol.BanditPlayer.estimate_expectation`; ``L̂ − L`` minus the sum
+    of those conditional biases is a martingale, which the tests use to check Exp3-IX.
 
     Computed only for players that override ``estimates()`` (``exp3``, ``exp3_ix``,
     ``tsallis_inf``, ``bandit_wrapper``, …); for the others (``ucb1``, ``thompson``, …) the metric
     is skipped before round 1 with the reason "keeps no loss estimates" (:meth:`applicable`),
-    and logs nothing. Cost: O(R·K) per round and per checkpoint.
+    and logs nothing. Cost: O(R·K) per round and per checkpoint. The reference loop
+    (:mod:`arena.bandit.reference`) reads the same ``estimates()`` at each checkpoint and sums
+    the normalized losses round by round (:func:`estimate_bias_bruteforce`).
+
+    A companion logging the exact conditional bias ``Σ_s (E[ℓ̂_s | p_s] − ℓ_s)`` online is not
+    provided: the engine hands metrics whole chunks of rounds after the player has played them,
+    so ``estimate_expectation`` could only be evaluated with the player's end-of-chunk state,
+    which is wrong for a schedule ``γ_s`` that changes every round (Exp3-IX's anytime rate).
 
     Parameters
     ----------
@@ -179,9 +200,7 @@ class EstimateBias(_PerArm):
         self._lo, self._scale = float(spec.loss_range[0]), spec.loss_scale
 
     def advance(self, block: Block, core: Core) -> None:
-        # the true cumulative normalized losses L_{t,i}, summed per round as the players sum them
-        n = block.losses.shape[1]
-        self._state += (block.losses.sum(axis=1) - n * self._lo) / self._scale
+        _add_unit_losses(np.ascontiguousarray(block.losses), self._lo, self._scale, self._state)
 
     def values(self, core: Core) -> np.ndarray:
         est = self._player.estimates()
@@ -191,60 +210,7 @@ class EstimateBias(_PerArm):
         return est[:, self._columns] - self._state[:, self._columns]
 
 
-class EstimateBiasExpected(_PerArm):
-    """The cumulative conditional bias of the player's estimator, ``Σ_{s≤t} (E[ℓ̂_{s,i} | p_s,
-    ℓ_s] − ℓ_{s,i})``, one row per arm (normalized losses, as :class:`EstimateBias`).
-
-    The conditional expectation is the player's own declaration,
-    :meth:`~arena.bandit.protocol.BanditPlayer.estimate_expectation` ``(ℓ_s, p_s)`` (the one the
-    conformance suite checks): 0 for importance weighting, ``−γ ℓ_{s,i} / (p_{s,i} + γ)`` for
-    implicit exploration (Neu 2015, §3). Its value is the compensator of ``estimate_bias``: the
-    difference of the two is a martingale in t, so both have the same expectation.
-
-    It is evaluated once per chunk of rounds, on the whole chunk's losses and distributions
-    (arrays (R, n, K), so ``estimate_expectation`` must broadcast over the round axis, as the
-    built-ins do) with the player's state at the end of the chunk: exact for estimators whose
-    expectation given ``p_s`` does not change with the round (importance weighting, implicit
-    exploration with a fixed γ: ``exp3_ix`` at a tuned or fixed rate, ``bandit_wrapper``); for a
-    schedule ``γ_s`` that changes every round (``exp3_ix`` with ``eta="anytime"``) each chunk uses
-    the rate of the round after it, an approximation. Skipped, as ``estimate_bias``, for players
-    without estimates.
-
-    Parameters
-    ----------
-    arms : list of int, optional
-        The arms to log (default: every arm).
-
-    Examples
-    --------
-    >>> from arena import play
-    >>> df = play("exp3", "bernoulli", n_actions=3, horizon=100,
-    ...           metrics={"estimate_bias_expected": {}})
-    >>> float(df.value.abs().max())
-    0.0
-    """
-
-    name = "estimate_bias_expected"
-
-    def applicable(self, player, adversary) -> str | None:
-        return _estimates_reason(player) or super().applicable(player, adversary)
-
-    def attach(self, player, adversary) -> None:
-        self._player = player
-
-    def start(self, spec: GameSpec) -> None:
-        super().start(spec)
-        self._lo, self._scale = float(spec.loss_range[0]), spec.loss_scale
-
-    def advance(self, block: Block, core: Core) -> None:
-        unit = (block.losses - self._lo) / self._scale
-        expected = np.asarray(
-            self._player.estimate_expectation(unit, block.probs), dtype=np.float64
-        )
-        self._state += (expected - unit).sum(axis=1)
-
-
-BANDIT_METRICS = ("arm_pulls", "arm_pseudo_regret", "estimate_bias", "estimate_bias_expected")
+BANDIT_METRICS = ("arm_pulls", "arm_pseudo_regret", "estimate_bias")
 """The metrics only the bandit protocol computes (other protocols skip them)."""
 
 

@@ -599,5 +599,6 @@ DEFAULT_METRICS: dict[str, dict] = {
     "path_length": {},
     "arm_pulls": {},
     "arm_pseudo_regret": {},
+    "estimate_bias": {},
 }
 """The default metric set of ``arena run`` and :func:`arena.play` (issue #2, item 4)."""

@@ -14,6 +14,7 @@ from arena.bandit.checks import check_estimate_unbiased
 from arena.errors import ConfigError, GameError
 from arena.experts.protocol import ExpertsPlayer
 from arena.game import run_game
+from arena.spec import GameSpec
 from players.bandit_wrapper import BanditWrapper, inner_loss_bound
 from players.exp3 import Exp3
 from players.hedge import Hedge
@@ -71,26 +72,32 @@ def test_wrapped_hedge_with_mixing_is_exp3_at_the_rescaled_rate(eta, gamma):
     assert wrapper.exp3_rate() == pytest.approx(eta * gamma / k, rel=1e-15)
 
 
-def test_exp3_identity_through_the_engine_and_its_declared_bound():
+def test_exp3_identity_through_the_engine_and_its_bound():
     game = {"n_actions": 4, "horizon": 400, "replicates": 3, "seed": 5}
-    metrics = ["regret", "realized_regret", "bound"]
-    a = run_game(BanditWrapper("hedge", {"eta": 0.1}, gamma=0.0), "bernoulli", metrics=metrics,
-                 **game).rows  # fmt: skip
+    metrics = ["regret", "realized_regret", "estimate_bias"]
+    wrapper = BanditWrapper("hedge", {"eta": 0.1}, gamma=0.0)
+    a = run_game(wrapper, "bernoulli", metrics=metrics, **game).rows
     b = run_game(Exp3(eta=0.1), "bernoulli", metrics=metrics, **game).rows
     cols = ["replicate", "t", "metric", "param"]
     a, b = a.sort_values(cols).reset_index(drop=True), b.sort_values(cols).reset_index(drop=True)
     assert a[cols].equals(b[cols])
-    assert np.allclose(a.value, b.value, rtol=0, atol=1e-9)
+    assert np.allclose(a.value, b.value, rtol=1e-9, atol=1e-9)
+    exp3, spec = Exp3(eta=0.1, gamma=0.2), GameSpec("bandit", 4, 400, (0.0, 2.0))
+    exp3.reset(spec, [np.random.default_rng(0)])
+    w = BanditWrapper("hedge", {"eta": 0.1 * 4 / 0.2}, gamma=0.2)
+    w.reset(spec, [np.random.default_rng(0)])
+    assert w.exp3_regret_bound(400) == pytest.approx(exp3.regret_bound(400), rel=1e-14)
 
 
-def test_no_bound_is_declared_unless_proven():
-    for wrapper in (
-        BanditWrapper("normal_hedge"),
-        BanditWrapper("hedge"),  # tuned for the horizon on unit losses: not Exp3's proof
-        BanditWrapper("hedge", {"eta": 0.1}, estimator="ix", ix_gamma=0.1),
-    ):
-        rows = run_game(wrapper, "bernoulli", n_actions=3, horizon=50, metrics=["regret", "bound"])
-        assert not rows.rows.metric.str.startswith("bound:").any(), wrapper
+def test_no_bound_is_declared():
+    """Inner full-information bounds do not carry over: the ``bound`` metric is skipped."""
+    for wrapper in (BanditWrapper("normal_hedge"), BanditWrapper("hedge", {"eta": 0.1})):
+        run = run_game(wrapper, "bernoulli", n_actions=3, horizon=50, metrics=["regret", "bound"])
+        assert set(run.rows.metric) == {"regret"}
+        assert "declares no bound" in run.skipped_metrics["bound"]
+    w = BanditWrapper("hedge", {"eta": 0.1}, estimator="ix", ix_gamma=0.1)
+    w.reset(GameSpec("bandit", 3, 50, (0.0, 1.0)), [np.random.default_rng(0)])
+    assert not w.is_exp3() and math.isnan(w.exp3_regret_bound(50))
 
 
 def _wrappable():
@@ -161,8 +168,6 @@ def test_estimators_have_their_declared_expectation(params):
 
 def test_ix_estimates_literally():
     """One round by hand: K = 2, p = (½, ½), γ_ix = 0.25, arm 1 drawn with loss 0.6 on [0, 2]."""
-    from arena.spec import GameSpec
-
     w = BanditWrapper("hedge", {"eta": 1.0}, gamma=0.0, estimator="ix", ix_gamma=0.25)
     w.reset(GameSpec("bandit", 2, 10, (0.0, 2.0)), [np.random.default_rng(0)])
     assert w.inner_loss_range() == (0.0, 4.0)
@@ -177,8 +182,6 @@ def test_ix_estimates_literally():
 
 
 def test_tuned_ix_gamma_and_loss_bound():
-    from arena.spec import GameSpec
-
     w = BanditWrapper(estimator="ix")
     w.reset(GameSpec("bandit", 4, 100, (0.0, 1.0)), [np.random.default_rng(0)])
     ix = 0.5 * math.sqrt(2 * math.log(4) / (4 * 100))

@@ -1,6 +1,6 @@
-"""The estimator-bias metrics (``estimate_bias``, ``estimate_bias_expected``): brute force on small
-random instances, the statistics of Exp3's (unbiased) and Exp3-IX's (biased) estimators, skipping
-for players without estimates, and the command line."""
+"""The ``estimate_bias`` metric: brute force on small random instances (a non-unit loss range, so
+normalization matters), the statistics of Exp3's unbiased and Exp3-IX's biased estimators,
+skipping for players without estimates, and the command line."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 from arena.experts.protocol import ObliviousAdversary
 from arena.game import run_game
 from arena.metrics.bandit import estimate_bias_bruteforce
+from arena.spec import GameSpec
 from players.bandit_wrapper import BanditWrapper
 from players.exp3 import Exp3
 from players.exp3_ix import Exp3IX
@@ -66,42 +67,47 @@ def test_estimate_bias_equals_brute_force(kind, seed, tmp_path):
     }[kind]
     path = tmp_path / "trace.parquet"
     run = run_game(player, ShiftedUniform(), n_actions=k, horizon=horizon, replicates=2,
-                   seed=seed, trace_path=path,
-                   metrics=["estimate_bias", "estimate_bias_expected"])  # fmt: skip
+                   seed=seed, trace_path=path, metrics=["estimate_bias"])  # fmt: skip
     rows = run.rows[run.rows.t == horizon]
-    for r, (est, losses, expected) in _brute_force(pd.read_parquet(path), extra).items():
+    for r, (est, losses, _) in _brute_force(pd.read_parquet(path), extra).items():
         at = rows[rows.replicate == r]
         for arm in range(k):
             got = at[(at.metric == "estimate_bias") & (at.param == arm)].value.iloc[0]
             want = estimate_bias_bruteforce(est, losses, arm)
             assert abs(got - want) <= 1e-9 * max(1.0, abs(est[arm]))
-            got = at[(at.metric == "estimate_bias_expected") & (at.param == arm)].value.iloc[0]
-            assert abs(got - expected[arm]) <= 1e-9 * max(1.0, horizon)
 
 
-def _final(rows, metric):
-    last = rows[(rows.t == rows.t.max()) & (rows.metric == metric)]
+def _final_bias(rows):
+    last = rows[(rows.t == rows.t.max()) & (rows.metric == "estimate_bias")]
     return last.pivot(index="replicate", columns="param", values="value").to_numpy()
 
 
 def test_exp3_estimates_are_unbiased_on_average():
-    """Mean over 400 replicates of ``L̂_{T,i} − L_{T,i}`` within 4 standard errors of 0, per arm;
-    the exact companion is 0 to the last bit."""
+    """Mean over 400 replicates of ``L̂_{T,i} − L_{T,i}`` within 4 standard errors of 0, per arm."""
     rows = run_game(Exp3(gamma=0.05), "bernoulli", n_actions=3, horizon=300, replicates=400,
-                    seed=11, metrics=["estimate_bias", "estimate_bias_expected"]).rows  # fmt: skip
-    bias = _final(rows, "estimate_bias")
+                    seed=11, metrics=["estimate_bias"]).rows  # fmt: skip
+    bias = _final_bias(rows)
     se = bias.std(axis=0, ddof=1) / math.sqrt(bias.shape[0])
     assert (np.abs(bias.mean(axis=0)) <= 4 * se).all(), (bias.mean(axis=0), se)
-    assert (_final(rows, "estimate_bias_expected") == 0.0).all()
 
 
-def test_exp3_ix_bias_matches_its_expected_bias():
-    """Exp3-IX's estimates are biased down: the mean of ``estimate_bias`` is within 4 standard
-    errors of the mean of ``estimate_bias_expected`` (paired per replicate: their difference is
-    a martingale), and that expected bias is clearly negative."""
-    rows = run_game(Exp3IX(), "bernoulli", n_actions=3, horizon=300, replicates=400, seed=12,
-                    metrics=["estimate_bias", "estimate_bias_expected"]).rows  # fmt: skip
-    bias, expected = _final(rows, "estimate_bias"), _final(rows, "estimate_bias_expected")
+def test_exp3_ix_bias_matches_its_expected_bias(tmp_path):
+    """Exp3-IX's estimates are biased down. Its expected bias, ``Σ_s (E[ℓ̂_s | p_s] − ℓ_s)`` with
+    the player's own ``estimate_expectation``, is computed from the trace; ``estimate_bias``
+    minus it is a martingale, so its mean over 400 replicates lies within 4 standard errors of
+    0 (paired per replicate), while the expected bias itself is clearly negative."""
+    gamma = 0.05
+    path = tmp_path / "trace.parquet"
+    rows = run_game(Exp3IX(eta=0.1, gamma=gamma), "bernoulli", n_actions=3, horizon=300,
+                    replicates=400, seed=12, metrics=["estimate_bias"],
+                    trace_path=path).rows  # fmt: skip
+    bias = _final_bias(rows)
+    trace = pd.read_parquet(path).sort_values(["replicate", "t"])
+    probs = np.stack(trace.probs).reshape(400, 300, 3)
+    losses = np.stack(trace.losses).reshape(400, 300, 3)
+    probe = Exp3IX(eta=0.1, gamma=gamma)
+    probe.reset(GameSpec("bandit", 3, 300, (0.0, 1.0)), [np.random.default_rng(0)])
+    expected = (probe.estimate_expectation(losses, probs) - losses).sum(axis=1)
     diff = bias - expected
     se = diff.std(axis=0, ddof=1) / math.sqrt(diff.shape[0])
     assert (np.abs(diff.mean(axis=0)) <= 4 * se).all(), (diff.mean(axis=0), se)
@@ -111,10 +117,11 @@ def test_exp3_ix_bias_matches_its_expected_bias():
 
 def test_players_without_estimates_log_nothing():
     run = run_game("ucb1", "bernoulli", n_actions=3, horizon=50,
-                   metrics=["regret", "estimate_bias", "estimate_bias_expected"])  # fmt: skip
+                   metrics=["regret", "estimate_bias"])  # fmt: skip
     assert set(run.rows.metric) == {"regret"}
     assert "keeps no loss estimates" in run.skipped_metrics["estimate_bias"]
-    assert "keeps no loss estimates" in run.skipped_metrics["estimate_bias_expected"]
+    default = run_game("thompson", "bernoulli", n_actions=3, horizon=50).rows  # default metrics
+    assert "estimate_bias" not in set(default.metric)
     experts = run_game("hedge", "bernoulli", n_actions=3, horizon=50,
                        metrics=["regret", "estimate_bias"])  # fmt: skip
     assert "bandit protocol only" in experts.skipped_metrics["estimate_bias"]
@@ -130,11 +137,17 @@ def test_estimate_bias_from_the_command_line(tmp_path):
     out = tmp_path / "run"
     res = arena(
         "run", "player=exp3_ix", "adversary=bernoulli", "n_actions=3", "horizon=200",
-        "replicates=2", "metrics=regret", "+metrics.estimate_bias={}",
-        "+metrics.estimate_bias_expected.arms=[0,2]", f"hydra.run.dir={out}", cwd=tmp_path,
+        "replicates=2", "metrics=regret", "+metrics.estimate_bias.arms=[0,2]",
+        f"hydra.run.dir={out}", cwd=tmp_path,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
     df = pd.read_parquet(out / "results.parquet")
-    assert set(df.metric) == {"regret", "estimate_bias", "estimate_bias_expected"}
+    assert set(df.metric) == {"regret", "estimate_bias"}
+    assert set(df[df.metric == "estimate_bias"].param) == {0.0, 2.0}
+    # and in the default set of a bandit run
+    out2 = tmp_path / "run2"
+    res = arena("run", "player=exp3", "adversary=bernoulli", "n_actions=3", "horizon=50",
+                f"hydra.run.dir={out2}", cwd=tmp_path)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    df = pd.read_parquet(out2 / "results.parquet")
     assert set(df[df.metric == "estimate_bias"].param) == {0.0, 1.0, 2.0}
-    assert set(df[df.metric == "estimate_bias_expected"].param) == {0.0, 2.0}
