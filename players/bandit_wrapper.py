@@ -96,7 +96,8 @@ class BanditWrapper(BanditPlayer):
         instance (cloned, never modified).
     player_params : mapping, optional
         Parameters of the inner player (given to the registry, or as overrides to the instance's
-        :meth:`clone`).
+        :meth:`clone`). On the command line: ``player=bandit_wrapper player.player=hedge
+        '+player.player_params={eta:0.1}'``.
     gamma : float
         Uniform mixing γ ∈ [0, 1): ``p_{t,i} ≥ γ/K`` and so ``ℓ̂_{t,i} ≤ K/γ`` (default 0.1).
     estimator : {"iw", "ix"}

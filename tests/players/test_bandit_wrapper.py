@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from arena import registry
-from arena.bandit.checks import check_estimate_unbiased
+from arena.bandit.checks import check_estimate_unbiased, drive
 from arena.errors import ConfigError, GameError
 from arena.experts.protocol import ExpertsPlayer
 from arena.game import run_game
@@ -32,9 +32,6 @@ def _losses(seed, n_rep=3, horizon=300, k=5):
 
 def _exp3_loop(player, losses, uniforms):
     """Exp3's readable path (its ``predict`` / ``update``), driven as the arena drives it."""
-    from arena.bandit.checks import drive
-    from arena.spec import GameSpec
-
     n_rep, n, k = losses.shape
     player.reset(GameSpec("bandit", k, n, (0.0, 1.0), n_replicates=n_rep),
                  [np.random.default_rng(r) for r in range(n_rep)])  # fmt: skip
