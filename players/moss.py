@@ -8,10 +8,10 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
-from arena.bandit.protocol import BanditPlayer
 from arena.errors import ConfigError
 from arena.sampling import sample_action
 from arena.spec import GameSpec, PlayerTags
+from players._empirical_means import EmpiricalMeansPlayer
 
 
 def moss_arm(sums: np.ndarray, counts: np.ndarray, horizon: int) -> np.ndarray:
@@ -59,7 +59,7 @@ def _moss_play_block(losses, uniforms, sums, counts, horizon, lo, scale, probs):
             counts[r, a] += 1.0
 
 
-class MOSS(BanditPlayer):
+class MOSS(EmpiricalMeansPlayer):
     """MOSS: UCB with the horizon-aware bonus ``sqrt(ln⁺(T / (K n_i)) / n_i)``.
 
     Arm i, pulled ``n_i`` times with mean loss ``ℓ̄_i`` (losses mapped to [0, 1] with the declared
@@ -99,31 +99,18 @@ class MOSS(BanditPlayer):
         protocols=frozenset({"bandit"}), block_kernel=True, randomized=False, needs_horizon=True
     )
 
-    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
+    def start(self, spec: GameSpec) -> None:
         if spec.horizon is None:
             raise ConfigError(self.label(), "horizon", "MOSS needs the horizon T")
         self._horizon = float(spec.horizon)
-        self._lo, self._scale = spec.loss_range[0], spec.loss_scale
-        self._sums = np.zeros((spec.n_replicates, spec.n_actions))
-        self._counts = np.zeros((spec.n_replicates, spec.n_actions))
 
-    def predict(self) -> np.ndarray:
-        arms = moss_arm(self._sums, self._counts, self._horizon)
-        p = np.zeros_like(self._sums)
-        p[np.arange(p.shape[0]), arms] = 1.0
-        return p
+    def arms(self) -> np.ndarray:
+        return moss_arm(self._sums, self._counts, self._horizon)
 
-    def update(self, actions: np.ndarray, losses: np.ndarray, probs: np.ndarray) -> None:
-        rows = np.arange(actions.shape[0])
-        self._sums[rows, actions] += (np.asarray(losses, dtype=np.float64) - self._lo) / self._scale
-        self._counts[rows, actions] += 1.0
-
-    def play_block(self, losses: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-        probs = np.empty_like(losses)
+    def _play_kernel(self, losses: np.ndarray, uniforms: np.ndarray, probs: np.ndarray) -> None:
         _moss_play_block(
             losses, uniforms, self._sums, self._counts, self._horizon, self._lo, self._scale, probs
         )
-        return probs
 
     @staticmethod
     def minimax_bound(horizon: int, gaps: Sequence[float]) -> float:

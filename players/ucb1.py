@@ -8,9 +8,9 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
-from arena.bandit.protocol import BanditPlayer
 from arena.sampling import sample_action
-from arena.spec import GameSpec, PlayerTags
+from arena.spec import PlayerTags
+from players._empirical_means import EmpiricalMeansPlayer
 
 
 def ucb1_arm(sums: np.ndarray, counts: np.ndarray, plays: int) -> np.ndarray:
@@ -58,7 +58,7 @@ def _ucb1_play_block(losses, uniforms, sums, counts, rounds_done, lo, scale, pro
             counts[r, a] += 1.0
 
 
-class UCB1(BanditPlayer):
+class UCB1(EmpiricalMeansPlayer):
     """UCB1: pull each arm once, then the arm with the least optimistic mean loss.
 
     At round t, after ``n = t − 1`` rounds, arm i has been pulled ``n_i`` times with mean loss
@@ -94,31 +94,13 @@ class UCB1(BanditPlayer):
 
     tags = PlayerTags(protocols=frozenset({"bandit"}), block_kernel=True, randomized=False)
 
-    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        self._lo, self._scale = spec.loss_range[0], spec.loss_scale
-        self._sums = np.zeros((spec.n_replicates, spec.n_actions))
-        self._counts = np.zeros((spec.n_replicates, spec.n_actions))
-        self._rounds = 0
+    def arms(self) -> np.ndarray:
+        return ucb1_arm(self._sums, self._counts, self._rounds)
 
-    def predict(self) -> np.ndarray:
-        arms = ucb1_arm(self._sums, self._counts, self._rounds)
-        p = np.zeros_like(self._sums)
-        p[np.arange(p.shape[0]), arms] = 1.0
-        return p
-
-    def update(self, actions: np.ndarray, losses: np.ndarray, probs: np.ndarray) -> None:
-        rows = np.arange(actions.shape[0])
-        self._sums[rows, actions] += (np.asarray(losses, dtype=np.float64) - self._lo) / self._scale
-        self._counts[rows, actions] += 1.0
-        self._rounds += 1
-
-    def play_block(self, losses: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-        probs = np.empty_like(losses)
+    def _play_kernel(self, losses: np.ndarray, uniforms: np.ndarray, probs: np.ndarray) -> None:
         _ucb1_play_block(
             losses, uniforms, self._sums, self._counts, self._rounds, self._lo, self._scale, probs
         )
-        self._rounds += losses.shape[1]
-        return probs
 
     @staticmethod
     def pseudo_regret_bound(n: int, gaps: Sequence[float]) -> float:
