@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
 from numba import njit
 
-from arena.bandit.protocol import BanditPlayer
 from arena.params import Interval, OneOf
 from arena.sampling import sample_action
 from arena.spec import GameSpec, PlayerTags
+from players._empirical_means import EmpiricalMeansPlayer
 
 
 @njit(cache=True)
@@ -63,7 +62,7 @@ def _eg_play_block(
             counts[r, a] += 1.0
 
 
-class EpsilonGreedy(BanditPlayer):
+class EpsilonGreedy(EmpiricalMeansPlayer):
     """ε-greedy: commit ``p_t = (1 − ε_t) e_{g_t} + ε_t/K`` on the empirically best arm ``g_t``.
 
     ``g_t`` is an arm not yet pulled (the lowest index) if any, else the arm of least mean loss
@@ -117,15 +116,11 @@ class EpsilonGreedy(BanditPlayer):
         self.c = c
         self.d = d
 
-    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
+    def start(self, spec: GameSpec) -> None:
         self._decaying = self.epsilon == "decaying"
         self._eps = 0.0 if self._decaying else float(self.epsilon)
         self._c, self._d = float(self.c), float(self.d)
         self._n_act = spec.n_actions
-        self._lo, self._scale = spec.loss_range[0], spec.loss_scale
-        self._sums = np.zeros((spec.n_replicates, spec.n_actions))
-        self._counts = np.zeros((spec.n_replicates, spec.n_actions))
-        self._rounds = 0
 
     def exploration(self) -> float:
         """Return ε_t for the next round (``t = rounds played + 1``)."""
@@ -136,14 +131,7 @@ class EpsilonGreedy(BanditPlayer):
     def predict(self) -> np.ndarray:
         return epsilon_greedy_probs(self._sums, self._counts, self.exploration())
 
-    def update(self, actions: np.ndarray, losses: np.ndarray, probs: np.ndarray) -> None:
-        rows = np.arange(actions.shape[0])
-        self._sums[rows, actions] += (np.asarray(losses, dtype=np.float64) - self._lo) / self._scale
-        self._counts[rows, actions] += 1.0
-        self._rounds += 1
-
-    def play_block(self, losses: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-        probs = np.empty_like(losses)
+    def _play_kernel(self, losses: np.ndarray, uniforms: np.ndarray, probs: np.ndarray) -> None:
         _eg_play_block(
             losses,
             uniforms,
@@ -158,8 +146,6 @@ class EpsilonGreedy(BanditPlayer):
             self._scale,
             probs,
         )
-        self._rounds += losses.shape[1]
-        return probs
 
     @classmethod
     def _unit_test_params(cls):

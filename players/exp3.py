@@ -67,6 +67,29 @@ def _exp3_play_block(losses, uniforms, est, rounds_done, mode, eta, gamma, log_k
             est[r, a] += ((losses[r, j, a] - lo) / scale) / probs[r, j, a]
 
 
+def exp3_rate(player: BanditPlayer, spec: GameSpec) -> tuple[int, float]:
+    """Return the kernel's ``(mode, η)`` for a player's ``eta`` parameter in a game.
+
+    A number is a fixed rate; ``"tuned"`` is ``η = sqrt(2 ln K / (K T))`` from the horizon (a
+    :class:`~arena.errors.ConfigError` without one); ``"anytime"`` is the schedule
+    ``η_t = sqrt(ln K / (K t))`` (mode ANYTIME, η unused).
+
+    Examples
+    --------
+    >>> from arena.spec import GameSpec
+    >>> mode, eta = exp3_rate(Exp3(), GameSpec("bandit", 2, 100, (0.0, 1.0)))
+    >>> mode == FIXED, round(eta, 6)
+    (True, 0.083255)
+    """
+    if player.eta == "anytime":
+        return ANYTIME, 0.0
+    if player.eta == "tuned":
+        if spec.horizon is None:
+            raise ConfigError(player.label(), "eta", "'tuned' needs the horizon; use 'anytime'")
+        return FIXED, math.sqrt(2.0 * math.log(spec.n_actions) / (spec.n_actions * spec.horizon))
+    return FIXED, float(player.eta)
+
+
 class Exp3(BanditPlayer):
     """Exp3, loss-based: exponential weights on importance-weighted estimates, optional γ mixing.
 
@@ -131,16 +154,8 @@ class Exp3(BanditPlayer):
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
         n_act = spec.n_actions
         log_k = math.log(n_act)
-        mode, eta = FIXED, 0.0
-        if self.eta == "anytime":
-            mode = ANYTIME
-        elif self.eta == "tuned":
-            if spec.horizon is None:
-                raise ConfigError(self.label(), "eta", "'tuned' needs the horizon; use 'anytime'")
-            eta = math.sqrt(2.0 * log_k / (n_act * spec.horizon))
-        else:
-            eta = float(self.eta)
-        self._mode, self._eta, self._gamma = mode, eta, float(self.gamma)
+        self._mode, self._eta = exp3_rate(self, spec)
+        self._gamma = float(self.gamma)
         self._log_k, self._n_act = log_k, n_act
         self._lo, self._scale = spec.loss_range[0], spec.loss_scale
         self._est = np.zeros((spec.n_replicates, n_act))

@@ -10,11 +10,10 @@ import numpy as np
 from numba import njit
 
 from arena.bandit.protocol import BanditPlayer
-from arena.errors import ConfigError
 from arena.params import Interval, IsNone, OneOf
 from arena.sampling import sample_action
 from arena.spec import GameSpec, PlayerTags
-from players.exp3 import ANYTIME, FIXED, exp3_probs
+from players.exp3 import ANYTIME, exp3_probs, exp3_rate
 
 
 @njit(cache=True)
@@ -106,16 +105,7 @@ class Exp3IX(BanditPlayer):
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
         n_act = spec.n_actions
         log_k = math.log(n_act)
-        mode, eta = FIXED, 0.0
-        if self.eta == "anytime":
-            mode = ANYTIME
-        elif self.eta == "tuned":
-            if spec.horizon is None:
-                raise ConfigError(self.label(), "eta", "'tuned' needs the horizon; use 'anytime'")
-            eta = math.sqrt(2.0 * log_k / (n_act * spec.horizon))
-        else:
-            eta = float(self.eta)
-        self._mode, self._eta = mode, eta
+        self._mode, self._eta = exp3_rate(self, spec)
         self._gamma = -1.0 if self.gamma is None else float(self.gamma)
         self._log_k, self._n_act, self._horizon = log_k, n_act, spec.horizon
         self._lo, self._scale = spec.loss_range[0], spec.loss_scale

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
 from numba import njit
 
-from arena.bandit.protocol import BanditPlayer
 from arena.params import Interval
 from arena.sampling import sample_action
 from arena.spec import GameSpec, PlayerTags
+from players._empirical_means import EmpiricalMeansPlayer
 
 MAX_ITER = 200
 """Iteration cap of the index solve (bisection alone needs about 40 steps to 1e-12)."""
@@ -161,7 +160,7 @@ def _kl_ucb_play_block(losses, uniforms, sums, counts, rounds_done, c, lo, scale
             counts[r, a] += 1.0
 
 
-class KLUCB(BanditPlayer):
+class KLUCB(EmpiricalMeansPlayer):
     """KL-UCB: pull each arm once, then the arm whose Bernoulli-KL confidence bound is least.
 
     After ``n`` rounds, arm i has ``n_i`` pulls and mean reward ``μ̂_i = 1 − ℓ̄_i`` (losses
@@ -210,27 +209,13 @@ class KLUCB(BanditPlayer):
     def __init__(self, c: float = 0.0):
         self.c = c
 
-    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
+    def start(self, spec: GameSpec) -> None:
         self._c = float(self.c)
-        self._lo, self._scale = spec.loss_range[0], spec.loss_scale
-        self._sums = np.zeros((spec.n_replicates, spec.n_actions))
-        self._counts = np.zeros((spec.n_replicates, spec.n_actions))
-        self._rounds = 0
 
-    def predict(self) -> np.ndarray:
-        arms = kl_ucb_arm(self._sums, self._counts, self._rounds, self._c)
-        p = np.zeros_like(self._sums)
-        p[np.arange(p.shape[0]), arms] = 1.0
-        return p
+    def arms(self) -> np.ndarray:
+        return kl_ucb_arm(self._sums, self._counts, self._rounds, self._c)
 
-    def update(self, actions: np.ndarray, losses: np.ndarray, probs: np.ndarray) -> None:
-        rows = np.arange(actions.shape[0])
-        self._sums[rows, actions] += (np.asarray(losses, dtype=np.float64) - self._lo) / self._scale
-        self._counts[rows, actions] += 1.0
-        self._rounds += 1
-
-    def play_block(self, losses: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-        probs = np.empty_like(losses)
+    def _play_kernel(self, losses: np.ndarray, uniforms: np.ndarray, probs: np.ndarray) -> None:
         _kl_ucb_play_block(
             losses,
             uniforms,
@@ -242,8 +227,6 @@ class KLUCB(BanditPlayer):
             self._scale,
             probs,
         )
-        self._rounds += losses.shape[1]
-        return probs
 
     @classmethod
     def _unit_test_params(cls):

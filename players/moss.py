@@ -8,10 +8,9 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
-from arena.bandit.protocol import BanditPlayer
 from arena.errors import ConfigError
-from arena.sampling import sample_action
 from arena.spec import GameSpec, PlayerTags
+from players._empirical_means import EmpiricalMeansPlayer
 
 
 def moss_arm(sums: np.ndarray, counts: np.ndarray, horizon: int) -> np.ndarray:
@@ -34,32 +33,39 @@ def moss_arm(sums: np.ndarray, counts: np.ndarray, horizon: int) -> np.ndarray:
 
 
 @njit(cache=True)
+def _moss_index(sum_, count, horizon, n_act):
+    """Arm index ``S_i/n_i − sqrt(max(ln(T / (K n_i)), 0) / n_i)`` of a pulled arm."""
+    return sum_ / count - math.sqrt(max(math.log(horizon / (n_act * count)), 0.0) / count)
+
+
+@njit(cache=True)
 def _moss_play_block(losses, uniforms, sums, counts, horizon, lo, scale, probs):
-    """Play a chunk of MOSS (point masses); reads only the pulled arm's loss."""
+    """Play a chunk of MOSS (point masses); reads only the pulled arm's loss.
+
+    An arm's index depends on its own pulls only, so each replicate caches the K indices and
+    recomputes the pulled arm's (the same expression as :func:`moss_arm`). The arena's draw from
+    a point mass is its arm.
+    """
     n_rep, n, n_act = losses.shape
+    index = np.empty(n_act)
     for r in range(n_rep):
+        for i in range(n_act):
+            c = counts[r, i]
+            index[i] = _moss_index(sums[r, i], c, horizon, n_act) if c > 0.0 else -np.inf
         for j in range(n):
             best = 0
-            best_index = np.inf
-            for i in range(n_act):
-                c = counts[r, i]
-                if c == 0.0:
-                    index = -np.inf
-                else:
-                    index = sums[r, i] / c - math.sqrt(
-                        max(math.log(horizon / (n_act * c)), 0.0) / c
-                    )
-                if index < best_index:
-                    best, best_index = i, index
+            for i in range(1, n_act):
+                if index[i] < index[best]:
+                    best = i
             for i in range(n_act):
                 probs[r, j, i] = 0.0
             probs[r, j, best] = 1.0
-            a = sample_action(probs[r, j], uniforms[r, j])
-            sums[r, a] += (losses[r, j, a] - lo) / scale
-            counts[r, a] += 1.0
+            sums[r, best] += (losses[r, j, best] - lo) / scale
+            counts[r, best] += 1.0
+            index[best] = _moss_index(sums[r, best], counts[r, best], horizon, n_act)
 
 
-class MOSS(BanditPlayer):
+class MOSS(EmpiricalMeansPlayer):
     """MOSS: UCB with the horizon-aware bonus ``sqrt(ln⁺(T / (K n_i)) / n_i)``.
 
     Arm i, pulled ``n_i`` times with mean loss ``ℓ̄_i`` (losses mapped to [0, 1] with the declared
@@ -99,31 +105,18 @@ class MOSS(BanditPlayer):
         protocols=frozenset({"bandit"}), block_kernel=True, randomized=False, needs_horizon=True
     )
 
-    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
+    def start(self, spec: GameSpec) -> None:
         if spec.horizon is None:
             raise ConfigError(self.label(), "horizon", "MOSS needs the horizon T")
         self._horizon = float(spec.horizon)
-        self._lo, self._scale = spec.loss_range[0], spec.loss_scale
-        self._sums = np.zeros((spec.n_replicates, spec.n_actions))
-        self._counts = np.zeros((spec.n_replicates, spec.n_actions))
 
-    def predict(self) -> np.ndarray:
-        arms = moss_arm(self._sums, self._counts, self._horizon)
-        p = np.zeros_like(self._sums)
-        p[np.arange(p.shape[0]), arms] = 1.0
-        return p
+    def arms(self) -> np.ndarray:
+        return moss_arm(self._sums, self._counts, self._horizon)
 
-    def update(self, actions: np.ndarray, losses: np.ndarray, probs: np.ndarray) -> None:
-        rows = np.arange(actions.shape[0])
-        self._sums[rows, actions] += (np.asarray(losses, dtype=np.float64) - self._lo) / self._scale
-        self._counts[rows, actions] += 1.0
-
-    def play_block(self, losses: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-        probs = np.empty_like(losses)
+    def _play_kernel(self, losses: np.ndarray, uniforms: np.ndarray, probs: np.ndarray) -> None:
         _moss_play_block(
             losses, uniforms, self._sums, self._counts, self._horizon, self._lo, self._scale, probs
         )
-        return probs
 
     @staticmethod
     def minimax_bound(horizon: int, gaps: Sequence[float]) -> float:

@@ -129,9 +129,10 @@ def _tsallis_play_block(losses, uniforms, est, rounds_done, estimator, lo, scale
                 cut = eta * eta
                 for i in range(n_act):
                     b = 0.5 if probs[r, j, i] >= cut else 0.0
-                    est[r, i] += b  # then the drawn arm's correction: the order of ``update``
                     if i == a:
-                        est[r, i] += (unit - b) / probs[r, j, i]
+                        est[r, i] += (unit - b) / probs[r, j, i] + b
+                    else:
+                        est[r, i] += b
             else:
                 est[r, a] += unit / probs[r, j, a]
 

@@ -8,16 +8,17 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
-from arena.bandit.protocol import BanditPlayer
-from arena.sampling import sample_action
-from arena.spec import GameSpec, PlayerTags
+from arena.spec import PlayerTags
+from players._empirical_means import EmpiricalMeansPlayer
 
 
 def ucb1_arm(sums: np.ndarray, counts: np.ndarray, plays: int) -> np.ndarray:
     """Return UCB1's arm per row: an unplayed arm first, else ``argmin_i ℓ̄_i − sqrt(2 ln n / n_i)``.
 
     ``sums`` and ``counts`` (R, K) are the arms' total [0, 1] losses and pulls, ``plays`` the
-    number n of rounds played so far; ties go to the lowest index.
+    number n of rounds played so far; ties go to the lowest index. The width is computed as
+    ``sqrt(2 ln n) · (1/sqrt(n_i))``, the kernel's grouping (it keeps ``1/sqrt(n_i)`` per arm
+    and takes one square root per round), so the two agree to the last bit.
 
     Examples
     --------
@@ -28,37 +29,48 @@ def ucb1_arm(sums: np.ndarray, counts: np.ndarray, plays: int) -> np.ndarray:
     """
     unplayed = counts == 0.0
     safe = np.where(unplayed, 1.0, counts)
-    index = sums / safe - np.sqrt(2.0 * math.log(max(plays, 1)) / safe)
+    index = sums / safe - math.sqrt(2.0 * math.log(max(plays, 1))) * (1.0 / np.sqrt(safe))
     index = np.where(unplayed, -np.inf, index)
     return index.argmin(axis=-1)
 
 
 @njit(cache=True)
 def _ucb1_play_block(losses, uniforms, sums, counts, rounds_done, lo, scale, probs):
-    """Play a chunk of UCB1 (point masses); reads only the pulled arm's loss."""
+    """Play a chunk of UCB1 (point masses); reads only the pulled arm's loss.
+
+    Per replicate it caches each arm's mean ``S_i/n_i`` and ``1/sqrt(n_i)`` (recomputed for the
+    pulled arm only), so a round costs one square root and K multiply-adds. The arena's draw
+    from a point mass is its arm, so the pulled arm is the index's argmin.
+    """
     n_rep, n, n_act = losses.shape
+    mean = np.empty(n_act)
+    width = np.empty(n_act)
     for r in range(n_rep):
+        for i in range(n_act):
+            c = counts[r, i]
+            mean[i] = sums[r, i] / c if c > 0.0 else 0.0
+            width[i] = 1.0 / math.sqrt(c) if c > 0.0 else 0.0
         for j in range(n):
-            bonus = 2.0 * math.log(max(rounds_done + j, 1))
+            s = math.sqrt(2.0 * math.log(max(rounds_done + j, 1)))
             best = 0
             best_index = np.inf
             for i in range(n_act):
-                c = counts[r, i]
-                if c == 0.0:
+                if counts[r, i] == 0.0:
                     index = -np.inf
                 else:
-                    index = sums[r, i] / c - math.sqrt(bonus / c)
+                    index = mean[i] - s * width[i]
                 if index < best_index:
                     best, best_index = i, index
             for i in range(n_act):
                 probs[r, j, i] = 0.0
             probs[r, j, best] = 1.0
-            a = sample_action(probs[r, j], uniforms[r, j])
-            sums[r, a] += (losses[r, j, a] - lo) / scale
-            counts[r, a] += 1.0
+            sums[r, best] += (losses[r, j, best] - lo) / scale
+            counts[r, best] += 1.0
+            mean[best] = sums[r, best] / counts[r, best]
+            width[best] = 1.0 / math.sqrt(counts[r, best])
 
 
-class UCB1(BanditPlayer):
+class UCB1(EmpiricalMeansPlayer):
     """UCB1: pull each arm once, then the arm with the least optimistic mean loss.
 
     At round t, after ``n = t − 1`` rounds, arm i has been pulled ``n_i`` times with mean loss
@@ -94,31 +106,13 @@ class UCB1(BanditPlayer):
 
     tags = PlayerTags(protocols=frozenset({"bandit"}), block_kernel=True, randomized=False)
 
-    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        self._lo, self._scale = spec.loss_range[0], spec.loss_scale
-        self._sums = np.zeros((spec.n_replicates, spec.n_actions))
-        self._counts = np.zeros((spec.n_replicates, spec.n_actions))
-        self._rounds = 0
+    def arms(self) -> np.ndarray:
+        return ucb1_arm(self._sums, self._counts, self._rounds)
 
-    def predict(self) -> np.ndarray:
-        arms = ucb1_arm(self._sums, self._counts, self._rounds)
-        p = np.zeros_like(self._sums)
-        p[np.arange(p.shape[0]), arms] = 1.0
-        return p
-
-    def update(self, actions: np.ndarray, losses: np.ndarray, probs: np.ndarray) -> None:
-        rows = np.arange(actions.shape[0])
-        self._sums[rows, actions] += (np.asarray(losses, dtype=np.float64) - self._lo) / self._scale
-        self._counts[rows, actions] += 1.0
-        self._rounds += 1
-
-    def play_block(self, losses: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-        probs = np.empty_like(losses)
+    def _play_kernel(self, losses: np.ndarray, uniforms: np.ndarray, probs: np.ndarray) -> None:
         _ucb1_play_block(
             losses, uniforms, self._sums, self._counts, self._rounds, self._lo, self._scale, probs
         )
-        self._rounds += losses.shape[1]
-        return probs
 
     @staticmethod
     def pseudo_regret_bound(n: int, gaps: Sequence[float]) -> float:

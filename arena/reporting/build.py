@@ -11,6 +11,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from arena.errors import ConfigError, ReportPathError
 from arena.reporting.load import load_source
 from arena.reporting.render import Block, Heading, render_html, render_markdown
+from arena.reporting.sections.bandit import bandit_feedback
 from arena.reporting.sections.context import ReportContext
 from arena.reporting.sections.failures import failures
 from arena.reporting.sections.files import files
@@ -109,6 +110,7 @@ def _write(ctx: ReportContext, out: Path, name: str) -> Path:
         regret_curves(ctx),
         metric_curves(ctx),
         other_notions(ctx),
+        bandit_feedback(ctx),
         failures(ctx),
         provenance(ctx),
         methods(ctx),

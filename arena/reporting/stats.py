@@ -570,3 +570,84 @@ def lower_bound_violations(rows: pd.DataFrame, level: float = LOWER_BOUND_LEVEL)
     res["param"] = res["param"].replace(_NAN_PARAM, np.nan)
     res = res.rename(columns={"game_label": "game", "player_label": "player"})
     return res[cols].sort_values(["game", "player", "metric", "param", "t"])
+
+
+# ----------------------------------------------------------------------------------------------
+# bandit feedback: growth models and the price of bandit feedback
+
+GROWTH_MODELS = ("log t", "√t", "t")
+"""The shapes :func:`growth_models` fits to a mean regret curve: ``a + b·g(t)`` for each."""
+
+
+def growth_models(mean_curve: np.ndarray, ts: np.ndarray) -> dict[str, float]:
+    """Fit ``a + b·g(t)`` for ``g`` in ``ln t``, ``√t`` and ``t`` to a mean curve; name the best.
+
+    The fit is least squares over :func:`growth_window` (the upper half of the log-t range, as
+    for the growth exponent). Each model's misfit is the root-mean-square residual divided by the
+    root-mean-square of the curve there, so the three are comparable; ``best`` is the model with
+    the smallest misfit. ``b`` of the ``ln t`` model is the regret per unit of ``ln t`` (the
+    constant of a ``C·ln T`` stochastic bound), ``b`` of ``√t`` the constant of a ``C·√T`` one.
+
+    Examples
+    --------
+    >>> ts = np.array([10.0, 30, 100, 300, 1000, 3000, 10000])
+    >>> r = growth_models(5.0 + 2.0 * np.log(ts), ts)
+    >>> r["best"], round(r["b_log t"], 6), r["misfit_log t"] < 1e-12
+    ('log t', 2.0, True)
+    >>> growth_models(3.0 * np.sqrt(ts), ts)["best"]
+    '√t'
+    """
+    ts = np.asarray(ts, dtype=np.float64)
+    y = np.asarray(mean_curve, dtype=np.float64)
+    window = growth_window(ts)
+    out: dict[str, float] = {"best": "n/a", "t_from": math.nan, "t_to": math.nan}
+    for name in GROWTH_MODELS:
+        out[f"b_{name}"] = math.nan
+        out[f"misfit_{name}"] = math.nan
+    cols = np.isin(ts, window) & np.isfinite(y)
+    if cols.sum() < 3:
+        return out
+    t, v = ts[cols], y[cols]
+    out["t_from"], out["t_to"] = float(t[0]), float(t[-1])
+    scale = math.sqrt(float(np.mean(v**2)))
+    best, best_misfit = "n/a", math.inf
+    for name, g in zip(GROWTH_MODELS, (np.log(t), np.sqrt(t), t), strict=True):
+        design = np.column_stack([np.ones_like(g), g])
+        coef, *_ = np.linalg.lstsq(design, v, rcond=None)
+        resid = v - design @ coef
+        misfit = math.sqrt(float(np.mean(resid**2))) / scale if scale > 0 else math.nan
+        out[f"b_{name}"], out[f"misfit_{name}"] = float(coef[1]), misfit
+        if misfit < best_misfit:
+            best, best_misfit = name, misfit
+    out["best"] = best
+    return out
+
+
+def growth_model_table(rows: pd.DataFrame, metric: str = "regret") -> pd.DataFrame:
+    """:func:`growth_models` of the mean ``metric`` curve of every (game, player)."""
+    sub = rows.loc[(rows["metric"] == metric).to_numpy()]
+    out = []
+    for (game, player), part in sub.groupby(["game_label", "player_label"], observed=True):
+        curve = part.groupby("t", observed=True)["value"].mean()
+        r = growth_models(curve.to_numpy(), curve.index.to_numpy())
+        out.append({"game": str(game), "player": str(player), **r})
+    cols = ["game", "player", "best", "t_from", "t_to"]
+    cols += [f"{k}_{m}" for m in GROWTH_MODELS for k in ("b", "misfit")]
+    return pd.DataFrame(out, columns=cols)
+
+
+def paired_difference(
+    rows: pd.DataFrame, game: str, first: str, second: str, metric: str, level: float = 0.95
+) -> dict[str, float]:
+    """Paired t summary of ``first − second`` on ``metric`` at the horizon, per unit of ``game``.
+
+    Units (:data:`UNIT`) are matched, so the two players are compared on the same losses (common
+    random numbers); units that only one of them has are left out.
+    """
+    final = final_rows(rows, metric)
+    final = final.loc[(final["game_label"] == game).to_numpy()]
+    final = final.loc[final["param"].isna().to_numpy()] if final["param"].notna().any() else final
+    a = final.loc[(final["player_label"] == first).to_numpy()].set_index(UNIT)["value"]
+    b = final.loc[(final["player_label"] == second).to_numpy()].set_index(UNIT)["value"]
+    both = a.index.intersection(b.index)
+    return paired_t((a.loc[both] - b.loc[both]).to_numpy(), level)

@@ -8,9 +8,10 @@ every chunk (finite, non-negative, summing to 1 within 1e-9) and stops the game 
 the player still learns (below the uniform player's ``T · gap · (K − 1)/K``).
 
 Seconds per player at 10⁷ rounds, measured on the development machine (one core, shared with
-other jobs): epsilon_greedy 0.4, ucb1 0.5, exp3 0.6, exp3_ix 0.6, moss 0.6, tsallis_inf 1.1,
-thompson 2.3, kl_ucb 17.5 (a bracketed KL-index solve per arm and round); bandit_wrapper 13 s at
-10⁶ rounds (:data:`PYTHON_LOOP_HORIZON`). The whole file: about 40 s.
+other jobs): epsilon_greedy 0.4, ucb1 0.5, exp3 0.6, exp3_ix 0.6, moss 0.6, dg_bandit 0.6,
+exp3pp 1.1, tsallis_inf 1.1, thompson 2.3, kl_ucb 17.5 (a bracketed KL-index solve per arm and
+round); bandit_wrapper 13 s at 10⁶ rounds (:data:`PYTHON_LOOP_HORIZON`). The whole file: about
+40 s.
 """
 
 from __future__ import annotations

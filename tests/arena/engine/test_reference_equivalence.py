@@ -116,13 +116,24 @@ def game_kwargs(adversary, n_act, replay_files, **extra):
     return kwargs
 
 
+ESTIMATE_METRICS = frozenset({"estimate_bias"})
+"""Metrics of the player's own importance-weighted estimates ``L̂_{t,i}`` (sums of ``ℓ/p``). A
+compiled kernel and its readable path agree on ``p_t`` to an ulp or so (scalar ``exp`` against
+numpy's), which ``1/p`` amplifies in ``L̂``; these rows are compared to 1e-12 relative to their
+operands, ``|L̂_{t,i}| ≤ |value| + t`` (losses normalized to [0, 1])."""
+
+
 def assert_same_rows(engine: pd.DataFrame, reference: pd.DataFrame) -> None:
     assert list(engine.columns) == list(reference.columns)
     pd.testing.assert_frame_equal(
         engine.drop(columns="value"), reference.drop(columns="value"), check_exact=True
     )
-    np.testing.assert_allclose(engine["value"], reference["value"], atol=ATOL, rtol=0)
-    pd.testing.assert_frame_equal(engine, reference, atol=ATOL, rtol=0)
+    scaled = engine.metric.isin(ESTIMATE_METRICS).to_numpy()
+    tol = np.where(scaled, ATOL * (np.abs(reference["value"]) + reference["t"]), ATOL)
+    a, b = engine["value"].to_numpy(), reference["value"].to_numpy()
+    same = (np.abs(a - b) <= tol) | (np.isnan(a) & np.isnan(b))
+    assert same.all(), f"largest difference {np.nanmax(np.abs(a - b)):.3g}"
+    pd.testing.assert_frame_equal(engine[~scaled], reference[~scaled], atol=ATOL, rtol=0)
 
 
 FULL_GRID = {"hedge", "ftl"}
