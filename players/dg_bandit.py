@@ -247,15 +247,10 @@ class DriftingGameBandit(BanditPlayer):
         return self._est - self._paid[:, None]
 
     def estimates(self) -> np.ndarray:
-        """Return ``s_t``: the importance-weighted estimates ``L̂_t`` shifted by the learner's
-        realized loss (common to all arms), so each round adds ``z_t``, whose expectation is
-        ``ℓ_t − p_t·ℓ_t`` (:meth:`estimate_expectation`)."""
-        return self.state()
-
-    def estimate_expectation(self, losses: np.ndarray, probs: np.ndarray) -> np.ndarray:
-        """``E_t[z_{t,i}] = ℓ_{t,i} − p_t·ℓ_t`` (Luo 2016, proof of Theorem 21)."""
-        losses, probs = np.asarray(losses), np.asarray(probs)
-        return losses - (probs * losses).sum(axis=-1, keepdims=True)
+        """Return the importance-weighted cumulative loss estimates ``L̂_t`` (unbiased: each round
+        adds ``1{I_t = i} ℓ_{t,i} / p_{t,i}``); the chips sit at ``s_t = L̂_t − Σ_s ℓ_{s,I_s}``
+        (:meth:`state`), whose movements ``z_t`` have expectation ``ℓ_t − p_t·ℓ_t``."""
+        return self._est.copy()
 
     def bounds(self, t: int) -> dict[tuple[str, float], float]:
         """Declare Theorem 21's bound after ``t`` rounds when ``ε ≤ 1/K`` (see Notes)."""

@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats as sps
 
 from arena.reporting import build_report, load_source
 from arena.reporting import stats as rs
@@ -23,7 +24,7 @@ CONFIG = {
     "horizon": HORIZON,
     "replicates": REPLICATES,
     "seed": 11,
-    "metrics": {"regret": {}, "pseudo_regret": {}},
+    "metrics": {"regret": {}, "pseudo_regret": {}, "estimate_bias": {}},
 }
 
 
@@ -59,8 +60,6 @@ def test_price_is_the_paired_difference_of_final_regret_on_shared_losses(played)
         assert r.price == pytest.approx(diffs.mean(), rel=1e-9, abs=1e-12)
         assert r.n == REPLICATES
         half = (r.ci_high - r.ci_low) / 2
-        from scipy import stats as sps
-
         expected_half = sps.t.ppf(0.975, REPLICATES - 1) * diffs.std(ddof=1) / math.sqrt(REPLICATES)
         assert half == pytest.approx(expected_half, rel=1e-9)
     # hedge is the only experts player, so it is every bandit player's counterpart
@@ -94,48 +93,42 @@ def test_no_bandit_section_without_bandit_players(tmp_path):
     assert "Bandit feedback" not in (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
 
 
-def _bias_rows(values: np.ndarray, expected: np.ndarray | None, horizon: int) -> pd.DataFrame:
-    """Tidy rows of ``estimate_bias`` (units × arms at t = horizon) and, optionally, its
-    expectation, for one game and one player."""
-    frames = []
-    for metric, v in (("estimate_bias", values), ("estimate_bias_expected", expected)):
-        if v is None:
-            continue
-        n_units, n_arms = v.shape
-        frames.append(
-            pd.DataFrame(
-                {
-                    "seed": 1,
-                    "replicate": np.repeat(np.arange(n_units), n_arms),
-                    "param": np.tile(np.arange(n_arms, dtype=float), n_units),
-                    "value": v.ravel(),
-                    "metric": metric,
-                    "t": horizon,
-                    "horizon": horizon,
-                    "game_label": "g",
-                    "player_label": "p",
-                }
-            )
-        )
-    return pd.concat(frames, ignore_index=True)
+def _bias_rows(values: np.ndarray, horizon: int) -> pd.DataFrame:
+    """Tidy ``estimate_bias`` rows (units × arms at t = horizon) of one game and one player."""
+    n_units, n_arms = values.shape
+    return pd.DataFrame(
+        {
+            "seed": 1,
+            "replicate": np.repeat(np.arange(n_units), n_arms),
+            "param": np.tile(np.arange(n_arms, dtype=float), n_units),
+            "value": values.ravel(),
+            "metric": "estimate_bias",
+            "t": horizon,
+            "horizon": horizon,
+            "game_label": "g",
+            "player_label": "p",
+        }
+    )
 
 
 def test_estimate_bias_table_against_a_direct_computation():
     rng = np.random.default_rng(3)
     horizon = 100
     values = rng.normal(-5.0, 2.0, (30, 4))
-    expected = np.full((30, 4), -5.0)
-    table = estimate_bias_table(_bias_rows(values, expected, horizon))
-    (r,) = table.itertuples(index=False)
+    (r,) = estimate_bias_table(_bias_rows(values, horizon)).itertuples(index=False)
     per_unit = values.mean(axis=1) / horizon
     assert r.bias == pytest.approx(per_unit.mean(), rel=1e-12)
-    assert r.expected == pytest.approx(-5.0 / horizon, rel=1e-12)
-    diff = values / horizon - expected / horizon
-    z = diff.mean(axis=0) / (diff.std(axis=0, ddof=1) / math.sqrt(30))
+    half = sps.t.ppf(0.975, 29) * per_unit.std(ddof=1) / math.sqrt(30)
+    assert r.ci_high - r.bias == pytest.approx(half, rel=1e-9)
+    scaled = values / horizon
+    z = scaled.mean(axis=0) / (scaled.std(axis=0, ddof=1) / math.sqrt(30))
     assert r.max_abs_z == pytest.approx(np.abs(z).max(), rel=1e-9)
     assert r.n == 30
-    # without the expectation, z is measured against 0 and 'expected' is missing
-    alone = estimate_bias_table(_bias_rows(values, None, horizon)).iloc[0]
-    assert math.isnan(alone.expected)
-    z0 = (values / horizon).mean(axis=0) / ((values / horizon).std(axis=0, ddof=1) / math.sqrt(30))
-    assert alone.max_abs_z == pytest.approx(np.abs(z0).max(), rel=1e-9)
+
+
+def test_the_bias_table_shows_the_players_that_keep_estimates(played):
+    _, out = played
+    bias = pd.read_csv(out / "tables" / "estimator_bias.csv")
+    assert set(bias.player) == {"exp3"}  # ucb1 keeps no estimates; hedge plays experts
+    # Exp3's importance weights are unbiased: no arm's z statistic is extreme
+    assert (bias.max_abs_z < 4.5).all()
