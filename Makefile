@@ -24,6 +24,9 @@ reports: $(STAMP)
 	$(VENV)/bin/arena tournament tournament=scale_invariance
 	$(VENV)/bin/arena report outputs/tournaments/scale_invariance --name scale-invariance \
 		--metric mistakes --metric loss --metric comparator_regret
+	$(VENV)/bin/arena tournament tournament=bandits
+	$(VENV)/bin/arena report outputs/tournaments/bandits --name bandits \
+		--metric pseudo_regret
 
 # The whole suite: lint, every test (slow statistical ones included), the doctests, the
 # kernel-free reference path (NUMBA_DISABLE_JIT=1) on the fast tests, and the installed wheel.

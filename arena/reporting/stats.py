@@ -457,11 +457,28 @@ def _keyed(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return frame
 
 
+EXPECTATION_PROTOCOLS = frozenset({"bandit"})
+"""Protocols whose players' declared bounds bound the *expectation* of a metric (the arena's draws
+make every value random): their rows are checked on the mean over units, one-sidedly
+(:func:`expected_bound_violations`), not row by row."""
+
+
+def in_expectation(rows: pd.DataFrame) -> np.ndarray:
+    """Mask of the rows whose bounds hold in expectation (their protocol is in
+    :data:`EXPECTATION_PROTOCOLS`); all False for rows without a ``protocol`` column."""
+    if "protocol" not in rows.columns:
+        return np.zeros(len(rows), dtype=bool)
+    return rows["protocol"].astype(str).isin(EXPECTATION_PROTOCOLS).to_numpy()
+
+
 def bound_violations(rows: pd.DataFrame) -> pd.DataFrame:
     """Every row whose value exceeds its player's declared bound (``bound:<metric>``, same param).
 
+    Rows of protocols whose bounds hold in expectation (:data:`EXPECTATION_PROTOCOLS`) are left
+    to :func:`expected_bound_violations`.
     Returns ``game, player, cell, seed, replicate, t, metric, param, value, bound, excess``.
     """
+    rows = rows.loc[~in_expectation(rows)]
     metrics = rows["metric"]
     names = [str(m) for m in metrics.unique() if str(m).startswith("bound:")]
     keys = ["run_id", "seed", "replicate", "t", "param"]
@@ -537,19 +554,36 @@ def lower_bound_violations(rows: pd.DataFrame, level: float = LOWER_BOUND_LEVEL)
     the lower bound averaged over units. Needs at least two units.
     Returns ``game, player, cell, t, metric, param, mean, lower_bound, margin, n``.
     """
+    return _mean_against(rows, "lower_bound", level, above=False)
+
+
+def expected_bound_violations(rows: pd.DataFrame, level: float = LOWER_BOUND_LEVEL) -> pd.DataFrame:
+    """Checkpoints where a bandit player's mean is *above* its declared bound in expectation.
+
+    The mirror of :func:`lower_bound_violations` for the rows of :data:`EXPECTATION_PROTOCOLS`:
+    flagged when ``mean > bound + q·s/√n + 1e-9·max(1, |bound|)``, so a player whose expected
+    regret sits exactly at its bound is wrongly flagged with probability ≤ ``1 − level`` per cell.
+    Returns ``game, player, cell, t, metric, param, mean, bound, margin, n``.
+    """
+    return _mean_against(rows.loc[in_expectation(rows)], "bound", level, above=True)
+
+
+def _mean_against(rows: pd.DataFrame, prefix: str, level: float, above: bool) -> pd.DataFrame:
+    """Checkpoints whose mean over units is beyond the mean ``<prefix>:<metric>`` reference by
+    more than the one-sided Bonferroni CLT margin (above it if ``above``, else below)."""
     metrics = rows["metric"]
-    names = [str(m) for m in metrics.unique() if str(m).startswith("lower_bound:")]
+    names = [str(m) for m in metrics.unique() if str(m).startswith(f"{prefix}:")]
     keys = ["run_id", "t", "param"]
     extra = ["game_label", "player_label", "cell"]
     out = []
     for name in names:
-        target = name.removeprefix("lower_bound:")
-        lb = rows.loc[(metrics == name).to_numpy()]
+        target = name.removeprefix(f"{prefix}:")
+        ref = rows.loc[(metrics == name).to_numpy()]
         val = rows.loc[(metrics == target).to_numpy()]
-        if lb.empty or val.empty:
+        if ref.empty or val.empty:
             continue
         v = grouped_mean_ci(_keyed(val, keys + extra), keys + extra)
-        b = _keyed(lb, keys).groupby(keys, observed=True)["value"].mean().rename("lower_bound")
+        b = _keyed(ref, keys).groupby(keys, observed=True)["value"].mean().rename(prefix)
         m = v.merge(b.reset_index(), on=keys, how="inner")
         n = m["n"].to_numpy()
         # Bonferroni over the checkpoints of one cell and param
@@ -557,13 +591,14 @@ def lower_bound_violations(rows: pd.DataFrame, level: float = LOWER_BOUND_LEVEL)
         one_sided = 1 - (1 - level) / checks
         q = t_quantile(n - 1, 2 * one_sided - 1)
         margin = q * m["sd"].to_numpy() / np.sqrt(np.maximum(n, 1))
-        lower = m["lower_bound"].to_numpy()
-        tol = BOUND_RTOL * np.maximum(1.0, np.abs(lower))
-        bad = (n >= 2) & (m["mean"].to_numpy() < lower - margin - tol)
+        reference = m[prefix].to_numpy()
+        tol = BOUND_RTOL * np.maximum(1.0, np.abs(reference))
+        mean = m["mean"].to_numpy()
+        beyond = mean > reference + margin + tol if above else mean < reference - margin - tol
+        bad = (n >= 2) & beyond
         if bad.any():
-            hit = m[bad].assign(metric=target, margin=margin[bad])
-            out.append(hit)
-    cols = ["game", "player", "cell", "t", "metric", "param", "mean", "lower_bound", "margin", "n"]
+            out.append(m[bad].assign(metric=target, margin=margin[bad]))
+    cols = ["game", "player", "cell", "t", "metric", "param", "mean", prefix, "margin", "n"]
     if not out:
         return pd.DataFrame(columns=cols)
     res = pd.concat(out, ignore_index=True)

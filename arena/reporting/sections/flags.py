@@ -20,12 +20,14 @@ class BoundChecks:
     """The results of the bound checks: the overview counts them, the flags section lists them.
 
     ``violations`` has every row above its declared bound, ``summary`` one line per group of
-    them, ``below`` the checkpoints whose mean is below a reference lower bound.
+    them, ``below`` the checkpoints whose mean is below a reference lower bound, ``above`` the
+    checkpoints whose mean is above a bound that holds in expectation (bandit players).
     """
 
     violations: pd.DataFrame
     summary: pd.DataFrame
     below: pd.DataFrame
+    above: pd.DataFrame
 
 
 def check_bounds(ctx: ReportContext) -> BoundChecks:
@@ -35,11 +37,16 @@ def check_bounds(ctx: ReportContext) -> BoundChecks:
     """
     viol = stats.bound_violations(ctx.rows)
     checks = BoundChecks(
-        viol, stats.summarize_violations(viol), stats.lower_bound_violations(ctx.rows)
+        viol,
+        stats.summarize_violations(viol),
+        stats.lower_bound_violations(ctx.rows),
+        stats.expected_bound_violations(ctx.rows),
     )
     ctx.write_csv("bound violations (every row)", checks.violations, "bound_violations.csv")
     ctx.write_csv("bound violations (summary)", checks.summary, "bound_violations_summary.csv")
     ctx.write_csv("below reference lower bound", checks.below, "below_lower_bound.csv")
+    if any(stats.in_expectation(ctx.rows)):
+        ctx.write_csv("above a bound in expectation", checks.above, "above_expected_bound.csv")
     return checks
 
 
@@ -49,7 +56,9 @@ def flags(ctx: ReportContext, checks: BoundChecks) -> Section:
         Para(
             f"A row violates its bound when {code('value > bound + 1e-9·max(1, |bound|)')}, "
             f"comparing each metric with the player's {code('bound:<metric>')} row of the same "
-            "cell, seed, replicate, round and parameter."
+            "cell, seed, replicate, round and parameter. Bandit players' bounds hold in "
+            "expectation over the arena's draws, so their rows are checked on the mean instead "
+            "(below)."
         )
     ]
     viol_sum = checks.summary
@@ -87,6 +96,8 @@ def flags(ctx: ReportContext, checks: BoundChecks) -> Section:
         )
     else:
         blocks.append(Para("None.", ok=True))
+    if any(stats.in_expectation(ctx.rows)):
+        blocks += _above_in_expectation(checks.above)
     blocks.append(Heading("Below reference lower bound", 3, "below-lower-bound"))
     blocks.append(
         Para(
@@ -133,3 +144,46 @@ def flags(ctx: ReportContext, checks: BoundChecks) -> Section:
     else:
         blocks.append(Para("No adversary declared a lower bound.", note=True))
     return Section("Flags: bound violations", "flags", blocks)
+
+
+def _above_in_expectation(above: pd.DataFrame) -> list[Block]:
+    """The subsection of the bounds that hold in expectation: means above them."""
+    blocks: list[Block] = [
+        Heading("Above a bound in expectation", 3, "above-expected-bound"),
+        Para(
+            "A bandit player's declared bound holds for the expectation of its metric. A "
+            "checkpoint is flagged when the mean over replicates exceeds the bound (averaged "
+            f"over replicates) by more than a CLT margin {code('q · s/√n')} (plus 1e-9 "
+            f"relative), q the one-sided t quantile at 1 − {1 - stats.LOWER_BOUND_LEVEL:g}/K "
+            "with K the cell's checkpoints (a player whose expectation sits at its bound is "
+            f"wrongly flagged with probability ≤ {1 - stats.LOWER_BOUND_LEVEL:g} per cell); "
+            "single replicates may exceed it."
+        ),
+    ]
+    if not len(above):
+        blocks.append(Para("None.", ok=True))
+        return blocks
+    shown = above.head(MAX_BELOW_SHOWN)
+    blocks.append(
+        Table(
+            ["game", "player", "cell", "metric", "t", "mean", "bound", "margin", "n"],
+            [
+                [
+                    r.game,
+                    r.player,
+                    r.cell,
+                    param_text(r.metric, r.param),
+                    str(int(r.t)),
+                    num(r.mean),
+                    num(r.bound),
+                    num(r.margin),
+                    str(int(r.n)),
+                ]
+                for r in shown.itertuples()
+            ],
+            caption="Above a bound in expectation",
+            bad_rows=set(range(len(shown))),
+            text_columns={0, 1, 2, 3},
+        )
+    )
+    return blocks

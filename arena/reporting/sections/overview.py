@@ -52,6 +52,14 @@ def overview(ctx: ReportContext, checks: BoundChecks) -> Section:
         blocks.append(
             Para(f"No player declared a bound (no {code('bound:<metric>')} rows).", note=True)
         )
+    if len(checks.above):
+        blocks.append(
+            Para(
+                f"{len(checks.above)} checkpoints have a mean above a bound that holds in "
+                "expectation — see Flags.",
+                bad=True,
+            )
+        )
     if len(checks.below):
         blocks.append(
             Para(

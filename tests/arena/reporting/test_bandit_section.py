@@ -123,6 +123,8 @@ def test_estimate_bias_table_against_a_direct_computation():
     scaled = values / horizon
     z = scaled.mean(axis=0) / (scaled.std(axis=0, ddof=1) / math.sqrt(30))
     assert r.max_abs_z == pytest.approx(np.abs(z).max(), rel=1e-9)
+    assert r.median == pytest.approx(np.median(per_unit), rel=1e-12)
+    assert r.under == pytest.approx((values < 0).mean(), rel=1e-12)
     assert r.n == 30
 
 
@@ -132,3 +134,47 @@ def test_the_bias_table_shows_the_players_that_keep_estimates(played):
     assert set(bias.player) == {"exp3"}  # ucb1 keeps no estimates; hedge plays experts
     # Exp3's importance weights are unbiased: no arm's z statistic is extreme
     assert (bias.max_abs_z < 4.5).all()
+
+
+def _bounded_rows(values: np.ndarray, bound: float, protocol: str) -> pd.DataFrame:
+    """Tidy regret and bound:regret rows of one cell at t = 100, one value per replicate."""
+    n = len(values)
+    base = {
+        "run_id": "r",
+        "cell": "c",
+        "seed": 1,
+        "replicate": np.arange(n),
+        "t": 100,
+        "param": np.nan,
+        "protocol": protocol,
+        "game_label": "g",
+        "player_label": "p",
+    }
+    return pd.concat(
+        [
+            pd.DataFrame({**base, "metric": "regret", "value": values}),
+            pd.DataFrame({**base, "metric": "bound:regret", "value": np.full(n, bound)}),
+        ],
+        ignore_index=True,
+    )
+
+
+def test_bandit_bounds_are_checked_on_the_mean_not_row_by_row():
+    rng = np.random.default_rng(0)
+    spread = rng.normal(0.0, 10.0, 64)
+    spread -= spread.mean()
+    below_on_average = _bounded_rows(9.0 + spread, 10.0, "bandit")  # rows above, mean below
+    assert (below_on_average.query("metric == 'regret'").value > 10.0).any()
+    assert rs.bound_violations(below_on_average).empty
+    assert rs.expected_bound_violations(below_on_average).empty
+    above = rs.expected_bound_violations(_bounded_rows(20.0 + spread, 10.0, "bandit"))
+    (r,) = above.itertuples(index=False)
+    q = sps.t.ppf(1 - 0.001, 63)  # one checkpoint: no Bonferroni split
+    assert r.mean == pytest.approx(20.0) and r.bound == 10.0
+    assert r.margin == pytest.approx(q * spread.std(ddof=1) / 8.0, rel=1e-9)
+    # within the margin of the bound: not flagged
+    assert rs.expected_bound_violations(_bounded_rows(10.0 + spread, 10.0, "bandit")).empty
+    # the experts protocol's bounds hold for every row: checked row by row, never on the mean
+    experts = _bounded_rows(9.0 + spread, 10.0, "experts")
+    assert rs.expected_bound_violations(experts).empty
+    assert len(rs.bound_violations(experts)) == int((9.0 + spread > 10.0).sum())
