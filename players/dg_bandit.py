@@ -14,6 +14,7 @@ from arena.errors import ConfigError
 from arena.params import POSITIVE, Interval, IsNone, OneOf
 from arena.sampling import sample_action
 from arena.spec import GameSpec, PlayerTags
+from players.exp3 import exp_weights_row
 
 SQRT_E = math.sqrt(math.e)
 
@@ -111,19 +112,10 @@ def _dg_bandit_play_block(losses, uniforms, est, paid, eta, lo, scale, probs):
     drawn arm's ``est`` gains ``ℓ/p_{t,i_t}`` and ``paid`` gains ``ℓ``. Reads only
     ``losses[r, j, i_t]``; ``est`` (R, K) and ``paid`` (R,) advance in place.
     """
-    n_rep, n, n_act = losses.shape
+    n_rep, n, _ = losses.shape
     for r in range(n_rep):
         for j in range(n):
-            m = np.inf
-            for i in range(n_act):
-                m = est[r, i] if est[r, i] < m else m
-            total = 0.0
-            for i in range(n_act):
-                w = math.exp(-eta * (est[r, i] - m))
-                probs[r, j, i] = w
-                total += w
-            for i in range(n_act):
-                probs[r, j, i] /= total
+            exp_weights_row(est[r], eta, probs[r, j])
             a = sample_action(probs[r, j], uniforms[r, j])
             unit = (losses[r, j, a] - lo) / scale
             est[r, a] += unit / probs[r, j, a]

@@ -36,6 +36,24 @@ def exp3_probs(estimates: np.ndarray, eta: float, gamma: float) -> np.ndarray:
 
 
 @njit(cache=True)
+def exp_weights_row(est, eta, out):
+    """Write ``q_i = exp(−η (L̂_i − min_j L̂_j)) / Σ_k exp(−η (L̂_k − min_j L̂_j))`` of one
+    replicate's estimates ``est`` (K,) into ``out`` (K,): the stable softmax of every
+    exponential-weights bandit kernel (Exp3, Exp3-IX, EXP3++, the drifting-game player)."""
+    n_act = est.shape[0]
+    m = np.inf
+    for i in range(n_act):
+        m = est[i] if est[i] < m else m
+    total = 0.0
+    for i in range(n_act):
+        w = math.exp(-eta * (est[i] - m))
+        out[i] = w
+        total += w
+    for i in range(n_act):
+        out[i] = out[i] / total
+
+
+@njit(cache=True)
 def _exp3_rate(mode, eta, log_k, n_act, t):
     """η_t: the fixed rate, or ``sqrt(ln K / (K t))`` (anytime)."""
     if mode == ANYTIME:
@@ -53,16 +71,9 @@ def _exp3_play_block(losses, uniforms, est, rounds_done, mode, eta, gamma, log_k
     for r in range(n_rep):
         for j in range(n):
             e = _exp3_rate(mode, eta, log_k, n_act, rounds_done + j + 1)
-            m = np.inf
+            exp_weights_row(est[r], e, probs[r, j])
             for i in range(n_act):
-                m = est[r, i] if est[r, i] < m else m
-            total = 0.0
-            for i in range(n_act):
-                w = math.exp(-e * (est[r, i] - m))
-                probs[r, j, i] = w
-                total += w
-            for i in range(n_act):
-                probs[r, j, i] = (1.0 - gamma) * (probs[r, j, i] / total) + gamma / n_act
+                probs[r, j, i] = (1.0 - gamma) * probs[r, j, i] + gamma / n_act
             a = sample_action(probs[r, j], uniforms[r, j])
             est[r, a] += ((losses[r, j, a] - lo) / scale) / probs[r, j, a]
 

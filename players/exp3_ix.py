@@ -13,7 +13,7 @@ from arena.bandit.protocol import BanditPlayer
 from arena.params import Interval, IsNone, OneOf
 from arena.sampling import sample_action
 from arena.spec import GameSpec, PlayerTags
-from players.exp3 import ANYTIME, exp3_probs, exp3_rate
+from players.exp3 import ANYTIME, exp3_probs, exp3_rate, exp_weights_row
 
 
 @njit(cache=True)
@@ -32,16 +32,7 @@ def _ix_play_block(losses, uniforms, est, rounds_done, mode, eta, gamma, log_k, 
     for r in range(n_rep):
         for j in range(n):
             e, g = _ix_rates(mode, eta, gamma, log_k, n_act, rounds_done + j + 1)
-            m = np.inf
-            for i in range(n_act):
-                m = est[r, i] if est[r, i] < m else m
-            total = 0.0
-            for i in range(n_act):
-                w = math.exp(-e * (est[r, i] - m))
-                probs[r, j, i] = w
-                total += w
-            for i in range(n_act):
-                probs[r, j, i] /= total
+            exp_weights_row(est[r], e, probs[r, j])
             a = sample_action(probs[r, j], uniforms[r, j])
             est[r, a] += ((losses[r, j, a] - lo) / scale) / (probs[r, j, a] + g)
 

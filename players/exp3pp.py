@@ -14,6 +14,7 @@ from arena.bandit.protocol import BanditPlayer
 from arena.params import NON_NEGATIVE
 from arena.sampling import sample_action
 from arena.spec import GameSpec, PlayerTags
+from players.exp3 import exp_weights_row
 
 DEFAULT_C = 18.0
 """The constant ``c`` of the exploration parameters ``ξ_t(a)`` (Seldin & Lugosi 2017, Theorem 2
@@ -59,14 +60,10 @@ def _exp3pp_round(est, t, c, out):
     n_act = est.shape[0]
     beta = 0.5 * math.sqrt(math.log(n_act) / (t * n_act))
     floor = min(0.5 / n_act, beta)
+    exp_weights_row(est, beta, out)
     m = np.inf
     for i in range(n_act):
         m = est[i] if est[i] < m else m
-    total = 0.0
-    for i in range(n_act):
-        w = math.exp(-beta * (est[i] - m))
-        out[i] = w
-        total += w
     eps_sum = 0.0
     eps = np.empty(n_act)
     for i in range(n_act):
@@ -79,7 +76,7 @@ def _exp3pp_round(est, t, c, out):
         eps[i] = e
         eps_sum += e
     for i in range(n_act):
-        out[i] = (1.0 - eps_sum) * (out[i] / total) + eps[i]
+        out[i] = (1.0 - eps_sum) * out[i] + eps[i]
 
 
 @njit(cache=True)
