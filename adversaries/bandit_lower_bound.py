@@ -270,11 +270,13 @@ class TwoInstance(MeanDrivenBernoulli):
     Parameters
     ----------
     player : str
-        Registry name of the target policy, the one the game's player must be for a bound to be
-        declared (the arena shows an adversary its player only in ``lower_bounds``, after the
-        losses are fixed, so the policy is named here).
+        The policy the pilot simulates: ``"game"`` (default), the game's own player (the arena
+        hands the adversary a clone before reset, :meth:`~arena.protocols.Adversary.bind_player`,
+        so the pair is built against the algorithm under test, as in the theorem), or the
+        registry name of a policy; a bound is declared only when the game's player is that
+        policy (same registry name and parameters).
     player_params : dict, optional
-        Its constructor parameters.
+        The named policy's constructor parameters (not with ``"game"``).
     instance : {"first", "second", "mixture"}
         Play ν, play ν', or (default) per replicate ν or ν' with probability ½ each (one
         uniform of the replicate's stream at reset; "first" and "second" draw none).
@@ -298,7 +300,7 @@ class TwoInstance(MeanDrivenBernoulli):
     The theorem bounds the sum only, so ``lower_bounds`` declares ``B_t/2`` on the mean
     ``pseudo_regret`` and ``regret`` for ``instance="mixture"`` (whose expected regret is
     ``(R(ν) + R(ν'))/2``), and nothing for "first" or "second". It is declared only when the
-    game's player is the target policy (same registry name and parameters). Condition: the j
+    game's player is the target policy: always with ``player="game"``. Condition: the j
     played satisfies ``E_ν[T_j(n)] ≤ n/(K−1)``. It holds for the exact argmin; the pilot's
     argmin is an estimate, but for label-symmetric policies (Exp3, Tsallis-INF: every arm
     i ≠ 0 has the same ``E_ν[T_i(n)] ≤ n/(K−1)``) every j satisfies it, so the pilot's noise
@@ -331,7 +333,7 @@ class TwoInstance(MeanDrivenBernoulli):
 
     def __init__(
         self,
-        player: str = "exp3",
+        player: str = "game",
         player_params: dict | None = None,
         instance: str = "mixture",
         gap: float | None = None,
@@ -346,6 +348,9 @@ class TwoInstance(MeanDrivenBernoulli):
     def resolve_n_actions(self, requested: int | None) -> int:
         return 3 if requested is None else int(requested)
 
+    def bind_player(self, player: Any) -> None:
+        self._bound = player
+
     def _gap(self, spec: GameSpec) -> float:
         return two_instance_gap(spec.horizon, spec.n_actions) if self.gap is None else self.gap
 
@@ -355,11 +360,12 @@ class TwoInstance(MeanDrivenBernoulli):
             raise ConfigError(self.label(), "n_actions", "needs at least 2 arms")
         self._delta = float(self._gap(spec))
         self._horizon, self._n_act, self._rngs = n, k, list(rngs)
-        self._target = _resolve_player(self)
+        self._target = self._policy()
         from arena.bandit.protocol import BanditPlayer
 
         if not isinstance(self._target, BanditPlayer):
-            message = f"names {self._target!r}, which is not a bandit player"
+            which = "the game's player" if self.player == "game" else "the policy named"
+            message = f"{which}, {self._target!r}, is not a bandit player (the pilot plays bandits)"
             raise ConfigError(self.label(), "player", message)
         self._first = np.full(k, 0.5)
         self._first[0] = 0.5 - self._delta
@@ -380,6 +386,22 @@ class TwoInstance(MeanDrivenBernoulli):
         else:
             self._which = np.array([rng.random() < 0.5 for rng in self._rngs], dtype=bool)
 
+    def _policy(self) -> Any:
+        """The policy the pilot simulates: the bound game player, or the named one."""
+        if self.player != "game":
+            return _resolve_player(self)
+        if self.player_params:
+            message = "player_params go with a named policy, not with 'game'"
+            raise ConfigError(self.label(), "player_params", message)
+        bound = getattr(self, "_bound", None)
+        if bound is None:
+            message = (
+                "'game' simulates the game's player, which the arena binds before reset "
+                "(bind_player); outside a game name a policy, e.g. player='exp3'"
+            )
+            raise ConfigError(self.label(), "player", message)
+        return bound
+
     def challenger(self) -> int:
         """Return j, the arm lowered in ν' (after reset)."""
         return self._j
@@ -399,14 +421,16 @@ class TwoInstance(MeanDrivenBernoulli):
 
     def lower_bounds(self, t: int, player: Any = None) -> dict[tuple[str, float], float]:
         """Declare ``B_t/2`` on the mean regret ("mixture" and the target policy only)."""
-        if self.instance != "mixture" or not _same_policy(player, self._target):
+        if self.instance != "mixture":
+            return {}
+        if self.player != "game" and not _same_policy(player, self._target):
             return {}
         value = 0.5 * two_instance_lower_bound(t, self._horizon, self._n_act, self._delta)
         return {("pseudo_regret", math.nan): value, ("regret", math.nan): value}
 
     @classmethod
     def _unit_test_params(cls):
-        yield {"pilot_replicates": 2}
+        yield {"pilot_replicates": 2, "player": "exp3"}
         yield {"instance": "second", "player": "ucb1", "gap": 0.1, "pilot_replicates": 1}
 
 
@@ -505,7 +529,7 @@ class PriceOfAdaptivity(TwoInstance):
 
     @classmethod
     def _unit_test_params(cls):
-        yield {"pilot_replicates": 2}
+        yield {"pilot_replicates": 2, "player": "ucb1"}
         yield {"instance": "mixture", "player": "exp3", "easy_regret": 20.0, "pilot_replicates": 0}
 
 

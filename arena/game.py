@@ -558,6 +558,7 @@ def prepare_game(
     if n_actions is not None:
         n_actions = check_int("game", "n_actions", n_actions, 1)
     player, adversary = player.clone(), adversary.clone()
+    adversary.bind_player(player.clone())
     try:
         spec, protocol_config = protocol.make_spec(
             player, adversary, horizon=horizon, n_actions=n_actions, ids=ids

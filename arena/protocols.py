@@ -72,6 +72,16 @@ class Adversary(Component):
         """
         return {}
 
+    def bind_player(self, player: Any) -> None:
+        """Receive, before :meth:`reset`, a clone of the game's player (not yet reset).
+
+        A construction that depends on the algorithm under test (a policy-dependent lower bound
+        whose instance is chosen by simulating the player, as in Lattimore & Szepesvári 2020,
+        Theorem 15.2) keeps it; the clone is the adversary's own, so simulating it never touches
+        the game's player or its streams. The sequence stays oblivious: it is fixed before round 1.
+        The default ignores it.
+        """
+
     def lower_bounds(
         self, t: int, player: Any = None
     ) -> dict[tuple[str, float], np.ndarray | float]:

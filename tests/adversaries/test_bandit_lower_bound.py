@@ -26,9 +26,12 @@ from adversaries.bandit_lower_bound import (
 from adversaries.stochastic import Bernoulli
 from arena import GameSpec, play
 from arena.bandit.testing import UniformBandit
+from arena.errors import ConfigError
+from arena.game import prepare_game, run_game
 from arena.seeding import replicate_streams
 from arena.testing import parametrize_with_checks
 from players.exp3 import Exp3
+from players.tsallis_inf import TsallisInf
 from players.ucb1 import UCB1
 from tests.helpers import clt_band, last_values, rngs
 from tests.helpers.cli import arena
@@ -36,9 +39,9 @@ from tests.helpers.cli import arena
 COMPONENTS = [
     Needle(),
     Needle(gap=0.2),
-    TwoInstance(pilot_replicates=2),
+    TwoInstance(pilot_replicates=2, player="exp3"),
     TwoInstance(instance="second", player="ucb1", gap=0.1, pilot_replicates=1),
-    PriceOfAdaptivity(pilot_replicates=2),
+    PriceOfAdaptivity(pilot_replicates=2, player="ucb1"),
     DistributionReader(),
     DistributionReader(rule="heaviest"),
 ]
@@ -103,7 +106,7 @@ def test_two_instance_bound_closed_form(k, extra):
 
 def test_two_instance_declares_half_the_pair_bound_for_the_target_only():
     spec = GameSpec("experts", 3, 400, n_replicates=2)
-    adv = TwoInstance(pilot_replicates=2)
+    adv = TwoInstance(pilot_replicates=2, player="exp3")
     adv.reset(spec, rngs(1, 2))
     gap = two_instance_gap(400, 3)
     want = 0.5 * two_instance_lower_bound(200, 400, 3, gap)
@@ -114,7 +117,7 @@ def test_two_instance_declares_half_the_pair_bound_for_the_target_only():
     assert adv.lower_bounds(200, Exp3(eta=0.1)) == {}  # other parameters
     assert adv.lower_bounds(200, None) == {}
     for instance in ("first", "second"):
-        other = TwoInstance(instance=instance, pilot_replicates=2)
+        other = TwoInstance(instance=instance, pilot_replicates=2, player="exp3")
         other.reset(spec, rngs(1, 2))
         assert other.lower_bounds(200, Exp3()) == {}  # the theorem bounds the sum only
 
@@ -151,8 +154,9 @@ def test_pilot_does_not_touch_the_game_streams():
     """With instance="first" the losses equal the fixed instance ν's, pilot or none."""
     spec = GameSpec("experts", 3, 300, n_replicates=4)
     gap = two_instance_gap(300, 3)
-    with_pilot = _losses(TwoInstance(instance="first", pilot_replicates=8), spec, rngs(5, 4))
-    without = _losses(TwoInstance(instance="first", pilot_replicates=0), spec, rngs(5, 4))
+    first = {"instance": "first", "player": "exp3"}
+    with_pilot = _losses(TwoInstance(**first, pilot_replicates=8), spec, rngs(5, 4))
+    without = _losses(TwoInstance(**first, pilot_replicates=0), spec, rngs(5, 4))
     plain = _losses(Bernoulli(means=[0.5 - gap, 0.5, 0.5]), spec, rngs(5, 4))
     np.testing.assert_array_equal(with_pilot, without)
     np.testing.assert_array_equal(with_pilot, plain)
@@ -164,11 +168,32 @@ def test_pilot_is_common_to_replicates_whatever_the_batch():
     spec1 = GameSpec("experts", 4, 200, n_replicates=1)
     streams = [replicate_streams(7, "game", "cell", r)[0] for r in range(4)]
     alone = [replicate_streams(7, "game", "cell", 3)[0]]
-    batch, single = TwoInstance(pilot_replicates=6), TwoInstance(pilot_replicates=6)
+    batch = TwoInstance(pilot_replicates=6, player="exp3")
+    single = TwoInstance(pilot_replicates=6, player="exp3")
     lb = _losses(batch, spec4, streams)
     ls = _losses(single, spec1, alone)
     assert batch.challenger() == single.challenger()
     np.testing.assert_array_equal(lb[3], ls[0])
+
+
+def test_the_default_pilot_simulates_the_game_s_own_player():
+    """player="game": the arena binds a clone of the player under test before reset, so the pair
+    is built against it, the game's own player is left untouched, and the bound is declared
+    whatever the player; outside a game the adversary refuses to guess."""
+    game = {"n_actions": 4, "horizon": 300, "replicates": 3, "seed": 9}
+    for player in (UCB1(), TsallisInf(estimator="iw")):
+        prepared = prepare_game(player, TwoInstance(pilot_replicates=4), **game)
+        target = prepared.adversary._target
+        assert type(target) is type(player) and target.get_params() == player.get_params()
+        assert target is not prepared.player
+        assert prepared.adversary.pilot()["pulls"].sum() == pytest.approx(300)  # mean pulls
+        assert prepared.adversary.lower_bounds(300, prepared.player)
+    rows = run_game("ucb1", TwoInstance(pilot_replicates=4), metrics=["lower_bound"], **game).rows
+    assert (rows.metric == "lower_bound:pseudo_regret").any()
+    with pytest.raises(ConfigError, match="binds before reset"):
+        TwoInstance().reset(GameSpec("experts", 3, 100, n_replicates=1), rngs(0, 1))
+    with pytest.raises(ConfigError, match="is not a bandit player"):
+        run_game("hedge", TwoInstance(pilot_replicates=1), **game)
 
 
 def test_pilot_estimates_the_pulls():
@@ -181,7 +206,7 @@ def test_pilot_estimates_the_pulls():
 
 def test_two_instance_mixture_plays_both_instances():
     spec = GameSpec("experts", 3, 10, n_replicates=200)
-    adv = TwoInstance(pilot_replicates=2)
+    adv = TwoInstance(pilot_replicates=2, player="exp3")
     adv.reset(spec, rngs(2, 200))
     mu = adv.oracle("means", 1, 1)[:, 0]
     second = mu.min(axis=1) < mu[:, 0] - 1e-12
