@@ -104,6 +104,31 @@ def ours_step_seconds(player: str, horizon: int, replicates: int) -> float:
     return (time.perf_counter() - started) / (horizon * replicates)
 
 
+def kernel_step_seconds(player: str, horizon: int, replicates: int) -> float:
+    """Seconds per policy-step of the player's own kernel alone: ``play_block`` on pre-drawn
+    losses and action uniforms, in chunks of the engine's size (``DEFAULT_CHUNK_ELEMENTS`` loss
+    entries), so the policy's share of :func:`ours_step_seconds`; the rest is the game (every
+    arm's Bernoulli loss, the action uniforms, the regret core, validation, logging)."""
+    from arena.game import DEFAULT_CHUNK_ELEMENTS
+    from arena.registry import load
+    from arena.spec import GameSpec
+
+    rng = np.random.default_rng(0)
+    rounds = max(1, DEFAULT_CHUNK_ELEMENTS // (replicates * K))
+    chunks = []
+    for t0 in range(0, horizon, rounds):
+        n = min(rounds, horizon - t0)
+        losses = (rng.random((replicates, n, K)) < 1.0 - REWARD_MEANS).astype(np.float64)
+        chunks.append((losses, rng.random((replicates, n))))
+    spec = GameSpec("bandit", K, horizon, (0.0, 1.0), n_replicates=replicates)
+    policy = load("player", player)()
+    policy.reset(spec, [np.random.default_rng(r) for r in range(replicates)])
+    started = time.perf_counter()
+    for losses, uniforms in chunks:
+        policy.play_block(losses, uniforms)
+    return (time.perf_counter() - started) / (horizon * replicates)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small runs (a smoke test)")
@@ -117,16 +142,22 @@ def main() -> None:
         ours_step_seconds(player, 50, 2)
     ours: dict[str, float] = {p: float("inf") for p in PAIRS}
     peer: dict[str, float] = {p: float("inf") for p in PAIRS}
+    kernel: dict[str, float] = {p: float("inf") for p in PAIRS}
     for _ in range(ns.repeats):
         for player, (policy, kwargs) in PAIRS.items():  # alternate: ours, then the peer
             ours[player] = min(ours[player], ours_step_seconds(player, horizon, replicates))
+            kernel[player] = min(kernel[player], kernel_step_seconds(player, horizon, replicates))
             step = peer_step_seconds(python, policy, kwargs, horizon, peer_runs)
             peer[player] = min(peer[player], step)
     rows = []
     print(f"K = {K}, T = {horizon}, arena R = {replicates}, SMPyBandits runs = {peer_runs}")
-    print(f"{'player':<12} {'arena ns/step':>14} {'SMPyBandits ns/step':>20} {'speed-up':>9}")
+    print(
+        f"{'player':<12} {'arena ns/step':>14} {'SMPyBandits ns/step':>20} {'speed-up':>9} "
+        f"{'kernel ns/step':>15} {'game ns/step':>13}"
+    )
     for player, (policy, _) in PAIRS.items():
         ratio = peer[player] / ours[player]
+        game = max(ours[player] - kernel[player], 0.0)
         rows.append(
             {
                 "player": player,
@@ -134,10 +165,13 @@ def main() -> None:
                 "arena_ns_per_step": ours[player] * 1e9,
                 "peer_ns_per_step": peer[player] * 1e9,
                 "speedup": ratio,
+                "kernel_ns_per_step": kernel[player] * 1e9,
+                "game_ns_per_step": game * 1e9,
             }
         )
         print(
-            f"{player:<12} {ours[player] * 1e9:>14.0f} {peer[player] * 1e9:>20.0f} {ratio:>8.0f}×"
+            f"{player:<12} {ours[player] * 1e9:>14.0f} {peer[player] * 1e9:>20.0f} {ratio:>8.0f}× "
+            f"{kernel[player] * 1e9:>15.0f} {game * 1e9:>13.0f}"
         )
     ratio = ours["tsallis_inf"] / ours["exp3"]
     print(f"tsallis_inf / exp3 in the arena: {ratio:.2f}×")
