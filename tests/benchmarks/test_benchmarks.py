@@ -90,3 +90,4 @@ def test_bandit_benchmark_plays_every_pair_in_the_arena(bench_path):
     bench = importlib.import_module("bench_bandits")
     for player in bench.PAIRS:
         assert 0.0 < bench.ours_step_seconds(player, 20, 2) < 1.0
+        assert 0.0 < bench.kernel_step_seconds(player, 20, 2) < 1.0
