@@ -364,8 +364,13 @@ class TwoInstance(MeanDrivenBernoulli):
         from arena.bandit.protocol import BanditPlayer
 
         if not isinstance(self._target, BanditPlayer):
-            which = "the game's player" if self.player == "game" else "the policy named"
-            message = f"{which}, {self._target!r}, is not a bandit player (the pilot plays bandits)"
+            if self.player == "game":  # the game's player plays another protocol
+                message = (
+                    f"the game's player, {self._target!r}, is not a bandit player (the pilot "
+                    "plays the bandit protocol)"
+                )
+                raise ConfigError(self.label(), "protocol", message)
+            message = f"the policy named, {self._target!r}, is not a bandit player"
             raise ConfigError(self.label(), "player", message)
         self._first = np.full(k, 0.5)
         self._first[0] = 0.5 - self._delta
