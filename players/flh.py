@@ -53,8 +53,6 @@ def live_starts(t: int, starts: str) -> list[int]:
 class _Copy:
     """One copy of the base learner: its start, last round, player and running bound max."""
 
-    __slots__ = ("bound_max", "end", "player", "start")
-
     def __init__(self, start: int, end: float, player: ExpertsPlayer, n_rep: int):
         self.start = start
         self.end = end
@@ -152,7 +150,6 @@ class CopyMixture(ExpertsPlayer):
         cls = type(self._base)
         self._base_bounds = cls.bounds is not ExpertsPlayer.bounds
         self._t = 0
-        self._cache: tuple[int, np.ndarray] | None = None
         self._copies = [self._new_copy(1)]
         self._level_max: dict[int, np.ndarray] = {}  # level → max bound of the dead copies
         self._dead_max = np.zeros(self._n_rep)
@@ -164,12 +161,7 @@ class CopyMixture(ExpertsPlayer):
 
     def copy_distributions(self) -> np.ndarray:
         """Return the copies' distributions ``q_{t,j}`` for the next round, shape (R, M, N)."""
-        if self._cache is None or self._cache[0] != self._t:
-            q = np.stack(
-                [np.asarray(c.player.predict(), dtype=np.float64) for c in self._copies], 1
-            )
-            self._cache = (self._t, q)
-        return self._cache[1]
+        return np.stack([np.asarray(c.player.predict(), float) for c in self._copies], axis=1)
 
     def copy_weights(self) -> np.ndarray:
         """Return the meta-distribution ``v_t`` over the live copies, shape (R, M)."""
@@ -192,7 +184,6 @@ class CopyMixture(ExpertsPlayer):
             if self._base_bounds:
                 c.bound_max = np.maximum(c.bound_max, self._copy_regret_bound(c, t - c.start + 1))
         self._t = t
-        self._cache = None
         dead = [j for j, c in enumerate(self._copies) if c.end <= t]
         for j in dead:
             c = self._copies[j]
