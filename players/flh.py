@@ -272,10 +272,11 @@ class FLH(CopyMixture):
         The meta-learner's rate η > 0 on losses mapped to [0, 1]; ``"tuned"`` (default) minimizes
         the meta part of the declared bound at T (needs the horizon, see Notes).
     starts : {"all", "geometric"}
-        ``"all"`` (default): FLH, one copy per start, O(t) copies at round t. ``"geometric"``:
-        only the copies of the geometric covering of Daniely et al. (2015) stay alive (the copy
-        started at a lives ``2^{ν₂(a)}`` rounds, :func:`lifetime`), at most ``⌊log₂ t⌋ + 1``
-        copies, as in the pruned AFLH of Hazan & Seshadhri (2009).
+        ``"geometric"`` (default): only the copies of the geometric covering of Daniely et al.
+        (2015) stay alive (the copy started at a lives ``2^{ν₂(a)}`` rounds, :func:`lifetime`),
+        at most ``⌊log₂ t⌋ + 1`` copies, as in the pruned AFLH of Hazan & Seshadhri (2009);
+        ``"all"``: FLH itself, one copy per start, O(t) copies and O(t) base calls at round t
+        (O(T²) per game: for short games and checks).
 
     Notes
     -----
@@ -349,7 +350,7 @@ class FLH(CopyMixture):
         base: str | ExpertsPlayer = "hedge",
         base_params: Mapping[str, Any] | None = None,
         eta: float | str = "tuned",
-        starts: str = "all",
+        starts: str = "geometric",
     ):
         self.base = base
         self.base_params = base_params

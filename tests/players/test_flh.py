@@ -71,7 +71,7 @@ def test_golden_first_rounds():
     # round 1: one copy (uniform Hedge). Round 2 after losses (0, 1): copy 1 (η_b = ln 3) plays
     # (3/4, 1/4) with weight ½ (the meta update of the only copy leaves 1, then × (1 − ½)), the
     # newborn plays (½, ½) with weight ½: p_2 = (5/8, 3/8), whatever η.
-    player = FLH("hedge", {"eta": math.log(3.0)}, eta=2.0)
+    player = FLH("hedge", {"eta": math.log(3.0)}, eta=2.0, starts="all")
     player.reset(spec(2, 5), [None])
     np.testing.assert_allclose(player.predict(), [[0.5, 0.5]], rtol=0, atol=TOL)
     player.update(np.array([[0.0, 1.0]]))

@@ -112,9 +112,11 @@ def test_declared_bounds_hold(player, files):
     assert run_all(player, 500, files) > 0
 
 
-GROWING_COST = {"ada_normal_hedge_tv"}
-"""Players whose exact per-round cost grows with t (O(N·t) per round, O(N·T²) per game): the
-T = 500 games above and their own tests (every interval, T = 300) cover them."""
+GROWING_COST = {"ada_normal_hedge_tv", "flh", "cbce"}
+"""Players whose per-round cost grows with t: AdaNormalHedge.TV's exact variant (O(N·t) per
+round, O(N·T²) per game), and the meta-players FLH and CBCE (one Python ``predict`` and ``update``
+of the base per live copy, O(log t) copies): the T = 500 games above and their own tests cover
+them."""
 
 
 @pytest.mark.slow
