@@ -554,8 +554,6 @@ def _tournament_help() -> str:
 
 def _names_by_protocol(kind: str) -> list[str]:
     """``  protocol: name, name (distribution), ...`` lines for every registered ``kind``."""
-    import textwrap
-
     from arena import registry
 
     groups: dict[str, list[str]] = {}
@@ -571,8 +569,15 @@ def _names_by_protocol(kind: str) -> list[str]:
             groups.setdefault(protocol, []).append(label)
     out = []
     for protocol in sorted(groups):
-        text = f"{protocol}: {', '.join(groups[protocol])}"
-        out += textwrap.wrap(text, 98, initial_indent="  ", subsequent_indent="    ")
+        # wrap between names only: a label such as "leader (arena-plugin-rotating)" stays whole
+        line = f"  {protocol}:"
+        for i, label in enumerate(groups[protocol]):
+            item = label + ("," if i < len(groups[protocol]) - 1 else "")
+            if len(line) + 1 + len(item) > 98 and not line.endswith(":"):
+                out.append(line)
+                line = "   "
+            line += " " + item
+        out.append(line)
     return out
 
 

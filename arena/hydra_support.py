@@ -187,6 +187,14 @@ def _compose(command: str, config_name: str, overrides: list[str]):
         cause = exc.__cause__
         if cause is not None and "Error merging override" in str(exc):
             message = f"{message}: {_one_line(cause)}"
+            parent, _, param = culprit.rpartition(".")
+            found = _keys_of(config_name, overrides, culprit, parent) if parent else None
+            if found is not None and found[1]:  # a component's parameter: name the component
+                raise ConfigError(
+                    f"{parent} {found[1]}",
+                    param,
+                    f"cannot take that value (its default has another shape): {_one_line(cause)}",
+                ) from exc
         options = getattr(exc, "options", None)
         missing = getattr(exc, "missing_cfg_file", None)
         if missing and options is not None:  # e.g. metrics=nosuch
