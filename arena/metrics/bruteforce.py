@@ -226,6 +226,38 @@ def pseudo_regret(probs: np.ndarray, means: np.ndarray) -> float:
     return float(_learner_losses(probs, means).sum() - means.sum(axis=0).min())
 
 
+def instant_regret(probs: np.ndarray, losses: np.ndarray) -> float:
+    """Regret of the last round alone, ``p_T·l_T − min_i l_{T,i}``.
+
+    Parameters
+    ----------
+    probs, losses : ndarray, shape (T, N)
+
+    Returns
+    -------
+    float
+    """
+    probs, losses = _history(probs, losses)
+    p, l_last = probs[-1], losses[-1]
+    return float(sum(float(p[i]) * float(l_last[i]) for i in range(len(p))) - l_last.min())
+
+
+def instant_pseudo_regret(probs: np.ndarray, means: np.ndarray) -> float:
+    """Pseudo-regret of the last round alone, ``p_T·μ_T − min_i μ_{T,i}``.
+
+    Parameters
+    ----------
+    probs, means : ndarray, shape (T, N)
+
+    Returns
+    -------
+    float
+    """
+    probs, means = _history(probs, means)
+    p, mu = probs[-1], means[-1]
+    return float(sum(float(p[i]) * float(mu[i]) for i in range(len(p))) - mu.min())
+
+
 def zero_weight_frac(probs: np.ndarray) -> float:
     """Fraction of experts with weight exactly 0 in the last distribution ``p_T``.
 
@@ -466,6 +498,8 @@ BRUTE_FORCE_METRICS = (
     "sa_regret",
     "dynamic_regret",
     "pseudo_regret",
+    "instant_regret",
+    "instant_pseudo_regret",
     "zero_weight_frac",
     "entropy",
     "sleeping_regret",
@@ -542,6 +576,12 @@ def evaluate(
         if means is None:
             raise ValueError("pseudo_regret needs the mean losses")
         return pseudo_regret(probs, means)
+    if name == "instant_regret":
+        return instant_regret(probs, losses)
+    if name == "instant_pseudo_regret":
+        if means is None:
+            raise ValueError("instant_pseudo_regret needs the mean losses")
+        return instant_pseudo_regret(probs, means)
     if name == "zero_weight_frac":
         return zero_weight_frac(probs)
     if name == "entropy":

@@ -77,6 +77,67 @@ class DynamicRegret(Metric):
         return (core.learner - core.sum_min)[:, None]
 
 
+class InstantRegret(Metric):
+    """Regret of the checkpoint round alone, ``p_t·l_t − min_i l_{t,i}``: the instantaneous regret
+    against the round's best expert (the increment of ``dynamic_regret`` at round t).
+
+    Logged at every checkpoint as that round's value; with ``checkpoints`` listing every round
+    (:func:`arena.game.run_game`), the tidy table holds the whole per-round sequence.
+
+    Examples
+    --------
+    >>> from arena import play
+    >>> df = play("hedge", "fair_coin", n_actions=2, horizon=5, checkpoints=[1, 2, 3, 4, 5],
+    ...           metrics={"instant_regret": {}})
+    >>> bool((df.value >= 0).all()) and len(df) == 5
+    True
+    """
+
+    name = "instant_regret"
+
+    def start(self, spec: GameSpec) -> None:
+        super().start(spec)
+        self._last = np.zeros(spec.n_replicates)
+
+    def advance(self, block: Block, core: Core) -> None:
+        self._last = block.expected[:, -1] - block.losses[:, -1].min(axis=1)
+
+    def values(self, core: Core) -> np.ndarray:
+        return self._last[:, None].copy()
+
+
+class InstantPseudoRegret(Metric):
+    """Pseudo-regret of the checkpoint round alone, ``p_t·μ_t − min_i μ_{t,i}``, from the
+    adversary's mean losses (the per-round gap the learner pays in expectation).
+
+    Logged only when the adversary exposes the oracle ``means``; the sum over rounds of a
+    stationary game is ``Σ_i Δ_i E[T_i(t)]``'s expectation given the history
+    (Lattimore & Szepesvári 2020, Lemma 4.5).
+
+    Examples
+    --------
+    >>> from arena import play
+    >>> df = play("hedge", "bernoulli", n_actions=2, horizon=4, checkpoints=[1, 2, 3, 4],
+    ...           metrics={"instant_pseudo_regret": {}})
+    >>> round(float(df.value.iloc[0]), 6)  # round 1: uniform play, gap 0.1
+    0.05
+    """
+
+    name = "instant_pseudo_regret"
+    requires = frozenset({"means"})
+
+    def start(self, spec: GameSpec) -> None:
+        super().start(spec)
+        self._last = np.zeros(spec.n_replicates)
+
+    def advance(self, block: Block, core: Core) -> None:
+        p, mu = block.probs[:, -1], block.means[:, -1]
+        self._last = (p * mu).sum(axis=1) - mu.min(axis=1)
+
+    def values(self, core: Core) -> np.ndarray:
+        return self._last[:, None].copy()
+
+
 class ZeroWeightFraction(Metric):
     """Fraction of experts with ``p_{t,i} = 0`` exactly, at the round (Luo 2016, Figure 2.2)."""
 
@@ -586,6 +647,8 @@ DEFAULT_METRICS: dict[str, dict] = {
     "sa_regret": {"tau": [100, 1000]},
     "dynamic_regret": {},
     "pseudo_regret": {},
+    "instant_regret": {},
+    "instant_pseudo_regret": {},
     "zero_weight_frac": {},
     "entropy": {},
     "sleeping_regret": {},
