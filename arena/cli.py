@@ -148,6 +148,7 @@ def _run_task(cfg) -> int:
         seed=cfg.seed,
         metrics=container.get("metrics") or {},
         per_decade=cfg.per_decade,
+        checkpoints=container.get("checkpoints"),
         player_params=player_params,
         adversary_params=adversary_params,
     )

@@ -54,6 +54,11 @@ STREAM_BYTES = 3000
 whole game and only then fail to be written."""
 
 MAX_PER_DECADE = 10_000
+MAX_ALL_CHECKPOINTS = 10**7
+"""The longest game ``checkpoints="all"`` logs every round of (the grid is 8 bytes a round)."""
+ROW_BYTES = 224
+"""Bytes one tidy row takes in memory (measured: T = 10⁴ rounds × 32 replicates of one metric,
+320,000 rows, 224 bytes each), for refusing a checkpoint grid whose rows cannot fit."""
 """Most checkpoints per decade: the grid is built from ``per_decade · log10(T)`` candidate rounds,
 and beyond this every round up to T ≈ 4·10³ is already a checkpoint (use ``checkpoints``)."""
 
@@ -159,8 +164,11 @@ def replicate_ids(replicates: int | Iterable[int]) -> np.ndarray:
     return ids
 
 
-def checkpoint_grid(horizon: int, checkpoints: Sequence[int] | None, per_decade: int) -> np.ndarray:
-    """Return the snapshot rounds: ``checkpoints`` (validated, plus T) or the log-spaced grid.
+def checkpoint_grid(
+    horizon: int, checkpoints: Sequence[int] | str | None, per_decade: int
+) -> np.ndarray:
+    """Return the snapshot rounds: ``checkpoints`` (validated, plus T), every round 1..T for
+    ``"all"`` (at most :data:`MAX_ALL_CHECKPOINTS`), or the log-spaced grid.
 
     ``per_decade`` is validated even when ``checkpoints`` makes it unused, so that a bad value is
     refused rather than silently kept in a configuration.
@@ -172,12 +180,23 @@ def checkpoint_grid(horizon: int, checkpoints: Sequence[int] | None, per_decade:
         )
     if checkpoints is None:
         return log_grid(horizon, per_decade)
+    if isinstance(checkpoints, str) and checkpoints == "all":
+        if horizon > MAX_ALL_CHECKPOINTS:
+            raise ConfigError(
+                "game",
+                "checkpoints",
+                f"'all' logs every round: at most {MAX_ALL_CHECKPOINTS:.0e} rounds, got "
+                f"horizon={horizon} (list the rounds you need, or use per_decade)",
+            )
+        return np.arange(1, horizon + 1, dtype=np.int64)
     try:
         grid = np.unique([check_int("game", "checkpoints", c, 1) for c in checkpoints])
     except (ConfigError, TypeError):  # an entry that is no integer, or no list at all
         grid = np.empty(0, dtype=np.int64)
     if grid.size == 0 or grid[0] < 1 or grid[-1] > horizon:
-        raise ConfigError("game", "checkpoints", f"must be integers in [1, {horizon}]")
+        raise ConfigError(
+            "game", "checkpoints", f"must be integers in [1, {horizon}], or 'all' (every round)"
+        )
     return np.unique(np.append(grid, horizon))
 
 
@@ -479,6 +498,22 @@ def check_memory(replicates: int, n_actions: int, chunk_rounds: int = 1) -> int:
     return need
 
 
+def _check_rows(n_checkpoints: int, replicates: int, n_values: int) -> None:
+    """Refuse a checkpoint grid whose tidy rows (checkpoints × replicates × metric values, about
+    :data:`ROW_BYTES` each) cannot fit in the memory available, before any round is played."""
+    need = n_checkpoints * replicates * n_values * ROW_BYTES
+    have = available_memory()
+    if have is not None and need > have:
+        raise ConfigError(
+            "game",
+            "checkpoints",
+            f"{n_checkpoints} checkpoints × {replicates} replicates × {n_values} metric values "
+            f"make {n_checkpoints * replicates * n_values:.3g} rows, about {need / 2**30:.3g} GiB; "
+            f"{have / 2**30:.3g} GiB are available: log fewer rounds (per_decade, a list) or "
+            "fewer metrics",
+        )
+
+
 def available_memory() -> int | None:
     """Bytes of memory available to a new allocation (Linux ``MemAvailable``; else physical)."""
     try:
@@ -531,7 +566,7 @@ def prepare_game(
     replicates: int | Iterable[int] = 1,
     seed: int = 0,
     metrics: Any = None,
-    checkpoints: Sequence[int] | None = None,
+    checkpoints: Sequence[int] | str | None = None,
     per_decade: int = 10,
     player_params: Mapping[str, Any] | None = None,
     adversary_params: Mapping[str, Any] | None = None,
@@ -582,6 +617,7 @@ def prepare_game(
         active.append(m)
     if not active:
         raise ConfigError("metrics", "metrics", "no metric left to compute")
+    _check_rows(grid.size, len(ids), sum(len(m.param_values(spec)) for m in active))
 
     player_name, adversary_name = type(player).registry_name(), type(adversary).registry_name()
     game_fields, cell_fields = protocol.identity(player, adversary, spec)
@@ -682,8 +718,11 @@ def run_game(
     metrics : mapping or list, optional
         ``{name: params}`` (``None`` switches one off) or metric instances; default: the
         protocol's (:data:`arena.metrics.builtin.DEFAULT_METRICS` for experts games).
-    checkpoints : sequence of int, optional
-        Rounds to snapshot; default :func:`arena.checkpoints.log_grid` with ``per_decade``.
+    checkpoints : sequence of int or "all", optional
+        Rounds to snapshot (T is always added), or ``"all"`` for every round (at most
+        :data:`MAX_ALL_CHECKPOINTS`; about :data:`ROW_BYTES` bytes per row in memory, and a
+        grid whose rows cannot fit is refused); default :func:`arena.checkpoints.log_grid` with
+        ``per_decade``.
     per_decade : int
         Checkpoints per decade of the default grid (10).
     player_params, adversary_params : mapping, optional
