@@ -14,7 +14,7 @@ from arena.experts.protocol import ObliviousAdversary
 from arena.params import InstanceOf, Interval, IsNone, OneOf
 from arena.spec import AdversaryTags, GameSpec
 
-MODES = ("random", "arrivals", "specialists")
+MODES = ("random", "arrivals", "specialists", "confidence")
 
 
 class Sleeping(ObliviousAdversary):
@@ -32,7 +32,7 @@ class Sleeping(ObliviousAdversary):
         loss range.
     base_params : dict, optional
         Parameters of the base adversary.
-    mode : {"random", "arrivals", "specialists"}
+    mode : {"random", "arrivals", "specialists", "confidence"}
         ``"random"``: each expert is awake independently with probability ``awake_prob`` each
         round; if none is, the expert with the smallest uniform is woken (so at least one is).
         ``"arrivals"``: expert 0 is awake from round 1, expert i ≥ 1 from an arrival round drawn
@@ -41,10 +41,12 @@ class Sleeping(ObliviousAdversary):
         ``n_contexts`` buckets; expert i is awake iff its bucket set contains ``c_t``. Expert i's
         set is its home bucket ``i mod n_contexts`` plus each other bucket with probability
         ``awake_prob`` (drawn at reset); a bucket no expert drew goes to expert ``b mod N``, so
-        every context wakes someone.
+        every context wakes someone. ``"confidence"``: confidence-rated experts (Luo 2016,
+        §2.3.2, ``I_t ∈ [0, 1]^N``): awake as in ``"random"``, and an awake expert's confidence is
+        ``1 − v`` for a uniform ``v`` (so in (0, 1]); a sleeping one's is 0.
     awake_prob : float
-        Probability of being awake (``"random"``, in (0, 1]) or of covering an extra bucket
-        (``"specialists"``, in [0, 1]).
+        Probability of being awake (``"random"`` and ``"confidence"``, in (0, 1]) or of
+        covering an extra bucket (``"specialists"``, in [0, 1]).
     n_contexts : int
         Number of context buckets (``"specialists"``), ≥ 1.
 
@@ -52,9 +54,10 @@ class Sleeping(ObliviousAdversary):
     -----
     Streams: each replicate's generator is split with ``rng.spawn(2)``; the first child is the
     base adversary's stream, the second draws the masks (arrival rounds and bucket sets at
-    reset; per round ``N`` uniforms in ``"random"`` mode, one in ``"specialists"`` mode, in
-    round order). The losses therefore do not depend on the mode, and any split of the rounds
-    into blocks gives the same masks. The base's oracles (e.g. ``means``) are not passed on:
+    reset; per round ``N`` uniforms in ``"random"`` mode, ``2N`` in ``"confidence"`` mode (the
+    awake draws, then the levels), one in ``"specialists"`` mode, in round order). The losses
+    therefore do not depend on the mode, and any split of the rounds into blocks gives the same
+    masks. The base's oracles (e.g. ``means``) are not passed on:
     pseudo-regret is not defined for sleeping experts.
 
     Examples
@@ -126,7 +129,9 @@ class Sleeping(ObliviousAdversary):
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
         a, k = self.awake_prob, self.n_contexts
-        if self.mode == "random" and a == 0:  # the declaration allows 0 (for "specialists")
+        if (
+            self.mode in ("random", "confidence") and a == 0
+        ):  # the declaration allows 0 (for "specialists")
             message = f"must lie in (0, 1] in mode 'random', got {a}"
             raise ConfigError(self.label(), "awake_prob", message)
         if self.mode == "arrivals" and spec.horizon is None:
@@ -158,8 +163,13 @@ class Sleeping(ObliviousAdversary):
     def confidences_block(self, t0: int, n: int) -> np.ndarray:
         out = np.zeros((self._n_rep, n, self._n_act))
         for r in range(self._n_rep):
-            if self.mode == "random":
+            level = 1.0
+            if self.mode == "confidence":  # per round: N awake draws, then N levels
+                draws = self._mask_rngs[r].random((n, 2, self._n_act))
+                u, level = draws[:, 0], 1.0 - draws[:, 1]
+            elif self.mode == "random":
                 u = self._mask_rngs[r].random((n, self._n_act))
+            if self.mode in ("random", "confidence"):
                 awake = u < self.awake_prob
                 none = np.flatnonzero(~awake.any(axis=1))
                 awake[none, u[none].argmin(axis=1)] = True
@@ -170,7 +180,7 @@ class Sleeping(ObliviousAdversary):
                 k = self._cover.shape[2]
                 ctx = np.minimum((self._mask_rngs[r].random(n) * k).astype(np.int64), k - 1)
                 awake = self._cover[r][:, ctx].T
-            out[r] = awake
+            out[r] = np.where(awake, level, 0.0)
         return out
 
     @classmethod
@@ -179,3 +189,4 @@ class Sleeping(ObliviousAdversary):
         yield {"mode": "arrivals"}
         yield {"mode": "specialists", "n_contexts": 3, "awake_prob": 0.2}
         yield {"base": "fair_coin", "mode": "random", "awake_prob": 0.3}
+        yield {"mode": "confidence", "awake_prob": 0.7}
