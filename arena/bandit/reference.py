@@ -68,6 +68,7 @@ def reference_play(
     means_seen: list[np.ndarray] = []
     rows: list[dict[str, Any]] = []
 
+    previous = 0  # the last checkpoint logged: the window of the window metrics
     for t in range(1, spec.horizon + 1):
         p = np.array(player.predict(), dtype=np.float64)
         if p.shape != (n_rep, n_act):
@@ -114,6 +115,7 @@ def reference_play(
                                 losses_t[r],
                                 actions_t[r],
                                 None if means_t is None else means_t[r],
+                                previous=previous,
                             )
                             for r in range(n_rep)
                         ],
@@ -121,6 +123,7 @@ def reference_play(
                     for param in params[m.name]
                 ]
             rows.extend(reference_rows(game.constants, game.ids, t, labelled))
+        previous = t
     return tidy_frame(rows)
 
 

@@ -96,6 +96,7 @@ def reference_play(
     confidences_seen: list[np.ndarray] = []  # I_t, each (R, N)
     rows: list[dict[str, Any]] = []
 
+    previous = 0  # the last checkpoint logged: the window of the window metrics
     for t in range(1, spec.horizon + 1):
         if sleeping:
             conf = np.array(adversary.confidences(t, history), dtype=np.float64)
@@ -151,6 +152,7 @@ def reference_play(
                                 actions_t[r],
                                 None if means_t is None else means_t[r],
                                 None if conf_t is None else conf_t[r],
+                                previous=previous,
                             )
                             for r in range(n_rep)
                         ],
@@ -158,6 +160,7 @@ def reference_play(
                     for param in params[m.name]
                 ]
             rows.extend(reference_rows(game.constants, game.ids, t, labelled))
+        previous = t
 
     return tidy_frame(rows)
 

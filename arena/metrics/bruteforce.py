@@ -258,6 +258,41 @@ def instant_pseudo_regret(probs: np.ndarray, means: np.ndarray) -> float:
     return float(sum(float(p[i]) * float(mu[i]) for i in range(len(p))) - mu.min())
 
 
+def window_regret(probs: np.ndarray, losses: np.ndarray, previous: int) -> float:
+    """Average of ``p_s·l_s − min_i l_{s,i}`` over the rounds ``previous < s ≤ T``.
+
+    Parameters
+    ----------
+    probs, losses : ndarray, shape (T, N)
+    previous : int
+        The previous checkpoint (0 for the first).
+
+    Returns
+    -------
+    float
+    """
+    probs, losses = _history(probs, losses)
+    rounds = range(previous, probs.shape[0])
+    per_round = [float(probs[s] @ losses[s]) - float(losses[s].min()) for s in rounds]
+    return sum(per_round) / len(per_round)
+
+
+def window_pseudo_regret(probs: np.ndarray, means: np.ndarray, previous: int) -> float:
+    """Average of ``p_s·μ_s − min_i μ_{s,i}`` over the rounds ``previous < s ≤ T``.
+
+    Parameters
+    ----------
+    probs, means : ndarray, shape (T, N)
+    previous : int
+        The previous checkpoint (0 for the first).
+
+    Returns
+    -------
+    float
+    """
+    return window_regret(probs, means, previous)
+
+
 def zero_weight_frac(probs: np.ndarray) -> float:
     """Fraction of experts with weight exactly 0 in the last distribution ``p_T``.
 
@@ -500,6 +535,8 @@ BRUTE_FORCE_METRICS = (
     "pseudo_regret",
     "instant_regret",
     "instant_pseudo_regret",
+    "window_regret",
+    "window_pseudo_regret",
     "zero_weight_frac",
     "entropy",
     "sleeping_regret",
@@ -534,6 +571,7 @@ def evaluate(
     actions: np.ndarray,
     means: np.ndarray | None = None,
     confidences: np.ndarray | None = None,
+    previous: int = 0,
 ) -> float:
     """Return the brute-force value of the built-in metric ``name`` at the last round given.
 
@@ -549,6 +587,9 @@ def evaluate(
         Needed by ``pseudo_regret`` only.
     confidences : ndarray, shape (T, N), optional
         Needed by ``sleeping_regret`` only.
+    previous : int
+        The previous checkpoint (0 for the first): the window of ``window_regret`` and
+        ``window_pseudo_regret``.
 
     Returns
     -------
@@ -582,6 +623,12 @@ def evaluate(
         if means is None:
             raise ValueError("instant_pseudo_regret needs the mean losses")
         return instant_pseudo_regret(probs, means)
+    if name == "window_regret":
+        return window_regret(probs, losses, previous)
+    if name == "window_pseudo_regret":
+        if means is None:
+            raise ValueError("window_pseudo_regret needs the mean losses")
+        return window_pseudo_regret(probs, means, previous)
     if name == "zero_weight_frac":
         return zero_weight_frac(probs)
     if name == "entropy":

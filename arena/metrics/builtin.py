@@ -138,6 +138,54 @@ class InstantPseudoRegret(Metric):
         return self._last[:, None].copy()
 
 
+class WindowRegret(Metric):
+    """Average per-round regret since the previous checkpoint,
+    ``(1/(t − t')) Σ_{t' < s ≤ t} (p_s·l_s − min_i l_{s,i})`` (t' the previous checkpoint, 0 at
+    first): :class:`InstantRegret` averaged over the rounds the tidy table does not show.
+
+    Examples
+    --------
+    >>> from arena import play
+    >>> df = play("hedge", "fair_coin", n_actions=2, horizon=100, checkpoints=[10, 100],
+    ...           metrics={"window_regret": {}, "dynamic_regret": {}})
+    >>> v = df.pivot_table(index="t", columns="metric", values="value")
+    >>> bool(np.isclose(10 * v.window_regret[10] + 90 * v.window_regret[100],
+    ...                 v.dynamic_regret[100]))
+    True
+    """
+
+    name = "window_regret"
+
+    def start(self, spec: GameSpec) -> None:
+        super().start(spec)
+        self._sum = np.zeros(spec.n_replicates)
+        self._rounds = 0
+
+    def advance(self, block: Block, core: Core) -> None:
+        self._sum += (block.expected - block.losses.min(axis=2)).sum(axis=1)
+        self._rounds += block.expected.shape[1]
+
+    def values(self, core: Core) -> np.ndarray:
+        out = (self._sum / self._rounds)[:, None]
+        self._sum = np.zeros_like(self._sum)
+        self._rounds = 0
+        return out
+
+
+class WindowPseudoRegret(WindowRegret):
+    """Average per-round pseudo-regret since the previous checkpoint,
+    ``(1/(t − t')) Σ_{t' < s ≤ t} (p_s·μ_s − min_i μ_{s,i})``, from the adversary's means
+    (:class:`InstantPseudoRegret` averaged over the rounds between checkpoints)."""
+
+    name = "window_pseudo_regret"
+    requires = frozenset({"means"})
+
+    def advance(self, block: Block, core: Core) -> None:
+        mu = block.means
+        self._sum += ((block.probs * mu).sum(axis=2) - mu.min(axis=2)).sum(axis=1)
+        self._rounds += mu.shape[1]
+
+
 class ZeroWeightFraction(Metric):
     """Fraction of experts with ``p_{t,i} = 0`` exactly, at the round (Luo 2016, Figure 2.2)."""
 
@@ -649,6 +697,8 @@ DEFAULT_METRICS: dict[str, dict] = {
     "pseudo_regret": {},
     "instant_regret": {},
     "instant_pseudo_regret": {},
+    "window_regret": {},
+    "window_pseudo_regret": {},
     "zero_weight_frac": {},
     "entropy": {},
     "sleeping_regret": {},

@@ -34,3 +34,31 @@ def test_brute_force_definitions_on_a_hand_example():
     means = np.array([[0.2, 0.6], [0.2, 0.6]])
     value = bruteforce.evaluate("instant_pseudo_regret", np.nan, probs, losses, np.zeros(2), means)
     assert value == pytest.approx(0.25 * 0.2 + 0.75 * 0.6 - 0.2, abs=1e-15)
+
+
+@pytest.mark.parametrize(("player", "reference"), [("hedge", "experts"), ("exp3", "bandit")])
+def test_window_averages_match_the_literal_loop_and_add_up(player, reference):
+    """The window metrics average the per-round values since the previous checkpoint: the
+    engine equals the literal loop (1e-12) on an irregular grid, and the windows weighted by
+    their lengths add up to dynamic_regret and the pseudo-regret."""
+    from arena.bandit.reference import reference_play as bandit_loop
+    from arena.experts.reference import reference_play as experts_loop
+
+    loop = experts_loop if reference == "experts" else bandit_loop
+    grid = [1, 2, 7, 30, 31, 80]
+    kw = {"n_actions": 3, "horizon": 80, "replicates": 3, "seed": 6, "checkpoints": grid,
+          "metrics": ["window_regret", "window_pseudo_regret", "dynamic_regret",
+                      "pseudo_regret"]}  # fmt: skip
+    fast = run_game(player, "bernoulli", **kw).rows
+    slow = loop(player, "bernoulli", **kw)
+    key = ["metric", "t", "replicate"]
+    np.testing.assert_allclose(
+        fast.sort_values(key).value.to_numpy(), slow.sort_values(key).value.to_numpy(),
+        rtol=0, atol=1e-12,
+    )  # fmt: skip
+    wide = fast.pivot_table(index=["replicate", "t"], columns="metric", values="value")
+    lengths = np.diff([0, *grid])
+    for window, total in (("window_regret", "dynamic_regret"),
+                          ("window_pseudo_regret", "pseudo_regret")):  # fmt: skip
+        per_rep = wide[window].unstack("t")[grid].to_numpy() @ lengths
+        np.testing.assert_allclose(per_rep, wide[total].xs(80, level="t"), rtol=0, atol=1e-12)
