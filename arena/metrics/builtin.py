@@ -138,6 +138,16 @@ class InstantPseudoRegret(Metric):
         return self._last[:, None].copy()
 
 
+@njit(cache=True)
+def _add_in_round_order(per_round, sums):
+    """Add ``per_round[r, j]`` to ``sums[r]`` one round after the other, so that the sum is the
+    same to the last bit however the rounds were split into chunks."""
+    n_rep, n = per_round.shape
+    for r in range(n_rep):
+        for j in range(n):
+            sums[r] += per_round[r, j]
+
+
 class WindowRegret(Metric):
     """Average per-round regret since the previous checkpoint,
     ``(1/(t − t')) Σ_{t' < s ≤ t} (p_s·l_s − min_i l_{s,i})`` (t' the previous checkpoint, 0 at
@@ -162,7 +172,7 @@ class WindowRegret(Metric):
         self._rounds = 0
 
     def advance(self, block: Block, core: Core) -> None:
-        self._sum += (block.expected - block.losses.min(axis=2)).sum(axis=1)
+        _add_in_round_order(block.expected - block.losses.min(axis=2), self._sum)
         self._rounds += block.expected.shape[1]
 
     def values(self, core: Core) -> np.ndarray:
@@ -182,7 +192,7 @@ class WindowPseudoRegret(WindowRegret):
 
     def advance(self, block: Block, core: Core) -> None:
         mu = block.means
-        self._sum += ((block.probs * mu).sum(axis=2) - mu.min(axis=2)).sum(axis=1)
+        _add_in_round_order((block.probs * mu).sum(axis=2) - mu.min(axis=2), self._sum)
         self._rounds += mu.shape[1]
 
 
