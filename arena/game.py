@@ -606,18 +606,20 @@ def prepare_game(
     check_memory(len(ids), spec.n_actions, protocol.min_chunk_rounds)
     metric_objs, skipped = resolve_metrics(protocol, metrics)
     active: list[Metric] = []
+    n_values = 0  # rows per checkpoint and replicate
     for m in metric_objs:
         reason = m.applicable(player, adversary)
         if reason is None:
-            m.param_values(spec)  # validates the parameters before any round
+            values = m.param_values(spec)  # validates the parameters before any round
             reason = m.game_reason(spec)
         if reason:
             skipped[m.name] = reason
             continue
         active.append(m)
+        n_values += len(values)
     if not active:
         raise ConfigError("metrics", "metrics", "no metric left to compute")
-    _check_rows(grid.size, len(ids), sum(len(m.param_values(spec)) for m in active))
+    _check_rows(grid.size, len(ids), n_values)
 
     player_name, adversary_name = type(player).registry_name(), type(adversary).registry_name()
     game_fields, cell_fields = protocol.identity(player, adversary, spec)

@@ -253,9 +253,7 @@ def instant_pseudo_regret(probs: np.ndarray, means: np.ndarray) -> float:
     -------
     float
     """
-    probs, means = _history(probs, means)
-    p, mu = probs[-1], means[-1]
-    return float(sum(float(p[i]) * float(mu[i]) for i in range(len(p))) - mu.min())
+    return instant_regret(probs, means)
 
 
 def window_regret(probs: np.ndarray, losses: np.ndarray, previous: int) -> float:

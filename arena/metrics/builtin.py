@@ -106,7 +106,7 @@ class InstantRegret(Metric):
         return self._last[:, None].copy()
 
 
-class InstantPseudoRegret(Metric):
+class InstantPseudoRegret(InstantRegret):
     """Pseudo-regret of the checkpoint round alone, ``p_t·μ_t − min_i μ_{t,i}``, from the
     adversary's mean losses (the per-round gap the learner pays in expectation).
 
@@ -126,16 +126,9 @@ class InstantPseudoRegret(Metric):
     name = "instant_pseudo_regret"
     requires = frozenset({"means"})
 
-    def start(self, spec: GameSpec) -> None:
-        super().start(spec)
-        self._last = np.zeros(spec.n_replicates)
-
     def advance(self, block: Block, core: Core) -> None:
         p, mu = block.probs[:, -1], block.means[:, -1]
         self._last = (p * mu).sum(axis=1) - mu.min(axis=1)
-
-    def values(self, core: Core) -> np.ndarray:
-        return self._last[:, None].copy()
 
 
 @njit(cache=True)
