@@ -209,11 +209,25 @@ def _compose(command: str, config_name: str, overrides: list[str]):
                 keys = f"keys: {', '.join(valid)}" if valid else "it takes no keys"
                 where = f"{parent} {choice}" if choice else parent
                 message = f"no such key in {where} ({keys})"
+                optional = _optional_tournament_key(culprit)
+                if optional:
+                    message = (
+                        f"tournament {choice} leaves out the optional key {optional!r}: add it "
+                        f"with +{culprit}=..."
+                    )
         elif "Could not override" in str(exc):
             found = _keys_of(config_name, overrides, culprit, "")
             if found is not None:
                 message = f"no such key (keys: {', '.join(found[0])})"
         raise ConfigError(f"arena {command}", culprit, message, noun="key") from exc
+
+
+def _optional_tournament_key(culprit: str) -> str | None:
+    """The key of ``tournament.KEY`` when KEY is a tournament key that a file may leave out."""
+    from arena.tournament import TournamentConfig
+
+    parent, _, key = culprit.rpartition(".")
+    return key if parent == "tournament" and key in TournamentConfig.__dataclass_fields__ else None
 
 
 def _keys_of(

@@ -129,6 +129,7 @@ class TournamentConfig:
     seed: int = 0
     metrics: Mapping[str, Any] | None = None
     per_decade: int = 10
+    checkpoints: list[int] | str | None = None
 
     @classmethod
     def from_mapping(cls, cfg: Mapping[str, Any]) -> TournamentConfig:
@@ -145,7 +146,11 @@ class TournamentConfig:
         return cls(**data)
 
     def as_dict(self) -> dict[str, Any]:
-        return {f: getattr(self, f) for f in self.__dataclass_fields__}
+        out = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        if out["checkpoints"] is None:
+            # absent rather than null: tournaments written before the key existed keep their digest
+            del out["checkpoints"]
+        return out
 
     def digest(self) -> str:
         return hashlib.sha256(canonical_json(self.as_dict()).encode()).hexdigest()[:16]
@@ -184,6 +189,7 @@ class TournamentConfig:
                     seed=self.seed,
                     metrics=self.metrics,
                     per_decade=self.per_decade,
+                    checkpoints=self.checkpoints,
                 )
             except ArenaError as exc:
                 raise ArenaError(f"tournament {self.name}, cell {cell.label()}: {exc}") from exc
@@ -251,6 +257,7 @@ def run_cell(cell: Cell, config: TournamentConfig, progress: bool = False) -> di
             seed=config.seed,
             metrics=config.metrics,
             per_decade=config.per_decade,
+            checkpoints=config.checkpoints,
             progress=progress,
         )
     except Exception as exc:  # a failing cell must not stop the tournament

@@ -56,6 +56,8 @@ def assert_one_line_error(res, *needles: str) -> None:
         ("tournament.n_actions=[0]", ("'n_actions'", "≥ 1")),
         ("tournament.per_decade=0", ("'per_decade'", "≥ 1")),
         ("tournament.per_decade=2.5", ("'per_decade'", "integer")),
+        ("tournament.checkpoints=all", ("optional key 'checkpoints'", "+tournament.checkpoints")),
+        ("+tournament.checkpoints=[0]", ("'checkpoints'", "must be integers in [1, ")),
         ("tournament.metrics.sa_regret.tau=[-1]", ("sa_regret", "'tau'")),
         ("+tournament.metrics.no_such_metric={}", ("no_such_metric", "available")),
         (

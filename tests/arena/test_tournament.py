@@ -68,6 +68,19 @@ def test_resume_skips_finished_cells_and_refuses_other_configs(tmp_path):
     assert rows.cell.nunique() == 12 and rows.replicate.nunique() == 4
 
 
+def test_checkpoints_key_logs_the_rounds_it_names_and_keeps_old_digests(tmp_path):
+    small = {**SMALL, "players": ["hedge"], "adversaries": ["fair_coin"], "horizon": 12}
+    # a tournament written before the key existed has the same digest as one with it unset
+    assert "checkpoints" not in TournamentConfig.from_mapping(small).as_dict()
+    for checkpoints, rounds in (("all", list(range(1, 13))), ([3, 7], [3, 7, 12])):
+        config = TournamentConfig.from_mapping({**small, "checkpoints": checkpoints})
+        Tournament(config, tmp_path / str(checkpoints), executor="serial").run()
+        assert sorted(load_parts(tmp_path / str(checkpoints)).t.unique()) == rounds
+    bad = TournamentConfig.from_mapping({**small, "checkpoints": [0, 7]})
+    with pytest.raises(ArenaError, match=r"'checkpoints'.*\[1, 12\]"):
+        bad.validate()
+
+
 def test_executors_give_identical_rows(tmp_path):
     config = TournamentConfig.from_mapping({**SMALL, "players": ["hedge", "ftl"]})
     frames = {}
