@@ -172,6 +172,31 @@ def quantile_bound(
     return out
 
 
+def subset_uniform_bound(
+    big_c: np.ndarray, log_q: np.ndarray, log_budget: np.ndarray, k: int
+) -> np.ndarray:
+    """Return a bound on the subset-uniform quantile regret ``R(u_S)`` per row, u uniform on the
+    k experts S of largest regret (see :class:`AdaNormalHedge`).
+
+    Theorem 4's (2.6) gives ``R(u_S) ≤ sqrt(3 (u·C)(RE(u||q) + ln B + 1))`` for every S, with
+    ``RE(u||q) = −ln k − (1/k) Σ_{i∈S} ln q_i ≥ 0``. The top-k set S itself jumps when tied
+    regrets swap ranks, so the bound is taken at its largest over all k-subsets, bounded by the
+    product of the two factors' maxima: ``(1/k)·(sum of the k largest C_i)`` and
+    ``−ln k − (1/k)·(sum of the k smallest ln q_i) + ln B + 1``. It is continuous in the state
+    and, with uniform q, equals ``sqrt(3 C̄_top (ln(N/k) + ln B + 1))``.
+
+    Examples
+    --------
+    >>> c = np.array([[10.0, 4.0, 10.0, 1.0]])
+    >>> x = subset_uniform_bound(c, np.log(np.full(4, 0.25)), np.log([2.0]), k=2)
+    >>> bool(abs(x[0] - math.sqrt(30 * (math.log(2) + math.log(2) + 1))) < 1e-12)
+    True
+    """
+    c_top = np.sort(big_c, axis=1)[:, big_c.shape[1] - k :].mean(axis=1)
+    relative_entropy = -math.log(k) - np.sort(log_q)[:k].mean()
+    return np.sqrt(3.0 * c_top * (relative_entropy + log_budget + 1.0))
+
+
 @njit(cache=True)
 def _ada_play_block(
     losses, confidences, has_conf, big_r, big_c, log_q, lo, scale, probs, scratch, fallbacks
@@ -324,6 +349,10 @@ class AdaNormalHedge(ExpertsPlayer):
       ``sqrt(3t(ln(N/k) + ln B_t + 1))`` (§2.3, after Theorem 4). Unlike Theorem 4's (2.6)
       evaluated at the top-k set,
       it is continuous in the state (no jump when tied experts swap ranks);
+    * subset-uniform quantiles (Theorem 4, (2.6)): with S the ``k = ⌈εN⌉`` experts of largest
+      regret and u uniform on S, ``R(u) ≤ sqrt(3 (u·C_t)(RE(u||q) + ln B_t + 1))``, taken at its
+      largest over the k-subsets so that it is continuous in the state
+      (:func:`subset_uniform_bound`), declared as ``bound:subset_quantile_regret`` for the same ε;
     * confidences (Theorem 6): the point-mass bound holds for
       ``R_{t,i} = Σ_s I_{s,i}(ℓ̂_s − ℓ_{s,i})``, declared as ``bound:sleeping_regret`` (instead
       of the two above) in games that announce confidences.
@@ -460,6 +489,9 @@ class AdaNormalHedge(ExpertsPlayer):
         for eps in QUANTILE_EPS:
             k = exact_quantile_rank(eps, n)
             out[("quantile_regret", eps)] = self._scale * quantile_bound(
+                self._big_c, self._log_q, log_b, k
+            )
+            out[("subset_quantile_regret", eps)] = self._scale * subset_uniform_bound(
                 self._big_c, self._log_q, log_b, k
             )
         return out

@@ -36,6 +36,7 @@ __all__ = [
     "entropy",
     "evaluate",
     "exhaustive_shifting_opt",
+    "instant_leader_regret",
     "interval_regret_table",
     "loss",
     "pseudo_regret",
@@ -46,6 +47,8 @@ __all__ = [
     "sa_regret",
     "shifting_opt",
     "shifting_regret",
+    "subset_quantile_regret",
+    "window_leader_regret",
     "zero_weight_frac",
 ]
 
@@ -291,6 +294,53 @@ def window_pseudo_regret(probs: np.ndarray, means: np.ndarray, previous: int) ->
     return window_regret(probs, means, previous)
 
 
+def _leader_index(losses: np.ndarray) -> int:
+    """The expert with the smallest total loss, the first one on ties (a plain loop)."""
+    totals = [sum(float(x) for x in losses[:, i]) for i in range(losses.shape[1])]
+    best = min(totals)
+    return next(i for i, total in enumerate(totals) if total == best)
+
+
+def instant_leader_regret(probs: np.ndarray, losses: np.ndarray) -> float:
+    """Regret of the last round alone against the best expert so far, ``p_T·l_T − l_{T,i*}``
+    with ``i* = argmin_i L_{T,i}`` (the first one on ties).
+
+    Parameters
+    ----------
+    probs, losses : ndarray, shape (T, N)
+
+    Returns
+    -------
+    float
+    """
+    probs, losses = _history(probs, losses)
+    leader = _leader_index(losses)
+    p, l_last = probs[-1], losses[-1]
+    learner = sum(float(p[i]) * float(l_last[i]) for i in range(len(p)))
+    return learner - float(l_last[leader])
+
+
+def window_leader_regret(probs: np.ndarray, losses: np.ndarray, previous: int) -> float:
+    """Average of ``p_s·l_s − l_{s,i*}`` over the rounds ``previous < s ≤ T``, with ``i*`` the
+    best expert over rounds 1..T (the first one on ties).
+
+    Parameters
+    ----------
+    probs, losses : ndarray, shape (T, N)
+    previous : int
+        The previous checkpoint (0 for the first).
+
+    Returns
+    -------
+    float
+    """
+    probs, losses = _history(probs, losses)
+    leader = _leader_index(losses)
+    rounds = range(previous, probs.shape[0])
+    per_round = [float(probs[s] @ losses[s]) - float(losses[s, leader]) for s in rounds]
+    return sum(per_round) / len(per_round)
+
+
 def zero_weight_frac(probs: np.ndarray) -> float:
     """Fraction of experts with weight exactly 0 in the last distribution ``p_T``.
 
@@ -358,6 +408,32 @@ def quantile_regret(probs: np.ndarray, losses: np.ndarray, eps: float) -> float:
     per_expert = _learner_losses(probs, losses).sum() - losses.sum(axis=0)  # R_{T,i}
     descending = np.sort(per_expert)[::-1]
     return float(descending[k - 1])
+
+
+def subset_quantile_regret(probs: np.ndarray, losses: np.ndarray, eps: float) -> float:
+    """Subset-uniform ε-quantile regret ``R(u_S)``: u uniform on the ``k = ⌈εN⌉`` experts with
+    the smallest cumulative losses (Luo 2016, §2.3), from its definition ``Σ_t u·r_t``.
+
+    Parameters
+    ----------
+    probs, losses : ndarray, shape (T, N)
+    eps : float
+        Quantile ε in (0, 1].
+
+    Returns
+    -------
+    float
+    """
+    if not 0 < eps <= 1:
+        raise ValueError(f"eps must be in (0, 1], got {eps!r}")
+    probs, losses = _history(probs, losses)
+    k = exact_quantile_rank(eps, losses.shape[1])
+    subset = np.argsort(losses.sum(axis=0), kind="stable")[:k]
+    total = 0.0
+    for t in range(losses.shape[0]):
+        learner = float(probs[t] @ losses[t])
+        total += sum(learner - float(losses[t, i]) for i in subset) / k
+    return total
 
 
 # ----------------------------------------------------------------------------------------------
@@ -526,6 +602,7 @@ BRUTE_FORCE_METRICS = (
     "regret",
     "realized_regret",
     "quantile_regret",
+    "subset_quantile_regret",
     "shifting_regret",
     "adaptive_regret",
     "sa_regret",
@@ -535,6 +612,8 @@ BRUTE_FORCE_METRICS = (
     "instant_pseudo_regret",
     "window_regret",
     "window_pseudo_regret",
+    "instant_leader_regret",
+    "window_leader_regret",
     "zero_weight_frac",
     "entropy",
     "sleeping_regret",
@@ -603,6 +682,12 @@ def evaluate(
         return realized_regret(losses, actions)
     if name == "quantile_regret":
         return quantile_regret(probs, losses, float(param))
+    if name == "subset_quantile_regret":
+        return subset_quantile_regret(probs, losses, float(param))
+    if name == "instant_leader_regret":
+        return instant_leader_regret(probs, losses)
+    if name == "window_leader_regret":
+        return window_leader_regret(probs, losses, previous)
     if name == "shifting_regret":
         return shifting_regret(probs, losses, int(param))
     if name == "adaptive_regret":

@@ -189,6 +189,101 @@ class WindowPseudoRegret(WindowRegret):
         self._rounds += mu.shape[1]
 
 
+@njit(cache=True)
+def _add_rows_in_round_order(per_round, sums):
+    """Add ``per_round[r, j, i]`` to ``sums[r, i]`` one round after the other (chunk-invariant
+    sums, as :func:`_add_in_round_order`)."""
+    n_rep, n, n_act = per_round.shape
+    for r in range(n_rep):
+        for j in range(n):
+            for i in range(n_act):
+                sums[r, i] += per_round[r, j, i]
+
+
+def _leader(cum_losses: np.ndarray) -> np.ndarray:
+    """Per replicate, the expert with the smallest cumulative loss (the first one on ties)."""
+    return cum_losses.argmin(axis=1)
+
+
+class InstantLeaderRegret(Metric):
+    """Regret of the checkpoint round alone against the best expert so far,
+    ``p_t·l_t − l_{t,i*_t}`` with ``i*_t = argmin_i L_{t,i}`` (the first one on ties).
+
+    The per-round regret against a fixed expert, the increments whose sum is ``regret``; the
+    expert is the best in hindsight at the checkpoint, which at the last checkpoint T is the
+    final best expert. (A metric cannot use the final best expert at earlier rounds without
+    seeing the future; with ``checkpoints=all`` the tidy table's ``loss`` rows and an
+    adversary's replay give it afterwards.) Unlike :class:`InstantRegret` (against the round's
+    best expert) it can be negative.
+
+    Examples
+    --------
+    >>> from arena import play
+    >>> df = play("ftl", "ftl_killer", n_actions=2, horizon=4, checkpoints=[1, 2, 3, 4],
+    ...           metrics={"instant_leader_regret": {}})
+    >>> df.value.tolist()  # FTL pays 1 a round after the first; each new leader paid 0
+    [0.25, 1.0, 1.0, 1.0]
+    """
+
+    name = "instant_leader_regret"
+
+    def start(self, spec: GameSpec) -> None:
+        super().start(spec)
+        self._last_h = np.zeros(spec.n_replicates)
+        self._last_losses = np.zeros((spec.n_replicates, spec.n_actions))
+
+    def advance(self, block: Block, core: Core) -> None:
+        self._last_h = block.expected[:, -1].copy()
+        self._last_losses = block.losses[:, -1].copy()
+
+    def values(self, core: Core) -> np.ndarray:
+        leader = _leader(core.cum_losses)
+        own = np.take_along_axis(self._last_losses, leader[:, None], axis=1)[:, 0]
+        return (self._last_h - own)[:, None]
+
+
+class WindowLeaderRegret(Metric):
+    """Average per-round regret since the previous checkpoint against the best expert so far,
+    ``(1/(t − t')) Σ_{t' < s ≤ t} (p_s·l_s − l_{s,i*_t})`` with ``i*_t = argmin_i L_{t,i}``
+    (t' the previous checkpoint, 0 at first; the first expert on ties).
+
+    :class:`InstantLeaderRegret` averaged over the rounds the tidy table does not show; with a
+    single checkpoint at T it is ``regret/T``.
+
+    Examples
+    --------
+    >>> from arena import play
+    >>> df = play("hedge", "fair_coin", n_actions=3, horizon=50, checkpoints=[50],
+    ...           metrics={"window_leader_regret": {}, "regret": {}})
+    >>> v = df.set_index("metric").value
+    >>> bool(np.isclose(50 * v.window_leader_regret, v.regret))
+    True
+    """
+
+    name = "window_leader_regret"
+
+    def start(self, spec: GameSpec) -> None:
+        super().start(spec)
+        self._reset_window(spec.n_replicates, spec.n_actions)
+
+    def _reset_window(self, n_rep: int, n_act: int) -> None:
+        self._sum_h = np.zeros(n_rep)
+        self._sum_losses = np.zeros((n_rep, n_act))
+        self._rounds = 0
+
+    def advance(self, block: Block, core: Core) -> None:
+        _add_in_round_order(block.expected, self._sum_h)
+        _add_rows_in_round_order(block.losses, self._sum_losses)
+        self._rounds += block.expected.shape[1]
+
+    def values(self, core: Core) -> np.ndarray:
+        leader = _leader(core.cum_losses)
+        own = np.take_along_axis(self._sum_losses, leader[:, None], axis=1)[:, 0]
+        out = ((self._sum_h - own) / self._rounds)[:, None]
+        self._reset_window(*self._sum_losses.shape)
+        return out
+
+
 class ZeroWeightFraction(Metric):
     """Fraction of experts with ``p_{t,i} = 0`` exactly, at the round (Luo 2016, Figure 2.2)."""
 
@@ -243,6 +338,40 @@ class QuantileRegret(Metric):
         part = np.partition(losses, [k - 1 for k in ks], axis=1)
         kth = {k: part[:, k - 1] for k in ks}
         return np.stack([core.learner - kth[k] for k in self._ranks], axis=1)
+
+
+class SubsetQuantileRegret(QuantileRegret):
+    """Subset-uniform ε-quantile regret: the regret ``R(u_{S_ε}) = Ĥ_t − (1/k) Σ_{j≤k} L_{t,(j)}``
+    to the uniform distribution over the ``k = ⌈εN⌉`` experts with the smallest cumulative
+    losses.
+
+    The competitor of Luo 2016, §2.3 (after Theorem 4): ``R_{(k)} ≤ R(u_{S_ε})`` always, and
+    AdaNormalHedge's Theorem 4 bound (2.6) for subset-uniform competitors is stated for it (Luo
+    & Schapire 2015). ``k = 1`` is the ordinary regret, ``ε = 1`` the regret to the uniform
+    mixture.
+
+    Parameters
+    ----------
+    eps : list of float
+        Quantiles ε in (0, 1].
+
+    Examples
+    --------
+    >>> from arena import play
+    >>> df = play("hedge", "fair_coin", n_actions=4, horizon=100,
+    ...           metrics={"quantile_regret": {"eps": [0.5]},
+    ...                    "subset_quantile_regret": {"eps": [0.5]}})
+    >>> v = df[df.t == 100].set_index("metric").value
+    >>> bool(v.subset_quantile_regret >= v.quantile_regret)
+    True
+    """
+
+    name = "subset_quantile_regret"
+
+    def values(self, core: Core) -> np.ndarray:
+        ascending = np.sort(core.cum_losses, axis=1)
+        prefix = np.cumsum(ascending, axis=1)
+        return np.stack([core.learner - prefix[:, k - 1] / k for k in self._ranks], axis=1)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -693,6 +822,7 @@ DEFAULT_METRICS: dict[str, dict] = {
     "regret": {},
     "realized_regret": {},
     "quantile_regret": {"eps": [0.01, 0.1, 0.25]},
+    "subset_quantile_regret": {"eps": [0.1, 0.25]},
     "shifting_regret": {"k": [1, 2, 4, 8, 16]},
     "adaptive_regret": {},
     "sa_regret": {"tau": [100, 1000]},
@@ -702,6 +832,8 @@ DEFAULT_METRICS: dict[str, dict] = {
     "instant_pseudo_regret": {},
     "window_regret": {},
     "window_pseudo_regret": {},
+    "instant_leader_regret": {},
+    "window_leader_regret": {},
     "zero_weight_frac": {},
     "entropy": {},
     "sleeping_regret": {},

@@ -23,6 +23,7 @@ from players.ada_normal_hedge import (
     ada_probs,
     log_weight,
     quantile_bound,
+    subset_uniform_bound,
 )
 from players.hedge import Hedge
 from tests.helpers import assert_below, check_declared, save_matrix, traced
@@ -536,6 +537,32 @@ def test_theorem4_general_competitors():
                 assert_below(big_r[r, top].mean(), bound, f"Thm 4 (2.6) k={k}")
 
 
+def test_subset_uniform_bound_dominates_theorem4_at_every_subset():
+    """bound:subset_quantile_regret is at least (2.6) at every k-subset S (all subsets of N = 6,
+    random states and priors), hence at the top-k set whatever the ties; with uniform q it is
+    sqrt(3 C̄_top (ln(N/k) + ln B + 1)) (1e-12: one sqrt of sums of six terms)."""
+    import itertools
+
+    rng = np.random.default_rng(12)
+    n_act = 6
+    for trial in range(20):
+        big_c = rng.random((2, n_act)) * 50
+        q = np.ones(n_act) if trial % 2 else rng.random(n_act) + 0.05
+        log_q = np.log(q / q.sum())
+        log_b = np.log(1.5 + rng.random(2) * 5)
+        for k in range(1, n_act + 1):
+            ours = subset_uniform_bound(big_c, log_q, log_b, k)
+            for subset in itertools.combinations(range(n_act), k):
+                top = list(subset)
+                rel = -math.log(k) - log_q[top].mean()
+                theorem = np.sqrt(3 * big_c[:, top].mean(axis=1) * (rel + log_b + 1))
+                assert (theorem <= ours * (1 + 1e-12)).all(), (k, subset)
+            if trial % 2:
+                c_top = np.sort(big_c, axis=1)[:, -k:].mean(axis=1)
+                closed = np.sqrt(3 * c_top * (math.log(n_act / k) + log_b + 1))
+                np.testing.assert_allclose(ours, closed, rtol=1e-12, atol=0)
+
+
 def test_quantile_bound_is_lemma4_root_and_below_b6():
     # bound:quantile_regret = sup{x : g(x) ≤ B}, g(x) = Σ_j q_[j] e^{x²/(3C^[j])} over the k
     # smallest q and the k largest C, both ascending (derived from Lemma 4 in the docstring): it
@@ -590,7 +617,12 @@ def catalog(folder, n_act, horizon):
     return games
 
 
-DECLARED = {"regret": {}, "quantile_regret": {"eps": [0.1, 0.25]}, "bound": {}}
+DECLARED = {
+    "regret": {},
+    "quantile_regret": {"eps": [0.1, 0.25]},
+    "subset_quantile_regret": {"eps": [0.1, 0.25]},
+    "bound": {},
+}
 
 
 def check_catalog(n_act, horizon, folder):
@@ -602,7 +634,11 @@ def check_catalog(n_act, horizon, folder):
         for player in (AdaNormalHedge(), AdaNormalHedge(q=list(range(1, n_act + 1)))):
             rows = play(player, name, metrics=DECLARED, **kw)
             label = f"{player!r} vs {name} {params} N={n_act} T={horizon}"
-            assert set(rows.metric) >= {"bound:regret", "bound:quantile_regret"}
+            assert set(rows.metric) >= {
+                "bound:regret",
+                "bound:quantile_regret",
+                "bound:subset_quantile_regret",
+            }
             checked += check_declared(rows, label)
     assert checked > 0
 
@@ -622,7 +658,8 @@ def test_declared_keys_switch_with_confidences():
     rows = play(AdaNormalHedge(), Sleeping(), n_actions=4, horizon=50, metrics={"bound": {}})
     assert set(rows.metric) == {"bound:sleeping_regret"}
     rows = play(AdaNormalHedge(), "bernoulli", n_actions=4, horizon=50, metrics={"bound": {}})
-    assert set(rows.metric) == {"bound:regret", "bound:quantile_regret"}
+    declared = {"bound:regret", "bound:quantile_regret", "bound:subset_quantile_regret"}
+    assert set(rows.metric) == declared
 
 
 # ----------------------------------------------------------------------------------------------

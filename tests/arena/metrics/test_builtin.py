@@ -26,6 +26,7 @@ from arena.metrics.builtin import (
     AdaptiveRegret,
     DynamicRegret,
     Entropy,
+    InstantLeaderRegret,
     Loss,
     PseudoRegret,
     QuantileRegret,
@@ -34,6 +35,7 @@ from arena.metrics.builtin import (
     Regret,
     ShiftingRegret,
     StronglyAdaptiveRegret,
+    SubsetQuantileRegret,
     ZeroWeightFraction,
 )
 from arena.spec import GameSpec
@@ -127,6 +129,8 @@ def all_metrics(eps, ks, taus):
         Regret(),
         RealizedRegret(),
         QuantileRegret(eps=eps),
+        SubsetQuantileRegret(eps=eps),
+        InstantLeaderRegret(),
         ShiftingRegret(k=ks),
         AdaptiveRegret(),
         StronglyAdaptiveRegret(tau=taus),

@@ -22,6 +22,7 @@ from tests.helpers.experts import two_phase_matrix
 METRICS = {
     "regret": {},
     "quantile_regret": {"eps": [0.01, 0.1, 0.25, 0.5]},
+    "subset_quantile_regret": {"eps": [0.1, 0.25]},
     "shifting_regret": {"k": [0, 1, 2, 3, 4, 8]},
     "adaptive_regret": {},
     "sa_regret": {"tau": [10, 100]},

@@ -48,7 +48,8 @@ def test_window_averages_match_the_literal_loop_and_add_up(player, reference):
     grid = [1, 2, 7, 30, 31, 80]
     kw = {"n_actions": 3, "horizon": 80, "replicates": 3, "seed": 6, "checkpoints": grid,
           "metrics": ["window_regret", "window_pseudo_regret", "dynamic_regret",
-                      "pseudo_regret"]}  # fmt: skip
+                      "pseudo_regret", "window_leader_regret",
+                      "instant_leader_regret"]}  # fmt: skip
     fast = run_game(player, "bernoulli", **kw).rows
     slow = loop(player, "bernoulli", **kw)
     key = ["metric", "t", "replicate"]
@@ -62,3 +63,23 @@ def test_window_averages_match_the_literal_loop_and_add_up(player, reference):
                           ("window_pseudo_regret", "pseudo_regret")):  # fmt: skip
         per_rep = wide[window].unstack("t")[grid].to_numpy() @ lengths
         np.testing.assert_allclose(per_rep, wide[total].xs(80, level="t"), rtol=0, atol=1e-12)
+
+
+def test_leader_metrics_on_a_hand_example_and_their_relations():
+    """Against the best expert so far: round 2's leader is expert 0 (L = (1, 1.5), so l_2 = 1
+    for it); a single window over the whole game is regret/T, by brute force and in the engine
+    (1e-12: float sums of 40 terms)."""
+    probs = np.array([[0.5, 0.5], [0.25, 0.75]])
+    losses = np.array([[0.0, 1.0], [1.0, 0.5]])
+    value = bruteforce.evaluate("instant_leader_regret", np.nan, probs, losses, np.zeros(2))
+    assert value == pytest.approx(0.25 * 1.0 + 0.75 * 0.5 - 1.0, abs=1e-15)
+    window = bruteforce.evaluate("window_leader_regret", np.nan, probs, losses, np.zeros(2))
+    assert window == pytest.approx(bruteforce.regret(probs, losses) / 2, abs=1e-15)
+    grid = [3, 10, 40]
+    run = run_game("hedge", "bernoulli", n_actions=3, horizon=40, replicates=4, seed=1,
+                   checkpoints=grid, metrics=["regret"])  # fmt: skip
+    wide = run.rows.pivot_table(index=["replicate", "t"], columns="metric", values="value")
+    single = run_game("hedge", "bernoulli", n_actions=3, horizon=40, replicates=4, seed=1,
+                      checkpoints=[40], metrics=["window_leader_regret"]).rows  # fmt: skip
+    np.testing.assert_allclose(40 * single.value.to_numpy(), wide.regret.xs(40, level="t"),
+                               rtol=0, atol=1e-12)  # fmt: skip
