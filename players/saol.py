@@ -303,9 +303,11 @@ class SAOL(CopyMixture):
 
     def strongly_adaptive_bound(self, tau: int) -> np.ndarray:
         """Return the bound of the Notes on ``SA_≤(τ)`` after the rounds played, (R,), raw units
-        (zeros before round 1; NaN-free only when the base declares a regret bound)."""
+        (zeros before round 1; NaN when the base declares no regret bound)."""
         t = self._t
         tau = min(int(tau), t)
+        if not self._base_bounds:
+            return np.full(self._n_rep, np.nan)
         if tau <= 0:
             return np.zeros(self._n_rep)
         base = sum(self.base_bound_by_age(k) for k in range(tau.bit_length()))

@@ -10,7 +10,9 @@ import itertools
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
+import yaml
 
 from arena import play
 from arena.errors import ConfigError
@@ -24,6 +26,7 @@ from players.saol import (
     piece_meta_bound,
 )
 from tests.helpers import check_declared
+from tests.helpers.contract import run_in_process
 from tests.helpers.experts import spec, step_player
 
 TOL = 1e-12
@@ -220,6 +223,10 @@ def test_no_bound_without_base_bound():
     rows = play(SAOL("ftl", bound_taus=[5]), "bernoulli", n_actions=2, horizon=50,
                 metrics={"regret": {}, "bound": {}})  # fmt: skip
     assert not rows.metric.str.startswith("bound:").any()
+    player = SAOL("ftl")
+    player.reset(spec(2, 10), [None])
+    player.update(np.array([[0.0, 1.0]]))
+    assert np.isnan(player.strongly_adaptive_bound(1)).all()
 
 
 def test_beats_hedge_on_shifting_experts():
@@ -253,3 +260,58 @@ def test_errors_name_the_component():
         play(SAOL("hedge", {"eta": -1.0}), "bernoulli", n_actions=2, horizon=5)
     with pytest.raises(ConfigError, match=r"saol.*bound_taus"):
         play(SAOL(bound_taus=[0]), "bernoulli", n_actions=2, horizon=5)
+
+
+# ----------------------------------------------------------------------------------------------
+# from the command line and in a tournament
+
+
+def test_cli_run_and_tournament(tmp_path):
+    out = tmp_path / "run"
+    done = run_in_process(
+        [
+            "run",
+            "player=saol",
+            "player.base=hedge",
+            "+player.base_params={eta:anytime}",
+            "player.bound_taus=[10,30]",
+            "adversary=shifting_experts",
+            "n_actions=3",
+            "horizon=80",
+            "replicates=2",
+            "metrics=regret",
+            "+metrics.sa_regret.tau=[10,30]",
+            "+metrics.adaptive_regret={}",
+            "+metrics.bound={}",
+            f"hydra.run.dir={out}",
+        ],
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = pd.read_parquet(out / "results.parquet")
+    assert check_declared(rows, "cli saol") > 0
+    assert sorted(rows[rows.metric == "bound:sa_regret"].param.unique()) == [10.0, 30.0]
+    config = {
+        "name": "saol_tiny",
+        "players": [
+            {"name": "saol", "params": {"base": "hedge", "base_params": {"eta": "anytime"}}},
+            {"name": "saol", "params": {"base": "ada_hedge"}},
+            "ml_prod",
+        ],
+        "adversaries": ["shifting_experts", "greedy"],
+        "n_actions": [3],
+        "horizon": 60,
+        "replicates": 2,
+        "seed": 5,
+        "metrics": {"adaptive_regret": {}, "sa_regret": {"tau": [10]}, "bound": {}},
+    }
+    (tmp_path / "tiny.yaml").write_text(yaml.safe_dump(config))
+    done = run_in_process(
+        ["tournament", "--config", "tiny.yaml", "executor=serial", "out=results"], tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert "6 cell(s) run, 0 already done, 0 failed" in done.stdout
+    parts = (tmp_path / "results" / "parts").glob("results-*.parquet")
+    rows = pd.concat(pd.read_parquet(p) for p in parts)
+    assert set(rows.player) == {"saol", "ml_prod"}
+    assert rows[rows.player == "saol"].metric.eq("bound:adaptive_regret").any()
