@@ -18,35 +18,44 @@ QUANTILES = (0.1, 0.25)
 
 
 @njit(cache=True)
-def _ml_prod_probs_row(log_w, eta, out):
-    """``p_k ∝ η_k w_k``, formed as a softmax of ``ln η_k + ln w_k``."""
+def _ml_prod_probs_row(log_w, eta, conf, has_conf, out):
+    """``p_k ∝ I_k η_k w_k``, a softmax of ``ln I_k + ln η_k + ln w_k`` (``I ≡ 1`` without
+    confidences: the term is skipped, so the plain game is computed exactly as before)."""
     n = log_w.size
     if n == 1:
+        if has_conf and conf[0] <= 0.0:
+            raise ValueError("no expert is awake (every confidence is 0)")
         out[0] = 1.0
         return
     mx = -np.inf
     for i in range(n):
         v = math.log(eta[i]) + log_w[i]
+        if has_conf:
+            v = v + math.log(conf[i]) if conf[i] > 0.0 else -np.inf
         out[i] = v
         if v > mx:
             mx = v
+    if mx == -np.inf:
+        raise ValueError("no expert is awake (every confidence is 0)")
     normalize_log_weights(out, mx)
 
 
 @njit(cache=True)
-def _ml_prod_update_row(log_w, eta, sq, eta_sq, log_n, p, u):
-    """One ML-Prod update with ``r_k = ℓ̂ − u_k`` (``ℓ̂ = min u + p·(u − min u)``).
+def _ml_prod_update_row(log_w, eta, sq, eta_sq, log_n, p, u, conf, has_conf):
+    """One ML-Prod update with ``r_k = I_k(ℓ̂ − u_k)`` (``ℓ̂ = m + p·(u − m)``, m the smallest
+    loss of an awake expert; ``I ≡ 1`` without confidences).
 
     ``Σ r²`` grows, ``η'_k = min(½, √(ln N/(1 + Σ_{s≤t} r²_{k,s})))`` and
     ``ln w_k ← (η'_k/η_k)(ln w_k + ln(1 + η_k r_k))``, then ``η_k ← η'_k``. For the declared bound,
     ``eta_sq`` accumulates ``η_k r_k²`` (old rate) and the return value is ``Σ_k (η_k/η'_k − 1)``.
+    A sleeping expert (``I_k = 0``) has ``r_k = 0``: its weight and rate stay as they are.
     """
     n = u.size
     if n == 1:
         return 0.0
     m = np.inf
     for i in range(n):
-        if u[i] < m:
+        if u[i] < m and (not has_conf or conf[i] > 0.0):
             m = u[i]
     h = 0.0
     for i in range(n):
@@ -55,6 +64,8 @@ def _ml_prod_update_row(log_w, eta, sq, eta_sq, log_n, p, u):
     excess = 0.0
     for i in range(n):
         r = h - u[i]
+        if has_conf:
+            r = conf[i] * r
         sq[i] += r * r
         eta_sq[i] += eta[i] * r * r
         new = min(0.5, math.sqrt(log_n / (1.0 + sq[i])))
@@ -65,32 +76,46 @@ def _ml_prod_update_row(log_w, eta, sq, eta_sq, log_n, p, u):
 
 
 @njit(cache=True)
-def _ml_prod_probs(log_w, eta, out):
+def _ml_prod_probs(log_w, eta, conf, has_conf, out):
     for r in range(log_w.shape[0]):
-        _ml_prod_probs_row(log_w[r], eta[r], out[r])
+        _ml_prod_probs_row(log_w[r], eta[r], conf[r if has_conf else 0], has_conf, out[r])
 
 
 @njit(cache=True)
-def _ml_prod_update(log_w, eta, sq, eta_sq, excess, log_n, unit):
+def _ml_prod_update(log_w, eta, sq, eta_sq, excess, log_n, unit, conf, has_conf):
     p = np.empty(log_w.shape[1])
     for r in range(log_w.shape[0]):
-        _ml_prod_probs_row(log_w[r], eta[r], p)
-        excess[r] += _ml_prod_update_row(log_w[r], eta[r], sq[r], eta_sq[r], log_n, p, unit[r])
+        c = conf[r if has_conf else 0]
+        _ml_prod_probs_row(log_w[r], eta[r], c, has_conf, p)
+        excess[r] += _ml_prod_update_row(
+            log_w[r], eta[r], sq[r], eta_sq[r], log_n, p, unit[r], c, has_conf
+        )
 
 
 @njit(cache=True)
-def _ml_prod_play_block(losses, log_w, eta, sq, eta_sq, excess, log_n, lo, scale, probs):
-    """Play a chunk: ``probs[r, j]`` is p at the chunk's round j; the state advances."""
+def _ml_prod_play_block(
+    losses, conf, has_conf, log_w, eta, sq, eta_sq, excess, log_n, lo, scale, probs
+):
+    """Play a chunk: ``probs[r, j]`` is p at the chunk's round j; the state advances.
+    ``conf`` is (R, n, N) when ``has_conf``, else a (1, 1, 1) placeholder."""
     n_rep, n, n_act = losses.shape
     u = np.empty(n_act)
     for r in range(n_rep):
         for j in range(n):
-            _ml_prod_probs_row(log_w[r], eta[r], probs[r, j])
+            c = conf[r, j] if has_conf else conf[0, 0]
+            _ml_prod_probs_row(log_w[r], eta[r], c, has_conf, probs[r, j])
             for i in range(n_act):
                 u[i] = (losses[r, j, i] - lo) / scale
             excess[r] += _ml_prod_update_row(
-                log_w[r], eta[r], sq[r], eta_sq[r], log_n, probs[r, j], u
+                log_w[r], eta[r], sq[r], eta_sq[r], log_n, probs[r, j], u, c, has_conf
             )
+
+
+def _confidence_array(confidences: np.ndarray | None, ndim: int) -> tuple[np.ndarray, bool]:
+    """The kernels' ``(conf, has_conf)``: a contiguous float copy, or a ones placeholder."""
+    if confidences is None:
+        return np.ones((1,) * ndim), False
+    return np.ascontiguousarray(confidences, dtype=np.float64), True
 
 
 class MLProd(ExpertsPlayer):
@@ -109,6 +134,21 @@ class MLProd(ExpertsPlayer):
     * after round t: ``η_{k,t} = min{½, √(ln N / (1 + Σ_{s≤t} r²_{k,s}))}`` and
       ``w_{k,t} = (w_{k,t−1}(1 + η_{k,t−1} r_{k,t}))^{η_{k,t}/η_{k,t−1}}``, kept as logarithms
       (``1 + η r ≥ ½`` since ``η ≤ ½`` and ``|r| ≤ 1``). With N = 1, ``p ≡ 1``.
+
+    **Confidence-rated (sleeping) experts**, used automatically when the game announces
+    confidences ``I_{t,k} ∈ [0, 1]`` (adversary ``sleeping``, any mode): the generic reduction
+    of Gaillard, Stoltz & van Erven (2014, the application to experts that report their
+    confidences) runs ML-Prod on the losses ``ℓ̃_{t,k} = I_{t,k} u_{t,k} + (1 − I_{t,k}) ℓ̂_t``
+    and plays ``p_{t,k} ∝ I_{t,k} p̃_{t,k}``. Since ``p̃_t·ℓ̃_t = ℓ̂_t``, this is ML-Prod with
+
+    * prediction ``p_{k,t} ∝ I_{t,k} η_{k,t−1} w_{k,t−1}``;
+    * instantaneous regrets ``r_{k,t} = I_{t,k}(ℓ̂_t − u_{t,k})``, the same rate and weight
+      updates (a sleeping expert, ``I = 0``, keeps its weight and rate);
+
+    here ``ℓ̂_t = m + p_t·(u_t − m)`` with m the smallest loss of an awake expert. With
+    ``I ≡ 1`` every number is computed as in the plain game, so the two are equal exactly.
+    Luo (2016, §2.3.2) compares this sleeping ML-Prod with AdaNormalHedge. A round with no
+    expert awake is refused (ValueError), as AdaNormalHedge does.
 
     This is the paper's update. opera's ``R/MLprod.R`` differs:
     it starts from ``w = 1`` (not 1/N), caps η at ``1/(2 max_s |r_s|)`` instead of ½, and puts the
@@ -129,7 +169,12 @@ class MLProd(ExpertsPlayer):
     (iii) ``ln w_{k,t}/η_{k,t} = ln w_{k,0}/η_{k,0} + Σ_s ln(1 + η_{k,s−1} r_{k,s})/η_{k,s−1}`` and
     ``ln(1 + x) ≥ x − x²`` for ``x ≥ −½``; (iv) ``w_{k,t} ≤ W_t``. :meth:`bounds` declares the
     largest of these per-expert bounds on ``regret`` and their ``⌈εN⌉``-th largest on
-    ``quantile_regret`` (ε = 0.1, 0.25), in raw units. It is a second-order bound: with the tuned
+    ``quantile_regret`` (ε = 0.1, 0.25), in raw units. The proof uses only ``p ∝ I η w``
+    (step (i): ``Σ_k η_k w_k I_k(ℓ̂ − u_k) ∝ Σ_k p_k(ℓ̂ − u_k) = 0``) and ``|r| ≤ 1``, so with
+    confidences it holds verbatim for the confidence-rated regret
+    ``R_{t,k} = Σ_{s≤t} I_{s,k}(ℓ̂_s − u_{s,k})``, with ``r`` the confidence-rated regrets in
+    ``Σ η r²`` and B: then it is declared on ``sleeping_regret`` alone (like AdaNormalHedge's).
+    It is a second-order bound: with the tuned
     rates it is ``O(√((ln N + ln ln T) Σ_t r²_{t,k}) + ln N + ln ln T)`` (the paper's
     corollary). ML-Prod is invariant to per-round shifts of the losses (only ``r`` enters); not to
     scaling (η ≤ ½ is tied to the unit range).
@@ -141,16 +186,27 @@ class MLProd(ExpertsPlayer):
     ...           adversary_params={"gap": 0.2}, metrics={"regret": {}})
     >>> bool(df.value.iloc[-1] < 30)
     True
+    >>> from adversaries.sleeping import Sleeping
+    >>> df = play(MLProd(), Sleeping(mode="confidence", awake_prob=0.6), n_actions=4,
+    ...           horizon=300, metrics={"sleeping_regret": {}, "bound": {}})
+    >>> last = df[df.t == 300].set_index("metric").value
+    >>> bool(last["sleeping_regret"] <= last["bound:sleeping_regret"])
+    True
 
     References
     ----------
     Gaillard, Stoltz & van Erven (2014), "A second-order bound with excess losses", COLT
-    (ML-Prod, Algorithm 1 with the rates of its Corollary; where it and opera differ, the paper
-    is followed). Cross-checked in structure against
-    ``Dralliag/opera:R/MLprod.R``.
+    (ML-Prod, Algorithm 1 with the rates of its Corollary; the generic reduction for experts
+    that report their confidences; where it and opera differ, the paper is followed).
+    Cross-checked in structure against ``Dralliag/opera:R/MLprod.R`` (whose ``awake`` argument
+    gives the same ``p ∝ I η w`` and ``r = I(ℓ̂ − ℓ)``).
+    Luo (2016), thesis, §2.3.2 (confidence-rated experts; sleeping ML-Prod compared with
+    AdaNormalHedge).
     """
 
-    tags = PlayerTags(protocols=frozenset({"experts"}), block_kernel=True)
+    tags = PlayerTags(
+        protocols=frozenset({"experts"}), block_kernel=True, supports_confidences=True
+    )
 
     def __init__(self):
         pass
@@ -166,6 +222,7 @@ class MLProd(ExpertsPlayer):
         self._sq = np.zeros(shape)
         self._eta_sq = np.zeros(shape)
         self._excess = np.zeros(spec.n_replicates)
+        self._sleeping = False
         self._ranks = {eps: exact_quantile_rank(eps, n_act) for eps in QUANTILES}
 
     def learning_rates(self) -> np.ndarray:
@@ -174,13 +231,29 @@ class MLProd(ExpertsPlayer):
 
     def predict(self, confidences: np.ndarray | None = None) -> np.ndarray:
         out = np.empty_like(self._log_w)
-        _ml_prod_probs(self._log_w, self._eta, out)
+        conf, has_conf = _confidence_array(confidences, 2)
+        _ml_prod_probs(self._log_w, self._eta, conf, has_conf, out)
         return out
 
-    def update(self, losses: np.ndarray, actions: np.ndarray | None = None) -> None:
+    def update(
+        self,
+        losses: np.ndarray,
+        actions: np.ndarray | None = None,
+        confidences: np.ndarray | None = None,
+    ) -> None:
         unit = (np.asarray(losses, dtype=np.float64) - self._lo) / self._scale
+        conf, has_conf = _confidence_array(confidences, 2)
+        self._sleeping |= has_conf
         _ml_prod_update(
-            self._log_w, self._eta, self._sq, self._eta_sq, self._excess, self._log_n, unit
+            self._log_w,
+            self._eta,
+            self._sq,
+            self._eta_sq,
+            self._excess,
+            self._log_n,
+            unit,
+            conf,
+            has_conf,
         )
 
     def play_block(
@@ -189,9 +262,14 @@ class MLProd(ExpertsPlayer):
         confidences: np.ndarray | None = None,
         uniforms: np.ndarray | None = None,
     ) -> np.ndarray:
+        losses = np.ascontiguousarray(losses, dtype=np.float64)
         probs = np.empty_like(losses)
+        conf, has_conf = _confidence_array(confidences, 3)
+        self._sleeping |= has_conf
         _ml_prod_play_block(
             losses,
+            conf,
+            has_conf,
             self._log_w,
             self._eta,
             self._sq,
@@ -214,8 +292,11 @@ class MLProd(ExpertsPlayer):
         return self._scale * unit
 
     def bounds(self, t: int) -> dict[tuple[str, float], np.ndarray]:
-        """Declare the bounds of the Notes on ``regret`` and ``quantile_regret`` (ε = 0.1, 0.25)."""
+        """Declare the bounds of the Notes on ``regret`` and ``quantile_regret`` (ε = 0.1, 0.25),
+        or on ``sleeping_regret`` alone in a game that announces confidences."""
         per_expert = -np.sort(-self.expert_bounds(), axis=1)  # descending
+        if self._sleeping:
+            return {("sleeping_regret", math.nan): per_expert[:, 0].copy()}
         out = {("regret", math.nan): per_expert[:, 0].copy()}
         for eps, k in self._ranks.items():
             out[("quantile_regret", eps)] = per_expert[:, k - 1].copy()

@@ -113,11 +113,11 @@ def test_declared_bounds_hold(player, files):
     assert run_all(player, 500, files) > 0
 
 
-GROWING_COST = {"ada_normal_hedge_tv", "flh", "cbce"}
+GROWING_COST = {"ada_normal_hedge_tv", "flh", "cbce", "saol"}
 """Players whose per-round cost grows with t: AdaNormalHedge.TV's exact variant (O(N·t) per
-round, O(N·T²) per game), and the meta-players FLH and CBCE (one Python ``predict`` and ``update``
-of the base per live copy, O(log t) copies): the T = 500 games above and their own tests cover
-them."""
+round, O(N·T²) per game), and the meta-players FLH, CBCE and SAOL (one Python ``predict`` and
+``update`` of the base per live copy, O(log t) copies): the T = 500 games above and their own
+tests cover them."""
 
 
 @pytest.mark.slow
