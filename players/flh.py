@@ -60,6 +60,28 @@ class _Copy:
         self.bound_max = np.zeros(n_rep)
 
 
+class _CopyStreams(Sequence):
+    """The random streams of the copy started at ``start``, one per replicate, each created when
+    first read: most base players (Hedge, AdaNormalHedge, …) never draw, and creating R
+    generators for each of the many copies dominated the meta-algorithms' time."""
+
+    def __init__(self, seeds: Sequence[int], start: int):
+        self._seeds = seeds
+        self._start = start
+        self._made: dict[int, np.random.Generator] = {}
+
+    def __len__(self) -> int:
+        return len(self._seeds)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        i = range(len(self))[index]
+        if i not in self._made:
+            self._made[i] = np.random.default_rng([self._seeds[i], self._start])
+        return self._made[i]
+
+
 class CopyMixture(ExpertsPlayer):
     """Shared machinery of the meta-players that start copies of a base experts player.
 
@@ -126,7 +148,7 @@ class CopyMixture(ExpertsPlayer):
 
     def _new_copy(self, start: int) -> _Copy:
         player = self._base.clone()
-        rngs = [np.random.default_rng([seed, start]) for seed in self._seeds]
+        rngs = _CopyStreams(self._seeds, start)
         try:
             player.reset(self._copy_spec(start), rngs)
         except ArenaError as exc:
