@@ -36,7 +36,9 @@ class ShiftingExperts(MeanDrivenBernoulli):
     A comparator that switches k times has loss about ``T(base − gap)``, every fixed expert about
     ``T·base − T·gap/(k+1)``: fixed-share-like players keep shifting regret small while the
     external regret of Hedge stays sublinear only against fixed experts (the time-varying
-    competitors of Luo 2016, §2.3.3; Herbster & Warmuth 1998). Exposes ``means``.
+    competitors of Luo 2016, §2.3.3; Herbster & Warmuth 1998). Exposes ``means`` and the
+    ``competitor`` oracle: ``u_t = e_{b_s}``, the best expert of the segment holding round t (a
+    k-shift path with variation ``V = k + 1``, read by the ``tv_regret`` metric).
 
     Examples
     --------
@@ -58,7 +60,9 @@ class ShiftingExperts(MeanDrivenBernoulli):
         "base": [Interval(0, 1)],
         "change_points": [OneOf("even", "random")],
     }
-    tags = AdversaryTags(oblivious=True, oracle=frozenset({"means"}), needs_horizon=True)
+    tags = AdversaryTags(
+        oblivious=True, oracle=frozenset({"means", "competitor"}), needs_horizon=True
+    )
 
     def __init__(
         self, n_switches: int = 3, gap: float = 0.2, base: float = 0.5, change_points: str = "even"
@@ -93,12 +97,24 @@ class ShiftingExperts(MeanDrivenBernoulli):
         self._rngs = list(rngs)
         self._n_act = n
 
-    def _mean_block(self, t0: int, n: int) -> np.ndarray:
+    def _segment_best(self, t0: int, n: int) -> np.ndarray:
+        """The best expert ``b_s`` of the segment holding each round, shape (R, n)."""
         t = np.arange(t0, t0 + n)
+        return np.stack(
+            [best[np.searchsorted(starts, t, side="right")]
+             for starts, best in zip(self._starts, self._best, strict=True)]
+        )  # fmt: skip
+
+    def _mean_block(self, t0: int, n: int) -> np.ndarray:
         out = np.full((len(self._rngs), n, self._n_act), float(self.base))
-        for r in range(len(self._rngs)):
-            seg = np.searchsorted(self._starts[r], t, side="right")
-            out[r, np.arange(n), self._best[r][seg]] = self.base - self.gap
+        np.put_along_axis(out, self._segment_best(t0, n)[:, :, None], self.base - self.gap, axis=2)
+        return out
+
+    def oracle(self, key: str, t0: int, n: int) -> np.ndarray:
+        if key != "competitor":
+            return super().oracle(key, t0, n)
+        out = np.zeros((len(self._rngs), n, self._n_act))
+        np.put_along_axis(out, self._segment_best(t0, n)[:, :, None], 1.0, axis=2)
         return out
 
     @classmethod

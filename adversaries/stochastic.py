@@ -510,7 +510,9 @@ class DriftingMeans(MeanDrivenBernoulli):
 
     Losses are ``l_{t,i} = 1{U_{t,i} < μ_{t,i}}``. The best expert changes continually, so this
     is a test bed for dynamic and adaptive regret (the time-varying competitors of Luo 2016,
-    §2.3.3). Exposes ``means``.
+    §2.3.3). Exposes ``means`` and the ``competitor`` oracle: ``u_t = e_{i_t}`` with
+    ``i_t = argmin_i μ_{t,i}`` (lowest index among ties), the expert of least mean in each round,
+    whose variation ``V`` is one plus its number of changes (read by the ``tv_regret`` metric).
 
     Examples
     --------
@@ -533,7 +535,7 @@ class DriftingMeans(MeanDrivenBernoulli):
         "amplitude": [NON_NEGATIVE],
         "initial": [ListOf(Interval(0, 1)), IsNone()],
     }
-    tags = AdversaryTags(oblivious=True, oracle=frozenset({"means"}))
+    tags = AdversaryTags(oblivious=True, oracle=frozenset({"means", "competitor"}))
 
     def __init__(
         self,
@@ -614,6 +616,14 @@ class DriftingMeans(MeanDrivenBernoulli):
         block = np.concatenate(parts, axis=1)
         self._cache_t0, self._cache = t0, block
         return block.copy()
+
+    def oracle(self, key: str, t0: int, n: int) -> np.ndarray:
+        if key != "competitor":
+            return super().oracle(key, t0, n)
+        mu = self._mean_block(t0, n)
+        out = np.zeros(mu.shape)
+        np.put_along_axis(out, mu.argmin(axis=2)[:, :, None], 1.0, axis=2)
+        return out
 
     @classmethod
     def _unit_test_params(cls):

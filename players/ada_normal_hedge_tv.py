@@ -288,6 +288,17 @@ class AdaNormalHedgeTV(ExpertsPlayer):
     ``bound:regret = bound:adaptive_regret = max_i sqrt(3 m_t C_{t,i} ln(t² β_t))`` and
     ``bound:shifting_regret = min(K · that, sqrt(3 K m_t M_t ln(t² β_t)))``.
 
+    Time-varying competitors (Theorem 7 and Lemma 5, §2.3.3): both versions meet Theorem 7's
+    hypothesis ``R_{[t₁,t₂],i} ≤ sqrt(A_t C_{[t₁,t₂],i})`` on every interval of ``[1, t]``, with
+    the constant :meth:`interval_regret_constant` returns, ``A_t = 3 ln(t² B'_t)`` (exact; from
+    ``t₁ ≤ t`` and ``B'_{t₂} ≤ B'_t``) or ``A_t = 3 m_t ln(t² β_t)`` (geometric). So for every
+    nonnegative competitor sequence, adaptive adversaries included,
+    ``R(u_{1:t}) ≤ A_t V/2 + sqrt((A_t V/2)² + 2 A_t V L̃)`` with V its variation and L̃ its
+    excess loss ``Σ_s Σ_i u_{s,i}[ℓ_{s,i} − ℓ̂_s]_+``: Theorem 7's
+    ``Ô(sqrt(V L̃ ln(NT)))`` with its constant, logged as ``bound:tv_regret`` by the
+    ``tv_regret`` metric for the competitor the adversary declares
+    (:mod:`arena.metrics.time_varying`).
+
     Weights are computed with the exponent ``[R−1]_+²/D − 2 ln τ`` in the log domain (streaming
     max per expert) times the bounded factor ``expm1(δ) ∈ [0, e^{4/3}−1]``.
 
@@ -482,6 +493,30 @@ class AdaNormalHedgeTV(ExpertsPlayer):
             via_mass = np.sqrt(3.0 * segs * pieces * self._shift_mass * log_term)
             out[("shifting_regret", float(k))] = self._scale * np.minimum(segs * adaptive, via_mass)
         return out
+
+    def interval_regret_constant(self, t: int) -> np.ndarray:
+        """Theorem 7's constant ``A_t`` (loss units): ``R_{[t₁,t₂],i} ≤ sqrt(A_t C_{[t₁,t₂],i})``
+        for every ``1 ≤ t₁ ≤ t₂ ≤ t`` and i, with ``C`` the sum of ``|r_{s,i}|`` (see the Notes).
+
+        Returns
+        -------
+        ndarray, shape (R,)
+            ``3 ln(t² B'_t)`` (exact version) or ``3 m_t ln(t² β_t)`` (geometric), times the loss
+            range ``hi − lo``; 0 before round 1.
+        """
+        t = self._t
+        n_rep = self._shift_mass.shape[0]
+        if t == 0:
+            return np.zeros(n_rep)
+        if self.starts == "all":
+            budget, adaptive = np.empty(n_rep), np.empty(n_rep)
+            _tv_all_bound_terms(self._pre_c, t, budget, adaptive)
+            unit = 3.0 * (2.0 * math.log(t) + np.log(budget))
+        else:
+            beta = self._n_act * (4.0 / 3.0) * ZETA2 * (2.5 + 1.5 * math.log1p(t))
+            pieces = t.bit_length() + 1  # ⌊log₂ t⌋ + 2
+            unit = np.full(n_rep, 3.0 * pieces * (2.0 * math.log(t) + math.log(beta)))
+        return self._scale * unit
 
     @classmethod
     def _unit_test_params(cls):

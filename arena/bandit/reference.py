@@ -57,6 +57,7 @@ def reference_play(
     n_rep, n_act = spec.n_replicates, spec.n_actions
     checkpoints = set(game.grid.tolist())
     want_means = any("means" in m.requires for m in game.metrics)
+    want_competitor = any("competitor" in m.requires for m in game.metrics)
     params = {m.name: m.param_values(spec) for m in game.metrics}
 
     history = History(
@@ -66,6 +67,7 @@ def reference_play(
     losses_seen: list[np.ndarray] = []  # l_t, each (R, K): the arena's, never the player's
     actions_seen: list[np.ndarray] = []  # I_t, each (R,)
     means_seen: list[np.ndarray] = []
+    competitors_seen: list[np.ndarray] = []  # u_t of tv_regret, each (R, N)
     rows: list[dict[str, Any]] = []
 
     previous = 0  # the last checkpoint logged: the window of the window metrics
@@ -90,6 +92,9 @@ def reference_play(
         actions_seen.append(actions)
         if want_means:
             means_seen.append(np.array(adversary.oracle("means", t, 1), dtype=np.float64)[:, 0])
+        if want_competitor:
+            u = np.array(adversary.oracle("competitor", t, 1), dtype=np.float64)
+            competitors_seen.append(np.broadcast_to(u, (n_rep, 1, n_act))[:, 0])
 
         if t not in checkpoints:
             continue
@@ -100,6 +105,15 @@ def reference_play(
         for m in game.metrics:
             if m.name in ("bound", "lower_bound"):
                 labelled = declared_rows(m.name, player, adversary, t, n_rep)
+            elif "competitor" in m.requires:  # tv_regret (and its bound), tv_variation, tv_loss
+                declares = getattr(player, "interval_regret_constant", None)
+                labelled = bruteforce.tv_rows(
+                    m.name,
+                    probs_t,
+                    losses_t,
+                    np.stack(competitors_seen, axis=1),
+                    None if declares is None else np.broadcast_to(declares(t), (n_rep,)),
+                )
             elif m.name == "estimate_bias":  # reads the player's own estimates, as defined
                 labelled = _estimate_bias_rows(player, spec, losses_t, params[m.name])
             else:

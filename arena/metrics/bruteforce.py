@@ -13,7 +13,8 @@ Inputs (one replicate, rounds ``1..T`` as rows ``0..T-1``):
 * ``probs`` (T, N): the player's distributions ``p_t``;
 * ``losses`` (T, N): the loss vectors ``l_t``;
 * ``actions`` (T,): the drawn actions ``I_t`` (0-based);
-* ``means`` (T, N): the adversary's mean losses ``μ_t`` (pseudo-regret only).
+* ``means`` (T, N): the adversary's mean losses ``μ_t`` (pseudo-regret only);
+* ``competitor`` (T, N): a time-varying competitor ``u_t ≥ 0`` (``tv_regret`` and its rows).
 
 Notation (as in Luo 2016, §2.3): ``h_t = p_t·l_t``, ``Ĥ_T = Σ_t h_t``, ``L_{T,i} = Σ_t l_{t,i}``,
 ``R_{T,i} = Ĥ_T − L_{T,i}``.
@@ -32,6 +33,7 @@ from arena.metrics.base import exact_quantile_rank
 __all__ = [
     "BRUTE_FORCE_METRICS",
     "adaptive_regret",
+    "best_variation_regret_lp",
     "dynamic_regret",
     "entropy",
     "evaluate",
@@ -48,6 +50,10 @@ __all__ = [
     "shifting_opt",
     "shifting_regret",
     "subset_quantile_regret",
+    "tv_loss",
+    "tv_regret",
+    "tv_rows",
+    "tv_variation",
     "window_leader_regret",
     "zero_weight_frac",
 ]
@@ -593,6 +599,179 @@ def sa_regret(probs: np.ndarray, losses: np.ndarray, tau: int) -> float:
 
 
 # ----------------------------------------------------------------------------------------------
+# time-varying competitors
+
+
+def _competitor(competitor: np.ndarray, losses: np.ndarray) -> np.ndarray:
+    u = np.asarray(competitor, dtype=np.float64)
+    if u.shape != losses.shape:
+        raise ValueError(f"competitor has shape {u.shape}, losses {losses.shape}")
+    if not (np.isfinite(u) & (u >= 0.0)).all():
+        raise ValueError("a competitor must be finite and nonnegative")
+    return u
+
+
+def tv_regret(probs: np.ndarray, losses: np.ndarray, competitor: np.ndarray) -> float:
+    """Regret to a time-varying competitor, ``R(u_{1:T}) = Σ_t Σ_i u_{t,i} (p_t·l_t − l_{t,i})``.
+
+    Luo 2016, §2.3.3 ("General time-varying competitors"), summed over the whole (T, N) table of
+    ``u_{t,i} r_{t,i}``.
+
+    Parameters
+    ----------
+    probs, losses, competitor : ndarray, shape (T, N)
+        ``competitor[t−1]`` is ``u_t`` (nonnegative).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> p = np.array([[0.5, 0.5], [0.5, 0.5]]); l = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> tv_regret(p, l, np.array([[0.0, 1.0], [1.0, 0.0]]))  # the per-round best: ½ + ½
+    1.0
+    """
+    probs, losses = _history(probs, losses)
+    u = _competitor(competitor, losses)
+    hat = _learner_losses(probs, losses)
+    return float((u * (hat[:, None] - losses)).sum())
+
+
+def tv_variation(competitor: np.ndarray) -> float:
+    """Variation ``V(u_{1:T}) = Σ_t Σ_i [u_{t,i} − u_{t−1,i}]_+`` with ``u_0 = 0``.
+
+    Cesa-Bianchi, Gaillard, Lugosi & Stoltz 2012; Luo 2016, §2.3.3. The rows ``u_0 = 0, u_1, …,
+    u_T`` are stacked and the positive parts of their differences summed.
+
+    Parameters
+    ----------
+    competitor : ndarray, shape (T, N)
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> tv_variation(np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]]))  # 1 + 1 + ½
+    2.5
+    """
+    u = np.asarray(competitor, dtype=np.float64)
+    rows = np.vstack([np.zeros((1, u.shape[1])), u])  # u_0 = 0, u_1, …, u_T
+    return float(np.maximum(rows[1:] - rows[:-1], 0.0).sum())
+
+
+def tv_loss(probs: np.ndarray, losses: np.ndarray, competitor: np.ndarray) -> float:
+    """The competitor's excess loss ``L̃(u_{1:T}) = Σ_t Σ_i u_{t,i} [l_{t,i} − p_t·l_t]_+``.
+
+    Luo 2016, §2.3.3, after Theorem 7.
+
+    Parameters
+    ----------
+    probs, losses, competitor : ndarray, shape (T, N)
+
+    Returns
+    -------
+    float
+    """
+    probs, losses = _history(probs, losses)
+    u = _competitor(competitor, losses)
+    hat = _learner_losses(probs, losses)
+    return float((u * np.maximum(losses - hat[:, None], 0.0)).sum())
+
+
+def best_variation_regret_lp(probs: np.ndarray, losses: np.ndarray, budget: float) -> float:
+    """``max R(u_{1:T})`` over sequences of distributions ``u_t ∈ Δ_N`` with ``V(u_{1:T}) ≤
+    budget``, by a linear program (the literal definition; Luo 2016, §2.3.3).
+
+    Variables ``u_{t,i} ≥ 0`` and ``d_{t,i} ≥ u_{t,i} − u_{t−1,i}``, ``d ≥ 0`` (``u_0 = 0``), with
+    ``Σ_i u_{t,i} = 1`` and ``Σ d ≤ budget``; maximize ``Σ u_{t,i} r_{t,i}``. Solved by HiGHS
+    (``scipy.optimize.linprog``) to its default tolerances, ~1e-9 on instances of a few rounds.
+
+    Parameters
+    ----------
+    probs, losses : ndarray, shape (T, N)
+    budget : float
+        The variation budget V ≥ 1.
+
+    Returns
+    -------
+    float
+    """
+    from scipy.optimize import linprog
+
+    probs, losses = _history(probs, losses)
+    n_rounds, n_act = losses.shape
+    regret = _learner_losses(probs, losses)[:, None] - losses
+    n_u = n_rounds * n_act
+    cost = np.concatenate([-regret.reshape(-1), np.zeros(n_u)])  # minimize −R
+    a_ub, b_ub = [], []
+    for t in range(n_rounds):
+        for i in range(n_act):
+            row = np.zeros(2 * n_u)
+            row[t * n_act + i] = 1.0  # u_{t,i} − u_{t−1,i} − d_{t,i} ≤ 0
+            if t > 0:
+                row[(t - 1) * n_act + i] = -1.0
+            row[n_u + t * n_act + i] = -1.0
+            a_ub.append(row)
+            b_ub.append(0.0)
+    a_ub.append(np.concatenate([np.zeros(n_u), np.ones(n_u)]))  # Σ d ≤ budget
+    b_ub.append(float(budget))
+    a_eq = np.zeros((n_rounds, 2 * n_u))
+    for t in range(n_rounds):
+        a_eq[t, t * n_act : (t + 1) * n_act] = 1.0
+    result = linprog(cost, A_ub=np.array(a_ub), b_ub=b_ub, A_eq=a_eq, b_eq=np.ones(n_rounds))
+    if result.status != 0:
+        raise ValueError(f"the variation LP failed: {result.message}")
+    return float(-result.fun)
+
+
+def tv_rows(
+    name: str,
+    probs: np.ndarray,
+    losses: np.ndarray,
+    competitor: np.ndarray,
+    constant: np.ndarray | None = None,
+) -> list[tuple[str, float, list[float]]]:
+    """The rows of the metric ``name`` (``tv_regret``, ``tv_variation`` or ``tv_loss``) for R
+    replicates, from their whole histories (the reference loops' side of those metrics).
+
+    One row of :func:`tv_regret`, :func:`tv_variation` or :func:`tv_loss` per replicate; for
+    ``tv_regret`` and a player declaring Theorem 7's interval constant ``A`` (one per replicate),
+    also ``bound:tv_regret = A V/2 + sqrt((A V/2)² + 2 A V L̃)`` (Luo 2016, §2.3.3, Theorem 7
+    and Lemma 5; derivation in :mod:`arena.metrics.time_varying`).
+
+    Parameters
+    ----------
+    name : str
+    probs, losses, competitor : ndarray, shape (R, T, N)
+    constant : ndarray of shape (R,), or None
+        The player's ``interval_regret_constant(T)``; None: no bound row.
+
+    Returns
+    -------
+    list of (metric, param, values by replicate)
+    """
+    reps = range(losses.shape[0])
+    if name == "tv_variation":
+        return [(name, math.nan, [tv_variation(competitor[r]) for r in reps])]
+    if name == "tv_loss":
+        return [(name, math.nan, [tv_loss(probs[r], losses[r], competitor[r]) for r in reps])]
+    if name != "tv_regret":
+        raise NotImplementedError(f"no time-varying-competitor metric {name!r}")
+    rows = [(name, math.nan, [tv_regret(probs[r], losses[r], competitor[r]) for r in reps])]
+    if constant is not None:
+        bound = []
+        for r in reps:
+            half = 0.5 * float(constant[r]) * tv_variation(competitor[r])
+            excess = tv_loss(probs[r], losses[r], competitor[r])
+            bound.append(half + math.sqrt(half * half + 4.0 * half * excess))  # Theorem 7
+        rows.append(("bound:tv_regret", math.nan, bound))
+    return rows
+
+
+# ----------------------------------------------------------------------------------------------
 # dispatch by metric name
 
 
@@ -617,6 +796,9 @@ BRUTE_FORCE_METRICS = (
     "zero_weight_frac",
     "entropy",
     "sleeping_regret",
+    "tv_regret",
+    "tv_variation",
+    "tv_loss",
     "dg_score",
     "arm_pulls",
     "arm_pseudo_regret",
@@ -649,6 +831,7 @@ def evaluate(
     means: np.ndarray | None = None,
     confidences: np.ndarray | None = None,
     previous: int = 0,
+    competitor: np.ndarray | None = None,
 ) -> float:
     """Return the brute-force value of the built-in metric ``name`` at the last round given.
 
@@ -667,6 +850,8 @@ def evaluate(
     previous : int
         The previous checkpoint (0 for the first): the window of ``window_regret`` and
         ``window_pseudo_regret``.
+    competitor : ndarray, shape (T, N), optional
+        Needed by ``tv_regret``, ``tv_variation`` and ``tv_loss`` only.
 
     Returns
     -------
@@ -734,6 +919,10 @@ def evaluate(
         if means is None:
             raise ValueError("arm_pseudo_regret needs the mean losses")
         return arm_pseudo_regret_bruteforce(probs, means, int(param))
+    if name in ("tv_regret", "tv_variation", "tv_loss"):
+        if competitor is None:
+            raise ValueError(f"{name} needs the competitor sequence")
+        return tv_rows(name, probs[None], losses[None], np.asarray(competitor)[None])[0][2][0]
     raise NotImplementedError(
         f"no brute-force definition of metric {name!r} (known: {', '.join(BRUTE_FORCE_METRICS)})"
     )

@@ -28,6 +28,7 @@ METRICS = {
     "sa_regret": {"tau": [10, 100]},
     "dynamic_regret": {},
     "sleeping_regret": {},
+    "tv_regret": {},  # the time-varying competitor of shifting_experts and drifting_means
     "bound": {},
 }
 """Every metric a player may bound, with the params players declare bounds for."""
