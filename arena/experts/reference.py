@@ -83,6 +83,7 @@ def reference_play(
     n_rep, n_act = spec.n_replicates, spec.n_actions
     checkpoints = set(game.grid.tolist())
     want_means = any("means" in m.requires for m in game.metrics)
+    want_tree = any("reached" in m.requires for m in game.metrics)  # tree_regret
     sleeping = adversary.tags.emits_confidences
     params = {m.name: m.param_values(spec) for m in game.metrics}
 
@@ -94,6 +95,7 @@ def reference_play(
     actions_seen: list[np.ndarray] = []  # I_t, each (R,)
     means_seen: list[np.ndarray] = []  # μ_t, each (R, N)
     confidences_seen: list[np.ndarray] = []  # I_t, each (R, N)
+    reached_seen: list[np.ndarray] = []  # the edges x_t traverses (tree experts), each (R, N)
     rows: list[dict[str, Any]] = []
 
     previous = 0  # the last checkpoint logged: the window of the window metrics
@@ -127,6 +129,8 @@ def reference_play(
         actions_seen.append(actions)
         if want_means:
             means_seen.append(np.array(adversary.oracle("means", t, 1), dtype=np.float64)[:, 0])
+        if want_tree:
+            reached_seen.append(np.array(adversary.oracle("reached", t, 1), dtype=np.float64)[:, 0])
 
         if t not in checkpoints:
             continue
@@ -135,6 +139,8 @@ def reference_play(
         actions_t = np.stack(actions_seen, axis=1)  # (R, t)
         means_t = np.stack(means_seen, axis=1) if want_means else None
         conf_t = np.stack(confidences_seen, axis=1) if sleeping else None
+        reached_t = np.stack(reached_seen, axis=1) if want_tree else None
+        parents = np.asarray(adversary.tree_parents()) if want_tree else None
         for m in game.metrics:  # rows ordered by metric, then parameter, then replicate
             if m.name in ("bound", "lower_bound"):
                 labelled = declared_rows(m.name, player, adversary, t, n_rep)
@@ -153,6 +159,7 @@ def reference_play(
                                 None if means_t is None else means_t[r],
                                 None if conf_t is None else conf_t[r],
                                 previous=previous,
+                                tree=None if reached_t is None else (parents, reached_t[r]),
                             )
                             for r in range(n_rep)
                         ],
