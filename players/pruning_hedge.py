@@ -197,8 +197,8 @@ class PruningHedge(ExpertsPlayer):
 
     (the last factor is 1 at a template leaf), the posterior probability that the pruning's leaf
     on ``x_t``'s path is ``e_k``'s child, and 0 off the path. After the losses, ``L`` and
-    ``ln W`` change on the path only, bottom-up: O(D) time per round, O(N) memory, ``ln W`` kept
-    in the log domain.
+    ``ln W`` change on the path only, bottom-up: O(dD) time per round for d = 2 children per
+    node (Luo's ``O(d‖x_t‖_G)``), O(N) memory, ``ln W`` kept in the log domain.
 
     **What the arena's loss is.** The arena charges ``p_t·ℓ_t = Σ_P posterior_t(P) ℓ_t(P)``: the
     expected loss of a pruning drawn from the posterior, i.e. exponential weights (Hedge) over

@@ -181,5 +181,6 @@ def test_outside_tree_games():
     assert player.bounds(1) == {}
     with pytest.raises(ValueError, match="root-to-leaf path"):
         route(np.array([1, 0, 0, 0, 1, 1.0]), 6)
-    rows = run_game("pruning_hedge", "bernoulli", n_actions=5, horizon=20, metrics={"loss": {}})
-    assert len(rows.rows) > 0
+    metrics = {"loss": {}, "bound": {}}
+    run = run_game("pruning_hedge", "bernoulli", n_actions=5, horizon=20, metrics=metrics)
+    assert len(run.rows) > 0 and "tree games only" in run.skipped_metrics["bound"]
