@@ -84,6 +84,7 @@ def reference_play(
     checkpoints = set(game.grid.tolist())
     want_means = any("means" in m.requires for m in game.metrics)
     want_competitor = any("competitor" in m.requires for m in game.metrics)
+    want_tree = any("reached" in m.requires for m in game.metrics)  # tree_regret
     sleeping = adversary.tags.emits_confidences
     params = {m.name: m.param_values(spec) for m in game.metrics}
 
@@ -96,6 +97,7 @@ def reference_play(
     means_seen: list[np.ndarray] = []  # μ_t, each (R, N)
     competitors_seen: list[np.ndarray] = []  # u_t of tv_regret, each (R, N)
     confidences_seen: list[np.ndarray] = []  # I_t, each (R, N)
+    reached_seen: list[np.ndarray] = []  # the edges x_t traverses (tree experts), each (R, N)
     rows: list[dict[str, Any]] = []
 
     previous = 0  # the last checkpoint logged: the window of the window metrics
@@ -132,6 +134,8 @@ def reference_play(
         if want_competitor:
             u = np.array(adversary.oracle("competitor", t, 1), dtype=np.float64)
             competitors_seen.append(np.broadcast_to(u, (n_rep, 1, n_act))[:, 0])
+        if want_tree:
+            reached_seen.append(np.array(adversary.oracle("reached", t, 1), dtype=np.float64)[:, 0])
 
         if t not in checkpoints:
             continue
@@ -140,6 +144,8 @@ def reference_play(
         actions_t = np.stack(actions_seen, axis=1)  # (R, t)
         means_t = np.stack(means_seen, axis=1) if want_means else None
         conf_t = np.stack(confidences_seen, axis=1) if sleeping else None
+        reached_t = np.stack(reached_seen, axis=1) if want_tree else None
+        parents = np.asarray(adversary.tree_parents()) if want_tree else None
         for m in game.metrics:  # rows ordered by metric, then parameter, then replicate
             if m.name in ("bound", "lower_bound"):
                 labelled = declared_rows(m.name, player, adversary, t, n_rep)
@@ -167,6 +173,7 @@ def reference_play(
                                 None if means_t is None else means_t[r],
                                 None if conf_t is None else conf_t[r],
                                 previous=previous,
+                                tree=None if reached_t is None else (parents, reached_t[r]),
                             )
                             for r in range(n_rep)
                         ],

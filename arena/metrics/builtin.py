@@ -771,6 +771,8 @@ class Bound(_Declared):
     A player declares ``bounds(t) -> {(metric, param): value}``; each entry becomes rows with
     metric ``bound:<metric>`` and the bounded metric's param (e.g. ``bound:regret`` next to
     ``regret``, ``bound:quantile_regret`` with ε), so reports overlay them and tests assert them.
+    A player whose bounds exist only in some games (``pruning_hedge``: tree games) also defines
+    ``bounds_reason(adversary) -> str | None``, why it declares none against this adversary.
     """
 
     name = "bound"
@@ -784,7 +786,10 @@ class Bound(_Declared):
         method = getattr(type(player), "bounds", None)
         defaults = (ExpertsPlayer.bounds, OCOPlayer.bounds, BanditPlayer.bounds)
         declares = method is not None and method not in defaults
-        return None if declares else "the player declares no bound"
+        if not declares:
+            return "the player declares no bound"
+        reason = getattr(player, "bounds_reason", None)
+        return reason(adversary) if callable(reason) else None
 
     def attach(self, player, adversary) -> None:
         self._source = player
@@ -845,6 +850,7 @@ DEFAULT_METRICS: dict[str, dict] = {
     "dg_score": {"R": [1.0, 5.0, 10.0, 20.0]},
     "dg_loss": {"R": [1.0, 5.0, 10.0, 20.0]},
     "duality_gap": {},
+    "tree_regret": {},
     "mistakes": {},
     "comparator_regret": {"c": [0.5, 1.0, 2.0, 4.0]},
     "path_length": {},

@@ -37,9 +37,14 @@ OWN_N = ["expert_predictions"]
 """Constructions that fix N (11 experts for ``expert_predictions``): neither N = 2 nor N = 10
 plays them, so they are also played at their own N."""
 
-SKIP_ADVERSARIES = {"replay", "sleeping"}
-"""``replay`` is exercised through the two files below; ``sleeping`` only with the players that
-support confidences (their own tests)."""
+SKIP_ADVERSARIES = {"replay", "sleeping", "tree_experts"}
+"""``replay`` is exercised through the two files below; ``sleeping`` and ``tree_experts`` (whose
+N is fixed by its depth) only with the players that support confidences (their own tests)."""
+
+
+TREE_GAMES_ONLY = {"pruning_hedge"}
+"""Players that declare bounds only in tree games (``bound:tree_regret``), which the catalog
+below never plays: their own tests check them on ``tree_experts`` and an adaptive tree game."""
 
 
 def declaring_players() -> list[str]:
@@ -48,7 +53,8 @@ def declaring_players() -> list[str]:
     out = []
     for name in registry.available("player"):
         cls = registry.load("player", name)
-        if issubclass(cls, ExpertsPlayer) and cls.bounds is not ExpertsPlayer.bounds:
+        declares = issubclass(cls, ExpertsPlayer) and cls.bounds is not ExpertsPlayer.bounds
+        if declares and name not in TREE_GAMES_ONLY:
             out.append(name)
     return out
 
