@@ -27,6 +27,12 @@ reports: $(STAMP)
 	$(VENV)/bin/arena tournament tournament=bandits
 	$(VENV)/bin/arena report outputs/tournaments/bandits --name bandits \
 		--metric pseudo_regret
+	$(VENV)/bin/arena tournament tournament=changing_environments \
+		out=outputs/tournaments/luo-tables/changing_environments
+	$(VENV)/bin/arena tournament tournament=tree_experts \
+		out=outputs/tournaments/luo-tables/tree_experts
+	$(VENV)/bin/arena report outputs/tournaments/luo-tables --name luo-tables-2.3-2.4 \
+		--metric adaptive_regret --metric tv_regret --metric tree_regret
 
 # The whole suite: lint, every test (slow statistical ones included), the doctests, the
 # kernel-free reference path (NUMBA_DISABLE_JIT=1) on the fast tests, and the installed wheel.

@@ -24,6 +24,8 @@ from arena.reporting.sections.overall import overall
 from arena.reporting.sections.overview import overview
 from arena.reporting.sections.provenance import provenance
 from arena.reporting.sections.regret_curves import regret_curves
+from arena.reporting.sections.time_varying import time_varying
+from arena.reporting.sections.trees import tree_experts
 
 MANIFEST = "report-files.json"
 """The record, inside a report folder, of the files the report wrote there (and may delete)."""
@@ -110,6 +112,8 @@ def _write(ctx: ReportContext, out: Path, name: str) -> Path:
         regret_curves(ctx),
         metric_curves(ctx),
         other_notions(ctx),
+        time_varying(ctx),
+        tree_experts(ctx),
         bandit_feedback(ctx),
         failures(ctx),
         provenance(ctx),

@@ -7,11 +7,13 @@ Layouts (the report reads files only and never re-simulates):
   ``failures.parquet`` (cells that raised; may be absent);
 * a Hydra multirun directory: numbered job folders, each with ``results.parquet`` +
   ``manifest.json`` (and ``multirun.yaml`` at the top);
-* a single run folder (``results.parquet`` + ``manifest.json``).
+* a single run folder (``results.parquet`` + ``manifest.json``);
+* a folder holding several of these (e.g. two tournaments whose games cannot share one cross
+  product, reported together).
 
 All of them are read the same way: every ``results*.parquet`` and ``manifest*.json`` below the
 directory (recursively). A manifest with ``run_id`` and ``cell`` describes one cell; one with a
-``config`` but no ``run_id`` is the tournament's.
+``config`` but no ``run_id`` is a tournament's.
 """
 
 from __future__ import annotations
@@ -63,7 +65,9 @@ class Source:
     games : DataFrame
         One row per game (``adversary, adversary_params, n_actions, horizon``) with its label.
     tournament : dict or None
-        The tournament manifest, if any.
+        The tournament manifest, if any (the first, in path order, when there are several).
+    tournaments : list of dict
+        Every tournament manifest below ``root``, in path order.
     multirun_config : str or None
         The text of Hydra's ``multirun.yaml``, if any.
     failures : DataFrame
@@ -83,6 +87,7 @@ class Source:
     tournament: dict[str, Any] | None
     multirun_config: str | None
     failures: pd.DataFrame
+    tournaments: list[dict[str, Any]] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
     unreadable: list[tuple[Path, str]] = field(default_factory=list)
 
@@ -210,9 +215,9 @@ def _read_rows(files: list[Path], unreadable: list[tuple[Path, str]]) -> pa.Tabl
     return table
 
 
-def _read_manifests(root: Path) -> tuple[list[tuple[Path, dict]], dict | None]:
+def _read_manifests(root: Path) -> tuple[list[tuple[Path, dict]], list[dict]]:
     cells: list[tuple[Path, dict]] = []
-    tournament = None
+    tournaments: list[dict] = []
     for path in sorted(root.rglob("manifest*.json")):
         if path.name.startswith("."):
             continue
@@ -224,9 +229,9 @@ def _read_manifests(root: Path) -> tuple[list[tuple[Path, dict]], dict | None]:
             continue
         if "run_id" in data and "cell" in data:
             cells.append((path, data))
-        elif "config" in data and tournament is None:
-            tournament = data
-    return cells, tournament
+        elif "config" in data:
+            tournaments.append(data)
+    return cells, tournaments
 
 
 def _read_failures(root: Path) -> pd.DataFrame:
@@ -338,7 +343,7 @@ def load_source(source_dir: str | Path) -> Source:
     ]
     games = games.sort_values(["adversary_label", "n_actions", "horizon"]).reset_index(drop=True)
 
-    cell_manifests, tournament = _read_manifests(root)
+    cell_manifests, tournaments = _read_manifests(root)
     cells = _cells_table(df, cell_manifests, root)
     multirun = root / "multirun.yaml"
     return Source(
@@ -346,7 +351,8 @@ def load_source(source_dir: str | Path) -> Source:
         rows=df,
         cells=cells,
         games=games,
-        tournament=tournament,
+        tournament=tournaments[0] if tournaments else None,
+        tournaments=tournaments,
         multirun_config=multirun.read_text() if multirun.is_file() else None,
         failures=failures,
         files=[f for f in files if f not in {u for u, _ in unreadable}],

@@ -7,7 +7,12 @@ import math
 import numpy as np
 import pandas as pd
 
-PARAM_SYMBOL = {"quantile_regret": "ε", "shifting_regret": "k", "sa_regret": "τ"}
+PARAM_SYMBOL = {
+    "quantile_regret": "ε",
+    "subset_quantile_regret": "ε",
+    "shifting_regret": "k",
+    "sa_regret": "τ",
+}
 
 
 def num(x, digits: int = 4) -> str:

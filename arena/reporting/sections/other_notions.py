@@ -1,4 +1,5 @@
-"""The "Other regret notions" section: quantile, shifting, strongly adaptive, adaptive regret."""
+"""The "Other regret notions" section: quantile (k-th and subset-uniform), shifting, strongly
+adaptive and adaptive regret."""
 
 from __future__ import annotations
 
@@ -16,6 +17,14 @@ SWEEPS = [
         "ε (fraction of experts)",
         "ε-quantile regret at T (loss units)",
         "ε-quantile regret at the horizon vs ε (regret to the ⌈εN⌉-th best expert), mean ± 95% "
+        "t-interval.",
+    ),
+    (
+        "subset_quantile_regret",
+        "subset_quantile_regret_vs_eps",
+        "ε (fraction of experts)",
+        "subset-uniform ε-quantile regret at T",
+        "Regret at the horizon to the uniform mixture of the ⌈εN⌉ best experts vs ε, mean ± 95% "
         "t-interval.",
     ),
     (

@@ -32,8 +32,7 @@ def provenance(ctx: ReportContext) -> Section:
     cells = src.cells
     ctx.write_csv("cells", cells, "cells.csv")
     blocks: list[Block] = []
-    if src.tournament is not None:
-        t = src.tournament
+    for t in src.tournaments or ([src.tournament] if src.tournament is not None else []):
         blocks.append(
             Para(
                 f"Tournament {code(t.get('name', '?'))} (config digest "
@@ -43,7 +42,7 @@ def provenance(ctx: ReportContext) -> Section:
         )
         blocks.append(
             Details(
-                "Tournament configuration (manifest.json → config)",
+                f"Tournament configuration of {t.get('name', '?')} (manifest.json → config)",
                 json.dumps(t.get("config"), indent=2, sort_keys=True, default=str),
             )
         )
