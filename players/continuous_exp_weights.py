@@ -189,7 +189,7 @@ def _cew_play_block(
 
 
 class ContinuousExpWeights(OCOPlayer):
-    """Algorithm 25 of Luo (2016): a density over K from a drifting-game potential; play its mean.
+    """Algorithm 25 of Luo 2016: a density over K from a drifting-game potential; play its mean.
 
     Every point ``x ∈ K`` is a chip at position ``s_t(x) = Σ_{τ≤t} (f_τ(x) − f_τ(w_τ))/B``
     (``s_0 ≡ 0``; B scales the movements into [−1, 1]). Round t plays
@@ -199,8 +199,9 @@ class ContinuousExpWeights(OCOPlayer):
     in K by convexity. With the exponential potential ``Φ_T(s) = e^{−η(s+R)}`` this is
     ``p_t(x) ∝ exp(−(η/B) Σ_{τ<t} f_τ(x))``, continuous exponential weights (Cover 1991;
     Hazan, Agarwal & Kale 2007); the thesis's parameter-free potentials ``two_norm`` and
-    ``nh_dt`` are available too (Luo 2016, §2.1.4, Lemmas 1–2; :func:`players.drifting_potential.
-    potential_values`). The algorithm is inefficient in general: it needs integrals over K.
+    ``nh_dt`` are available too (Luo 2016, §2.1.4, Lemmas 1–2; see
+    :func:`players.drifting_potential.potential_values`). The algorithm is inefficient in
+    general: it needs integrals over K.
 
     **Quadrature.** The integrals are sums over a composite Gauss–Legendre rule
     (:func:`composite_gauss_legendre`; a tensor product on the square): ``panels`` panels per
@@ -263,11 +264,10 @@ class ContinuousExpWeights(OCOPlayer):
 
     References
     ----------
-    Luo (2016), *Towards adaptive and efficient online learning*, PhD thesis, Princeton: §2.1.4
-    (OCO; Algorithm 3, Theorem 2, EXP, Lemma 1 / Corollary 1, Lemma 2 / Corollary 2) and App. A.3
-    (Algorithm 25, Theorem 22); Cover (1991), "Universal portfolios"; Hazan, Agarwal & Kale
-    (2007), "Logarithmic regret algorithms for online convex optimization" (exponentially
-    weighted online optimization).
+    Luo 2016 (PhD thesis): §2.1.3 (Algorithm 3, Theorem 2), §2.1.4 (EXP; Lemma 1 and Corollary 1;
+    Lemma 2 and Corollary 2), §2.1.6 (online convex optimization) and Appendix A.3 (Algorithm 25,
+    Theorem 22); Cover 1991, "Universal portfolios"; Hazan, Agarwal & Kale 2007 (exponentially
+    weighted online optimization, EWOO).
     """
 
     tags = PlayerTags(

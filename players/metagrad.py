@@ -45,7 +45,7 @@ def learning_rate_grid(horizon: int, diameter: float, grad: float) -> tuple[np.n
     """Return the grid ``η_i = 2^{−i}/(5DG)`` and its prior ``π_1(η_i) = C/((i+1)(i+2))``.
 
     ``i = 0, …, k`` with ``k = ⌈½ log₂ T⌉`` and ``C = 1 + 1/(1 + k)``, which normalizes the prior
-    (``Σ_{i≤k} 1/((i+1)(i+2)) = (k+1)/(k+2)``); van Erven & Koolen (2016), §3.
+    (``Σ_{i≤k} 1/((i+1)(i+2)) = (k+1)/(k+2)``); van Erven & Koolen 2016, §3.
 
     Examples
     --------
@@ -234,12 +234,13 @@ class MetaGrad(OCOPlayer):
         ``"full"``: the algorithm above on the ball (any d; in d = 1 also the box).
         ``"diagonal"``: an independent one-dimensional MetaGrad per coordinate, on the box
         ``[−r, r]^d`` (in d = 1 also the ball), with interval length ``D = 2r`` in its grid.
-        This is the coordinate-wise version of van Erven, Koolen & van der Hoeven (2021) and
-        the diagonal MetaGrad of the authors' reference code; its slaves have diagonal Σ, and
-        it equals ``"full"`` in d = 1 (same arithmetic, bit for bit). We do not implement the
-        conference paper's variant that puts ``diag(g_t²)`` into one shared surrogate: its
-        master loss ``−x + η²Σ_i (w_t − w^η)_i² g_i²`` can fall below ``−x + x²``, so the
-        potential argument below (``e^{x − x²} ≤ 1 + x``) no longer applies to it.
+        This is the coordinate-wise version of van Erven, Koolen & van der Hoeven 2021 and
+        the diagonal MetaGrad of the authors' reference code (``DirkvdH/Online-Appendix-
+        MetaGrad``); its slaves have diagonal Σ, and it equals ``"full"`` in d = 1 (same
+        arithmetic, bit for bit). One master over slaves whose surrogate has ``diag(g_t²)`` in
+        place of ``g_t g_tᵀ`` is not offered: its master loss ``−x + η²Σ_i (w_t − w^η)_i² g_i²``
+        can fall below ``−x + x²``, and then the potential argument below
+        (``e^{x − x²} ≤ 1 + x``) does not apply.
     G : float or None
         The bound G on ``‖g_t‖₂`` used by the grid. None: the game's declared gradient bound.
 
@@ -276,8 +277,8 @@ class MetaGrad(OCOPlayer):
 
     (The grid minimum in ``3√(AV) + 10DGA``: ``η* = √(A/V) ≥ η_0`` is covered by ``η_0``,
     ``2A/η_0``; otherwise a grid point lies in ``(η*/2, η*]``, giving ``η*V + 2A/η* = 3√(AV)``;
-    ``η* ≥ η_k`` because ``4^k ≥ T`` and ``A ≥ 1/8``.) We could not read the printed constants of
-    the paper's Theorem 7; we encode the bounds proven here, of its form.
+    ``η* ≥ η_k`` because ``4^k ≥ T`` and ``A ≥ 1/8``.) These have the form of the paper's main
+    bounds; the constants encoded are the ones proven here step by step.
 
     ``bounds`` declares (1) when G is the game's declared gradient bound (or a larger ``G``), which
     the arena enforces every round. Cost per round: full O(m d²) plus O(d³) in projecting rounds,
@@ -300,11 +301,9 @@ class MetaGrad(OCOPlayer):
 
     References
     ----------
-    van Erven & Koolen (2016), "MetaGrad: Multiple learning rates in online learning", NeurIPS,
-    §3 (grid and prior), Algorithm 1 (master), Algorithm 2 (slave), Theorem 7; van Erven, Koolen
-    & van der Hoeven (2021), "MetaGrad: Adaptation using multiple learning rates in online
-    learning", JMLR 22(161) (coordinate-wise version); Hazan, Agarwal & Kale (2007) (the ONS
-    analysis of step 2).
+    van Erven & Koolen 2016: §3 (grid and prior, the surrogate losses), Algorithm 1 (master),
+    Algorithm 2 (slave) and the main regret theorem; van Erven, Koolen & van der Hoeven 2021
+    (the coordinate-wise version); Hazan, Agarwal & Kale 2007 (the ONS analysis of step 2).
     """
 
     tags = PlayerTags(
