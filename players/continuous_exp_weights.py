@@ -437,5 +437,5 @@ class ContinuousExpWeights(OCOPlayer):
     @classmethod
     def _unit_test_params(cls):
         # The conformance partners declare no gradient bound (B is given); few nodes keep it fast.
-        yield {"eta": 0.5, "scale": 8.0, "panels": 4, "nodes": 8}
-        yield {"potential": "nh_dt", "scale": 8.0, "panels": 4, "nodes": 8}
+        yield {"eta": 0.5, "scale": 8.0, "panels": 2, "nodes": 8}
+        yield {"potential": "nh_dt", "scale": 8.0, "panels": 2, "nodes": 8}

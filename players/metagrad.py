@@ -159,17 +159,21 @@ def _metagrad_step(
 
 
 @njit(cache=True)
-def _metagrad_round(w, g, ws, sig, logpi, smat, etas, inv_d2, kind, radius, half_sigma, quad, sq):
+def _scratch(b):
+    """Work arrays of :func:`_metagrad_step` for blocks of b coordinates (allocated once)."""
+    return (
+        np.empty((b, b)), np.empty(b), np.empty(b), np.empty((5, b)), np.zeros((b, 1)),
+        np.empty((1, 1)), np.empty(1), np.empty(1),
+    )  # fmt: skip
+
+
+@njit(cache=True)
+def _metagrad_round(
+    w, g, ws, sig, logpi, smat, etas, inv_d2, kind, radius, half_sigma, quad, sq, scratch
+):
     """One round of one replicate: every block (one, or one per coordinate) steps in place."""
-    n_blocks, _, b = ws.shape[0], ws.shape[1], ws.shape[2]
-    eig_q = np.empty((b, b))
-    eig_lam = np.empty(b)
-    lam_i = np.empty(b)
-    work = np.empty((5, b))
-    hbuf = np.zeros((b, 1))
-    chol = np.empty((1, 1))
-    t1 = np.empty(1)
-    t2 = np.empty(1)
+    n_blocks, b = ws.shape[0], ws.shape[2]
+    eig_q, eig_lam, lam_i, work, hbuf, chol, t1, t2 = scratch
     for k in range(n_blocks):
         lo = k * b
         _metagrad_step(
@@ -191,6 +195,7 @@ def _metagrad_play_block(
     n = out.shape[1]
     grad = np.empty(d)
     half_sigma = 0.5 * sigma
+    scratch = _scratch(ws.shape[3])
     for r in range(n_rep):
         for j in range(n):
             for i in range(d):
@@ -198,7 +203,7 @@ def _metagrad_play_block(
             round_gradient(loss_code, sigma, w[r], g, x, y, z, has_z, r, j, grad)
             _metagrad_round(
                 w[r], grad, ws[r], sig[r], logpi[r], smat[r], etas, inv_d2, kind, radius,
-                half_sigma, quad[r], sq[r],
+                half_sigma, quad[r], sq[r], scratch,
             )  # fmt: skip
 
 
@@ -389,11 +394,12 @@ class MetaGrad(OCOPlayer):
     def update(self, fb: Feedback) -> None:
         grad = np.ascontiguousarray(fb.grad, dtype=np.float64)
         w = np.ascontiguousarray(fb.w, dtype=np.float64).copy()
+        scratch = _scratch(self._block)
         for r in range(w.shape[0]):
             _metagrad_round(
                 w[r], grad[r], self._ws[r], self._sig[r], self._logpi[r], self._smat[r],
                 self._etas, self._diam**-2, self._kind, self._radius, 0.5 * self._sigma,
-                self._quad[r], self._sq[r],
+                self._quad[r], self._sq[r], scratch,
             )  # fmt: skip
         self._w = w
         self._rounds += 1
