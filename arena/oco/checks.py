@@ -46,7 +46,10 @@ BOUND_RTOL = 1e-9
 def _partner_adversaries(player: OCOPlayer) -> list[OCOAdversary]:
     """Gaussian games the player accepts: per protocol and loss its tags allow, the first domain
     (ball, ℝ^d, box, simplex) that its tags allow and its ``reset`` accepts (a player whose
-    domains depend on its parameters, e.g. FTRL's regularizer, refuses the others there)."""
+    domains depend on its parameters, e.g. FTRL's regularizer, refuses the others there).
+
+    They are played in d = 3, or in the largest d the player's ``tags.max_actions`` allows (a
+    quadrature player integrating over K in d ≤ 2), as the experts checks cap N."""
     from arena.errors import ConfigError
     from arena.oco.testing import GaussianClassification, GaussianData, GaussianRegression
 
@@ -66,6 +69,7 @@ def _partner_adversaries(player: OCOPlayer) -> list[OCOAdversary]:
                 if domain not in tags.domains:
                     continue
                 candidate = cls(loss=loss, domain=domain, radius=1.0)
+                candidate._conformance_dim = max(1, min(DIM, tags.max_actions or DIM))
                 try:
                     player.clone().reset(_spec_for(candidate), rngs(0))
                 except ConfigError:
@@ -81,8 +85,11 @@ def _partner_adversaries(player: OCOPlayer) -> list[OCOAdversary]:
 
 
 def _requested_dim(adversary: OCOAdversary) -> int | None:
-    """d = 3 in the partner games; the adversary's own default d when it is the one checked."""
-    return DIM if type(adversary).__module__ == "arena.oco.testing" else None
+    """d = 3 in the partner games (less for a player with a smaller ``max_actions``, see
+    :func:`_partner_adversaries`); the adversary's own default d when it is the one checked."""
+    if type(adversary).__module__ != "arena.oco.testing":
+        return None
+    return getattr(adversary, "_conformance_dim", DIM)
 
 
 def _spec_for(adversary: OCOAdversary, n_rep: int = REPLICATES, horizon: int = HORIZON):
