@@ -851,6 +851,7 @@ DEFAULT_METRICS: dict[str, dict] = {
     "dg_loss": {"R": [1.0, 5.0, 10.0, 20.0]},
     "duality_gap": {},
     "tree_regret": {},
+    "last_iterate_gap": {},
     "mistakes": {},
     "comparator_regret": {"c": [0.5, 1.0, 2.0, 4.0]},
     "path_length": {},

@@ -1,4 +1,5 @@
-"""Game metrics: the duality gap of the average strategies in a zero-sum matrix game."""
+"""Game metrics: the duality gap of the average and of the current strategies in a zero-sum
+matrix game."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ from arena.spec import GameSpec
 
 def duality_gap(a: np.ndarray, p_bar: np.ndarray, q_bar: np.ndarray) -> np.ndarray:
     """Return ``max_j (p̄ᵀA)_j − min_i (A q̄)_i`` row-wise (p̄: (R, N), q̄: (R, M), A: (N, M)).
+
+    Any pair of strategies may be passed: the averages (``duality_gap``) or the current ones
+    (``last_iterate_gap``).
 
     Examples
     --------
@@ -64,3 +68,48 @@ class DualityGap(Metric):
         p_bar = self._p_sum / max(core.t, 1)
         q_bar = np.asarray(self._source.column_average())
         return duality_gap(np.asarray(self._source.game_matrix()), p_bar, q_bar)[:, None]
+
+
+class LastIterateGap(Metric):
+    """Duality gap ``max_j (p_tᵀA)_j − min_i (A q_t)_i`` of the current strategies.
+
+    The same gap as :class:`DualityGap`, of the distributions ``p_t`` and ``q_t`` played in the
+    round of the checkpoint (the last iterate) instead of the averages: ≥ 0, and 0 exactly when
+    ``(p_t, q_t)`` is a saddle point. Average iterates of no-regret dynamics converge; the last
+    iterate need not: Hedge with a constant step moves away from an interior equilibrium (Bailey
+    & Piliouras 2018), while the optimistic dynamics (Optimistic Hedge, i.e. optimistic
+    multiplicative weights, and optimistic gradient descent) converge in the last iterate
+    (Daskalakis & Panageas 2019; Wei, Lee, Zhang & Luo 2021). In the units of A. Logged only
+    against an adversary with ``game_matrix()`` and ``column_strategy()`` methods
+    (``matrix_game``).
+
+    Examples
+    --------
+    >>> from arena import play
+    >>> from adversaries.matrix_game import MatrixGame
+    >>> game = MatrixGame(game="biased_rock_paper_scissors", opponent="self")
+    >>> df = play("optimistic_gd", game, player_params={"eta": 0.5}, horizon=1000,
+    ...           checkpoints=[100, 1000], metrics=[LastIterateGap()])
+    >>> bool(df.value.iloc[-1] < 1e-6 * df.value.iloc[0])
+    True
+
+    References
+    ----------
+    Bailey & Piliouras (2018), "Multiplicative weights update in zero-sum games", EC.
+    Daskalakis & Panageas (2019), "Last-iterate convergence: zero-sum games and constrained
+    min-max optimization", ITCS. Wei, Lee, Zhang & Luo (2021), "Linear last-iterate convergence
+    in constrained saddle-point optimization", ICLR.
+    """
+
+    name = "last_iterate_gap"
+
+    def applicable(self, player, adversary) -> str | None:
+        ok = all(callable(getattr(adversary, m, None)) for m in ("game_matrix", "column_strategy"))
+        return None if ok else "the adversary is not a matrix game (no game_matrix/column_strategy)"
+
+    def attach(self, player, adversary) -> None:
+        self._source = adversary
+
+    def values(self, core: Core) -> np.ndarray:
+        q = np.asarray(self._source.column_strategy())
+        return duality_gap(np.asarray(self._source.game_matrix()), core.last_probs, q)[:, None]

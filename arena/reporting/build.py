@@ -13,6 +13,7 @@ from arena.reporting.load import load_source
 from arena.reporting.render import Block, Heading, render_html, render_markdown
 from arena.reporting.sections.bandit import bandit_feedback
 from arena.reporting.sections.context import ReportContext
+from arena.reporting.sections.dynamics import game_dynamics
 from arena.reporting.sections.failures import failures
 from arena.reporting.sections.files import files
 from arena.reporting.sections.flags import check_bounds, flags
@@ -115,6 +116,7 @@ def _write(ctx: ReportContext, out: Path, name: str) -> Path:
         time_varying(ctx),
         tree_experts(ctx),
         bandit_feedback(ctx),
+        game_dynamics(ctx),
         failures(ctx),
         provenance(ctx),
         methods(ctx),

@@ -1,8 +1,10 @@
-"""Tests of the self-play matrix-game adversary and of the duality_gap metric.
+"""Tests of the self-play matrix-game adversary and of the duality_gap and last_iterate_gap
+metrics.
 
 Oracle: for the average strategies, ``max_j (p̄ᵀA)_j − min_i (A q̄)_i = (a_max − a_min)(R^row +
 R^col)/T`` exactly (Freund & Schapire 1999; Cesa-Bianchi & Lugosi 2006 §7.2), so two no-regret
-players drive it to 0.
+players drive it to 0; the last-iterate gap is the same formula on ``(p_t, q_t)``, checked against
+a brute-force double loop.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from adversaries.matrix_game import GAMES, MatrixGame
 from arena import GameSpec, run_game
 from arena.errors import ConfigError
 from arena.game import prepare_game
-from arena.metrics.games import DualityGap, duality_gap
+from arena.metrics.games import DualityGap, LastIterateGap, duality_gap
 from arena.params import validate_params
 from arena.spec import History
 from players.hedge import Hedge
@@ -196,6 +198,8 @@ def test_duality_gap_needs_a_matrix_game():
         ({"matrix_path": "missing.npy"}, "matrix_path"),
         ({"opponent": "no_such_player"}, "opponent"),
         ({"opponent_params": {"eta": -1.0}}, "opponent_params"),
+        ({"opponent": "self", "opponent_params": {"eta": 1.0}}, "opponent_params"),
+        ({"opponent": "self"}, "opponent"),  # outside a game: no player was bound
         ({"n_columns": 0}, "n_columns"),
         ({"game_seed": -2}, "game_seed"),
     ],
@@ -207,3 +211,141 @@ def test_bad_params(params, bad):
         n = adv.resolve_n_actions(None)
         adv.reset(GameSpec("experts", n, 10), rngs(0, 1))  # then what depends on the game
     assert err.value.parameter == bad and err.value.component == "adversary matrix_game"
+
+
+# ----------------------------------------------------------------------------------------------
+# self-play and the last iterate
+
+
+def brute_force_gap(a: np.ndarray, p: np.ndarray, q: np.ndarray) -> float:
+    """``max_j Σ_i p_i A_ij − min_i Σ_j A_ij q_j`` by explicit loops (one replicate)."""
+    n, m = a.shape
+    col = max(sum(p[i] * a[i, j] for i in range(n)) for j in range(m))
+    row = min(sum(a[i, j] * q[j] for j in range(m)) for i in range(n))
+    return col - row
+
+
+@pytest.mark.parametrize(
+    ("player", "params", "game", "n_actions", "replicates"),
+    [
+        ("hedge", {"eta": 0.5}, {"n_columns": 6, "game_seed": 4, "opponent": "self"}, 4, 1),
+        ("hedge", {}, {"game": "shapley", "opponent": "ftpl"}, None, 3),  # randomized opponent
+        ("optimistic_gd", {"eta": 0.3}, {"game": "biased_rock_paper_scissors"}, None, 1),
+    ],
+)
+def test_last_iterate_gap_against_brute_force(player, params, game, n_actions, replicates):
+    horizon, checkpoints = 60, [1, 7, 30, 60]
+    adv = MatrixGame(**{"opponent": "self", **game})
+    game_ = prepare_game(
+        player,
+        adv,
+        player_params=params,
+        n_actions=n_actions,
+        horizon=horizon,
+        replicates=replicates,
+        seed=5,
+        metrics={"loss": {}},
+    )
+    pl, ad, spec = game_.player, game_.adversary, game_.spec
+    history = History(spec.n_replicates, spec.n_actions, sees_distribution=True)
+    want = {}
+    for t in range(1, horizon + 1):
+        p = pl.predict()
+        history._show(p)
+        loss = ad.losses(t, history)
+        pl.update(loss)
+        history._record(p, loss, np.zeros(spec.n_replicates, dtype=np.int64))
+        q = ad.column_strategy()
+        if t in checkpoints:
+            want[t] = [brute_force_gap(ad.game_matrix(), p[r], q[r]) for r in range(len(p))]
+    rows = run_game(
+        player,
+        MatrixGame(**{"opponent": "self", **game}),
+        player_params=params,
+        n_actions=n_actions,
+        horizon=horizon,
+        replicates=replicates,
+        seed=5,
+        checkpoints=checkpoints,
+        metrics=[LastIterateGap()],
+    ).rows.sort_values(["t", "replicate"])
+    for t in checkpoints:
+        got = rows[rows.t == t].value.to_numpy()
+        # ≤ 3 matrix entries of size ≤ 50 times probabilities: rounding ≲ 1e-13
+        np.testing.assert_allclose(got, want[t], rtol=0, atol=1e-12, err_msg=f"t={t}")
+        assert (got >= -1e-12).all()
+
+
+def test_self_play_is_the_named_opponent_with_the_same_parameters():
+    kw = dict(n_actions=5, horizon=300, replicates=2, seed=3, checkpoints=[10, 300])
+    metrics = [DualityGap(), LastIterateGap()]
+    params = {"eta": 0.4}
+    own = run_game(
+        "optimistic_hedge", MatrixGame(opponent="self"), player_params=params, metrics=metrics, **kw
+    ).rows
+    named = run_game(
+        "optimistic_hedge",
+        MatrixGame(opponent="optimistic_hedge", opponent_params=params),
+        player_params=params,
+        metrics=metrics,
+        **kw,
+    ).rows
+    np.testing.assert_array_equal(own.value.to_numpy(), named.value.to_numpy())
+    assert own.adversary_params.iloc[0] != named.adversary_params.iloc[0]  # another cell
+
+
+def test_self_play_in_a_symmetric_game_plays_the_same_strategy_on_both_sides():
+    # biased RPS is skew-symmetric (Aᵀ = −A, a_min = −a_max), so the column player's rescaled
+    # loss (a_max − Aᵀp)/s equals the row player's (Ap − a_min)/s when p = q: from the same
+    # start, self-play keeps p_t = q_t, and the last-iterate gap is max_j (pᵀA)_j − min_i (Ap)_i
+    a = np.array(GAMES["biased_rock_paper_scissors"])
+    np.testing.assert_array_equal(a.T, -a)
+    equilibrium = np.array([1.0, 10.0, 5.0]) / 16.0
+    np.testing.assert_allclose(a @ equilibrium, 0.0, atol=1e-12)  # value 0, no better column
+    np.testing.assert_allclose(equilibrium @ a, 0.0, atol=1e-12)
+    game = prepare_game(
+        "regret_matching",
+        MatrixGame(game="biased_rock_paper_scissors", opponent="self"),
+        horizon=50,
+        metrics={"loss": {}},
+    )
+    pl, ad = game.player, game.adversary
+    history = History(1, 3, sees_distribution=True)
+    np.testing.assert_array_equal(ad.column_strategy(), [[1 / 3, 1 / 3, 1 / 3]])  # before round 1
+    moved = False
+    for t in range(1, 51):
+        p = pl.predict()
+        history._show(p)
+        loss = ad.losses(t, history)
+        pl.update(loss)
+        history._record(p, loss, np.zeros(1, dtype=np.int64))
+        np.testing.assert_array_equal(ad.column_strategy(), p)
+        moved |= bool(np.abs(p - 1 / 3).max() > 0.1)
+    assert moved  # uniform is not this game's equilibrium: the dynamics leave it
+
+
+def test_self_play_needs_an_experts_player():
+    with pytest.raises(ConfigError) as err:
+        run_game("exp3", MatrixGame(opponent="self"), n_actions=3, horizon=10)
+    assert err.value.parameter == "opponent" and "experts player" in str(err.value)
+
+
+def test_self_play_from_uniform_stays_at_a_uniform_equilibrium():
+    # rock-paper-scissors: uniform play is the equilibrium and both gaps are 0 from round 1
+    rows = run_game(
+        "regret_matching",
+        MatrixGame(game="rock_paper_scissors", opponent="self"),
+        player_params={"variant": "rm_plus"},
+        horizon=200,
+        checkpoints=[1, 200],
+        metrics=[DualityGap(), LastIterateGap()],
+    ).rows
+    assert (rows.value.abs() <= 1e-12).all()
+    assert set(rows.metric) == {"duality_gap", "last_iterate_gap"}
+
+
+def test_last_iterate_gap_needs_a_matrix_game():
+    run = run_game(
+        "hedge", "fair_coin", n_actions=3, horizon=10, metrics=[LastIterateGap(), "regret"]
+    )
+    assert "last_iterate_gap" in run.skipped_metrics
