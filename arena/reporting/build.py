@@ -19,6 +19,7 @@ from arena.reporting.sections.flags import check_bounds, flags
 from arena.reporting.sections.leaderboards import leaderboards
 from arena.reporting.sections.methods import methods
 from arena.reporting.sections.metric_curves import metric_curves
+from arena.reporting.sections.online_to_batch import online_to_batch
 from arena.reporting.sections.other_notions import other_notions
 from arena.reporting.sections.overall import overall
 from arena.reporting.sections.overview import overview
@@ -110,6 +111,7 @@ def _write(ctx: ReportContext, out: Path, name: str) -> Path:
         regret_curves(ctx),
         metric_curves(ctx),
         other_notions(ctx),
+        online_to_batch(ctx),
         bandit_feedback(ctx),
         failures(ctx),
         provenance(ctx),
