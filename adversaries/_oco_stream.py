@@ -20,6 +20,9 @@ from arena.oco.losses import EXAMPLE_LOSSES, RoundData
 from arena.oco.protocol import ObliviousOCOAdversary
 from arena.params import OneOf
 
+SPLIT_PARAMS = frozenset({"test_fraction", "test_size"})
+"""The parameters by which a stream adversary holds out a test split (0: none)."""
+
 
 class StreamAdversary(ObliviousOCOAdversary):
     """Base of oblivious OCO adversaries whose rounds are generated forward, in round order.
@@ -38,6 +41,27 @@ class StreamAdversary(ObliviousOCOAdversary):
         rescaled game's gradient bound.
         """
         return None
+
+    def stream_identity(self) -> tuple[str, dict]:
+        """The registry name and parameters that seed the stream, without a test split's
+        parameter (``test_fraction`` / ``test_size``) when it is 0: a game without a split keeps
+        the stream (and the published numbers) it had before those parameters existed."""
+        name, params = super().stream_identity()
+        return name, {k: v for k, v in params.items() if k not in SPLIT_PARAMS or v}
+
+    def test_split(self) -> RoundData:
+        """Return the held-out test examples of every replicate: ``x`` (R, m, d), ``y`` (R, m).
+
+        Only for adversaries whose tags declare the oracle ``"test_split"`` (a dataset with
+        ``test_fraction > 0``, an i.i.d. stream with ``test_size > 0``): examples drawn with the
+        replicate's seed that the stream never shows, on which the ``online_to_batch`` metric
+        evaluates the risk of the learner's averaged and last iterates (Shalev-Shwartz 2007,
+        Appendix B.3). Valid after ``reset``; the arrays are copies.
+        """
+        split = getattr(self, "_test", None)
+        if split is None:
+            raise KeyError(f"{self!r} holds out no test split")
+        return RoundData(*(None if a is None else a.copy() for a in split))
 
     def _start_stream(self) -> None:
         self._next_t = 1  # first round not generated yet

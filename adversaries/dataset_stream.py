@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from fractions import Fraction
 from functools import lru_cache
 from typing import ClassVar
 
@@ -118,6 +120,10 @@ class DatasetStream(StreamAdversary):
         The feasible set of ``w_t``.
     radius : float
         Radius of a ball or box domain.
+    test_fraction : float
+        Fraction in [0, 1) of the examples held out as a test split the stream never shows
+        (oracle ``test_split``, read by the ``online_to_batch`` metric): ``m = ⌊f·n⌋`` examples,
+        drawn per replicate (0: no split, every example is streamed).
 
     Notes
     -----
@@ -129,6 +135,11 @@ class DatasetStream(StreamAdversary):
     when a dataset is first needed. The declared gradient bound is exact over the dataset:
     ``max_i ‖x_i‖`` for hinge, absolute and logistic losses; for the squared loss
     ``max_i ‖x_i‖(max_{w∈K}|⟨w, x_i⟩| + |y_i|)`` on a bounded domain, none on ℝ^d.
+
+    With ``test_fraction`` each replicate first draws its split from its own stream
+    (``rng.permutation(n)``: the first m indices are the test split, in dataset order), then its
+    epochs are permutations of the ``n − m`` training examples only (n above is then ``n − m``).
+    The standardization statistics still come from the whole dataset, test split included.
 
     These are stand-ins, not the thesis datasets: scikit-learn's breast cancer is WDBC, not the
     LIBSVM breast-cancer set (683×10), and its diabetes is a 442×10 regression set, not Pima
@@ -158,6 +169,7 @@ class DatasetStream(StreamAdversary):
         "loss": [*EXAMPLE_LOSS, IsNone()],
         "domain": DOMAIN,
         "radius": [POSITIVE],
+        "test_fraction": [Interval(0, 1, closed="left")],
     }
 
     def __init__(
@@ -169,6 +181,7 @@ class DatasetStream(StreamAdversary):
         loss: str | None = None,
         domain: str = "unconstrained",
         radius: float = 1.0,
+        test_fraction: float = 0.0,
     ):
         self.dataset = dataset
         self.digits = digits
@@ -177,9 +190,28 @@ class DatasetStream(StreamAdversary):
         self.loss = loss
         self.domain = domain
         self.radius = radius
+        self.test_fraction = test_fraction
 
     def _instance_tags(self) -> AdversaryTags:
-        return AdversaryTags(protocol=DATASETS.get(self.dataset, "classification"), oblivious=True)
+        oracle = frozenset({"test_split"}) if self.test_fraction else frozenset()
+        return AdversaryTags(
+            protocol=DATASETS.get(self.dataset, "classification"), oblivious=True, oracle=oracle
+        )
+
+    def split_sizes(self) -> tuple[int, int]:
+        """Return ``(n − m, m)``: the streamed and the held-out examples, ``m = ⌊f·n⌋`` exactly.
+
+        Examples
+        --------
+        >>> DatasetStream("breast_cancer", test_fraction=0.3).split_sizes()  # ⌊0.3 · 569⌋
+        (399, 170)
+        """
+        n = int(self._data()[0].shape[0])
+        m = math.floor(Fraction(repr(float(self.test_fraction))) * n)
+        if self.test_fraction and not 1 <= m <= n - 1:
+            message = f"leaves {m} of the {n} examples for the test split; need 1 to {n - 1}"
+            raise ConfigError(self.label(), "test_fraction", message)
+        return n - m, m
 
     def _data(self) -> tuple[np.ndarray, np.ndarray]:
         digits = tuple(int(v) for v in self.digits or ())
@@ -249,7 +281,14 @@ class DatasetStream(StreamAdversary):
             raise ConfigError(self.label(), "n_actions", f"the dataset has d = {X.shape[1]}")
         self._X, self._y = X, y
         self._rngs = list(rngs)
-        n_rep, n_samples = len(self._rngs), X.shape[0]
+        n_rep, (n_train, m) = len(self._rngs), self.split_sizes()
+        self._train = np.broadcast_to(np.arange(n_train), (n_rep, n_train))
+        self._test = None
+        if m:
+            splits = np.stack([rng.permutation(X.shape[0]) for rng in self._rngs])
+            test, self._train = np.sort(splits[:, :m], axis=1), np.sort(splits[:, m:], axis=1)
+            self._test = RoundData(x=X[test], y=y[test])
+        n_samples = self._train.shape[1]
         self._perm = np.empty((n_rep, n_samples), dtype=np.int64)
         self._pos = n_samples  # position in the current epoch (n: a new epoch starts)
         self._start_stream()
@@ -267,6 +306,7 @@ class DatasetStream(StreamAdversary):
             idx[:, k : k + m] = self._perm[:, self._pos : self._pos + m]
             k += m
             self._pos += m
+        idx = np.take_along_axis(self._train, idx, axis=1)  # the identity without a split
         return RoundData(x=self._X[idx], y=self._y[idx])
 
     @classmethod
@@ -275,3 +315,4 @@ class DatasetStream(StreamAdversary):
         yield {"dataset": "digits", "digits": [3, 8], "intercept": True}
         yield {"dataset": "diabetes"}
         yield {"dataset": "diabetes", "loss": "absolute", "domain": "ball"}
+        yield {"test_fraction": 0.3, "domain": "ball", "radius": 5.0}

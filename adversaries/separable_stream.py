@@ -11,6 +11,7 @@ from scipy.special import betaincc, betainccinv
 from adversaries._oco_stream import (
     DOMAIN,
     EXAMPLE_LOSS,
+    InstanceTags,
     StreamAdversary,
     example_gradient_bound,
     make_domain,
@@ -44,6 +45,10 @@ class SeparableStream(StreamAdversary):
     radius : float or None
         Radius of a ball or box domain; None (default) takes ``1/γ``, so that the declared
         comparator ``u*/γ`` lies in it.
+    test_size : int
+        Number m ≥ 0 of i.i.d. examples of the same law held out per replicate as a test split
+        (oracle ``test_split``, read by the ``online_to_batch`` metric); the stream never shows
+        them.
 
     Notes
     -----
@@ -61,7 +66,8 @@ class SeparableStream(StreamAdversary):
     ``sign⟨u*, x_t⟩``; with probability ``noise`` it is flipped. Every round consumes ``d + 4``
     standard normals from the replicate's stream (uniforms are ``Φ(z)``), whatever ``noise`` is,
     so the features do not depend on the noise level and any split into blocks gives the same
-    data.
+    data. The test split is drawn at reset, after ``u*`` and before round 1, by the same sampler
+    (m rounds' worth of draws), so it is independent of the streamed examples and equal in law.
 
     Comparator (oracle ``comparator``): ``u*/γ``, scaled so that ``y_t⟨u*/γ, x_t⟩ ≥ 1`` on every
     clean example: its hinge loss is 0, and ``‖u*/γ‖ = 1/γ``. ``comparator_regret`` with param c
@@ -91,9 +97,10 @@ class SeparableStream(StreamAdversary):
         "loss": EXAMPLE_LOSS,
         "domain": DOMAIN,
         "radius": [POSITIVE, IsNone()],
+        "test_size": [Interval(0, None, integer=True)],
     }
-    tags = AdversaryTags(
-        protocol="classification", oblivious=True, oracle=frozenset({"comparator"})
+    tags = InstanceTags(
+        AdversaryTags(protocol="classification", oblivious=True, oracle=frozenset({"comparator"}))
     )
 
     def __init__(
@@ -104,6 +111,7 @@ class SeparableStream(StreamAdversary):
         loss: str = "hinge",
         domain: str = "unconstrained",
         radius: float | None = None,
+        test_size: int = 0,
     ):
         self.margin = margin
         self.feature_radius = feature_radius
@@ -111,6 +119,11 @@ class SeparableStream(StreamAdversary):
         self.loss = loss
         self.domain = domain
         self.radius = radius
+        self.test_size = test_size
+
+    def _instance_tags(self) -> AdversaryTags:
+        oracle = {"comparator", "test_split"} if self.test_size else {"comparator"}
+        return AdversaryTags(protocol="classification", oblivious=True, oracle=frozenset(oracle))
 
     def _gamma_r(self) -> tuple[float, float]:
         big_r, gamma = float(self.feature_radius), float(self.margin)
@@ -145,6 +158,7 @@ class SeparableStream(StreamAdversary):
         self._u = np.stack([unit_vector(rng, d) for rng in self._rngs])
         self._a, self._b = 0.5, (d + 1) / 2.0
         self._tail = float(betaincc(self._a, self._b, (gamma / big_r) ** 2))
+        self._test = self._generate(int(self.test_size)) if self.test_size else None
         self._start_stream()
 
     def comparator(self) -> np.ndarray:
@@ -178,3 +192,4 @@ class SeparableStream(StreamAdversary):
         yield {}
         yield {"margin": 0.3, "feature_radius": 2.0, "noise": 0.1, "loss": "logistic"}
         yield {"domain": "ball", "loss": "squared"}
+        yield {"noise": 0.1, "test_size": 50}

@@ -16,7 +16,7 @@ from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import Feedback
 from arena.oco.protocol import OCO_PROTOCOLS, OCOPlayer, game_dim, game_domain
-from arena.params import POSITIVE, Boolean, IsNone, OneOf
+from arena.params import POSITIVE, Boolean, Interval, IsNone, OneOf
 from arena.spec import GameSpec, PlayerTags
 from players._quasi_additive import (
     P_CONSTRAINTS,
@@ -30,9 +30,19 @@ from players.regularizers import make_regularizer
 
 REGULARIZERS = ("l2", "entropic", "pnorm")
 RULES = ("conservative", "aggressive")
-SCHEDULES = ("fixed", "sqrt", "lipschitz", "mistakes")
+SCHEDULES = ("fixed", "sqrt", "lipschitz", "mistakes", "small_loss")
 CLASSIFICATION_SCHEDULES = ("lipschitz", "mistakes")
 """Schedules that read ``x_t`` before predicting (classification only)."""
+
+SELF_BOUNDED = {"squared": 1.0, "logistic": 0.5}
+"""κ of the example losses that are ``κ‖x‖_*²``-self-bounded (Shalev-Shwartz 2007, Definition 2:
+some subgradient λ has ``½‖λ‖_*² ≤ L g(w)``). With ``λ = ℓ'(⟨w, x⟩, y)·x``: squared,
+``½ℓ'² = ℓ`` (κ = 1; the thesis states the looser 2‖x‖², §5.3.1); logistic, ``ℓ' = −yσ(−m)`` and
+``σ(−m)² ≤ σ(−m) = z/(1+z) ≤ ln(1+z) = ℓ`` with ``z = e^{−m}`` (κ = ½). Hinge, absolute and
+linear losses are not self-bounded (a subgradient of norm ‖x‖ where the loss is near 0)."""
+
+COR4_BETA2 = 8.0**0.25
+"""Corollary 4's ``β₂ = 8^{1/4}√(L/U)``: ``c = "tuned"`` with ``schedule="small_loss"``."""
 
 LINE_SEARCH_STEPS = 200
 """Cap on the slope evaluations of the aggressive rule's 1-D line search (typically ~10 needed)."""
@@ -122,15 +132,23 @@ class PrimalDual(OCOPlayer):
         Exponent of the p-norm link, ``p ≥ 2`` (``"auto"`` = ``max(2, 2 ln d)``).
     rule : {"conservative", "aggressive"}
         Dual-ascent rule (aggressive: classification only).
-    schedule : {"fixed", "sqrt", "lipschitz", "mistakes"}
+    schedule : {"fixed", "sqrt", "lipschitz", "mistakes", "small_loss"}
         ``c_t = c₀`` (Fig 3.1); ``c₀√t`` (Cor 2; t counts the rounds fed to the dual);
         ``c₀ X_t √(t/U)`` ((5.15)/(5.16), Cor 3); ``c₀ X_t √((M_t + 1)/U)`` ((5.17), Fig 5.2/5.3),
         where ``X_t = max_{i≤t} ‖x_i‖_*`` over every round seen (the current one included) and
         ``M_t`` counts the mistakes before round t. The last two need features: classification.
+        ``small_loss``: ``c_t = β₂ √(β₁ + Σ_{i<t} g_i(w_i))`` (Theorem 2, the self-confident
+        rate), ``β₂ = c₀``, ``β₁ = beta1``, the losses ``g_i`` being the arena's (squared or
+        logistic: self-bounded, :data:`SELF_BOUNDED`); it needs features shown before
+        predicting (classification, where it feeds the arena's loss instead of its own hinge,
+        or regression), the conservative rule, every round fed and σ = 0.
     c : float or "tuned"
         ``c₀ > 0``. ``"tuned"``: ``fixed`` → ``√(T L/U)`` (Cor 1), ``sqrt`` → ``√(L/U)`` (Cor 2),
         with ``L = G²/2`` from the adversary's gradient bound G (a bound on ``‖λ'‖₂``, hence on
-        every dual norm used here, p ≥ 2) and the horizon T; ``lipschitz`` / ``mistakes`` → 1.
+        every dual norm used here, p ≥ 2) and the horizon T; ``lipschitz`` / ``mistakes`` → 1;
+        ``small_loss`` → Corollary 4's ``β₂ = 8^{1/4}√(L_t/U)`` with ``L_t = κ X_t²`` (κ of
+        :data:`SELF_BOUNDED`, ``X_t`` as above), non-decreasing in t since L is learned from
+        the features seen (the same device as Cor 3 for Cor 2).
     U : float or None
         Bound U on ``f(u)`` of the comparators (schedules and tuning). None: ``max_S f`` (``ln d``
         for the entropy; ``½ max_K ‖u‖²`` for L2 on a bounded K; ``ρ²/(2(q−1))`` on a q-ball).
@@ -138,6 +156,9 @@ class PrimalDual(OCOPlayer):
         Margin γ > 0 of the classification hinge.
     mistake_driven : bool
         Feed only the mistake rounds to the dual (classification).
+    beta1 : float
+        ``β₁ ≥ 1`` of the ``small_loss`` schedule (Theorem 2); Corollary 4 wants
+        ``β₁ ≥ max_t g_t(w_t)`` (the thesis: ``≥ max_t max_{w∈S} g_t(w)``).
 
     Notes
     -----
@@ -153,6 +174,12 @@ class PrimalDual(OCOPlayer):
     * Mistake bounds (:meth:`mistake_bound`, for one comparator u; they depend on u, so none is
       declared): Cor 5 / Cor 7 (conservative, mistake-driven, homogeneous f), (5.2)/(5.7) (fixed c),
       Cor 6 / Thm 6 (``mistakes`` schedule), else ``|M| ≤ (H + certificate)/γ``.
+    * Small-loss bounds (:meth:`small_loss_bound`, ``small_loss`` schedule): Theorem 2, for every
+      u of S, ``R(u, T) ≤ K (Σ_t g_t(u) + β₁)^{1/2} + K²`` with ``K = β₂ f(u) + L G/β₂``,
+      ``G = 2√(1 + max_t g_t(w_t)/β₁)``, ``L = κ X_T²``; with ``c = "tuned"``, ``f(u) ≤ U``
+      and ``max_t g_t(w_t) ≤ β₁`` (so ``G ≤ 2√2``), Corollary 4:
+      ``R(u, T) ≤ 3.4√(LU) (Σ_t g_t(u) + β₁)^{1/2} + 11.4 LU``. They grow with the comparator's
+      loss, not with T: on separable data the regret stays bounded.
     * Duality (§6 oracles 1–3, :meth:`dual_value`): the dual
       ``D_t = −c_t f*(θ/c_t) − Σ_i g_i*(λ_i)`` (classification: ``−Σ g* = γ Σ α``; OCO:
       ``−g_t*(λ_t) = g_t(w_t) − ⟨λ_t, w_t⟩`` by Fenchel–Young) satisfies weak duality
@@ -183,7 +210,8 @@ class PrimalDual(OCOPlayer):
     ----------
     The regularizers (link, conjugate, dual norm, ``max f``) are :mod:`players.regularizers`.
     Shalev-Shwartz 2007: Figure 3.1, Lemma 1 and Corollary 1 (§3.3-3.4); Figure 3.2, Lemma 2 and
-    Corollary 2 (§3.5); Figure 5.1 and Eq. (5.2) (§5.1); Figure 5.2 (§5.1.3); Eqs. (5.14)-(5.17),
+    Corollary 2, Lemma 3, Theorem 2 and Corollary 4 (§3.5; Definition 2 and Theorem 1 of §3.4 for
+    self-bounded losses); Figure 5.1 and Eq. (5.2) (§5.1); Figure 5.2 (§5.1.3); Eqs. (5.14)-(5.17),
     Figure 5.3 and Theorem 6 (§5.2.1; Figure 5.3 is followed with the dual norm ``‖·‖_⋆`` of
     (5.17) for ``X_t``, where the figure prints ``‖·‖_∞``, and without the minus sign it prints in
     ``w_t = ∇f*(−(1/c_t) Σ α y x)``); Eqs. (7.11)-(7.16) (§7.2; (7.12)-(7.16) corrected, see
@@ -200,6 +228,7 @@ class PrimalDual(OCOPlayer):
         "U": [POSITIVE, IsNone()],
         "gamma": [POSITIVE],
         "mistake_driven": [Boolean()],
+        "beta1": [Interval(1, None)],
     }
 
     def __init__(
@@ -212,6 +241,7 @@ class PrimalDual(OCOPlayer):
         U: float | None = None,
         gamma: float = 1.0,
         mistake_driven: bool = False,
+        beta1: float = 1.0,
     ):
         self.regularizer = regularizer
         self.p = p
@@ -221,6 +251,7 @@ class PrimalDual(OCOPlayer):
         self.U = U
         self.gamma = gamma
         self.mistake_driven = mistake_driven
+        self.beta1 = beta1
 
     # -- set-up --------------------------------------------------------------------------------
 
@@ -230,7 +261,12 @@ class PrimalDual(OCOPlayer):
         d = game_dim(spec)
         domain = game_domain(spec)
         self._classification = spec.protocol == "classification"
-        if not self._classification:
+        self._small_loss = self.schedule == "small_loss"
+        # the player's own hinge, except under small_loss (which feeds the arena's loss)
+        self._own_hinge = self._classification and not self._small_loss
+        if self._small_loss:
+            self._check_small_loss(spec, comp)
+        elif not self._classification:
             for param, bad, why in (
                 ("rule", self.rule == "aggressive", "the aggressive rule needs the hinge"),
                 ("schedule", self.schedule in CLASSIFICATION_SCHEDULES, "needs features x_t"),
@@ -280,6 +316,8 @@ class PrimalDual(OCOPlayer):
         self._x_mist = np.zeros(n_rep)
         self._x_fed = np.zeros(n_rep)
         self._neg_conj = np.zeros(n_rep)  # −Σ g_i*(λ_i) (classification: γ Σ α)
+        self._cum_loss = np.zeros(n_rep)  # Σ g_i(w_i) over the fed rounds (small_loss)
+        self._max_loss = np.zeros(n_rep)  # max_i g_i(w_i) (Theorem 2's G)
         self._cert = np.zeros(n_rep)  # ½ Σ ‖λ'_t‖²_* / c_t
         self._c_last = np.zeros(n_rep)
         self._dual = np.zeros(n_rep)
@@ -288,15 +326,39 @@ class PrimalDual(OCOPlayer):
             comparator_set_is_domain
             and math.isfinite(max_f)
             and not self.mistake_driven
-            and (not self._classification or hinge_is_loss)
+            and (not self._own_hinge or hinge_is_loss)
         )
         self._max_f = max_f
+
+    def _check_small_loss(self, spec: GameSpec, comp: str) -> None:
+        """Refuse the games where Theorem 2's schedule does not apply, naming the reason."""
+        why = "schedule 'small_loss' (Shalev-Shwartz 2007, Theorem 2)"
+        if spec.protocol not in ("classification", "regression"):
+            raise ConfigError(comp, "schedule", f"{why} needs features x_t: not in {spec.protocol}")
+        if spec.loss not in SELF_BOUNDED:
+            raise ConfigError(
+                comp,
+                "schedule",
+                f"{why} needs a self-bounded loss ({', '.join(SELF_BOUNDED)}); the game's "
+                f"{spec.loss} loss is not (Definition 2)",
+            )
+        if spec.sigma:
+            raise ConfigError(comp, "schedule", f"{why}: no self-bound is declared for σ > 0")
+        for param, bad, what in (
+            ("rule", self.rule != "conservative", "the conservative rule"),
+            ("mistake_driven", bool(self.mistake_driven), "every round fed"),
+        ):
+            if bad:
+                raise ConfigError(comp, param, f"{why} runs with {what}")
+        self._loss, self._kappa = spec.loss, SELF_BOUNDED[spec.loss]
 
     def _resolve_c(self, spec: GameSpec, comp: str) -> float:
         if self.c != "tuned":
             return float(self.c)
         if self.schedule in CLASSIFICATION_SCHEDULES:
             return 1.0
+        if self._small_loss:
+            return COR4_BETA2
         if spec.gradient_bound is None:
             raise ConfigError(comp, "c", "'tuned' needs the adversary's gradient bound G")
         lip = 0.5 * float(spec.gradient_bound) ** 2
@@ -309,7 +371,7 @@ class PrimalDual(OCOPlayer):
     # -- the trade-off schedule ----------------------------------------------------------------
 
     def _x_seen(self, x: np.ndarray | None) -> np.ndarray:
-        if x is None or not self._classification:
+        if x is None or not (self._classification or self._small_loss):
             return self._x_all
         return np.maximum(self._x_all, self._reg.dual_norm(np.asarray(x, dtype=np.float64)))
 
@@ -327,7 +389,15 @@ class PrimalDual(OCOPlayer):
         big_x = self._x_seen(x)
         if s == "lipschitz":
             return self._c0 * big_x * np.sqrt((self._fed + 1.0) / self._U)
+        if s == "small_loss":
+            return self._beta2(big_x) * np.sqrt(float(self.beta1) + self._cum_loss)
         return self._c0 * big_x * np.sqrt((self._mistakes + 1.0) / self._U)
+
+    def _beta2(self, big_x: np.ndarray) -> np.ndarray:
+        """``β₂`` of the small-loss schedule: ``c₀``, or ``8^{1/4}√(κ X²/U)`` when tuned."""
+        if self.c != "tuned":
+            return np.full(big_x.shape, self._c0)
+        return self._c0 * np.sqrt(self._kappa / self._U) * big_x
 
     @staticmethod
     def _safe(c: np.ndarray) -> np.ndarray:
@@ -340,21 +410,31 @@ class PrimalDual(OCOPlayer):
         return self._reg.link(self._theta / c[:, None])
 
     def update(self, fb: Feedback) -> None:
-        if self._classification:
+        if self._own_hinge:
             self._update_classification(fb)
         else:
             self._update_oco(fb)
 
     def _update_oco(self, fb: Feedback) -> None:
-        c = self.trade_off()
+        x = fb.data.x if self._small_loss else None
+        c = self.trade_off(x)
+        csafe = self._safe(c)  # c = 0 only under small_loss while every x seen is 0 (then λ = 0)
         grad = np.asarray(fb.grad, dtype=np.float64)
         w = np.asarray(fb.w, dtype=np.float64)
+        value = np.asarray(fb.value, dtype=np.float64)
         self._theta -= grad
-        self._neg_conj += np.asarray(fb.value, dtype=np.float64) - np.einsum("rd,rd->r", grad, w)
-        self._cert += 0.5 * self._reg.dual_norm(grad) ** 2 / c
+        self._neg_conj += value - np.einsum("rd,rd->r", grad, w)
+        self._cert += np.where(c > 0.0, 0.5 * self._reg.dual_norm(grad) ** 2 / csafe, 0.0)
         self._fed += 1
         self._c_last = c
-        self._dual = self._neg_conj - c * self._reg.conjugate(self._theta / c[:, None])
+        if self._small_loss:
+            self._x_all = self._x_seen(x)
+            self._cum_loss += value
+            self._max_loss = np.maximum(self._max_loss, value)
+            if self._classification:
+                self._mistakes += fb.data.y * np.asarray(fb.prediction) <= 0.0
+        conj = np.where(c > 0.0, csafe * self._reg.conjugate(self._theta / csafe[:, None]), 0.0)
+        self._dual = self._neg_conj - conj
 
     def _update_classification(self, fb: Feedback) -> None:
         x, y, pred = read_example(fb)
@@ -484,6 +564,56 @@ class PrimalDual(OCOPlayer):
             return {}
         return {("regret", math.nan): self.regret_certificate(self._max_f)}
 
+    def small_loss_bound(self, fu, comparator_loss) -> np.ndarray:
+        """Return Theorem 2's bound on the regret ``R(u, T)`` to one comparator u (R,).
+
+        ``R(u, T) ≤ K (H + β₁)^{1/2} + K²``, ``K = β₂ f(u) + L G/β₂``, ``G = 2√(1 + max_t
+        g_t(w_t)/β₁)``, ``H = Σ_t g_t(u)``, ``L = κ X_T²`` (every ``g_t`` is L-self-bounded,
+        :data:`SELF_BOUNDED`) and ``β₂ = c₀``, or ``8^{1/4}√(L/U)`` when tuned (then ``β₂``
+        grew with ``X_t``: Lemma 2 and Lemma 3 give the same bound with the final ``β₂``, since
+        ``c_t`` is non-decreasing and ``L_t/β₂,t = √(L_t U)/8^{1/4}`` is too) [derived for
+        the tuned case].
+
+        Parameters
+        ----------
+        fu : float or ndarray (R,)
+            ``f(u)`` of the comparator (u in the regularizer's set S).
+        comparator_loss : float or ndarray (R,)
+            ``H = Σ_t g_t(u)`` over the rounds played (the arena's loss of u).
+        """
+        big_l, beta2, big_g = self._small_loss_constants()
+        k = beta2 * np.asarray(fu, dtype=np.float64) + big_l * big_g / beta2
+        h = np.asarray(comparator_loss, dtype=np.float64)
+        return k * np.sqrt(h + float(self.beta1)) + k * k
+
+    def corollary4_bound(self, fu, comparator_loss) -> np.ndarray:
+        """Return Corollary 4's ``3.4√(LU)(H + β₁)^{1/2} + 11.4 LU`` where it applies, else inf.
+
+        It applies with ``c = "tuned"`` (``β₂ = 8^{1/4}√(L/U)``), ``f(u) ≤ U`` and
+        ``max_t g_t(w_t) ≤ β₁`` (``G ≤ 2√2``; the thesis asks ``β₁ ≥ max_{w∈S} g_t(w)`` to
+        guarantee it in advance). The printed 3.4 and 11.4 round up ``2^{1.75} ≈ 3.364`` and
+        ``2^{3.5} ≈ 11.31``.
+        """
+        big_l, _, _ = self._small_loss_constants()
+        h = np.asarray(comparator_loss, dtype=np.float64)
+        if self.c != "tuned":
+            return np.full(np.broadcast(big_l, h).shape, np.inf)
+        lu = big_l * self._U
+        value = 3.4 * np.sqrt(lu) * np.sqrt(h + float(self.beta1)) + 11.4 * lu
+        applies = (np.asarray(fu, dtype=np.float64) <= self._U * (1 + 1e-12)) & (
+            self._max_loss <= float(self.beta1)
+        )
+        return np.where(applies, value, np.inf)
+
+    def _small_loss_constants(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(L, β₂, G)`` of Theorem 2 after the rounds played (R,) each."""
+        if not self._small_loss:
+            raise ValueError(f"{self.label()}: small-loss bounds need schedule='small_loss'")
+        big_l = self._kappa * self._x_all**2
+        beta2 = self._beta2(self._x_all)
+        big_g = 2.0 * np.sqrt(1.0 + self._max_loss / float(self.beta1))
+        return big_l, self._safe(beta2), big_g
+
     def mistake_bound(self, fu, hinge) -> np.ndarray:
         """Return a bound on ``|M|`` for one comparator u (R,) (classification).
 
@@ -506,7 +636,14 @@ class PrimalDual(OCOPlayer):
         * conservative, mistake-driven, ``fixed``, otherwise ((5.2), (5.7)):
           ``|M| ≤ (c f(u) + H)/(γ − X²/(2c))`` when ``γ > X²/(2c)``.
         * otherwise ``|M| ≤ (H + c_T f(u) + ½Σ‖λ'‖²/c_t)/γ`` (``g_t(w_t) ≥ γ`` on mistakes).
+        * ``small_loss`` (the arena's loss; ``hinge`` is then ``H = Σ_t g_t(u)`` in that loss):
+          ``|M| ≤ (H + Theorem 2)/ℓ_min``, ``ℓ_min`` the loss at a zero margin, its least value
+          on a mistake (``ln 2`` logistic, ``½`` squared): the device of Eq. (2.1), §2.3.
         """
+        if self._small_loss:
+            floor = math.log(2.0) if self._loss == "logistic" else 0.5
+            h = np.asarray(hinge, dtype=np.float64)
+            return (h + self.small_loss_bound(fu, h)) / floor
         fu = np.asarray(fu, dtype=np.float64)
         h = np.asarray(hinge, dtype=np.float64)
         g = self._gamma
@@ -528,6 +665,7 @@ class PrimalDual(OCOPlayer):
         yield {"regularizer": "l2", "schedule": "sqrt", "c": 0.5}
         yield {"regularizer": "entropic", "rule": "conservative", "schedule": "fixed", "c": 2.0}
         yield {"regularizer": "pnorm", "p": 3.0, "c": 1.5}
+        yield {"schedule": "small_loss", "c": "tuned", "U": 2.0, "beta1": 2.0}
 
 
 def entropic_hinge_step(w: np.ndarray, v: np.ndarray, gamma: float, c: np.ndarray) -> np.ndarray:

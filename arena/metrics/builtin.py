@@ -855,6 +855,7 @@ DEFAULT_METRICS: dict[str, dict] = {
     "mistakes": {},
     "comparator_regret": {"c": [0.5, 1.0, 2.0, 4.0]},
     "path_length": {},
+    "online_to_batch": {},
     "arm_pulls": {},
     "arm_pseudo_regret": {},
     "estimate_bias": {},

@@ -441,6 +441,7 @@ OCO_DEFAULT_METRICS: dict[str, dict] = {
     "comparator_regret": {"c": [0.5, 1.0, 2.0, 4.0]},
     "dynamic_regret": {},
     "path_length": {},
+    "online_to_batch": {},
     "bound": {},
     "lower_bound": {},
 }

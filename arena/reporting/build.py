@@ -20,6 +20,7 @@ from arena.reporting.sections.flags import check_bounds, flags
 from arena.reporting.sections.leaderboards import leaderboards
 from arena.reporting.sections.methods import methods
 from arena.reporting.sections.metric_curves import metric_curves
+from arena.reporting.sections.online_to_batch import online_to_batch
 from arena.reporting.sections.other_notions import other_notions
 from arena.reporting.sections.overall import overall
 from arena.reporting.sections.overview import overview
@@ -115,6 +116,7 @@ def _write(ctx: ReportContext, out: Path, name: str) -> Path:
         other_notions(ctx),
         time_varying(ctx),
         tree_experts(ctx),
+        online_to_batch(ctx),
         bandit_feedback(ctx),
         game_dynamics(ctx),
         failures(ctx),

@@ -604,6 +604,8 @@ def test_validation():
         spec = spec_for(3, 5, domain=Domain("simplex"))
         if params.get("regularizer") == "pnorm":
             spec = spec_for(3, 5)
+        if params.get("schedule") == "small_loss":  # a self-bounded loss (Theorem 2)
+            spec = spec_for(3, 5, domain=Domain("simplex"), loss="logistic")
         assert fresh(PrimalDual(**params), spec).predict().shape == (1, 3)
 
 
