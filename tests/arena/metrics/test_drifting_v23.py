@@ -82,6 +82,19 @@ def test_dg2_score_equals_brute_force_and_rounds_satisfy_dgv2(player, tmp_path):
             assert got == dg2_score_bruteforce(probs, losses, tr.action, threshold)
 
 
+@pytest.mark.parametrize("adversary", ["bernoulli", "greedy"])
+def test_engine_equals_the_bandit_reference_loop(adversary):
+    from arena.bandit.reference import reference_play
+
+    kw = dict(n_actions=4, horizon=60, replicates=2, seed=5,
+              metrics={"dg2_score": {"R": [-3.0, 0.0, 2.0, 10.0]}})  # fmt: skip
+    for player in ("exp3", "ucb1"):
+        ref = reference_play(player, adversary, **kw)
+        got = run_game(player, adversary, chunk_elements=7 * 4 * 2, **kw).rows
+        assert got.drop(columns="value").equals(ref.drop(columns="value"))
+        assert (got.value.to_numpy() == ref.value.to_numpy()).all()  # fractions of K: exact
+
+
 def test_chips_are_unbiased_for_minus_the_regrets(tmp_path):
     """``s_T − (L_T − Σ_t p_t·ℓ_t)`` is a sum of martingale differences: mean 0 over replicates.
 
@@ -216,6 +229,21 @@ def test_grid_metrics_equal_brute_force(kind, dim, loss, sigma):
     # the inverse relation: volume_quantile_regret(ε) < R ⟺ dg_volume(R) < ⌈εG⌉/G
     above = feed(DGVolume(R=[quant[1] + 1e-6], grid=cells), spec, learner, data)[0, 0]
     assert above < math.ceil(0.3 * len(slow)) / len(slow)
+
+
+@pytest.mark.parametrize("adversary", ["random_linear", "strongly_convex"])
+def test_engine_equals_the_oco_reference_loop(adversary):
+    from arena.oco.reference import reference_play_oco
+
+    kw = dict(n_actions=2, horizon=30, replicates=2, seed=4,
+              metrics={"dg_volume": {"R": [-1.0, 0.0, 1.0, 3.0], "grid": 7},
+                       "volume_quantile_regret": {"eps": [0.05, 0.5], "grid": 7}})  # fmt: skip
+    ref = reference_play_oco("ogd", adversary, **kw)
+    got = run_game("ogd", adversary, **kw).rows
+    assert set(got.metric) == {"dg_volume", "volume_quantile_regret"}
+    assert got.drop(columns="value").equals(ref.drop(columns="value"))
+    # float sums in other orders, of ≤ 30 terms of size ≤ ~10: 1e-11
+    np.testing.assert_allclose(got.value, ref.value, rtol=0, atol=1e-11)
 
 
 def test_grid_metrics_in_a_game_and_their_refusals():
