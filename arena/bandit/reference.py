@@ -116,6 +116,8 @@ def reference_play(
                 )
             elif m.name == "estimate_bias":  # reads the player's own estimates, as defined
                 labelled = _estimate_bias_rows(player, spec, losses_t, params[m.name])
+            elif m.name == "dg2_score":  # the chips move with losses mapped to [0, 1]
+                labelled = _dg2_score_rows(spec, probs_t, losses_t, actions_t, params[m.name])
             else:
                 labelled = [
                     (
@@ -139,6 +141,24 @@ def reference_play(
             rows.extend(reference_rows(game.constants, game.ids, t, labelled))
         previous = t
     return tidy_frame(rows)
+
+
+def _dg2_score_rows(spec, probs_t, losses_t, actions_t, thresholds) -> list:
+    """``dg2_score`` per threshold and replicate from the whole history (the DGv2 chips)."""
+    from arena.metrics.drifting_v23 import dg2_score_bruteforce
+
+    unit = (losses_t - spec.loss_range[0]) / spec.loss_scale
+    return [
+        (
+            "dg2_score",
+            float(th),
+            [
+                dg2_score_bruteforce(probs_t[r], unit[r], actions_t[r], float(th))
+                for r in range(spec.n_replicates)
+            ],
+        )
+        for th in thresholds
+    ]
 
 
 def _estimate_bias_rows(player, spec, losses_t, arms) -> list:

@@ -126,6 +126,8 @@ def reference_play_oco(player: Any, adversary: Any, **kwargs: Any) -> pd.DataFra
         for m in game.metrics:
             if m.name in ("bound", "lower_bound"):
                 labelled = declared_rows(m.name, player, adversary, t, n_rep)
+            elif m.name in ("dg_volume", "volume_quantile_regret"):
+                labelled = _grid_rows(m, spec, history, params[m.name])
             else:
                 labelled = [
                     (
@@ -144,6 +146,32 @@ def _stack(history, name: str) -> np.ndarray | None:
     if any(a is None for a in arrays):
         return None
     return np.stack(arrays, axis=1)
+
+
+def _grid_rows(metric, spec, history, params) -> list:
+    """``dg_volume`` / ``volume_quantile_regret`` from the regrets at every grid point, each
+    summed round by round from the stored history (a plain loop, slow: small grids only)."""
+    from arena.metrics.base import exact_quantile_rank
+    from arena.metrics.drifting import TIE_TOL
+    from arena.metrics.drifting_v23 import domain_grid, grid_regrets_bruteforce
+
+    points = domain_grid(spec.domain, spec.dim, metric.grid_cells(spec))
+    regrets = []
+    for r in range(spec.n_replicates):
+        w = [h[0][r] for h in history]
+        one = RoundData(*(None if a is None else [h[1][i][r] for h in history]
+                          for i, a in enumerate(history[0][1])))  # fmt: skip
+        regrets.append(np.array(grid_regrets_bruteforce(spec, points, w, one)[1]))
+    rows = []
+    for p in params:
+        if metric.name == "dg_volume":
+            cut = p - TIE_TOL * max(1.0, abs(p))
+            values = [float(np.mean(reg >= cut)) for reg in regrets]
+        else:
+            k = exact_quantile_rank(p, len(points))
+            values = [float(sorted(reg, reverse=True)[k - 1]) for reg in regrets]
+        rows.append((metric.name, float(p), values))
+    return rows
 
 
 def _metric(name, param, spec, history, learner, mistakes, adversary) -> np.ndarray:

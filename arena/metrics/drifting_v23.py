@@ -1,0 +1,553 @@
+"""Drifting games with random chips (DGv2, bandits) and a continuum of chips (DGv3, OCO).
+
+Luo 2016 (Appendix A.2 and A.3) models two more online problems as drifting games, beyond the
+experts game of DGv1 (:mod:`arena.metrics.drifting`):
+
+* **DGv2** (bandits, Figure A.1 and Algorithm 24). Arm i is a chip at ``s_{t,i}``; after the arena
+  draws ``I_t ~ p_t`` the chips move by the importance-weighted amounts
+
+  ``z_{t,i} = 1{i = I_t} ℓ_{t,I_t}/p_{t,I_t} − ℓ_{t,I_t}``,   ``s_t = s_{t−1} + z_t``,
+
+  which are random but satisfy, given the past and ``p_t``, ``z_{t,i} ≥ −1``,
+  ``E_t[z_{t,i}] ≤ 1``, ``E_t[z_{t,i}²] ≤ 1/p_{t,i}`` and ``E_t[p_t·z_t] ≥ 0`` (the DGv2
+  conditions; the proof of Theorem 21 shows ``E_t[z_{t,i}] = ℓ_{t,i} − p_t·ℓ_t``,
+  ``E_t[z_{t,i}²] ≤ 1/p_{t,i} − 1`` and ``E_t[p_t·z_t] = 0``). ``−s_{t,i} = Σ_{τ≤t} ℓ_{τ,I_τ} −
+  L̂_{t,i}`` is the learner's *estimated* regret to arm i, and the DGv2 loss is
+  ``(1/K) Σ_i 1{s_{t,i} ≤ −R}`` (:class:`DG2Score`). :func:`dgv2_moments` gives the four
+  conditional quantities in closed form and :func:`dgv2_slack` how far each condition is from
+  failing, so a test can verify the conditions exactly, round by round.
+* **DGv3** (OCO, Figure A.2 and Algorithm 25). Every point ``w`` of the domain K is a chip at
+  ``s_t(w) = Σ_{τ≤t} (f_τ(w) − f_τ(w_τ)) = −R_t(w)``, and the player's DGv3 loss is the volume
+  ``∫_K 1{s_t(w) ≤ −R} dw``. :class:`DGVolume` logs it as a fraction of vol(K), computed by the
+  midpoint rule on a fixed grid, and :class:`VolumeQuantileRegret` the OCO ε-regret it induces
+  (the regret to the best point of K once the best ε fraction of its volume is removed).
+
+References
+----------
+Luo 2016, *Optimal and Adaptive Online Learning*, PhD thesis, Princeton University, §2.1.5 and
+Appendix A.2 (DGv2, Algorithm 24, Theorems 20 and 21), §2.1.5 and Appendix A.3 (DGv3, the OCO
+ε-regret, Algorithm 25, Theorem 22).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar, NamedTuple
+
+import numpy as np
+from numba import njit
+
+from arena.metrics.base import Block, Core, Metric, exact_quantile_rank
+from arena.metrics.drifting import TIE_TOL, _fractions
+from arena.metrics.oco import OCOBlock, OCOCore, OCOMetric
+from arena.oco.domains import Domain
+from arena.oco.losses import RoundData, prediction_loss
+from arena.spec import GameSpec
+
+# ---------------------------------------------------------------------------------------------
+# DGv2: the bandit game's random chip movements
+
+
+class DGv2Moments(NamedTuple):
+    """The conditional moments of one round's DGv2 movements given ``p_t`` and ``ℓ_t``.
+
+    Attributes
+    ----------
+    mean : ndarray (..., K)
+        ``E_t[z_{t,i}] = ℓ_{t,i} − p_t·ℓ_t`` (``−p_t·ℓ_t`` for an arm with ``p_{t,i} = 0``,
+        which is never drawn: importance weighting is unbiased only where ``p_{t,i} > 0``).
+    second : ndarray (..., K)
+        ``E_t[z_{t,i}²] = ℓ_{t,i}² (1 − p_{t,i})²/p_{t,i} + Σ_{j≠i} p_{t,j} ℓ_{t,j}²`` (the first
+        term is 0 where ``p_{t,i} = 0``).
+    weighted_mean : ndarray (...)
+        ``E_t[p_t·z_t]``.
+    minimum : ndarray (..., K)
+        ``min z_{t,i}`` over the actions ``I_t`` of positive probability.
+    """
+
+    mean: np.ndarray
+    second: np.ndarray
+    weighted_mean: np.ndarray
+    minimum: np.ndarray
+
+
+def dgv2_moments(probs: np.ndarray, losses: np.ndarray) -> DGv2Moments:
+    """Return the exact conditional moments of the DGv2 movements of Algorithm 24.
+
+    With ``z_{t,i} = 1{i = I} ℓ_I/p_I − ℓ_I`` and ``I ~ p``: ``z_i = ℓ_i (1/p_i − 1)`` when
+    ``I = i`` and ``−ℓ_I`` otherwise, whence (Luo 2016, proof of Theorem 21)
+    ``E[z_i] = ℓ_i − p·ℓ`` (where ``p_i > 0``),
+    ``E[z_i²] = ℓ_i²(1 − p_i)²/p_i + Σ_{j≠i} p_j ℓ_j² ≤ 1/p_i − 1`` and
+    ``E[p·z] = Σ_I p_I (ℓ_I − ℓ_I Σ_i p_i) = 0`` (exactly, for a distribution p).
+
+    Parameters
+    ----------
+    probs, losses : ndarray (..., K)
+        ``p_t`` and the losses ``ℓ_t`` of one or many rounds (in [0, 1] for the conditions to
+        hold; any reals for the moments).
+
+    Examples
+    --------
+    >>> m = dgv2_moments(np.array([0.5, 0.5]), np.array([1.0, 0.0]))
+    >>> m.mean.tolist(), m.second.tolist(), float(m.weighted_mean), m.minimum.tolist()
+    ([0.5, -0.5], [0.5, 0.5], 0.0, [0.0, -1.0])
+    """
+    p = np.asarray(probs, dtype=np.float64)
+    loss = np.asarray(losses, dtype=np.float64)
+    expected = np.einsum("...k,...k->...", p, loss)
+    drawable = p > 0
+    mean = np.where(drawable, loss, 0.0) - expected[..., None]
+    sq = p * loss * loss
+    others = sq.sum(axis=-1, keepdims=True) - sq  # Σ_{j≠i} p_j ℓ_j²
+    with np.errstate(divide="ignore", invalid="ignore"):
+        own = np.where(drawable, loss * loss * (1.0 - p) ** 2 / p, 0.0)
+        drawn_self = np.where(drawable, loss * (1.0 / p - 1.0), np.inf)
+    second = own + others
+    # E[p·z] = Σ_I p_I ℓ_I (1 − Σ_i p_i): Σ p = 1 up to rounding
+    weighted = expected * (1.0 - p.sum(axis=-1))
+    # min over the other drawable arms j ≠ i of −ℓ_j (K × K: the arms are few)
+    neg = np.where(p > 0, 0.0 - loss, np.inf)  # 0 − 0 is +0
+    eye = np.eye(p.shape[-1], dtype=bool)
+    other_min = np.where(eye, np.inf, neg[..., None, :]).min(axis=-1)
+    minimum = np.minimum(drawn_self, other_min)
+    return DGv2Moments(mean, second, weighted, minimum)
+
+
+DGV2_CONDITIONS = ("z_min", "mean", "second", "weighted")
+"""The DGv2 conditions in the order of :func:`dgv2_slack`'s last axis."""
+
+
+def dgv2_slack(probs: np.ndarray, losses: np.ndarray) -> np.ndarray:
+    """Return how far each round's movements are from violating the DGv2 conditions.
+
+    The last axis holds, per :data:`DGV2_CONDITIONS`: ``min_i (min z_{t,i} + 1)``,
+    ``min_i (1 − E_t[z_{t,i}])``, ``min_i (1/p_{t,i} − E_t[z_{t,i}²])`` (over arms with
+    ``p_{t,i} > 0``; ``inf`` if none) and ``E_t[p_t·z_t]``. All four are ≥ 0 exactly when the
+    round is a valid DGv2 round (Luo 2016, Figure A.1); for losses in [0, 1] the proof of Theorem
+    21 gives slacks ≥ 0, ≥ 0, ≥ 1 and = 0 (the last up to the rounding of ``Σ p``).
+
+    Parameters
+    ----------
+    probs, losses : ndarray (..., K)
+        ``p_t`` and the normalized losses ``ℓ_t``.
+
+    Returns
+    -------
+    ndarray (..., 4)
+
+    Examples
+    --------
+    >>> np.round(dgv2_slack(np.array([0.25, 0.75]), np.array([1.0, 1.0])), 12).tolist()
+    [0.0, 1.0, 1.0, 0.0]
+    """
+    p = np.asarray(probs, dtype=np.float64)
+    m = dgv2_moments(p, losses)
+    with np.errstate(divide="ignore"):
+        variance_room = np.where(p > 0, 1.0 / p - m.second, np.inf)
+    return np.stack(
+        [
+            (m.minimum + 1.0).min(axis=-1),
+            (1.0 - m.mean).min(axis=-1),
+            variance_room.min(axis=-1),
+            m.weighted_mean,
+        ],
+        axis=-1,
+    )
+
+
+def dgv2_moments_bruteforce(probs, losses) -> DGv2Moments:
+    """Return :func:`dgv2_moments` of one round by a plain loop over the outcomes ``I`` (tests).
+
+    Examples
+    --------
+    >>> m = dgv2_moments_bruteforce([0.5, 0.5], [1.0, 0.0])
+    >>> m.mean, m.second, m.weighted_mean, m.minimum
+    ([0.5, -0.5], [0.5, 0.5], 0.0, [0.0, -1.0])
+    """
+    p, loss = [float(v) for v in probs], [float(v) for v in losses]
+    k = len(p)
+    mean, second, minimum = [0.0] * k, [0.0] * k, [math.inf] * k
+    weighted = 0.0
+    for drawn in range(k):
+        if p[drawn] == 0.0:
+            continue
+        z = [(loss[drawn] / p[drawn] if i == drawn else 0.0) - loss[drawn] for i in range(k)]
+        for i in range(k):
+            mean[i] += p[drawn] * z[i]
+            second[i] += p[drawn] * z[i] * z[i]
+            minimum[i] = min(minimum[i], z[i])
+        weighted += p[drawn] * sum(p[i] * z[i] for i in range(k))
+    return DGv2Moments(mean, second, weighted, minimum)
+
+
+@njit(cache=True)
+def _dgv2_advance(probs, losses, actions, lo, scale, estimates, paid):
+    """Move the chips of every round of a chunk: ``L̂_{I} += ℓ_I/p_I`` and ``C += ℓ_I``.
+
+    The chips are ``s = L̂ − C·1``; the two sums are kept apart (as Algorithm 24's player does)
+    so that the large importance weights do not cancel against the learner's loss in every round.
+    """
+    n_rep, n, _ = probs.shape
+    for r in range(n_rep):
+        for j in range(n):
+            a = actions[r, j]
+            unit = (losses[r, j, a] - lo) / scale
+            estimates[r, a] += unit / probs[r, j, a]
+            paid[r] += unit
+
+
+def dg2_score_bruteforce(probs, losses, actions, threshold: float) -> float:
+    """Return ``dg2_score`` at the last round of one game by a plain loop over rounds and arms.
+
+    ``probs, losses`` (T, K) with losses already in [0, 1], ``actions`` (T,).
+
+    Examples
+    --------
+    >>> p = [[0.5, 0.5], [0.5, 0.5]]; l = [[1.0, 0.0], [1.0, 0.0]]
+    >>> dg2_score_bruteforce(p, l, [0, 1], 1.0)  # s = (2 − 1, 0 − 1): arm 1 leads by 1
+    0.5
+    """
+    k = len(probs[0])
+    s = [0.0] * k
+    for p, loss, drawn in zip(probs, losses, actions, strict=True):
+        drawn = int(drawn)
+        for i in range(k):
+            s[i] += (loss[drawn] / p[drawn] if i == drawn else 0.0) - loss[drawn]
+    reached = [1.0 if -v >= threshold - TIE_TOL * max(1.0, abs(threshold)) else 0.0 for v in s]
+    return sum(reached) / k
+
+
+class DG2Score(Metric):
+    """Fraction of the bandit chips whose estimated regret ``−s_{t,i}`` is at least R (DGv2).
+
+    The chips move as in Luo 2016, Algorithm 24, line 8: ``z_{t,i} = 1{i = I_t}
+    ℓ_{t,I_t}/p_{t,I_t} − ℓ_{t,I_t}``, so ``s_{t,i} = L̂_{t,i} − Σ_{τ≤t} ℓ_{τ,I_τ}`` with the
+    importance-weighted estimate ``L̂_{t,i} = Σ_τ 1{I_τ = i} ℓ_{τ,i}/p_{τ,i}``; the value is the
+    DGv2 loss ``(1/K) Σ_i 1{s_{t,i} ≤ −R}``. It is computed from what the arena knows of every
+    bandit game (``p_t``, the drawn ``I_t`` and its loss), for any player, with losses mapped to
+    [0, 1] by the declared range (R is in those units). ``E[s_{t,i}] = E[L_{t,i} − Σ_τ
+    ℓ_{τ,I_τ}]`` while every ``p_{τ,i} > 0``: the chips are unbiased for minus the true
+    regrets, but random; ``dg_score`` is
+    the same fraction on the true regrets. Ties within :data:`~arena.metrics.drifting.TIE_TOL`
+    count as reaching R. A player that gives an arm probability 0 (UCB1, Thompson sampling's
+    argmax, any deterministic rule) leaves that arm's estimate at 0 while the learner pays, so its
+    chip drifts down by the learner's whole loss: for such players the value is near 1 and says
+    nothing about the true regrets (measured, bernoulli, K = 5, T = 10⁴: ucb1 gives 1.0 at every
+    R up to 1000, where ``dg_score`` gives 0.2 at R = 100 and 0 at R = 600).
+
+    Guarantee. For Algorithm 24 (``dg_bandit``, fixed η, K arms), Theorems 20 and 21 show
+    ``E[dg2_score_t(R)] ≤ (1/K) Σ_i E[Φ_t(s_{t,i})] ≤ Φ_0(0) =
+    exp(−ηR) ((e^η + e^{−η} + K e^η η²)/2)^t`` for every t and R (the potential
+    ``Φ_T(s) = exp(−η(s + R))`` dominates ``1{s ≤ −R}``; the algorithm does not depend on T, so
+    each prefix is a game of its own), against adaptive adversaries too. ``dg_bandit`` does not
+    declare this (its ``bounds`` declares the regret form of Theorem 21); the tests check it.
+
+    Parameters
+    ----------
+    R : list of float
+        Thresholds, in normalized loss units.
+
+    Examples
+    --------
+    >>> from arena import play
+    >>> df = play("exp3", "bernoulli", n_actions=3, horizon=200, replicates=2,
+    ...           metrics={"dg2_score": {"R": [0.0, 50.0]}})
+    >>> last = df[df.t == 200]
+    >>> bool((last[last.param == 0.0].value > 0).all())  # some chip is ahead of the learner
+    True
+
+    References
+    ----------
+    Luo 2016, PhD thesis, Appendix A.2: Figure A.1 (DGv2), Algorithm 24, Theorems 20 and 21.
+    """
+
+    name = "dg2_score"
+    param_name = "R"
+    protocols: ClassVar[frozenset[str] | None] = frozenset({"bandit"})
+
+    def __init__(self, R=(1.0, 5.0, 10.0, 20.0)):
+        self.R = R
+
+    def param_values(self, spec: GameSpec) -> list[float]:
+        return self._param_list(
+            self.R, float, lambda v: None if math.isfinite(v) else "R must be finite"
+        )
+
+    def start(self, spec: GameSpec) -> None:
+        super().start(spec)
+        self._thresholds = self.param_values(spec)
+        self._lo, self._scale = float(spec.loss_range[0]), spec.loss_scale
+        self._estimates = np.zeros((spec.n_replicates, spec.n_actions))
+        self._paid = np.zeros(spec.n_replicates)
+
+    def advance(self, block: Block, core: Core) -> None:
+        _dgv2_advance(
+            np.ascontiguousarray(block.probs),
+            np.ascontiguousarray(block.losses),
+            np.ascontiguousarray(block.actions, dtype=np.int64),
+            self._lo,
+            self._scale,
+            self._estimates,
+            self._paid,
+        )
+
+    def chips(self) -> np.ndarray:
+        """Return the chip positions ``s_t = L̂_t − C_t·1`` after the last advanced round."""
+        return self._estimates - self._paid[:, None]
+
+    def values(self, core: Core) -> np.ndarray:
+        return _fractions(-self.chips(), self._thresholds)
+
+
+# ---------------------------------------------------------------------------------------------
+# DGv3: a continuum of chips, one per point of the OCO domain
+
+GRID_DOMAINS = ("box", "ball")
+"""Domain kinds the grid metrics cover (for d ≤ 2)."""
+
+DEFAULT_GRID = {1: 1024, 2: 128}
+"""Default grid cells per axis by dimension (1024 cells on a segment, 128² on a square)."""
+
+ROUND_BATCH_FLOATS = 2_000_000
+"""Most values ``f_τ(w)`` evaluated at once (rounds × grid points × replicates): 16 MB."""
+
+
+def domain_grid(domain: Domain, dim: int, cells: int) -> np.ndarray:
+    """Return the midpoints of the grid cells that represent the domain, shape (G, d).
+
+    The bounding cube ``[−r, r]^d`` is cut into ``cells^d`` equal cells; a box keeps them all, a
+    ball keeps those whose centre lies in it (for d = 1 the ball is the box). Each kept cell has
+    the same volume, so the volume fraction of a set is the fraction of kept centres in it.
+
+    Examples
+    --------
+    >>> domain_grid(Domain("box", 1.0), 1, 4).ravel().tolist()
+    [-0.75, -0.25, 0.25, 0.75]
+    >>> len(domain_grid(Domain("ball", 1.0), 2, 4))  # the 4 corner cells lie outside the disc
+    12
+    """
+    r = float(domain.radius)
+    axis = -r + (np.arange(cells) + 0.5) * (2.0 * r / cells)
+    points = np.stack(np.meshgrid(*([axis] * dim), indexing="ij"), axis=-1).reshape(-1, dim)
+    if domain.kind == "ball" and dim > 1:
+        points = points[np.einsum("gd,gd->g", points, points) <= r * r]
+    return np.ascontiguousarray(points)
+
+
+def grid_reason(spec: GameSpec) -> str | None:
+    """Return why the grid metrics cannot cover this game's domain, or None."""
+    if spec.domain.kind not in GRID_DOMAINS:
+        return f"needs a box or ball domain (a volume to measure), not {spec.domain.kind}"
+    if spec.dim > 2:
+        return (
+            f"integrates over the domain on a grid, only for d ≤ 2 (here d = {spec.dim}); the "
+            "grid would need cells^d points"
+        )
+    return None
+
+
+def grid_total_losses(spec: GameSpec, points: np.ndarray, data: RoundData) -> np.ndarray:
+    """Return ``Σ_τ f_τ(w)`` over the rounds of a block for every grid point, shape (R, G).
+
+    Linear losses and the σ-term through their round sums (``⟨Σ g_τ, w⟩``,
+    ``σ/2 (n‖w‖² − 2⟨Σ z_τ, w⟩ + Σ‖z_τ‖²)``), example losses by evaluating every round at every
+    point, a few rounds at a time (:data:`ROUND_BATCH_FLOATS`).
+    """
+    if spec.loss == "linear":
+        total = np.asarray(data.g, dtype=np.float64).sum(axis=1) @ points.T
+        n = data.g.shape[1]
+    else:
+        x = np.asarray(data.x, dtype=np.float64)
+        y = np.asarray(data.y, dtype=np.float64)
+        n_rep, n, _ = x.shape
+        total = np.zeros((n_rep, points.shape[0]))
+        step = max(1, ROUND_BATCH_FLOATS // max(1, n_rep * points.shape[0]))
+        for j in range(0, n, step):
+            pred = np.einsum("rnd,gd->rng", x[:, j : j + step], points)
+            total += prediction_loss(spec.loss, pred, y[:, j : j + step, None])[0].sum(axis=1)
+    if spec.sigma:
+        sq = np.einsum("gd,gd->g", points, points)
+        total = total + 0.5 * spec.sigma * n * sq
+        if data.z is not None:
+            z = np.asarray(data.z, dtype=np.float64)
+            total = total + 0.5 * spec.sigma * (
+                -2.0 * (z.sum(axis=1) @ points.T) + np.einsum("rnd,rnd->r", z, z)[:, None]
+            )
+    return total
+
+
+def grid_regrets_bruteforce(spec: GameSpec, points, w, data: RoundData):
+    """Return ``(Σ_τ f_τ(w_τ), [R_T(u) for u in points])`` of one replicate by a plain loop over
+    rounds and points (tests), ``R_T(u) = Σ_τ (f_τ(w_τ) − f_τ(u))``. ``w`` (T, d) are the points
+    played and ``data`` the rounds with the round axis first (``g`` or ``x, y``, and ``z``).
+
+    Examples
+    --------
+    >>> spec = GameSpec("oco", 1, 2, (0.0, 1.0), dim=1, domain=Domain("box"), loss="linear")
+    >>> grid_regrets_bruteforce(spec, [[-1.0], [1.0]], [[0.0], [0.5]], RoundData(g=[[1.0]] * 2))
+    (0.5, [2.5, -1.5])
+    """
+
+    def f(t: int, u) -> float:
+        if spec.loss == "linear":
+            value = sum(float(a) * float(b) for a, b in zip(data.g[t], u, strict=True))
+        else:
+            pred = sum(float(a) * float(b) for a, b in zip(data.x[t], u, strict=True))
+            value = float(prediction_loss(spec.loss, np.array(pred), np.array(data.y[t]))[0])
+        if spec.sigma:
+            z = [0.0] * len(u) if data.z is None else data.z[t]
+            pairs = zip(u, z, strict=True)
+            value += 0.5 * spec.sigma * sum((float(a) - float(b)) ** 2 for a, b in pairs)
+        return value
+
+    learner = sum(f(t, w[t]) for t in range(len(w)))
+    return learner, [learner - sum(f(t, u) for t in range(len(w))) for u in points]
+
+
+class _GridMetric(OCOMetric):
+    """Running ``F_t(w) = Σ_{τ≤t} f_τ(w)`` at the points of a fixed grid of the domain."""
+
+    def grid_cells(self, spec: GameSpec) -> int:
+        """Return the cells per axis in use (the ``grid`` parameter or :data:`DEFAULT_GRID`)."""
+        from arena.errors import ConfigError
+
+        if self.grid is None:
+            return DEFAULT_GRID.get(spec.dim, 1)
+        cells = self.grid
+        if isinstance(cells, bool) or not isinstance(cells, int | np.integer) or cells < 1:
+            raise ConfigError(
+                f"metric {self.name}", "grid", f"must be an integer ≥ 1, got {cells!r}"
+            )
+        return int(cells)
+
+    def game_reason(self, spec: GameSpec) -> str | None:
+        reason = grid_reason(spec)
+        if reason is None:
+            cells = self.grid_cells(spec)
+            if spec.n_replicates * cells**spec.dim > 50_000_000:
+                return f"the grid needs R·cells^d = {spec.n_replicates * cells**spec.dim} floats"
+        return reason
+
+    def start(self, spec: GameSpec) -> None:
+        super().start(spec)
+        self._points = domain_grid(spec.domain, spec.dim, self.grid_cells(spec))
+        self._totals = np.zeros((spec.n_replicates, self._points.shape[0]))
+
+    def advance(self, block: OCOBlock, core: OCOCore) -> None:
+        self._totals += grid_total_losses(self._spec, self._points, block.data)
+
+    def grid_regrets(self, core: OCOCore) -> np.ndarray:
+        """Return ``R_t(w) = Σ_τ f_τ(w_τ) − F_t(w)`` at every grid point, shape (R, G)."""
+        return core.learner[:, None] - self._totals
+
+
+class DGVolume(_GridMetric):
+    """Fraction of the OCO domain's volume whose regret ``R_t(w)`` is at least R (DGv3).
+
+    Every point w of the domain K is a chip at ``s_t(w) = Σ_{τ≤t} (f_τ(w) − f_τ(w_τ)) =
+    −R_t(w)``, and the player's DGv3 loss is ``∫_K 1{s_t(w) ≤ −R} dw`` (Luo 2016, Figure A.2;
+    Algorithm 25, lines 8-9); the value is that volume divided by vol(K), the continuous
+    counterpart of ``dg_score``. By Theorem 22, a player with ``dg_volume_T(R) < ε`` has
+    ε-regret below R (:class:`VolumeQuantileRegret`) and regret below ``R + Tε^{1/d}``.
+
+    Computed for box and ball domains in dimension d ≤ 2 by the midpoint rule on a fixed grid
+    (:func:`domain_grid`): ``F_t(w) = Σ_τ f_τ(w)`` is kept at every grid point, streamed chunk
+    by chunk (O(G) per chunk for linear losses, O(n·G) for example losses), and the fraction of
+    grid points with ``R_t(w) ≥ R`` is logged (ties within
+    :data:`~arena.metrics.drifting.TIE_TOL` count). Other domains and d > 2 are skipped with a
+    reason. Quadrature error: ``R_t`` is concave (each ``f_τ`` is convex), so
+    ``{w : R_t(w) ≥ R}`` is convex, and only cells its boundary crosses (and, for the disc, the
+    disc's own boundary) can be miscounted: O(cells^{d−1}) of the O(cells^d) cells, an error
+    O(1/cells). On a segment (d = 1) the set is an interval, whose two ends each misplace at
+    most half a cell: the error is at most ``1/cells`` exactly.
+
+    Parameters
+    ----------
+    R : list of float
+        Thresholds, in loss units.
+    grid : int or None
+        Cells per axis of the bounding cube (default: 1024 for d = 1, 128 for d = 2).
+
+    Examples
+    --------
+    >>> from arena import play
+    >>> df = play("ogd", "random_linear", n_actions=1, horizon=100,
+    ...           metrics={"dg_volume": {"R": [10.0]}})
+    >>> 0.0 < float(df.value.iloc[-1]) < 1.0  # part of [−1, 1] beats the learner by 10
+    True
+
+    References
+    ----------
+    Luo 2016, PhD thesis, Appendix A.3: Figure A.2 (DGv3), Algorithm 25, Theorem 22.
+    """
+
+    name = "dg_volume"
+    param_name = "R"
+
+    def __init__(self, R=(1.0, 5.0, 10.0, 20.0), grid: int | None = None):
+        self.R = R
+        self.grid = grid
+
+    def param_values(self, spec: GameSpec) -> list[float]:
+        self.grid_cells(spec)  # validated with the thresholds, before any round
+        return self._param_list(
+            self.R, float, lambda v: None if math.isfinite(v) else "R must be finite"
+        )
+
+    def start(self, spec: GameSpec) -> None:
+        super().start(spec)
+        self._thresholds = self.param_values(spec)
+
+    def values(self, core: OCOCore) -> np.ndarray:
+        return _fractions(self.grid_regrets(core), self._thresholds)
+
+
+class VolumeQuantileRegret(_GridMetric):
+    """The OCO ε-regret of Luo 2016: the regret to K once its best ε fraction of volume is removed.
+
+    Appendix A.3 defines ``R_T^ε = Σ_t f_t(w_t) − inf_{w ∈ K∖K_ε} Σ_t f_t(w)`` with ``K_ε`` the
+    ε fraction of K's volume of least cumulative loss; it is the upper ε-quantile of ``R_t(w)``
+    for w uniform on K, the continuous ``quantile_regret``. On the grid of :class:`DGVolume`
+    with G points it is the ``k``-th largest grid regret, ``k = ⌈εG⌉`` (exact rational
+    arithmetic, :func:`~arena.metrics.base.exact_quantile_rank`), so that, as for the experts,
+    ``volume_quantile_regret(ε) < R ⟺ dg_volume(R) < k/G``. Theorem 22: a potential with
+    ``Φ_T ≥ 1{s ≤ −R}`` and ``Φ_0(0) < ε`` gives Algorithm 25 ``R_T^ε < R``.
+
+    Parameters
+    ----------
+    eps : list of float
+        Volume fractions in (0, 1].
+    grid : int or None
+        Cells per axis (as :class:`DGVolume`).
+
+    Examples
+    --------
+    >>> from arena import play
+    >>> df = play("ogd", "random_linear", n_actions=2, horizon=50,
+    ...           metrics={"volume_quantile_regret": {"eps": [0.01, 0.5], "grid": 32}})
+    >>> last = df[df.t == 50].set_index("param").value
+    >>> bool(last[0.01] >= last[0.5])
+    True
+    """
+
+    name = "volume_quantile_regret"
+    param_name = "eps"
+
+    def __init__(self, eps=(0.01, 0.1), grid: int | None = None):
+        self.eps = eps
+        self.grid = grid
+
+    def param_values(self, spec: GameSpec) -> list[float]:
+        self.grid_cells(spec)
+        return self._param_list(
+            self.eps, float, lambda v: None if 0.0 < v <= 1.0 else "eps must be in (0, 1]"
+        )
+
+    def start(self, spec: GameSpec) -> None:
+        super().start(spec)
+        size = self._points.shape[0]
+        self._ranks = [exact_quantile_rank(e, size) for e in self.param_values(spec)]
+
+    def values(self, core: OCOCore) -> np.ndarray:
+        ordered = -np.sort(-self.grid_regrets(core), axis=1)  # descending
+        return np.stack([ordered[:, k - 1] for k in self._ranks], axis=1)
