@@ -48,7 +48,12 @@ def _partner_adversaries(player: OCOPlayer) -> list[OCOAdversary]:
     (ball, ℝ^d, box, simplex) that its tags allow and its ``reset`` accepts (a player whose
     domains depend on its parameters, e.g. FTRL's regularizer, refuses the others there)."""
     from arena.errors import ConfigError
-    from arena.oco.testing import GaussianClassification, GaussianData, GaussianRegression
+    from arena.oco.testing import (
+        GaussianClassification,
+        GaussianData,
+        GaussianMulticlass,
+        GaussianRegression,
+    )
 
     tags = player.tags
     out: list[OCOAdversary] = []
@@ -56,6 +61,7 @@ def _partner_adversaries(player: OCOPlayer) -> list[OCOAdversary]:
         ("oco", GaussianData, ("linear",)),
         ("classification", GaussianClassification, ("hinge", "logistic")),
         ("regression", GaussianRegression, ("squared", "absolute")),
+        ("multiclass", GaussianMulticlass, ("multiclass_hinge",)),
     ):
         if protocol not in tags.protocols:
             continue
@@ -81,8 +87,11 @@ def _partner_adversaries(player: OCOPlayer) -> list[OCOAdversary]:
 
 
 def _requested_dim(adversary: OCOAdversary) -> int | None:
-    """d = 3 in the partner games; the adversary's own default d when it is the one checked."""
-    return DIM if type(adversary).__module__ == "arena.oco.testing" else None
+    """d = 3 in the partner games (3 features per label in multiclass); the adversary's own
+    default d when it is the one checked."""
+    if type(adversary).__module__ != "arena.oco.testing":
+        return None
+    return DIM * (adversary.declared_classes() or 1)
 
 
 def _spec_for(adversary: OCOAdversary, n_rep: int = REPLICATES, horizon: int = HORIZON):
@@ -97,6 +106,7 @@ def _spec_for(adversary: OCOAdversary, n_rep: int = REPLICATES, horizon: int = H
         loss=adversary.declared_loss(),
         sigma=float(adversary.declared_sigma()),
         gradient_bound=adversary.gradient_bound(),
+        n_classes=adversary.declared_classes(),
     )
 
 
@@ -360,8 +370,9 @@ def check_oco_tags_match_class(adversary: OCOAdversary) -> None:
 
 
 def check_oco_data_valid(adversary: OCOAdversary) -> None:
-    """The adversary's game plays: finite data of the right shapes, ±1 labels in classification,
-    subgradients within the declared bound (the engine validates every round)."""
+    """The adversary's game plays: finite data of the right shapes, ±1 labels in classification
+    (0 .. k−1 in multiclass), subgradients within the declared bound (the engine validates every
+    round)."""
     for player in _partner_players(adversary):
         try:
             _run(player, adversary, metrics=["loss"])
