@@ -150,8 +150,10 @@ class MulticlassSeparableStream(StreamAdversary):
         centred = np.eye(k) - 1.0 / k
         self._u = np.einsum("rdk,kj->rjd", self._frames, centred) / math.sqrt(k - 1)
         n_rep = len(self._rngs)
-        self._buf_x = [np.empty((0, d)) for _ in range(n_rep)]
-        self._buf_y = [np.empty(0) for _ in range(n_rep)]
+        # accepted examples not served yet (fewer than CANDIDATES): a fixed-size state
+        self._buf_x = np.empty((n_rep, CANDIDATES, d))
+        self._buf_y = np.empty((n_rep, CANDIDATES))
+        self._buf_n = np.zeros(n_rep, dtype=np.int64)
         self._drawn = np.zeros(n_rep, dtype=np.int64)
         self._kept = np.zeros(n_rep, dtype=np.int64)
         self._start_stream()
@@ -159,8 +161,8 @@ class MulticlassSeparableStream(StreamAdversary):
     def comparator(self) -> np.ndarray:
         return self._u.reshape(len(self._rngs), -1) / self._gamma
 
-    def _candidates(self, r: int) -> None:
-        """Draw :data:`CANDIDATES` examples for replicate r; keep those with margin ≥ γ."""
+    def _candidates(self, r: int) -> tuple[np.ndarray, np.ndarray]:
+        """Draw :data:`CANDIDATES` examples for replicate r; return those with margin ≥ γ."""
         k, d = self._k, self._d
         z = self._rngs[r].standard_normal((CANDIDATES, d + 3))
         u = uniforms_from_normals(z[:, d:])
@@ -171,8 +173,6 @@ class MulticlassSeparableStream(StreamAdversary):
         clean = np.argmax(a, axis=1)
         shift = 1 + np.minimum((u[:, 2] * (k - 1)).astype(np.int64), k - 2)
         label = np.where(u[:, 1] < float(self.noise), (clean + shift) % k, clean)
-        self._buf_x[r] = np.concatenate([self._buf_x[r], x[keep]])
-        self._buf_y[r] = np.concatenate([self._buf_y[r], label[keep].astype(np.float64)])
         self._drawn[r] += CANDIDATES
         self._kept[r] += int(keep.sum())
         if self._drawn[r] >= 50 * CANDIDATES and self._kept[r] < MIN_ACCEPTANCE * self._drawn[r]:
@@ -182,16 +182,28 @@ class MulticlassSeparableStream(StreamAdversary):
                 f"only {self._kept[r]} of {self._drawn[r]} examples drawn in the ball have margin "
                 f"≥ {self._gamma} (k = {k}, d = {d}); choose a smaller margin",
             )
+        return x[keep], label[keep].astype(np.float64)
 
     def _generate(self, n: int) -> RoundData:
         n_rep = len(self._rngs)
         x = np.empty((n_rep, n, self._d))
         y = np.empty((n_rep, n))
         for r in range(n_rep):
-            while self._buf_y[r].size < n:
-                self._candidates(r)
-            x[r], y[r] = self._buf_x[r][:n], self._buf_y[r][:n]
-            self._buf_x[r], self._buf_y[r] = self._buf_x[r][n:], self._buf_y[r][n:]
+            have = int(self._buf_n[r])
+            take = min(have, n)  # first the examples kept from the last draw, in order
+            x[r, :take], y[r, :take] = self._buf_x[r, :take], self._buf_y[r, :take]
+            rest = have - take
+            self._buf_x[r, :rest] = self._buf_x[r, take:have]
+            self._buf_y[r, :rest] = self._buf_y[r, take:have]
+            self._buf_n[r] = rest
+            while take < n:
+                cx, cy = self._candidates(r)
+                m = min(cx.shape[0], n - take)
+                x[r, take : take + m], y[r, take : take + m] = cx[:m], cy[:m]
+                take += m
+                left = cx.shape[0] - m
+                self._buf_x[r, :left], self._buf_y[r, :left] = cx[m:], cy[m:]
+                self._buf_n[r] = left
         return RoundData(x=x, y=y)
 
     @classmethod
