@@ -308,7 +308,7 @@ class _Checker:
                 self._fail(
                     "adversary",
                     adv,
-                    f"label {out.y[r, j]!r} is not in {{0, …, {k - 1}}}",
+                    f"label {float(out.y[r, j])!r} is not in {{0, …, {k - 1}}}",
                     t0 + j,
                     r,
                 )

@@ -1429,9 +1429,12 @@ def _per_round_multiclass(domain: Domain, x: np.ndarray, y: np.ndarray, k: int):
     nx = np.linalg.norm(x, axis=-1)
     safe = np.where(nx > 0, nx, 1.0)
     c = np.where(nx > 0, 1.0 / safe, 0.0)
+    value = np.where(nx > 0, 0.0, 1.0)
     if domain.kind == "ball":
-        c = np.minimum(c, float(domain.radius) * math.sqrt(k / (k - 1.0)))
-    value = np.maximum(1.0 - c * nx, 0.0)
+        reach = float(domain.radius) * math.sqrt(k / (k - 1.0))
+        capped = c > reach
+        c = np.where(capped, reach, c)
+        value = np.where(capped, np.maximum(1.0 - c * nx, 0.0), value)
     rows = (np.arange(k) == y.astype(np.int64)[..., None]) - 1.0 / k
     u = (c / safe)[..., None, None] * rows[..., :, None] * x[..., None, :]
     return value, u.reshape(*x.shape[:-1], k * x.shape[-1])

@@ -118,7 +118,7 @@ def test_prediction_rule_is_conservative_and_zero_features_do_not_move():
 @pytest.mark.parametrize("rule", ["max_loss", "prediction"])
 def test_bounds_of_thms_2_4_5(rule):
     rng = np.random.default_rng(8)
-    R, T, d, k = 3, 1200, 5, 4
+    R, T, d, k = 3, 600, 5, 4
     data, U, gamma = separable_stream(rng, R, T, d, k, radius=2.0)
     spec = mc_spec(k, d, T, R)
     # PA, separable (Thm 2): U/γ has zero multiclass hinge on every round
@@ -129,7 +129,7 @@ def test_bounds_of_thms_2_4_5(rule):
     bound = p.squared_loss_bound(1.0 / gamma, 0.0)
     big_r = np.linalg.norm(data.x, axis=2).max(axis=1)
     np.testing.assert_allclose(bound, 2 * big_r**2 / gamma**2, rtol=1e-12)  # 2R²/γ²
-    # sums of ≤ 1200 float64 terms: 1e-9 relative slack
+    # sums of ≤ 600 float64 terms: 1e-9 relative slack
     assert np.all(p.squared_loss <= bound * (1 + 1e-9))
     assert np.all(mistakes_of(W, data).sum(axis=1) <= bound)
     # PA-I (Thm 4) and PA-II (Thm 5) with label noise, for several comparators

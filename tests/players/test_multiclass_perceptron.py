@@ -123,7 +123,7 @@ def test_conservative_moves_only_on_mistakes():
 @pytest.mark.parametrize("variant", ["max", "uniform"])
 def test_mistake_bounds_separable_and_noisy(variant):
     rng = np.random.default_rng(21)
-    R, T, d, k = 3, 1500, 6, 4
+    R, T, d, k = 3, 800, 6, 4
     data, U, gamma = separable_stream(rng, R, T, d, k)
     spec = mc_spec(k, d, T, R)
     p = fresh(MulticlassPerceptron(variant=variant), spec)
@@ -135,7 +135,7 @@ def test_mistake_bounds_separable_and_noisy(variant):
     assert np.all(p.mistakes <= 2 * big_r**2 / gamma**2)
     assert np.all(p.mistakes <= p.mistake_bound(1.0 / gamma, 0.0) * (1 + 1e-12))
     # noisy labels: Cor 5 for many comparators (H over the mistake rounds); float64 sums of
-    # ≤ 1500 terms: 1e-9 relative slack
+    # ≤ 800 terms: 1e-9 relative slack
     noisy, U, _ = separable_stream(rng, R, T, d, k, flip=0.15)
     p = fresh(MulticlassPerceptron(variant=variant), spec)
     W = drive(p, spec, noisy)
