@@ -155,10 +155,10 @@ class OCORegret(OCOMetric):
     simplex ``min_i G_{t,i}``), with the σ-term an isotropic quadratic solved by projection.
     Squared loss: ``F_t(u) = ½uᵀH u − hᵀu + c`` from streamed sums, minimized exactly (trust-region
     subproblem on the ball). Hinge, absolute and logistic: a convex solve over the stored examples
-    at each checkpoint (:func:`arena.oco.hindsight.best_examples`); multiclass hinge: an LP
-    (cutting planes on the ball) over them (:func:`arena.oco.hindsight.best_multiclass`).
-    Unbounded comparator problems
-    (linear losses on ℝ^d, logistic on ℝ^d) are not applicable; set ``radius``.
+    at each checkpoint (:func:`arena.oco.hindsight.best_examples`); multiclass hinge: an exact LP
+    over them on ℝ^{kd}, a box or the simplex (:func:`arena.oco.hindsight.best_multiclass`; its
+    ball comparator, a second-order cone program, is not applicable). Unbounded comparator
+    problems (linear losses on ℝ^d, logistic on ℝ^d) are not applicable; set ``radius``.
     """
 
     name = "regret"

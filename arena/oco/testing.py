@@ -16,10 +16,8 @@ import numpy as np
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import LOSS_KINDS, Feedback, RoundData
-from arena.oco.protocol import AdaptiveOCOAdversary, ObliviousOCOAdversary, OCOPlayer
+from arena.oco.protocol import OCO_FAMILY, AdaptiveOCOAdversary, ObliviousOCOAdversary, OCOPlayer
 from arena.spec import AdversaryTags, GameSpec, PlayerTags
-
-_ALL_PROTOCOLS = frozenset({"oco", "classification", "regression", "multiclass"})
 
 
 class ZeroPlayer(OCOPlayer):
@@ -35,7 +33,7 @@ class ZeroPlayer(OCOPlayer):
 
     name = "zero"
     tags: ClassVar[PlayerTags] = PlayerTags(
-        protocols=_ALL_PROTOCOLS, randomized=False, losses=frozenset(LOSS_KINDS)
+        protocols=OCO_FAMILY, randomized=False, losses=frozenset(LOSS_KINDS)
     )
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
@@ -133,7 +131,7 @@ class ProjectedGradient(OCOPlayer):
 
     name = "projected_gradient"
     tags: ClassVar[PlayerTags] = PlayerTags(
-        protocols=_ALL_PROTOCOLS, randomized=False, losses=frozenset(LOSS_KINDS)
+        protocols=OCO_FAMILY, randomized=False, losses=frozenset(LOSS_KINDS)
     )
 
     def __init__(self, eta=0.5):
