@@ -10,7 +10,9 @@ import numpy as np
 
 from arena.errors import UndeclaredDistributionError
 
-Protocol = Literal["experts", "experts_confidence", "bandit", "oco", "classification", "regression"]
+Protocol = Literal[
+    "experts", "experts_confidence", "bandit", "oco", "classification", "regression", "multiclass"
+]
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,10 @@ class GameSpec:
         Strong-convexity weight of the ``(σ/2)‖w − z_t‖²`` term added to every loss (0: none).
     gradient_bound : float or None
         A bound G on every subgradient norm ``‖∇f_t(w_t)‖₂`` declared by the OCO adversary.
+    n_classes : int or None
+        Number of labels k of the ``multiclass`` protocol: ``w_t ∈ ℝ^{k·d'}`` is the row-major
+        flattening of ``W ∈ ℝ^{k×d'}`` (``dim = k·d'``) and the features are ``x_t ∈ ℝ^{d'}``
+        (the Kesler construction); None in every other protocol.
     """
 
     protocol: Protocol
@@ -55,6 +61,7 @@ class GameSpec:
     loss: str | None = None
     sigma: float = 0.0
     gradient_bound: float | None = None
+    n_classes: int | None = None
 
     def replicates(self) -> tuple[int, ...]:
         """Global replicate indices of the batch rows."""

@@ -1,15 +1,16 @@
-"""Streaming metrics of the OCO, classification and regression protocols.
+"""Streaming metrics of the OCO, classification, multiclass and regression protocols.
 
 Notation: the learner plays ``w_t`` and suffers ``f_t(w_t)``; ``F_t(u) = Σ_{s≤t} f_s(u)``.
 
 * ``loss`` — ``Σ_{s≤t} f_s(w_s)``;
 * ``mistakes`` — classification: ``#{s ≤ t : y_s ⟨w_s, x_s⟩ ≤ 0}`` (a zero margin is a mistake);
+  multiclass: ``#{s ≤ t : ŷ_s ≠ y_s}`` (the 0-1 loss; a tie for the top score is a mistake);
 * ``regret`` — ``Σ f_s(w_s) − min_{u∈K} F_t(u)``, the best fixed comparator in hindsight within the
   game's domain K (param ``radius``: NaN = K itself, r = the L2 ball of radius r, for unconstrained
   learners). Exact closed forms for linear losses (running ``Σ g_s``, O(d) state), exact for the
   squared loss by streaming sufficient statistics (``Σ x xᵀ``, ``Σ y x``, ``Σ y²``: O(d²) state),
-  and a numerical convex solve at checkpoints for hinge, absolute and logistic losses, which must
-  keep the examples (O(t·d) state; refused above :data:`MAX_STORED_FLOATS`);
+  and a numerical convex solve at checkpoints for hinge, absolute, logistic and multiclass hinge
+  losses, which must keep the examples (O(t·d) state; refused above :data:`MAX_STORED_FLOATS`);
 * ``comparator_regret`` — ``Σ f_s(w_s) − F_t(c·u*)`` for the adversary's declared comparator
   ``u*`` (param ``c``), for unconstrained learners whose guarantee depends on ``‖u‖``;
 * ``dynamic_regret`` — ``Σ f_s(w_s) − Σ_s min_{u∈K} f_s(u)`` (per-round best comparator);
@@ -33,7 +34,8 @@ import numpy as np
 
 from arena.metrics.base import Metric
 from arena.oco.domains import Domain
-from arena.oco.losses import RoundData, evaluate
+from arena.oco.losses import RoundData, evaluate, multiclass_hinge
+from arena.oco.protocol import MULTICLASS, feature_dim
 from arena.spec import GameSpec
 
 MAX_STORED_FLOATS = 50_000_000
@@ -80,7 +82,9 @@ class OCOCore:
 class OCOMetric(Metric):
     """Base of metrics of the OCO protocols: ``advance(block: OCOBlock, core: OCOCore)``."""
 
-    protocols: ClassVar[frozenset[str]] = frozenset({"oco", "classification", "regression"})
+    protocols: ClassVar[frozenset[str]] = frozenset(
+        {"oco", "classification", "regression", MULTICLASS}
+    )
 
     def applicable(self, player: Any, adversary: Any) -> str | None:
         protocol = adversary.tags.protocol
@@ -104,11 +108,12 @@ class Mistakes(OCOMetric):
     """Number of mistakes ``#{s ≤ t : y_s⟨w_s, x_s⟩ ≤ 0}`` in online classification.
 
     A zero margin counts as a mistake, as the mistake bounds of Shalev-Shwartz 2007, §5.1,
-    require.
+    require. In ``multiclass`` it counts ``ŷ_s ≠ y_s`` (the cumulative 0-1 loss), where a tie
+    between the true label and another for the top score is a mistake (§5.3.2).
     """
 
     name = "mistakes"
-    protocols = frozenset({"classification"})
+    protocols = frozenset({"classification", MULTICLASS})
 
     def values(self, core: OCOCore) -> np.ndarray:
         return core.mistakes[:, None].copy()
@@ -139,8 +144,10 @@ class OCORegret(OCOMetric):
     radius : list of float
         Comparator sets: NaN is the game's domain; ``r > 0`` is the L2 ball of radius r (useful
         for unconstrained learners, whose regret against all of ℝ^d is often infinite); ``inf``
-        is ℝ^d explicitly (allowed for the hinge loss, whose minimum over ℝ^d is attained, but
-        not by default: its minimizers are arbitrarily large separators).
+        is ℝ^d explicitly (allowed for the hinge and multiclass hinge losses, whose minimum over ℝ^d
+        is attained, but not by default: their minimizers are arbitrarily large separators). In
+        ``multiclass`` the comparator is ``W ∈ ℝ^{k×d'}`` (all linear multiclass predictors for
+        ``inf``) and the ball is the Frobenius ball ``‖W‖_F ≤ r``.
 
     Notes
     -----
@@ -148,8 +155,10 @@ class OCORegret(OCOMetric):
     simplex ``min_i G_{t,i}``), with the σ-term an isotropic quadratic solved by projection.
     Squared loss: ``F_t(u) = ½uᵀH u − hᵀu + c`` from streamed sums, minimized exactly (trust-region
     subproblem on the ball). Hinge, absolute and logistic: a convex solve over the stored examples
-    at each checkpoint (:func:`arena.oco.hindsight.best_examples`). Unbounded comparator problems
-    (linear losses on ℝ^d, logistic on ℝ^d) are not applicable; set ``radius``.
+    at each checkpoint (:func:`arena.oco.hindsight.best_examples`); multiclass hinge: an exact LP
+    over them on ℝ^{kd}, a box or the simplex (:func:`arena.oco.hindsight.best_multiclass`; its
+    ball comparator, a second-order cone program, is not applicable). Unbounded comparator
+    problems (linear losses on ℝ^d, logistic on ℝ^d) are not applicable; set ``radius``.
     """
 
     name = "regret"
@@ -171,7 +180,11 @@ class OCORegret(OCOMetric):
             dom = _comparator_domain(spec.domain, r)
             # NaN (the default) is cautious about ℝ^d; inf asks for ℝ^d explicitly, refused only
             # where the infimum is −∞ or not attained
-            refused = ("linear", "logistic") if math.isinf(r) else ("linear", "logistic", "hinge")
+            refused = (
+                ("linear", "logistic")
+                if math.isinf(r)
+                else ("linear", "logistic", "hinge", "multiclass_hinge")
+            )
             if dom.kind == "unconstrained" and kind in refused:
                 if not spec.sigma:
                     # linear: −∞; logistic on separable data: approached at infinity; hinge:
@@ -181,6 +194,12 @@ class OCORegret(OCOMetric):
                         f"the best comparator over ℝ^d is unbounded or not attained for {kind} "
                         "losses; set metrics.regret.radius=[...]"
                     )
+            if kind == "multiclass_hinge" and dom.kind == "ball":
+                # a second-order cone program (hindsight.best_multiclass says why it is left out)
+                return (
+                    "the multiclass hinge's best comparator in a ball is not implemented; "
+                    "set metrics.regret.radius=[inf] (every linear multiclass predictor)"
+                )
         return _History.reason(spec)
 
     def start(self, spec: GameSpec) -> None:
@@ -205,6 +224,8 @@ class OCORegret(OCOMetric):
             return hindsight.best_quadratic(
                 None, h, c, dom, isotropic=np.full(spec.n_replicates, sigma * t)
             )
+        if spec.loss == "multiclass_hinge":
+            return hindsight.best_multiclass(hist.X[:, :t], hist.Y[:, :t], spec.n_classes, dom)
         if spec.loss == "squared":
             H, h, c = hist.H, hist.h, hist.c
             if sigma:
@@ -319,7 +340,7 @@ class _History:
             self.h = np.zeros((n_rep, dim))
             self.c = np.zeros(n_rep)
         elif spec.loss != "linear":
-            self.X = np.empty((n_rep, spec.horizon, dim))
+            self.X = np.empty((n_rep, spec.horizon, feature_dim(spec)))
             self.Y = np.empty((n_rep, spec.horizon))
 
     @staticmethod
@@ -327,8 +348,8 @@ class _History:
         n_rep, dim, horizon = spec.n_replicates, spec.dim, spec.horizon
         if spec.loss == "squared" and n_rep * dim * dim > MAX_STORED_FLOATS:
             return f"the squared-loss statistics need R·d² = {n_rep * dim * dim} floats"
-        if spec.loss in ("hinge", "absolute", "logistic"):
-            need = n_rep * horizon * (dim + 1)
+        if spec.loss in ("hinge", "absolute", "logistic", "multiclass_hinge"):
+            need = n_rep * horizon * (feature_dim(spec) + 1)
             if need > MAX_STORED_FLOATS:
                 return f"the {spec.loss} history needs R·T·(d+1) = {need} floats"
         return None
@@ -362,6 +383,8 @@ class _History:
                 - np.einsum("rd,rd->r", self.h, u)
                 + self.c
             )
+        elif spec.loss == "multiclass_hinge":
+            total = multiclass_hinge(u[:, None, :], self.X[:, :t], self.Y[:, :t])[0].sum(axis=1)
         else:
             pred = np.einsum("rnd,rd->rn", self.X[:, :t], u)
             total = prediction_loss(spec.loss, pred, self.Y[:, :t])[0].sum(axis=1)
@@ -381,6 +404,8 @@ class _PerRoundBest(OCOMetric):
             return "min_u ⟨g_t, u⟩ over ℝ^d is −∞ for linear losses"
         if spec.sigma and spec.loss != "linear" and spec.domain.kind in ("box", "simplex"):
             return "per-round minimizers of example losses with σ > 0 on a box or simplex"
+        if spec.loss == "multiclass_hinge" and spec.domain.kind not in ("unconstrained", "ball"):
+            return "per-round minimizers of the multiclass hinge on a box or simplex"
         return None
 
     def start(self, spec: GameSpec) -> None:
@@ -395,7 +420,7 @@ class _PerRoundBest(OCOMetric):
         spec, data = self._spec, block.data
         source = data.g if spec.loss == "linear" else data.x
         best, argmin = hindsight.per_round_best(
-            spec.loss, spec.domain, source, data.y, spec.sigma, data.z
+            spec.loss, spec.domain, source, data.y, spec.sigma, data.z, spec.n_classes
         )
         self._sum_best += best.sum(axis=1)
         if self._last is not None:

@@ -51,7 +51,12 @@ def _partner_adversaries(player: OCOPlayer) -> list[OCOAdversary]:
     They are played in d = 3, or in the largest d the player's ``tags.max_actions`` allows (a
     quadrature player integrating over K in d ≤ 2), as the experts checks cap N."""
     from arena.errors import ConfigError
-    from arena.oco.testing import GaussianClassification, GaussianData, GaussianRegression
+    from arena.oco.testing import (
+        GaussianClassification,
+        GaussianData,
+        GaussianMulticlass,
+        GaussianRegression,
+    )
 
     tags = player.tags
     out: list[OCOAdversary] = []
@@ -59,6 +64,7 @@ def _partner_adversaries(player: OCOPlayer) -> list[OCOAdversary]:
         ("oco", GaussianData, ("linear",)),
         ("classification", GaussianClassification, ("hinge", "logistic")),
         ("regression", GaussianRegression, ("squared", "absolute")),
+        ("multiclass", GaussianMulticlass, ("multiclass_hinge",)),
     ):
         if protocol not in tags.protocols:
             continue
@@ -86,10 +92,11 @@ def _partner_adversaries(player: OCOPlayer) -> list[OCOAdversary]:
 
 def _requested_dim(adversary: OCOAdversary) -> int | None:
     """d = 3 in the partner games (less for a player with a smaller ``max_actions``, see
-    :func:`_partner_adversaries`); the adversary's own default d when it is the one checked."""
+    :func:`_partner_adversaries`; 3 features per label in multiclass); the adversary's own default
+    d when it is the one checked."""
     if type(adversary).__module__ != "arena.oco.testing":
         return None
-    return getattr(adversary, "_conformance_dim", DIM)
+    return getattr(adversary, "_conformance_dim", DIM) * (adversary.declared_classes() or 1)
 
 
 def _spec_for(adversary: OCOAdversary, n_rep: int = REPLICATES, horizon: int = HORIZON):
@@ -104,6 +111,7 @@ def _spec_for(adversary: OCOAdversary, n_rep: int = REPLICATES, horizon: int = H
         loss=adversary.declared_loss(),
         sigma=float(adversary.declared_sigma()),
         gradient_bound=adversary.gradient_bound(),
+        n_classes=adversary.declared_classes(),
     )
 
 
@@ -367,8 +375,9 @@ def check_oco_tags_match_class(adversary: OCOAdversary) -> None:
 
 
 def check_oco_data_valid(adversary: OCOAdversary) -> None:
-    """The adversary's game plays: finite data of the right shapes, ±1 labels in classification,
-    subgradients within the declared bound (the engine validates every round)."""
+    """The adversary's game plays: finite data of the right shapes, ±1 labels in classification
+    (0 .. k−1 in multiclass), subgradients within the declared bound (the engine validates every
+    round)."""
     for player in _partner_players(adversary):
         try:
             _run(player, adversary, metrics=["loss"])

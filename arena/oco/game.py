@@ -1,4 +1,5 @@
-"""The OCO, classification and regression protocols, played by the driver (:mod:`arena.game`).
+"""The OCO, classification, multiclass and regression protocols, played by the driver
+(:mod:`arena.game`).
 
 Round t (see :mod:`arena.oco.protocol`): features ``x_t`` (prediction protocols), the player's
 ``w_t ∈ K``, the adversary's loss (possibly reacting to ``w_t``), then the arena evaluates
@@ -7,7 +8,8 @@ Round t (see :mod:`arena.oco.protocol`): features ``x_t`` (prediction protocols)
 Against an oblivious adversary a chunk is one ``data_block`` call and one ``play_block`` call
 (numba kernels for the fast players); against an adaptive one a per-round loop batched over
 replicates fills the same buffers. The metrics then consume the chunk. Every chunk is validated
-(finite data, labels in {−1, +1} in classification, subgradients within the declared bound, points
+(finite data, labels in {−1, +1} in classification and in {0, …, k−1} in multiclass, features of
+dimension ``dim/k`` in multiclass, subgradients within the declared bound, points
 inside the domain) and a bad value stops the game with a :class:`~arena.errors.GameError` naming
 the component, the round and the replicate; results are written only after the last round.
 :mod:`arena.oco.reference` is the literal per-round loop this protocol must reproduce to 1e-12.
@@ -29,8 +31,22 @@ from arena.metrics.base import Metric
 from arena.metrics.builtin import Bound, LowerBound
 from arena.metrics.oco import OCO_DEFAULT_METRICS, OCO_METRICS, OCOBlock, OCOCore, OCOMetric
 from arena.oco.domains import MEMBERSHIP_TOL, Domain
-from arena.oco.losses import EXAMPLE_LOSSES, LOSS_KINDS, RoundData, evaluate, feedback
-from arena.oco.protocol import OCO_PROTOCOLS, OCOAdversary, OCOPlayer, resolve_dim
+from arena.oco.losses import (
+    EXAMPLE_LOSSES,
+    LOSS_KINDS,
+    MULTICLASS_LOSSES,
+    RoundData,
+    evaluate,
+    feedback,
+)
+from arena.oco.protocol import (
+    MULTICLASS,
+    OCO_FAMILY,
+    OCOAdversary,
+    OCOPlayer,
+    feature_dim,
+    resolve_dim,
+)
 from arena.results import TraceWriter, list_column
 from arena.spec import GameSpec
 
@@ -42,9 +58,10 @@ GRADIENT_TOL = 1e-9
 
 
 class OCOProtocol(GameProtocol):
-    """The ``oco``, ``classification`` and ``regression`` protocols for the driver.
+    """The ``oco``, ``classification``, ``multiclass`` and ``regression`` protocols for the driver.
 
-    ``n_actions`` is the dimension d (the tidy column ``n_actions`` holds d). Metric names of
+    ``n_actions`` is the dimension d of ``w_t`` (the tidy column ``n_actions`` holds d; in
+    ``multiclass`` d = k·d' for k labels and d' features). Metric names of
     :data:`arena.metrics.oco.OCO_METRICS` take the OCO implementation (``loss``, ``regret`` and
     ``dynamic_regret`` share their names with the experts metrics); ``bound`` and ``lower_bound``
     are shared; any other registered metric runs only if it is an OCO metric.
@@ -68,11 +85,11 @@ class OCOProtocol(GameProtocol):
 
     def check_pair(self, player: Any, adversary: Any) -> None:
         protocol = self.name
-        if not isinstance(adversary, OCOAdversary) or protocol not in OCO_PROTOCOLS:
+        if not isinstance(adversary, OCOAdversary) or protocol not in OCO_FAMILY:
             raise ConfigError(
                 describe("adversary", adversary),
                 "protocol",
-                f"must be an OCOAdversary of a protocol in {sorted(OCO_PROTOCOLS)}",
+                f"must be an OCOAdversary of a protocol in {sorted(OCO_FAMILY)}",
             )
         if not isinstance(player, OCOPlayer):
             raise ConfigError(
@@ -108,7 +125,8 @@ class OCOProtocol(GameProtocol):
         domain.validate(who_adv)
         if loss not in LOSS_KINDS:
             raise ConfigError(who_adv, "loss", f"must be one of {LOSS_KINDS}, got {loss!r}")
-        if protocol != "oco" and loss not in EXAMPLE_LOSSES:
+        n_classes = _classes(adversary, protocol, dim, loss, sigma)
+        if protocol not in ("oco", MULTICLASS) and loss not in EXAMPLE_LOSSES:
             raise ConfigError(who_adv, "loss", f"the {protocol} protocol needs an example loss")
         if not (math.isfinite(sigma) and sigma >= 0):
             raise ConfigError(who_adv, "sigma", f"must be finite and ≥ 0, got {sigma}")
@@ -138,6 +156,7 @@ class OCOProtocol(GameProtocol):
             loss=loss,
             sigma=sigma,
             gradient_bound=None if bound is None else float(bound),
+            n_classes=n_classes,
         )
         config = {
             "dim": dim,
@@ -146,6 +165,8 @@ class OCOProtocol(GameProtocol):
             "sigma": sigma,
             "gradient_bound": spec.gradient_bound,
         }
+        if n_classes is not None:
+            config["n_classes"] = n_classes
         return spec, config
 
     def metric_class(self, name: str) -> type[Metric] | str:
@@ -180,6 +201,30 @@ class OCOProtocol(GameProtocol):
         return OCOTraceWriter(path, game.ids, game.spec)
 
 
+def _classes(adversary: Any, protocol: str, dim: int, loss: str, sigma: float) -> int | None:
+    """Return k of a ``multiclass`` game (validated against d and the loss); None otherwise."""
+    who = describe("adversary", adversary)
+    if protocol != MULTICLASS:
+        if loss in MULTICLASS_LOSSES:
+            raise ConfigError(who, "loss", f"{loss} is a loss of the multiclass protocol only")
+        return None
+    raw = adversary.declared_classes()
+    if isinstance(raw, bool) or not isinstance(raw, int | np.integer) or raw < 2:
+        raise ConfigError(
+            who, "n_classes", f"declared_classes() must return an integer ≥ 2, got {raw!r}"
+        )
+    k = int(raw)
+    if dim % k:
+        raise ConfigError(
+            who, "n_actions", f"the dimension {dim} of w_t is not a multiple of k = {k} labels"
+        )
+    if loss not in MULTICLASS_LOSSES:
+        raise ConfigError(who, "loss", f"the multiclass protocol needs one of {MULTICLASS_LOSSES}")
+    if sigma:
+        raise ConfigError(who, "sigma", "multiclass games have σ = 0")
+    return k
+
+
 class OCOStepper(Stepper):
     """Plays an OCO game chunk by chunk: the data, ``w_t``, the losses and the shared totals."""
 
@@ -199,6 +244,8 @@ class OCOStepper(Stepper):
         if self.spec.protocol == "classification":
             margins = block.data.y * block.predictions
             core.mistakes += (margins <= 0.0).sum(axis=1)
+        elif self.spec.protocol == MULTICLASS:
+            core.mistakes += (block.predictions != block.data.y).sum(axis=1)
         core.t = t0 + n - 1
         core.last_w = block.w[:, -1].copy()
         return block
@@ -220,6 +267,7 @@ class _Checker:
     def data(self, data: RoundData, t0: int, n: int) -> RoundData:
         spec, adv = self.spec, self.adversary
         n_rep, dim = spec.n_replicates, spec.dim
+        n_features = feature_dim(spec)
         need = ("g",) if spec.loss == "linear" else ("x", "y")
         fixed = {}
         for name in ("g", "x", "y", "z"):
@@ -234,7 +282,7 @@ class _Checker:
                 fixed[name] = None
                 continue
             arr = real_array(arr, describe("adversary", adv), f"{name} of its round data", round=t0)
-            shape = (n_rep, n) if name == "y" else (n_rep, n, dim)
+            shape = {"y": (n_rep, n), "x": (n_rep, n, n_features)}.get(name, (n_rep, n, dim))
             if arr.shape != shape:
                 raise GameError(
                     describe("adversary", adv),
@@ -252,6 +300,18 @@ class _Checker:
             if bad.any():
                 r, j = _first(bad)
                 self._fail("adversary", adv, f"label {out.y[r, j]!r} is not ±1", t0 + j, r)
+        elif spec.protocol == MULTICLASS:
+            k = int(spec.n_classes)
+            bad = (out.y != np.floor(out.y)) | (out.y < 0) | (out.y > k - 1)
+            if bad.any():
+                r, j = _first(bad)
+                self._fail(
+                    "adversary",
+                    adv,
+                    f"label {float(out.y[r, j])!r} is not in {{0, …, {k - 1}}}",
+                    t0 + j,
+                    r,
+                )
         return out
 
     def points(self, w: np.ndarray, t0: int) -> np.ndarray:
@@ -339,7 +399,7 @@ def _oblivious_chunk(player, adversary, spec, checker, t0, n) -> OCOBlock:
 
 
 def _adaptive_chunk(player, adversary, spec, checker, t0, n) -> OCOBlock:
-    n_rep, dim = spec.n_replicates, spec.dim
+    n_rep, dim, n_features = spec.n_replicates, spec.dim, feature_dim(spec)
     w_all = np.empty((n_rep, n, dim))
     parts: dict[str, list] = {"g": [], "x": [], "y": [], "z": []}
     for j in range(n):
@@ -347,10 +407,10 @@ def _adaptive_chunk(player, adversary, spec, checker, t0, n) -> OCOBlock:
         x = _call("adversary", adversary, "features", t, adversary.features, t)
         if x is not None:
             x = real_array(x, describe("adversary", adversary), "features", round=t)
-            if x.shape != (n_rep, dim):
+            if x.shape != (n_rep, n_features):
                 raise GameError(
                     describe("adversary", adversary),
-                    f"features returned shape {x.shape}, expected {(n_rep, dim)}",
+                    f"features returned shape {x.shape}, expected {(n_rep, n_features)}",
                     round=t,
                 )
             x = _readonly(x.copy())

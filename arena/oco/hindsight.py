@@ -14,6 +14,8 @@ over a leading replicate axis R and returns float64 arrays of shape (R,) (per ro
   linear losses (``H = σt·I``, ``h = σΣz − Σg``);
 * :func:`best_examples`: example-based losses (absolute, hinge, logistic, squared) from the raw
   examples, by an exact LP or a convex solve with a duality-gap certificate;
+* :func:`best_multiclass`: the multiclass hinge (the best fixed multiclass linear predictor
+  ``W ∈ ℝ^{k×d}``), by an exact LP;
 * :func:`per_round_best`: ``min_{u∈K} f_t(u)`` and a minimizer for each round separately.
 
 Accuracy (float64). Every value returned by a numerical path is the objective *evaluated at the
@@ -69,7 +71,13 @@ import scipy.sparse as sp
 from scipy.special import expit
 
 from arena.oco.domains import Domain
-from arena.oco.losses import EXAMPLE_LOSSES, RoundData, evaluate, prediction_loss
+from arena.oco.losses import (
+    EXAMPLE_LOSSES,
+    RoundData,
+    evaluate,
+    multiclass_margin,
+    prediction_loss,
+)
 
 EIG_RCOND = 1e-12
 """Eigenvalues ``λ ≤ EIG_RCOND·λ_max`` of ``H`` are treated as exactly 0 (eigh's rounding error is
@@ -1126,6 +1134,170 @@ def best_examples(
     return (value, u) if return_argmin else value
 
 
+# ----------------------------------------------------------------------------- multiclass
+
+
+def _multiclass_value(X: np.ndarray, y: np.ndarray, W: np.ndarray) -> float:
+    """``Σ_s max_{r≠y_s}[1 − ⟨w_{y_s} − w_r, x_s⟩]₊`` of one replicate (W flattened, k·d)."""
+    return float(np.maximum(1.0 - multiclass_margin(W, X, y)[0], 0.0).sum())
+
+
+def _multiclass_rows(X: np.ndarray, y: np.ndarray, k: int) -> tuple[sp.csr_matrix, np.ndarray]:
+    """Return ``(Z, owner)``: the rows ``z_{s,r} = φ(x_s, y_s) − φ(x_s, r)`` (r ≠ y_s), sparse
+    (t(k−1), k·d), and the example s of each row."""
+    t, d = X.shape
+    labels = y.astype(np.int64)
+    others = np.array([[r for r in range(k) if r != lab] for lab in labels]).reshape(t, k - 1)
+    owner = np.repeat(np.arange(t), k - 1)
+    wrong = others.reshape(-1)
+    cols = np.concatenate(
+        [labels[owner, None] * d + np.arange(d), wrong[:, None] * d + np.arange(d)], axis=1
+    )
+    vals = np.concatenate([X[owner], -X[owner]], axis=1)
+    rows = np.repeat(np.arange(owner.size), 2 * d)
+    Z = sp.csr_matrix((vals.reshape(-1), (rows, cols.reshape(-1))), shape=(owner.size, k * d))
+    Z.sum_duplicates()
+    Z.eliminate_zeros()
+    return Z, owner
+
+
+def _multiclass_lp(
+    Z: sp.csr_matrix, owner: np.ndarray, t: int, k: int, domain: Domain
+) -> np.ndarray:
+    """Solve the LP ``min Σ_s ξ_s`` s.t. ``ξ_s ≥ 1 − ⟨W, z_{s,r}⟩``, ``ξ ≥ 0``, ``W ∈ K``; return W.
+
+    ``K`` is ℝ^{kd} (with ``Σ_r w_r = 0``: the loss only sees differences of rows, so the centred
+    representative loses nothing), a box or the simplex. HiGHS interior point with crossover.
+    """
+    n = Z.shape[1]
+    d = n // k
+    m = owner.size
+    slack = sp.csr_matrix((np.ones(m), (np.arange(m), owner)), shape=(m, t))
+    A_eq = b_eq = None
+    if domain.kind == "unconstrained":
+        A_eq = sp.hstack([sp.hstack([sp.identity(d)] * k), sp.csr_matrix((d, t))]).tocsr()
+        b_eq = np.zeros(d)
+        bounds = [(None, None)] * n
+    elif domain.kind == "simplex":
+        A_eq = sp.csr_matrix(np.concatenate([np.ones(n), np.zeros(t)])[None, :])
+        b_eq = np.array([1.0])
+        bounds = [(0.0, None)] * n
+    else:
+        bounds = [(-float(domain.radius), float(domain.radius))] * n
+    res = so.linprog(
+        np.concatenate([np.zeros(n), np.ones(t)]),
+        A_ub=sp.hstack([-Z, -slack]).tocsr(),
+        b_ub=-np.ones(m),
+        A_eq=A_eq,
+        b_eq=b_eq,
+        bounds=bounds + [(0.0, None)] * t,
+        method="highs-ipm",
+        options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},
+    )
+    if res.status != 0:
+        raise RuntimeError(f"linprog failed for the multiclass hinge hindsight LP: {res.message}")
+    W = domain.project(np.asarray(res.x[:n], dtype=np.float64)[None, :])[0]
+    return W
+
+
+def best_multiclass(X, Y, n_classes: int, domain: Domain, *, return_argmin: bool = False):
+    """Best fixed multiclass linear predictor in hindsight under the multiclass hinge loss.
+
+    ``min_{W∈K} Σ_{s≤t} max_{r≠y_s} [1 − ⟨w_{y_s} − w_r, x_s⟩]₊`` over ``W ∈ ℝ^{k×d}``, flattened
+    row-major to ``ℝ^{k·d}``; ``K`` is ℝ^{kd} (every linear multiclass predictor
+    ``x ↦ argmax_r ⟨w_r, x⟩``), a box or the simplex of that space.
+
+    Parameters
+    ----------
+    X : array_like (R, t, d)
+        Features.
+    Y : array_like (R, t)
+        Labels in ``0 .. k−1``.
+    n_classes : int
+        k ≥ 2.
+    domain : Domain
+        ``unconstrained``, ``box`` or ``simplex``.
+    return_argmin : bool
+        Also return a minimizer (R, k·d).
+
+    Returns
+    -------
+    value : ndarray (R,)
+        The minimum, evaluated at the returned feasible minimizer.
+    argmin : ndarray (R, k·d), optional
+
+    Raises
+    ------
+    NotImplementedError
+        On the ball: the problem is then a second-order cone program (see Notes).
+
+    Notes
+    -----
+    The objective is polyhedral, so the problem is the LP ``min Σ_s ξ_s`` s.t.
+    ``ξ_s ≥ 1 − ⟨W, z_{s,r}⟩`` for every r ≠ y_s, ``ξ ≥ 0``, ``W ∈ K``, with
+    ``z_{s,r} = φ(x_s, y_s) − φ(x_s, r)`` (Kesler construction): ``t(k−1)`` rows and ``k·d + t``
+    columns, solved by HiGHS (interior point with crossover, tolerances 1e-10) and re-evaluated
+    exactly at its solution. On ℝ^{kd} the loss sees only differences of rows, so the centred
+    representative ``Σ_r w_r = 0`` is imposed; the minimum is always attained (a polyhedral
+    function bounded below by 0). When every margin of the LP's point is within 1e-8 of 1 or
+    above (separable data: the minimum is 0), W is scaled by ``1/min margin`` so that the
+    reported value is 0 up to rounding instead of the LP's feasibility tolerance.
+
+    Accuracy (measured on 200 random instances, k ≤ 5, d ≤ 5, t ≤ 60, features of scale 0.1 to
+    10; ``tests/arena/oco/test_multiclass.py``): the value equals the optimum of the dual LP
+    ``max Σβ`` s.t. ``Σβ_{s,r}z_{s,r} = 0``, ``β ≥ 0``, ``Σ_r β_{s,r} ≤ 1`` (solved separately by
+    the dual simplex) to 3e-14 relative, and for k = 2, where the problem is the binary hinge of
+    ``u = w_1 − w_0``, :func:`best_examples`' to 2e-15. Cost: one LP per replicate and
+    checkpoint; on one core of this project's machines the t = 600 and t = 1797 first examples
+    of scikit-learn's digits (k = 10, d = 64, separable: value 0) take 3.3 s and 11 s.
+
+    Examples
+    --------
+    >>> X = np.array([[[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]]])
+    >>> Y = np.array([[0.0, 1.0, 2.0]])                       # separable: the minimum is 0
+    >>> float(best_multiclass(X, Y, 3, Domain("unconstrained"))[0])
+    0.0
+    >>> float(best_multiclass(X, Y, 3, Domain("box", 0.25))[0])  # each margin ≤ 0.5·‖x_s‖₁
+    1.5
+
+    References
+    ----------
+    Shalev-Shwartz 2007, §5.3.2 (the multiclass hinge, Eq. (5.19)); Crammer & Singer 2003 (the
+    multiclass linear predictors ``argmax_r ⟨w_r, x⟩``).
+    """
+    X = _as_rows(X, "X", 3)
+    Y = _as_rows(Y, "Y", 2)
+    n_rep, n_t, d = X.shape
+    k = int(n_classes)
+    if k < 2:
+        raise ValueError(f"n_classes must be >= 2, got {n_classes!r}")
+    if Y.shape != (n_rep, n_t):
+        raise ValueError(f"Y must have shape {(n_rep, n_t)}, got {Y.shape}")
+    if np.any((Y != np.floor(Y)) | (Y < 0) | (Y > k - 1)):
+        raise ValueError(f"labels must be integers in 0 .. {k - 1}")
+    if domain.kind == "ball":
+        raise NotImplementedError(
+            "best_multiclass: the best comparator in a Frobenius ball is a second-order cone "
+            "program, not implemented; use ℝ^{kd} (radius=inf), a box or the simplex"
+        )
+    value = np.zeros(n_rep)
+    W = np.zeros((n_rep, k * d))
+    if domain.kind == "simplex":
+        W[:] = 1.0 / (k * d)
+    for i in range(n_rep):
+        if n_t == 0:
+            continue
+        Z, owner = _multiclass_rows(X[i], Y[i], k)
+        Wi = _multiclass_lp(Z, owner, n_t, k, domain)
+        if domain.kind == "unconstrained":
+            low = float(multiclass_margin(Wi, X[i], Y[i])[0].min())
+            if 1.0 - 1e-8 <= low < 1.0:  # separable up to the LP's tolerance: the minimum is 0
+                Wi = Wi / low
+        W[i] = Wi
+        value[i] = _multiclass_value(X[i], Y[i], Wi)
+    return (value, W) if return_argmin else value
+
+
 # ----------------------------------------------------------------------------- per round
 
 
@@ -1244,35 +1416,74 @@ def _per_round_sigma(kind, domain, x, y, sigma, z):
     return domain.project(u)
 
 
-def per_round_best(kind: str, domain: Domain, data_x_or_g, y=None, sigma: float = 0.0, z=None):
+def _per_round_multiclass(domain: Domain, x: np.ndarray, y: np.ndarray, k: int):
+    """Per-round minimum of the multiclass hinge on ℝ^{kd} or a ball (closed form).
+
+    Only the component of each row along ``x̂ = x/‖x‖`` moves the margins, and the centred,
+    symmetric ``W = c·(e_y − 1/k) ⊗ x̂`` maximizes the smallest margin ``c‖x‖`` for its norm
+    ``c√((k−1)/k)``; so ``c = 1/‖x‖`` (value 0, the minimum-norm minimizer) if the ball allows it,
+    else ``c = r√(k/(k−1))`` (value ``1 − c‖x‖``). ``x = 0``: value 1 at ``W = 0``.
+    """
+    if domain.kind not in ("unconstrained", "ball"):
+        raise NotImplementedError(
+            f"per_round_best: the multiclass hinge's per-round minimizer is implemented on "
+            f"unconstrained and ball domains, not {domain.kind!r}"
+        )
+    nx = np.linalg.norm(x, axis=-1)
+    safe = np.where(nx > 0, nx, 1.0)
+    c = np.where(nx > 0, 1.0 / safe, 0.0)
+    value = np.where(nx > 0, 0.0, 1.0)
+    if domain.kind == "ball":
+        reach = float(domain.radius) * math.sqrt(k / (k - 1.0))
+        capped = c > reach
+        c = np.where(capped, reach, c)
+        value = np.where(capped, np.maximum(1.0 - c * nx, 0.0), value)
+    rows = (np.arange(k) == y.astype(np.int64)[..., None]) - 1.0 / k
+    u = (c / safe)[..., None, None] * rows[..., :, None] * x[..., None, :]
+    return value, u.reshape(*x.shape[:-1], k * x.shape[-1])
+
+
+def per_round_best(
+    kind: str,
+    domain: Domain,
+    data_x_or_g,
+    y=None,
+    sigma: float = 0.0,
+    z=None,
+    n_classes: int | None = None,
+):
     """Per-round minimum ``min_{u∈K} f_t(u)`` and a minimizer, for the dynamic regret.
 
-    ``f_t(u) = ⟨g_t, u⟩`` or ``ℓ(⟨u, x_t⟩, y_t)``, plus ``(σ/2)‖u − z_t‖²`` when σ > 0.
+    ``f_t(u) = ⟨g_t, u⟩`` or ``ℓ(⟨u, x_t⟩, y_t)``, plus ``(σ/2)‖u − z_t‖²`` when σ > 0, or the
+    multiclass hinge ``max_{r≠y_t}[1 − ⟨u_{y_t} − u_r, x_t⟩]₊`` (then ``n_classes`` is k and the
+    minimizer has k·d coordinates).
 
     Parameters
     ----------
-    kind : {"linear", "absolute", "squared", "hinge", "logistic"}
+    kind : {"linear", "absolute", "squared", "hinge", "logistic", "multiclass_hinge"}
     domain : Domain
     data_x_or_g : array_like (..., d)
         ``g_t`` (linear) or ``x_t``, e.g. shape (R, n, d) for n rounds.
     y : array_like (...,), optional
         Labels (example-based losses).
     sigma : float
-        σ ≥ 0.
+        σ ≥ 0 (0 for the multiclass hinge).
     z : array_like (..., d), optional
         Centres of the σ-term (default 0).
+    n_classes : int, optional
+        k of the multiclass hinge.
 
     Returns
     -------
     value : ndarray (...)
         ``min_{u∈K} f_t(u)`` (``−inf`` for unconstrained linear with ``g ≠ 0``).
-    argmin : ndarray (..., d)
+    argmin : ndarray (..., d) (multiclass: (..., k·d))
         A minimizer (NaN rows where the minimum is not attained).
 
     Raises
     ------
     NotImplementedError
-        For an example-based loss with σ > 0 on ``box`` or ``simplex``.
+        For an example-based loss with σ > 0, or the multiclass hinge, on ``box`` or ``simplex``.
 
     Notes
     -----
@@ -1295,6 +1506,8 @@ def per_round_best(kind: str, domain: Domain, data_x_or_g, y=None, sigma: float 
       for a multiplier μ ≥ 0, ``a`` is a proximal step of ℓ (closed form; logistic by safeguarded
       Newton) and ``b = σ‖z⊥‖/(σ + μ)``; μ = 0 if feasible, else the root of ``a² + b² = r²``
       by bisection to machine precision (unique minimizer: strongly convex).
+    * multiclass hinge, unconstrained / ball: :func:`_per_round_multiclass` (value 0 at the
+      minimum-norm ``(e_y − 1/k) ⊗ x/‖x‖²``, or ``[1 − r‖x‖√(k/(k−1))]₊`` on a small ball).
 
     Examples
     --------
@@ -1324,6 +1537,11 @@ def per_round_best(kind: str, domain: Domain, data_x_or_g, y=None, sigma: float 
         u = domain.project(zz - a / sigma)
         val, _, _, _ = evaluate("linear", sigma, u, RoundData(g=a, z=zz))
         return val, u
+    if kind == "multiclass_hinge":
+        if y is None or n_classes is None or sigma:
+            raise ValueError("per_round_best: the multiclass hinge needs y, n_classes and σ = 0")
+        yy = np.broadcast_to(np.asarray(y, dtype=np.float64), a.shape[:-1])
+        return _per_round_multiclass(domain, a, yy, int(n_classes))
     if kind not in EXAMPLE_LOSSES:
         raise ValueError(f"kind must be 'linear' or one of {EXAMPLE_LOSSES}, got {kind!r}")
     if y is None:

@@ -1,25 +1,36 @@
-"""Loss families of the OCO, classification and regression protocols, with their subgradients.
+"""Loss families of the OCO, classification, multiclass and regression protocols, with subgradients.
 
 Every round's convex loss is
 
 ``f_t(w) = ⟨g_t, w⟩ + (σ/2)‖w − z_t‖²``                         (``loss="linear"``), or
-``f_t(w) = ℓ(⟨w, x_t⟩, y_t) + (σ/2)‖w − z_t‖²``                 (example-based losses),
+``f_t(w) = ℓ(⟨w, x_t⟩, y_t) + (σ/2)‖w − z_t‖²``                 (example-based losses), or
+``f_t(w) = max_{r≠y_t} [1 − ⟨w_{y_t} − w_r, x_t⟩]₊``            (``loss="multiclass_hinge"``),
 
 with ``ℓ`` one of ``absolute |p − y|``, ``squared ½(p − y)²``, ``hinge [1 − y p]₊`` and
 ``logistic log(1 + e^{−y p})``; ``σ ≥ 0`` is a constant of the game (strongly convex environments,
-Shalev-Shwartz 2007, §4.1, Lemma 4) and ``z_t`` defaults to 0. The arena evaluates ``f_t`` and one
-subgradient at the player's ``w_t``; players never compute losses themselves, so every player sees
-the same subgradient convention:
+Shalev-Shwartz 2007, §4.1, Lemma 4) and ``z_t`` defaults to 0. The multiclass hinge (Shalev-Shwartz
+2007, Eq. (5.19) with γ = 1; Crammer et al. 2006, §7) reads ``w ∈ ℝ^{k·d}`` as the rows
+``w_0 .. w_{k−1}`` of ``W ∈ ℝ^{k×d}`` (row-major), ``x_t ∈ ℝ^d`` and a label ``y_t ∈ {0..k−1}``.
+The arena evaluates ``f_t`` and one subgradient at the player's ``w_t``; players never compute
+losses themselves, so every player sees the same subgradient convention:
 
 * ``absolute``: ``sign(p − y)·x`` (0 at ``p = y``);
 * ``hinge``: ``−y·x`` when ``y p < 1``, else 0 (the kink ``y p = 1`` takes 0);
-* ``logistic``: ``−y·x / (1 + e^{y p})``.
+* ``logistic``: ``−y·x / (1 + e^{y p})``;
+* ``multiclass_hinge``: with ``s`` the highest-scoring wrong label (the first on ties) and the
+  margin ``m = ⟨w_y − w_s, x⟩``, ``φ(x, s) − φ(x, y)`` (``+x`` in row s, ``−x`` in row y) when
+  ``m < 1``, else 0 (Shalev-Shwartz 2007, §5.3.2).
+
+In ``multiclass`` the prediction is the label ``ŷ_t``: ``y_t`` when ``m > 0``, else ``s`` — a tie
+for the top score is a mistake (as a zero margin is in binary classification; the mistake bounds
+need ``f_t(w_t) ≥ 1`` on every mistake round).
 
 References
 ----------
 Shalev-Shwartz 2007, §2.1 and §5.3.1 (regression losses), Eq. (5.1) (hinge; the equation prints
-``w_t`` inside the hinge where the comparator's ``w`` is meant); Kotłowski 2017, §2
-(1-Lipschitz logistic and hinge).
+``w_t`` inside the hinge where the comparator's ``w`` is meant), §5.3.2 and Eq. (5.19) (multiclass);
+Kotłowski 2017, §2 (1-Lipschitz logistic and hinge); Crammer, Dekel, Keshet, Shalev-Shwartz &
+Singer 2006, §7 (the multiclass hinge of the single-label case).
 """
 
 from __future__ import annotations
@@ -30,10 +41,14 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-LOSS_KINDS: tuple[str, ...] = ("linear", "absolute", "squared", "hinge", "logistic")
 EXAMPLE_LOSSES: tuple[str, ...] = ("absolute", "squared", "hinge", "logistic")
-LOSS_CODES = {k: i for i, k in enumerate(LOSS_KINDS)}
-"""Integer codes of the loss kinds, for kernels (:func:`prediction_loss_scalar`)."""
+"""Losses of a scalar prediction ``⟨w, x⟩`` (classification and regression)."""
+MULTICLASS_LOSSES: tuple[str, ...] = ("multiclass_hinge",)
+"""Losses of the ``multiclass`` protocol (k scores ``⟨w_r, x⟩``)."""
+LOSS_KINDS: tuple[str, ...] = ("linear", *EXAMPLE_LOSSES, *MULTICLASS_LOSSES)
+LOSS_CODES = {k: i for i, k in enumerate(("linear", *EXAMPLE_LOSSES))}
+"""Integer codes of the scalar loss kinds, for kernels (:func:`prediction_loss_scalar`); the
+multiclass losses have none (no compiled player plays them)."""
 
 
 class RoundData(NamedTuple):
@@ -47,7 +62,8 @@ class RoundData(NamedTuple):
         Features ``x_t`` (example-based losses; shown before predicting in classification and
         regression).
     y : ndarray (R,) or None
-        Labels ``y_t`` (±1 in classification).
+        Labels ``y_t`` (±1 in classification; the label index ``0 .. k−1``, as a float, in
+        multiclass).
     z : ndarray (R, d) or None
         Centre of the strongly convex term (None: 0).
     """
@@ -76,9 +92,11 @@ class Feedback(NamedTuple):
     data : RoundData
         The raw round (``g`` or ``x, y``, and ``z``).
     prediction : ndarray (R,) or None
-        ``ŷ_t = ⟨w_t, x_t⟩`` for example-based losses.
+        ``ŷ_t = ⟨w_t, x_t⟩`` for example-based losses; the predicted label (a tie for the top
+        score counts as a mistake: see the module docstring) for ``multiclass_hinge``.
     dloss : ndarray (R,) or None
-        ``ℓ'(ŷ_t, y_t)``, the derivative in the prediction (so ``grad = dloss·x + σ(w − z)``).
+        ``ℓ'(ŷ_t, y_t)``, the derivative in the prediction (so ``grad = dloss·x + σ(w − z)``);
+        None for linear and multiclass losses.
     """
 
     w: np.ndarray
@@ -114,6 +132,87 @@ def prediction_loss(kind: str, p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray
     raise ValueError(f"unknown example loss {kind!r}; expected one of {EXAMPLE_LOSSES}")
 
 
+def multiclass_scores(w: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Return the k scores ``⟨w_r, x⟩`` of flattened ``W`` (..., k·d) on features x (..., d).
+
+    Examples
+    --------
+    >>> multiclass_scores(np.array([1.0, 0.0, 0.0, 2.0, -1.0, -1.0]), np.array([3.0, 1.0]))
+    array([ 3.,  2., -4.])
+    """
+    w = np.asarray(w, dtype=np.float64)
+    x = np.asarray(x, dtype=np.float64)
+    d = x.shape[-1]
+    if d == 0 or w.shape[-1] % d:
+        raise ValueError(f"w has {w.shape[-1]} coordinates, not a multiple of the {d} features")
+    k = w.shape[-1] // d
+    return np.einsum("...kd,...d->...k", w.reshape(*w.shape[:-1], k, d), x)
+
+
+def multiclass_margin(
+    w: np.ndarray, x: np.ndarray, y: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return ``(margin, runner_up, label)``: ``m = ⟨w_y − w_s, x⟩`` against the highest-scoring
+    wrong label ``s`` (the first on ties), ``s`` and ``y`` as integer arrays (broadcast shape).
+
+    Examples
+    --------
+    >>> m, s, y = multiclass_margin(np.array([1.0, 0.0, 0.0, 2.0]), np.array([3.0, 1.0]), 1.0)
+    >>> float(m), int(s), int(y)
+    (-1.0, 0, 1)
+    """
+    scores = multiclass_scores(w, x)
+    k = scores.shape[-1]
+    label = np.broadcast_to(np.asarray(y), scores.shape[:-1]).astype(np.int64)
+    own = np.take_along_axis(scores, label[..., None], axis=-1)[..., 0]
+    others = np.where(np.arange(k) == label[..., None], -np.inf, scores)
+    runner = np.argmax(others, axis=-1)
+    margin = own - np.take_along_axis(scores, runner[..., None], axis=-1)[..., 0]
+    return margin, runner, label
+
+
+def multiclass_hinge(
+    w: np.ndarray, x: np.ndarray, y: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Return ``(value, subgradient, label, margin)`` of the multiclass hinge, batched.
+
+    ``value = [1 − m]₊`` with the margin ``m = ⟨w_y − w_s, x⟩`` against the highest-scoring wrong
+    label ``s`` (the first on ties); the subgradient (shape (..., k·d), broadcast) is ``+x`` in row
+    s and ``−x`` in row y when ``m < 1``, else 0; ``label`` is the prediction ``ŷ``: y if
+    ``m > 0``, else s (a tie for the top score is a mistake).
+
+    Parameters
+    ----------
+    w : ndarray (..., k·d)
+        Flattened ``W`` (row r = ``w_r``).
+    x : ndarray (..., d)
+    y : ndarray (...)
+        Labels in ``0 .. k−1`` (integer-valued floats).
+
+    Examples
+    --------
+    >>> w = np.array([1.0, 0.0, 0.0, 2.0, -1.0, -1.0])     # W rows (1, 0), (0, 2), (−1, −1)
+    >>> v, g, label, m = multiclass_hinge(w, np.array([3.0, 1.0]), np.array(1.0))
+    >>> float(v), g.tolist(), float(label), float(m)       # s = 0 (score 3 > 2): a mistake
+    (2.0, [3.0, 1.0, -3.0, -1.0, 0.0, 0.0], 0.0, -1.0)
+
+    References
+    ----------
+    Shalev-Shwartz 2007, Eq. (5.19) (γ = 1) and its subgradient (§5.3.2).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    margin, runner, label = multiclass_margin(w, x, y)
+    k, d = np.shape(w)[-1] // x.shape[-1], x.shape[-1]
+    value = np.maximum(1.0 - margin, 0.0)
+    step = np.where(margin < 1.0, 1.0, 0.0)
+    rows = (np.arange(k) == runner[..., None]).astype(np.float64)
+    rows -= np.arange(k) == label[..., None]
+    x_full = np.broadcast_to(x, (*margin.shape, d))
+    grad = step[..., None, None] * rows[..., :, None] * x_full[..., None, :]
+    predicted = np.where(margin > 0.0, label, runner).astype(np.float64)
+    return value, grad.reshape(*margin.shape, k * d), predicted, margin
+
+
 def _expit(a: np.ndarray) -> np.ndarray:
     """Stable logistic function ``1/(1 + e^{−a})``."""
     out = np.empty_like(a)
@@ -139,7 +238,10 @@ def evaluate(
     ([-1.5], [[0.5, 2.0]])
     """
     w = np.asarray(w, dtype=np.float64)
-    if kind == "linear":
+    if kind == "multiclass_hinge":
+        value, grad, prediction, _ = multiclass_hinge(w, data.x, data.y)
+        dloss = None
+    elif kind == "linear":
         g = np.asarray(data.g, dtype=np.float64)
         value = np.einsum("...i,...i->...", g, w)
         grad = np.array(g, dtype=np.float64, copy=True)
@@ -192,6 +294,8 @@ def kernel_data(data: RoundData, loss: str | None):
     Returns ``(loss_code, g, x, y, z, has_z)``: (R, n, d) float arrays (a (1, 1, 1) dummy where
     the round data has none), labels (R, n) (dummy (1, 1)) and whether ``z`` is given.
     """
+    if (loss or "linear") not in LOSS_CODES:
+        raise ValueError(f"no compiled kernel evaluates the {loss} loss")
     code = LOSS_CODES[loss or "linear"]
     dummy3 = np.zeros((1, 1, 1))
     g = dummy3 if data.g is None else np.ascontiguousarray(data.g, dtype=np.float64)

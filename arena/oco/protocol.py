@@ -1,4 +1,4 @@
-"""Protocol bases of online convex optimization, online classification and online regression.
+"""Protocol bases of online convex optimization, online (multiclass) classification and regression.
 
 One round t of the ``oco`` protocol, for R replicates at once (architecture: the shape):
 
@@ -13,6 +13,13 @@ One round t of the ``oco`` protocol, for R replicates at once (architecture: the
 OCO players are deterministic: there is no action draw. Classification-native players
 (Perceptron, Winnow, PA) are players of the same protocol whose ``w_t`` is a linear classifier;
 OCO players run in classification through the surrogate loss the adversary declares.
+
+The ``multiclass`` protocol is the same game through the Kesler construction (Duda, Hart & Stork
+2001, §5.12.1; Shalev-Shwartz 2007, §5.3.2): with k labels and features ``x_t ∈ ℝ^{d'}``, the
+player's point ``w_t ∈ ℝ^{k·d'}`` is the row-major flattening of ``W_t ∈ ℝ^{k×d'}``, label r scores
+``⟨w_r, x_t⟩ = ⟨w_t, φ(x_t, r)⟩`` with ``φ(x, r) = e_r ⊗ x``, and the labels are the integers
+``0 .. k−1``. The adversary declares k (:meth:`OCOAdversary.declared_classes`); players opt in by
+listing ``multiclass`` in their tags (the OCO players of :data:`OCO_PROTOCOLS` do not).
 """
 
 from __future__ import annotations
@@ -27,7 +34,13 @@ from arena.protocols import Adversary, Player
 from arena.spec import AdversaryTags, GameSpec, PlayerTags
 
 OCO_PROTOCOLS = frozenset({"oco", "classification", "regression"})
-"""Protocols played by :class:`OCOPlayer` and :class:`OCOAdversary`."""
+"""Protocols played by :class:`OCOPlayer` by default (its tags)."""
+
+MULTICLASS = "multiclass"
+"""The multiclass classification protocol (Kesler construction; see the module docstring)."""
+
+OCO_FAMILY = OCO_PROTOCOLS | {MULTICLASS}
+"""Every protocol of :class:`OCOAdversary` that the OCO engine plays."""
 
 
 class OCOPlayer(Player):
@@ -95,10 +108,11 @@ def _block_rounds(data: RoundData) -> int:
 class OCOAdversary(Adversary):
     """Base of OCO / classification / regression adversaries.
 
-    Subclasses set ``tags = AdversaryTags(protocol="oco" | "classification" | "regression",
-    oblivious=...)`` and implement :meth:`reset` and either :meth:`data_block` (oblivious) or
-    :meth:`features` and :meth:`reveal` (adaptive). Game constants come from
-    :meth:`declared_domain`, :meth:`declared_loss`, :meth:`declared_sigma`, :meth:`resolve_dim`
+    Subclasses set ``tags = AdversaryTags(protocol="oco" | "classification" | "regression" |
+    "multiclass", oblivious=...)`` and implement :meth:`reset` and either :meth:`data_block`
+    (oblivious) or :meth:`features` and :meth:`reveal` (adaptive). Game constants come from
+    :meth:`declared_domain`, :meth:`declared_loss`, :meth:`declared_sigma`, :meth:`resolve_dim`,
+    :meth:`declared_classes` (multiclass)
     and :meth:`gradient_bound` (named so that hyperparameters called ``domain``, ``loss`` or
     ``sigma`` do not shadow them).
     """
@@ -121,6 +135,13 @@ class OCOAdversary(Adversary):
     def declared_sigma(self) -> float:
         """Weight ``σ`` of the strongly convex term ``(σ/2)‖w − z_t‖²`` (default 0)."""
         return 0.0
+
+    def declared_classes(self) -> int | None:
+        """The number of labels k of a ``multiclass`` game (≥ 2); None in the other protocols.
+
+        ``resolve_dim`` then returns ``k·d'`` (the dimension of ``w_t``), a multiple of k.
+        """
+        return None
 
     def gradient_bound(self) -> float | None:
         """A bound ``G ≥ ‖∇f_t(w)‖₂`` for every round and every ``w`` in the domain, if known.
@@ -210,6 +231,18 @@ def resolve_dim(adversary: OCOAdversary, requested: int | None, horizon: int | N
 def game_dim(spec: GameSpec) -> int:
     """Return d of an OCO game: ``spec.dim``, else ``spec.n_actions`` (a spec built by hand)."""
     return int(spec.dim if spec.dim is not None else spec.n_actions)
+
+
+def feature_dim(spec: GameSpec) -> int:
+    """Return the dimension of the features ``x_t``: ``dim/k`` in ``multiclass``, else ``dim``.
+
+    Examples
+    --------
+    >>> feature_dim(GameSpec("multiclass", 12, 5, dim=12, n_classes=3))
+    4
+    """
+    dim = game_dim(spec)
+    return dim // int(spec.n_classes) if spec.protocol == MULTICLASS else dim
 
 
 def game_domain(spec: GameSpec) -> Domain:

@@ -49,10 +49,42 @@ def scalar_loss(kind: str, p: float, y: float) -> tuple[float, float]:
     raise ValueError(kind)
 
 
+def multiclass_round(w: np.ndarray, x: np.ndarray, y: float) -> tuple[float, list, float]:
+    """Return the multiclass hinge ``(value, subgradient, predicted label)`` by plain loops.
+
+    Shalev-Shwartz 2007, Eq. (5.19) with γ = 1: scores ``⟨w_r, x⟩`` of the rows of W
+    (row-major in ``w``), ``s`` the first highest-scoring wrong label, margin
+    ``m = ⟨w_y − w_s, x⟩``; subgradient ``φ(x, s) − φ(x, y)`` when ``m < 1``; prediction y if
+    ``m > 0``, else s.
+
+    Examples
+    --------
+    >>> multiclass_round(np.array([1.0, 0.0, 0.0, 2.0]), np.array([3.0, 1.0]), 1.0)
+    (2.0, [3.0, 1.0, -3.0, -1.0], 0.0)
+    """
+    d = x.shape[0]
+    k = w.shape[0] // d
+    scores = [sum(float(w[r * d + i]) * float(x[i]) for i in range(d)) for r in range(k)]
+    label = int(y)
+    runner = -1
+    for r in range(k):
+        if r != label and (runner < 0 or scores[r] > scores[runner]):
+            runner = r
+    margin = scores[label] - scores[runner]
+    grad = [0.0] * (k * d)
+    if margin < 1.0:
+        for i in range(d):
+            grad[runner * d + i] += float(x[i])
+            grad[label * d + i] -= float(x[i])
+    return max(0.0, 1.0 - margin), grad, float(label if margin > 0.0 else runner)
+
+
 def round_loss(kind: str, sigma: float, w: np.ndarray, data: RoundData, r: int):
     """Return ``(f_t(w), subgradient, prediction)`` of replicate ``r`` by plain loops."""
     d = w.shape[0]
-    if kind == "linear":
+    if kind == "multiclass_hinge":
+        value, grad, prediction = multiclass_round(w, data.x[r], float(data.y[r]))
+    elif kind == "linear":
         g = data.g[r]
         value = sum(float(g[i]) * float(w[i]) for i in range(d))
         grad = [float(g[i]) for i in range(d)]
@@ -115,8 +147,10 @@ def reference_play_oco(player: Any, adversary: Any, **kwargs: Any) -> pd.DataFra
                 predictions[r] = pred
                 if spec.protocol == "classification" and rd.y[r] * pred <= 0.0:
                     mistakes[r] += 1
+                if spec.protocol == "multiclass" and pred != rd.y[r]:
+                    mistakes[r] += 1
         dloss = None
-        if predictions is not None:
+        if predictions is not None and kind != "multiclass_hinge":
             dloss = np.array([scalar_loss(kind, predictions[r], rd.y[r])[1] for r in range(n_rep)])
         player.update(Feedback(w.copy(), values.copy(), grads.copy(), rd, predictions, dloss))
         history.append((w, rd, values))
@@ -193,6 +227,10 @@ def _metric(name, param, spec, history, learner, mistakes, adversary) -> np.ndar
         return out
     if name == "regret":
         dom = spec.domain if math.isnan(param) else Domain("ball", float(param))
+        if math.isinf(param):
+            dom = Domain("unconstrained")
+        if kind == "multiclass_hinge":
+            return learner - hindsight.best_multiclass(x, y, spec.n_classes, dom)
         if kind == "linear":
             g_sum = g.sum(axis=1)
             if not sigma:
@@ -228,6 +266,7 @@ def _metric(name, param, spec, history, learner, mistakes, adversary) -> np.ndar
                 None if rd.y is None else rd.y[:, None],
                 sigma,
                 None if rd.z is None else rd.z[:, None],
+                spec.n_classes,
             )
             total += best[:, 0]
             if last is not None:

@@ -13,9 +13,10 @@ from typing import ClassVar
 
 import numpy as np
 
+from arena.errors import ConfigError
 from arena.oco.domains import Domain
-from arena.oco.losses import Feedback, RoundData
-from arena.oco.protocol import AdaptiveOCOAdversary, ObliviousOCOAdversary, OCOPlayer
+from arena.oco.losses import LOSS_KINDS, Feedback, RoundData
+from arena.oco.protocol import OCO_FAMILY, AdaptiveOCOAdversary, ObliviousOCOAdversary, OCOPlayer
 from arena.spec import AdversaryTags, GameSpec, PlayerTags
 
 
@@ -32,7 +33,7 @@ class ZeroPlayer(OCOPlayer):
 
     name = "zero"
     tags: ClassVar[PlayerTags] = PlayerTags(
-        protocols=frozenset({"oco", "classification", "regression"}), randomized=False
+        protocols=OCO_FAMILY, randomized=False, losses=frozenset(LOSS_KINDS)
     )
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
@@ -130,7 +131,7 @@ class ProjectedGradient(OCOPlayer):
 
     name = "projected_gradient"
     tags: ClassVar[PlayerTags] = PlayerTags(
-        protocols=frozenset({"oco", "classification", "regression"}), randomized=False
+        protocols=OCO_FAMILY, randomized=False, losses=frozenset(LOSS_KINDS)
     )
 
     def __init__(self, eta=0.5):
@@ -241,3 +242,67 @@ class GaussianRegression(GaussianData):
 
     def __init__(self, loss="squared", domain="ball", radius=1.0, sigma=0.0):
         super().__init__(loss, domain, radius, sigma)
+
+
+class GaussianMulticlass(ObliviousOCOAdversary):
+    """Gaussian features ``x_t ~ N(0, I)`` labelled ``argmax_r ⟨u_r, x_t⟩ + 0.3ε_r`` (a partner).
+
+    The ``multiclass`` partner of the conformance suite: a planted ``U ∈ ℝ^{k×d'}`` (Gaussian,
+    unit Frobenius norm, the declared comparator, flattened) and per-label Gaussian noise ε_r.
+    ``n_actions`` is the dimension ``k·d'`` of ``w_t`` (default ``3k``).
+
+    Parameters
+    ----------
+    n_classes : int
+        k ≥ 2.
+    loss : str
+        ``multiclass_hinge``.
+    domain : str
+        Domain kind of ``w_t``.
+    radius : float
+        Domain radius.
+    """
+
+    name = "gaussian_multiclass"
+    tags: ClassVar[AdversaryTags] = AdversaryTags(
+        protocol="multiclass", oblivious=True, oracle=frozenset({"comparator"})
+    )
+
+    def __init__(self, n_classes=3, loss="multiclass_hinge", domain="unconstrained", radius=1.0):
+        self.n_classes = n_classes
+        self.loss = loss
+        self.domain = domain
+        self.radius = radius
+
+    def declared_classes(self) -> int:
+        return int(self.n_classes)
+
+    def resolve_dim(self, requested: int | None, horizon: int | None = None) -> int:
+        k = int(self.n_classes)
+        dim = 3 * k if requested is None else int(requested)
+        if dim % k:
+            raise ConfigError(self.label(), "n_actions", f"must be a multiple of k = {k}")
+        return dim
+
+    def declared_domain(self) -> Domain:
+        return Domain(self.domain, float(self.radius))
+
+    def declared_loss(self) -> str:
+        return self.loss
+
+    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
+        self._k = int(spec.n_classes)
+        self._d = int(spec.dim) // self._k
+        self._rngs = list(rngs)
+        u = np.stack([g.standard_normal(self._k * self._d) for g in self._rngs])
+        self._u = u / np.linalg.norm(u, axis=1, keepdims=True)
+
+    def data_block(self, t0: int, n: int) -> RoundData:
+        k, d = self._k, self._d
+        draws = np.stack([rng.standard_normal((n, d + k)) for rng in self._rngs])
+        x = draws[..., :d].copy()
+        scores = np.einsum("rkd,rnd->rnk", self._u.reshape(-1, k, d), x) + 0.3 * draws[..., d:]
+        return RoundData(x=x, y=np.argmax(scores, axis=-1).astype(np.float64))
+
+    def comparator(self) -> np.ndarray:
+        return self._u.copy()

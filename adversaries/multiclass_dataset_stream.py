@@ -1,0 +1,177 @@
+"""scikit-learn's bundled multiclass datasets as online streams: digits (10 classes), iris, wine."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import ClassVar
+
+import numpy as np
+
+from adversaries._oco_stream import StreamAdversary
+from adversaries.dataset_stream import _require_sklearn, _zscore
+from arena.errors import ConfigError
+from arena.oco.domains import Domain
+from arena.oco.losses import RoundData
+from arena.params import Boolean, OneOf
+from arena.spec import AdversaryTags, GameSpec
+
+MULTICLASS_DATASETS = {"digits": "load_digits", "iris": "load_iris", "wine": "load_wine"}
+"""The datasets and their scikit-learn loaders."""
+
+
+@lru_cache(maxsize=16)
+def load_multiclass(
+    dataset: str, standardize: bool = True, intercept: bool = False
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Return the preprocessed ``(X, y, k)`` of a bundled dataset: labels ``0 .. k−1`` (cached).
+
+    Examples
+    --------
+    >>> X, y, k = load_multiclass("digits")
+    >>> X.shape, k, np.bincount(y.astype(int)).tolist()[:3]
+    ((1797, 64), 10, [178, 182, 177])
+    """
+    skd = _require_sklearn()
+    bunch = getattr(skd, MULTICLASS_DATASETS[dataset])()
+    X = np.asarray(bunch.data, dtype=np.float64)
+    target = np.asarray(bunch.target)
+    classes = np.unique(target)
+    y = np.searchsorted(classes, target).astype(np.float64)
+    if standardize:
+        X = _zscore(X)
+    if intercept:
+        X = np.concatenate([X, np.ones((X.shape[0], 1))], axis=1)
+    X, y = np.ascontiguousarray(X), np.ascontiguousarray(y)
+    X.flags.writeable = False
+    y.flags.writeable = False
+    return X, y, int(classes.size)
+
+
+class MulticlassDatasetStream(StreamAdversary):
+    """A bundled scikit-learn multiclass dataset, one example per round, reshuffled every epoch.
+
+    The ``multiclass`` protocol with all the dataset's labels: ``w_t ∈ ℝ^{k·d}`` holds one row
+    ``w_r`` per label (Kesler's construction), the loss is the multiclass hinge.
+
+    Parameters
+    ----------
+    dataset : {"digits", "iris", "wine"}
+        ``digits``: 8×8 handwritten digits, 1797 × 64, k = 10 (every digit its own label);
+        ``iris``: 150 × 4, k = 3; ``wine``: 178 × 13, k = 3.
+    standardize : bool
+        Centre every feature and divide it by its standard deviation (constant features, such as
+        the digits' border pixels, become 0). The statistics are computed once on the **whole**
+        dataset, so they use examples the learner has not seen yet.
+    intercept : bool
+        Append a constant feature 1 (after standardization): each label gets a bias.
+
+    Notes
+    -----
+    ``n_actions`` is ``k·d`` (640 for digits; left out, it is taken from the data). Round t shows
+    example ``π_e((t−1) mod n)`` of epoch ``e = ⌊(t−1)/n⌋``: each replicate draws a fresh
+    permutation ``π_e = rng.permutation(n)`` from its own stream when an epoch starts, as
+    ``dataset_stream`` does, so each epoch shows every example once and any split into blocks
+    gives the same stream. The declared gradient bound is exact over the dataset:
+    ``√2·max_i ‖x_i‖`` (the multiclass hinge's subgradient is ``±x`` in two rows). The domain is
+    ℝ^{k·d}; the regret metric needs ``radius=[inf]`` (every linear multiclass predictor).
+
+    Examples
+    --------
+    >>> adv = MulticlassDatasetStream("digits")
+    >>> adv.tags.protocol, adv.declared_classes(), adv.resolve_dim(None)
+    ('multiclass', 10, 640)
+    >>> adv.reset(GameSpec("multiclass", 640, 4, dim=640, n_classes=10), [np.random.default_rng(0)])
+    >>> rd = adv.data_block(1, 4)
+    >>> rd.x.shape, rd.y.shape
+    ((1, 4, 64), (1, 4))
+
+    References
+    ----------
+    scikit-learn's ``sklearn.datasets.load_digits``, ``load_iris``, ``load_wine``; Shalev-Shwartz
+    2007, §5.3.2 (multiclass categorization).
+    """
+
+    tags = AdversaryTags(protocol="multiclass", oblivious=True)
+    parameter_constraints: ClassVar = {
+        "dataset": [OneOf(*MULTICLASS_DATASETS)],
+        "standardize": [Boolean()],
+        "intercept": [Boolean()],
+    }
+
+    def __init__(self, dataset: str = "digits", standardize: bool = True, intercept: bool = False):
+        self.dataset = dataset
+        self.standardize = standardize
+        self.intercept = intercept
+
+    def _data(self) -> tuple[np.ndarray, np.ndarray, int]:
+        try:
+            return load_multiclass(self.dataset, bool(self.standardize), bool(self.intercept))
+        except ImportError as exc:
+            raise ConfigError(self.label(), "dataset", str(exc)) from exc
+
+    def data_identity(self) -> dict[str, str]:
+        # the bundled datasets ship with scikit-learn: its version pins their contents
+        import sklearn
+
+        return {"dataset": f"{self.dataset} (scikit-learn {sklearn.__version__})"}
+
+    def declared_classes(self) -> int:
+        return self._data()[2]
+
+    def declared_loss(self) -> str:
+        return "multiclass_hinge"
+
+    def declared_domain(self) -> Domain:
+        return Domain("unconstrained")
+
+    def resolve_dim(self, requested: int | None, horizon: int | None = None) -> int:
+        X, _, k = self._data()
+        dim = k * X.shape[1]
+        if requested is not None and int(requested) != dim:
+            raise ConfigError(
+                self.label(),
+                "n_actions",
+                f"dataset {self.dataset}: w_t has k·d = {k}·{X.shape[1]} = {dim} coordinates, "
+                f"but n_actions = {requested}",
+            )
+        return dim
+
+    def feature_bound(self) -> float:
+        return float(np.linalg.norm(self._data()[0], axis=1).max())
+
+    def gradient_bound(self) -> float:
+        return math.sqrt(2.0) * self.feature_bound()
+
+    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
+        X, y, k = self._data()
+        if int(spec.dim) != k * X.shape[1]:
+            raise ConfigError(self.label(), "n_actions", f"the dataset has k·d = {k * X.shape[1]}")
+        self._X, self._y = X, y
+        self._rngs = list(rngs)
+        n_rep, n_samples = len(self._rngs), X.shape[0]
+        self._perm = np.empty((n_rep, n_samples), dtype=np.int64)
+        self._pos = n_samples  # position in the current epoch (n: a new epoch starts)
+        self._start_stream()
+
+    def _generate(self, n: int) -> RoundData:
+        n_rep, n_samples = self._perm.shape
+        idx = np.empty((n_rep, n), dtype=np.int64)
+        k = 0
+        while k < n:
+            if self._pos == n_samples:
+                for r, rng in enumerate(self._rngs):
+                    self._perm[r] = rng.permutation(n_samples)
+                self._pos = 0
+            m = min(n - k, n_samples - self._pos)
+            idx[:, k : k + m] = self._perm[:, self._pos : self._pos + m]
+            k += m
+            self._pos += m
+        return RoundData(x=self._X[idx], y=self._y[idx])
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {}
+        yield {"dataset": "iris", "intercept": True}
+        yield {"dataset": "wine", "standardize": False}
