@@ -27,6 +27,8 @@ reports: $(STAMP)
 	$(VENV)/bin/arena tournament tournament=bandits
 	$(VENV)/bin/arena report outputs/tournaments/bandits --name bandits \
 		--metric pseudo_regret
+	$(VENV)/bin/arena tournament tournament=game_dynamics
+	$(VENV)/bin/arena report outputs/tournaments/game_dynamics --name game-dynamics
 	$(VENV)/bin/arena tournament tournament=changing_environments \
 		out=outputs/tournaments/luo-tables/changing_environments
 	$(VENV)/bin/arena tournament tournament=tree_experts \

@@ -1,0 +1,152 @@
+"""The committed report of Luo 2016's Tables 2.3 and 2.4 (reports/luo-tables-2.3-2.4/): the
+README's numbers are the report's, and the report's numbers are what the arena measures today.
+
+The tournaments are ``configs/tournament/changing_environments.yaml`` and ``tree_experts.yaml``
+(``make reports`` rebuilds the report). A cell is a pure function of its player, adversary,
+parameters and seed, so a cell played alone reproduces the tournament's rows. The tolerance, 1e-6
+relative, only absorbs last-bit differences of the math library between machines; any change of a
+player, an adversary, a metric or the seeding moves these numbers by far more.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from arena.game import run_game
+
+ROOT = Path(__file__).resolve().parents[3]
+REPORT = ROOT / "reports" / "luo-tables-2.3-2.4"
+CHANGING = yaml.safe_load(
+    (ROOT / "configs" / "tournament" / "changing_environments.yaml").read_text()
+)
+TREES = yaml.safe_load((ROOT / "configs" / "tournament" / "tree_experts.yaml").read_text())
+SHIFTING = "shifting_experts(n_switches=4) N=10"
+README_PLAYERS = {  # README row → the report's player label
+    "`ada_normal_hedge_tv` (geometric cover)": "ada_normal_hedge_tv(starts=geometric)",
+    "`flh`": "flh",
+    "`cbce`": "cbce",
+    "`saol`": "saol",
+    "`fixed_share`, tuned with the 4 switches": "fixed_share(alpha=tuned, n_switches=4)",
+    "`fixed_share`, untuned (α = 10⁻⁴)": "fixed_share(alpha=0.0001, n_switches=None)",
+    "`hedge` (anytime)": "hedge(eta=anytime)",
+}
+TREE_GAMES = [
+    "tree_experts(depth=2) N=6",
+    "tree_experts N=30",
+    "tree_experts(depth=6) N=126",
+    "tree_experts(depth=8) N=510",
+]
+
+
+def readme_rows(header: str) -> dict[str, list[str]]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index(header)
+    rows = {}
+    for line in text[start:].splitlines()[2:]:
+        if not line.startswith("| `"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0]] = cells[1:]
+    return rows
+
+
+def first_number(cell: str) -> float:
+    return float(re.match(r"[\d.]+", cell).group(0))
+
+
+def test_the_readme_quotes_the_committed_report():
+    sa = pd.read_csv(REPORT / "tables" / "sa_regret_vs_tau.csv")
+    sa = sa[(sa.game == SHIFTING) & (sa.param == 1000)].set_index("player")["mean"]
+    board = pd.read_csv(REPORT / "tables" / "leaderboards.csv")
+    adaptive = board[(board.metric == "adaptive_regret") & (board.game == SHIFTING)]
+    adaptive = adaptive.set_index("player")["mean"]
+    tv = pd.read_csv(REPORT / "tables" / "time_varying.csv")
+    tv = tv[tv.game_label == SHIFTING].set_index("player_label")
+    rows = readme_rows("| N = 10, shifting experts (4 switches) |")
+    assert set(rows) == set(README_PLAYERS)
+    for row, player in README_PLAYERS.items():
+        quoted = [first_number(c) for c in rows[row]]
+        want = [sa[player], adaptive[player], tv.loc[player, "mean"]]
+        for q, w in zip(quoted, want, strict=True):
+            digits = 1 if w < 1000 else 0  # the README gives four significant digits
+            assert q == pytest.approx(round(w, digits), abs=1e-9), (row, q, w)
+    assert "(V = 5)" in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert (tv.loc[:, "V"] == 5).all()
+
+    trees = pd.read_csv(REPORT / "tables" / "tree_regret.csv")
+    trees = trees.set_index(["game_label", "player_label"])["mean"]
+    rows = readme_rows("| tree regret at T |")
+    players = {row: re.match(r"`([^`]+)`", row).group(1) for row in rows}
+    assert set(players.values()) == {"ada_normal_hedge", "ml_prod", "pruning_hedge"}
+    for row, player in players.items():
+        for game, cell in zip(TREE_GAMES, rows[row], strict=True):
+            value = trees[(game, player)]
+            digits = 2 if value < 10 else 1
+            assert float(cell) == pytest.approx(round(value, digits), abs=1e-9), (row, game)
+
+
+def test_no_declared_bound_is_exceeded_in_the_report():
+    violations = pd.read_csv(REPORT / "tables" / "bound_violations.csv")
+    assert violations.empty
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("config", "player", "player_params", "adversary", "adversary_params", "metric", "game"),
+    [
+        (
+            CHANGING,
+            "ada_normal_hedge_tv",
+            {"starts": "geometric"},
+            "shifting_experts",
+            {"n_switches": 4, "gap": 0.2},
+            "tv_regret",
+            SHIFTING,
+        ),
+        (
+            CHANGING,
+            "flh",
+            {},
+            "shifting_experts",
+            {"n_switches": 4, "gap": 0.2},
+            "adaptive_regret",
+            SHIFTING,
+        ),
+        (TREES, "pruning_hedge", {}, "tree_experts", {"depth": 6}, "tree_regret", TREE_GAMES[2]),
+        (
+            TREES,
+            "ada_normal_hedge",
+            {},
+            "tree_experts",
+            {"depth": 8},
+            "tree_regret",
+            TREE_GAMES[3],
+        ),
+    ],
+)
+def test_a_cell_played_alone_reproduces_the_report(
+    config, player, player_params, adversary, adversary_params, metric, game
+):
+    run = run_game(
+        player,
+        adversary,
+        player_params=player_params,
+        adversary_params=adversary_params,
+        n_actions=config["n_actions"][0],
+        horizon=config["horizon"],
+        replicates=config["replicates"],
+        seed=config["seed"],
+        per_decade=config["per_decade"],
+        metrics={metric: {}},
+    )
+    measured = run.rows[(run.rows.t == config["horizon"]) & (run.rows.metric == metric)]
+    board = pd.read_csv(REPORT / "tables" / "leaderboards.csv")
+    row = board[(board.metric == metric) & (board.game == game) & board.param.isna()]
+    want = row[row.player.str.split("(").str[0] == player]["mean"]
+    assert len(want) == 1, row.player.tolist()
+    assert measured.value.mean() == pytest.approx(float(want.iloc[0]), rel=1e-6)
