@@ -11,6 +11,7 @@ from arena.oco.losses import MULTICLASS_LOSSES, Feedback, multiclass_margin
 from arena.oco.protocol import MULTICLASS, OCOPlayer, feature_dim
 from arena.params import POSITIVE, OneOf
 from arena.spec import GameSpec, PlayerTags
+from players.passive_aggressive import pa_step
 
 VARIANTS = ("pa", "pa1", "pa2")
 RULES = ("max_loss", "prediction")
@@ -113,14 +114,7 @@ class MulticlassPA(OCOPlayer):
 
     def step(self, loss: np.ndarray, sq_norm: np.ndarray) -> np.ndarray:
         """Return ``τ`` for losses ``ℓ`` and squared norms ``‖z‖²`` (elementwise; 0 at z = 0)."""
-        safe = np.where(sq_norm > 0.0, sq_norm, 1.0)
-        if self.variant == "pa2":
-            tau = loss / (sq_norm + 0.5 / self._C)
-        else:
-            tau = loss / safe
-            if self.variant == "pa1":
-                tau = np.minimum(self._C, tau)
-        return np.where(sq_norm > 0.0, tau, 0.0)
+        return pa_step(self.variant, self._C, loss, sq_norm)
 
     def update(self, fb: Feedback) -> None:
         x = np.asarray(fb.data.x, dtype=np.float64)

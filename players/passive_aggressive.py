@@ -17,6 +17,30 @@ from players._quasi_additive import read_example
 VARIANTS = ("pa", "pa1", "pa2")
 
 
+def pa_step(
+    variant: str, aggressiveness: float, loss: np.ndarray, sq_norm: np.ndarray
+) -> np.ndarray:
+    """Return the passive-aggressive step size ``τ`` elementwise (0 where ``‖z‖² = 0``).
+
+    ``pa``: ``ℓ/‖z‖²``; ``pa1``: ``min(C, ℓ/‖z‖²)``; ``pa2``: ``ℓ/(‖z‖² + 1/(2C))`` (Crammer et
+    al. 2006, §3), with ``z`` the update direction (``x`` in binary PA, Kesler's ``φ(x, y) −
+    φ(x, r)`` in multiclass PA) and C the aggressiveness.
+
+    Examples
+    --------
+    >>> pa_step("pa1", 0.5, np.array([2.0, 2.0]), np.array([1.0, 0.0])).tolist()
+    [0.5, 0.0]
+    """
+    safe = np.where(sq_norm > 0.0, sq_norm, 1.0)
+    if variant == "pa2":
+        tau = loss / (sq_norm + 0.5 / aggressiveness)
+    else:
+        tau = loss / safe
+        if variant == "pa1":
+            tau = np.minimum(aggressiveness, tau)
+    return np.where(sq_norm > 0.0, tau, 0.0)
+
+
 class PassiveAggressive(OCOPlayer):
     """Passive-Aggressive: ``w_{t+1} = w_t + τ_t s_t x_t`` with the step of the chosen variant.
 
@@ -108,14 +132,7 @@ class PassiveAggressive(OCOPlayer):
 
     def step(self, loss: np.ndarray, sq_norm: np.ndarray) -> np.ndarray:
         """Return ``τ`` for losses ``ℓ`` and squared norms ``‖x‖²`` (elementwise)."""
-        safe = np.where(sq_norm > 0.0, sq_norm, 1.0)
-        if self.variant == "pa2":
-            tau = loss / (sq_norm + 0.5 / self._C)
-        else:
-            tau = loss / safe
-            if self.variant == "pa1":
-                tau = np.minimum(self._C, tau)
-        return np.where(sq_norm > 0.0, tau, 0.0)
+        return pa_step(self.variant, self._C, loss, sq_norm)
 
     def update(self, fb: Feedback) -> None:
         x, y, pred = read_example(fb)
