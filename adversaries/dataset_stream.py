@@ -38,6 +38,37 @@ def _require_sklearn():
     return skd
 
 
+def epoch_indices(
+    perm: np.ndarray, pos: int, rngs: Sequence[np.random.Generator], n: int
+) -> tuple[np.ndarray, int]:
+    """Return the next ``n`` example indices per replicate and the new position in the epoch.
+
+    Examples are read in epochs: each replicate's permutation ``perm[r]`` (reshuffled in place
+    from ``rngs[r]`` whenever an epoch ends, ``pos == n_samples``) is read from ``pos`` on, so
+    any split of the rounds into blocks gives the same stream.
+
+    Examples
+    --------
+    >>> perm = np.zeros((1, 3), dtype=np.int64)
+    >>> idx, pos = epoch_indices(perm, 3, [np.random.default_rng(0)], 5)
+    >>> sorted(idx[0, :3].tolist()), pos
+    ([0, 1, 2], 2)
+    """
+    n_rep, n_samples = perm.shape
+    idx = np.empty((n_rep, n), dtype=np.int64)
+    k = 0
+    while k < n:
+        if pos == n_samples:
+            for r, rng in enumerate(rngs):
+                perm[r] = rng.permutation(n_samples)
+            pos = 0
+        m = min(n - k, n_samples - pos)
+        idx[:, k : k + m] = perm[:, pos : pos + m]
+        k += m
+        pos += m
+    return idx, pos
+
+
 @lru_cache(maxsize=32)
 def load_dataset(
     dataset: str, digits: tuple[int, ...] = (0,), standardize: bool = True, intercept: bool = False
@@ -294,18 +325,7 @@ class DatasetStream(StreamAdversary):
         self._start_stream()
 
     def _generate(self, n: int) -> RoundData:
-        n_rep, n_samples = self._perm.shape
-        idx = np.empty((n_rep, n), dtype=np.int64)
-        k = 0
-        while k < n:
-            if self._pos == n_samples:
-                for r, rng in enumerate(self._rngs):
-                    self._perm[r] = rng.permutation(n_samples)
-                self._pos = 0
-            m = min(n - k, n_samples - self._pos)
-            idx[:, k : k + m] = self._perm[:, self._pos : self._pos + m]
-            k += m
-            self._pos += m
+        idx, self._pos = epoch_indices(self._perm, self._pos, self._rngs, n)
         idx = np.take_along_axis(self._train, idx, axis=1)  # the identity without a split
         return RoundData(x=self._X[idx], y=self._y[idx])
 

@@ -10,7 +10,7 @@ from typing import ClassVar
 import numpy as np
 
 from adversaries._oco_stream import StreamAdversary
-from adversaries.dataset_stream import _require_sklearn, _zscore
+from adversaries.dataset_stream import _require_sklearn, _zscore, epoch_indices
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
@@ -156,18 +156,7 @@ class MulticlassDatasetStream(StreamAdversary):
         self._start_stream()
 
     def _generate(self, n: int) -> RoundData:
-        n_rep, n_samples = self._perm.shape
-        idx = np.empty((n_rep, n), dtype=np.int64)
-        k = 0
-        while k < n:
-            if self._pos == n_samples:
-                for r, rng in enumerate(self._rngs):
-                    self._perm[r] = rng.permutation(n_samples)
-                self._pos = 0
-            m = min(n - k, n_samples - self._pos)
-            idx[:, k : k + m] = self._perm[:, self._pos : self._pos + m]
-            k += m
-            self._pos += m
+        idx, self._pos = epoch_indices(self._perm, self._pos, self._rngs, n)
         return RoundData(x=self._X[idx], y=self._y[idx])
 
     @classmethod
