@@ -11,12 +11,15 @@ import numpy as np
 from arena.errors import ConfigError
 from arena.oco.losses import EXAMPLE_LOSSES, Feedback
 from arena.oco.protocol import OCOPlayer, game_dim
-from arena.params import NON_NEGATIVE, POSITIVE, Interval, IsNone, OneOf
+from arena.params import NON_NEGATIVE, POSITIVE, Boolean, Interval, IsNone, OneOf
 from arena.spec import GameSpec, PlayerTags
 
 SKETCHES = ("full", "rp", "fd", "oja")
 """``full``: ``A_t = αI + Σ_s ĝ_s ĝ_sᵀ`` exactly; ``rp``: Gaussian random projection (Alg. 12);
 ``fd``: Frequent Directions (Alg. 13); ``oja``: Oja's streaming PCA (Alg. 14)."""
+
+DIAGONAL_INIT = 0.1
+"""``D_1 = 0.1·I`` of the diagonal adaptation (Luo 2016, §4.6.2, footnote 14)."""
 
 BOUNDED_SKETCHES = frozenset({"full", "fd"})
 """Sketches with a deterministic regret bound (Luo 2016, Thm 16 and Thm 18). RP-SON's Thm 17
@@ -139,6 +142,12 @@ class SON(OCOPlayer):
         ``η = √d/(CL)`` (Luo 2016, after Thm 16), with L the loss's scalar Lipschitz constant on
         ``|z| ≤ C`` (:func:`scalar_lipschitz`); needs C and a known L. Use 0 with ``σ > 0`` for
         the logarithmic-regret regime (4.5).
+    diagonal : bool
+        Diagonal adaptation (Luo 2016, §4.6.2): the algorithm runs on ``x̃_t = D_t^{-1/2}x_t`` with
+        ``D_t = 0.1·I + diag(Σ_{s<t} g_s g_sᵀ)`` (the arena's gradients, footnote 14) and plays
+        ``w_t = D_t^{-1/2}w̃_t``, so that ``⟨w_t, x_t⟩ = ⟨w̃_t, x̃_t⟩``; its gradient is
+        ``g̃_t = D_t^{-1/2}g_t``. This makes the player (nearly) invariant to per-coordinate scaling
+        whatever the sketch; the thesis proves no bound for it, and none is evaluated.
 
     Notes
     -----
@@ -201,6 +210,7 @@ class SON(OCOPlayer):
         "C": [POSITIVE, IsNone()],
         "sigma": [NON_NEGATIVE],
         "eta": [NON_NEGATIVE, IsNone()],
+        "diagonal": [Boolean()],
     }
 
     def __init__(
@@ -211,6 +221,7 @@ class SON(OCOPlayer):
         C: float | None = 1.0,
         sigma: float = 0.0,
         eta: float | None = None,
+        diagonal: bool = False,
     ):
         self.sketch = sketch
         self.m = m
@@ -218,6 +229,7 @@ class SON(OCOPlayer):
         self.C = C
         self.sigma = sigma
         self.eta = eta
+        self.diagonal = diagonal
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
         who = self.label()
@@ -253,7 +265,8 @@ class SON(OCOPlayer):
         )
         self._d, self._m, self._rngs = d, m, list(rngs)
         n = spec.n_replicates
-        self._u = np.zeros((n, d))
+        self._u = np.zeros((n, d))  # in the coordinates of x̃ when diagonal
+        self._dsum = np.full((n, d), DIAGONAL_INIT)  # D_t of the diagonal adaptation
         if self.sketch == "full":
             self._ainv = np.broadcast_to(np.eye(d) / self._alpha, (n, d, d)).copy()
         else:
@@ -274,12 +287,22 @@ class SON(OCOPlayer):
         s, h = self._s[r], self._h[r]
         return (v - s.T @ (h @ (s @ v))) / self._alpha
 
+    def _coordinate_scale(self) -> np.ndarray:
+        """Return ``D_t^{-1/2}`` (R, d) with diagonal adaptation, else ones."""
+        if not self.diagonal:
+            return np.ones_like(self._u)
+        return 1.0 / np.sqrt(self._dsum)
+
     def predict(self, x: np.ndarray | None = None) -> np.ndarray:
         """Return ``w_t``: ``u_t`` projected onto ``K_t`` in the ``A_{t−1}`` norm (Lemma 11)."""
+        scale = self._coordinate_scale()
+        return self._project(x if x is None else np.asarray(x, dtype=np.float64) * scale) * scale
+
+    def _project(self, x: np.ndarray | None) -> np.ndarray:
+        """Return the projection of ``u_t`` onto ``K_t`` (of the features ``x``, maybe x̃)."""
         w = self._u.copy()
         if x is None or not math.isfinite(self._c):
             return w
-        x = np.asarray(x, dtype=np.float64)
         for r in range(w.shape[0]):
             shift = tau(float(w[r] @ x[r]), self._c)
             if shift == 0.0:
@@ -295,16 +318,19 @@ class SON(OCOPlayer):
         t = self._t
         eta_t = self._eta0 / math.sqrt(t)
         self._eta_sum += eta_t
-        scale = math.sqrt(self._sig + eta_t)
-        w = np.asarray(fb.w, dtype=np.float64)
-        grads = np.asarray(fb.grad, dtype=np.float64)
+        sketch_scale = math.sqrt(self._sig + eta_t)
+        coordinate_scale = self._coordinate_scale()
+        w = np.asarray(fb.w, dtype=np.float64) / coordinate_scale
+        grads = np.asarray(fb.grad, dtype=np.float64) * coordinate_scale
         for r in range(w.shape[0]):
             g = grads[r]
-            gh = scale * g
+            gh = sketch_scale * g
             self._gsq[r] += float(g @ g)
             self._ghsq[r] += float(gh @ gh)
             self._sketch_update(r, gh)
             self._u[r] = w[r] - self._apply_ainv(r, g)
+        if self.diagonal:
+            self._dsum += np.asarray(fb.grad, dtype=np.float64) ** 2
 
     def _sketch_update(self, r: int, gh: np.ndarray) -> None:
         """SketchUpdate(ĝ) of Algorithms 12–14 (or the exact Sherman–Morrison update)."""
@@ -340,10 +366,16 @@ class SON(OCOPlayer):
     def regret_bound(self, comparator_norm: float = 0.0) -> np.ndarray | None:
         """Return the Notes' bound on ``R_t(w)`` for ``‖w‖ = comparator_norm``, shape (R,).
 
-        None for ``rp`` and ``oja`` (no deterministic bound), without C, or when L is unknown.
+        None for ``rp`` and ``oja`` (no deterministic bound), with diagonal adaptation, without C,
+        or when L is unknown.
         Valid for comparators ``w ∈ K`` and losses meeting the assumptions with the given σ.
         """
-        if self.sketch not in BOUNDED_SKETCHES or self._lip is None or self._t == 0:
+        if (
+            self.sketch not in BOUNDED_SKETCHES
+            or self.diagonal
+            or self._lip is None
+            or self._t == 0
+        ):
             return None
         curv = self._sig + self._eta0 / math.sqrt(self._t)
         if curv <= 0.0:
@@ -367,4 +399,4 @@ class SON(OCOPlayer):
         yield {"sketch": "full", "alpha": 1.0, "C": 1.0, "eta": 0.5}
         yield {"sketch": "fd", "m": 3, "C": 1.0, "eta": 0.5}
         yield {"sketch": "rp", "m": 3, "C": 1.0, "eta": 0.5}
-        yield {"sketch": "oja", "m": 2, "C": 2.0, "eta": 0.5}
+        yield {"sketch": "oja", "m": 2, "C": 2.0, "eta": 0.5, "diagonal": True}

@@ -64,14 +64,17 @@ def loss_value(loss, p, y):
     return max(1.0 - y * p, 0.0)
 
 
-def reference_son(x, y, sketch, m, alpha, c, eta0, sigma=0.0, loss="logistic", seed=0, a0=None):
+def reference_son(
+    x, y, sketch, m, alpha, c, eta0, sigma=0.0, loss="logistic", seed=0, a0=None, diagonal=False
+):
     """Literal transcription of Luo 2016, Algorithm 11 with SketchInit/SketchUpdate of Alg. 12–14.
 
     Independent of the player where it can be: ``full`` keeps ``A_t`` itself and solves with it;
     the sketches recompute ``H = (αI + SSᵀ)^{-1}`` by inversion; FD eigendecomposes the d×d
     ``SᵀS = VᵀΣV`` as printed; Oja orthonormalizes by classical Gram–Schmidt loops. RP draws
     ``r_t ~ N(0, I/m)`` from ``default_rng(seed)`` in the player's order. ``a0`` replaces
-    ``A_0 = αI`` of the full version (for the invariance test).
+    ``A_0 = αI`` of the full version (for the invariance test). ``diagonal``: §4.6.2, the
+    algorithm sees ``x_t/√D_t`` with ``D_t = 0.1 + Σ_{s<t} g_s²`` and plays ``w̃_t/√D_t``.
     """
     n, d = x.shape
     rng = np.random.default_rng(seed)
@@ -81,6 +84,7 @@ def reference_son(x, y, sketch, m, alpha, c, eta0, sigma=0.0, loss="logistic", s
     v = np.eye(m, d)
     lam = np.zeros(m)
     ws = []
+    dsum = [0.1] * d
 
     def a_inv_times(vec):
         if sketch == "full":
@@ -89,16 +93,19 @@ def reference_son(x, y, sketch, m, alpha, c, eta0, sigma=0.0, loss="logistic", s
         return (vec - s.T @ h @ s @ vec) / alpha
 
     for t in range(1, n + 1):
-        xt = x[t - 1]
+        root = [math.sqrt(dsum[i]) if diagonal else 1.0 for i in range(d)]
+        xt = np.array([x[t - 1][i] / root[i] for i in range(d)])
         ux = sum(u[i] * xt[i] for i in range(d))
         shift = math.copysign(max(abs(ux) - c, 0.0), ux)
         ax = a_inv_times(xt)
         den = sum(xt[i] * ax[i] for i in range(d))
         coef = shift / den if shift != 0.0 else 0.0
         w = [u[i] - coef * ax[i] for i in range(d)]
-        ws.append(w)
+        ws.append([w[i] / root[i] for i in range(d)])
         p = sum(w[i] * xt[i] for i in range(d))
         g = np.array([dloss(loss, p, y[t - 1]) * xt[i] for i in range(d)])
+        for i in range(d):
+            dsum[i] += (dloss(loss, p, y[t - 1]) * x[t - 1][i]) ** 2
         gh = math.sqrt(sigma + eta0 / math.sqrt(t)) * g
         if sketch == "full":
             a_full = a_full + np.outer(gh, gh)
@@ -131,16 +138,25 @@ def reference_son(x, y, sketch, m, alpha, c, eta0, sigma=0.0, loss="logistic", s
 
 
 @pytest.mark.parametrize(
-    "sketch,m,loss",
-    [("full", 1, "logistic"), ("rp", 3, "squared"), ("fd", 3, "hinge"), ("oja", 3, "logistic")],
+    "sketch,m,loss,diagonal",
+    [
+        ("full", 1, "logistic", False),
+        ("rp", 3, "squared", False),
+        ("fd", 3, "hinge", False),
+        ("oja", 3, "logistic", False),
+        ("oja", 3, "squared", True),
+        ("fd", 2, "logistic", True),
+    ],
 )
-def test_player_equals_literal_algorithm(sketch, m, loss):
+def test_player_equals_literal_algorithm(sketch, m, loss, diagonal):
     x, y = stream(1, 60, 6)
     # C = 1.5: a projected prediction lands exactly on ±C, so C = 1 would put it on the hinge's
     # kink y·p = 1, where rounding decides the subgradient.
     kw = {"sketch": sketch, "m": m, "alpha": 0.5, "C": 1.5, "eta": 0.7, "sigma": 0.1}
-    ws, _ = play(SON(**kw), x, y, loss=loss, seed=3)
-    ref = reference_son(x, y, sketch, m, 0.5, 1.5, 0.7, sigma=0.1, loss=loss, seed=3)
+    ws, _ = play(SON(**kw, diagonal=diagonal), x, y, loss=loss, seed=3)
+    ref = reference_son(
+        x, y, sketch, m, 0.5, 1.5, 0.7, sigma=0.1, loss=loss, seed=3, diagonal=diagonal
+    )
     # Same arithmetic up to reassociation (Sherman–Morrison / Woodbury against solve and
     # inversion; Gram vs covariance eigendecomposition): 1e-10 absolute on O(1) weights.
     np.testing.assert_allclose(ws, ref, rtol=0, atol=1e-10)
