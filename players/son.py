@@ -1,0 +1,402 @@
+"""Sketched Online Newton (Luo, Agarwal, Cesa-Bianchi & Langford 2016): full, RP, FD, Oja sketch."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import ClassVar
+
+import numpy as np
+
+from arena.errors import ConfigError
+from arena.oco.losses import EXAMPLE_LOSSES, Feedback
+from arena.oco.protocol import OCOPlayer, game_dim
+from arena.params import NON_NEGATIVE, POSITIVE, Boolean, Interval, IsNone, OneOf
+from arena.spec import GameSpec, PlayerTags
+
+SKETCHES = ("full", "rp", "fd", "oja")
+"""``full``: ``A_t = αI + Σ_s ĝ_s ĝ_sᵀ`` exactly; ``rp``: Gaussian random projection (Alg. 12);
+``fd``: Frequent Directions (Alg. 13); ``oja``: Oja's streaming PCA (Alg. 14)."""
+
+DIAGONAL_INIT = 0.1
+"""``D_1 = 0.1·I`` of the diagonal adaptation (Luo 2016, §4.6.2, footnote 14)."""
+
+BOUNDED_SKETCHES = frozenset({"full", "fd"})
+"""Sketches with a deterministic regret bound (Luo 2016, Thm 16 and Thm 18). RP-SON's Thm 17
+holds in expectation / with high probability for a sketch size ``m = Ω((r + ln(T/δ))ε⁻²)`` with
+unspecified constants; Oja-SON has no guarantee (Luo 2016, end of §4.4.3)."""
+
+
+def tau(y: float, c: float) -> float:
+    """Return ``τ_C(y) = sign(y)·max{|y| − C, 0}`` (Luo 2016, Lemma 11).
+
+    Examples
+    --------
+    >>> tau(3.0, 1.0), tau(-0.5, 1.0), tau(-2.5, 1.0)
+    (2.0, 0.0, -1.5)
+    """
+    return math.copysign(max(abs(y) - c, 0.0), y) if abs(y) > c else 0.0
+
+
+def scalar_lipschitz(loss: str, c: float, protocol: str) -> float | None:
+    """Return L with ``|ℓ'(z)| ≤ L`` whenever ``|z| ≤ C`` (Luo 2016, Assumption 1), or None.
+
+    Hinge, logistic and absolute losses are 1-Lipschitz; the arena's squared loss ``½(z − y)²``
+    has ``|ℓ'| = |z − y| ≤ C + 1`` on ±1 labels (``classification``), and no bound is known for
+    real labels (``regression``).
+
+    Examples
+    --------
+    >>> scalar_lipschitz("squared", 2.0, "classification"), scalar_lipschitz("hinge", 2.0, "x")
+    (3.0, 1.0)
+    """
+    if loss in ("hinge", "logistic", "absolute"):
+        return 1.0
+    if loss == "squared" and protocol == "classification":
+        return c + 1.0
+    return None
+
+
+def fd_shrink(s: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """Frequent Directions shrink of a sketch whose last row was just filled (Luo 2016, Alg. 13).
+
+    With the Gram matrix ``S Sᵀ = U Λ Uᵀ`` (eigenvalues descending) and ``ρ = λ_m`` the smallest,
+    the new sketch ``S' = diag(√(max(λ_i − ρ, 0)/λ_i)) Uᵀ S`` has orthogonal rows of squared norms
+    ``λ_i − ρ``, i.e. ``S'ᵀS' = V_tᵀ(Σ_t − ρI)V_t`` of the thesis, its last row 0, and
+    ``H = (αI + S'S'ᵀ)^{-1} = diag(1/(α + λ_i − ρ))``. Working on the m×m Gram matrix instead of
+    the d×d covariance handles ``m > d`` and rank deficiency (rows with ``λ_i = 0`` become 0).
+    Returns ``(S', H, ρ)``.
+
+    Examples
+    --------
+    >>> s, h, rho = fd_shrink(np.array([[3.0, 0.0], [0.0, 4.0]]), 1.0)
+    >>> np.round(s, 12).tolist(), np.diag(h).tolist(), rho
+    ([[0.0, 2.645751311065], [0.0, 0.0]], [0.125, 1.0], 9.0)
+    """
+    lam, u = np.linalg.eigh(s @ s.T)
+    lam, u = lam[::-1], u[:, ::-1]
+    rho = max(float(lam[-1]), 0.0)
+    kept = np.maximum(lam - rho, 0.0)
+    scale = np.where(lam > 0.0, np.sqrt(kept / np.where(lam > 0.0, lam, 1.0)), 0.0)
+    new = scale[:, None] * (u.T @ s)
+    new[-1] = 0.0  # exactly zero: the next gradient is inserted there
+    kept[-1] = 0.0
+    return new, np.diag(1.0 / (alpha + kept)), rho
+
+
+def orthonormalize_rows(v: np.ndarray) -> np.ndarray:
+    """Gram–Schmidt on the rows of ``v`` in row order (QR of ``vᵀ`` with a positive diagonal of R).
+
+    Examples
+    --------
+    >>> (np.round(orthonormalize_rows(np.array([[2.0, 0.0], [1.0, 1.0]])), 12) + 0.0).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    q, r = np.linalg.qr(v.T)
+    signs = np.where(np.diag(r) < 0.0, -1.0, 1.0)
+    return (q * signs).T
+
+
+class SON(OCOPlayer):
+    """Sketched Online Newton: ONS with the example-wise projection ``K_t = {w : |⟨w, x_t⟩| ≤ C}``.
+
+    Luo 2016, §4.3–4.4, Algorithm 11 (= Luo, Agarwal, Cesa-Bianchi & Langford 2016). With
+    ``u_1 = 0``, ``g_t = ℓ'_t(⟨w_t, x_t⟩) x_t`` and the to-sketch vector
+    ``ĝ_t = √(σ_t + η_t) g_t``, round t:
+
+    1. (projection, Lemma 11)
+       ``w_t = u_t − τ_C(⟨u_t, x_t⟩)/(x_tᵀA_{t−1}^{-1}x_t) · A_{t−1}^{-1}x_t``, the
+       ``A_{t−1}``-projection of ``u_t`` onto ``K_t``, ``τ_C(y) = sign(y) max{|y| − C, 0}``;
+    2. predict ``⟨w_t, x_t⟩``, receive ``g_t``; ``A_t = αI + S_tᵀS_t`` with the sketch updated by
+       ``ĝ_t``;
+    3. ``u_{t+1} = w_t − A_t^{-1} g_t``.
+
+    ``A_t^{-1} = (1/α)(I − S_tᵀH_tS_t)``, ``H_t = (αI_m + S_tS_tᵀ)^{-1}`` (Woodbury). The sketch:
+
+    * ``full``: ``S_tᵀS_t = Σ_{s≤t} ĝ_sĝ_sᵀ`` exactly (Eq. 4.4); ``A_t^{-1}`` kept by
+      Sherman–Morrison, O(d²) per round;
+    * ``rp`` (Alg. 12): ``S_t = S_{t−1} + r_tĝ_tᵀ`` with ``r_t ~ N(0, I_m/m)`` from the replicate's
+      generator, ``H`` by two Sherman–Morrison steps with ``q = S_tĝ − (‖ĝ‖²/2) r_t``, O(md);
+    * ``fd`` (Alg. 13): Frequent Directions (:func:`fd_shrink`), O(m²d + m³) here (the thesis's
+      O(md) needs rank-one SVD updates);
+    * ``oja`` (Alg. 14): ``Γ_t = I/t``; ``Λ ← (1 − 1/t)Λ + (1/t)(Vĝ)²``,
+      ``V ← GramSchmidt(V + (1/t)(Vĝ)ĝᵀ)`` (rows, in order), ``S = (tΛ)^{1/2}V``,
+      ``H = diag(1/(α + tΛ))``; ``V_0`` the first m standard basis vectors (any orthonormal rows
+      are allowed; this one keeps the player deterministic). O(m²d).
+
+    Parameters
+    ----------
+    sketch : {"full", "rp", "fd", "oja"}
+        How ``Σ ĝ_sĝ_sᵀ`` is approximated.
+    m : int
+        Sketch size (ignored by ``full``; ``oja`` needs ``m ≤ d``).
+    alpha : float
+        ``α > 0`` of ``A_0 = αI`` (1/α is the step size of the first-order part).
+    C : float or None
+        Bound on the predictions, ``K_t = {w : |⟨w, x_t⟩| ≤ C}`` (Eq. 4.1). None: no projection
+        (as in Vowpal Wabbit's Oja-SON) and no bound.
+    sigma : float
+        Curvature ``σ_t ≡ σ ≥ 0`` of Assumption 2 (0: plain convexity).
+    eta : float or None
+        ``η_t = η/√t`` (non-increasing, as Theorems 16 and 18 need). None: the thesis's tuning
+        ``η = √d/(CL)`` (Luo 2016, after Thm 16), with L the loss's scalar Lipschitz constant on
+        ``|z| ≤ C`` (:func:`scalar_lipschitz`); needs C and a known L. Use 0 with ``σ > 0`` for
+        the logarithmic-regret regime (4.5).
+    diagonal : bool
+        Diagonal adaptation (Luo 2016, §4.6.2): the algorithm runs on ``x̃_t = D_t^{-1/2}x_t`` with
+        ``D_t = 0.1·I + diag(Σ_{s<t} g_s g_sᵀ)`` (the arena's gradients, footnote 14) and plays
+        ``w_t = D_t^{-1/2}w̃_t``, so that ``⟨w_t, x_t⟩ = ⟨w̃_t, x̃_t⟩``; its gradient is
+        ``g̃_t = D_t^{-1/2}g_t``. This makes the player (nearly) invariant to per-coordinate scaling
+        whatever the sketch; the thesis proves no bound for it, and none is evaluated.
+
+    Notes
+    -----
+    Protocols: ``classification`` and ``regression`` only. The projection needs the example
+    ``x_t`` before the prediction and the gradient must be ``ℓ'(⟨w, x_t⟩)x_t``; in plain ``oco``
+    there is no ``x_t``, so ``K_t`` is undefined and the player refuses the game (as it refuses a
+    game with a strongly convex term ``σ_game > 0``, whose gradient is not of that form).
+
+    Guarantees, for every ``w ∈ K = ∩_t K_t`` on every loss sequence (adaptive adversaries
+    included) satisfying Assumptions 1 (``|ℓ'_t(z)| ≤ L`` on ``|z| ≤ C``) and 2 (curvature σ):
+
+    * full (Luo 2016, Thm 16):
+      ``R_T(w) ≤ (α/2)‖w‖² + 2(CL)² Σ_t η_t + d/(2(σ + η_T)) ln(1 + (σ + η_T) Σ_t ‖g_t‖²/(dα))``;
+    * fd (Luo 2016, Thm 18, taken at ``k = 0`` where ``Ω_0 = tr(G_TᵀG_T) = Σ_t ‖ĝ_t‖²``):
+      ``R_T(w) ≤ (α/2)‖w‖² + m/(2(σ + η_T)) ln(1 + tr(S_TᵀS_T)/(mα))
+      + Σ_t ‖ĝ_t‖²/(2(σ + η_T)α) + 2(CL)² Σ_t η_t``;
+    * rp: Thm 17 bounds the regret only in expectation / with probability 1 − δ for a sketch
+      size with unspecified constants: no bound is evaluated;
+    * oja: no regret guarantee is known (the thesis gives none).
+
+    :meth:`regret_bound` evaluates these for a comparator norm ``‖w‖``. :meth:`bounds` declares
+    none: the arena's ``regret`` compares with the best point of the whole domain, which need not
+    lie in ``K`` (the theorems' comparator set).
+
+    Invariance (Luo 2016, §4.3.2): the predictions are unchanged when every ``x_t`` is replaced by
+    ``Mx_t`` for ``M = sQ`` (Q orthogonal) and α by ``s²α`` (``A'_t = MA_tMᵀ``; full, rp with the
+    same draws, fd). For other invertible M, ``αI`` is the ℓ2 part that breaks exact invariance
+    (the ``(α/2)‖w‖²`` term of the bounds): feeding ``Mx_t`` with ``A_0 = αMMᵀ`` instead would
+    restore it. The thesis's truly invariant α = 0 pseudo-inverse variant (App. C.2) is not
+    implemented.
+
+    Examples
+    --------
+    >>> from arena.oco.domains import Domain
+    >>> from arena.oco.losses import RoundData, feedback
+    >>> spec = GameSpec("classification", 2, 5, dim=2, domain=Domain(), loss="hinge")
+    >>> p = SON(sketch="full", alpha=1.0, C=1.0, eta=1.0)
+    >>> p.reset(spec, [np.random.default_rng(0)])
+    >>> rd = RoundData(x=np.array([[1.0, 0.0]]), y=np.array([1.0]))
+    >>> p.update(feedback("hinge", 0.0, p.predict(rd.x), rd))
+    >>> p.predict(rd.x).tolist()
+    [[0.5, 0.0]]
+
+    References
+    ----------
+    Luo 2016, §4.2–4.4, Algorithms 11–14, Lemma 11, Theorems 16–18; Luo, Agarwal, Cesa-Bianchi &
+    Langford (2016), "Efficient second order online learning by sketching", NIPS 29.
+    """
+
+    tags = PlayerTags(
+        protocols=frozenset({"classification", "regression"}),
+        randomized=False,
+        domains=frozenset({"unconstrained"}),
+        losses=frozenset(EXAMPLE_LOSSES),
+    )
+    parameter_constraints: ClassVar = {
+        "sketch": [OneOf(*SKETCHES)],
+        "m": [Interval(1, None, integer=True)],
+        "alpha": [POSITIVE],
+        "C": [POSITIVE, IsNone()],
+        "sigma": [NON_NEGATIVE],
+        "eta": [NON_NEGATIVE, IsNone()],
+        "diagonal": [Boolean()],
+    }
+
+    def __init__(
+        self,
+        sketch: str = "fd",
+        m: int = 10,
+        alpha: float = 1.0,
+        C: float | None = 1.0,
+        sigma: float = 0.0,
+        eta: float | None = None,
+        diagonal: bool = False,
+    ):
+        self.sketch = sketch
+        self.m = m
+        self.alpha = alpha
+        self.C = C
+        self.sigma = sigma
+        self.eta = eta
+        self.diagonal = diagonal
+
+    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
+        who = self.label()
+        if spec.protocol not in self.tags.protocols:
+            raise ConfigError(
+                who,
+                "protocol",
+                "K_t = {w : |<w, x_t>| <= C} needs examples x_t (plain oco has none)",
+            )
+        if float(spec.sigma or 0.0) > 0.0:
+            raise ConfigError(who, "sigma", "the gradient must be l'(<w, x>) x: no game sigma > 0")
+        d = game_dim(spec)
+        m = int(self.m)
+        if self.sketch == "oja" and m > d:
+            raise ConfigError(who, "m", f"oja needs m <= d = {d} orthonormal rows, got {m}")
+        loss = spec.loss or "squared"
+        c = math.inf if self.C is None else float(self.C)
+        lip = scalar_lipschitz(loss, c, spec.protocol) if self.C is not None else None
+        if self.eta is None:
+            if lip is None:
+                raise ConfigError(
+                    who, "eta", "null (eta = sqrt(d)/(CL)) needs C and a loss with a known L"
+                )
+            eta = math.sqrt(d) / (c * lip)
+        else:
+            eta = float(self.eta)
+        self._alpha, self._c, self._lip, self._eta0, self._sig = (
+            float(self.alpha),
+            c,
+            lip,
+            eta,
+            float(self.sigma),
+        )
+        self._d, self._m, self._rngs = d, m, list(rngs)
+        n = spec.n_replicates
+        self._u = np.zeros((n, d))  # in the coordinates of x̃ when diagonal
+        self._dsum = np.full((n, d), DIAGONAL_INIT)  # D_t of the diagonal adaptation
+        if self.sketch == "full":
+            self._ainv = np.broadcast_to(np.eye(d) / self._alpha, (n, d, d)).copy()
+        else:
+            self._s = np.zeros((n, m, d))
+            self._h = np.broadcast_to(np.eye(m) / self._alpha, (n, m, m)).copy()
+        if self.sketch == "oja":
+            self._v = np.broadcast_to(np.eye(m, d), (n, m, d)).copy()
+            self._lam = np.zeros((n, m))
+        self._t = 0
+        self._eta_sum = 0.0
+        self._gsq = np.zeros(n)  # Σ‖g_t‖²
+        self._ghsq = np.zeros(n)  # Σ‖ĝ_t‖²
+
+    def _apply_ainv(self, r: int, v: np.ndarray) -> np.ndarray:
+        """Return ``A^{-1}v`` of replicate r (the current sketch)."""
+        if self.sketch == "full":
+            return self._ainv[r] @ v
+        s, h = self._s[r], self._h[r]
+        return (v - s.T @ (h @ (s @ v))) / self._alpha
+
+    def _coordinate_scale(self) -> np.ndarray:
+        """Return ``D_t^{-1/2}`` (R, d) with diagonal adaptation, else ones."""
+        if not self.diagonal:
+            return np.ones_like(self._u)
+        return 1.0 / np.sqrt(self._dsum)
+
+    def predict(self, x: np.ndarray | None = None) -> np.ndarray:
+        """Return ``w_t``: ``u_t`` projected onto ``K_t`` in the ``A_{t−1}`` norm (Lemma 11)."""
+        scale = self._coordinate_scale()
+        return self._project(x if x is None else np.asarray(x, dtype=np.float64) * scale) * scale
+
+    def _project(self, x: np.ndarray | None) -> np.ndarray:
+        """Return the projection of ``u_t`` onto ``K_t`` (of the features ``x``, maybe x̃)."""
+        w = self._u.copy()
+        if x is None or not math.isfinite(self._c):
+            return w
+        for r in range(w.shape[0]):
+            shift = tau(float(w[r] @ x[r]), self._c)
+            if shift == 0.0:
+                continue
+            ax = self._apply_ainv(r, x[r])
+            den = float(x[r] @ ax)
+            if den > 0.0:
+                w[r] -= (shift / den) * ax
+        return w
+
+    def update(self, fb: Feedback) -> None:
+        self._t += 1
+        t = self._t
+        eta_t = self._eta0 / math.sqrt(t)
+        self._eta_sum += eta_t
+        sketch_scale = math.sqrt(self._sig + eta_t)
+        coordinate_scale = self._coordinate_scale()
+        w = np.asarray(fb.w, dtype=np.float64) / coordinate_scale
+        grads = np.asarray(fb.grad, dtype=np.float64) * coordinate_scale
+        for r in range(w.shape[0]):
+            g = grads[r]
+            gh = sketch_scale * g
+            self._gsq[r] += float(g @ g)
+            self._ghsq[r] += float(gh @ gh)
+            self._sketch_update(r, gh)
+            self._u[r] = w[r] - self._apply_ainv(r, g)
+        if self.diagonal:
+            self._dsum += np.asarray(fb.grad, dtype=np.float64) ** 2
+
+    def _sketch_update(self, r: int, gh: np.ndarray) -> None:
+        """SketchUpdate(ĝ) of Algorithms 12–14 (or the exact Sherman–Morrison update)."""
+        if self.sketch == "full":
+            a = self._ainv[r]
+            ag = a @ gh
+            self._ainv[r] = a - np.outer(ag, ag) / (1.0 + float(gh @ ag))
+        elif self.sketch == "rp":
+            rv = self._rngs[r].normal(0.0, 1.0 / math.sqrt(self._m), self._m)
+            s = self._s[r]
+            s += np.outer(rv, gh)
+            q = s @ gh - (float(gh @ gh) / 2.0) * rv
+            h = self._h[r]
+            hq = h @ q
+            h = h - np.outer(hq, rv @ h) / (1.0 + float(rv @ hq))
+            hr = h @ rv
+            self._h[r] = h - np.outer(hr, q @ h) / (1.0 + float(q @ hr))
+        elif self.sketch == "fd":
+            s = self._s[r]
+            s[-1] = gh
+            self._s[r], self._h[r], _ = fd_shrink(s, self._alpha)
+        else:
+            gamma = 1.0 / self._t
+            v = self._v[r]
+            vg = v @ gh
+            self._lam[r] = (1.0 - gamma) * self._lam[r] + gamma * vg * vg
+            v = orthonormalize_rows(v + gamma * np.outer(vg, gh))
+            self._v[r] = v
+            energy = self._t * self._lam[r]
+            self._s[r] = np.sqrt(energy)[:, None] * v
+            self._h[r] = np.diag(1.0 / (self._alpha + energy))
+
+    def regret_bound(self, comparator_norm: float = 0.0) -> np.ndarray | None:
+        """Return the Notes' bound on ``R_t(w)`` for ``‖w‖ = comparator_norm``, shape (R,).
+
+        None for ``rp`` and ``oja`` (no deterministic bound), with diagonal adaptation, without C,
+        or when L is unknown.
+        Valid for comparators ``w ∈ K`` and losses meeting the assumptions with the given σ.
+        """
+        if (
+            self.sketch not in BOUNDED_SKETCHES
+            or self.diagonal
+            or self._lip is None
+            or self._t == 0
+        ):
+            return None
+        curv = self._sig + self._eta0 / math.sqrt(self._t)
+        if curv <= 0.0:
+            return None
+        base = self._alpha / 2.0 * comparator_norm**2 + 2.0 * (self._c * self._lip) ** 2 * (
+            self._eta_sum
+        )
+        if self.sketch == "full":
+            d = self._d
+            return base + d / (2.0 * curv) * np.log1p(curv * self._gsq / (d * self._alpha))
+        m = self._m
+        trace = np.einsum("rij,rij->r", self._s, self._s)
+        return (
+            base
+            + m / (2.0 * curv) * np.log1p(trace / (m * self._alpha))
+            + self._ghsq / (2.0 * curv * self._alpha)
+        )
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {"sketch": "full", "alpha": 1.0, "C": 1.0, "eta": 0.5}
+        yield {"sketch": "fd", "m": 3, "C": 1.0, "eta": 0.5}
+        yield {"sketch": "rp", "m": 3, "C": 1.0, "eta": 0.5}
+        yield {"sketch": "oja", "m": 2, "C": 2.0, "eta": 0.5, "diagonal": True}
