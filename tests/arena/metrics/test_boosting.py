@@ -9,12 +9,15 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
+import pandas as pd
 import pytest
+import yaml
 
 from adversaries.boosting_oracle import BoostingOracle
 from arena import play
 from arena.errors import ConfigError
 from arena.game import prepare_game
+from arena.hydra_support import config_dir
 from arena.metrics.boosting import (
     MarginFraction,
     MeanEdge,
@@ -24,6 +27,7 @@ from arena.metrics.boosting import (
     vote_error,
 )
 from arena.spec import History
+from arena.tournament import Tournament, TournamentConfig
 from tests.helpers import last_values
 
 THETAS = [-0.5, 0.0, 0.1, 0.3, 1.0]
@@ -114,3 +118,17 @@ def test_applicability_and_parameters():
     assert "test split" in game.skipped["vote_test_error"]
     with pytest.raises(ConfigError, match="theta"):
         play("hedge", BoostingOracle(), horizon=2, metrics=[MarginFraction(theta=[2.0])])
+
+
+def test_the_boosting_tournament(tmp_path):
+    """configs/tournament/boosting.yaml runs (shortened), with every metric in every cell."""
+    config = yaml.safe_load((config_dir() / "tournament" / "boosting.yaml").read_text())
+    config.update(horizon=8, replicates=1)
+    Tournament(TournamentConfig.from_mapping(config), tmp_path, executor="serial").run()
+    parts = sorted((tmp_path / "parts").glob("results-*.parquet"))
+    rows = pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
+    assert rows.cell.nunique() == 6
+    per_cell = rows.groupby("cell").metric.unique().map(set)
+    expected = {"vote_train_error", "vote_test_error", "margin_frac", "mean_edge"}
+    assert all(expected | {"zero_weight_frac"} == m for m in per_cell)
+    assert rows[rows.metric == "vote_train_error"].value.between(0, 1).all()
