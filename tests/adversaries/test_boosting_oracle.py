@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from adversaries.boosting_oracle import BoostingOracle, best_stump, presort, stump_predict
+from arena import play
 from arena.errors import ConfigError
 from arena.game import prepare_game
 from arena.metrics.boosting import MeanEdge, VoteTrainError
@@ -23,7 +24,7 @@ from arena.spec import History
 from players.hedge import Hedge
 from players.normal_hedge import NormalHedge
 from players.normal_hedge_dt import NormalHedgeDT
-from tests.helpers import last_values, traced
+from tests.helpers import check_declared, last_values, traced
 
 # digits 4 vs 9 with half held out: N = 181 experts, a fast game
 SMALL = {"dataset": "digits", "test_fraction": 0.5}
@@ -231,3 +232,19 @@ def test_bad_parameters():
         BoostingOracle(dataset="digits", digits=[3, 3]).split_sizes()
     with pytest.raises(ConfigError, match="test_fraction"):
         BoostingOracle(test_fraction=0.001).split_sizes()  # ⌊0.569⌋ = 0 held out
+
+
+@pytest.mark.parametrize("player", ["hedge", "normal_hedge_dt", "ada_normal_hedge"])
+def test_declared_bounds_hold_on_the_oracle(player):
+    """The boosting oracle is an adaptive adversary: the players' declared bounds still hold."""
+    metrics = {
+        "regret": {},
+        "quantile_regret": {"eps": [0.01, 0.1, 0.25, 0.5]},
+        "subset_quantile_regret": {"eps": [0.1, 0.25]},
+        "shifting_regret": {"k": [0, 1, 2, 3, 4, 8]},
+        "adaptive_regret": {},
+        "sa_regret": {"tau": [10, 100]},
+        "bound": {},
+    }  # every metric these players declare a bound on
+    rows = play(player, BoostingOracle(**SMALL), horizon=100, replicates=2, metrics=metrics)
+    assert check_declared(rows, f"{player} vs boosting_oracle") > 0
