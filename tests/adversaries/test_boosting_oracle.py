@@ -222,7 +222,7 @@ def test_theorem_3_training_error_bound():
     for r in range(n_rep):
         j = next(k for k in range(1, n + 1) if pl.quantile_bound(horizon, k) < edge_sum[r])
         assert error[r] <= (j - 1) / n
-        assert (j - 1) / n < 0.5  # the bound says something here (measured: 0.15)
+        assert (j - 1) / n < 0.5  # the bound says something here (measured: 0.14 and 0.11)
 
 
 def test_bad_parameters():
