@@ -29,6 +29,7 @@ from arena.metrics.boosting import (
 from arena.spec import History
 from arena.tournament import Tournament, TournamentConfig
 from tests.helpers import last_values
+from tests.helpers.contract import run_in_process
 
 THETAS = [-0.5, 0.0, 0.1, 0.3, 1.0]
 
@@ -132,3 +133,14 @@ def test_the_boosting_tournament(tmp_path):
     expected = {"vote_train_error", "vote_test_error", "margin_frac", "mean_edge"}
     assert all(expected | {"zero_weight_frac"} == m for m in per_cell)
     assert rows[rows.metric == "vote_train_error"].value.between(0, 1).all()
+
+
+def test_cli_run_with_the_boosting_metric_set(tmp_path):
+    out = tmp_path / "run"
+    argv = ["run", "player=normal_hedge_dt", "adversary=boosting_oracle", "horizon=20"]
+    argv += ["metrics=[regret,boosting]", "replicates=2", f"hydra.run.dir={out}"]
+    res = run_in_process(argv, tmp_path)
+    assert res.returncode == 0, res.stderr
+    rows = pd.read_parquet(out / "results.parquet")
+    expected = {"regret", "vote_train_error", "vote_test_error", "margin_frac", "mean_edge"}
+    assert set(rows.metric) == expected | {"zero_weight_frac"}
