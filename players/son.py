@@ -363,6 +363,57 @@ class SON(OCOPlayer):
             self._s[r] = np.sqrt(energy)[:, None] * v
             self._h[r] = np.diag(1.0 / (self._alpha + energy))
 
+    def sketch_weight(self, t: int) -> float:
+        """Return ``√(σ + η_t)``, the factor of the to-sketch vector ``ĝ_t = √(σ + η_t) g_t``.
+
+        Examples
+        --------
+        >>> from arena.oco.domains import Domain
+        >>> p = SON(sketch="oja", m=1, C=1.0, sigma=0.0, eta=4.0)
+        >>> p.reset(GameSpec("classification", 1, 3, dim=1, domain=Domain(), loss="hinge"),
+        ...         [np.random.default_rng(0)])
+        >>> p.sketch_weight(4)
+        1.4142135623730951
+        """
+        return math.sqrt(self._sig + self._eta0 / math.sqrt(t))
+
+    def sketch_eigenvalues(self, k: int) -> np.ndarray:
+        """Return the sketch's estimate of the top-k eigenvalues of ``G_tᵀG_t = Σ_{s≤t} ĝ_sĝ_sᵀ``.
+
+        Shape (R, k), descending, zero-padded beyond the sketch's rank. ``full``: the exact
+        spectrum, read off ``A_t^{-1}`` as ``1/μ_i − α`` (accurate relative to ``λ_i + α``);
+        ``rp`` and ``fd``: the spectrum of ``S_tᵀS_t`` (the nonzero eigenvalues of the m×m
+        ``S_tS_tᵀ``; FD's is ``Σ_t − ρI`` after the shrink, an underestimate); ``oja``:
+        ``tΛ_{t,i}``, the estimate Luo 2016, Figure 4.1 compares with ``λ_i(G_tᵀG_t)``. With
+        diagonal adaptation these are the eigenvalues of the sum over the rescaled ``ĝ_s``.
+
+        Examples
+        --------
+        >>> from arena.oco.domains import Domain
+        >>> from arena.oco.losses import RoundData, feedback
+        >>> p = SON(sketch="fd", m=2, alpha=1.0, C=None, eta=1.0)
+        >>> p.reset(GameSpec("regression", 2, 5, dim=2, domain=Domain(), loss="squared"),
+        ...         [np.random.default_rng(0)])
+        >>> rd = RoundData(x=np.array([[3.0, 0.0]]), y=np.array([1.0]))
+        >>> p.update(feedback("squared", 0.0, p.predict(rd.x), rd))
+        >>> p.sketch_eigenvalues(3).tolist()  # ĝ = 1·(0 − 1)·x: one eigenvalue 9
+        [[9.0, 0.0, 0.0]]
+        """
+        k = int(k)
+        n = self._u.shape[0]
+        if self.sketch == "full":
+            est = 1.0 / np.linalg.eigvalsh(self._ainv) - self._alpha
+            est = np.maximum(est, 0.0)
+        elif self.sketch == "oja":
+            est = self._t * self._lam
+        else:
+            est = np.maximum(np.linalg.eigvalsh(self._s @ self._s.transpose(0, 2, 1)), 0.0)
+        est = -np.sort(-est, axis=1)
+        out = np.zeros((n, k))
+        width = min(k, est.shape[1])
+        out[:, :width] = est[:, :width]
+        return out
+
     def regret_bound(self, comparator_norm: float = 0.0) -> np.ndarray | None:
         """Return the Notes' bound on ``R_t(w)`` for ``‖w‖ = comparator_norm``, shape (R,).
 

@@ -866,5 +866,6 @@ DEFAULT_METRICS: dict[str, dict] = {
     "arm_pulls": {},
     "arm_pseudo_regret": {},
     "estimate_bias": {},
+    "sketch_error": {"k": [10]},
 }
 """The default metric set of ``arena run`` and :func:`arena.play` (issue #2, item 4)."""

@@ -469,5 +469,6 @@ OCO_DEFAULT_METRICS: dict[str, dict] = {
     "online_to_batch": {},
     "bound": {},
     "lower_bound": {},
+    "sketch_error": {"k": [10]},
 }
 """The default metric set of an OCO / classification / regression game."""
