@@ -21,6 +21,9 @@ SKETCHES = ("full", "rp", "fd", "oja")
 DIAGONAL_INIT = 0.1
 """``D_1 = 0.1·I`` of the diagonal adaptation (Luo 2016, §4.6.2, footnote 14)."""
 
+SPARSE_SKETCHES = frozenset({"rp"})
+"""Sketches with the sparse implementation of Luo 2016, §4.5 (``sparse=True``)."""
+
 BOUNDED_SKETCHES = frozenset({"full", "fd"})
 """Sketches with a deterministic regret bound (Luo 2016, Thm 16 and Thm 18). RP-SON's Thm 17
 holds in expectation / with high probability for a sketch size ``m = Ω((r + ln(T/δ))ε⁻²)`` with
@@ -82,6 +85,21 @@ def fd_shrink(s: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, floa
     new[-1] = 0.0  # exactly zero: the next gradient is inserted there
     kept[-1] = 0.0
     return new, np.diag(1.0 / (alpha + kept)), rho
+
+
+def rp_inverse_update(h: np.ndarray, rv: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Return ``(H^{-1} + qrᵀ + rqᵀ)^{-1}`` by two Sherman–Morrison steps (Luo 2016, Alg. 12).
+
+    Examples
+    --------
+    >>> h = rp_inverse_update(np.eye(2), np.array([1.0, 0.0]), np.array([0.0, 0.5]))
+    >>> np.allclose(h, np.linalg.inv(np.eye(2) + [[0.0, 0.5], [0.5, 0.0]]))
+    True
+    """
+    hq = h @ q
+    h = h - np.outer(hq, rv @ h) / (1.0 + float(rv @ hq))
+    hr = h @ rv
+    return h - np.outer(hr, q @ h) / (1.0 + float(q @ hr))
 
 
 def orthonormalize_rows(v: np.ndarray) -> np.ndarray:
@@ -148,6 +166,19 @@ class SON(OCOPlayer):
         ``w_t = D_t^{-1/2}w̃_t``, so that ``⟨w_t, x_t⟩ = ⟨w̃_t, x̃_t⟩``; its gradient is
         ``g̃_t = D_t^{-1/2}g_t``. This makes the player (nearly) invariant to per-coordinate scaling
         whatever the sketch; the thesis proves no bound for it, and none is evaluated.
+    sparse : bool
+        ``rp`` only: Sparse RP-SON (Luo 2016, §4.5, Algorithm 15), which keeps ``w = ū + Sᵀb``
+        (``ū ∈ ℝ^d``, ``b ∈ ℝ^m``) so that a round touches only the support of ``x_t``: O(m² + ms)
+        for s nonzeros instead of O(md), plus the O(md) of returning ``w_t`` itself, which the
+        arena's protocol needs every round. Same predictions as the dense version with the same
+        draws (to round-off). Sparse FD-SON (Algorithms 18–21) is not offered: as printed it
+        cannot run, since the matrix ``N1`` that Algorithm 20 inverts is singular (rank 0 at the
+        first epoch, rank ≤ m − 1 afterwards, because the m-th sketch row has weight
+        ``D_mm = 0``), Algorithm 18's line 10 reads the buffer G after Algorithm 19 has reset it,
+        and the repaired version drifts to O(1) prediction differences within a few hundred
+        rounds unless it is re-materialized every epoch, which costs O(md) per epoch, no longer
+        sparse time. Sparse Oja-SON (Algorithms 22–23, whose line 3 needs ``F^{-1}`` where
+        Eq. 4.6 prints ``A^{-1}``) is not implemented yet.
 
     Notes
     -----
@@ -211,6 +242,7 @@ class SON(OCOPlayer):
         "sigma": [NON_NEGATIVE],
         "eta": [NON_NEGATIVE, IsNone()],
         "diagonal": [Boolean()],
+        "sparse": [Boolean()],
     }
 
     def __init__(
@@ -222,6 +254,7 @@ class SON(OCOPlayer):
         sigma: float = 0.0,
         eta: float | None = None,
         diagonal: bool = False,
+        sparse: bool = False,
     ):
         self.sketch = sketch
         self.m = m
@@ -230,6 +263,7 @@ class SON(OCOPlayer):
         self.sigma = sigma
         self.eta = eta
         self.diagonal = diagonal
+        self.sparse = sparse
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
         who = self.label()
@@ -243,6 +277,12 @@ class SON(OCOPlayer):
             raise ConfigError(who, "sigma", "the gradient must be l'(<w, x>) x: no game sigma > 0")
         d = game_dim(spec)
         m = int(self.m)
+        if self.sparse and self.sketch not in SPARSE_SKETCHES:
+            raise ConfigError(
+                who,
+                "sparse",
+                f"implemented for sketch in {sorted(SPARSE_SKETCHES)}, not {self.sketch}",
+            )
         if self.sketch == "oja" and m > d:
             raise ConfigError(who, "m", f"oja needs m <= d = {d} orthonormal rows, got {m}")
         loss = spec.loss or "squared"
@@ -275,6 +315,7 @@ class SON(OCOPlayer):
         if self.sketch == "oja":
             self._v = np.broadcast_to(np.eye(m, d), (n, m, d)).copy()
             self._lam = np.zeros((n, m))
+        self._b = np.zeros((n, m))  # sparse: w = ū + Sᵀb (u held in _u as ū)
         self._t = 0
         self._eta_sum = 0.0
         self._gsq = np.zeros(n)  # Σ‖g_t‖²
@@ -296,7 +337,41 @@ class SON(OCOPlayer):
     def predict(self, x: np.ndarray | None = None) -> np.ndarray:
         """Return ``w_t``: ``u_t`` projected onto ``K_t`` in the ``A_{t−1}`` norm (Lemma 11)."""
         scale = self._coordinate_scale()
-        return self._project(x if x is None else np.asarray(x, dtype=np.float64) * scale) * scale
+        features = x if x is None else np.asarray(x, dtype=np.float64) * scale
+        if self.sparse:
+            return self._project_sparse(features) * scale
+        return self._project(features) * scale
+
+    def _sparse_projection(self, r: int, x: np.ndarray) -> tuple:
+        """Sparse RP-SON's projection step (Luo 2016, Alg. 15, lines 3–5) of replicate r.
+
+        ``x̂ = Sx`` and ``c = τ_C(⟨ū, x⟩ + ⟨b, x̂⟩)/(‖x‖² − x̂ᵀHx̂)`` cost O(ms + m²); the
+        projected point is ``w̄ = ū − cx``, ``b' = b + cHx̂``. Returns ``(support, x on it, c,
+        Hx̂)``.
+        """
+        s, h, b = self._s[r], self._h[r], self._b[r]
+        idx = np.flatnonzero(x)
+        xv = x[idx]
+        xh = s[:, idx] @ xv
+        coef, hxh = 0.0, h @ xh
+        shift = tau(float(self._u[r, idx] @ xv + b @ xh), self._c)
+        if shift != 0.0:
+            den = float(xv @ xv - xh @ hxh)
+            if den > 0.0:
+                coef = shift / den
+        return idx, xv, coef, hxh
+
+    def _project_sparse(self, x: np.ndarray | None) -> np.ndarray:
+        """Return ``w_t = ū − cx + Sᵀ(b + cHx̂)`` of the sparse representation (O(md))."""
+        out = self._u + np.einsum("rmd,rm->rd", self._s, self._b)
+        if x is None:
+            return out
+        for r in range(out.shape[0]):
+            idx, xv, coef, hxh = self._sparse_projection(r, x[r])
+            if coef != 0.0:
+                out[r] += self._s[r].T @ (coef * hxh)
+                out[r, idx] -= coef * xv
+        return out
 
     def _project(self, x: np.ndarray | None) -> np.ndarray:
         """Return the projection of ``u_t`` onto ``K_t`` (of the features ``x``, maybe x̃)."""
@@ -320,8 +395,15 @@ class SON(OCOPlayer):
         self._eta_sum += eta_t
         sketch_scale = math.sqrt(self._sig + eta_t)
         coordinate_scale = self._coordinate_scale()
-        w = np.asarray(fb.w, dtype=np.float64) / coordinate_scale
         grads = np.asarray(fb.grad, dtype=np.float64) * coordinate_scale
+        if self.sparse:
+            x = fb.data.x
+            features = None if x is None else np.asarray(x, dtype=np.float64) * coordinate_scale
+            self._update_sparse(features, grads, sketch_scale)
+            if self.diagonal:
+                self._dsum += np.asarray(fb.grad, dtype=np.float64) ** 2
+            return
+        w = np.asarray(fb.w, dtype=np.float64) / coordinate_scale
         for r in range(w.shape[0]):
             g = grads[r]
             gh = sketch_scale * g
@@ -331,6 +413,34 @@ class SON(OCOPlayer):
             self._u[r] = w[r] - self._apply_ainv(r, g)
         if self.diagonal:
             self._dsum += np.asarray(fb.grad, dtype=np.float64) ** 2
+
+    def _update_sparse(self, x: np.ndarray | None, grads: np.ndarray, sketch_scale: float) -> None:
+        """Sparse RP-SON's update (Luo 2016, Alg. 15, lines 3–9): O(ms + m²) given the support.
+
+        The projection of :meth:`predict` is redone (predict keeps no state); then, with
+        ``w = w̄ + Sᵀb`` and ``S' = S + rĝᵀ``: ``w − A^{-1}g = w̄ − (r·b)ĝ − g/α +
+        S'ᵀ(b + HS'g/α)``, so ``ū ← w̄ − (r·b)ĝ − g/α`` and ``b ← b + HS'g/α`` touch only the
+        support of ``g = ℓ'(⟨w, x⟩)x`` (that of x).
+        """
+        for r in range(grads.shape[0]):
+            if x is None:
+                idx = np.flatnonzero(grads[r])
+            else:
+                idx, xv, coef, hxh = self._sparse_projection(r, x[r])
+                self._u[r, idx] -= coef * xv
+                self._b[r] += coef * hxh
+            gv = grads[r, idx]
+            ghv = sketch_scale * gv
+            self._gsq[r] += float(gv @ gv)
+            self._ghsq[r] += float(ghv @ ghv)
+            rv = self._rngs[r].normal(0.0, 1.0 / math.sqrt(self._m), self._m)
+            s = self._s[r]
+            s[:, idx] += np.outer(rv, ghv)
+            q = s[:, idx] @ ghv - (float(ghv @ ghv) / 2.0) * rv
+            self._h[r] = rp_inverse_update(self._h[r], rv, q)
+            b = self._b[r]
+            self._u[r, idx] -= float(rv @ b) * ghv + gv / self._alpha
+            self._b[r] = b + self._h[r] @ (s[:, idx] @ gv) / self._alpha
 
     def _sketch_update(self, r: int, gh: np.ndarray) -> None:
         """SketchUpdate(ĝ) of Algorithms 12–14 (or the exact Sherman–Morrison update)."""
@@ -343,11 +453,7 @@ class SON(OCOPlayer):
             s = self._s[r]
             s += np.outer(rv, gh)
             q = s @ gh - (float(gh @ gh) / 2.0) * rv
-            h = self._h[r]
-            hq = h @ q
-            h = h - np.outer(hq, rv @ h) / (1.0 + float(rv @ hq))
-            hr = h @ rv
-            self._h[r] = h - np.outer(hr, q @ h) / (1.0 + float(q @ hr))
+            self._h[r] = rp_inverse_update(self._h[r], rv, q)
         elif self.sketch == "fd":
             s = self._s[r]
             s[-1] = gh
@@ -451,3 +557,4 @@ class SON(OCOPlayer):
         yield {"sketch": "fd", "m": 3, "C": 1.0, "eta": 0.5}
         yield {"sketch": "rp", "m": 3, "C": 1.0, "eta": 0.5}
         yield {"sketch": "oja", "m": 2, "C": 2.0, "eta": 0.5, "diagonal": True}
+        yield {"sketch": "rp", "m": 3, "C": 1.0, "eta": 0.5, "sparse": True}
