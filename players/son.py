@@ -21,8 +21,15 @@ SKETCHES = ("full", "rp", "fd", "oja")
 DIAGONAL_INIT = 0.1
 """``D_1 = 0.1·I`` of the diagonal adaptation (Luo 2016, §4.6.2, footnote 14)."""
 
-SPARSE_SKETCHES = frozenset({"rp"})
+SPARSE_SKETCHES = frozenset({"rp", "oja"})
 """Sketches with the sparse implementation of Luo 2016, §4.5 (``sparse=True``)."""
+
+SPARSE_OJA_REBASE = 1e7
+"""``max|K|`` above which sparse Oja-SON does the round densely (Vowpal Wabbit's threshold)."""
+
+SPARSE_OJA_SPREAD = 1e4
+"""Largest ratio of the diagonal of the Cholesky factor of ``FKFᵀ`` that sparse Oja-SON accepts
+(``cond(FKFᵀ)`` about its square, 1e8: half of float64's digits left)."""
 
 BOUNDED_SKETCHES = frozenset({"full", "fd"})
 """Sketches with a deterministic regret bound (Luo 2016, Thm 16 and Thm 18). RP-SON's Thm 17
@@ -102,6 +109,24 @@ def rp_inverse_update(h: np.ndarray, rv: np.ndarray, q: np.ndarray) -> np.ndarra
     return h - np.outer(hr, q @ h) / (1.0 + float(q @ hr))
 
 
+def k_gram_schmidt(f: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """Gram–Schmidt of the rows of F, in row order, in the inner product ``⟨a, c⟩ = aᵀKc``.
+
+    Luo 2016, Algorithm 23 ("Decompose"): returns ``Q = L^{-1}F`` with ``FKFᵀ = LLᵀ``
+    (Cholesky, L lower triangular with a positive diagonal), so that ``QKQᵀ = I``; with
+    ``K = ZZᵀ`` the rows of ``QZ`` are those :func:`orthonormalize_rows` makes of ``FZ``.
+
+    Examples
+    --------
+    >>> z = np.array([[2.0, 0.0, 0.0], [1.0, 1.0, 0.0]])
+    >>> q = k_gram_schmidt(np.eye(2), z @ z.T)
+    >>> np.allclose(q @ z, orthonormalize_rows(z))
+    True
+    """
+    lower = np.linalg.cholesky(f @ k @ f.T)
+    return np.linalg.solve(lower, f)
+
+
 def orthonormalize_rows(v: np.ndarray) -> np.ndarray:
     """Gram–Schmidt on the rows of ``v`` in row order (QR of ``vᵀ`` with a positive diagonal of R).
 
@@ -167,18 +192,19 @@ class SON(OCOPlayer):
         ``g̃_t = D_t^{-1/2}g_t``. This makes the player (nearly) invariant to per-coordinate scaling
         whatever the sketch; the thesis proves no bound for it, and none is evaluated.
     sparse : bool
-        ``rp`` only: Sparse RP-SON (Luo 2016, §4.5, Algorithm 15), which keeps ``w = ū + Sᵀb``
-        (``ū ∈ ℝ^d``, ``b ∈ ℝ^m``) so that a round touches only the support of ``x_t``: O(m² + ms)
-        for s nonzeros instead of O(md), plus the O(md) of returning ``w_t`` itself, which the
-        arena's protocol needs every round. Same predictions as the dense version with the same
-        draws (to round-off). Sparse FD-SON (Algorithms 18–21) is not offered: as printed it
-        cannot run, since the matrix ``N1`` that Algorithm 20 inverts is singular (rank 0 at the
-        first epoch, rank ≤ m − 1 afterwards, because the m-th sketch row has weight
-        ``D_mm = 0``), Algorithm 18's line 10 reads the buffer G after Algorithm 19 has reset it,
-        and the repaired version drifts to O(1) prediction differences within a few hundred
-        rounds unless it is re-materialized every epoch, which costs O(md) per epoch, no longer
-        sparse time. Sparse Oja-SON (Algorithms 22–23, whose line 3 needs ``F^{-1}`` where
-        Eq. 4.6 prints ``A^{-1}``) is not implemented yet.
+        ``rp`` and ``oja`` only: the sparse implementations of Luo 2016, §4.5 — Sparse RP-SON
+        (Algorithm 15, ``w = ū + Sᵀb``, O(m² + ms) per round for s nonzeros) and Sparse Oja-SON
+        (Algorithms 22–23, ``w = ū + Zᵀb`` with ``V = FZ``, O(m³ + ms); line 3 of Alg. 23 needs
+        ``F^{-1}`` where Eq. 4.6 prints ``A^{-1}``) — plus the O(md) of returning ``w_t``
+        itself, which the arena's protocol needs every round. Same predictions as the dense
+        version (same draws) to round-off on well-posed streams; where a huge ĝ swamps V
+        (unbounded predictions, no C) both are ill-conditioned and can part. Sparse FD-SON
+        (Algorithms 18–21) is not offered: as printed it cannot run, since the matrix ``N1`` that
+        Algorithm 20 inverts is singular (rank 0 at the first epoch, rank ≤ m − 1 afterwards,
+        because the m-th sketch row has weight ``D_mm = 0``), Algorithm 18's line 10 reads the
+        buffer G after Algorithm 19 has reset it, and the repaired version drifts to O(1)
+        prediction differences within a few hundred rounds unless it is re-materialized every
+        epoch, which costs O(md) per epoch: no longer sparse time.
 
     Notes
     -----
@@ -315,7 +341,11 @@ class SON(OCOPlayer):
         if self.sketch == "oja":
             self._v = np.broadcast_to(np.eye(m, d), (n, m, d)).copy()
             self._lam = np.zeros((n, m))
-        self._b = np.zeros((n, m))  # sparse: w = ū + Sᵀb (u held in _u as ū)
+        self._b = np.zeros((n, m))  # sparse: w = ū + Sᵀb (RP) or ū + Zᵀb (Oja), ū in _u
+        if self.sparse and self.sketch == "oja":  # V = FZ, K = ZZᵀ (Luo 2016, Alg. 22)
+            self._z = self._v.copy()
+            self._f = np.broadcast_to(np.eye(m), (n, m, m)).copy()
+            self._k = self._f.copy()
         self._t = 0
         self._eta_sum = 0.0
         self._gsq = np.zeros(n)  # Σ‖g_t‖²
@@ -342,34 +372,51 @@ class SON(OCOPlayer):
             return self._project_sparse(features) * scale
         return self._project(features) * scale
 
-    def _sparse_projection(self, r: int, x: np.ndarray) -> tuple:
-        """Sparse RP-SON's projection step (Luo 2016, Alg. 15, lines 3–5) of replicate r.
+    def _sparse_basis(self) -> np.ndarray:
+        """The rows of the sparse representation ``w = ū + basisᵀb``: S (RP) or Z (Oja)."""
+        return self._z if self.sketch == "oja" else self._s
 
-        ``x̂ = Sx`` and ``c = τ_C(⟨ū, x⟩ + ⟨b, x̂⟩)/(‖x‖² − x̂ᵀHx̂)`` cost O(ms + m²); the
-        projected point is ``w̄ = ū − cx``, ``b' = b + cHx̂``. Returns ``(support, x on it, c,
-        Hx̂)``.
+    def _sparse_projection(self, r: int, x: np.ndarray, done: int) -> tuple:
+        """The projection step of Sparse RP-SON / Oja-SON (Luo 2016, Alg. 15 / 22, lines 3–5).
+
+        RP: ``x̂ = Sx``, ``c = τ_C(⟨ū, x⟩ + ⟨b, x̂⟩)/(‖x‖² − x̂ᵀHx̂)``, ``b' = b + cHx̂``; Oja
+        (``V = FZ``, ``D = (t−1)Λ/(α + (t−1)Λ)``): ``x̂ = FZx``,
+        ``c = τ_C(⟨ū, x⟩ + ⟨b, Zx⟩)/(‖x‖² − x̂ᵀDx̂)``, ``b' = b + c·FᵀDx̂``; both ``w̄ = ū − cx``.
+        O(ms + m²). ``done = t − 1``, the rounds completed before this one. Returns ``(support, x
+        on it, c, the direction added to b)``.
         """
-        s, h, b = self._s[r], self._h[r], self._b[r]
+        b = self._b[r]
         idx = np.flatnonzero(x)
         xv = x[idx]
-        xh = s[:, idx] @ xv
-        coef, hxh = 0.0, h @ xh
-        shift = tau(float(self._u[r, idx] @ xv + b @ xh), self._c)
+        if self.sketch == "oja":
+            zx = self._z[r][:, idx] @ xv
+            xh = self._f[r] @ zx
+            energy = done * self._lam[r]  # (t − 1)Λ_{t−1}
+            dxh = energy / (self._alpha + energy) * xh
+            direction = self._f[r].T @ dxh
+            inner = float(self._u[r, idx] @ xv + b @ zx)
+        else:
+            xh = self._s[r][:, idx] @ xv
+            dxh = direction = self._h[r] @ xh
+            inner = float(self._u[r, idx] @ xv + b @ xh)
+        coef = 0.0
+        shift = tau(inner, self._c)
         if shift != 0.0:
-            den = float(xv @ xv - xh @ hxh)
+            den = float(xv @ xv - xh @ dxh)
             if den > 0.0:
                 coef = shift / den
-        return idx, xv, coef, hxh
+        return idx, xv, coef, direction
 
     def _project_sparse(self, x: np.ndarray | None) -> np.ndarray:
-        """Return ``w_t = ū − cx + Sᵀ(b + cHx̂)`` of the sparse representation (O(md))."""
-        out = self._u + np.einsum("rmd,rm->rd", self._s, self._b)
+        """Return ``w_t = ū − cx + basisᵀ(b + c·direction)`` (O(md): the arena needs ``w_t``)."""
+        basis = self._sparse_basis()
+        out = self._u + np.einsum("rmd,rm->rd", basis, self._b)
         if x is None:
             return out
         for r in range(out.shape[0]):
-            idx, xv, coef, hxh = self._sparse_projection(r, x[r])
+            idx, xv, coef, direction = self._sparse_projection(r, x[r], self._t)
             if coef != 0.0:
-                out[r] += self._s[r].T @ (coef * hxh)
+                out[r] += basis[r].T @ (coef * direction)
                 out[r, idx] -= coef * xv
         return out
 
@@ -426,13 +473,16 @@ class SON(OCOPlayer):
             if x is None:
                 idx = np.flatnonzero(grads[r])
             else:
-                idx, xv, coef, hxh = self._sparse_projection(r, x[r])
+                idx, xv, coef, direction = self._sparse_projection(r, x[r], self._t - 1)
                 self._u[r, idx] -= coef * xv
-                self._b[r] += coef * hxh
+                self._b[r] += coef * direction
             gv = grads[r, idx]
             ghv = sketch_scale * gv
             self._gsq[r] += float(gv @ gv)
             self._ghsq[r] += float(ghv @ ghv)
+            if self.sketch == "oja":
+                self._oja_sparse_update(r, idx, gv, ghv)
+                continue
             rv = self._rngs[r].normal(0.0, 1.0 / math.sqrt(self._m), self._m)
             s = self._s[r]
             s[:, idx] += np.outer(rv, ghv)
@@ -441,6 +491,53 @@ class SON(OCOPlayer):
             b = self._b[r]
             self._u[r, idx] -= float(rv @ b) * ghv + gv / self._alpha
             self._b[r] = b + self._h[r] @ (s[:, idx] @ gv) / self._alpha
+
+    def _oja_sparse_update(self, r: int, idx: np.ndarray, gv: np.ndarray, ghv: np.ndarray) -> None:
+        """Sparse Oja-SON's update (Luo 2016, Alg. 22 lines 7–9 with Alg. 23), O(m³ + ms).
+
+        ``V = FZ`` with ``K = ZZᵀ``: ``V + Γ(Vĝ)ĝᵀ = F(Z + δĝᵀ)`` for ``δ = F^{-1}ΓFZĝ`` (the
+        thesis's Eq. 4.6 prints ``A^{-1}``; it must be ``F^{-1}``), ``K`` gets the matching
+        rank-two update, and Gram–Schmidt of the rows of FZ is Gram–Schmidt of the rows of F in
+        the K inner product (:func:`k_gram_schmidt`), so Z changes only on the support of ĝ.
+        ``w = w̄ + Zᵀb = w̄ + Z'ᵀb − (δ·b)ĝ`` gives ``ū ← w̄ − g/α − (δ·b)ĝ`` and
+        ``b ← b + FᵀDFZ'g/α`` with ``D = tΛ/(α + tΛ)``.
+
+        Against drift (Luo 2016, §4.5 notes the representation must be reset now and then;
+        Vowpal Wabbit does it when ``max|K| > 1e7``) the round is done densely, ``ū ← ū + Z'ᵀb``,
+        ``b ← 0``, ``Z ← GramSchmidt(FZ')``, ``F ← I`` (O(m²d), the dense version's step), when
+        ``max|K|`` exceeds :data:`SPARSE_OJA_REBASE`, when ``FKFᵀ`` is not numerically positive
+        definite, or when its Cholesky factor's diagonal spreads by more than
+        :data:`SPARSE_OJA_SPREAD` (a large ĝ swamping V, Luo 2016, footnote 13).
+        """
+        gamma = 1.0 / self._t
+        z, f, b = self._z[r], self._f[r], self._b[r]
+        zg = z[:, idx] @ ghv
+        fzg = f @ zg
+        self._lam[r] = (1.0 - gamma) * self._lam[r] + gamma * fzg * fzg
+        delta = np.linalg.solve(f, gamma * fzg)
+        k = self._k[r]
+        k += np.outer(delta, zg) + np.outer(zg, delta) + float(ghv @ ghv) * np.outer(delta, delta)
+        z[:, idx] += np.outer(delta, ghv)
+        self._u[r, idx] -= gv / self._alpha + float(delta @ b) * ghv
+        lower = None
+        if np.isfinite(k).all() and np.abs(k).max() <= SPARSE_OJA_REBASE:
+            try:
+                lower = np.linalg.cholesky(f @ k @ f.T)
+            except np.linalg.LinAlgError:
+                lower = None
+        diag = None if lower is None else np.diag(lower)
+        if diag is None or diag.min() < diag.max() / SPARSE_OJA_SPREAD:
+            self._u[r] += z.T @ b
+            b = np.zeros(self._m)
+            z[:] = orthonormalize_rows(f @ z)
+            k[:] = z @ z.T
+            f = np.eye(self._m)
+        else:
+            f = np.linalg.solve(lower, f)  # k_gram_schmidt(f, k), reusing the factor
+        energy = self._t * self._lam[r]
+        shrink = energy / (self._alpha + energy)
+        b = b + f.T @ (shrink * (f @ (z[:, idx] @ gv))) / self._alpha
+        self._f[r], self._b[r] = f, b
 
     def _sketch_update(self, r: int, gh: np.ndarray) -> None:
         """SketchUpdate(ĝ) of Algorithms 12–14 (or the exact Sherman–Morrison update)."""
@@ -558,3 +655,4 @@ class SON(OCOPlayer):
         yield {"sketch": "rp", "m": 3, "C": 1.0, "eta": 0.5}
         yield {"sketch": "oja", "m": 2, "C": 2.0, "eta": 0.5, "diagonal": True}
         yield {"sketch": "rp", "m": 3, "C": 1.0, "eta": 0.5, "sparse": True}
+        yield {"sketch": "oja", "m": 2, "C": 1.0, "eta": 0.5, "sparse": True}
