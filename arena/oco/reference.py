@@ -126,6 +126,7 @@ def reference_play_oco(player: Any, adversary: Any, **kwargs: Any) -> pd.DataFra
     params = {m.name: m.param_values(spec) for m in game.metrics}
 
     history: list[tuple[np.ndarray, RoundData, np.ndarray]] = []  # (w_t, data_t, f_t(w_t))
+    grads_seen: list[np.ndarray] = []  # g_t, each (R, d): sketch_error's vectors
     mistakes = np.zeros(n_rep)
     rows: list[dict[str, Any]] = []
     for t in range(1, spec.horizon + 1):
@@ -154,6 +155,7 @@ def reference_play_oco(player: Any, adversary: Any, **kwargs: Any) -> pd.DataFra
             dloss = np.array([scalar_loss(kind, predictions[r], rd.y[r])[1] for r in range(n_rep)])
         player.update(Feedback(w.copy(), values.copy(), grads.copy(), rd, predictions, dloss))
         history.append((w, rd, values))
+        grads_seen.append(grads.copy())
         if t not in checkpoints:
             continue
         learner = np.array([sum(h[2][r] for h in history) for r in range(n_rep)])
@@ -162,6 +164,8 @@ def reference_play_oco(player: Any, adversary: Any, **kwargs: Any) -> pd.DataFra
                 labelled = declared_rows(m.name, player, adversary, t, n_rep)
             elif m.name in ("dg_volume", "volume_quantile_regret"):
                 labelled = _grid_rows(m, spec, history, params[m.name])
+            elif m.name == "sketch_error":
+                labelled = _sketch_rows(player, grads_seen, params[m.name])
             else:
                 labelled = [
                     (
@@ -173,6 +177,31 @@ def reference_play_oco(player: Any, adversary: Any, **kwargs: Any) -> pd.DataFra
                 ]
             rows.extend(reference_rows(game.constants, game.ids, t, labelled))
     return tidy_frame(rows)
+
+
+def _sketch_rows(player, grads_seen: list[np.ndarray], ks: list) -> list:
+    """``sketch_error`` from its definition: ``Σ_s w_s² g_s g_sᵀ`` summed round by round, its
+    exact top eigenvalues against the player's estimate, with the metric's round-off floor."""
+    from arena.metrics.sketch import relative_eigen_errors
+
+    n_rep, dim = grads_seen[0].shape
+    kmax = int(max(ks))
+    estimate = np.asarray(player.sketch_eigenvalues(kmax), dtype=np.float64)
+    out = {int(k): [] for k in ks}
+    for r in range(n_rep):
+        gram = np.zeros((dim, dim))
+        for s, g in enumerate(grads_seen, start=1):
+            v = player.sketch_weight(s) * g[r]
+            gram += np.outer(v, v)
+        exact = np.linalg.eigvalsh(gram)[::-1]
+        floor = dim * np.finfo(np.float64).eps * exact[0]
+        exact = np.where(exact > floor, exact, 0.0)
+        padded = np.zeros(kmax)
+        padded[: min(kmax, dim)] = exact[: min(kmax, dim)]
+        errors = relative_eigen_errors(np.where(estimate[r] > floor, estimate[r], 0.0), padded)
+        for k in out:
+            out[k].append(float(errors[:k].max()))
+    return [("sketch_error", float(k), out[int(k)]) for k in ks]
 
 
 def _stack(history, name: str) -> np.ndarray | None:
