@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from fractions import Fraction
 from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from adversaries.dataset_stream import load_dataset
+from adversaries.dataset_stream import held_out_split, load_dataset
 from arena.errors import ConfigError
 from arena.experts.protocol import AdaptiveAdversary
 from arena.params import Interval, ListOf, OneOf
@@ -242,12 +240,7 @@ class BoostingOracle(AdaptiveAdversary):
         >>> BoostingOracle("breast_cancer", test_fraction=0.3).split_sizes()  # m = ⌊0.3 · 569⌋
         (399, 170)
         """
-        n = int(self._data()[0].shape[0])
-        m = math.floor(Fraction(repr(float(self.test_fraction))) * n)
-        if self.test_fraction and not 1 <= m <= n - 1:
-            message = f"leaves {m} of the {n} examples for the test split; need 1 to {n - 1}"
-            raise ConfigError(self.label(), "test_fraction", message)
-        return n - m, m
+        return held_out_split(self, int(self._data()[0].shape[0]), self.test_fraction)
 
     def resolve_n_actions(self, requested: int | None) -> int:
         n_train = self.split_sizes()[0]

@@ -38,6 +38,23 @@ def _require_sklearn():
     return skd
 
 
+def held_out_split(component, n: int, fraction: float) -> tuple[int, int]:
+    """Return ``(n − m, m)`` with ``m = ⌊f·n⌋`` computed exactly (``0.3 · 10`` is 3, not 2);
+    refuse a nonzero fraction that leaves no example on either side, naming ``component``'s
+    ``test_fraction``.
+
+    Examples
+    --------
+    >>> held_out_split(None, 569, 0.3)
+    (399, 170)
+    """
+    m = math.floor(Fraction(repr(float(fraction))) * n)
+    if fraction and not 1 <= m <= n - 1:
+        message = f"leaves {m} of the {n} examples for the test split; need 1 to {n - 1}"
+        raise ConfigError(component.label(), "test_fraction", message)
+    return n - m, m
+
+
 def epoch_indices(
     perm: np.ndarray, pos: int, rngs: Sequence[np.random.Generator], n: int
 ) -> tuple[np.ndarray, int]:
@@ -237,12 +254,7 @@ class DatasetStream(StreamAdversary):
         >>> DatasetStream("breast_cancer", test_fraction=0.3).split_sizes()  # ⌊0.3 · 569⌋
         (399, 170)
         """
-        n = int(self._data()[0].shape[0])
-        m = math.floor(Fraction(repr(float(self.test_fraction))) * n)
-        if self.test_fraction and not 1 <= m <= n - 1:
-            message = f"leaves {m} of the {n} examples for the test split; need 1 to {n - 1}"
-            raise ConfigError(self.label(), "test_fraction", message)
-        return n - m, m
+        return held_out_split(self, int(self._data()[0].shape[0]), self.test_fraction)
 
     def _data(self) -> tuple[np.ndarray, np.ndarray]:
         digits = tuple(int(v) for v in self.digits or ())
