@@ -11,7 +11,7 @@ from arena.oco.losses import MULTICLASS_LOSSES, Feedback, multiclass_margin
 from arena.oco.protocol import MULTICLASS, OCOPlayer, feature_dim
 from arena.params import POSITIVE, OneOf
 from arena.spec import GameSpec, PlayerTags
-from players.passive_aggressive import pa_step
+from players.passive_aggressive import pa1_mistake_bound, pa2_squared_loss_bound, pa_step
 
 VARIANTS = ("pa", "pa1", "pa2")
 RULES = ("max_loss", "prediction")
@@ -157,7 +157,7 @@ class MulticlassPA(OCOPlayer):
         h2 = np.asarray(hinge_sq, dtype=np.float64)
         x2 = self.radius**2
         if self.variant == "pa2":
-            return (x2 + 0.5 / self._C) * (u * u + 2.0 * self._C * h2)
+            return pa2_squared_loss_bound(x2, self._C, u, h2)
         if self.variant == "pa1":
             return np.full(np.broadcast(u, x2).shape, np.inf)
         return np.where(h2 == 0.0, u * u * x2, np.inf)
@@ -169,9 +169,7 @@ class MulticlassPA(OCOPlayer):
         its square.
         """
         if self.variant == "pa1":
-            u = np.asarray(u_norm, dtype=np.float64)
-            h = np.asarray(hinge, dtype=np.float64)
-            return np.maximum(self.radius**2, 1.0 / self._C) * (u * u + 2.0 * self._C * h)
+            return pa1_mistake_bound(self.radius**2, self._C, u_norm, hinge)
         return self.squared_loss_bound(u_norm, hinge_sq)
 
     @classmethod

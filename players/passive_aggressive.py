@@ -41,6 +41,34 @@ def pa_step(
     return np.where(sq_norm > 0.0, tau, 0.0)
 
 
+def pa1_mistake_bound(radius_sq, aggressiveness: float, u_norm, hinge) -> np.ndarray:
+    """PA-I's mistake bound (Crammer et al. 2006, Thm 4): ``max(R², 1/C)(‖u‖² + 2C Σ ℓ*_t)``,
+    with R the largest norm of the update directions and ``Σ ℓ*_t`` the comparator's hinge.
+
+    Examples
+    --------
+    >>> float(pa1_mistake_bound(1.0, 0.5, 2.0, 3.0))
+    14.0
+    """
+    u = np.asarray(u_norm, dtype=np.float64)
+    h = np.asarray(hinge, dtype=np.float64)
+    return np.maximum(radius_sq, 1.0 / aggressiveness) * (u * u + 2.0 * aggressiveness * h)
+
+
+def pa2_squared_loss_bound(radius_sq, aggressiveness: float, u_norm, hinge_sq) -> np.ndarray:
+    """PA-II's bound on ``Σ ℓ_t²`` (Crammer et al. 2006, Thm 5):
+    ``(R² + 1/(2C))(‖u‖² + 2C Σ ℓ*_t²)``.
+
+    Examples
+    --------
+    >>> float(pa2_squared_loss_bound(1.0, 0.5, 2.0, 3.0))
+    14.0
+    """
+    u = np.asarray(u_norm, dtype=np.float64)
+    h2 = np.asarray(hinge_sq, dtype=np.float64)
+    return (radius_sq + 0.5 / aggressiveness) * (u * u + 2.0 * aggressiveness * h2)
+
+
 class PassiveAggressive(OCOPlayer):
     """Passive-Aggressive: ``w_{t+1} = w_t + τ_t s_t x_t`` with the step of the chosen variant.
 
@@ -172,7 +200,7 @@ class PassiveAggressive(OCOPlayer):
         h2 = np.asarray(hinge_sq, dtype=np.float64)
         r2 = self._x_max**2
         if self.variant == "pa2":
-            return (r2 + 0.5 / self._C) * (u * u + 2.0 * self._C * h2)
+            return pa2_squared_loss_bound(r2, self._C, u, h2)
         if self.variant == "pa1":
             return np.full(np.broadcast(u, r2).shape, np.inf)
         thm2 = np.where(h2 == 0.0, u * u * r2, np.inf)
@@ -186,9 +214,7 @@ class PassiveAggressive(OCOPlayer):
         ``hinge`` is ``Σ_t ℓ*_t`` and ``hinge_sq`` is ``Σ_t ℓ*_t²`` (comparator u, all rounds).
         """
         if self.variant == "pa1":
-            u = np.asarray(u_norm, dtype=np.float64)
-            h = np.asarray(hinge, dtype=np.float64)
-            return np.maximum(self._x_max**2, 1.0 / self._C) * (u * u + 2.0 * self._C * h)
+            return pa1_mistake_bound(self._x_max**2, self._C, u_norm, hinge)
         return self.squared_loss_bound(u_norm, hinge_sq)
 
     @classmethod
