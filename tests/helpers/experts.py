@@ -15,7 +15,7 @@ import numpy as np
 
 from adversaries.replay import Replay
 from arena import GameSpec, run_game
-from tests.helpers import metric_table, rngs, save_matrix, traced
+from tests.helpers import check_declared, metric_table, rngs, save_matrix, traced
 
 ENGINE_ATOL = 1e-12
 """predict/update, the block kernel and the engine run the same compiled row functions on the same
@@ -528,3 +528,36 @@ __all__ = [
     "three_ways",
     "two_phase_matrix",
 ]
+
+
+ADAPTIVE_GAMES = (("heavier_half", {}, 6), ("greedy", {"ties": "all"}, 3))
+"""The adaptive games a declared bound is checked on beside the catalog: (name, params, N)."""
+
+
+def check_declared_adaptive_and_wide(
+    player, label: str, folder: Path, horizon: int, wide_rounds: int, games=ADAPTIVE_GAMES
+):
+    """Check ``player``'s declared bound against the adaptive ``games`` (2 replicates, ``horizon``
+    rounds) and on a replay of uniform losses in a declared range [−1, 2] (``wide_rounds``
+    rounds, 4 experts); return the replay's rows."""
+    metrics = {"regret": {}, "bound": {}}
+    for adversary, params, n_act in games:
+        rows = run_game(
+            player,
+            adversary,
+            adversary_params=params,
+            n_actions=n_act,
+            horizon=horizon,
+            replicates=2,
+            metrics=metrics,
+        ).rows
+        check_declared(rows, f"{label} {adversary}")
+    wide = -1.0 + 3.0 * np.random.default_rng(4).random((wide_rounds, 4))
+    rows = run_game(
+        player,
+        Replay(path=save_matrix(folder, wide), loss_range=[-1.0, 2.0]),
+        horizon=wide_rounds,
+        metrics=metrics,
+    ).rows
+    check_declared(rows, f"{label} replay [-1, 2]")
+    return rows

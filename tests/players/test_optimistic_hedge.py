@@ -22,6 +22,7 @@ from tests.helpers import assert_below, check_declared, metric_table, save_matri
 from tests.helpers.experts import (
     assert_simplex,
     check_affine_rescale,
+    check_declared_adaptive_and_wide,
     check_permutation_equivariance,
     check_shift_invariance,
     play_blocks,
@@ -161,26 +162,7 @@ def test_declared_bound_on_catalog(eta, n_act, tmp_path):
 
 @pytest.mark.parametrize("eta", [0.1, 1.0, "tuned"])
 def test_declared_bound_adaptive_and_wide_range(eta, tmp_path):
-    metrics = {"regret": {}, "bound": {}}
-    for adversary, params, n_act in [("heavier_half", {}, 6), ("greedy", {"ties": "all"}, 3)]:
-        rows = run_game(
-            OptimisticHedge(eta),
-            adversary,
-            adversary_params=params,
-            n_actions=n_act,
-            horizon=2000,
-            replicates=2,
-            metrics=metrics,
-        ).rows
-        check_declared(rows, f"η={eta} {adversary}")
-    wide = -1.0 + 3.0 * np.random.default_rng(4).random((500, 4))
-    rows = run_game(
-        OptimisticHedge(eta),
-        Replay(path=save_matrix(tmp_path, wide), loss_range=[-1.0, 2.0]),
-        horizon=500,
-        metrics=metrics,
-    ).rows
-    check_declared(rows, f"η={eta} replay [-1, 2]")
+    check_declared_adaptive_and_wide(OptimisticHedge(eta), f"η={eta}", tmp_path, 2000, 500)
 
 
 def test_constant_losses_pay_only_the_first_hint(tmp_path):

@@ -20,8 +20,10 @@ from arena.metrics.games import DualityGap
 from players.regret_matching import RegretMatching, regret_matching_probs
 from tests.helpers import assert_below, check_declared, metric_table, save_matrix, traced
 from tests.helpers.experts import (
+    ADAPTIVE_GAMES,
     assert_simplex,
     check_affine_rescale,
+    check_declared_adaptive_and_wide,
     check_permutation_equivariance,
     play_blocks,
     play_catalog,
@@ -183,31 +185,10 @@ def test_declared_bound_on_catalog(variant, n_act, tmp_path):
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_declared_bound_adaptive_and_wide_range(variant, tmp_path):
-    metrics = {"regret": {}, "bound": {}}
-    for adversary, params, n_act in [
-        ("heavier_half", {}, 6),
-        ("greedy", {"ties": "all"}, 3),
-        ("ftl_killer", {}, 2),
-    ]:
-        rows = run_game(
-            RegretMatching(variant),
-            adversary,
-            adversary_params=params,
-            n_actions=n_act,
-            horizon=2000,
-            replicates=2,
-            metrics=metrics,
-        ).rows
-        check_declared(rows, f"{variant} {adversary}")
+    games = (*ADAPTIVE_GAMES, ("ftl_killer", {}, 2))
+    player = RegretMatching(variant)
+    rows = check_declared_adaptive_and_wide(player, variant, tmp_path, 2000, 500, games)
     # a declared range [−1, 2]: the bound scales by hi − lo = 3
-    wide = -1.0 + 3.0 * np.random.default_rng(4).random((500, 4))
-    rows = run_game(
-        RegretMatching(variant),
-        Replay(path=save_matrix(tmp_path, wide), loss_range=[-1.0, 2.0]),
-        horizon=500,
-        metrics=metrics,
-    ).rows
-    check_declared(rows, f"{variant} replay [-1, 2]")
     ts, bound = metric_table(rows, "bound:regret")
     np.testing.assert_allclose(bound[0], 3.0 * np.sqrt(4 * ts), rtol=1e-12)
 
