@@ -37,8 +37,8 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 from numba import njit
 
-from arena.metrics.base import Block, Core, Metric, exact_quantile_rank
-from arena.metrics.drifting import TIE_TOL, _fractions
+from arena.metrics.base import Block, Core, exact_quantile_rank
+from arena.metrics.drifting import TIE_TOL, DGScore, _fractions
 from arena.metrics.oco import OCOBlock, OCOCore, OCOMetric
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData, prediction_loss
@@ -217,7 +217,7 @@ def dg2_score_bruteforce(probs, losses, actions, threshold: float) -> float:
     return sum(reached) / k
 
 
-class DG2Score(Metric):
+class DG2Score(DGScore):
     """Fraction of the bandit chips whose estimated regret ``−s_{t,i}`` is at least R (DGv2).
 
     The chips move as in Luo 2016, Algorithm 24, line 8: ``z_{t,i} = 1{i = I_t}
@@ -262,20 +262,10 @@ class DG2Score(Metric):
     """
 
     name = "dg2_score"
-    param_name = "R"
     protocols: ClassVar[frozenset[str] | None] = frozenset({"bandit"})
 
-    def __init__(self, R=(1.0, 5.0, 10.0, 20.0)):
-        self.R = R
-
-    def param_values(self, spec: GameSpec) -> list[float]:
-        return self._param_list(
-            self.R, float, lambda v: None if math.isfinite(v) else "R must be finite"
-        )
-
     def start(self, spec: GameSpec) -> None:
-        super().start(spec)
-        self._thresholds = self.param_values(spec)
+        super().start(spec)  # the thresholds R, checked as dg_score checks them
         self._lo, self._scale = float(spec.loss_range[0]), spec.loss_scale
         self._estimates = np.zeros((spec.n_replicates, spec.n_actions))
         self._paid = np.zeros(spec.n_replicates)
