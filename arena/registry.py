@@ -1,6 +1,7 @@
 """Registry of players, adversaries, metrics and protocols, discovered through entry points only.
 
-Groups ``arena.players``, ``arena.adversaries``, ``arena.metrics`` and ``arena.protocols``
+Groups ``arena.players``, ``arena.adversaries``, ``arena.metrics``, ``arena.protocols`` and
+``arena.weak_learners``
 (architecture: parameters). Loading is lazy and per name: listing reads entry-point metadata
 only, and a plugin whose import fails breaks only itself. Two distributions claiming the same name
 in one group is an error naming both.
@@ -22,6 +23,7 @@ KINDS = {
     "adversary": "arena.adversaries",
     "metric": "arena.metrics",
     "protocol": "arena.protocols",
+    "weak_learner": "arena.weak_learners",
 }
 
 
@@ -53,7 +55,7 @@ def _claims(kind: str) -> dict[str, tuple[Registered, ...]]:
 def _names_by_target() -> dict[str, str]:
     """``{"module:Class": name}`` of every registered player and adversary."""
     out: dict[str, str] = {}
-    for kind in ("player", "adversary"):
+    for kind in ("player", "adversary", "weak_learner"):
         for name, claims in _claims(kind).items():
             for claim in claims:
                 out.setdefault(claim.entry_point.value, name)
@@ -61,7 +63,8 @@ def _names_by_target() -> dict[str, str]:
 
 
 def name_of(cls: type) -> str | None:
-    """Return the registry name of a player or adversary class, or None if it is not registered.
+    """Return the registry name of a player, adversary or weak learner class, or None if it is not
+    registered.
 
     Read from the entry points' metadata (no plugin is imported): the name is declared once, in
     the distribution's ``pyproject.toml``.

@@ -11,7 +11,14 @@ import numpy as np
 from arena.errors import UndeclaredDistributionError
 
 Protocol = Literal[
-    "experts", "experts_confidence", "bandit", "oco", "classification", "regression", "multiclass"
+    "experts",
+    "experts_confidence",
+    "bandit",
+    "oco",
+    "classification",
+    "regression",
+    "multiclass",
+    "boosting",
 ]
 
 
@@ -48,6 +55,9 @@ class GameSpec:
         Number of labels k of the ``multiclass`` protocol: ``w_t ∈ ℝ^{k·d'}`` is the row-major
         flattening of ``W ∈ ℝ^{k×d'}`` (``dim = k·d'``) and the features are ``x_t ∈ ℝ^{d'}``
         (the Kesler construction); None in every other protocol.
+    task : str or None
+        The hosted data protocol of a ``boosting`` game (``classification`` or ``regression``:
+        what the booster predicts and which losses apply); None in every other protocol.
     """
 
     protocol: Protocol
@@ -62,6 +72,7 @@ class GameSpec:
     sigma: float = 0.0
     gradient_bound: float | None = None
     n_classes: int | None = None
+    task: str | None = None
 
     def replicates(self) -> tuple[int, ...]:
         """Global replicate indices of the batch rows."""

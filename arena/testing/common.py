@@ -73,15 +73,23 @@ class ProtocolChecks:
         ``pair(component) -> (player, adversary, game_kwargs)``: a small whole game in which
         ``component`` plays against one of the suite's own partners; ``game_kwargs`` are keyword
         arguments of :func:`arena.game.run_game` (horizon, replicates, metrics, n_actions).
+    owned_checks, owns : tuple of callables, callable
+        The checks of the protocol's own other kind of component (the boosting protocol's weak
+        learners), and whether a component is one; such a component names the protocol in its
+        class attribute ``conformance_protocol``.
     """
 
     player_checks: tuple[Check, ...]
     adversary_checks: tuple[Check, ...]
     is_player: Callable[[Any], bool]
     pair: Callable[[Any], tuple[Any, Any, dict[str, Any]]]
+    owned_checks: tuple[Check, ...] = ()
+    owns: Callable[[Any], bool] = lambda component: False
 
     def checks_for(self, component: Any) -> tuple[Check, ...]:
         """The protocol's checks of ``component``."""
+        if self.owns(component):
+            return self.owned_checks
         return self.player_checks if self.is_player(component) else self.adversary_checks
 
 
@@ -264,6 +272,9 @@ def protocol_names(component: Any) -> list[str]:
         return [component.tags.protocol]
     if isinstance(component, Player):
         return sorted(component.tags.protocols)
+    owner = getattr(type(component), "conformance_protocol", None)
+    if isinstance(owner, str):
+        return [owner]
     raise TypeError(f"no conformance checks for {type(component).__name__}")
 
 

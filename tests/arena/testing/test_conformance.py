@@ -11,7 +11,7 @@ from arena.testing import parametrize_with_checks
 
 
 def registered_components():
-    for kind in ("player", "adversary"):
+    for kind in ("player", "adversary", "weak_learner"):
         for name in registry.available(kind):
             cls = registry.load(kind, name)
             for params in cls._unit_test_params():

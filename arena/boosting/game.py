@@ -1,0 +1,393 @@
+"""The boosting protocol: online boosters and their weak learners, played by the driver.
+
+Round t (:mod:`arena.boosting.protocol`): the data adversary shows ``x_t``, the booster predicts
+``ŷ_t`` from its weak learners, the arena reveals ``y_t`` and charges ``ℓ(ŷ_t, y_t)``, and the
+booster feeds its learners. A game is a boosting game when its player plays the boosting
+protocol and its adversary a ``classification`` or ``regression`` stream
+(:attr:`BoostingProtocol.hosts`, :func:`arena.game.game_protocol`), so every stream adversary of
+those protocols is a boosting adversary, and ``arena run player=online_bbm
+adversary=dataset_stream`` needs no new option.
+
+The game key is the hosted game's (the stream's identity, d and the hosted protocol): a booster
+sees the examples an OCO learner sees on the same adversary and replicate, so a report pairs it
+with a linear learner on common random numbers. Beside the booster, the stepper trains the
+protocol's own **base learner**: a one-lane copy of the booster's weak learner fed every example
+with weight 1, on its own stream, when a metric reads it (``base_mistakes``, ``base_loss``,
+``improvement``: the relative improvement the sources report, Luo 2016, Tables 3.2–3.3).
+
+Losses: ``mistakes`` counts ``y_t·ŷ_t ≤ 0`` (classification); ``loss`` is the adversary's declared
+example loss of the prediction (:func:`arena.oco.losses.prediction_loss`: logistic, hinge or
+squared of the margin in classification, squared or absolute in regression). Boosting games need
+an oblivious stream (the adversary serves ``data_block``); every chunk is validated (finite data,
+labels ±1 in classification, predictions finite and, in classification, in [−1, 1] when the
+booster declares labels) and a bad value stops the game with a :class:`~arena.errors.GameError`
+naming the component, the round and the replicate. :mod:`arena.boosting.reference` is the literal
+per-round loop this protocol must reproduce to 1e-12.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, ClassVar, NamedTuple
+
+import numpy as np
+import pyarrow as pa
+
+from arena import registry
+from arena.boosting.protocol import TASKS, Booster, check_task
+from arena.errors import ArenaError, ConfigError, GameError
+from arena.game import GameProtocol, PreparedGame, Stepper, describe, real_array
+from arena.metrics.base import Metric, protocol_reason
+from arena.metrics.builtin import Bound, LowerBound
+from arena.oco.losses import EXAMPLE_LOSSES, RoundData, prediction_loss
+from arena.oco.protocol import OCOAdversary, resolve_dim
+from arena.results import TraceWriter, list_column
+from arena.spec import GameSpec
+
+MIN_CHUNK_ROUNDS = 16
+"""Fewest rounds per chunk: the booster and its learners pay Python overhead per round anyway."""
+
+BOOSTING_DEFAULT_METRICS: dict[str, Any] = {
+    "mistakes": {},
+    "loss": {},
+    "base_mistakes": {},
+    "base_loss": {},
+    "improvement": {},
+    "learners_used": {},
+    "weighted_edge": {},
+    "test_error": {},
+    "bound": {},
+    "lower_bound": {},
+}
+"""The metrics of a boosting game that names none (each skipped where it does not apply)."""
+
+
+class BoostingBlock(NamedTuple):
+    """One chunk of a boosting game, as the metrics see it.
+
+    Attributes
+    ----------
+    x : ndarray (R, n, d)
+        The features.
+    y : ndarray (R, n)
+        The labels (±1) or targets.
+    predictions : ndarray (R, n)
+        The booster's ``ŷ_t``.
+    values : ndarray (R, n)
+        ``ℓ(ŷ_t, y_t)`` for the game's example loss.
+    base_predictions, base_values : ndarray (R, n) or None
+        The protocol's base learner's prediction and loss (None when no metric reads them).
+    t0 : int
+        First round of the chunk.
+    """
+
+    x: np.ndarray
+    y: np.ndarray
+    predictions: np.ndarray
+    values: np.ndarray
+    base_predictions: np.ndarray | None
+    base_values: np.ndarray | None
+    t0: int
+
+
+class BoostingCore:
+    """Running totals of a boosting game after round ``t``, shared by its metrics."""
+
+    def __init__(self, n_replicates: int):
+        self.t = 0
+        self.loss = np.zeros(n_replicates)
+        self.mistakes = np.zeros(n_replicates)
+        self.base_loss = np.zeros(n_replicates)
+        self.base_mistakes = np.zeros(n_replicates)
+
+
+class BoostingMetric(Metric):
+    """Base of the boosting protocol's metrics: ``advance(block: BoostingBlock, core)``.
+
+    ``reads_base`` makes the stepper train the protocol's base learner; ``tasks`` lists the
+    hosted protocols where the metric means something.
+    """
+
+    protocols: ClassVar[frozenset[str]] = frozenset({"boosting"})
+    reads_base: ClassVar[bool] = False
+    tasks: ClassVar[frozenset[str]] = frozenset(TASKS)
+
+    def applicable(self, player: Any, adversary: Any) -> str | None:
+        if not isinstance(player, Booster):
+            return "defined for the boosting protocol only"
+        task = adversary.tags.protocol
+        if task not in self.tasks:
+            return f"defined for {'/'.join(sorted(self.tasks))} boosting only, not {task}"
+        return super().applicable(player, adversary)
+
+
+class BoostingProtocol(GameProtocol):
+    """The ``boosting`` protocol for the driver: boosters on classification / regression streams.
+
+    Examples
+    --------
+    >>> from arena.game import run_game
+    >>> from arena.boosting.testing import MajorityVote, ThresholdStream
+    >>> run = run_game(MajorityVote(n_learners=3), ThresholdStream(), n_actions=2,
+    ...                horizon=50, metrics=["mistakes", "base_mistakes"])
+    >>> run.config["protocol"], run.config["task"]
+    ('boosting', 'classification')
+    """
+
+    default_metrics: ClassVar[dict[str, Any]] = BOOSTING_DEFAULT_METRICS
+    hosts: ClassVar[frozenset[str]] = frozenset(TASKS)
+    min_chunk_rounds: ClassVar[int] = MIN_CHUNK_ROUNDS
+    reference_loop: ClassVar[str] = "arena.boosting.reference:reference_play_boosting"
+    conformance_checks: ClassVar[str] = "arena.boosting.checks:CHECKS"
+
+    def check_pair(self, player: Any, adversary: Any) -> None:
+        if not isinstance(adversary, OCOAdversary) or adversary.tags.protocol not in TASKS:
+            raise ConfigError(
+                describe("adversary", adversary),
+                "protocol",
+                f"plays the {adversary.tags.protocol} protocol; the boosting protocol plays "
+                f"{'/'.join(TASKS)} streams",
+            )
+        if not isinstance(player, Booster):
+            raise ConfigError(
+                describe("player", player),
+                "protocol",
+                f"the boosting protocol needs a booster; this one plays "
+                f"{sorted(player.tags.protocols)}",
+            )
+        if not (adversary.tags.oblivious and _serves_blocks(adversary)):
+            raise ConfigError(
+                describe("adversary", adversary),
+                "protocol",
+                "boosting games need an oblivious stream that serves data_block",
+            )
+        task = adversary.tags.protocol
+        if task not in type(player).tasks:
+            raise ConfigError(
+                describe("player", player),
+                "protocol",
+                f"boosts {'/'.join(sorted(type(player).tasks))} learners, not {task} "
+                f"(adversary {type(adversary).registry_name()})",
+            )
+
+    def make_spec(
+        self, player: Any, adversary: Any, *, horizon: int, n_actions: int | None, ids: np.ndarray
+    ) -> tuple[GameSpec, dict[str, Any]]:
+        who = describe("adversary", adversary)
+        dim = resolve_dim(adversary, n_actions, horizon)
+        if dim < 1:
+            raise ConfigError(who, "n_actions", f"dimension must be ≥ 1, got {dim}")
+        loss = adversary.declared_loss()
+        if loss not in EXAMPLE_LOSSES:
+            raise ConfigError(who, "loss", f"boosting needs an example loss {EXAMPLE_LOSSES}")
+        task = adversary.tags.protocol
+        spec = GameSpec(
+            "boosting",
+            dim,
+            horizon,
+            (0.0, math.inf),
+            n_replicates=int(ids.size),
+            dim=dim,
+            replicate_ids=tuple(ids.tolist()),
+            domain=adversary.declared_domain(),
+            loss=loss,
+            task=task,
+        )
+        check_task(player, spec)
+        return spec, {"dim": dim, "loss": loss, "task": task}
+
+    def metric_class(self, name: str) -> type[Metric] | str:
+        from arena.metrics.boosting_game import BOOSTING_METRICS
+
+        if name in BOOSTING_METRICS:
+            return BOOSTING_METRICS[name]
+        if name in ("bound", "lower_bound"):
+            return Bound if name == "bound" else LowerBound
+        cls = registry.load("metric", name)
+        return protocol_reason(cls, self.name) or cls
+
+    def accepts_metric(self, metric: Metric) -> bool:
+        return isinstance(metric, BoostingMetric | Bound | LowerBound)
+
+    def identity(self, player: Any, adversary: Any, spec: GameSpec) -> tuple[dict, dict]:
+        # the hosted game's key: the examples an OCO learner sees on this adversary
+        stream_name, stream_params = adversary.stream_identity()
+        game = {
+            "adversary": stream_name,
+            "params": stream_params,
+            "n_actions": spec.dim,
+            "protocol": spec.task,
+        }
+        cell = {
+            "adversary": type(adversary).registry_name(),
+            "adversary_params": adversary.get_params(),
+        }
+        return game, cell
+
+    def start(self, game: PreparedGame) -> BoostingStepper:
+        return BoostingStepper(game)
+
+    def trace_writer(self, path: Path, game: PreparedGame) -> BoostingTraceWriter:
+        return BoostingTraceWriter(path, game.ids)
+
+
+def _serves_blocks(adversary: OCOAdversary) -> bool:
+    return type(adversary).data_block is not OCOAdversary.data_block
+
+
+def _call(kind: str, comp: Any, what: str, t0: int, fn, *args):
+    try:
+        return fn(*args)
+    except ArenaError:
+        raise
+    except Exception as exc:
+        raise GameError(
+            describe(kind, comp), f"{what} failed: {type(exc).__name__}: {exc}", round=t0
+        ) from exc
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    v = np.asarray(a).view()
+    v.flags.writeable = False
+    return v
+
+
+def _first(mask: np.ndarray) -> tuple[int, int]:
+    """(replicate, round) of the earliest True of an (R, n) mask: least round, then replicate."""
+    j = int(np.argmax(mask.any(axis=0)))
+    return int(np.argmax(mask[:, j])), j
+
+
+class BoostingStepper(Stepper):
+    """Plays a boosting game chunk by chunk: the data, the booster's block, the base learner."""
+
+    def __init__(self, game: PreparedGame):
+        self.player, self.adversary, self.spec, self.ids = (
+            game.player,
+            game.adversary,
+            game.spec,
+            game.ids,
+        )
+        self.core = BoostingCore(self.spec.n_replicates)
+        self.base = None
+        if any(getattr(m, "reads_base", False) for m in game.metrics):
+            self.base = _call(
+                "player",
+                self.player,
+                "base_learner",
+                1,
+                self.player.base_learner,
+                self.spec,
+            )
+
+    def _fail(self, kind: str, comp: Any, what: str, t: int, r: int) -> None:
+        raise GameError(describe(kind, comp), what, round=int(t), replicate=int(self.ids[r]))
+
+    def data(self, t0: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The chunk's validated examples ``x`` (R, n, d) and labels ``y`` (R, n)."""
+        adv, spec = self.adversary, self.spec
+        raw = _call("adversary", adv, "data_block", t0, adv.data_block, t0, n)
+        if not isinstance(raw, RoundData) or raw.x is None or raw.y is None:
+            raise GameError(describe("adversary", adv), "returned no examples (x, y)", round=t0)
+        x = real_array(raw.x, describe("adversary", adv), "x of its round data", round=t0)
+        y = real_array(raw.y, describe("adversary", adv), "y of its round data", round=t0)
+        n_rep, dim = spec.n_replicates, spec.dim
+        for name, arr, shape in (("x", x, (n_rep, n, dim)), ("y", y, (n_rep, n))):
+            if arr.shape != shape:
+                raise GameError(
+                    describe("adversary", adv),
+                    f"returned {name} of shape {arr.shape}, expected {shape}",
+                    round=t0,
+                )
+        bad = ~np.isfinite(x).all(axis=2) | ~np.isfinite(y)
+        if bad.any():
+            r, j = _first(bad)
+            self._fail("adversary", adv, "returned a non-finite example", t0 + j, r)
+        if spec.task == "classification":
+            bad = (y != 1.0) & (y != -1.0)
+            if bad.any():
+                r, j = _first(bad)
+                self._fail("adversary", adv, f"label {float(y[r, j])!r} is not ±1", t0 + j, r)
+        return x, y
+
+    def predictions(self, raw: Any, t0: int, n: int) -> np.ndarray:
+        """The booster's validated predictions (R, n)."""
+        player = self.player
+        pred = real_array(raw, describe("player", player), "play_block", round=t0)
+        shape = (self.spec.n_replicates, n)
+        if pred.shape != shape:
+            raise GameError(
+                describe("player", player),
+                f"returned predictions of shape {pred.shape}, expected {shape}",
+                round=t0,
+            )
+        bad = ~np.isfinite(pred)
+        if bad.any():
+            r, j = _first(bad)
+            self._fail("player", player, "predicted a non-finite ŷ_t", t0 + j, r)
+        return pred
+
+    def base_block(self, x: np.ndarray, y: np.ndarray, t0: int) -> np.ndarray:
+        """Train the base learner on the chunk, predicting before each update; (R, n)."""
+        base, n_rep, n = self.base, y.shape[0], y.shape[1]
+        out = np.empty((n_rep, n))
+        ones = np.ones((n_rep, 1))
+        who = f"weak learner {base.registry_name()} (the base learner of {self.player.label()})"
+        for j in range(n):
+            p = real_array(base.predict(x[:, j]), who, "predict", round=t0 + j)
+            if p.shape != (n_rep, 1) or not np.isfinite(p).all():
+                raise GameError(who, f"predict returned {p.shape} or non-finite", round=t0 + j)
+            out[:, j] = p[:, 0]
+            base.update(x[:, j], y[:, j, None], ones)
+        return out
+
+    def step(self, t0: int, n: int) -> BoostingBlock:
+        x, y = self.data(t0, n)
+        x, y = _readonly(x), _readonly(y)
+        raw = _call("player", self.player, "play_block", t0, self.player.play_block, x, y)
+        pred = self.predictions(raw, t0, n)
+        values, _ = prediction_loss(self.spec.loss, pred, y)
+        base_pred = base_values = None
+        if self.base is not None:
+            base_pred = self.base_block(x, y, t0)
+            base_values, _ = prediction_loss(self.spec.loss, base_pred, y)
+        core = self.core
+        # round by round, so the totals are the same to the last bit however rounds are chunked
+        for j in range(n):
+            core.loss += values[:, j]
+            if base_values is not None:
+                core.base_loss += base_values[:, j]
+        if self.spec.task == "classification":
+            core.mistakes += (y * pred <= 0.0).sum(axis=1)
+            if base_pred is not None:
+                core.base_mistakes += (y * base_pred <= 0.0).sum(axis=1)
+        core.t = t0 + n - 1
+        return BoostingBlock(x, y, pred, values, base_pred, base_values, t0)
+
+
+class BoostingTraceWriter(TraceWriter):
+    """Streams per-round ``x_t``, ``y_t``, ``ŷ_t`` and ``ℓ(ŷ_t, y_t)`` to a Parquet file."""
+
+    def __init__(self, path: Path, replicate_ids: np.ndarray):
+        fields = [
+            ("replicate", pa.int64()),
+            ("t", pa.int64()),
+            ("x", pa.list_(pa.float64())),
+            ("y", pa.float64()),
+            ("prediction", pa.float64()),
+            ("value", pa.float64()),
+        ]
+        super().__init__(path, pa.schema(fields))
+        self._ids = replicate_ids
+
+    def columns(self, block: BoostingBlock) -> list[pa.Array]:
+        n_rep, n = block.y.shape
+        return [
+            pa.array(np.repeat(self._ids, n)),
+            pa.array(np.tile(np.arange(block.t0, block.t0 + n, dtype=np.int64), n_rep)),
+            list_column(block.x),
+            pa.array(block.y.reshape(-1)),
+            pa.array(block.predictions.reshape(-1)),
+            pa.array(block.values.reshape(-1)),
+        ]

@@ -1,0 +1,281 @@
+"""Component bases of the boosting protocol: boosters and the weak learners they own.
+
+Round t (Luo 2016, §3.1.1 and §3.2.1; Beygelzimer, Hazan, Kale & Luo 2015, §2), for R replicates
+at once:
+
+1. the data adversary (a ``classification`` or ``regression`` stream, unchanged) shows ``x_t``;
+2. the booster queries its N weak learners (each a stateful online learner, not a function),
+   combines their outputs and predicts ``ŷ_t`` (a label ±1 or a score in classification, a real
+   number in regression);
+3. the arena reveals ``y_t`` and charges ``ℓ(ŷ_t, y_t)``;
+4. the booster feeds its weak learners, each with an importance weight or a sampled 0/1 weight
+   as its algorithm says (regression boosters: with the residual target of the linear loss they
+   pass on), and updates its combination.
+
+**Weak learners are batched over lanes.** A booster owns one :class:`WeakLearner` object with
+``L = N`` independent *lanes* per replicate: ``predict(x)`` returns the (R, L) outputs of every
+learner, ``update(x, target, weight)`` takes (R, L) targets and weights. Lane i's outputs depend
+only on what lane i was fed and on its own random stream (the conformance suite checks this), so
+a booster is N independent learners whose per-round work is one vectorized call. Every boosting
+algorithm of the sources computes all N weights of a round from the N predictions before any
+update (the weights depend on the partial votes ``s_t^{i−1}``, themselves functions of the
+predictions), so nothing is lost by updating the lanes together.
+
+**One update rule for classification and regression.** ``update`` takes a gradient step (or its
+learner's equivalent) on the weighted example loss ``weight·ℓ(A(x), target)``. For the linear loss
+``c·A(x)`` that online gradient boosting feeds (Beygelzimer et al. 2015, Algorithms 1–2), the
+booster passes the target ``A(x) − c`` with weight 1 to a squared-loss learner: the gradient of
+``½(v − (A(x) − c))²`` at ``v = A(x)`` is ``c``, the linear loss's.
+
+References
+----------
+Luo 2016, §3.1 (online boosting for classification; Figure 3.1 is one round of this protocol) and
+§3.2 (online gradient boosting); Beygelzimer, Hazan, Kale & Luo 2015, §2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from arena import registry
+from arena.base import Component
+from arena.errors import ArenaError, ConfigError
+from arena.params import InstanceOf, Interval, IsNone
+from arena.protocols import Player
+from arena.spec import GameSpec, PlayerTags
+
+TASKS = ("classification", "regression")
+"""The hosted protocols: a booster plays their data adversaries."""
+
+BASE_LANE_KEY = 2**32 - 1
+"""Stream key of the protocol's own base learner (lanes of the booster use keys 0 … N−1)."""
+
+
+@dataclass(frozen=True)
+class WeakSpec:
+    """What a weak learner is told before round 1.
+
+    Parameters
+    ----------
+    task : str
+        ``classification`` (outputs in {−1, +1}, targets ±1) or ``regression`` (real outputs in
+        ``[−bound, bound]``).
+    n_features : int
+        Dimension d of ``x_t``.
+    n_lanes : int
+        Independent learners L per replicate (a booster's N).
+    n_replicates : int
+        Replicates R on the first axis of every array.
+    horizon : int or None
+        Rounds T of the game, if known.
+    bound : float
+        D: the largest ``|A(x)|`` a regression learner may output (Beygelzimer et al. 2015, §2:
+        the base class is D-bounded); 1 in classification.
+    """
+
+    task: str
+    n_features: int
+    n_lanes: int
+    n_replicates: int = 1
+    horizon: int | None = None
+    bound: float = 1.0
+
+
+class WeakLearner(Component):
+    """Base of online weak learners, batched over replicates and lanes.
+
+    Subclasses implement :meth:`reset`, :meth:`predict` and :meth:`update`, and list the tasks
+    they learn in :attr:`tasks`. ``predict`` is pure; ``update`` must skip a lane whose weight is
+    0 exactly (a sampling booster passes 0 to the learners it does not call), leaving its state
+    bit for bit as it was.
+    """
+
+    kind: ClassVar[str] = "weak_learner"
+    tasks: ClassVar[frozenset[str]] = frozenset(TASKS)
+    conformance_protocol: ClassVar[str] = "boosting"
+    """The protocol whose conformance checks apply (:func:`arena.testing.common.protocol_names`)."""
+
+    def reset(self, spec: WeakSpec, rngs: Sequence[Sequence[np.random.Generator]]) -> None:
+        """Build the state of R × L learners; ``rngs[r][i]`` is lane i of replicate r's stream."""
+        raise NotImplementedError
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        """Return every lane's output on ``x`` (R, d): shape (R, L), ±1 or in ``[−D, D]``."""
+        raise NotImplementedError
+
+    def update(self, x: np.ndarray, target: np.ndarray, weight: np.ndarray) -> None:
+        """Learn from ``x`` (R, d) with per-lane targets and importance weights (R, L), ≥ 0."""
+        raise NotImplementedError
+
+
+WEAK_LEARNER_CONSTRAINTS: dict[str, list] = {
+    "n_learners": [Interval(1, None, integer=True)],
+    "weak_learner": [
+        InstanceOf(str, "a weak learner's registry name"),
+        InstanceOf(WeakLearner, "a weak learner instance"),
+    ],
+    "weak_learner_params": [InstanceOf(Mapping, "a mapping of its parameters"), IsNone()],
+}
+"""The parameters every booster shares (the number N and the weak learner with its parameters)."""
+
+
+class Booster(Player):
+    """Base of boosters: predict ``ŷ_t`` from N weak learners, then feed them ``(x_t, y_t)``.
+
+    A booster stores ``n_learners``, ``weak_learner`` (a registry name of the
+    ``arena.weak_learners`` group, or an instance) and ``weak_learner_params`` among its
+    parameters; :meth:`reset` of a subclass calls :meth:`make_learners` for its N lanes.
+    Subclasses implement :meth:`predict` and :meth:`update`; a randomized booster draws from
+    its own streams in ``update`` (so ``predict`` stays pure and the replicates batch-invariant).
+
+    The hooks below feed the boosting metrics; the defaults report nothing and the metrics are
+    then skipped.
+    """
+
+    tags: ClassVar[PlayerTags] = PlayerTags(protocols=frozenset({"boosting"}), randomized=False)
+    tasks: ClassVar[frozenset[str]] = frozenset({"classification"})
+    """The hosted protocols whose data this booster learns."""
+
+    n_learners: int
+    weak_learner: str | WeakLearner
+    weak_learner_params: Mapping[str, Any] | None
+
+    # ------------------------------------------------------------------------------------------
+    # what every booster implements
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        """Return ``ŷ_t`` of every replicate for features ``x`` (R, d), shape (R,). Pure."""
+        raise NotImplementedError
+
+    def update(self, x: np.ndarray, y: np.ndarray) -> None:
+        """Observe the label ``y_t`` (R,) of the example ``x`` (R, d) just predicted."""
+        raise NotImplementedError
+
+    def play_block(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Play n rounds: ``x`` (R, n, d), ``y`` (R, n); return the predictions (R, n).
+
+        ``y[:, j]`` may be read only after round j's prediction is made. The default is the
+        readable per-round loop; a kernel must reproduce it to 1e-12.
+        """
+        n_rep, n = y.shape
+        out = np.empty((n_rep, n))
+        for j in range(n):
+            out[:, j] = self.predict(x[:, j])
+            self.update(x[:, j], y[:, j])
+        return out
+
+    def score(self, x: np.ndarray) -> np.ndarray:
+        """Return the booster's predictions on held-out examples ``x`` (R, m, d), shape (R, m).
+
+        Does not change the state (test error at checkpoints). The default calls :meth:`predict`
+        on each example; a randomized booster overrides it with its deterministic hypothesis.
+        """
+        return np.stack([self.predict(x[:, k]) for k in range(x.shape[1])], axis=1)
+
+    # ------------------------------------------------------------------------------------------
+    # diagnostics read by the metrics (None: not reported)
+
+    def learner_totals(self) -> dict[str, np.ndarray] | None:
+        """Return running sums per weak learner, each (R, N), or None.
+
+        ``weight``: ``‖w^i‖₁ = Σ_s w_s^i`` (the weights the algorithm computed, before sampling);
+        ``edge``: ``Σ_s w_s^i z_s^i`` with ``z_s^i = y_s·WL^i(x_s)`` (classification);
+        ``calls``: the number of updates passed with a positive weight.
+        The weighted edge of learner i is ``γ_i = edge / (2·weight)`` (Luo 2016, §3.1.4).
+        """
+        return None
+
+    # ------------------------------------------------------------------------------------------
+    # building the weak learners
+
+    def _weak_prototype(self) -> WeakLearner:
+        who, params = self.label(), dict(self.weak_learner_params or {})
+        try:
+            if isinstance(self.weak_learner, str):
+                learner = registry.make("weak_learner", self.weak_learner, **params)
+            else:
+                learner = self.weak_learner.clone(**params)
+        except ConfigError as exc:
+            bad = "weak_learner_params" if exc.parameter in params else "weak_learner"
+            raise ConfigError(who, bad, str(exc)) from exc
+        except ArenaError as exc:
+            raise ConfigError(who, "weak_learner", str(exc)) from exc
+        if not isinstance(learner, WeakLearner):
+            raise ConfigError(who, "weak_learner", f"{learner!r} is not a WeakLearner")
+        return learner
+
+    def weak_spec(self, spec: GameSpec, lanes: int) -> WeakSpec:
+        """The :class:`WeakSpec` of this game for ``lanes`` learners per replicate."""
+        return WeakSpec(
+            task=str(spec.task),
+            n_features=int(spec.dim),
+            n_lanes=int(lanes),
+            n_replicates=spec.n_replicates,
+            horizon=spec.horizon,
+            bound=1.0,
+        )
+
+    def make_learners(
+        self,
+        spec: GameSpec,
+        rngs: Sequence[np.random.Generator],
+        *,
+        lanes: int | None = None,
+        bound: float | None = None,
+    ) -> WeakLearner:
+        """Return the reset weak learner with ``lanes`` (default N) lanes for this game.
+
+        Lane i of replicate r draws from ``default_rng([s_r, i])`` with ``s_r`` drawn once from
+        the booster's stream ``rngs[r]`` (so a replicate depends on its own stream only), and
+        :meth:`base_learner` uses the key :data:`BASE_LANE_KEY`. A learner that refuses the game
+        raises a :class:`~arena.errors.ConfigError` naming this booster and ``weak_learner``.
+        """
+        lanes = int(self.n_learners if lanes is None else lanes)
+        self._lane_seeds = [0 if rng is None else int(rng.integers(2**63)) for rng in rngs]
+        return self._reset_learner(spec, lanes, list(range(lanes)), bound)
+
+    def base_learner(self, spec: GameSpec, bound: float | None = None) -> WeakLearner:
+        """Return a fresh one-lane copy of the weak learner, for the booster-vs-base metrics.
+
+        Valid after :meth:`make_learners`; its stream (key :data:`BASE_LANE_KEY`) is apart from
+        the lanes', so reading it never changes the booster's play.
+        """
+        return self._reset_learner(spec, 1, [BASE_LANE_KEY], bound)
+
+    def _reset_learner(
+        self, spec: GameSpec, lanes: int, keys: list[int], bound: float | None
+    ) -> WeakLearner:
+        learner = self._weak_prototype()
+        wspec = self.weak_spec(spec, lanes)
+        if bound is not None:
+            wspec = WeakSpec(**{**wspec.__dict__, "bound": float(bound)})
+        if wspec.task not in type(learner).tasks:
+            raise ConfigError(
+                self.label(),
+                "weak_learner",
+                f"{learner.label()} learns {sorted(type(learner).tasks)}, not {wspec.task}",
+            )
+        lane_rngs = [[np.random.default_rng([s, k]) for k in keys] for s in self._lane_seeds]
+        try:
+            learner.reset(wspec, lane_rngs)
+        except ConfigError as exc:
+            raise ConfigError(self.label(), "weak_learner_params", str(exc)) from exc
+        except (ValueError, TypeError, KeyError) as exc:
+            raise ConfigError(
+                self.label(), "weak_learner", f"{learner.label()}: reset failed: {exc}"
+            ) from exc
+        return learner
+
+
+def check_task(booster: Booster, spec: GameSpec) -> None:
+    """Raise :class:`ConfigError` unless ``booster`` learns the game's task."""
+    if spec.task not in type(booster).tasks:
+        raise ConfigError(
+            booster.label(),
+            "protocol",
+            f"boosts {'/'.join(sorted(type(booster).tasks))} learners, not {spec.task}",
+        )

@@ -1,0 +1,243 @@
+"""Metrics of the boosting protocol: progressive error and loss, the base learner, the learners.
+
+* ``mistakes`` — ``#{s ≤ t : y_s ŷ_s ≤ 0}``, the progressive (online) 0-1 loss (a zero margin is
+  a mistake, as the mistake bounds of Luo 2016, §3.1, count ``1{s_t^N ≤ 0}``);
+* ``loss`` — ``Σ_{s≤t} ℓ(ŷ_s, y_s)`` for the game's example loss;
+* ``base_mistakes``, ``base_loss`` — the same for the protocol's base learner: one copy of the
+  booster's weak learner fed every example with weight 1 (the "VW baseline" / base learner column
+  of Luo 2016, Tables 3.2–3.3);
+* ``improvement`` — the relative improvement over the base learner in percent,
+  ``100·(base − booster)/base``, of the mistakes in classification and of the loss in regression
+  (the statistic of Luo 2016, §3.1.5 and §3.2.5; Beygelzimer et al. 2015, §6);
+* ``learners_used`` — how many of the N weak learners were called with a positive weight so far;
+* ``weighted_edge`` — the weighted edge ``γ_i = Σ_s w_s^i z_s^i / (2 Σ_s w_s^i)`` of learner i
+  (Luo 2016, §3.1.4, Theorem 11), param i (1-based);
+* ``test_error`` — the 0-1 error (classification) or the mean loss (regression) of the booster's
+  current hypothesis on the adversary's held-out split, at each checkpoint.
+
+References
+----------
+Luo 2016, §3.1 (Theorems 9, 11, 12 and Table 3.2) and §3.2 (Table 3.3); Beygelzimer, Hazan, Kale &
+Luo 2015, §6.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+
+from arena.boosting.game import BoostingBlock, BoostingCore, BoostingMetric
+from arena.boosting.protocol import Booster
+from arena.oco.losses import prediction_loss
+from arena.spec import GameSpec
+
+
+class BoostingMistakes(BoostingMetric):
+    """Progressive mistakes ``#{s ≤ t : y_s ŷ_s ≤ 0}`` of the booster (classification).
+
+    Examples
+    --------
+    >>> from arena.game import run_game
+    >>> from arena.boosting.testing import MajorityVote, ThresholdStream
+    >>> rows = run_game(MajorityVote(n_learners=3), ThresholdStream(), n_actions=2,
+    ...                 horizon=100, metrics=["mistakes"]).rows
+    >>> bool(0 < rows.value.iloc[-1] < 50)
+    True
+    """
+
+    name = "mistakes"
+    tasks: ClassVar[frozenset[str]] = frozenset({"classification"})
+
+    def values(self, core: BoostingCore) -> np.ndarray:
+        return core.mistakes[:, None].copy()
+
+
+class BoostingLoss(BoostingMetric):
+    """Progressive loss ``Σ_{s≤t} ℓ(ŷ_s, y_s)`` of the booster for the game's example loss."""
+
+    name = "loss"
+
+    def values(self, core: BoostingCore) -> np.ndarray:
+        return core.loss[:, None].copy()
+
+
+class BaseMistakes(BoostingMetric):
+    """Progressive mistakes of the base learner (the weak learner alone, every example)."""
+
+    name = "base_mistakes"
+    reads_base = True
+    tasks: ClassVar[frozenset[str]] = frozenset({"classification"})
+
+    def values(self, core: BoostingCore) -> np.ndarray:
+        return core.base_mistakes[:, None].copy()
+
+
+class BaseLoss(BoostingMetric):
+    """Progressive loss of the base learner (the weak learner alone, every example)."""
+
+    name = "base_loss"
+    reads_base = True
+
+    def values(self, core: BoostingCore) -> np.ndarray:
+        return core.base_loss[:, None].copy()
+
+
+class Improvement(BoostingMetric):
+    """Relative improvement over the base learner, ``100·(base − booster)/base`` percent.
+
+    Of the progressive mistakes in classification, of the progressive loss in regression; NaN
+    while the base learner has neither erred nor lost.
+
+    Examples
+    --------
+    >>> from arena.game import run_game
+    >>> from arena.boosting.testing import MajorityVote, ThresholdStream
+    >>> rows = run_game(MajorityVote(n_learners=5), ThresholdStream(), n_actions=2,
+    ...                 horizon=200, metrics=["improvement", "mistakes", "base_mistakes"]).rows
+    >>> last = rows[rows.t == 200].set_index("metric").value
+    >>> m, b = last["mistakes"], last["base_mistakes"]
+    >>> bool(abs(last["improvement"] - 100 * (b - m) / b) < 1e-12)
+    True
+    """
+
+    name = "improvement"
+    reads_base = True
+
+    def start(self, spec: GameSpec) -> None:
+        super().start(spec)
+        self._classification = spec.task == "classification"
+
+    def values(self, core: BoostingCore) -> np.ndarray:
+        if self._classification:
+            base, ours = core.base_mistakes, core.mistakes
+        else:
+            base, ours = core.base_loss, core.loss
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = np.where(base > 0, 100.0 * (base - ours) / np.where(base > 0, base, 1.0), np.nan)
+        return out[:, None]
+
+
+def _reports_totals(player: Any) -> bool:
+    return type(player).learner_totals is not Booster.learner_totals
+
+
+class LearnersUsed(BoostingMetric):
+    """Number of weak learners called with a positive weight so far (of the booster's N)."""
+
+    name = "learners_used"
+
+    def applicable(self, player: Any, adversary: Any) -> str | None:
+        reason = super().applicable(player, adversary)
+        if reason is None and not _reports_totals(player):
+            return "the booster reports no per-learner totals (learner_totals)"
+        return reason
+
+    def attach(self, player: Any, adversary: Any) -> None:
+        self._player = player
+
+    def values(self, core: BoostingCore) -> np.ndarray:
+        calls = np.asarray(self._player.learner_totals()["calls"])
+        return (calls > 0).sum(axis=1, dtype=np.float64)[:, None]
+
+
+class WeightedEdge(BoostingMetric):
+    """Weighted edge ``γ_i = Σ_s w_s^i z_s^i / (2 Σ_s w_s^i)`` of weak learner i (classification).
+
+    ``z_s^i = y_s·WL^i(x_s)`` and ``w_s^i`` is the weight the booster computed for learner i in
+    round s (before any sampling): Luo 2016, §3.1.4, defines it for AdaBoost.OL's Theorem 11, where
+    ``Σ_i γ_i²`` drives the mistake bound, and it is how the online weak-learning assumption
+    (eq. 3.3) reads on a run. NaN while ``Σ_s w_s^i = 0``. Param: i (1-based); ``learners`` picks
+    some (default: all N).
+    """
+
+    name = "weighted_edge"
+    param_name = "learners"
+    tasks: ClassVar[frozenset[str]] = frozenset({"classification"})
+
+    def __init__(self, learners: list[int] | None = None):
+        self.learners = learners
+
+    def applicable(self, player: Any, adversary: Any) -> str | None:
+        reason = super().applicable(player, adversary)
+        if reason is None and not _reports_totals(player):
+            return "the booster reports no per-learner totals (learner_totals)"
+        return reason
+
+    def param_values(self, spec: GameSpec) -> list[float]:
+        if self.learners is None:
+            return [math.nan]
+        return [float(i) for i in self._param_list(self.learners, int, _positive)]
+
+    def attach(self, player: Any, adversary: Any) -> None:
+        self._player = player
+        n = int(player.n_learners)
+        chosen = (
+            range(1, n + 1)
+            if self.learners is None
+            else self._param_list(self.learners, int, _positive)
+        )
+        self._index = [i for i in chosen if i <= n]
+
+    def row_keys(self, spec: GameSpec) -> list[tuple[str, float]]:
+        return [(self.name, float(i)) for i in self._index]
+
+    def values(self, core: BoostingCore) -> np.ndarray:
+        totals = self._player.learner_totals()
+        weight = np.asarray(totals["weight"])[:, [i - 1 for i in self._index]]
+        edge = np.asarray(totals["edge"])[:, [i - 1 for i in self._index]]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(weight > 0, edge / (2.0 * np.where(weight > 0, weight, 1.0)), np.nan)
+
+
+def _positive(i: int) -> str | None:
+    return None if i >= 1 else "must be ≥ 1"
+
+
+class TestError(BoostingMetric):
+    """Held-out error of the booster's current hypothesis, at each checkpoint.
+
+    The 0-1 error ``(1/m) #{k : y_k ŷ(x_k) ≤ 0}`` in classification, the mean example loss in
+    regression, over the adversary's test split (oracle ``test_split``: ``dataset_stream``'s
+    ``test_fraction``), read through the booster's :meth:`~arena.boosting.protocol.Booster.score`.
+    """
+
+    name = "test_error"
+    requires = frozenset({"test_split"})
+
+    def attach(self, player: Any, adversary: Any) -> None:
+        self._player = player
+        self._test = adversary.test_split()
+
+    def start(self, spec: GameSpec) -> None:
+        super().start(spec)
+        self._loss, self._task = spec.loss, spec.task
+
+    def values(self, core: BoostingCore) -> np.ndarray:
+        scores = np.asarray(self._player.score(self._test.x), dtype=np.float64)
+        y = self._test.y
+        if self._task == "classification":
+            return (y * scores <= 0.0).mean(axis=1)[:, None]
+        losses, _ = prediction_loss(self._loss, scores, y)
+        return losses.mean(axis=1)[:, None]
+
+    def advance(self, block: BoostingBlock, core: BoostingCore) -> None:
+        return None
+
+
+BOOSTING_METRICS: dict[str, type[BoostingMetric]] = {
+    cls.name: cls
+    for cls in (
+        BoostingMistakes,
+        BoostingLoss,
+        BaseMistakes,
+        BaseLoss,
+        Improvement,
+        LearnersUsed,
+        WeightedEdge,
+        TestError,
+    )
+}
+"""The boosting protocol's implementation of each metric name (``mistakes`` and ``loss`` share
+their names with the OCO metrics; the protocol picks these in boosting games)."""
