@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
@@ -39,6 +39,12 @@ from arena.boosting.protocol import TASKS, Booster, check_task
 from arena.errors import ArenaError, ConfigError, GameError
 from arena.game import GameProtocol, PreparedGame, Stepper, describe, real_array
 from arena.metrics.base import Metric, protocol_reason
+from arena.metrics.boosting_game import (
+    BOOSTING_METRICS,
+    BoostingBlock,
+    BoostingCore,
+    BoostingMetric,
+)
 from arena.metrics.builtin import Bound, LowerBound
 from arena.oco.losses import EXAMPLE_LOSSES, RoundData, prediction_loss
 from arena.oco.protocol import OCOAdversary, resolve_dim
@@ -61,65 +67,6 @@ BOOSTING_DEFAULT_METRICS: dict[str, Any] = {
     "lower_bound": {},
 }
 """The metrics of a boosting game that names none (each skipped where it does not apply)."""
-
-
-class BoostingBlock(NamedTuple):
-    """One chunk of a boosting game, as the metrics see it.
-
-    Attributes
-    ----------
-    x : ndarray (R, n, d)
-        The features.
-    y : ndarray (R, n)
-        The labels (±1) or targets.
-    predictions : ndarray (R, n)
-        The booster's ``ŷ_t``.
-    values : ndarray (R, n)
-        ``ℓ(ŷ_t, y_t)`` for the game's example loss.
-    base_predictions, base_values : ndarray (R, n) or None
-        The protocol's base learner's prediction and loss (None when no metric reads them).
-    t0 : int
-        First round of the chunk.
-    """
-
-    x: np.ndarray
-    y: np.ndarray
-    predictions: np.ndarray
-    values: np.ndarray
-    base_predictions: np.ndarray | None
-    base_values: np.ndarray | None
-    t0: int
-
-
-class BoostingCore:
-    """Running totals of a boosting game after round ``t``, shared by its metrics."""
-
-    def __init__(self, n_replicates: int):
-        self.t = 0
-        self.loss = np.zeros(n_replicates)
-        self.mistakes = np.zeros(n_replicates)
-        self.base_loss = np.zeros(n_replicates)
-        self.base_mistakes = np.zeros(n_replicates)
-
-
-class BoostingMetric(Metric):
-    """Base of the boosting protocol's metrics: ``advance(block: BoostingBlock, core)``.
-
-    ``reads_base`` makes the stepper train the protocol's base learner; ``tasks`` lists the
-    hosted protocols where the metric means something.
-    """
-
-    protocols: ClassVar[frozenset[str]] = frozenset({"boosting"})
-    reads_base: ClassVar[bool] = False
-    tasks: ClassVar[frozenset[str]] = frozenset(TASKS)
-
-    def applicable(self, player: Any, adversary: Any) -> str | None:
-        if not isinstance(player, Booster):
-            return "defined for the boosting protocol only"
-        task = adversary.tags.protocol
-        if task not in self.tasks:
-            return f"defined for {'/'.join(sorted(self.tasks))} boosting only, not {task}"
-        return super().applicable(player, adversary)
 
 
 class BoostingProtocol(GameProtocol):
@@ -198,14 +145,14 @@ class BoostingProtocol(GameProtocol):
         return spec, {"dim": dim, "loss": loss, "task": task}
 
     def metric_class(self, name: str) -> type[Metric] | str:
-        from arena.metrics.boosting_game import BOOSTING_METRICS
-
         if name in BOOSTING_METRICS:
             return BOOSTING_METRICS[name]
         if name in ("bound", "lower_bound"):
             return Bound if name == "bound" else LowerBound
         cls = registry.load("metric", name)
-        return protocol_reason(cls, self.name) or cls
+        if issubclass(cls, BoostingMetric):
+            return cls
+        return protocol_reason(cls, self.name) or "not defined for the boosting protocol"
 
     def accepts_metric(self, metric: Metric) -> bool:
         return isinstance(metric, BoostingMetric | Bound | LowerBound)

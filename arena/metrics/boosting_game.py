@@ -24,14 +24,73 @@ Luo 2015, §6.
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from arena.boosting.game import BoostingBlock, BoostingCore, BoostingMetric
-from arena.boosting.protocol import Booster
+from arena.boosting.protocol import TASKS, Booster
+from arena.metrics.base import Metric
 from arena.oco.losses import prediction_loss
 from arena.spec import GameSpec
+
+
+class BoostingBlock(NamedTuple):
+    """One chunk of a boosting game, as the metrics see it.
+
+    Attributes
+    ----------
+    x : ndarray (R, n, d)
+        The features.
+    y : ndarray (R, n)
+        The labels (±1) or targets.
+    predictions : ndarray (R, n)
+        The booster's ``ŷ_t``.
+    values : ndarray (R, n)
+        ``ℓ(ŷ_t, y_t)`` for the game's example loss.
+    base_predictions, base_values : ndarray (R, n) or None
+        The protocol's base learner's prediction and loss (None when no metric reads them).
+    t0 : int
+        First round of the chunk.
+    """
+
+    x: np.ndarray
+    y: np.ndarray
+    predictions: np.ndarray
+    values: np.ndarray
+    base_predictions: np.ndarray | None
+    base_values: np.ndarray | None
+    t0: int
+
+
+class BoostingCore:
+    """Running totals of a boosting game after round ``t``, shared by its metrics."""
+
+    def __init__(self, n_replicates: int):
+        self.t = 0
+        self.loss = np.zeros(n_replicates)
+        self.mistakes = np.zeros(n_replicates)
+        self.base_loss = np.zeros(n_replicates)
+        self.base_mistakes = np.zeros(n_replicates)
+
+
+class BoostingMetric(Metric):
+    """Base of the boosting protocol's metrics: ``advance(block: BoostingBlock, core)``.
+
+    ``reads_base`` makes the stepper train the protocol's base learner; ``tasks`` lists the
+    hosted protocols where the metric means something.
+    """
+
+    protocols: ClassVar[frozenset[str]] = frozenset({"boosting"})
+    reads_base: ClassVar[bool] = False
+    tasks: ClassVar[frozenset[str]] = frozenset(TASKS)
+
+    def applicable(self, player: Any, adversary: Any) -> str | None:
+        if not isinstance(player, Booster):
+            return "defined for the boosting protocol only"
+        task = adversary.tags.protocol
+        if task not in self.tasks:
+            return f"defined for {'/'.join(sorted(self.tasks))} boosting only, not {task}"
+        return super().applicable(player, adversary)
 
 
 class BoostingMistakes(BoostingMetric):

@@ -867,5 +867,11 @@ DEFAULT_METRICS: dict[str, dict] = {
     "arm_pseudo_regret": {},
     "estimate_bias": {},
     "sketch_error": {"k": [10]},
+    "base_mistakes": {},
+    "base_loss": {},
+    "improvement": {},
+    "learners_used": {},
+    "weighted_edge": {},
+    "test_error": {},
 }
 """The default metric set of ``arena run`` and :func:`arena.play` (issue #2, item 4)."""
