@@ -12,6 +12,7 @@ from arena.errors import ConfigError, ReportPathError
 from arena.reporting.load import load_source
 from arena.reporting.render import Block, Heading, render_html, render_markdown
 from arena.reporting.sections.bandit import bandit_feedback
+from arena.reporting.sections.boosting import boosting
 from arena.reporting.sections.context import ReportContext
 from arena.reporting.sections.dynamics import game_dynamics
 from arena.reporting.sections.failures import failures
@@ -117,6 +118,7 @@ def _write(ctx: ReportContext, out: Path, name: str) -> Path:
         time_varying(ctx),
         tree_experts(ctx),
         online_to_batch(ctx),
+        boosting(ctx),
         bandit_feedback(ctx),
         game_dynamics(ctx),
         failures(ctx),
