@@ -23,11 +23,11 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from peer_env import ensure_venv
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -69,12 +69,7 @@ print(json.dumps({"seconds": total, "steps": horizon * runs}))
 
 def ensure_peer_venv() -> Path:
     """Create the benchmark-only environment with SMPyBandits once; return its Python."""
-    python = PEER_VENV / "bin" / "python"
-    if not python.exists():
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", *PEER_REQUIREMENTS], check=True)
-    return python
+    return ensure_venv(PEER_VENV.name, PEER_REQUIREMENTS)
 
 
 def peer_step_seconds(python: Path, policy: str, kwargs: dict, horizon: int, runs: int) -> float:

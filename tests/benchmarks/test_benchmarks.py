@@ -91,3 +91,23 @@ def test_bandit_benchmark_plays_every_pair_in_the_arena(bench_path):
     for player in bench.PAIRS:
         assert 0.0 < bench.ours_step_seconds(player, 20, 2) < 1.0
         assert 0.0 < bench.kernel_step_seconds(player, 20, 2) < 1.0
+
+
+def test_vw_export_writes_the_engine_stream_in_vw_text_format(bench_path, tmp_path):
+    """The Vowpal Wabbit benchmarks feed VW the examples run_game shows (VW itself is not needed):
+    one line per round, label then features 1..d with the float64 values read back exactly."""
+    peer = importlib.import_module("vw_peer")
+    stream = ("ill_conditioned", {"n_large": 2})
+    x, y = peer.export_stream(*stream, horizon=7, replicates=2)
+    path = peer.write_vw_text(x[1], y[1], tmp_path / "stream.vw")
+    lines = path.read_text().splitlines()
+    assert len(lines) == 7
+    for line, row, label in zip(lines, x[1], y[1], strict=True):
+        head, features = line.split(" | ")
+        assert float(head) == label
+        parsed = dict(item.split(":") for item in features.split())
+        assert {int(k): float(v) for k, v in parsed.items()} == {
+            j + 1: v for j, v in enumerate(row) if v != 0.0
+        }
+    # a zero prediction is a mistake, as in the arena's mistakes metric
+    assert peer.progressive_error(np.array([1.0, -1.0]), np.array([0.0, -2.0])) == 0.5
