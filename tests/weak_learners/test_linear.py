@@ -90,9 +90,9 @@ def test_perceptron_predictions_do_not_depend_on_the_rate():
     assert outs[0] == outs[1]
 
 
-@pytest.mark.parametrize("params", list(LinearLearner._unit_test_params()), ids=str)
-def test_conformance(params):
-    check_component(LinearLearner(**params))
+def test_conformance_of_the_default():
+    # the registry sweep (tests/arena/testing) checks the `_unit_test_params` sets
+    check_component(LinearLearner())
 
 
 def test_boosted_on_data_beats_the_constant_predictor():

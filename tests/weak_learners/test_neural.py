@@ -78,8 +78,9 @@ def test_lanes_start_apart_and_the_seed_fixes_them():
     assert len(np.unique(outs[0])) == 8  # every (replicate, lane) its own initial network
 
 
-def test_conformance():
-    check_component(Neural(**next(Neural._unit_test_params())))
+def test_conformance_of_the_default():
+    # the registry sweep (tests/arena/testing) checks the `_unit_test_params` set
+    check_component(Neural())
 
 
 def test_boosted_on_data_beats_the_constant_predictor():
