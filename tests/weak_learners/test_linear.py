@@ -101,3 +101,18 @@ def test_boosted_on_data_beats_the_constant_predictor():
     assert error < 0.1  # measured 0.037 (chance 0.5, the majority label errs 0.373)
     loss, mean = sanity_game(LinearLearner(), "diabetes")
     assert loss < 0.8 * mean  # measured 0.348 per round against the mean's 0.5 in hindsight
+
+
+def test_gradient_boosting_target_is_a_linear_loss_step():
+    """Online gradient boosting passes ``target = A(x) − c`` with weight 1 (the protocol's
+    regression convention): the step is then the linear loss ``c·θ·x̃``'s, ``θ ← θ − η·c·x̃``."""
+    wl = LinearLearner(step="sgd", rate=0.1)
+    wl.reset(WeakSpec("regression", 2, 2, bound=5.0), [[np.random.default_rng(0)] * 2])
+    x, probe = np.array([[0.5, -1.0]]), np.array([[2.0, 1.0]])
+    wl.update(x, np.array([[1.0, -0.4]]), np.ones((1, 2)))  # θ ≠ 0, scores inside [−5, 5]
+    before, out = wl.predict(probe), wl.predict(x)
+    c = np.array([[0.7, -1.3]])
+    wl.update(x, out - c, np.ones((1, 2)))
+    x_tilde, probe_tilde = np.array([0.5, -1.0, 1.0]), np.array([2.0, 1.0, 1.0])
+    expected = before - 0.1 * c * (x_tilde @ probe_tilde)
+    np.testing.assert_allclose(wl.predict(probe), expected, atol=1e-14, rtol=0)
