@@ -21,7 +21,8 @@ USAGE = """usage: arena <command> [args]
 
 commands:
   run [KEY=VALUE ...]   play one game (Hydra overrides; `arena run --help` lists the config)
-  list [KIND]           registered players, adversaries and metrics with their parameters
+  list [KIND]           registered players, adversaries, metrics and weak learners with their
+                        parameters
   demo                  the default tournament (configs/tournament/demo.yaml) and its report,
                         under outputs/
   check MODULE:CLASS    run the conformance suite on a player or adversary class
@@ -259,18 +260,29 @@ def _list(args: list[str]) -> int:
     from arena import registry
 
     parser = argparse.ArgumentParser(prog="arena list")
-    parser.add_argument("kind", nargs="?", choices=["players", "adversaries", "metrics"])
+    kinds = {
+        "players": "player",
+        "adversaries": "adversary",
+        "metrics": "metric",
+        "weak_learners": "weak_learner",
+    }
+    parser.add_argument("kind", nargs="?", choices=list(kinds))
     ns = parser.parse_args(args)
-    kinds = {"players": "player", "adversaries": "adversary", "metrics": "metric"}
     for title, kind in kinds.items():
         if ns.kind and ns.kind != title:
             continue
         print(title)
-        # players and adversaries by the protocols they play, so a game's partners read together
+        # players and adversaries by the protocols they play, so a game's partners read together;
+        # weak learners (the boosters' `weak_learner=`) by the tasks they learn
         groups: dict[str, list[str]] = {}
         for name in registry.available(kind):
             try:
-                protocols = _protocols_of(registry.load(kind, name)) if kind != "metric" else []
+                if kind == "metric":
+                    protocols = []
+                elif kind == "weak_learner":
+                    protocols = sorted(registry.load(kind, name).tasks)
+                else:
+                    protocols = _protocols_of(registry.load(kind, name))
             except ArenaError:
                 protocols = ["broken"]
             groups.setdefault(", ".join(protocols), []).append(name)

@@ -92,6 +92,21 @@ def test_list_shows_components_and_parameters(tmp_path):
     assert "eta='tuned'" in res.stdout and "eps=(0.01, 0.1, 0.25)" in res.stdout
 
 
+def test_list_weak_learners_by_task(capsys):
+    from arena.cli import main
+
+    assert main(["list", "weak_learners"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("weak_learners\n [classification, regression]\n")
+    for name, params in [
+        ("linear", "(step='adagrad', loss='logistic', rate=0.5)"),
+        ("stump", "(n_thresholds=16, rate=0.1)"),
+        ("neural", "(hidden=10, rate=0.1)"),
+    ]:
+        assert f"  {name:<18} {params}" in out
+    assert "players" not in out  # only the kind asked for
+
+
 def _bad_replay(tmp_path: Path, array) -> str:
     path = tmp_path / "bad.npy"
     np.save(path, array)
