@@ -50,16 +50,17 @@ def majority_error(n_bits: int, edge: float) -> float:
 class EdgeOracle(StreamAdversary):
     """``y_t`` a fair sign, ``x_t ∈ {±1}^d`` with ``x_{t,i} = y_t`` w.p. ``½ + edge`` independently.
 
-    Generator A of the lower bound for online boosters (Luo 2016, Theorem 10; Beygelzimer, Kale
-    & Luo 2015, Theorem 3) with the weak learners' outputs written into the features: the
-    ``oracle`` weak learner's lane i reads ``x_{t,i}``, so N ≤ d lanes are independent weak
-    learners correct with probability ``½ + edge`` on every example. Generator B: the first
+    The lower-bound construction for the number of weak learners of online boosters (Luo 2016,
+    §3.1.3, proof of Theorem 10; Beygelzimer, Kale & Luo 2015) with the weak learners' outputs
+    written into the features: the ``oracle`` weak learner's lane i reads ``x_{t,i}``, so N ≤ d
+    lanes are independent weak learners correct with probability ``½ + edge`` on every example.
+    ``warmup > 0`` is the proof's second construction (for the sample complexity): the first
     ``warmup`` rounds carry no information (``edge`` 0 there), so any learner errs at rate ½
-    during them (the sample-complexity half of Theorem 10, ``T_0 = S/(4γ)``).
+    during them (``T_0 = S/(4γ)`` in the proof).
 
-    **Edges.** ``edge = P(x_{t,i} = y_t) − ½``. The thesis's generator A uses ``½ + 2γ``: its γ
-    is ``edge/2``. Online BBM's potentials assume learners correct w.p. ``(1+γ)/2``: they are
-    matched by ``γ_BBM = 2·edge`` (the thesis runs it with ``γ = edge``, the weak-learning edge).
+    **Edges.** ``edge = P(x_{t,i} = y_t) − ½``. Theorem 10's construction uses ``½ + 2γ`` and
+    calls such learners weak learners with edge γ: its γ is ``edge/2``. Online BBM's potentials
+    assume learners correct w.p. ``(1+γ)/2``: they are matched by ``γ_BBM = 2·edge``.
 
     **Declared lower bound** (``lower_bound:mistakes``). Given ``x_t``, the Bayes-optimal
     prediction is the majority of the d bits (the posterior log-odds are proportional to ``Σ_i
@@ -77,7 +78,7 @@ class EdgeOracle(StreamAdversary):
     edge : float
         ``P(x_{t,i} = y_t) − ½`` ∈ [0, ½].
     warmup : int
-        T_0 ≥ 0 rounds with edge 0 first (generator B); 0 gives generator A.
+        T_0 ≥ 0 rounds with edge 0 first (the sample-complexity construction); 0: none.
     loss : {"hinge", "logistic", "absolute", "squared"}
         The example loss charged each round (linear learners; boosters' ``loss`` metric).
     domain : {"unconstrained", "ball", "box", "simplex"}
@@ -105,7 +106,8 @@ class EdgeOracle(StreamAdversary):
 
     References
     ----------
-    Luo 2016, §3.1.3, Theorem 10 (generators A and B); Beygelzimer, Kale & Luo 2015, Theorem 3.
+    Luo 2016, §3.1.3, Theorem 10 and its proof (the two constructions); Beygelzimer, Kale & Luo
+    2015.
     """
 
     parameter_constraints: ClassVar = {

@@ -1,6 +1,6 @@
 """Online boost-by-majority (Online BBM): the optimal online booster for a known edge γ.
 
-Beygelzimer, Kale & Luo (2015), §3.1 (Algorithm 1); Luo (2016), §3.1.2, Algorithm 7.
+Luo 2016, §3.1.2, Algorithm 7; Beygelzimer, Kale & Luo 2015.
 """
 
 from __future__ import annotations
@@ -136,10 +136,12 @@ class OnlineBBM(Booster):
     on the run's weighted examples, which no arena run certifies, so no ``bound`` is declared; the
     identity is checked by the tests through :meth:`learner_totals`.
 
-    **Which γ.** The potentials assume each learner correct with probability ``(1+γ)/2``: weak
-    learners correct with probability ``½ + e`` (``edge_oracle`` with ``edge = e``) are matched
-    by ``γ = 2e``. The thesis's analysis runs it with the weak learners' edge ``γ = e`` (Lemma 6
-    loses a factor 2 to sampling), the conservative choice.
+    **Which γ.** The potentials assume each learner correct with probability ``(1+γ)/2``, so
+    weak learners correct with probability ``½ + e`` (``edge_oracle`` with ``edge = e``) are
+    matched by ``γ = 2e``: the identity's slack ``Σ_i (w^i·z^i − γ‖w^i‖₁)`` then has mean zero and
+    the error rate is ``Φ_0(0)``, the majority vote's. Any ``γ < 2e`` satisfies the premise of
+    Lemma 8 on average too (with slack). Theorem 10's construction calls a learner correct with
+    probability ``½ + 2γ`` one with edge γ in the sense of Definition (3.1).
 
     Parameters
     ----------
@@ -168,8 +170,8 @@ class OnlineBBM(Booster):
 
     References
     ----------
-    Luo 2016, §3.1.2, Algorithm 7, Lemmas 8–9, Theorems 8–10; Beygelzimer, Kale & Luo 2015,
-    Algorithm 1, Theorems 1–3; Freund 1995 (boost-by-majority).
+    Luo 2016, §3.1.2 (Algorithm 7, Lemmas 8–9, Theorems 8–9) and §3.1.3 (Theorem 10);
+    Beygelzimer, Kale & Luo 2015 (the same algorithm and bounds); Freund 1995 (boost-by-majority).
     """
 
     name = "online_bbm"

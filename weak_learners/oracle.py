@@ -30,8 +30,8 @@ def lane_key(rng: np.random.Generator) -> int:
 class OracleWeakLearner(WeakLearner):
     """Lane i predicts ``sign(x_{t, i mod d})`` (+1 on 0) and ignores every update.
 
-    The lower-bound construction of Online BBM's optimality (Luo 2016, Theorem 10, generator A;
-    Beygelzimer, Kale & Luo 2015, Theorem 3) has each weak learner ``WL^i`` output ``y_t`` with
+    The lower-bound construction of Online BBM's optimality (Luo 2016, §3.1.3, proof of
+    Theorem 10; Beygelzimer, Kale & Luo 2015) has each weak learner ``WL^i`` output ``y_t`` with
     probability ``½ + edge`` and ``−y_t`` otherwise, independently across learners and rounds. The
     learners' outputs are then a property of the *data*, which knows ``y_t``: the ``edge_oracle``
     adversary writes learner i's output into feature i of ``x_t`` (``x_{t,i} = y_t`` with
@@ -55,7 +55,7 @@ class OracleWeakLearner(WeakLearner):
 
     References
     ----------
-    Luo 2016, §3.1.3, proof of Theorem 10 (generator A); Beygelzimer, Kale & Luo 2015, §3.2.
+    Luo 2016, §3.1.3, proof of Theorem 10; Beygelzimer, Kale & Luo 2015.
     """
 
     name = "oracle"

@@ -1,5 +1,5 @@
-"""The edge-oracle stream (Luo 2016, Theorem 10, generators A and B): its law, its declared
-lower bound (the Bayes error, O-BBM-9) and Online BBM's mistakes on it (Theorem 9's scale)."""
+"""The edge-oracle stream (Luo 2016, the two constructions of Theorem 10's proof): its law, its
+declared lower bound (the Bayes error) and Online BBM's mistakes on it (Theorem 9's scale)."""
 
 from __future__ import annotations
 
@@ -50,10 +50,10 @@ def test_bits_have_the_edge_and_warmup_none():
     assert (np.abs(rate - 0.65) < 4 * math.sqrt(0.65 * 0.35 / n_bits)).all()
 
 
-def test_majority_error_oracle_bbm_9():
-    """O-BBM-9: N = 51 bits right w.p. 0.7 (thesis γ = 0.1 in ½ + 2γ): exact error 1.364e-3
-    against Hoeffding's exp(−8Nγ²) = 1.69e-2; odd and even n against exact rationals (1e-13
-    relative: scipy's binomial CDF)."""
+def test_majority_error_is_the_exact_binomial_tail():
+    """Luo 2016, proof of Theorem 10: N = 51 bits right w.p. 0.7 (thesis γ = 0.1 in ½ + 2γ):
+    exact error 1.364e-3 against Hoeffding's exp(−8Nγ²) = 1.69e-2; odd and even n against exact
+    rationals (1e-13 relative: scipy's binomial CDF)."""
     assert majority_error(51, 0.2) == pytest.approx(1.3641e-3, abs=5e-8)
     assert math.exp(-8 * 51 * 0.1**2) == pytest.approx(1.6907e-2, abs=5e-6)
     for n in (1, 2, 7, 10, 51):

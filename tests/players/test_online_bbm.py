@@ -32,10 +32,10 @@ def exact_potential(i: int, s: int, n: int, gamma: float) -> Fraction:
     )
 
 
-def test_potentials_oracles_bbm_1_to_4():
-    """O-BBM-1 (Φ_N = 1{s ≤ 0}), O-BBM-2 (the recursion, 1e-14: a few ulps of values ≤ 1),
-    O-BBM-3 (the closed form against exact rationals, 1e-14) and O-BBM-4 (the weight: half the
-    potential's difference, in [0, ½], zero exactly where the vote is decided)."""
+def test_potentials_and_weights():
+    """Luo 2016, eqs. (3.4)–(3.5): Φ_N = 1{s ≤ 0}; the recursion (1e-14: a few ulps of values
+    ≤ 1); the closed form against exact rationals (1e-14); the weight is half the potential's
+    difference, in [0, ½], zero exactly where the vote is decided."""
     for n in (1, 2, 7, 12):
         for gamma in GAMMAS:
             s = np.arange(-n - 3, n + 4)
@@ -61,9 +61,9 @@ def test_potentials_oracles_bbm_1_to_4():
                         assert bbm_potential(i, sv, n, gamma) == pytest.approx(exact, abs=1e-14)
 
 
-def test_per_round_identity_oracle_bbm_5():
-    """O-BBM-5: ``1{s^N ≤ 0} + Σ_i w^i (z^i − γ) = Φ_0(0)`` for any ±1 pattern z (1e-12: N ≤ 30
-    terms of size ≤ ½)."""
+def test_per_round_identity():
+    """Proof of Lemma 8 with equality: ``1{s^N ≤ 0} + Σ_i w^i (z^i − γ) = Φ_0(0)`` for any ±1
+    pattern z (1e-12: N ≤ 30 terms of size ≤ ½)."""
     rng = np.random.default_rng(0)
     for n in (1, 2, 5, 8, 21, 30):
         gamma = float(rng.uniform(0.01, 0.49))
@@ -74,9 +74,10 @@ def test_per_round_identity_oracle_bbm_5():
         np.testing.assert_allclose(lhs, bbm_potential(0, 0, n, gamma), atol=1e-12, rtol=0)
 
 
-def test_hoeffding_and_weight_size_oracles_bbm_6_and_8():
-    """O-BBM-6: Φ_0(0) ≤ exp(−Nγ²/2), and ``N = ⌈(2/γ²) ln(1/ε)⌉`` reaches ε. O-BBM-8: every
-    weight is ≤ W_i ≤ 0.461/√(N−i), with N up to 2001 (no overflow: scipy's pmf agrees)."""
+def test_hoeffding_and_weight_size():
+    """Theorem 9: Φ_0(0) ≤ exp(−Nγ²/2), and ``N = ⌈(2/γ²) ln(1/ε)⌉`` reaches ε. Lemma 9: every
+    weight is ≤ W_i = O(1/√(N−i)); numerically W_i ≤ 0.461/√(N−i) for N − i ≤ 2000 (our constant;
+    no overflow at N = 2001: scipy's pmf agrees)."""
     for gamma in GAMMAS:
         for n in (1, 10, 101):
             assert bbm_potential(0, 0, n, gamma) <= math.exp(-n * gamma**2 / 2)
@@ -165,7 +166,7 @@ def test_equals_literal_transcription(mode):
 
 @pytest.mark.parametrize("n", [8, 9])
 def test_summed_identity_on_random_weak_outputs(n):
-    """Summed O-BBM-5 through the arena: ``mistakes = T·Φ_0(0) − Σ_i (w^i·z^i − γ‖w^i‖₁)`` on
+    """The summed identity through the arena: ``mistakes = T·Φ_0(0) − Σ_i (w^i·z^i − γ‖w^i‖₁)`` on
     an edge-0 stream (each oracle lane a fair ±1 coin; even N = 8 has ties, counted as mistakes).
     Tolerance 1e-9: 300 rounds × 9 weights ≤ ½ summed in two orders."""
     gamma, horizon = 0.2, 300
