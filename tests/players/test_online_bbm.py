@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from scipy.stats import binom
 
 from adversaries.edge_oracle import EdgeOracle
@@ -20,6 +22,7 @@ from arena.testing.common import rngs
 from players.online_bbm import OnlineBBM, bbm_potential, bbm_weight, bbm_weight_bound
 
 GAMMAS = (0.01, 0.1, 0.3, 0.49)
+CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "tournament"
 RATE = 0.3  # the perceptron lanes' step in the transcription test
 
 
@@ -165,28 +168,35 @@ def test_equals_literal_transcription(mode):
 
 
 @pytest.mark.parametrize("n", [8, 9])
-def test_summed_identity_on_random_weak_outputs(n):
-    """The summed identity through the arena: ``mistakes = T·Φ_0(0) − Σ_i (w^i·z^i − γ‖w^i‖₁)`` on
-    an edge-0 stream (each oracle lane a fair ±1 coin; even N = 8 has ties, counted as mistakes).
-    Tolerance 1e-9: 300 rounds × 9 weights ≤ ½ summed in two orders."""
-    gamma, horizon = 0.2, 300
+def test_identity_round_by_round_on_random_weak_outputs(n):
+    """The identity on a run, round by round: ``1{y_t·ŷ_t ≤ 0} + Σ_i Δ(w z − γ w)_t = Φ_0(0)``
+    from the increments of :meth:`learner_totals`, and summed, ``mistakes = T·Φ_0(0) − Σ_i (w^i·z^i
+    − γ‖w^i‖₁)``, on an edge-0 stream (each oracle lane a fair ±1 coin; even N = 8 has ties,
+    predicted 0 and counted as mistakes). Tolerance 1e-12 per round (N terms ≤ ½), 1e-9 summed
+    (200 rounds × 9 weights ≤ ½ summed in two orders)."""
+    gamma, horizon, n_rep = 0.2, 200, 3
     booster = OnlineBBM(n_learners=n, gamma=gamma, mode="sampling")
     adversary = EdgeOracle(edge=0.0)
     spec = GameSpec(
-        "boosting", n, horizon, n_replicates=3, dim=n, loss="hinge", task="classification"
+        "boosting", n, horizon, n_replicates=n_rep, dim=n, loss="hinge", task="classification"
     )
-    adversary.reset(spec, rngs(3, 3))
-    booster.reset(spec, rngs(4, 3))
+    adversary.reset(spec, rngs(3, n_rep))
+    booster.reset(spec, rngs(4, n_rep))
     data = adversary.data_block(1, horizon)
-    pred = booster.play_block(data.x, data.y)
+    phi0 = float(bbm_potential(0, 0, n, gamma))
+    before = np.zeros(n_rep)
+    pred = np.empty((n_rep, horizon))
+    for t in range(horizon):
+        pred[:, t] = booster.play_block(data.x[:, t : t + 1], data.y[:, t : t + 1])[:, 0]
+        totals = booster.learner_totals()
+        slack = (totals["edge"] - gamma * totals["weight"]).sum(axis=1)
+        mistake = (data.y[:, t] * pred[:, t] <= 0).astype(float)
+        np.testing.assert_allclose(mistake + (slack - before), phi0, atol=1e-12)
+        before = slack
+    if n % 2 == 0:
+        assert (pred == 0).any()
     mistakes = (data.y * pred <= 0).sum(axis=1)
-    totals = booster.learner_totals()
-    slack = (totals["edge"] - gamma * totals["weight"]).sum(axis=1)
-    np.testing.assert_allclose(mistakes, horizon * bbm_potential(0, 0, n, gamma) - slack, atol=1e-9)
-    run = run_game(
-        booster, adversary, n_actions=n, horizon=horizon, replicates=3, seed=0, metrics=["mistakes"]
-    )
-    assert run.rows.value.iloc[-1] > 0
+    np.testing.assert_allclose(mistakes, horizon * phi0 - before, atol=1e-9)
 
 
 def test_bad_parameters_are_named():
@@ -201,3 +211,23 @@ def test_bad_parameters_are_named():
         run_game(
             OnlineBBM(weak_learner="no_such_learner"), ThresholdStream(), n_actions=2, horizon=5
         )
+
+
+def test_scaling_tournament_config_plays():
+    """``configs/tournament/boosting_scaling.yaml`` (Table 3.1's number of learners): odd N only
+    (no ties), every N ≤ d so that the lanes read distinct bits, and a cell plays (shortened)."""
+    config = yaml.safe_load((CONFIGS / "boosting_scaling.yaml").read_text(encoding="utf-8"))
+    (d,) = config["n_actions"]
+    sizes = [p["params"]["n_learners"] for p in config["players"]]
+    assert all(n % 2 == 1 and n <= d for n in sizes) and len(set(sizes)) == len(sizes)
+    player, adversary = config["players"][-1], config["adversaries"][-1]
+    rows = run_game(
+        player["name"],
+        adversary["name"],
+        player_params=player["params"],
+        adversary_params=adversary["params"],
+        n_actions=d,
+        horizon=50,
+        metrics=list(config["metrics"]),
+    ).rows
+    assert {"mistakes", "lower_bound:mistakes", "weighted_edge"} <= set(rows.metric)
