@@ -153,7 +153,7 @@ def _lane_rngs(seed: int, n_rep: int, lanes: list[int]):
 
 def _reset_weak(learner: WeakLearner, task: str, lanes: list[int], seed: int) -> WeakLearner:
     w = learner.clone()
-    spec = WeakSpec(task, DIM, len(lanes), REPLICATES, HORIZON)
+    spec = WeakSpec(task, DIM, len(lanes), REPLICATES, HORIZON, lane_ids=tuple(lanes))
     w.reset(spec, _lane_rngs(seed, REPLICATES, lanes))
     return w
 

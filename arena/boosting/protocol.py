@@ -75,6 +75,10 @@ class WeakSpec:
     bound : float
         D: the largest ``|A(x)|`` a regression learner may output (Beygelzimer et al. 2015, §2:
         the base class is D-bounded); 1 in classification.
+    lane_ids : tuple of int
+        Which learner each lane is: lane j is the booster's learner ``lane_ids[j]`` (0-based; the
+        protocol's base learner is :data:`BASE_LANE_KEY`), the key of the lane's stream. Empty
+        means ``0 … L−1``. A learner whose behaviour depends on its index (``oracle``) reads it.
     """
 
     task: str
@@ -83,6 +87,11 @@ class WeakSpec:
     n_replicates: int = 1
     horizon: int | None = None
     bound: float = 1.0
+    lane_ids: tuple[int, ...] = ()
+
+    def lanes(self) -> tuple[int, ...]:
+        """The learner index of each lane (``lane_ids``, or ``0 … L−1``)."""
+        return self.lane_ids or tuple(range(self.n_lanes))
 
 
 class WeakLearner(Component):
@@ -251,8 +260,10 @@ class Booster(Player):
     ) -> WeakLearner:
         learner = self._weak_prototype()
         wspec = self.weak_spec(spec, lanes)
+        extra = {"lane_ids": tuple(keys)}
         if bound is not None:
-            wspec = WeakSpec(**{**wspec.__dict__, "bound": float(bound)})
+            extra["bound"] = float(bound)
+        wspec = WeakSpec(**{**wspec.__dict__, **extra})
         if wspec.task not in type(learner).tasks:
             raise ConfigError(
                 self.label(),
