@@ -7,9 +7,16 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
+from numba import njit
 
 from arena.errors import ConfigError
-from arena.oco.losses import EXAMPLE_LOSSES, Feedback
+from arena.oco.losses import (
+    EXAMPLE_LOSSES,
+    Feedback,
+    RoundData,
+    kernel_data,
+    prediction_loss_scalar,
+)
 from arena.oco.protocol import OCOPlayer, game_dim
 from arena.params import NON_NEGATIVE, POSITIVE, Boolean, Interval, IsNone, OneOf
 from arena.spec import GameSpec, PlayerTags
@@ -140,6 +147,376 @@ def orthonormalize_rows(v: np.ndarray) -> np.ndarray:
     return (q * signs).T
 
 
+def potter_update(root: np.ndarray, gh: np.ndarray) -> np.ndarray:
+    """Return W' with ``W'W'ᵀ = (A + ĝĝᵀ)^{-1}`` given ``WWᵀ = A^{-1}`` (Potter's square root).
+
+    With ``a = Wᵀĝ`` and ``s = 1 + ‖a‖²``, ``W' = W − γ(Wa)aᵀ``, ``γ = 1/(s + √s)``: then
+    ``(I − γaaᵀ)² = I − aaᵀ/s`` and ``W'W'ᵀ = A^{-1} − A^{-1}ĝĝᵀA^{-1}/(1 + ĝᵀA^{-1}ĝ)``, the
+    Sherman–Morrison update, but ``W'W'ᵀ`` is positive semidefinite by construction and the
+    factor needs only half the digits (Potter & Stern 1963, the square-root filter; Bierman
+    1977, square-root covariance updates). The plain Sherman–Morrison update of ``A^{-1}``
+    loses definiteness once ``‖ĝ‖²/α`` nears 1/ε (features scaled by 10⁶), and SON's
+    projection then divides by a non-positive ``xᵀA^{-1}x``.
+
+    Examples
+    --------
+    >>> root = potter_update(np.eye(2), np.array([1.0, 1.0]))
+    >>> np.allclose(root @ root.T, np.linalg.inv(np.eye(2) + np.ones((2, 2))))
+    True
+    """
+    a = root.T @ gh
+    s = 1.0 + float(a @ a)
+    gamma = 1.0 / (s + math.sqrt(s))
+    return root - gamma * np.outer(root @ a, a)
+
+
+def stable_sketch_inverse(s: np.ndarray, alpha: float, v: np.ndarray) -> np.ndarray:
+    """Return ``A^{-1}v`` for ``A = αI + SᵀS`` through the singular value decomposition of S.
+
+    With ``S = UΣVᵀ`` the rows ``B = ΣVᵀ`` are orthogonal, ``SᵀS = BᵀB`` and
+    ``A^{-1}v = (v − Σ_a B_a (B_a·v)/(α + ‖B_a‖²))/α``, exact up to ``ε‖v‖/α`` (the rounding of
+    v itself), whereas ``Sᵀ(H(Sv))`` with a Sherman–Morrison-updated H multiplies H's absolute
+    rounding error ``ε/α`` by ``‖S‖²`` (and an eigendecomposition of ``SSᵀ`` would lose its small
+    eigenvalues to the absolute error ``ε‖S‖²``). O(m²d + m³): RP-SON's fallback when the cheap
+    check of :func:`inverse_is_plausible` fails.
+
+    Examples
+    --------
+    >>> s = np.array([[1e9, 0.0, 0.0], [0.0, 2.0, 0.0]])
+    >>> v = np.array([1.0, 1.0, 1.0])
+    >>> exact = np.array([1.0 / (1.0 + 1e18), 0.2, 1.0])
+    >>> bool(np.abs(stable_sketch_inverse(s, 1.0, v) - exact).max() < 1e-15)
+    True
+    """
+    _, sv, vt = np.linalg.svd(s, full_matrices=False)
+    b = sv[:, None] * vt
+    return (v - b.T @ ((b @ v) / (alpha + sv * sv))) / alpha
+
+
+INVERSE_SLACK = 1e-6
+"""Relative slack of :func:`inverse_is_plausible` (an accurate ``A^{-1}v`` rounds at ~1e-15)."""
+
+
+def inverse_is_plausible(v: np.ndarray, av: np.ndarray, alpha: float) -> bool:
+    """Whether ``av`` can be ``A^{-1}v`` for some ``A ⪰ αI``: ``vᵀav > 0`` and ``α‖av‖² ≤ vᵀav``.
+
+    ``A ⪰ αI`` gives ``A^{-2} ⪯ A^{-1}/α``, hence ``‖A^{-1}v‖² ≤ vᵀA^{-1}v/α``; a computed
+    ``A^{-1}v`` that breaks this (by more than :data:`INVERSE_SLACK`) has lost its digits.
+
+    Examples
+    --------
+    >>> v = np.array([1.0, 0.0])
+    >>> inverse_is_plausible(v, np.array([0.5, 0.0]), 1.0), inverse_is_plausible(v, 1e3 * v, 1.0)
+    (True, False)
+    """
+    q = float(v @ av)
+    return q > 0.0 and alpha * float(av @ av) <= q * (1.0 + INVERSE_SLACK)
+
+
+RANGE_RTOL = 1e-12
+"""``x ∉ range(A)`` when ``‖(I − A^†A)x‖² > RANGE_RTOL·‖x‖²`` (α = 0 variant)."""
+
+
+def psd_pseudo_inverse(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``(A^†, A^†A)`` of a symmetric PSD matrix: the Moore–Penrose pseudo-inverse and
+    the orthogonal projector on ``range(A)``.
+
+    Eigenvalues at most ``d·ε·λ_max`` count as zero (the rank rule of ``numpy.linalg.matrix_rank``).
+
+    Examples
+    --------
+    >>> pinv, proj = psd_pseudo_inverse(np.array([[4.0, 0.0], [0.0, 0.0]]))
+    >>> pinv.tolist(), proj.tolist()
+    ([[0.25, 0.0], [0.0, 0.0]], [[1.0, 0.0], [0.0, 0.0]])
+    """
+    lam, vec = np.linalg.eigh(a)
+    tol = max(float(lam[-1]), 0.0) * a.shape[0] * np.finfo(np.float64).eps
+    kept = vec[:, lam > tol]
+    return (kept / lam[lam > tol]) @ kept.T, kept @ kept.T
+
+
+def pseudo_inverse_direction(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Return z such that ``w = u − τ_C(⟨u, x⟩)·z`` is the ``‖·‖_A``-projection of Lemma 15.
+
+    Luo 2016, Appendix C.1 (PSD A, x ≠ 0): ``z = A^†x/(xᵀA^†x)`` if ``x ∈ range(A)``, else
+    ``z = (I − A^†A)x/(xᵀ(I − A^†A)x)`` (membership up to :data:`RANGE_RTOL`). Either way
+    ``⟨z, x⟩ = 1``, so ``⟨w, x⟩ = ⟨u, x⟩ − τ_C(⟨u, x⟩)``.
+
+    Examples
+    --------
+    >>> pseudo_inverse_direction(np.diag([2.0, 0.0]), np.array([1.0, 1.0])).tolist()
+    [0.0, 1.0]
+    >>> pseudo_inverse_direction(np.diag([2.0, 0.0]), np.array([3.0, 0.0])).tolist()
+    [0.3333333333333333, 0.0]
+    """
+    pinv, proj = psd_pseudo_inverse(a)
+    resid = x - proj @ x
+    if float(resid @ resid) > RANGE_RTOL * float(x @ x):
+        return resid / float(x @ resid)
+    ax = pinv @ x
+    return ax / float(x @ ax)
+
+
+SKETCH_CODES = {name: code for code, name in enumerate(SKETCHES)}
+"""Kernel codes of the sketches (``full`` 0, ``rp`` 1, ``fd`` 2, ``oja`` 3)."""
+
+
+@njit(cache=True)
+def _apply_ainv_row(code, alpha, root, s, h, v, out):
+    """Write ``A^{-1}v`` of one replicate into ``out`` (numba twin of ``SON._apply_ainv``)."""
+    d = v.shape[0]
+    if code == 0:  # A^{-1} = WWᵀ
+        tmp = np.zeros(d)
+        for i in range(d):  # row by row (cache order); each tmp[k] still sums i ascending
+            for k in range(d):
+                tmp[k] += root[i, k] * v[i]
+        for i in range(d):
+            acc = 0.0
+            for k in range(d):
+                acc += root[i, k] * tmp[k]
+            out[i] = acc
+        return
+    m = s.shape[0]
+    sv = np.zeros(m)
+    for a in range(m):
+        acc = 0.0
+        for k in range(d):
+            acc += s[a, k] * v[k]
+        sv[a] = acc
+    hsv = np.zeros(m)
+    for a in range(m):
+        acc = 0.0
+        for b in range(m):
+            acc += h[a, b] * sv[b]
+        hsv[a] = acc
+    for i in range(d):
+        acc = 0.0
+        for a in range(m):
+            acc += s[a, i] * hsv[a]
+        out[i] = (v[i] - acc) / alpha
+    if code != 1:
+        return
+    q = 0.0
+    sq = 0.0
+    for i in range(d):
+        q += v[i] * out[i]
+        sq += out[i] * out[i]
+    if q > 0.0 and alpha * sq <= q * (1.0 + INVERSE_SLACK):  # inverse_is_plausible
+        return
+    _, sv, vt = np.linalg.svd(s, full_matrices=False)  # stable_sketch_inverse
+    k_rows = sv.shape[0]
+    b = np.empty((k_rows, d))
+    coef = np.zeros(k_rows)
+    for a in range(k_rows):
+        bv = 0.0
+        for k in range(d):
+            b[a, k] = sv[a] * vt[a, k]
+            bv += b[a, k] * v[k]
+        coef[a] = bv / (alpha + sv[a] * sv[a])
+    for i in range(d):
+        acc = 0.0
+        for a in range(k_rows):
+            acc += b[a, i] * coef[a]
+        out[i] = (v[i] - acc) / alpha
+
+
+@njit(cache=True)
+def _sherman_morrison(h, p, q):
+    """``H ← (H^{-1} + p qᵀ)^{-1} = H − (Hp)(qᵀH)/(1 + qᵀHp)`` in place (numba)."""
+    m = h.shape[0]
+    hp = np.zeros(m)
+    qh = np.zeros(m)
+    for a in range(m):
+        acc = 0.0
+        acc2 = 0.0
+        for b in range(m):
+            acc += h[a, b] * p[b]
+            acc2 += q[b] * h[b, a]
+        hp[a] = acc
+        qh[a] = acc2
+    acc = 0.0
+    for a in range(m):
+        acc += q[a] * hp[a]
+    den = 1.0 + acc
+    for a in range(m):
+        for b in range(m):
+            h[a, b] -= hp[a] * qh[b] / den
+
+
+@njit(cache=True)
+def _sketch_update_row(code, alpha, t, gh, root, s, h, v, lam, rv):
+    """SketchUpdate(ĝ) of one replicate in place (numba twin of ``SON._sketch_update``).
+
+    ``rv`` is RP's draw ``r_t`` of this round (unused by the other sketches).
+    """
+    d = gh.shape[0]
+    if code == 0:  # potter_update of A^{-1} = WWᵀ
+        a = np.zeros(d)
+        for i in range(d):  # row by row, as in _apply_ainv_row
+            for k in range(d):
+                a[k] += root[i, k] * gh[i]
+        acc = 0.0
+        for k in range(d):
+            acc += a[k] * a[k]
+        total = 1.0 + acc
+        gamma = 1.0 / (total + math.sqrt(total))
+        ra = np.zeros(d)
+        for i in range(d):
+            acc = 0.0
+            for k in range(d):
+                acc += root[i, k] * a[k]
+            ra[i] = acc
+        for i in range(d):
+            for k in range(d):
+                root[i, k] -= gamma * (ra[i] * a[k])
+        return
+    m = s.shape[0]
+    if code == 1:  # RP: S += r ĝᵀ, H by two Sherman–Morrison steps (rp_inverse_update)
+        gg = 0.0
+        for k in range(d):
+            gg += gh[k] * gh[k]
+        q = np.zeros(m)
+        for a in range(m):
+            acc = 0.0
+            for k in range(d):
+                s[a, k] += rv[a] * gh[k]
+                acc += s[a, k] * gh[k]
+            q[a] = acc - (gg / 2.0) * rv[a]
+        _sherman_morrison(h, q, rv)
+        _sherman_morrison(h, rv, q)
+        return
+    if code == 2:  # Frequent Directions (fd_shrink)
+        for k in range(d):
+            s[m - 1, k] = gh[k]
+        lam_, u = np.linalg.eigh(s @ s.T)
+        for b in range(m):
+            h[:, b] = 0.0
+        top = np.zeros(m)
+        rho = max(lam_[0], 0.0)  # eigh is ascending: the smallest first
+        rows = u.T @ s
+        for a in range(m):
+            src = m - 1 - a  # descending order, as fd_shrink
+            lam_a = lam_[src]
+            kept = max(lam_a - rho, 0.0)
+            scale = math.sqrt(kept / lam_a) if lam_a > 0.0 else 0.0
+            if a == m - 1:
+                scale = 0.0
+                kept = 0.0
+            for k in range(d):
+                s[a, k] = scale * rows[src, k]
+            top[a] = kept
+        for a in range(m):
+            h[a, a] = 1.0 / (alpha + top[a])
+        return
+    gamma = 1.0 / t  # Oja
+    vg = np.zeros(m)
+    for a in range(m):
+        acc = 0.0
+        for k in range(d):
+            acc += v[a, k] * gh[k]
+        vg[a] = acc
+    raw = np.empty((d, m))  # (V + Γ(Vĝ)ĝᵀ)ᵀ, for the QR of orthonormalize_rows
+    for a in range(m):
+        lam[a] = (1.0 - gamma) * lam[a] + gamma * vg[a] * vg[a]
+        for k in range(d):
+            raw[k, a] = v[a, k] + gamma * (vg[a] * gh[k])
+    q_, r_ = np.linalg.qr(raw)
+    for a in range(m):
+        sign = -1.0 if r_[a, a] < 0.0 else 1.0
+        energy = t * lam[a]
+        root = math.sqrt(energy)
+        for k in range(d):
+            v[a, k] = q_[k, a] * sign
+            s[a, k] = root * v[a, k]
+        for b in range(m):
+            h[a, b] = 0.0
+        h[a, a] = 1.0 / (alpha + energy)
+
+
+@njit(cache=True)
+def _son_play_block(
+    loss_code, x, y, code, alpha, c, lip, eta0, sig, t0, eta_sum, diagonal,
+    u, dsum, root, s, h, v, lam, draws, gsq, ghsq, out,
+):  # fmt: skip
+    """Play a block of dense SON rounds (numba twin of ``SON.predict``/``SON.update``).
+
+    ``out[r, j]`` is ``w_t`` of round ``t = t0 + j + 1``; the state arrays advance in place;
+    ``draws[r, j]`` is RP's ``r_t``; ``lip`` the L of ``SON._assumed_gradient`` (inf: none).
+    Returns ``eta_sum + Σ_j η_t`` (the running ``Σ_t η_t``).
+    """
+    n_rep, n, d = out.shape
+    scale = np.ones(d)
+    xt = np.empty(d)
+    wt = np.empty(d)
+    w = np.empty(d)
+    ax = np.empty(d)
+    grad = np.empty(d)
+    gt = np.empty(d)
+    gh = np.empty(d)
+    step = np.empty(d)
+    rv = np.zeros(draws.shape[2])
+    for r in range(n_rep):
+        for j in range(n):
+            t = t0 + j + 1
+            if diagonal:
+                for i in range(d):
+                    scale[i] = 1.0 / math.sqrt(dsum[r, i])
+            ux = 0.0
+            for i in range(d):
+                xt[i] = x[r, j, i] * scale[i]
+                wt[i] = u[r, i]
+                ux += wt[i] * xt[i]
+            if math.isfinite(c) and abs(ux) > c:  # the projection of Lemma 11
+                shift = math.copysign(abs(ux) - c, ux)
+                _apply_ainv_row(code, alpha, root[r], s[r], h[r], xt, ax)
+                den = 0.0
+                for i in range(d):
+                    den += xt[i] * ax[i]
+                if not den > 0.0:  # as SON._project: the metric of A_0 = αI
+                    den = 0.0
+                    for i in range(d):
+                        ax[i] = xt[i]
+                        den += xt[i] * ax[i]
+                if den > 0.0:
+                    for i in range(d):
+                        wt[i] -= (shift / den) * ax[i]
+            for i in range(d):
+                w[i] = wt[i] * scale[i]
+                out[r, j, i] = w[i]
+            p = 0.0
+            for i in range(d):
+                p += x[r, j, i] * w[i]
+            _, dl = prediction_loss_scalar(loss_code, p, y[r, j])
+            if abs(dl) > lip:  # SON._assumed_gradient
+                dl = math.copysign(lip, dl)
+            for i in range(d):
+                grad[i] = dl * x[r, j, i]
+            sketch_scale = math.sqrt(sig + eta0 / math.sqrt(t))
+            gg = 0.0
+            for i in range(d):
+                wt[i] = w[i] / scale[i]  # as update() recovers w̃ from the played w
+                gt[i] = grad[i] * scale[i]
+                gh[i] = sketch_scale * gt[i]
+                gg += gt[i] * gt[i]
+            gsq[r] += gg
+            hh = 0.0
+            for i in range(d):
+                hh += gh[i] * gh[i]
+            ghsq[r] += hh
+            if code == 1:
+                for a in range(rv.shape[0]):
+                    rv[a] = draws[r, j, a]
+            _sketch_update_row(code, alpha, t, gh, root[r], s[r], h[r], v[r], lam[r], rv)
+            _apply_ainv_row(code, alpha, root[r], s[r], h[r], gt, step)
+            for i in range(d):
+                u[r, i] = wt[i] - step[i]
+                if diagonal:
+                    dsum[r, i] += grad[i] * grad[i]
+    for j in range(n):
+        eta_sum += eta0 / math.sqrt(t0 + j + 1)
+    return eta_sum
+
+
 class SON(OCOPlayer):
     """Sketched Online Newton: ONS with the example-wise projection ``K_t = {w : |⟨w, x_t⟩| ≤ C}``.
 
@@ -156,10 +533,13 @@ class SON(OCOPlayer):
 
     ``A_t^{-1} = (1/α)(I − S_tᵀH_tS_t)``, ``H_t = (αI_m + S_tS_tᵀ)^{-1}`` (Woodbury). The sketch:
 
-    * ``full``: ``S_tᵀS_t = Σ_{s≤t} ĝ_sĝ_sᵀ`` exactly (Eq. 4.4); ``A_t^{-1}`` kept by
-      Sherman–Morrison, O(d²) per round;
+    * ``full``: ``S_tᵀS_t = Σ_{s≤t} ĝ_sĝ_sᵀ`` exactly (Eq. 4.4); ``A_t^{-1} = W_tW_tᵀ`` kept by
+      Potter's square-root form of the Sherman–Morrison update (:func:`potter_update`), O(d²)
+      per round;
     * ``rp`` (Alg. 12): ``S_t = S_{t−1} + r_tĝ_tᵀ`` with ``r_t ~ N(0, I_m/m)`` from the replicate's
       generator, ``H`` by two Sherman–Morrison steps with ``q = S_tĝ − (‖ĝ‖²/2) r_t``, O(md);
+      a computed ``A^{-1}v`` that no ``A ⪰ αI`` can give (:func:`inverse_is_plausible`) is
+      recomputed from the SVD of ``S_t`` (:func:`stable_sketch_inverse`, O(m²d));
     * ``fd`` (Alg. 13): Frequent Directions (:func:`fd_shrink`), O(m²d + m³) here (the thesis's
       O(md) needs rank-one SVD updates);
     * ``oja`` (Alg. 14): ``Γ_t = I/t``; ``Λ ← (1 − 1/t)Λ + (1/t)(Vĝ)²``,
@@ -174,7 +554,12 @@ class SON(OCOPlayer):
     m : int
         Sketch size (ignored by ``full``; ``oja`` needs ``m ≤ d``).
     alpha : float
-        ``α > 0`` of ``A_0 = αI`` (1/α is the step size of the first-order part).
+        ``α ≥ 0`` of ``A_0 = αI`` (1/α is the step size of the first-order part). ``α = 0``
+        (``full`` only): the pseudo-inverse variant of Luo 2016, Appendix C.2,
+        ``u_{t+1} = w_t − A_t^†g_t`` with the projection of Lemma 15 (App. C.1) in the
+        ``A_{t−1}`` seminorm (:func:`pseudo_inverse_direction`); ``A_t`` is kept as a matrix and
+        pseudo-inverted each round, O(d³), with the readable per-round loop (no kernel). No regret
+        bound is evaluated for it.
     C : float or None
         Bound on the predictions, ``K_t = {w : |⟨w, x_t⟩| ≤ C}`` (Eq. 4.1). None: no projection
         (as in Vowpal Wabbit's Oja-SON) and no bound.
@@ -233,8 +618,28 @@ class SON(OCOPlayer):
     ``Mx_t`` for ``M = sQ`` (Q orthogonal) and α by ``s²α`` (``A'_t = MA_tMᵀ``; full, rp with the
     same draws, fd). For other invertible M, ``αI`` is the ℓ2 part that breaks exact invariance
     (the ``(α/2)‖w‖²`` term of the bounds): feeding ``Mx_t`` with ``A_0 = αMMᵀ`` instead would
-    restore it. The thesis's truly invariant α = 0 pseudo-inverse variant (App. C.2) is not
-    implemented.
+    restore it. The α = 0 variant, which Luo 2016, App. C.2 calls truly invariant, is invariant
+    to ``M = sQ`` with no change of α, but NOT exactly invariant to a general invertible M while
+    ``A_t`` is rank deficient: with ``A' = MAMᵀ``, ``(MAMᵀ)^† ≠ M^{-T}A^†M^{-1}`` for singular A
+    and non-orthogonal M, and the orthogonal projector ``I − A^†A`` of Lemma 15's second case
+    (one of many minimizers, as the lemma notes) is not covariant either, so the predictions
+    part within the first rounds on generic data (tested at d = 6). Exact invariance needs a
+    covariant full-rank ``A_0`` (such as ``A_0 = αMMᵀ`` above).
+
+    Numerics: the player is guarded for extreme scales (the ``ill_conditioned`` stream at
+    κ = 10⁶ with features scaled by 10^±6, 10⁶ rounds, stay finite): ``full`` keeps
+    ``A_t^{-1} = WWᵀ`` (Potter), which stays positive semidefinite where the plain
+    Sherman–Morrison update of ``A^{-1}`` loses definiteness once ``‖ĝ‖²/α`` nears 1/ε; RP falls
+    back to an SVD of S (above); a projection whose ``xᵀA^{-1}x`` is not positive projects in
+    ``A_0``'s metric instead; and ``ℓ'`` is clipped to ``[−L, L]`` (:meth:`_assumed_gradient`),
+    a no-op in exact arithmetic. With α far too small for the features (10⁶ with α = 1) the
+    sketches' unsketched directions take steps of ``1/α``, ``⟨w_t, x_t⟩`` is then computed with
+    an error larger than C and FD/RP/Oja predict at chance; ``α ↦ s²α`` (the invariant tuning)
+    or ``diagonal=True`` avoids that.
+
+    Speed: :meth:`play_block` (oblivious adversaries) runs the dense sketches in a numba kernel
+    (:func:`_son_play_block`) that reproduces :meth:`predict`/:meth:`update` to ~1e-14; the
+    sparse versions and α = 0 use the readable loop.
 
     Examples
     --------
@@ -245,7 +650,7 @@ class SON(OCOPlayer):
     >>> p.reset(spec, [np.random.default_rng(0)])
     >>> rd = RoundData(x=np.array([[1.0, 0.0]]), y=np.array([1.0]))
     >>> p.update(feedback("hinge", 0.0, p.predict(rd.x), rd))
-    >>> p.predict(rd.x).tolist()
+    >>> np.round(p.predict(rd.x), 12).tolist()
     [[0.5, 0.0]]
 
     References
@@ -259,11 +664,12 @@ class SON(OCOPlayer):
         randomized=False,
         domains=frozenset({"unconstrained"}),
         losses=frozenset(EXAMPLE_LOSSES),
+        block_kernel=True,
     )
     parameter_constraints: ClassVar = {
         "sketch": [OneOf(*SKETCHES)],
         "m": [Interval(1, None, integer=True)],
-        "alpha": [POSITIVE],
+        "alpha": [NON_NEGATIVE],
         "C": [POSITIVE, IsNone()],
         "sigma": [NON_NEGATIVE],
         "eta": [NON_NEGATIVE, IsNone()],
@@ -309,6 +715,13 @@ class SON(OCOPlayer):
                 "sparse",
                 f"implemented for sketch in {sorted(SPARSE_SKETCHES)}, not {self.sketch}",
             )
+        if float(self.alpha) == 0.0 and self.sketch != "full":
+            raise ConfigError(
+                who,
+                "alpha",
+                f"alpha = 0 (the pseudo-inverse variant) needs sketch full, not "
+                f"{self.sketch}: A_t = S_t^T S_t has rank <= m",
+            )
         if self.sketch == "oja" and m > d:
             raise ConfigError(who, "m", f"oja needs m <= d = {d} orthonormal rows, got {m}")
         loss = spec.loss or "squared"
@@ -333,8 +746,10 @@ class SON(OCOPlayer):
         n = spec.n_replicates
         self._u = np.zeros((n, d))  # in the coordinates of x̃ when diagonal
         self._dsum = np.full((n, d), DIAGONAL_INIT)  # D_t of the diagonal adaptation
-        if self.sketch == "full":
-            self._ainv = np.broadcast_to(np.eye(d) / self._alpha, (n, d, d)).copy()
+        if self.sketch == "full" and self._alpha == 0.0:
+            self._amat = np.zeros((n, d, d))  # A_t itself, for its pseudo-inverse
+        elif self.sketch == "full":  # A_t^{-1} = WWᵀ (potter_update)
+            self._root = np.broadcast_to(np.eye(d) / math.sqrt(self._alpha), (n, d, d)).copy()
         else:
             self._s = np.zeros((n, m, d))
             self._h = np.broadcast_to(np.eye(m) / self._alpha, (n, m, m)).copy()
@@ -352,11 +767,17 @@ class SON(OCOPlayer):
         self._ghsq = np.zeros(n)  # Σ‖ĝ_t‖²
 
     def _apply_ainv(self, r: int, v: np.ndarray) -> np.ndarray:
-        """Return ``A^{-1}v`` of replicate r (the current sketch)."""
+        """Return ``A^{-1}v`` of replicate r (the current sketch; α = 0: ``A^†v``)."""
+        if self.sketch == "full" and self._alpha == 0.0:
+            return psd_pseudo_inverse(self._amat[r])[0] @ v
         if self.sketch == "full":
-            return self._ainv[r] @ v
+            root = self._root[r]
+            return root @ (root.T @ v)
         s, h = self._s[r], self._h[r]
-        return (v - s.T @ (h @ (s @ v))) / self._alpha
+        out = (v - s.T @ (h @ (s @ v))) / self._alpha
+        if self.sketch == "rp" and not inverse_is_plausible(v, out, self._alpha):
+            out = stable_sketch_inverse(s, self._alpha, v)
+        return out
 
     def _coordinate_scale(self) -> np.ndarray:
         """Return ``D_t^{-1/2}`` (R, d) with diagonal adaptation, else ones."""
@@ -429,8 +850,14 @@ class SON(OCOPlayer):
             shift = tau(float(w[r] @ x[r]), self._c)
             if shift == 0.0:
                 continue
+            if self.sketch == "full" and self._alpha == 0.0:
+                w[r] -= shift * pseudo_inverse_direction(self._amat[r], x[r])
+                continue
             ax = self._apply_ainv(r, x[r])
             den = float(x[r] @ ax)
+            if not den > 0.0:  # A^{-1} numerically indefinite: project in A_0 = αI's metric
+                ax = x[r].copy()
+                den = float(x[r] @ ax)
             if den > 0.0:
                 w[r] -= (shift / den) * ax
         return w
@@ -442,13 +869,14 @@ class SON(OCOPlayer):
         self._eta_sum += eta_t
         sketch_scale = math.sqrt(self._sig + eta_t)
         coordinate_scale = self._coordinate_scale()
-        grads = np.asarray(fb.grad, dtype=np.float64) * coordinate_scale
+        raw = self._assumed_gradient(fb)
+        grads = raw * coordinate_scale
         if self.sparse:
             x = fb.data.x
             features = None if x is None else np.asarray(x, dtype=np.float64) * coordinate_scale
             self._update_sparse(features, grads, sketch_scale)
             if self.diagonal:
-                self._dsum += np.asarray(fb.grad, dtype=np.float64) ** 2
+                self._dsum += raw**2
             return
         w = np.asarray(fb.w, dtype=np.float64) / coordinate_scale
         for r in range(w.shape[0]):
@@ -459,7 +887,79 @@ class SON(OCOPlayer):
             self._sketch_update(r, gh)
             self._u[r] = w[r] - self._apply_ainv(r, g)
         if self.diagonal:
-            self._dsum += np.asarray(fb.grad, dtype=np.float64) ** 2
+            self._dsum += raw**2
+
+    def _assumed_gradient(self, fb: Feedback) -> np.ndarray:
+        """The arena's gradient ``ℓ'(p)x`` with ``ℓ'`` clipped to ``[−L, L]`` (Assumption 1).
+
+        The projection makes ``|p| ≤ C``, where ``|ℓ'| ≤ L``, so in exact arithmetic this is the
+        arena's gradient. In floating point ``p = ⟨w, x⟩`` carries an error ``ε‖w‖‖x‖``; when
+        ``1/α`` is far too large a step for the features' scale (features scaled by 10⁶ with
+        α = 1, the sketches' unsketched directions) that error exceeds C, and the squared
+        loss's unbounded ``ℓ'`` would feed it back into ever larger steps until overflow.
+        """
+        grad = np.asarray(fb.grad, dtype=np.float64)
+        if self._lip is None or fb.dloss is None:
+            return grad
+        dl = np.asarray(fb.dloss, dtype=np.float64)
+        over = np.abs(dl) > self._lip
+        if over.any():
+            grad = grad.copy()
+            x = np.asarray(fb.data.x, dtype=np.float64)
+            grad[over] = np.copysign(self._lip, dl[over])[:, None] * x[over]
+        return grad
+
+    def play_block(self, data: RoundData, spec: GameSpec) -> np.ndarray:
+        """Play a block against known data: the numba kernel for the dense sketches.
+
+        :func:`_son_play_block` does what :meth:`predict` and :meth:`update` do, round by round,
+        on the same state (RP's ``r_t`` are drawn up front from the same generators, in the same
+        order); the sparse versions and α = 0 use the readable per-round loop. Where a projected
+        prediction lands exactly on a kink of the loss (the hinge with C = 1: ``y·p = 1``) the
+        kernel's dot product and the engine's may round to different sides and pick different
+        (equally valid) subgradients; the kernel is deterministic and independent of the block
+        split.
+        """
+        if self.sparse or self._alpha == 0.0:
+            return super().play_block(data, spec)
+        loss_code, _, x, y, _, _ = kernel_data(data, spec.loss)
+        n_rep, n, d = self._u.shape[0], x.shape[1], self._d
+        dummy = np.zeros((n_rep, 1, 1))
+        full = self.sketch == "full"
+        if self.sketch == "rp":
+            sd = 1.0 / math.sqrt(self._m)
+            draws = np.stack([rng.normal(0.0, sd, (n, self._m)) for rng in self._rngs])
+        else:
+            draws = np.zeros((1, 1, 1))
+        oja = self.sketch == "oja"
+        out = np.empty((n_rep, n, d))
+        self._eta_sum = _son_play_block(
+            loss_code,
+            x,
+            y,
+            SKETCH_CODES[self.sketch],
+            self._alpha,
+            self._c,
+            math.inf if self._lip is None else self._lip,
+            self._eta0,
+            self._sig,
+            self._t,
+            self._eta_sum,
+            bool(self.diagonal),
+            self._u,
+            self._dsum,
+            self._root if full else dummy,
+            dummy if full else self._s,
+            dummy if full else self._h,
+            self._v if oja else dummy,
+            self._lam if oja else np.zeros((n_rep, 1)),
+            draws,
+            self._gsq,
+            self._ghsq,
+            out,
+        )
+        self._t += n
+        return out
 
     def _update_sparse(self, x: np.ndarray | None, grads: np.ndarray, sketch_scale: float) -> None:
         """Sparse RP-SON's update (Luo 2016, Alg. 15, lines 3–9): O(ms + m²) given the support.
@@ -540,11 +1040,11 @@ class SON(OCOPlayer):
         self._f[r], self._b[r] = f, b
 
     def _sketch_update(self, r: int, gh: np.ndarray) -> None:
-        """SketchUpdate(ĝ) of Algorithms 12–14 (or the exact Sherman–Morrison update)."""
-        if self.sketch == "full":
-            a = self._ainv[r]
-            ag = a @ gh
-            self._ainv[r] = a - np.outer(ag, ag) / (1.0 + float(gh @ ag))
+        """SketchUpdate(ĝ) of Algorithms 12–14 (full: the exact update, :func:`potter_update`)."""
+        if self.sketch == "full" and self._alpha == 0.0:
+            self._amat[r] += np.outer(gh, gh)
+        elif self.sketch == "full":
+            self._root[r] = potter_update(self._root[r], gh)
         elif self.sketch == "rp":
             rv = self._rngs[r].normal(0.0, 1.0 / math.sqrt(self._m), self._m)
             s = self._s[r]
@@ -586,7 +1086,8 @@ class SON(OCOPlayer):
         Shape (R, k), descending, zero-padded beyond the sketch's rank. ``full``: the exact
         spectrum, read off ``A_t^{-1}`` as ``1/μ_i − α`` (accurate relative to ``λ_i + α``);
         ``rp`` and ``fd``: the spectrum of ``S_tᵀS_t`` (the nonzero eigenvalues of the m×m
-        ``S_tS_tᵀ``; FD's is ``Σ_t − ρI`` after the shrink, an underestimate); ``oja``:
+        ``S_tS_tᵀ``; FD's is ``Σ_t − ρI`` after the shrink, an underestimate); α = 0: the spectrum
+        of ``A_t``; ``oja``:
         ``tΛ_{t,i}``, the estimate Luo 2016, Figure 4.1 compares with ``λ_i(G_tᵀG_t)``. With
         diagonal adaptation these are the eigenvalues of the sum over the rescaled ``ĝ_s``.
 
@@ -604,8 +1105,10 @@ class SON(OCOPlayer):
         """
         k = int(k)
         n = self._u.shape[0]
-        if self.sketch == "full":
-            est = 1.0 / np.linalg.eigvalsh(self._ainv) - self._alpha
+        if self.sketch == "full" and self._alpha == 0.0:
+            est = np.maximum(np.linalg.eigvalsh(self._amat), 0.0)
+        elif self.sketch == "full":  # A^{-1} = WWᵀ: its eigenvalues are W's squared singular values
+            est = 1.0 / np.linalg.svd(self._root, compute_uv=False) ** 2 - self._alpha
             est = np.maximum(est, 0.0)
         elif self.sketch == "oja":
             est = self._t * self._lam
@@ -621,7 +1124,8 @@ class SON(OCOPlayer):
         """Return the Notes' bound on ``R_t(w)`` for ``‖w‖ = comparator_norm``, shape (R,).
 
         None for ``rp`` and ``oja`` (no deterministic bound), with diagonal adaptation, without C,
-        or when L is unknown.
+        when L is unknown, or for the α = 0 variant (whose bound, Luo 2016, Eq. C.2 and Thm 23,
+        is not evaluated).
         Valid for comparators ``w ∈ K`` and losses meeting the assumptions with the given σ.
         """
         if (
@@ -629,6 +1133,7 @@ class SON(OCOPlayer):
             or self.diagonal
             or self._lip is None
             or self._t == 0
+            or self._alpha == 0.0
         ):
             return None
         curv = self._sig + self._eta0 / math.sqrt(self._t)
@@ -650,9 +1155,11 @@ class SON(OCOPlayer):
 
     @classmethod
     def _unit_test_params(cls):
-        yield {"sketch": "full", "alpha": 1.0, "C": 1.0, "eta": 0.5}
-        yield {"sketch": "fd", "m": 3, "C": 1.0, "eta": 0.5}
-        yield {"sketch": "rp", "m": 3, "C": 1.0, "eta": 0.5}
+        # C = 1.5, not 1: projected predictions land exactly on ±C, and at C = 1 on the hinge's
+        # kink y·p = 1, where rounding (numpy's dot against the kernel's) picks the subgradient
+        yield {"sketch": "full", "alpha": 1.0, "C": 1.5, "eta": 0.5}
+        yield {"sketch": "fd", "m": 3, "C": 1.5, "eta": 0.5}
+        yield {"sketch": "rp", "m": 3, "C": 1.5, "eta": 0.5}
         yield {"sketch": "oja", "m": 2, "C": 2.0, "eta": 0.5, "diagonal": True}
         yield {"sketch": "rp", "m": 3, "C": 1.0, "eta": 0.5, "sparse": True}
         yield {"sketch": "oja", "m": 2, "C": 1.0, "eta": 0.5, "sparse": True}

@@ -74,6 +74,13 @@ def test_naive_oco_loop_reproduces_the_engine(bench_path):
         assert bench.check_naive(player, 10, 60) < 1e-9
 
 
+def test_son_kernel_reproduces_the_readable_loop(bench_path):
+    bench = importlib.import_module("bench_son")
+    # the same operations in another order; FD amplifies rounding ~10× per 50 rounds on this
+    # stream (bench_son.CHECK_ROUNDS), so 40 rounds keep it near 1e-13
+    assert bench.check_kernel(40) < 1e-10
+
+
 def test_compare_child_times_every_game_of_the_tree_it_names(bench_path, capsys):
     import json
 
