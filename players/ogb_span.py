@@ -166,6 +166,4 @@ class OGBSpan(GradientBooster):
     @classmethod
     def _unit_test_params(cls):
         yield from super()._unit_test_params()
-        from arena.boosting.testing import LaneSGD
-
-        yield {"n_learners": 4, "weak_learner": LaneSGD(), "eta": 0.5, "scale": 2.0}
+        yield {"n_learners": 4, "weak_learner": "hedge_features", "eta": 0.5, "scale": 2.0}
