@@ -205,7 +205,11 @@ class BoostingProtocol(GameProtocol):
         if name in ("bound", "lower_bound"):
             return Bound if name == "bound" else LowerBound
         cls = registry.load("metric", name)
-        return protocol_reason(cls, self.name) or cls
+        if issubclass(cls, BoostingMetric):
+            return protocol_reason(cls, self.name) or cls
+        # another protocol's metric (the CLI's default set lists them all): skipped, not computed
+        # (a metric naming no protocol reads the experts protocol's block, as in the OCO games)
+        return protocol_reason(cls, self.name) or "defined for the experts protocol only"
 
     def accepts_metric(self, metric: Metric) -> bool:
         return isinstance(metric, BoostingMetric | Bound | LowerBound)

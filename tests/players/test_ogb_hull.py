@@ -6,8 +6,6 @@ closed form of the mixing weights is a different sum of the same N terms: 1e-14.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 from scipy.optimize import minimize
@@ -105,5 +103,17 @@ def test_refuses_the_absolute_loss():
             DatasetStream("diabetes", loss="absolute"),
             horizon=5,
         )
-    assert math.isfinite(hedge_regret_bound(10, 2))
-    assert run_game(OGBHull(2, LaneSGD()), LinearTargetStream(), n_actions=2, horizon=20).rows.shape[0]
+
+
+def test_other_protocols_metrics_are_skipped_not_computed():
+    """The CLI passes its whole default metric set; a metric of the experts protocol (no
+    ``protocols`` attribute) is skipped in a boosting game instead of reading a missing block."""
+    run = run_game(
+        OGBHull(2, LaneSGD()),
+        LinearTargetStream(),
+        n_actions=2,
+        horizon=20,
+        metrics={"loss": {}, "shifting_regret": {"k": [1]}},
+    )
+    assert run.skipped_metrics["shifting_regret"] == "defined for the experts protocol only"
+    assert set(run.rows["metric"]) == {"loss"}
