@@ -36,7 +36,9 @@ class HullLowerBound(StreamAdversary):
     ``y*_t`` uniform on ``{½ + ε, ½ − ε}`` with ``ε = 1/(10√N)``, and the features are the values
     ``x_{t,j} = f_j(x_t) ~ Bernoulli(y*_t)`` of the M functions of F, independent over t and j;
     the loss is the arena's ``½(y − y*_t)²`` (1-smooth, D = 1). The class F is the M coordinate
-    functions, so Hedge over them (``hedge_features``) is the theorem's base learner, and the
+    functions, so Hedge over them that outputs one sampled function (``hedge_features`` with
+    ``sample=True``) is the theorem's base learner (the averaging Hedge reads all M values per
+    call, escapes the theorem's N-bits argument and tracks ``f̄`` itself), and the
     comparator ``f̄ = (1/M)Σ_j f_j ∈ CH(F)`` (oracle ``comparator``: the linear predictor
     ``w = (1/M)·1``) has expected loss ``y*(1 − y*)/(2M) ≤ 1/(8M)`` per round
     (:func:`mean_function_loss`).

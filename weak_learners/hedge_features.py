@@ -1,11 +1,12 @@
-"""Hedge over the coordinate functions ``f_j(x) = x_j``: a deterministic online linear learner.
+"""Hedge over the coordinate functions ``f_j(x) = x_j``: an online linear learner.
 
 The base learner of the lower bound of online gradient boosting (Beygelzimer, Hazan, Kale & Luo
 2015, Theorem 3; Luo 2016, Theorem 15) is Hedge over a finite class F of M functions whose
-values are the features of ``x_t``. This learner outputs the Hedge-weighted **average** of those
-values instead of sampling one (the derandomization of Beygelzimer et al. 2015, §2, footnote 2:
-with linear losses the expected loss of the sampled function is the loss of the average), so it
-is deterministic and its regret bound holds for every sequence, not only with high probability.
+values are the features of ``x_t``. By default this learner outputs the Hedge-weighted
+**average** of those values instead of sampling one (the derandomization of Beygelzimer et al.
+2015, §2, footnote 2: with linear losses the expected loss of the sampled function is the loss of
+the average), so it is deterministic and its regret bound holds for every sequence; ``sample``
+gives the theorem's randomized learner, which reveals one function value per call.
 """
 
 from __future__ import annotations
@@ -69,6 +70,13 @@ class HedgeFeatures(WeakLearner):
     ``2D·√(T ln K / 2)`` with the tuned rate (:func:`hedge_regret_bound`); the lanes are
     deterministic and independent.
 
+    With ``sample`` the lane instead outputs one function ``f_{k_t}(x)``, ``k_t`` drawn from ``p``
+    (from the lane's own stream, after each update; uniformly at round 1): the randomized Hedge
+    of the lower bound, whose output reveals a single function value per call (the averaging
+    learner reads all M features at once, so a booster over it is not limited to N bits per round
+    and Theorem 3 does not constrain it). Its regret bound then holds in expectation (and with
+    high probability, ``O(√(T ln(K/δ)))``), not for every draw.
+
     Parameters
     ----------
     rate : float or None
@@ -76,6 +84,8 @@ class HedgeFeatures(WeakLearner):
         (which must then be known).
     symmetric : bool
         Also include the negated functions ``−f_j``.
+    sample : bool
+        Output one function drawn from the Hedge weights instead of their weighted average.
 
     Examples
     --------
@@ -101,11 +111,13 @@ class HedgeFeatures(WeakLearner):
     parameter_constraints: ClassVar = {
         "rate": [Interval(0, None, closed="neither"), IsNone()],
         "symmetric": [Boolean()],
+        "sample": [Boolean()],
     }
 
-    def __init__(self, rate: float | None = None, symmetric: bool = False):
+    def __init__(self, rate: float | None = None, symmetric: bool = False, sample: bool = False):
         self.rate = rate
         self.symmetric = symmetric
+        self.sample = sample
 
     def n_experts(self, n_features: int) -> int:
         """K: the number of functions in F for ``n_features`` features."""
@@ -121,6 +133,11 @@ class HedgeFeatures(WeakLearner):
             self._eta = float(self.rate)
         self._bound = float(spec.bound)
         self._log_w = np.zeros((spec.n_replicates, spec.n_lanes, k))
+        if self.sample:
+            self._rngs = [list(rep) for rep in rngs]
+            self._chosen = np.array(
+                [[int(lane.integers(k)) for lane in rep] for rep in self._rngs], dtype=np.int64
+            ).reshape(spec.n_replicates, spec.n_lanes)
 
     def _values(self, x: np.ndarray) -> np.ndarray:
         f = np.clip(np.asarray(x, dtype=np.float64), -self._bound, self._bound)
@@ -133,6 +150,8 @@ class HedgeFeatures(WeakLearner):
         return w / w.sum(axis=2, keepdims=True)
 
     def predict(self, x: np.ndarray) -> np.ndarray:
+        if self.sample:
+            return np.take_along_axis(self._values(x), self._chosen, axis=1)
         out = np.einsum("rlk,rk->rl", self.weights(), self._values(x))
         return np.clip(out, -self._bound, self._bound)  # rounding only: a mean of values in [−D, D]
 
@@ -142,3 +161,14 @@ class HedgeFeatures(WeakLearner):
         step = self._eta * coef[:, :, None] * f[:, None, :]
         # a lane of weight 0 is skipped exactly (the protocol's contract)
         self._log_w = np.where((weight > 0.0)[:, :, None], self._log_w - step, self._log_w)
+        if self.sample:  # the next round's function, drawn from the updated weights
+            cdf = np.cumsum(self.weights(), axis=2)
+            for r, i in zip(*np.nonzero(weight > 0.0), strict=True):
+                u = self._rngs[r][i].random()
+                self._chosen[r, i] = min(int(np.searchsorted(cdf[r, i], u * cdf[r, i, -1])), cdf.shape[2] - 1)
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {"rate": 0.5}
+        yield {"rate": 0.5, "symmetric": True}
+        yield {"rate": 0.5, "sample": True}

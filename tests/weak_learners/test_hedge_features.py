@@ -71,3 +71,21 @@ def test_needs_a_rate_or_a_horizon():
     with pytest.raises(ConfigError, match="rate"):
         _reset(HedgeFeatures(), horizon=None)
     assert HedgeFeatures(symmetric=True).n_experts(3) == 6
+
+
+def test_sampling_outputs_one_function_and_skips_weight_zero():
+    learner = _reset(HedgeFeatures(rate=2.0, sample=True), d=3, lanes=4, reps=2)
+    rng = np.random.default_rng(5)
+    picks = set()
+    for _ in range(60):
+        x = rng.uniform(-1, 1, (2, 3))
+        out = learner.predict(x)
+        assert all(out[r, i] in x[r] for r in range(2) for i in range(4))
+        weight = np.where(rng.random((2, 4)) < 0.5, 0.0, 1.0)
+        chosen, log_w = learner._chosen.copy(), learner._log_w.copy()
+        learner.update(x, out - 1.0, weight)  # linear loss 1·A: small features win
+        skipped = weight == 0.0
+        assert np.array_equal(learner._chosen[skipped], chosen[skipped])
+        assert np.array_equal(learner._log_w[skipped], log_w[skipped])
+        picks.update(learner._chosen.ravel().tolist())
+    assert len(picks) > 1
