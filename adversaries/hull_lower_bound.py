@@ -1,4 +1,4 @@
-"""The lower-bound environment of online gradient boosting against CH(F) (Theorem 3 / Theorem 15)."""
+"""The lower-bound environment of online gradient boosting against CH(F) (Theorem 3)."""
 
 from __future__ import annotations
 
@@ -107,7 +107,9 @@ class HullLowerBound(StreamAdversary):
         m = self.n_functions()
         if requested is not None and int(requested) != m:
             raise ConfigError(
-                self.label(), "n_actions", f"the features are the M = {m} functions, not {requested}"
+                self.label(),
+                "n_actions",
+                f"the features are the M = {m} functions, not {requested}",
             )
         return m
 

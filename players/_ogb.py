@@ -12,9 +12,9 @@ they differ only in how stage i mixes ``y^{i−1}`` with ``A^i(x)`` and in the r
 * ``L_b = b + Y``: ``|ℓ′(y)| = |y − y*| ≤ b + Y``;
 * ``β_b = 1``: ``ℓ″ = 1``;
 * ``ε_b = max{Y − b, 0}``: for ``y > b`` (the case ``y < −b`` is symmetric) and
-  ``a = y* − b > 0``, ``u = y − b``, the excess ratio is ``(½a² − ½(a − u)²)/u = a − u/2 < a ≤ Y − b``,
-  with supremum ``Y − b`` as ``u → 0``, ``y* → Y``; when ``y* ≤ b`` projecting does not raise the
-  loss (ratio ≤ 0).
+  ``a = y* − b > 0``, ``u = y − b``, the excess ratio is
+  ``(½a² − ½(a − u)²)/u = a − u/2 < a ≤ Y − b``, with supremum ``Y − b`` as ``u → 0``,
+  ``y* → Y``; when ``y* ≤ b`` projecting does not raise the loss (ratio ≤ 0).
 
 With Y = D = 1 these are the table's p = 2 row halved (``2(b+1)``, 2, ``2 max{1−b, 0}``), and
 Algorithm 1's radius is ``B = min{ηN, 1}``.

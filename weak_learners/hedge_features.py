@@ -165,7 +165,9 @@ class HedgeFeatures(WeakLearner):
             cdf = np.cumsum(self.weights(), axis=2)
             for r, i in zip(*np.nonzero(weight > 0.0), strict=True):
                 u = self._rngs[r][i].random()
-                self._chosen[r, i] = min(int(np.searchsorted(cdf[r, i], u * cdf[r, i, -1])), cdf.shape[2] - 1)
+                self._chosen[r, i] = min(
+                    int(np.searchsorted(cdf[r, i], u * cdf[r, i, -1])), cdf.shape[2] - 1
+                )
 
     @classmethod
     def _unit_test_params(cls):

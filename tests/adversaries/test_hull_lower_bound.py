@@ -15,7 +15,10 @@ from arena.spec import GameSpec
 
 def _data(adv, horizon, reps=1, seed=0):
     m = adv.resolve_dim(None)
-    adv.reset(GameSpec("regression", m, horizon, dim=m), [np.random.default_rng([seed, r]) for r in range(reps)])
+    adv.reset(
+        GameSpec("regression", m, horizon, dim=m),
+        [np.random.default_rng([seed, r]) for r in range(reps)],
+    )
     return adv.data_block(1, horizon)
 
 
@@ -49,7 +52,9 @@ def test_blocks_do_not_change_the_data():
     whole = _data(HullLowerBound(n_boost=2, m_functions=7), 30, reps=2)
     adv = HullLowerBound(n_boost=2, m_functions=7)
     _data(adv, 30, reps=2)  # reset again with the same seeds
-    adv.reset(GameSpec("regression", 7, 30, dim=7), [np.random.default_rng([0, r]) for r in range(2)])
+    adv.reset(
+        GameSpec("regression", 7, 30, dim=7), [np.random.default_rng([0, r]) for r in range(2)]
+    )
     parts = [adv.data_block(1, 11), adv.data_block(12, 19)]
     np.testing.assert_array_equal(np.concatenate([p.x for p in parts], axis=1), whole.x)
     np.testing.assert_array_equal(np.concatenate([p.y for p in parts], axis=1), whole.y)
@@ -61,8 +66,9 @@ def _hull_regret(n, weak_params, horizon=800, reps=2):
     m = 50 * n
     data = _data(HullLowerBound(n_boost=n, m_functions=m), horizon, reps=reps, seed=7)
     booster = OGBHull(n, "hedge_features", weak_learner_params=weak_params)
-    spec = GameSpec("boosting", m, horizon, n_replicates=reps, dim=m, loss="squared",
-                    task="regression")
+    spec = GameSpec(
+        "boosting", m, horizon, n_replicates=reps, dim=m, loss="squared", task="regression"
+    )
     booster.reset(spec, [np.random.default_rng([9, r]) for r in range(reps)])
     pred = booster.play_block(data.x, data.y)
     loss = 0.5 * (pred - data.y) ** 2

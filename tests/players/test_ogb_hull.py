@@ -1,4 +1,4 @@
-"""ogb_hull (Beygelzimer et al. 2015, Algorithm 2): literal transcription, mixing weights, Theorem 2.
+"""ogb_hull (Beygelzimer et al. 2015, Algorithm 2): transcription, mixing weights, Theorem 2.
 
 Tolerances: as in test_ogb_span (sums of ≤ 5 terms of size ≤ 2, different order; 1e-10). The
 closed form of the mixing weights is a different sum of the same N terms: 1e-14.
@@ -13,6 +13,7 @@ from scipy.optimize import minimize
 from arena.boosting.testing import LaneSGD, LinearTargetStream
 from arena.errors import ConfigError
 from arena.game import run_game
+from arena.spec import GameSpec
 from players.ogb_hull import OGBHull, hull_weights
 from tests.helpers.boosting_regression import HedgeLane, SGDLane, hull_reference, lane_seeds
 from tests.players.test_ogb_span import SEEDS, T, _reset, _stream
@@ -95,14 +96,9 @@ def test_theorem_2_with_hedge_base_learner():
 
 
 def test_refuses_the_absolute_loss():
-    from adversaries.dataset_stream import DatasetStream
-
+    spec = GameSpec("boosting", 2, 5, n_replicates=1, dim=2, loss="absolute", task="regression")
     with pytest.raises(ConfigError, match="loss"):
-        run_game(
-            OGBHull(2, LaneSGD(), label_bound=5.0),
-            DatasetStream("diabetes", loss="absolute"),
-            horizon=5,
-        )
+        OGBHull(2, LaneSGD()).reset(spec, [np.random.default_rng(0)])
 
 
 def test_other_protocols_metrics_are_skipped_not_computed():

@@ -33,8 +33,9 @@ def _stream(n=T, d=D_FEAT, seeds=SEEDS, noise=0.1):
 
 
 def _reset(booster, n=T, d=D_FEAT, seeds=SEEDS):
-    spec = GameSpec("boosting", d, n, n_replicates=len(seeds), dim=d, loss="squared",
-                    task="regression")
+    spec = GameSpec(
+        "boosting", d, n, n_replicates=len(seeds), dim=d, loss="squared", task="regression"
+    )
     booster.reset(spec, [np.random.default_rng(s) for s in seeds])
     return booster
 
@@ -213,6 +214,8 @@ def test_bad_input_is_named():
         run_game(OGBSpan(weak_learner=LaneSGD()), ThresholdStream(), n_actions=2, horizon=5)
     with pytest.raises(GameError, match="label_bound"):
         run_game(
-            OGBSpan(weak_learner=LaneSGD(), label_bound=0.1), LinearTargetStream(), n_actions=2,
+            OGBSpan(weak_learner=LaneSGD(), label_bound=0.1),
+            LinearTargetStream(),
+            n_actions=2,
             horizon=20,
         )
