@@ -219,3 +219,21 @@ def test_bad_input_is_named():
             n_actions=2,
             horizon=20,
         )
+
+
+def test_projection_never_binds_when_the_radius_is_eta_n_d():
+    """B = ηND (here η = 1/4, N = 4): by induction |y^i| ≤ iηD before projecting
+    (Beygelzimer et al. 2015, proof of Theorem 1), so the projection is the identity."""
+    x, y = _stream(noise=0.5)
+    booster = _reset(OGBSpan(n_learners=4, eta=0.25, weak_learner=LaneSGD(rate=0.5)))
+    assert booster.radius == 1.0
+    for j in range(T):
+        outputs, partial, sigma = (
+            booster._weak_outputs(x[:, j]),
+            booster.partial_sums(x[:, j]),
+            booster.sigma,
+        )
+        raw = (1.0 - sigma * 0.25) * partial[:, :-1] + 0.25 * outputs
+        np.testing.assert_array_equal(raw, partial[:, 1:])
+        assert (np.abs(raw) <= 0.25 * np.arange(1, 5) + 1e-15).all()
+        booster.update(x[:, j], y[:, j])
