@@ -168,6 +168,12 @@ class GradientBooster(Booster):
         self._learners.update(x, outputs - coef, np.ones_like(coef))
         self._after_learning(gradient, partial)
 
+    def learner_totals(self) -> dict[str, np.ndarray]:
+        """Every weak learner is fed every round with weight 1: ``weight = calls = t``; the edge
+        is a classification notion (zero here)."""
+        rounds = np.full((self._n_rep, self.n_learners), float(self._t))
+        return {"weight": rounds, "edge": np.zeros_like(rounds), "calls": rounds.copy()}
+
     def _after_learning(self, gradient: np.ndarray, partial: np.ndarray) -> None:
         """Update the booster's own state after the weak learners (Algorithm 1: σ)."""
 

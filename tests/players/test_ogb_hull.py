@@ -113,3 +113,14 @@ def test_other_protocols_metrics_are_skipped_not_computed():
     )
     assert run.skipped_metrics["shifting_regret"] == "defined for the experts protocol only"
     assert set(run.rows["metric"]) == {"loss"}
+
+
+def test_every_learner_is_fed_every_round():
+    run = run_game(
+        OGBHull(3, LaneSGD()),
+        LinearTargetStream(),
+        n_actions=2,
+        horizon=20,
+        metrics=["learners_used"],
+    )
+    assert (run.rows[run.rows.t == 20].value == 3.0).all()
