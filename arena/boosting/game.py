@@ -152,7 +152,9 @@ class BoostingProtocol(GameProtocol):
         cls = registry.load("metric", name)
         if issubclass(cls, BoostingMetric):
             return cls
-        return protocol_reason(cls, self.name) or "not defined for the boosting protocol"
+        # another protocol's metric (the CLI's default set lists them all): skipped, not computed
+        # (a metric naming no protocol reads the experts protocol's block)
+        return protocol_reason(cls, self.name) or "defined for the experts protocol only"
 
     def accepts_metric(self, metric: Metric) -> bool:
         return isinstance(metric, BoostingMetric | Bound | LowerBound)
