@@ -290,6 +290,30 @@ def _game_sweeps(games: pd.DataFrame, labels: set[str]) -> list[tuple[str, str, 
     return out
 
 
+def shared_parameters(families: pd.DataFrame) -> str:
+    """The parameters with one value across all families of each player, as text.
+
+    Examples
+    --------
+    >>> fam = pd.DataFrame({"player": ["son", "son"], "tuned": "alpha",
+    ...     "family_params": ['{"C":1.0,"m":5}', '{"C":1.0,"m":9}']})
+    >>> shared_parameters(fam)
+    'son: C=1'
+    """
+    parts = []
+    for player, group in families.groupby("player", sort=True):
+        params = [parse_params(p) for p in group["family_params"].unique()]
+        keys = sorted({k for p in params for k in p})
+        same = {
+            k: params[0][k]
+            for k in keys
+            if all(k in p for p in params) and len({canonical_json(p[k]) for p in params}) == 1
+        }
+        text = ", ".join(f"{k}={format_value(v)}" for k, v in same.items()) or "none"
+        parts.append(f"{player}: {text}")
+    return "; ".join(parts)
+
+
 def _game_order(games: list[str], sweeps: list[tuple[str, str, dict[str, float]]]) -> list[str]:
     """``games`` in report order, except that the games of one sweep come together, sorted by
     the swept value, where the first of them was.
@@ -358,7 +382,8 @@ def _tuning_blocks(ctx: ReportContext) -> list[Block]:
             f"is chosen on the very stream reported, as Luo 2016, §4.6, chooses its "
             f"α ∈ {{2^j : j = −3…6}}: the numbers are optimistic for every player alike. "
             f"Grids: {grid_text}. An entry in red took the best value at an end of its grid "
-            f"(a wider grid might do better)."
+            f"(a wider grid might do better). Parameters every family of a player shares: "
+            f"{shared_parameters(families)}."
         ),
         Table(
             ["game", *fam_order],
