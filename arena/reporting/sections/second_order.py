@@ -33,7 +33,7 @@ from arena.reporting.figures import curves_figure, player_styles, sweep_figure
 from arena.reporting.labels import format_value, parse_params, variant_label_map
 from arena.reporting.render import Block, Para, Table, code
 from arena.reporting.sections.context import ReportContext, Section
-from arena.reporting.sections.formatting import num
+from arena.reporting.sections.formatting import int_range, num
 
 TUNED_PARAMS = ("alpha", "eta")
 """Step parameters a grid tunes, in order of preference: ``alpha`` (Sketched Online Newton's
@@ -314,6 +314,22 @@ def shared_parameters(families: pd.DataFrame) -> str:
     return "; ".join(parts)
 
 
+def _sweep_suptitle(cells: pd.DataFrame, games: list[str]) -> str:
+    """The horizon(s) and replicates of the cells of ``games``, for a sweep figure's suptitle.
+
+    Examples
+    --------
+    >>> cells = pd.DataFrame({"game_label": ["a", "b", "c"], "horizon": [50, 50, 9],
+    ...                       "replicates": [4, 4, 2]})
+    >>> _sweep_suptitle(cells, ["a", "b"])
+    'T = 50; 4 replicates per cell'
+    """
+    part = cells[cells["game_label"].astype(str).isin(games)]
+    horizons = ", ".join(str(int(h)) for h in sorted(part["horizon"].unique()))
+    reps = int_range(part["replicates"])
+    return f"T = {horizons}; {reps} replicate{'s' if reps != '1' else ''} per cell"
+
+
 def _game_order(games: list[str], sweeps: list[tuple[str, str, dict[str, float]]]) -> list[str]:
     """``games`` in report order, except that the games of one sweep come together, sorted by
     the swept value, where the first of them was.
@@ -453,7 +469,7 @@ def _sweep_blocks(ctx: ReportContext, best: pd.DataFrame, fam_order: list[str]) 
                     f"replicates (Luo 2016, Figure 4.2, plots this for κ on its synthetic "
                     f"data).",
                     titles={adversary: f"{adversary}, by {key}"},
-                    suptitle=ctx.suptitle,
+                    suptitle=_sweep_suptitle(ctx.src.cells, list(mapping)),
                 )
             )
         )
