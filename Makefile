@@ -35,6 +35,13 @@ reports: $(STAMP)
 		out=outputs/tournaments/luo-tables/tree_experts
 	$(VENV)/bin/arena report outputs/tournaments/luo-tables --name luo-tables-2.3-2.4 \
 		--metric adaptive_regret --metric tv_regret --metric tree_regret
+	rm -rf outputs/tournaments/second-order
+	for t in second_order_kappa second_order_sketch second_order_wdbc second_order_digits; do \
+		$(VENV)/bin/arena tournament tournament=$$t out=outputs/tournaments/second-order/$$t \
+			progress=false || exit 1; \
+	done
+	$(VENV)/bin/arena report outputs/tournaments/second-order --name second-order \
+		--metric mistakes
 
 # The whole suite: lint, every test (slow statistical ones included), the doctests, the
 # kernel-free reference path (NUMBA_DISABLE_JIT=1) on the fast tests, and the installed wheel.

@@ -27,6 +27,7 @@ from arena.reporting.sections.overall import overall
 from arena.reporting.sections.overview import overview
 from arena.reporting.sections.provenance import provenance
 from arena.reporting.sections.regret_curves import regret_curves
+from arena.reporting.sections.second_order import second_order
 from arena.reporting.sections.time_varying import time_varying
 from arena.reporting.sections.trees import tree_experts
 
@@ -117,6 +118,7 @@ def _write(ctx: ReportContext, out: Path, name: str) -> Path:
         other_notions(ctx),
         time_varying(ctx),
         tree_experts(ctx),
+        second_order(ctx),
         online_to_batch(ctx),
         boosting(ctx),
         bandit_feedback(ctx),
