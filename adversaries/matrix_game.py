@@ -229,14 +229,9 @@ class MatrixGame(AdaptiveAdversary):
                 message = f"self-play needs an experts player; the game's player is {opp!r}"
                 raise ConfigError(who, "opponent", message)
             return opp
-        params = dict(self.opponent_params or {})
-        try:
-            opp = registry.make("player", self.opponent, **params)
-        except ConfigError as exc:  # a bad value of one of the opponent's own parameters
-            bad = "opponent_params" if exc.parameter in params else "opponent"
-            raise ConfigError(who, bad, str(exc)) from exc
-        except ArenaError as exc:
-            raise ConfigError(who, "opponent", str(exc)) from exc
+        opp = registry.make_inner(
+            who, "player", self.opponent, self.opponent_params, name_param="opponent"
+        )
         if not isinstance(opp, ExpertsPlayer):
             raise ConfigError(who, "opponent", f"{self.opponent!r} is not an experts player")
         return opp

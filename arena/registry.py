@@ -135,3 +135,36 @@ def make(kind: str, name: str, /, **params):
     component = cls(**params)
     validate_params(component)
     return component
+
+
+def make_inner(
+    owner: str, kind: str, value: Any, params: Mapping[str, Any] | None, *, name_param: str
+) -> Any:
+    """Return the component a meta-component names in its parameter ``name_param``.
+
+    ``value`` is a registry name of ``kind`` (made with ``params``) or an instance (cloned with
+    ``params``); ``params`` is the owner's parameter ``<name_param>_params``. A refusal becomes a
+    :class:`~arena.errors.ConfigError` naming ``owner`` and which of its two parameters is at
+    fault: ``<name_param>_params`` when the bad value is one of ``params``, else ``name_param``.
+    Used by every component that takes another by name (``flh``'s base, ``bandit_wrapper``'s
+    player, ``matrix_game``'s opponent, a booster's weak learner, ``adaboost_ol``'s expert player).
+
+    Examples
+    --------
+    >>> make_inner("player flh", "player", "hedge", {"eta": 0.5}, name_param="base")
+    Hedge(eta=0.5)
+    >>> make_inner("player flh", "player", "hedge", {"eta": -1}, name_param="base")
+    Traceback (most recent call last):
+    ...
+    arena.errors.ConfigError: player flh: parameter 'base_params': player hedge: ...
+    """
+    params = dict(params or {})
+    try:
+        if isinstance(value, str):
+            return make(kind, value, **params)
+        return value.clone(**params)
+    except ConfigError as exc:
+        bad = f"{name_param}_params" if exc.parameter in params else name_param
+        raise ConfigError(owner, bad, str(exc)) from exc
+    except ArenaError as exc:
+        raise ConfigError(owner, name_param, str(exc)) from exc

@@ -183,17 +183,9 @@ class AdaBoostOL(Booster):
         who, params = self.label(), self.expert_player_params
         if params is None:
             params = THESIS_HEDGE_PARAMS if self.expert_player == "hedge" else {}
-        params = dict(params)
-        try:
-            if isinstance(self.expert_player, str):
-                player = registry.make("player", self.expert_player, **params)
-            else:
-                player = self.expert_player.clone(**params)
-        except ConfigError as exc:
-            bad = "expert_player_params" if exc.parameter in params else "expert_player"
-            raise ConfigError(who, bad, str(exc)) from exc
-        except ArenaError as exc:
-            raise ConfigError(who, "expert_player", str(exc)) from exc
+        player = registry.make_inner(
+            who, "player", self.expert_player, params, name_param="expert_player"
+        )
         if not isinstance(player, ExpertsPlayer) or "experts" not in player.tags.protocols:
             raise ConfigError(who, "expert_player", f"{player.label()} is not an experts player")
         if player.tags.observes_action:

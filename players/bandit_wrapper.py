@@ -201,17 +201,10 @@ class BanditWrapper(BanditPlayer):
     def _make_inner(self) -> ExpertsPlayer:
         from arena import registry
 
-        who, params = self.label(), dict(self.player_params or {})
-        try:
-            if isinstance(self.player, str):
-                inner = registry.make("player", self.player, **params)
-            else:
-                inner = self.player.clone(**params)
-        except ConfigError as exc:  # a bad value of one of the inner player's own parameters
-            bad = "player_params" if exc.parameter in params else "player"
-            raise ConfigError(who, bad, str(exc)) from exc
-        except ArenaError as exc:
-            raise ConfigError(who, "player", str(exc)) from exc
+        who = self.label()
+        inner = registry.make_inner(
+            who, "player", self.player, self.player_params, name_param="player"
+        )
         if not isinstance(inner, ExpertsPlayer):
             raise ConfigError(
                 who,

@@ -101,17 +101,8 @@ class CopyMixture(ExpertsPlayer):
     def _make_base(self) -> ExpertsPlayer:
         from arena import registry
 
-        who, params = self.label(), dict(self.base_params or {})
-        try:
-            if isinstance(self.base, str):
-                base = registry.make("player", self.base, **params)
-            else:
-                base = self.base.clone(**params)
-        except ConfigError as exc:
-            bad = "base_params" if exc.parameter in params else "base"
-            raise ConfigError(who, bad, str(exc)) from exc
-        except ArenaError as exc:
-            raise ConfigError(who, "base", str(exc)) from exc
+        who = self.label()
+        base = registry.make_inner(who, "player", self.base, self.base_params, name_param="base")
         if not isinstance(base, ExpertsPlayer):
             raise ConfigError(
                 who,

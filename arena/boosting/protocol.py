@@ -43,7 +43,7 @@ import numpy as np
 
 from arena import registry
 from arena.base import Component
-from arena.errors import ArenaError, ConfigError
+from arena.errors import ConfigError
 from arena.params import InstanceOf, Interval, IsNone
 from arena.protocols import Player
 from arena.spec import GameSpec, PlayerTags
@@ -202,17 +202,14 @@ class Booster(Player):
     # building the weak learners
 
     def _weak_prototype(self) -> WeakLearner:
-        who, params = self.label(), dict(self.weak_learner_params or {})
-        try:
-            if isinstance(self.weak_learner, str):
-                learner = registry.make("weak_learner", self.weak_learner, **params)
-            else:
-                learner = self.weak_learner.clone(**params)
-        except ConfigError as exc:
-            bad = "weak_learner_params" if exc.parameter in params else "weak_learner"
-            raise ConfigError(who, bad, str(exc)) from exc
-        except ArenaError as exc:
-            raise ConfigError(who, "weak_learner", str(exc)) from exc
+        who = self.label()
+        learner = registry.make_inner(
+            who,
+            "weak_learner",
+            self.weak_learner,
+            self.weak_learner_params,
+            name_param="weak_learner",
+        )
         if not isinstance(learner, WeakLearner):
             raise ConfigError(who, "weak_learner", f"{learner!r} is not a WeakLearner")
         return learner
