@@ -35,6 +35,12 @@ reports: $(STAMP)
 		out=outputs/tournaments/luo-tables/tree_experts
 	$(VENV)/bin/arena report outputs/tournaments/luo-tables --name luo-tables-2.3-2.4 \
 		--metric adaptive_regret --metric tv_regret --metric tree_regret
+	for t in boosting boosting_scaling boosting_scaling_ol boosting_classification \
+		boosting_regression; do \
+		$(VENV)/bin/arena tournament tournament=$$t out=outputs/tournaments/boosting/$$t || exit 1; \
+	done
+	$(VENV)/bin/arena report outputs/tournaments/boosting --name boosting \
+		--metric mistakes --metric test_error --metric loss --metric vote_test_error
 
 # The whole suite: lint, every test (slow statistical ones included), the doctests, the
 # kernel-free reference path (NUMBA_DISABLE_JIT=1) on the fast tests, and the installed wheel.
