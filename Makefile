@@ -42,6 +42,13 @@ reports: $(STAMP)
 	done
 	$(VENV)/bin/arena report outputs/tournaments/second-order --name second-order \
 		--metric mistakes
+	rm -rf outputs/tournaments/boosting
+	for t in boosting boosting_scaling boosting_scaling_ol boosting_classification \
+		boosting_regression; do \
+		$(VENV)/bin/arena tournament tournament=$$t out=outputs/tournaments/boosting/$$t || exit 1; \
+	done
+	$(VENV)/bin/arena report outputs/tournaments/boosting --name boosting \
+		--metric mistakes --metric test_error --metric loss --metric vote_test_error
 
 # The whole suite: lint, every test (slow statistical ones included), the doctests, the
 # kernel-free reference path (NUMBA_DISABLE_JIT=1) on the fast tests, and the installed wheel.

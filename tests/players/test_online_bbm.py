@@ -230,4 +230,4 @@ def test_scaling_tournament_config_plays():
         horizon=50,
         metrics=list(config["metrics"]),
     ).rows
-    assert {"mistakes", "lower_bound:mistakes", "weighted_edge"} <= set(rows.metric)
+    assert {"mistakes", "weighted_edge"} <= set(rows.metric)
