@@ -6,18 +6,22 @@ Algorithm 7; AdaBoost.OL, Algorithm 8) in ``vowpalwabbit/core/src/reductions/boo
 N copies of its default linear learner (normalized adaptive gradient descent, squared loss, a
 bias feature). This script runs them on the streams of our ``dataset_stream`` adversary
 (scikit-learn's breast cancer, 569 × 30, and digits 4 against 9, 363 × 64, standardized,
-reshuffled every epoch), replicates 0..2 of seed 0, exported through ``arena.game.prepare_game``
-(the exact examples ``run_game`` shows a classification player) and written in VW's text
-format. It records VW's progressive error (the fraction of rounds with ``y_t·p_t ≤ 0``, ``p_t``
-VW's ``-p`` prediction made before learning from example t: the arena's ``mistakes`` / T) and
-its examples per second (VW's C++ driver on the text file, parsing and workspace creation
-included, fastest of the repeats), for N = 10 and 100, and VW's plain linear learner as the
-baseline.
+reshuffled every epoch), replicates 0..9 of seed 0 (``--replicates``), exported through
+``arena.game.prepare_game`` (the exact examples ``run_game`` shows a classification player)
+and written in VW's text format. It records VW's progressive error (the fraction of rounds
+with ``y_t·p_t ≤ 0``, ``p_t`` VW's ``-p`` prediction made before learning from example t: the
+arena's ``mistakes`` / T) and its examples per second (VW's C++ driver on the text file,
+parsing and workspace creation included, fastest of the repeats), for N = 10 and 100, and
+VW's plain linear learner as the baseline.
 
-Our side (:func:`ours_progressive_error`) runs registered ``arena`` players by name on the same
-game; the boosters of issue 17 (``online_bbm``, ``adaboost_ol``) are not registered yet, so it
-prints "not yet available" for them and records ``null``: once they exist, fill in their
-parameters in :data:`OURS` and rerun.
+Our side (:func:`ours_progressive_error`) runs the registered boosters on the same game (same
+seed and replicates, so the same examples): ``online_bbm`` (importance weights, γ = 2 × VW's
+``--gamma``) beside ``--alg BBM``, ``adaboost_ol`` and ``adaboost_ol_s`` beside
+``--alg adaptive``, all over N ``linear`` weak learners (AdaGrad on the logistic loss, answering
+±1), and the weak learner alone beside VW's linear learner. Two ablation rows replace
+``linear`` by :class:`RealValuedLinear`, a squared-loss regressor answering real values as VW's
+weak learners do. Each of our rows records the paired difference ours − VW over the replicates
+(:func:`paired_gap`: mean and standard error of the per-replicate differences).
 
 Conventions that differ between VW and the thesis (Luo 2016, §3.1.2; BKL 2015):
 
@@ -41,6 +45,12 @@ Conventions that differ between VW and the thesis (Luo 2016, §3.1.2; BKL 2015):
 * **tie rule**: VW's output is the real vote ``Σ_i α_i h_i(x)`` (``α ≡ 1`` for BBM); ``--binary``
   would map 0 to −1. We count ``y·p ≤ 0`` as a mistake (the arena's rule, and the thesis's
   ``1{s_N ≤ 0}``), so a zero vote (every weak learner at 0 before its first update) is a mistake.
+* **the weak learners**: VW's is its default linear learner (normalized adaptive,
+  importance-aware gradient descent on the squared loss, float32); ours is ``linear`` (AdaGrad on
+  the logistic loss, answering ±1). Alone they err alike (the "linear alone" row).
+* **the normalization by** ``W_i``: ``online_bbm`` passes ``w^i/W_i`` where VW passes ``2w^i``.
+  For our AdaGrad learner the two are the same: scaling every weight of a lane by one constant
+  ``c > 0`` scales its gradients and ``√G`` by c, and leaves its steps unchanged.
 
 Run::
 
@@ -55,10 +65,15 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from typing import ClassVar
 
 import numpy as np
 from peer_env import RESULTS
 from vw_peer import WORK, ensure_vw, export_stream, progressive_error, run_vw, write_vw_text
+
+from arena.boosting.protocol import WeakLearner
+from arena.params import POSITIVE
+from weak_learners._lanes import active_lanes, with_bias
 
 STREAMS = {
     "breast_cancer": ("dataset_stream", {"dataset": "breast_cancer"}),
@@ -81,12 +96,109 @@ def vw_configs(n_learners: tuple[int, ...]) -> list[tuple[str, int | None, str]]
     return configs
 
 
-OURS = {
-    # registry name → parameters for N weak learners and VW's gamma (the thesis's γ = 2·VW's);
-    # the parameter names are placeholders until issue 17's players land: check them then
-    "online_bbm": lambda n, vw_gamma: {"n_learners": n, "gamma": 2.0 * vw_gamma},
-    "adaboost_ol": lambda n, vw_gamma: {"n_learners": n},
-}
+class RealValuedLinear(WeakLearner):
+    """A VW-like weak learner for the comparison only: a linear *regressor* on the ±1 labels.
+
+    Per lane, AdaGrad (diagonal, rate η) on the importance-weighted squared loss
+    ``½·w·(clip(θ·x̃, −1, 1) − y)²`` with ``x̃ = (x, 1)``, answering the real ``clip(θ·x̃, −1, 1)``
+    instead of a sign, as Vowpal Wabbit's weak learners do (its boosting reduction sums their real
+    outputs). It breaks the protocol's classification contract (outputs ±1) on purpose, so it is
+    not registered; it isolates the "real-valued weak predictions" convention.
+
+    Examples
+    --------
+    >>> from arena.boosting.protocol import WeakSpec
+    >>> wl = RealValuedLinear()
+    >>> wl.reset(WeakSpec("classification", n_features=1, n_lanes=2), [[None, None]])
+    >>> wl.update(np.array([[1.0]]), np.array([[1.0, 1.0]]), np.array([[1.0, 0.0]]))
+    >>> wl.predict(np.array([[1.0]])).round(3).tolist()  # lane 0: θ = (0.5, 0.5); lane 1 untouched
+    [[1.0, 0.0]]
+    """
+
+    tasks: ClassVar[frozenset[str]] = frozenset({"classification"})
+    parameter_constraints: ClassVar = {"rate": [POSITIVE]}
+
+    def __init__(self, rate: float = 0.5):
+        self.rate = rate
+
+    def reset(self, spec, rngs) -> None:
+        shape = (spec.n_replicates, spec.n_lanes, spec.n_features + 1)
+        self._theta = np.zeros(shape)
+        self._sq_grads = np.zeros(shape)
+
+    def _outputs(self, xt: np.ndarray) -> np.ndarray:
+        return np.clip(np.einsum("rlk,rk->rl", self._theta, xt), -1.0, 1.0)
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        return self._outputs(with_bias(x))
+
+    def update(self, x: np.ndarray, target: np.ndarray, weight: np.ndarray) -> None:
+        xt = with_bias(x)
+        moves = active_lanes(weight, self._theta.shape[:2], self.label())[:, :, None]
+        residual = np.asarray(weight) * (self._outputs(xt) - np.asarray(target))
+        grad = residual[:, :, None] * xt[:, None]
+        sq_grads = np.where(moves, self._sq_grads + grad * grad, self._sq_grads)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            stepped = self._theta - self.rate * grad / np.sqrt(sq_grads)
+        self._theta = np.where(moves & (sq_grads > 0.0), stepped, self._theta)
+        self._sq_grads = sq_grads
+
+
+def ours_configs(n_learners: tuple[int, ...]) -> list[tuple[str, str, dict, str]]:
+    """``(label, registry name, parameters, VW options of the counterpart)`` of our runs.
+
+    online_bbm's γ is the thesis's, twice VW's ``--gamma`` (see the module docstring). VW has no
+    sampling variant, so AdaBoost.OL.S is set beside ``--alg adaptive`` too. The first row is
+    the weak learner alone (Online BBM with N = 1 feeds its one learner every example with
+    weight ``w/W_1 = 1`` and predicts its sign) beside VW's linear learner; the rows marked
+    "real-valued" replace ``linear`` by :class:`RealValuedLinear`.
+    """
+    linear = {"weak_learner": "linear"}
+    configs = [("linear alone", "online_bbm", {"n_learners": 1, "gamma": 0.2, **linear}, "")]
+    for n in n_learners:
+        for gamma in (VW_GAMMA, VW_GAMMA / 2):
+            bbm = {"n_learners": n, "gamma": 2.0 * gamma}
+            configs.append(
+                (
+                    "online_bbm",
+                    "online_bbm",
+                    {**bbm, **linear},
+                    f"--boosting {n} --alg BBM --gamma {gamma}",
+                )
+            )
+        for name in ("adaboost_ol", "adaboost_ol_s"):
+            configs.append(
+                (name, name, {"n_learners": n, **linear}, f"--boosting {n} --alg adaptive")
+            )
+        real = {"weak_learner": RealValuedLinear()}
+        configs += [
+            (
+                "online_bbm, real-valued",
+                "online_bbm",
+                {"n_learners": n, "gamma": 2.0 * VW_GAMMA, **real},
+                f"--boosting {n} --alg BBM --gamma {VW_GAMMA}",
+            ),
+            (
+                "adaboost_ol, real-valued",
+                "adaboost_ol",
+                {"n_learners": n, **real},
+                f"--boosting {n} --alg adaptive",
+            ),
+        ]
+    return configs
+
+
+def paired_gap(ours: list[float], vw: list[float]) -> tuple[float, float]:
+    """Mean and standard error of the per-replicate differences ``ours − VW``.
+
+    Examples
+    --------
+    >>> [round(v, 4) for v in paired_gap([0.1, 0.2, 0.3], [0.1, 0.1, 0.1])]
+    [0.1, 0.0577]
+    """
+    gap = np.asarray(ours, dtype=np.float64) - np.asarray(vw, dtype=np.float64)
+    se = float(gap.std(ddof=1) / np.sqrt(gap.size)) if gap.size > 1 else float("nan")
+    return float(gap.mean()), se
 
 
 def ours_progressive_error(
@@ -127,9 +239,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small runs (a smoke test)")
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--replicates", type=int, default=10)
     ns = parser.parse_args()
     horizon = 300 if ns.quick else 2_000
-    replicates = 2 if ns.quick else 3
+    replicates = 2 if ns.quick else ns.replicates
     n_learners = (10,) if ns.quick else N_LEARNERS
     python = ensure_vw()
     WORK.mkdir(parents=True, exist_ok=True)
@@ -140,6 +253,7 @@ def main() -> None:
             write_vw_text(x[r], y[r], WORK / f"boost-{stream_name}-{r}.vw")
             for r in range(replicates)
         ]
+        vw_errors = {}
         for alg, n, options in vw_configs(n_learners):
             errors, zeros, best = [], 0, float("inf")
             for repeat in range(ns.repeats):
@@ -151,6 +265,7 @@ def main() -> None:
                         progressive_error(y[r], runs[r]["predictions"]) for r in range(replicates)
                     ]
                     zeros = int(sum(np.sum(run["predictions"] == 0.0) for run in runs))
+            vw_errors[options] = errors
             rows.append(
                 {
                     "stream": stream_name,
@@ -160,46 +275,40 @@ def main() -> None:
                     "options": options,
                     "error": errors,
                     "error_mean": float(np.mean(errors)),
+                    "error_se": float(np.std(errors, ddof=1) / np.sqrt(len(errors))),
                     "zero_votes": zeros,
                     "examples_per_s": horizon * replicates / best,
                 }
             )
-        for n in n_learners:
-            for name, make_params in OURS.items():
-                result = ours_progressive_error(
-                    name, make_params(n, VW_GAMMA), stream, horizon, replicates
+        for label, name, params, vw_options in ours_configs(n_learners):
+            result = ours_progressive_error(name, params, stream, horizon, replicates)
+            row = {
+                "stream": stream_name,
+                "side": "arena",
+                "algorithm": label,
+                "n_learners": params["n_learners"],
+                "options": {k: str(v) if k == "weak_learner" else v for k, v in params.items()},
+                "vw_counterpart": vw_options,
+                "error": None,
+                "error_mean": None,
+                "error_se": None,
+                "gap_vs_vw": None,
+                "gap_se": None,
+                "examples_per_s": None,
+            }
+            if result is not None:
+                errors = result["error"]
+                gap, gap_se = paired_gap(errors, vw_errors[vw_options])
+                row.update(
+                    error=errors,
+                    error_mean=float(np.mean(errors)),
+                    error_se=float(np.std(errors, ddof=1) / np.sqrt(len(errors))),
+                    gap_vs_vw=gap,
+                    gap_se=gap_se,
+                    examples_per_s=result["examples_per_s"],
                 )
-                rows.append(
-                    {
-                        "stream": stream_name,
-                        "side": "arena",
-                        "algorithm": name,
-                        "n_learners": n,
-                        "options": make_params(n, VW_GAMMA),
-                        "error": None if result is None else result["error"],
-                        "error_mean": None if result is None else float(np.mean(result["error"])),
-                        "examples_per_s": None if result is None else result["examples_per_s"],
-                    }
-                )
-    lines = [
-        "| stream | side | algorithm | N | options | progressive error (mean) | per replicate "
-        "| zero votes | examples/s |",
-        "| :--- | :--- | :--- | ---: | :--- | ---: | :--- | ---: | ---: |",
-    ]
-    for r in rows:
-        if r["error"] is None:
-            err, each, speed = "not yet available", "", ""
-        else:
-            err = f"{r['error_mean']:.4f}"
-            each = " / ".join(f"{e:.4f}" for e in r["error"])
-            speed = f"{r['examples_per_s']:,.0f}"
-        n = "" if r["n_learners"] is None else r["n_learners"]
-        options = r["options"] if isinstance(r["options"], str) else json.dumps(r["options"])
-        lines.append(
-            f"| {r['stream']} | {r['side']} | {r['algorithm']} | {n} | `{options}` | {err} "
-            f"| {each} | {r.get('zero_votes', '')} | {speed} |"
-        )
-    table = "\n".join(lines) + "\n"
+            rows.append(row)
+    table = vw_table(rows) + "\n" + comparison_table(rows)
     print(table)
     record = {
         "horizon": horizon,
@@ -211,6 +320,53 @@ def main() -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "vw_boosting.json").write_text(json.dumps(record, indent=2) + "\n")
     (RESULTS / "vw_boosting.md").write_text(table)
+
+
+def vw_table(rows: list[dict]) -> str:
+    """Markdown table of VW's runs: errors per replicate, zero votes, examples/s."""
+    lines = [
+        "| stream | VW algorithm | N | options | progressive error (mean ± s.e.) "
+        "| zero votes | examples/s |",
+        "| :--- | :--- | ---: | :--- | ---: | ---: | ---: |",
+    ]
+    for r in rows:
+        if r["side"] != "VW":
+            continue
+        n = "" if r["n_learners"] is None else r["n_learners"]
+        lines.append(
+            f"| {r['stream']} | {r['algorithm']} | {n} | `{r['options'] or '(default)'}` "
+            f"| {r['error_mean']:.4f} ± {r['error_se']:.4f} | {r['zero_votes']} "
+            f"| {r['examples_per_s']:,.0f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def comparison_table(rows: list[dict]) -> str:
+    """Markdown table of our boosters beside their VW counterparts on the same streams."""
+    vw = {(r["stream"], r["options"]): r for r in rows if r["side"] == "VW"}
+    lines = [
+        "| stream | ours | N | our parameters | error (mean ± s.e.) | VW counterpart "
+        "| VW error (mean ± s.e.) | ours − VW (paired, ± s.e.) | ours ex/s |",
+        "| :--- | :--- | ---: | :--- | ---: | :--- | ---: | ---: | ---: |",
+    ]
+    for r in rows:
+        if r["side"] != "arena":
+            continue
+        peer = vw[(r["stream"], r["vw_counterpart"])]
+        params = ", ".join(f"{k}={v}" for k, v in r["options"].items() if k != "n_learners")
+        if r["error"] is None:
+            ours, gap, speed = "not available", "", ""
+        else:
+            ours = f"{r['error_mean']:.4f} ± {r['error_se']:.4f}"
+            gap = f"{r['gap_vs_vw']:+.4f} ± {r['gap_se']:.4f}"
+            speed = f"{r['examples_per_s']:,.0f}"
+        lines.append(
+            f"| {r['stream']} | {r['algorithm']} | {r['n_learners']} | {params} | {ours} "
+            f"| `{r['vw_counterpart'] or '(default)'}` "
+            f"| {peer['error_mean']:.4f} ± {peer['error_se']:.4f} "
+            f"| {gap} | {speed} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

@@ -118,3 +118,28 @@ def test_vw_export_writes_the_engine_stream_in_vw_text_format(bench_path, tmp_pa
         }
     # a zero prediction is a mistake, as in the arena's mistakes metric
     assert peer.progressive_error(np.array([1.0, -1.0]), np.array([0.0, -2.0])) == 0.5
+
+
+def test_naive_boosting_loops_reproduce_the_boosters(bench_path):
+    """bench_boosting.py's per-example loops make every prediction of the registered boosters
+    (asserted inside ``check_naive``) and end with the same weak learners: θ differs only by the
+    rounding of a different summation order (~1e-14 over a few dozen AdaGrad steps)."""
+    bench = importlib.import_module("bench_boosting")
+    for name in bench.BOOSTERS:
+        assert bench.check_naive(name, 5, 40) < 1e-9
+
+
+def test_vw_comparison_real_valued_learner_is_a_squared_loss_regressor(bench_path):
+    """The ablation learner of bench_vw_boosting.py answers clip(θ·x̃, −1, 1) and moves only
+    the lanes with a positive weight."""
+    bench = importlib.import_module("bench_vw_boosting")
+    from arena.boosting.protocol import WeakSpec
+
+    wl = bench.RealValuedLinear(rate=0.5)
+    wl.reset(WeakSpec("classification", n_features=2, n_lanes=2), [[None, None]])
+    x = np.array([[0.5, -1.0]])
+    for _ in range(50):
+        wl.update(x, np.array([[0.3, 1.0]]), np.array([[1.0, 0.0]]))
+    out = wl.predict(x)
+    assert abs(out[0, 0] - 0.3) < 1e-6  # AdaGrad on ½(θ·x̃ − 0.3)² converges on one example
+    assert out[0, 1] == 0.0
