@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
+from numba import njit
 from scipy.special import expit
 
 from arena import registry
@@ -18,6 +19,8 @@ from arena.errors import ArenaError, ConfigError
 from arena.experts.protocol import ExpertsPlayer
 from arena.params import InstanceOf, IsNone
 from arena.spec import GameSpec, PlayerTags
+from players.hedge import DOUBLING, FIXED, Hedge, _epoch_rate
+from weak_learners.linear import LinearLearner, lane_output, lane_score, lane_update
 
 ALPHA_RADIUS = 2.0
 """The combination weights live in ``[−2, 2]`` (Luo 2016, §3.1.4: "it suffices to restrict α")."""
@@ -72,6 +75,89 @@ def partial_votes(alpha: np.ndarray, h: np.ndarray) -> np.ndarray:
     [[0.0, 1.0, -1.0]]
     """
     return np.sign(np.cumsum(alpha * h, axis=-1))
+
+
+@njit(cache=True)
+def _hedge_rate(mode, eta, log_n, t):
+    """Hedge's ``learning_rate()`` at round t: fixed, anytime ``√(8 ln N/t)`` or doubling."""
+    if mode == FIXED:
+        return eta
+    if mode == DOUBLING:
+        return _epoch_rate(t, log_n)
+    return math.sqrt(8.0 * log_n / t)
+
+
+@njit(cache=True)
+def _adaboost_linear_block(
+    x, y, theta, sq_grads, code, rate, alpha, t0, hedge, cum, rounds0, uniform, draws, totals, out
+):
+    """AdaBoost.OL(.S) over ``linear`` lanes and a Hedge final layer for a whole chunk.
+
+    The per-round loop of :meth:`AdaBoostOL.predict` and :meth:`AdaBoostOL.update`: ``alpha``
+    (R, N), Hedge's cumulative losses ``cum`` (R, N), the current ``uniform`` (R,) and ``totals``
+    (3, R, N) are updated in place; ``draws`` (R, n, N + 1) holds each round's N sampling
+    uniforms (AdaBoost.OL.S) and the next round's uniform, last (AdaBoost.OL: (R, n, 1)).
+    ``hedge`` is ``(mode, η, ln N, lo, scale)`` of :class:`~players.hedge.Hedge`.
+    """
+    n_rep, n, _ = x.shape
+    n_learners = theta.shape[1]
+    sampling = draws.shape[2] > 1
+    mode, eta, log_n, lo, scale = hedge
+    scores = np.empty(n_learners)
+    z = np.empty(n_learners)
+    v = np.empty(n_learners)
+    for r in range(n_rep):
+        for j in range(n):
+            xj = x[r, j]
+            label = y[r, j]
+            for i in range(n_learners):
+                scores[i] = lane_score(theta, r, i, xj)
+                z[i] = label * lane_output(scores[i], True, 1.0)
+            # the drawn expert: inverse CDF of Hedge's p_t at the current uniform
+            step_eta = _hedge_rate(mode, eta, log_n, rounds0 + j + 1)
+            lowest = cum[r, 0]
+            for i in range(1, n_learners):
+                lowest = min(lowest, cum[r, i])
+            total = 0.0
+            for i in range(n_learners):
+                v[i] = math.exp(-step_eta * (cum[r, i] - lowest))
+                total += v[i]
+            cdf = 0.0
+            drawn = 0
+            for i in range(n_learners):
+                cdf += v[i] / total
+                if cdf <= uniform[r]:
+                    drawn += 1
+            drawn = min(drawn, n_learners - 1)
+            vote = 0.0
+            for i in range(drawn + 1):
+                vote += alpha[r, i] * (label * z[i])  # α^i h^i: y² = 1
+            out[r, j] = 1.0 if vote > 0.0 else (-1.0 if vote < 0.0 else 0.0)
+            # the update
+            t = t0 + j + 1
+            gain = STEP_SCALE / math.sqrt(t)
+            s_prev = 0.0
+            hedge_round = rounds0 + j + 1
+            restart = mode == DOUBLING and hedge_round & (hedge_round + 1) == 0
+            for i in range(n_learners):
+                w = 1.0 / (1.0 + math.exp(s_prev))  # logistic_weight: expit(−s), as scipy has it
+                s = s_prev + alpha[r, i] * z[i]
+                step = gain * z[i] * (1.0 / (1.0 + math.exp(s)))
+                alpha[r, i] = min(max(alpha[r, i] + step, -ALPHA_RADIUS), ALPHA_RADIUS)
+                passed = w
+                if sampling:
+                    passed = 1.0 if draws[r, j, i] < w else 0.0
+                lane_update(theta, sq_grads, r, i, xj, scores[i], label, passed, code, rate, 1.0)
+                totals[0, r, i] += w
+                totals[1, r, i] += w * z[i]
+                if passed > 0.0:
+                    totals[2, r, i] += 1.0
+                if restart:
+                    cum[r, i] = 0.0
+                else:
+                    cum[r, i] += ((1.0 if s <= 0.0 else 0.0) - lo) / scale
+                s_prev = s
+            uniform[r] = draws[r, j, draws.shape[2] - 1]
 
 
 class AdaBoostOL(Booster):
@@ -244,6 +330,58 @@ class AdaBoostOL(Booster):
         cdf = np.cumsum(self.expert_distribution(), axis=1)
         drawn = np.minimum((cdf <= self._uniform[:, None]).sum(axis=1), votes.shape[1] - 1)
         return votes[np.arange(votes.shape[0]), drawn]
+
+    def play_block(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Play a chunk: one compiled loop over ``linear`` lanes and a Hedge final layer.
+
+        With the registered ``linear`` weak learner (every step rule and loss) and the final
+        layer :class:`~players.hedge.Hedge` (every rate schedule), :func:`_adaboost_linear_block`
+        plays the :meth:`predict` / :meth:`update` loop in one compiled pass, reading the same
+        uniforms of each replicate's stream in the same order, and leaves α, the learners' θ and
+        G, Hedge's cumulative losses and the totals where the loop leaves them (to rounding in
+        the order of the learners' dot products and of Hedge's normalization). Any other weak
+        learner or final layer plays the per-round loop.
+        """
+        if type(self._learners) is not LinearLearner or type(self._experts) is not Hedge:
+            return super().play_block(x, y)
+        n_rep, n = y.shape
+        n_learners = int(self.n_learners)
+        # per replicate, the stream's order is round by round: (N sampling uniforms,) then the
+        # next round's uniform; one draw of n·k doubles is the stream of n draws of k (PCG64)
+        per_round = n_learners + 1 if self.sampling else 1
+        draws = np.stack([rng.random((n, per_round)) for rng in self._rngs])
+        experts = self._experts
+        hedge = (
+            int(experts._mode),
+            float(experts._eta),
+            float(experts._log_n),
+            float(experts._lo),
+            float(experts._scale),
+        )
+        theta, sq_grads = self._learners.kernel_state()
+        totals = np.stack([self._weight, self._edge, self._calls])
+        out = np.empty((n_rep, n))
+        _adaboost_linear_block(
+            np.require(x, np.float64, ["C", "W"]),  # the driver's chunks are read-only views
+            np.require(y, np.float64, ["C", "W"]),
+            theta,
+            sq_grads,
+            self._learners.kernel_code(),
+            float(self._learners.rate),
+            self._alpha,
+            self._t,
+            hedge,
+            experts._cum,
+            int(experts._rounds),
+            self._uniform,
+            draws,
+            totals,
+            out,
+        )
+        self._t += n
+        experts._rounds += n
+        self._weight, self._edge, self._calls = totals[0], totals[1], totals[2]
+        return out
 
     def update(self, x: np.ndarray, y: np.ndarray) -> None:
         h = self._learners.predict(x)

@@ -9,11 +9,13 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
+from numba import njit
 from scipy.special import bdtr, gammaln
 
 from arena.boosting.protocol import WEAK_LEARNER_CONSTRAINTS, Booster, WeakLearner, check_task
 from arena.params import Interval, OneOf
 from arena.spec import GameSpec
+from weak_learners.linear import LinearLearner, lane_output, lane_score, lane_update
 
 MODES = ("importance", "sampling")
 """How Online BBM feeds weak learner i: importance weight ``w/W_i``, or the example with
@@ -107,6 +109,65 @@ def bbm_weight_bound(n_learners: int, gamma: float) -> np.ndarray:
     m = float(n_learners) - np.arange(1, n_learners + 1, dtype=np.float64)
     mode = np.minimum(np.floor((m + 1.0) * (1 + gamma) / 2.0), m)
     return np.maximum(_half_pmf(mode, m, gamma), _half_pmf(mode - 1.0, m, gamma))
+
+
+def bbm_share_table(n_learners: int, gamma: float) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``w^i`` and ``min(w^i/W_i, 1)`` for every learner and previous margin, (N, 2N + 1).
+
+    Entry ``[i − 1, s + N]`` is learner i's weight given ``s^{i−1} = s`` (``|s| ≤ i − 1``; the
+    rest are never read), computed by the very expressions of :meth:`OnlineBBM._feed`, so the
+    compiled chunk (:func:`_bbm_linear_block`) looks up the readable path's numbers bit for bit.
+
+    Examples
+    --------
+    >>> w, share = bbm_share_table(3, 0.2)
+    >>> float(w[2, 3]), float(share[2, 3])  # the last learner on a tied vote: w = ½ = W_N
+    (0.5, 1.0)
+    """
+    n = int(n_learners)
+    m = (float(n) - np.arange(1, n + 1, dtype=np.float64))[:, None]
+    s = np.arange(-n, n + 1, dtype=np.float64)[None, :]
+    w = _half_pmf(np.floor((m - s + 1.0) / 2.0), m, float(gamma))
+    return w, np.minimum(w / bbm_weight_bound(n, float(gamma))[:, None], 1.0)
+
+
+@njit(cache=True)
+def _bbm_linear_block(
+    x, y, theta, sq_grads, code, rate, bound, w_table, share_table, uniforms, totals, out
+):
+    """Online BBM over ``linear`` lanes for a whole chunk: :meth:`OnlineBBM.play_block`'s loop.
+
+    ``uniforms`` (R, n, N) are the sampling draws (empty when ``mode="importance"``);
+    ``totals`` (3, R, N) the running ``weight``, ``edge`` and ``calls``, updated in place.
+    """
+    n_rep, n, _ = x.shape
+    n_learners = theta.shape[1]
+    sampling = uniforms.shape[0] > 0
+    scores = np.empty(n_learners)
+    votes = np.empty(n_learners)
+    for r in range(n_rep):
+        for j in range(n):
+            xj = x[r, j]
+            total = 0.0
+            for i in range(n_learners):
+                scores[i] = lane_score(theta, r, i, xj)
+                votes[i] = lane_output(scores[i], True, bound)
+                total += votes[i]
+            out[r, j] = 1.0 if total > 0.0 else (-1.0 if total < 0.0 else 0.0)
+            label = y[r, j]
+            s_prev = 0
+            for i in range(n_learners):
+                z = label * votes[i]
+                w = w_table[i, s_prev + n_learners]
+                share = share_table[i, s_prev + n_learners]
+                if sampling:
+                    share = 1.0 if uniforms[r, j, i] < share else 0.0
+                totals[0, r, i] += w
+                totals[1, r, i] += w * z
+                if share > 0.0:
+                    totals[2, r, i] += 1.0
+                lane_update(theta, sq_grads, r, i, xj, scores[i], label, share, code, rate, bound)
+                s_prev += int(z)
 
 
 class OnlineBBM(Booster):
@@ -205,6 +266,7 @@ class OnlineBBM(Booster):
         self._weight = np.zeros((n_rep, n))
         self._edge = np.zeros((n_rep, n))
         self._calls = np.zeros((n_rep, n))
+        self._tables = None  # the compiled chunk's weight tables, built on its first use
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         return np.sign(self._learners.predict(x).sum(axis=1))
@@ -214,13 +276,50 @@ class OnlineBBM(Booster):
 
     def play_block(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """The per-round loop, querying the learners once per round (predict and update share
-        the outputs, which the update does not change before it uses them)."""
+        the outputs, which the update does not change before it uses them).
+
+        Over the registered ``linear`` weak learner (every step rule and loss) the whole chunk is
+        one compiled loop (:func:`_bbm_linear_block`) that leaves the learners' θ and G, the
+        totals and the sampling stream where this loop leaves them (to rounding in the order of
+        the learners' dot products); any other weak learner plays the loop below.
+        """
+        if type(self._learners) is LinearLearner:
+            return self._linear_block(x, y)
         n_rep, n = y.shape
         out = np.empty((n_rep, n))
         for j in range(n):
             h = self._learners.predict(x[:, j])
             out[:, j] = np.sign(h.sum(axis=1))
             self._feed(x[:, j], y[:, j], h)
+        return out
+
+    def _linear_block(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        n_rep, n = y.shape
+        n_learners = int(self.n_learners)
+        if getattr(self, "_tables", None) is None:
+            self._tables = bbm_share_table(n_learners, float(self.gamma))
+        if self.mode == "sampling":
+            # one draw of n·N doubles is the stream of n consecutive draws of N (PCG64 doubles)
+            uniforms = np.stack([rng.random((n, n_learners)) for rng in self._rngs])
+        else:
+            uniforms = np.empty((0, 0, 0))
+        totals = np.stack([self._weight, self._edge, self._calls])
+        theta, sq_grads = self._learners.kernel_state()
+        out = np.empty((n_rep, n))
+        _bbm_linear_block(
+            np.require(x, np.float64, ["C", "W"]),  # the driver's chunks are read-only views
+            np.require(y, np.float64, ["C", "W"]),
+            theta,
+            sq_grads,
+            self._learners.kernel_code(),
+            float(self._learners.rate),
+            float(self._learners._spec.bound),
+            *self._tables,
+            uniforms,
+            totals,
+            out,
+        )
+        self._weight, self._edge, self._calls = totals[0], totals[1], totals[2]
         return out
 
     def _feed(self, x: np.ndarray, y: np.ndarray, h: np.ndarray) -> None:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
+from numba import njit
 
 from arena.boosting.protocol import WeakLearner, WeakSpec
 from arena.params import POSITIVE, OneOf
@@ -16,6 +18,62 @@ STEPS = ("sgd", "adagrad")
 
 CLASSIFICATION_LOSSES = ("logistic", "hinge", "perceptron")
 """Surrogate losses of the margin ``m = θ·x̃`` in classification (regression: squared loss)."""
+
+
+# ----------------------------------------------------------------------------------------------
+# the compiled lane: the same rule on one lane's state arrays, for the boosters' chunk kernels
+
+
+@njit(cache=True)
+def lane_score(theta, r, lane, x):
+    """``θ·x̃`` of lane ``(r, lane)`` of ``theta`` (R, L, d + 1) on ``x`` (d,), the bias last."""
+    d = x.shape[0]
+    acc = 0.0
+    for k in range(d):
+        acc += theta[r, lane, k] * x[k]
+    return acc + theta[r, lane, d]
+
+
+@njit(cache=True)
+def lane_output(score, classification, bound):
+    """``A(x)``: ``sign(θ·x̃)`` (+1 on a tie) in classification, else ``clip(θ·x̃, −D, D)``."""
+    if classification:
+        return 1.0 if score >= 0.0 else -1.0
+    return min(max(score, -bound), bound)
+
+
+@njit(cache=True)
+def lane_update(theta, sq_grads, r, lane, x, score, target, weight, code, rate, bound):
+    """One step of :meth:`LinearLearner.update` on lane ``(r, lane)``; ``weight = 0`` is a no-op.
+
+    ``score`` is the lane's ``θ·x̃`` before the step; ``code`` is :meth:`LinearLearner.kernel_code`
+    (``4·adagrad + loss``, loss 0/1/2 = logistic/hinge/perceptron, 3 = regression's squared loss).
+    The arithmetic is the numpy path's, operation for operation.
+    """
+    if weight <= 0.0:
+        return
+    loss = code % 4
+    if loss == 3:
+        slope = lane_output(score, False, bound) - target
+    else:
+        margin = target * score
+        if loss == 0:
+            slope = -target * (1.0 / (1.0 + math.exp(margin)))  # expit(−m), as scipy computes it
+        elif (loss == 1 and margin < 1.0) or (loss == 2 and margin <= 0.0):
+            slope = -target
+        else:
+            slope = 0.0
+    scale = weight * slope
+    d = x.shape[0]
+    for k in range(d + 1):
+        g = scale * (x[k] if k < d else 1.0)
+        if code < 4:
+            theta[r, lane, k] = theta[r, lane, k] - rate * g
+        else:
+            sq = sq_grads[r, lane, k] + g * g
+            sq_grads[r, lane, k] = sq
+            if sq > 0.0:
+                theta[r, lane, k] = theta[r, lane, k] - rate * g / math.sqrt(sq)
 
 
 class LinearLearner(WeakLearner):
@@ -103,6 +161,19 @@ class LinearLearner(WeakLearner):
         shape = (spec.n_replicates, spec.n_lanes, spec.n_features + 1)
         self._theta = np.zeros(shape)
         self._sq_grads = np.zeros(shape)  # AdaGrad's G, Σ of squared gradient coordinates
+
+    def kernel_code(self) -> int:
+        """The rule as one integer for :func:`lane_update`: ``4·[adagrad] + loss code``."""
+        loss = 3 if self._spec.task == "regression" else CLASSIFICATION_LOSSES.index(self.loss)
+        return 4 * STEPS.index(self.step) + loss
+
+    def kernel_state(self) -> tuple[np.ndarray, np.ndarray]:
+        """Return the state arrays ``θ`` and AdaGrad's ``G``, (R, L, d + 1) each, for a kernel.
+
+        A compiled booster updates them in place with :func:`lane_update`, leaving them where the
+        numpy path would (to rounding in the order of the dot products).
+        """
+        return self._theta, self._sq_grads
 
     def _scores(self, xt: np.ndarray) -> np.ndarray:
         return np.einsum("rlk,rk->rl", self._theta, xt)

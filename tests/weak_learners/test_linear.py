@@ -10,7 +10,7 @@ import pytest
 from arena.boosting.protocol import WeakSpec
 from arena.testing import check_component
 from tests.helpers.weak_learners import assert_matches_reference, sanity_game
-from weak_learners.linear import LinearLearner
+from weak_learners.linear import LinearLearner, lane_output, lane_score, lane_update
 
 
 class LinearLane:
@@ -116,3 +116,41 @@ def test_gradient_boosting_target_is_a_linear_loss_step():
     x_tilde, probe_tilde = np.array([0.5, -1.0, 1.0]), np.array([2.0, 1.0, 1.0])
     expected = before - 0.1 * c * (x_tilde @ probe_tilde)
     np.testing.assert_allclose(wl.predict(probe), expected, atol=1e-14, rtol=0)
+
+
+@pytest.mark.parametrize(("task", "step", "loss", "rate"), CASES)
+def test_compiled_lane_equals_the_numpy_path(task, step, loss, rate):
+    """:func:`lane_score`/:func:`lane_output`/:func:`lane_update`, lane by lane, leave θ and G
+    where :meth:`LinearLearner.update` does (1e-12: the dot product's grouping differs by a few
+    ulps; a changed rule moves θ by ≥ 1e-3) and give the same outputs; weight 0 moves nothing."""
+    n_rep, n_lanes, d, bound = 2, 4, 3, 0.8
+    rng = np.random.default_rng(7)
+    spec = WeakSpec(task, n_features=d, n_lanes=n_lanes, n_replicates=n_rep, bound=bound)
+    numpy_path, compiled = LinearLearner(step, loss, rate), LinearLearner(step, loss, rate)
+    for wl in (numpy_path, compiled):
+        wl.reset(spec, [[np.random.default_rng(0)] * n_lanes] * n_rep)
+    theta, sq_grads = compiled.kernel_state()
+    code, classification = compiled.kernel_code(), task == "classification"
+    for _ in range(60):
+        x = rng.standard_normal((n_rep, d))
+        if classification:
+            target = rng.choice([-1.0, 1.0], (n_rep, n_lanes))
+        else:
+            target = rng.uniform(-1.0, 1.0, (n_rep, n_lanes))
+        weight = np.where(rng.random((n_rep, n_lanes)) < 0.3, 0.0, rng.random((n_rep, n_lanes)))
+        expected = numpy_path.predict(x)
+        for r in range(n_rep):
+            for lane in range(n_lanes):
+                score = lane_score(theta, r, lane, x[r])
+                output = lane_output(score, classification, bound)
+                assert (
+                    output == expected[r, lane]
+                    if classification
+                    else abs(output - expected[r, lane]) <= 1e-12
+                )
+                lane_update(theta, sq_grads, r, lane, x[r], score, target[r, lane],
+                            weight[r, lane], code, rate, bound)  # fmt: skip
+        numpy_path.update(x, target, weight)
+    for a, b in zip(numpy_path.kernel_state(), (theta, sq_grads), strict=True):
+        np.testing.assert_allclose(b, a, atol=1e-12, rtol=1e-12)
+    assert np.abs(theta).max() > 1e-3  # the rule moved the lanes
