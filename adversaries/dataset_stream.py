@@ -1,4 +1,5 @@
-"""scikit-learn's bundled datasets as online streams: breast cancer, digits (binary), diabetes."""
+"""scikit-learn's bundled datasets as online streams (breast cancer, digits, diabetes), and two
+generated sets whose Bayes risk is known: Friedman's #1 regression and two Gaussian classes."""
 
 from __future__ import annotations
 
@@ -21,8 +22,29 @@ DATASETS = {
     "breast_cancer": "classification",
     "digits": "classification",
     "diabetes": "regression",
+    "friedman1": "regression",
+    "gaussian_classes": "classification",
 }
 """The datasets and their protocols."""
+
+GENERATED = ("friedman1", "gaussian_classes")
+"""The datasets drawn once from a known law (fixed by ``data_seed``); the others are bundled."""
+
+GENERATION_PARAMETERS = {
+    "friedman1": ("n_samples", "n_features", "noise", "data_seed"),
+    "gaussian_classes": (
+        "n_samples",
+        "n_features",
+        "n_informative",
+        "separation",
+        "flip",
+        "data_seed",
+    ),
+}
+"""The parameters each generated dataset is drawn from (the others do not change it)."""
+
+GENERATION_NAMES = frozenset(name for names in GENERATION_PARAMETERS.values() for name in names)
+"""Every generation parameter (a bundled dataset uses none)."""
 
 REGRESSION_LOSSES = ("absolute", "squared")
 """The example losses of a regression dataset (hinge and logistic need labels ±1)."""
@@ -36,6 +58,100 @@ def _require_sklearn():
             "needs scikit-learn (pip install scikit-learn); its bundled datasets load offline"
         ) from exc
     return skd
+
+
+def gaussian_classes_law(
+    n_informative: int, separation: float, data_seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return the class mean ``μ`` and the shared covariance ``Σ`` of the informative features.
+
+    ``Σ = BBᵀ/k + ½·I`` with ``B`` a standard normal k × k matrix, and ``μ = c·u`` with ``u``
+    standard normal and ``c`` chosen so that the Mahalanobis distance between the class means
+    ``±μ`` is exactly ``Δ = separation``: ``2·sqrt(μᵀΣ⁻¹μ) = Δ``. Both are the first draws of
+    ``numpy.random.default_rng(data_seed)``.
+
+    Examples
+    --------
+    >>> mu, cov = gaussian_classes_law(3, 2.0, 0)
+    >>> round(float(2 * np.sqrt(mu @ np.linalg.solve(cov, mu))), 12)
+    2.0
+    """
+    return _draw_law(np.random.default_rng(int(data_seed)), int(n_informative), separation)
+
+
+def _draw_law(rng: np.random.Generator, k: int, separation: float) -> tuple[np.ndarray, np.ndarray]:
+    b = rng.standard_normal((k, k))
+    cov = b @ b.T / k + 0.5 * np.eye(k)  # ½·I keeps Σ well conditioned for small k
+    u = rng.standard_normal(k)
+    mu = u * (0.5 * float(separation) / np.sqrt(u @ np.linalg.solve(cov, u)))
+    return mu, cov
+
+
+def gaussian_classes_bayes_error(separation: float, flip: float) -> float:
+    """Return the Bayes error ``flip + (1 − 2·flip)·Φ(−Δ/2)`` of two Gaussian classes.
+
+    With equal priors, ``x | y ~ N(y·μ, Σ)`` and Mahalanobis distance ``Δ = 2·sqrt(μᵀΣ⁻¹μ)``
+    between the means, the Bayes classifier is ``sign(xᵀΣ⁻¹μ)`` (linear discriminant analysis)
+    and errs with probability ``Φ(−Δ/2)`` (``xᵀΣ⁻¹μ`` given y is normal with mean ``y·Δ²/4`` and
+    standard deviation ``Δ/2``). Flipping the label independently with probability ``flip < ½``
+    maps the posterior ``η`` to ``flip + (1 − 2·flip)·η``, an increasing map fixing ½, so the
+    Bayes classifier is unchanged and errs when exactly one of (it errs on the clean label, the
+    label is flipped) happens: ``Φ(−Δ/2)(1 − flip) + (1 − Φ(−Δ/2))·flip``.
+
+    Examples
+    --------
+    >>> round(gaussian_classes_bayes_error(3.0, 0.05), 6)  # 0.05 + 0.9·Φ(−1.5)
+    0.110126
+
+    References
+    ----------
+    Hastie, Tibshirani & Friedman 2009, §4.3 (linear discriminant analysis, equal covariances).
+    """
+    clean = 0.5 * math.erfc(0.5 * float(separation) / math.sqrt(2.0))  # Φ(−Δ/2)
+    return float(flip) + (1.0 - 2.0 * float(flip)) * clean
+
+
+def generate_dataset(
+    dataset: str,
+    n_samples: int,
+    n_features: int,
+    n_informative: int,
+    noise: float,
+    separation: float,
+    flip: float,
+    data_seed: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return the raw ``(X, y)`` of a generated dataset, drawn once from ``data_seed``.
+
+    ``friedman1`` is scikit-learn's ``make_friedman1(n_samples, n_features, noise,
+    random_state=data_seed)``: ``x ~ U[0, 1]^d`` and ``y = f(x) + noise·ε``, ``ε ~ N(0, 1)``,
+    ``f(x) = 10 sin(π x₁x₂) + 20(x₃ − ½)² + 10x₄ + 5x₅`` (the other features are noise).
+    ``gaussian_classes``: labels ±1 with equal probability, the first ``n_informative`` features
+    ``y·μ + N(0, Σ)`` (:func:`gaussian_classes_law`), the other ``n_features − n_informative``
+    independent ``N(0, 1)`` in both classes, then each label flipped with probability ``flip``;
+    drawn from ``default_rng(data_seed)`` after the law.
+
+    Examples
+    --------
+    >>> X, y = generate_dataset("gaussian_classes", 5, 4, 2, 1.0, 3.0, 0.0, 0)
+    >>> X.shape, sorted(set(y.tolist())) <= [-1.0, 1.0]
+    ((5, 4), True)
+    """
+    n, d = int(n_samples), int(n_features)
+    if dataset == "friedman1":
+        return _require_sklearn().make_friedman1(
+            n_samples=n, n_features=d, noise=float(noise), random_state=int(data_seed)
+        )
+    if dataset != "gaussian_classes":
+        raise ValueError(f"unknown generated dataset {dataset!r}")
+    k = int(n_informative)
+    rng = np.random.default_rng(int(data_seed))
+    mu, cov = _draw_law(rng, k, separation)  # the law first, then the sample from the same stream
+    clean = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    informative = clean[:, None] * mu + rng.standard_normal((n, k)) @ np.linalg.cholesky(cov).T
+    X = np.concatenate([informative, rng.standard_normal((n, d - k))], axis=1)
+    y = np.where(rng.random(n) < float(flip), -clean, clean)
+    return X, y
 
 
 def held_out_split(component, n: int, fraction: float) -> tuple[int, int]:
@@ -88,11 +204,23 @@ def epoch_indices(
 
 @lru_cache(maxsize=32)
 def load_dataset(
-    dataset: str, digits: tuple[int, ...] = (0,), standardize: bool = True, intercept: bool = False
+    dataset: str,
+    digits: tuple[int, ...] = (0,),
+    standardize: bool = True,
+    intercept: bool = False,
+    *,
+    n_samples: int = 2000,
+    n_features: int = 10,
+    n_informative: int = 5,
+    noise: float = 1.0,
+    separation: float = 3.0,
+    flip: float = 0.05,
+    data_seed: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Return the preprocessed ``(X, y)`` of a bundled dataset (read-only arrays, cached).
+    """Return the preprocessed ``(X, y)`` of a dataset (read-only arrays, cached).
 
-    See :class:`DatasetStream` for the labels, the standardization and the intercept.
+    See :class:`DatasetStream` for the labels, the standardization, the intercept and the
+    generated datasets' parameters (keyword-only; the bundled datasets ignore them).
 
     Examples
     --------
@@ -118,6 +246,9 @@ def load_dataset(
         bunch = skd.load_diabetes()
         X = np.asarray(bunch.data, dtype=np.float64)
         y = np.asarray(bunch.target, dtype=np.float64)
+    elif dataset in GENERATED:
+        generation = (n_samples, n_features, n_informative, noise, separation, flip, data_seed)
+        X, y = generate_dataset(dataset, *generation)
     else:
         raise ValueError(f"unknown dataset {dataset!r}")
     if standardize:
@@ -140,14 +271,18 @@ def _zscore(a: np.ndarray) -> np.ndarray:
 
 
 class DatasetStream(StreamAdversary):
-    """A bundled scikit-learn dataset shown one example per round, reshuffled every epoch.
+    """A fixed dataset shown one example per round, reshuffled every epoch: scikit-learn's bundled
+    sets, or one drawn once from a law whose Bayes risk is known.
 
     Parameters
     ----------
-    dataset : {"breast_cancer", "digits", "diabetes"}
+    dataset : {"breast_cancer", "digits", "diabetes", "friedman1", "gaussian_classes"}
         ``breast_cancer``: Wisconsin diagnostic (569 × 30), label +1 benign / −1 malignant;
         ``digits``: 8×8 handwritten digits (1797 × 64) as a binary task (``digits``);
-        ``diabetes``: 442 × 10 regression (the protocol is then ``regression``).
+        ``diabetes``: 442 × 10 regression (the protocol is then ``regression``);
+        ``friedman1``: scikit-learn's ``make_friedman1`` (Friedman 1991), regression;
+        ``gaussian_classes``: two Gaussian classes with a shared covariance and label noise,
+        binary classification (see Notes for both generated sets).
     digits : list of int
         ``digits`` only: ``[a]`` labels digit a +1 and every other digit −1 (all 1797 examples);
         ``[a, b]`` keeps the examples of a (+1) and b (−1).
@@ -172,6 +307,23 @@ class DatasetStream(StreamAdversary):
         Fraction in [0, 1) of the examples held out as a test split the stream never shows
         (oracle ``test_split``, read by the ``online_to_batch`` metric): ``m = ⌊f·n⌋`` examples,
         drawn per replicate (0: no split, every example is streamed).
+    n_samples : int
+        Generated datasets only: the number of examples drawn.
+    n_features : int
+        Generated datasets only: d (``friedman1`` needs d ≥ 5; features 6 … d are noise).
+    n_informative : int
+        ``gaussian_classes`` only: the first k ≤ d features carry the class; the others are
+        independent N(0, 1) noise in both classes.
+    noise : float
+        ``friedman1`` only: the standard deviation σ of the Gaussian noise added to the target.
+    separation : float
+        ``gaussian_classes`` only: the Mahalanobis distance Δ between the two class means.
+    flip : float
+        ``gaussian_classes`` only: the probability in [0, ½) that a label is flipped.
+    data_seed : int
+        Generated datasets only: the seed the dataset is drawn from, once. It is a parameter of
+        the data, not of the game: every replicate (and every game seed) reshuffles and splits
+        the same examples.
 
     Notes
     -----
@@ -193,6 +345,30 @@ class DatasetStream(StreamAdversary):
     LIBSVM breast-cancer set (683×10), and its diabetes is a 442×10 regression set, not Pima
     (768×8); the thesis's datasets are listed in Luo 2016, Appendix D, Table D.1.
 
+    **Generated datasets and their Bayes risk** (:meth:`bayes_risk`). ``friedman1``:
+    ``x ~ U[0, 1]^d``, ``y = 10 sin(π x₁x₂) + 20(x₃ − ½)² + 10x₄ + 5x₅ + σ·ε`` (Friedman 1991;
+    Breiman 1996). The best predictor is the regression function, whose risk under the
+    squared loss ½(ŷ − y)² is ``½σ²``; on the standardized target (the default) ``½σ²/s_y²`` with
+    ``s_y`` the standard deviation of the drawn targets, under the absolute loss ``σ·sqrt(2/π)``
+    (divided by ``s_y`` when standardized). ``gaussian_classes``: equal priors,
+    ``x_{1:k} | y ~ N(y·μ, Σ)`` with one Σ for both classes, drawn from ``data_seed``
+    (:func:`gaussian_classes_law`), labels flipped with probability ``flip``: the Bayes error
+    (0-1, the units of ``mistakes`` and ``test_error``) is ``flip + (1 − 2·flip)·Φ(−Δ/2)``
+    (:func:`gaussian_classes_bayes_error`); an invertible affine map of the features, such as
+    the standardization, does not change it.
+    scikit-learn's ``make_classification`` is not used because each of its clusters gets its own
+    random covariance (and ``flip_y`` relabels at random), so its Bayes error has no closed form.
+
+    These are risks of the **law**, not of the finite dataset drawn from it, so the stream does
+    not declare them as ``lower_bound`` rows. Over the data seed, every classifier's expected
+    held-out error is at least the Bayes error (a test label is independent of everything else
+    given its features, the feature standardization included), and so is its expected
+    progressive error rate over the first epoch (a reshuffled i.i.d. sample is i.i.d.); but for
+    one fixed dataset, which is what a game's replicates reshuffle, the realized labels can be
+    kinder than the law (by about ``sqrt(p(1 − p)/n)``), and after the first epoch a learner can
+    memorize examples it has seen. The reports show the Bayes risk beside the measured errors
+    instead (the boosting section's "Bayes" column).
+
     Examples
     --------
     >>> adv = DatasetStream("digits", digits=[3, 8])
@@ -202,10 +378,15 @@ class DatasetStream(StreamAdversary):
     >>> adv.data_block(1, 4).x.shape
     (1, 4, 64)
 
+    >>> round(DatasetStream("gaussian_classes").bayes_risk(), 4)  # 0.05 + 0.9·Φ(−1.5)
+    0.1101
+
     References
     ----------
-    scikit-learn's ``sklearn.datasets.load_breast_cancer``, ``load_digits``, ``load_diabetes``;
-    Luo 2016, Appendix D (the datasets these stand in for).
+    scikit-learn's ``sklearn.datasets.load_breast_cancer``, ``load_digits``, ``load_diabetes``,
+    ``make_friedman1``; Luo 2016, Appendix D (the datasets these stand in for); Friedman 1991
+    and Breiman 1996 (the Friedman #1 function); Hastie, Tibshirani & Friedman 2009, §4.3
+    (the Bayes rule of Gaussian classes with a shared covariance).
     """
 
     tags = InstanceTags(AdversaryTags(protocol="classification", oblivious=True))
@@ -218,6 +399,13 @@ class DatasetStream(StreamAdversary):
         "domain": DOMAIN,
         "radius": [POSITIVE],
         "test_fraction": [Interval(0, 1, closed="left")],
+        "n_samples": [Interval(2, None, integer=True)],
+        "n_features": [Interval(1, None, integer=True)],
+        "n_informative": [Interval(1, None, integer=True)],
+        "noise": [Interval(0, None)],
+        "separation": [Interval(0, None)],
+        "flip": [Interval(0, 0.5, closed="left")],
+        "data_seed": [Interval(0, None, integer=True)],
     }
 
     def __init__(
@@ -230,6 +418,13 @@ class DatasetStream(StreamAdversary):
         domain: str = "unconstrained",
         radius: float = 1.0,
         test_fraction: float = 0.0,
+        n_samples: int = 2000,
+        n_features: int = 10,
+        n_informative: int = 5,
+        noise: float = 1.0,
+        separation: float = 3.0,
+        flip: float = 0.05,
+        data_seed: int = 0,
     ):
         self.dataset = dataset
         self.digits = digits
@@ -239,6 +434,13 @@ class DatasetStream(StreamAdversary):
         self.domain = domain
         self.radius = radius
         self.test_fraction = test_fraction
+        self.n_samples = n_samples
+        self.n_features = n_features
+        self.n_informative = n_informative
+        self.noise = noise
+        self.separation = separation
+        self.flip = flip
+        self.data_seed = data_seed
 
     def _instance_tags(self) -> AdversaryTags:
         oracle = frozenset({"test_split"}) if self.test_fraction else frozenset()
@@ -265,16 +467,85 @@ class DatasetStream(StreamAdversary):
                 raise ConfigError(self.label(), "digits", message)
         else:
             digits = (0,)  # unused
+        if self.dataset == "friedman1" and int(self.n_features) < 5:
+            message = f"friedman1 needs at least 5 features, got {self.n_features}"
+            raise ConfigError(self.label(), "n_features", message)
+        if self.dataset == "gaussian_classes" and int(self.n_informative) > int(self.n_features):
+            message = f"must be at most n_features = {self.n_features}, got {self.n_informative}"
+            raise ConfigError(self.label(), "n_informative", message)
         try:
-            return load_dataset(self.dataset, digits, bool(self.standardize), bool(self.intercept))
+            return load_dataset(
+                self.dataset,
+                digits,
+                bool(self.standardize),
+                bool(self.intercept),
+                **self._generation(),
+            )
         except ImportError as exc:
             raise ConfigError(self.label(), "dataset", str(exc)) from exc
 
+    def _generation(self) -> dict[str, int | float]:
+        """The generated datasets' parameters as load_dataset takes them (defaults if bundled, so
+        a bundled dataset is cached once whatever they are)."""
+        if self.dataset not in GENERATED:
+            return {}
+        return {
+            "n_samples": int(self.n_samples),
+            "n_features": int(self.n_features),
+            "n_informative": int(self.n_informative),
+            "noise": float(self.noise),
+            "separation": float(self.separation),
+            "flip": float(self.flip),
+            "data_seed": int(self.data_seed),
+        }
+
+    def stream_identity(self) -> tuple[str, dict]:
+        """The registry name and parameters that seed the stream, with only the generation
+        parameters the dataset is drawn from: a bundled dataset keeps the stream (and the
+        published numbers) it had before the generated datasets existed."""
+        name, params = super().stream_identity()
+        used = GENERATION_PARAMETERS.get(self.dataset, ())
+        return name, {k: v for k, v in params.items() if k not in GENERATION_NAMES or k in used}
+
     def data_identity(self) -> dict[str, str]:
-        # the bundled datasets ship with scikit-learn: its version pins their contents
+        # the bundled datasets ship with scikit-learn: its version pins their contents; the
+        # generated ones are pinned by their parameters and the generators' versions
         import sklearn
 
-        return {"dataset": f"{self.dataset} (scikit-learn {sklearn.__version__})"}
+        if self.dataset not in GENERATED:
+            return {"dataset": f"{self.dataset} (scikit-learn {sklearn.__version__})"}
+        used = GENERATION_PARAMETERS[self.dataset]
+        params = ", ".join(f"{k}={v}" for k, v in self._generation().items() if k in used)
+        versions = f"scikit-learn {sklearn.__version__}, numpy {np.__version__}"
+        return {"dataset": f"{self.dataset}({params}) ({versions})"}
+
+    def bayes_risk(self) -> float | None:
+        """Return the Bayes risk of a generated dataset's law, in the units the arena reports.
+
+        Classification: the Bayes error, the 0-1 error of the best classifier (the units of
+        ``mistakes`` per round and ``test_error``); regression: the expected declared loss
+        (squared ½(ŷ − y)² or absolute) of the regression function, on the standardized target
+        when ``standardize``. None for the bundled datasets, whose law is unknown. A risk of the
+        law, not a bound on one fixed dataset's stream (class Notes).
+
+        Examples
+        --------
+        >>> DatasetStream("friedman1", standardize=False, noise=2.0).bayes_risk()  # ½σ²
+        2.0
+        >>> DatasetStream("diabetes").bayes_risk() is None
+        True
+        """
+        if self.dataset == "gaussian_classes":
+            return gaussian_classes_bayes_error(float(self.separation), float(self.flip))
+        if self.dataset != "friedman1":
+            return None
+        sigma = float(self.noise)
+        if self.standardize:
+            raw = load_dataset(self.dataset, (0,), False, False, **self._generation())[1]
+            sigma /= float(raw.std())  # the standardization divides by the drawn targets' sd
+        if self.declared_loss() == "absolute":
+            return sigma * math.sqrt(2.0 / math.pi)
+        return 0.5 * sigma**2
 
     def resolve_dim(self, requested: int | None) -> int:
         d = int(self._data()[0].shape[1])
@@ -348,3 +619,5 @@ class DatasetStream(StreamAdversary):
         yield {"dataset": "diabetes"}
         yield {"dataset": "diabetes", "loss": "absolute", "domain": "ball"}
         yield {"test_fraction": 0.3, "domain": "ball", "radius": 5.0}
+        yield {"dataset": "friedman1", "n_samples": 200, "noise": 0.5, "domain": "ball"}
+        yield {"dataset": "gaussian_classes", "n_samples": 300, "flip": 0.1, "test_fraction": 0.2}

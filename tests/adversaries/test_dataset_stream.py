@@ -209,3 +209,129 @@ def test_end_to_end_through_the_engine():
         Domain("ball", 3.0)
         == DatasetStream("diabetes", domain="ball", radius=3.0).declared_domain()
     )
+
+
+# ---- the generated datasets: friedman1 and gaussian_classes ----------------------------------
+
+
+def test_generated_data_are_fixed_by_the_data_seed():
+    for name in ds.GENERATED:
+        X0, y0 = ds.generate_dataset(name, 300, 10, 4, 1.0, 3.0, 0.1, 7)
+        X1, y1 = ds.generate_dataset(name, 300, 10, 4, 1.0, 3.0, 0.1, 7)
+        np.testing.assert_array_equal(X0, X1)
+        np.testing.assert_array_equal(y0, y1)
+        X2, _ = ds.generate_dataset(name, 300, 10, 4, 1.0, 3.0, 0.1, 8)
+        assert not np.allclose(X0, X2)  # another data seed, another dataset
+    # replicates reshuffle the same examples, whatever the game's seed
+    adv = DatasetStream("gaussian_classes", n_samples=200)
+    spec = spec_for(adv, n_rep=2, horizon=200)
+    rd = blocks(adv, spec, [200])
+    X, y = adv._data()
+    for r in range(2):
+        ids = _row_ids(rd.x[r], X)
+        np.testing.assert_array_equal(np.sort(ids), np.arange(200))
+        np.testing.assert_array_equal(rd.y[r], y[ids])
+    assert not np.array_equal(rd.x[0], rd.x[1])
+    assert_replicate_determinism(adv, spec)
+    a, b = DatasetStream("friedman1"), DatasetStream("friedman1", data_seed=1)
+    assert a.data_identity() != b.data_identity()
+    assert "flip" not in a.data_identity()["dataset"]  # only the parameters that change it
+
+
+def test_gaussian_classes_law_and_shapes():
+    X, y = load_dataset("gaussian_classes", (0,), False, False, n_features=6, n_informative=2)
+    assert X.shape == (2000, 6) and set(np.unique(y)) == {-1.0, 1.0}
+    mu, cov = ds.gaussian_classes_law(2, 3.0, 0)
+    np.testing.assert_allclose(cov, cov.T)
+    assert np.linalg.eigvalsh(cov).min() >= 0.5 - 1e-12  # BBᵀ/k + ½·I
+    assert 2 * np.sqrt(mu @ np.linalg.solve(cov, mu)) == pytest.approx(3.0, rel=1e-12)
+    # the noise features have the same law in both classes: their class means agree to ≈ 4σ
+    for side in (1.0, -1.0):
+        assert np.all(np.abs(X[y == side, 2:].mean(axis=0)) < 4 / np.sqrt((y == side).sum()))
+    std, _ = load_dataset("gaussian_classes")
+    np.testing.assert_allclose(std.mean(axis=0), 0.0, atol=1e-12)  # standardized by default
+
+
+@pytest.mark.parametrize(("separation", "flip"), [(3.0, 0.05), (1.0, 0.0), (2.0, 0.3)])
+def test_gaussian_classes_bayes_error_matches_monte_carlo(separation, flip):
+    """The Bayes rule sign(xᵀΣ⁻¹μ) on 10⁵ fresh examples of the law errs at the closed form's
+    rate within 4 standard errors sqrt(p(1−p)/n) ≤ 0.0016; a perturbed rule errs more."""
+    n, seed = 100_000, 3
+    X, y = ds.generate_dataset("gaussian_classes", n, 5, 3, 1.0, separation, flip, seed)
+    mu, cov = ds.gaussian_classes_law(3, separation, seed)
+    score = X[:, :3] @ np.linalg.solve(cov, mu)
+    measured = float(np.mean(np.where(score > 0, 1.0, -1.0) != y))
+    exact = ds.gaussian_classes_bayes_error(separation, flip)
+    assert abs(measured - exact) <= 4 * np.sqrt(exact * (1 - exact) / n)
+    assert DatasetStream(
+        "gaussian_classes", separation=separation, flip=flip
+    ).bayes_risk() == pytest.approx(exact, rel=1e-15)
+    naive = float(np.mean(np.where(X[:, :3] @ mu > 0, 1.0, -1.0) != y))  # ignores Σ
+    assert naive > exact - 4 * np.sqrt(exact * (1 - exact) / n)
+    # the closed form itself: Φ(−Δ/2) through scipy, and the flips' mixture
+    from scipy.stats import norm
+
+    clean = norm.cdf(-separation / 2)
+    assert exact == pytest.approx(clean * (1 - flip) + (1 - clean) * flip, rel=1e-12)
+
+
+def test_friedman1_noise_and_bayes_risk():
+    """The residual y − f(x) of scikit-learn's make_friedman1 is the N(0, σ²) noise: its variance
+    is σ² within 4 standard errors σ²·sqrt(2/n); the Bayes risk is ½σ²/s_y² standardized."""
+    noise, n = 2.0, 2000
+    X, y = load_dataset("friedman1", (0,), False, False, noise=noise)
+    assert X.shape == (n, 10) and X.min() >= 0 and X.max() <= 1
+    f = (
+        10 * np.sin(np.pi * X[:, 0] * X[:, 1])
+        + 20 * (X[:, 2] - 0.5) ** 2
+        + 10 * X[:, 3]
+        + 5 * X[:, 4]
+    )
+    residual = y - f
+    assert abs(residual.var() - noise**2) <= 4 * noise**2 * np.sqrt(2 / n)
+    assert abs(residual.mean()) <= 4 * noise / np.sqrt(n)
+    raw = DatasetStream("friedman1", noise=noise, standardize=False)
+    assert raw.bayes_risk() == 0.5 * noise**2
+    assert raw.clone(loss="absolute").bayes_risk() == pytest.approx(noise * np.sqrt(2 / np.pi))
+    std = DatasetStream("friedman1", noise=noise)
+    assert std.bayes_risk() == pytest.approx(0.5 * noise**2 / y.var(), rel=1e-12)
+    _, ys = std._data()
+    # the standardized regression function's empirical risk is the declared one within 4σ
+    fs = (f - y.mean()) / y.std()
+    empirical = 0.5 * (ys - fs) ** 2
+    assert abs(empirical.mean() - std.bayes_risk()) <= 4 * empirical.std() / np.sqrt(n)
+    assert std.tags.protocol == "regression" and std.declared_loss() == "squared"
+    assert DatasetStream("breast_cancer").bayes_risk() is None
+
+
+@pytest.mark.parametrize(
+    ("params", "parameter"),
+    [
+        ({"dataset": "friedman1", "n_features": 4}, "n_features"),
+        ({"dataset": "gaussian_classes", "n_features": 3, "n_informative": 5}, "n_informative"),
+        ({"dataset": "gaussian_classes", "flip": 0.5}, "flip"),
+        ({"dataset": "friedman1", "noise": -1.0}, "noise"),
+        ({"dataset": "gaussian_classes", "data_seed": -1}, "data_seed"),
+    ],
+)
+def test_invalid_generation_parameters(params, parameter):
+    adv = DatasetStream(**params)
+    with pytest.raises(ConfigError) as err:
+        validate_params(adv)
+        adv.resolve_dim(None)
+    assert err.value.parameter == parameter
+
+
+def test_bundled_datasets_keep_their_stream_identity():
+    """The generation parameters seed only the generated datasets' streams: a bundled dataset's
+    game key (hence its stream and the published numbers) is what it was before they existed."""
+    name, params = DatasetStream("diabetes", noise=3.0).stream_identity()
+    assert name == "dataset_stream"
+    assert set(params) == {"dataset", "digits", "standardize", "intercept", "loss", "domain"} | {
+        "radius"
+    }
+    _, params = DatasetStream("friedman1").stream_identity()
+    assert {"n_samples", "n_features", "noise", "data_seed"} <= set(params)
+    assert not {"n_informative", "separation", "flip"} & set(params)
+    _, params = DatasetStream("gaussian_classes", test_fraction=0.2).stream_identity()
+    assert {"n_informative", "separation", "flip", "test_fraction"} <= set(params)

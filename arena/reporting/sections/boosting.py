@@ -10,10 +10,12 @@ Shown when the results hold rows of either kind:
   stand-in; then the margin distributions (``margin_frac``, Figure 2.3's statistic) as a table.
 * **Online boosting** (rows ``mistakes`` with ``base_mistakes`` or ``base_loss`` of boosting
   games): per stream and booster, the progressive error (or loss) of the booster and of its base
-  learner, the relative improvement ``100·(base − booster)/base`` with its interval, and the
-  held-out error; then the mean and median improvement per booster over the streams, the statistic
-  of Luo 2016, Tables 3.2–3.3 (Beygelzimer, Kale & Luo 2015; Beygelzimer, Hazan, Kale & Luo 2015,
-  §6), beside the sources' numbers where the booster is one of theirs.
+  learner, the relative improvement ``100·(base − booster)/base`` with its interval, the
+  held-out error, and the Bayes error (or risk) of streams drawn from a known law (an adversary
+  with a ``bayes_risk()`` method, e.g. ``dataset_stream``'s generated datasets); then the mean
+  and median improvement per booster over the streams, the statistic of Luo 2016, Tables 3.2–3.3
+  (Beygelzimer, Kale & Luo 2015; Beygelzimer, Hazan, Kale & Luo 2015, §6), beside the sources'
+  numbers where the booster is one of theirs.
 * **How many weak learners** (rows ``mistakes`` of ``online_bbm`` / ``adaboost_ol`` over
   ``oracle`` weak learners against ``edge_oracle``): the analogue of Luo 2016, Table 3.1 — per
   edge and ε, the smallest N whose measured error rate is ≤ ε beside the exact binomial answer
@@ -93,6 +95,33 @@ def _weak_learner(ctx: ReportContext) -> dict[str, str]:
         except (TypeError, ValueError):
             value = ""
         out[str(label)] = value.get("name", "") if isinstance(value, dict) else str(value or "")
+    return out
+
+
+def bayes_risks(ctx: ReportContext) -> dict[str, float]:
+    """game label → the Bayes risk its adversary declares, for the games that declare one.
+
+    The adversary is rebuilt from its registry name and recorded parameters; one with a
+    ``bayes_risk()`` method returning a number (the 0-1 Bayes error of a classification law, the
+    expected declared loss of the regression function) is listed. Adversaries not installed here,
+    without the method, or returning None are left out.
+    """
+    import json
+
+    from arena import registry
+
+    out = {}
+    games = ctx.src.games
+    for name, params, label in zip(
+        games.adversary, games.adversary_params, games.game_label, strict=True
+    ):
+        try:
+            adversary = registry.make("adversary", str(name), **json.loads(params))
+            risk = adversary.bayes_risk() if hasattr(adversary, "bayes_risk") else None
+        except Exception:  # not installed here or not buildable: the report shows no Bayes risk
+            continue
+        if risk is not None:
+            out[str(label)] = float(risk)
     return out
 
 
@@ -214,7 +243,8 @@ def game_table(ctx: ReportContext) -> list[Block]:
 
 def improvement_table(ctx: ReportContext) -> pd.DataFrame:
     """Per stream and booster at T: the booster's and base learner's progressive error (or loss
-    per round), the improvement % with its t-interval and the held-out error (NaN if none)."""
+    per round), the improvement % with its t-interval, the held-out error and the stream's Bayes
+    error or risk (:func:`bayes_risks`; NaN if none)."""
     imp = stats.final_rows(ctx.rows, "improvement")
     if imp.empty:
         return pd.DataFrame()
@@ -235,7 +265,22 @@ def improvement_table(ctx: ReportContext) -> pd.DataFrame:
         ]
     for column in ("error", "base_error", "loss", "base_loss"):
         out[column] = out[column] / out["T"]
+    risks = bayes_risks(ctx)
+    out["bayes"] = [risks.get(str(g), math.nan) for g in out.game_label]
     return out
+
+
+def bayes_cell(risk: float, classification: bool) -> str:
+    """The Bayes column's cell: a percentage in classification, a loss in regression.
+
+    Examples
+    --------
+    >>> bayes_cell(0.110126, True), bayes_cell(0.0199, False), bayes_cell(math.nan, True)
+    ('11.01 %', '0.0199', '—')
+    """
+    if not np.isfinite(risk):
+        return "—"
+    return f"{100 * risk:.2f} %" if classification else num(risk)
 
 
 def online_table(ctx: ReportContext) -> list[Block]:
@@ -256,16 +301,29 @@ def online_table(ctx: ReportContext) -> list[Block]:
                 num(r.mean),
                 ci(r.ci_low, r.ci_high),
                 num(r.test_error) if np.isfinite(r.test_error) else "—",
+                bayes_cell(r.bayes, classification),
             ]
         )
     blocks: list[Block] = [
         Table(
-            ["stream", "booster", "booster", "base learner", "improvement %", "CI", "test error"],
+            [
+                "stream",
+                "booster",
+                "booster",
+                "base learner",
+                "improvement %",
+                "CI",
+                "test error",
+                "Bayes",
+            ],
             body,
             caption=f"Progressive (online) error rate in classification, loss per round in "
             f"regression, of the booster and of its base learner (one weak learner fed every "
             f"example), at T; improvement = 100·(base − booster)/base, mean over replicates "
-            f"with its {ctx.pct} t-interval.",
+            f"with its {ctx.pct} t-interval. Bayes: the error rate (or loss per round) of the "
+            f"best predictor of the law a generated stream was drawn from, in the units of the "
+            f"two error columns, '—' for real data; the law's, not the fixed dataset's, so a "
+            f"measured error may dip below it by sampling noise.",
             text_columns={0, 1},
         )
     ]

@@ -71,23 +71,66 @@ def test_the_readme_quotes_the_committed_report():
 
     online = pd.read_csv(REPORT / "tables" / "online_boosting.csv")
     improvement = online.set_index(["game_label", "player_label"])["mean"]
-    span = improvement[improvement.index.get_level_values(1) == "ogb_span(weak_learner=stump)"]
+    span = improvement[
+        (improvement.index.get_level_values(1) == "ogb_span(weak_learner=stump)")
+        & improvement.index.get_level_values(0).str.contains("diabetes")
+    ]
+    assert len(span) == 1
     cell = rows["`ogb_span` over `stump`: improvement over the base learner (diabetes)"]
     assert numbers(cell[0]) == [pytest.approx(round(float(span.iloc[0]), 2))]
     assert numbers(cell[1])[0] == 20.22  # Table 3.3
-    cell = rows["`adaboost_ol` over `stump` / `linear`: mean improvement over 3 streams"]
+    cell = rows["`adaboost_ol` over `stump` / `linear`: mean improvement over 4 streams"]
     means = [
         online[online.player_label == f"adaboost_ol(n_learners=10, weak_learner={w})"]["mean"]
         for w in ("stump", "linear")
     ]
-    assert all(len(m) == 3 for m in means)
+    assert all(len(m) == 4 for m in means)
     assert numbers(cell[0]) == [pytest.approx(round(m.mean(), 2)) for m in means]
+
+    by_stream = online.set_index(["game_label", "player_label"])
+    gauss = by_stream.loc[
+        (
+            "dataset_stream(dataset=gaussian_classes, test_fraction=0.2) N=10 T=1000",
+            "adaboost_ol(n_learners=10, weak_learner=linear)",
+        )
+    ]
+    cell = rows["`adaboost_ol` over `linear`: held-out error, Gaussian classes"]
+    assert numbers(cell[0]) == [pytest.approx(round(100 * gauss.test_error, 2))]
+    assert numbers(cell[1]) == [pytest.approx(round(100 * gauss.bayes, 2))]
+    friedman = by_stream.loc[
+        ("dataset_stream(dataset=friedman1) N=10 T=1000", "ogb_span(weak_learner=neural)")
+    ]
+    cell = rows["`ogb_span` over `neural`: loss per round, Friedman #1"]
+    assert numbers(cell[0]) == [pytest.approx(float(f"{friedman.loss:.4g}"))]
+    assert numbers(cell[1]) == [pytest.approx(float(f"{friedman.bayes:.3g}"))]
 
     game = pd.read_csv(REPORT / "tables" / "boosting_game.csv")
     dt = game[(game.player == "normal_hedge_dt") & game.game_label.str.contains("digits")]
     cell = rows["`normal_hedge_dt` (NH-Boost.DT): zero-weight examples, digits 4 vs 9"]
     assert numbers(cell[0]) == [pytest.approx(round(100 * dt.zero_weight_frac.iloc[0], 2))]
     assert numbers(cell[1])[0] == 42.0  # Table 2.2, OCR-49
+
+
+def test_the_committed_bayes_column_is_the_adversaries_bayes_risk():
+    """The report's Bayes column holds the generated streams' Bayes risks (0.05 + 0.9·Φ(−1.5)
+    for the Gaussian classes, ½σ²/s_y² for Friedman #1), none for real data, and every booster's
+    measured error is above it (at T = 1000 rounds by ≥ 1 point of held-out error and ≥ 10× the
+    loss; the law's Bayes error is not a bound on one drawn dataset, but 2000 examples put the
+    data's sampling noise at ≈ 0.7 points)."""
+    from adversaries.dataset_stream import DatasetStream, gaussian_classes_bayes_error
+
+    online = pd.read_csv(REPORT / "tables" / "online_boosting.csv")
+    gauss = online[online.game_label.str.contains("gaussian_classes")]
+    friedman = online[online.game_label.str.contains("friedman1")]
+    assert len(gauss) == 6 and len(friedman) == 6
+    assert gauss.bayes.to_numpy() == pytest.approx(gaussian_classes_bayes_error(3.0, 0.05))
+    assert friedman.bayes.to_numpy() == pytest.approx(DatasetStream("friedman1").bayes_risk())
+    others = online.drop(gauss.index).drop(friedman.index)
+    assert others.bayes.isna().all()
+    assert (gauss.test_error > gauss.bayes).all()
+    assert (gauss.error > gauss.bayes).all()
+    assert (friedman.loss > 10 * friedman.bayes).all()
+    assert "| Bayes |" in (REPORT / "report.md").read_text(encoding="utf-8")
 
 
 def test_the_committed_scaling_table_tracks_the_exact_binomial():
