@@ -7,7 +7,7 @@ import math
 from collections.abc import Sequence
 from fractions import Fraction
 from functools import lru_cache
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -506,6 +506,14 @@ class DatasetStream(StreamAdversary):
         name, params = super().stream_identity()
         used = GENERATION_PARAMETERS.get(self.dataset, ())
         return name, {k: v for k, v in params.items() if k not in GENERATION_NAMES or k in used}
+
+    def cell_params(self) -> dict[str, Any]:
+        """Every parameter but the generation parameters the dataset does not use: the cells (and
+        the players' streams) of the bundled datasets are those they had before the generated
+        datasets existed."""
+        used = GENERATION_PARAMETERS.get(self.dataset, ())
+        params = self.get_params().items()
+        return {k: v for k, v in params if k not in GENERATION_NAMES or k in used}
 
     def data_identity(self) -> dict[str, str]:
         # the bundled datasets ship with scikit-learn: its version pins their contents; the

@@ -72,6 +72,17 @@ class Adversary(Component):
         """
         return {}
 
+    def cell_params(self) -> dict[str, Any]:
+        """Return the parameters that enter the cell key, and so the cell id and the player's
+        streams: all of them (``get_params``) by default (the manifest and the run id keep every
+        parameter).
+
+        An adversary leaves out the parameters that cannot change the game it plays (the
+        generation parameters of a generated dataset, when it serves a bundled one), so that a
+        component gaining a parameter does not reseed every player of the games it already played.
+        """
+        return self.get_params()
+
     def bind_player(self, player: Any) -> None:
         """Receive, before :meth:`reset`, a clone of the game's player (not yet reset).
 

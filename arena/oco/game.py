@@ -190,7 +190,7 @@ class OCOProtocol(GameProtocol):
         }
         cell = {
             "adversary": type(adversary).registry_name(),
-            "adversary_params": adversary.get_params(),
+            "adversary_params": adversary.cell_params(),
         }
         return game, cell
 

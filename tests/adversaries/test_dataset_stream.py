@@ -335,3 +335,19 @@ def test_bundled_datasets_keep_their_stream_identity():
     assert not {"n_informative", "separation", "flip"} & set(params)
     _, params = DatasetStream("gaussian_classes", test_fraction=0.2).stream_identity()
     assert {"n_informative", "separation", "flip", "test_fraction"} <= set(params)
+
+
+def test_unused_generation_parameters_leave_the_cell_and_the_players_streams_alone():
+    """A bundled dataset ignores the generation parameters, so they stay out of its cell key:
+    the cell, the players' streams and every value are those of a game that never named them."""
+    from arena.game import run_game
+
+    assert not set(DatasetStream("breast_cancer").cell_params()) & ds.GENERATION_NAMES
+    assert {"noise", "data_seed"} <= set(DatasetStream("friedman1").cell_params())
+    kw = dict(horizon=40, replicates=2, metrics=["mistakes"])
+    plain = run_game("perceptron", "dataset_stream", **kw)
+    other = run_game(
+        "perceptron", "dataset_stream", adversary_params={"n_samples": 77, "data_seed": 5}, **kw
+    )
+    assert plain.config["cell"] == other.config["cell"]
+    assert plain.rows.value.tolist() == other.rows.value.tolist()
