@@ -181,7 +181,7 @@ def margins(ws, x):
     return np.einsum("td,td->t", ws, x)
 
 
-@pytest.mark.parametrize("sketch", ["full", "rp", "fd"])
+@pytest.mark.parametrize("sketch", ["full", "rp", "fd", "fd_epoch"])
 def test_invariance_to_scaled_rotations_with_alpha_scaled(sketch):
     # x ↦ sQx and α ↦ s²α give A' = M A Mᵀ, so w' = M^{-T} w and identical margins (Luo 2016,
     # §4.3.2); RP with the same draws r_t, FD because S'S'ᵀ = s² SSᵀ.
@@ -211,7 +211,7 @@ def test_full_son_invariance_mechanism_for_any_linear_map():
         assert np.max(np.abs(margins(wm, xm) - margins(ws, x))) > 1e-2
 
 
-@pytest.mark.parametrize("sketch", ["full", "fd"])
+@pytest.mark.parametrize("sketch", ["full", "fd", "fd_epoch"])
 @pytest.mark.parametrize("loss,adaptive", [("logistic", False), ("hinge", True), ("squared", True)])
 def test_declared_theorem_bound_holds_for_comparators_in_k(sketch, loss, adaptive):
     x, y = stream(8, 150, 6)

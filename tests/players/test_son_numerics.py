@@ -35,7 +35,7 @@ def blocks(player, x, y, loss, cuts, seed=3):
     )
 
 
-@pytest.mark.parametrize("sketch", ["full", "rp", "fd", "oja"])
+@pytest.mark.parametrize("sketch", ["full", "rp", "fd", "oja", "fd_epoch"])
 def test_kernel_equals_the_readable_predict_update_loop(sketch):
     rng = np.random.default_rng(0)
     x = rng.normal(size=(2, 80, 6))

@@ -134,7 +134,7 @@ def test_skipped_without_a_sketch_or_with_diagonal_adaptation():
     assert DEFAULT_METRICS["sketch_error"] == OCO_DEFAULT_METRICS["sketch_error"] == {"k": [10]}
 
 
-@pytest.mark.parametrize("sketch", ["full", "rp", "fd", "oja"])
+@pytest.mark.parametrize("sketch", ["full", "rp", "fd", "oja", "fd_epoch"])
 def test_engine_equals_the_reference_loop(sketch):
     """The OCO reference loop sums the sketched vectors round by round and takes their exact
     spectrum; the engine's rows agree (1e-10 absolute: relative eigenvalue errors of order 1
