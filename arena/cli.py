@@ -107,7 +107,7 @@ def _precheck_names(overrides: list[str]) -> None:
     for item in overrides:
         key, sep, value = item.partition("=")
         key = key.lstrip("+~")
-        if sep and key in ("player", "adversary") and "," not in value and value:
+        if sep and key in ("player", "adversary", "weak_learner") and "," not in value and value:
             registry.load(key, value)  # unknown (with close matches), conflicting or broken
 
 
@@ -142,6 +142,19 @@ def _run_task(cfg) -> int:
     container = OmegaConf.to_container(cfg, resolve=True)
     player_params = {k: v for k, v in container["player"].items() if k != "_target_"}
     adversary_params = {k: v for k, v in container["adversary"].items() if k != "_target_"}
+    weak = container.get("weak_learner")
+    if weak is not None:
+        # the group weak_learner=NAME (with weak_learner.param=…) sets a booster's weak learner
+        if "weak_learner" not in player_params:
+            print(
+                f"arena: error: weak_learner: player {choices['player']} takes no weak learner "
+                "(only boosters do)",
+                file=sys.stderr,
+            )
+            _remove_if_empty(out_dir)
+            return 2
+        player_params["weak_learner"] = choices["weak_learner"]
+        player_params["weak_learner_params"] = {k: v for k, v in weak.items() if k != "_target_"}
     game_kwargs = dict(
         horizon=cfg.horizon,
         n_actions=cfg.n_actions,

@@ -1,6 +1,7 @@
 """Hydra glue: where the configs live and config nodes for registered names without a YAML file.
 
-Config group = registry kind (``player``, ``adversary``), option = registry name (architecture:
+Config group = registry kind (``player``, ``adversary``, ``weak_learner``: a booster's weak
+learner, null unless given), option = registry name (architecture:
 parameters). A registered name gets a node generated from its ``__init__`` signature, so ``arena run
 adversary=my_plugin adversary.param=1`` works right after ``pip install``, and so do the built-ins:
 what each parameter may be is declared once, on the class (:mod:`arena.params`). A YAML file in
@@ -17,7 +18,7 @@ from pathlib import Path
 from arena import registry
 from arena.errors import ArenaError, ConfigError
 
-GROUPS = {"player": "player", "adversary": "adversary"}
+GROUPS = {"player": "player", "adversary": "adversary", "weak_learner": "weak_learner"}
 
 
 def config_dir() -> Path:
@@ -146,14 +147,15 @@ def check_command_line(
 
 def _top_level_keys(config_name: str) -> list[str]:
     """The keys the primary config defines: its own, and the groups of its defaults list (read
-    from the file, not composed, so that a default option that cannot load is not needed)."""
+    from the file, not composed, so that a default option that cannot load is not needed). A group
+    whose default is null (``weak_learner``: only boosters take one) is optional."""
     from omegaconf import OmegaConf
 
     primary = OmegaConf.to_container(OmegaConf.load(config_dir() / f"{config_name}.yaml"))
     keys = []
     for entry in primary.get("defaults", []):
         if isinstance(entry, dict):
-            keys += [k for k in entry if not k.startswith("override ")]
+            keys += [k for k, v in entry.items() if not k.startswith("override ") and v is not None]
     return keys + [k for k in primary if k not in ("defaults", "hydra")]
 
 

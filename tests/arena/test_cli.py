@@ -211,3 +211,30 @@ def test_demo_runs_and_prints_where_results_are(tmp_path):
     assert "report:" in res.stdout and "results:" in res.stdout
     assert (tmp_path / "r" / "index.html").is_file() and (tmp_path / "r" / "report.md").is_file()
     assert len(list((tmp_path / "t" / "parts").glob("results-*.parquet"))) == 15
+
+
+def test_weak_learner_group_sets_a_boosters_weak_learner(tmp_path):
+    """``weak_learner=NAME weak_learner.param=…`` is the booster's ``weak_learner`` and
+    ``weak_learner_params``; a player that boosts nothing is refused, touching no file."""
+    out = tmp_path / "run"
+    res = arena(
+        "run",
+        "player=online_bbm",
+        "player.n_learners=3",
+        "adversary=dataset_stream",
+        "weak_learner=linear",
+        "weak_learner.rate=0.25",
+        "horizon=40",
+        "replicates=1",
+        f"hydra.run.dir={out}",
+        "metrics=boosting_protocol",
+        cwd=tmp_path,
+    )
+    assert res.returncode == 0, res.stderr
+    params = json.loads((out / "manifest.json").read_text())["config"]["player_params"]
+    assert params["weak_learner"] == "linear"
+    assert params["weak_learner_params"] == {"step": "adagrad", "loss": "logistic", "rate": 0.25}
+    bad = tmp_path / "bad"
+    res = arena("run", "player=hedge", "weak_learner=stump", f"hydra.run.dir={bad}", cwd=tmp_path)
+    assert res.returncode == 2 and "takes no weak learner" in res.stderr
+    assert not bad.exists()
