@@ -87,6 +87,49 @@ class Who:
         return describe(self.kind, self.component)
 
 
+def call_component(kind: str, comp: Any, what: str, t0: int, fn, *args):
+    """Call ``fn(*args)`` for a component; an unexpected exception stops the game naming it.
+
+    An :class:`~arena.errors.ArenaError` passes through; anything else becomes a
+    :class:`~arena.errors.GameError` naming the component, what it was doing and the round.
+    """
+    try:
+        return fn(*args)
+    except ArenaError:
+        raise
+    except Exception as exc:
+        raise GameError(
+            describe(kind, comp), f"{what} failed: {type(exc).__name__}: {exc}", round=t0
+        ) from exc
+
+
+def readonly(a: np.ndarray) -> np.ndarray:
+    """Return a read-only view of ``a``: what a component is shown, it may not change.
+
+    Examples
+    --------
+    >>> readonly(np.zeros(2)).flags.writeable
+    False
+    """
+    v = np.asarray(a).view()
+    v.flags.writeable = False
+    return v
+
+
+def first_offender(mask: np.ndarray) -> tuple[int, int]:
+    """Return (replicate, round) of the earliest True of an (R, n, ...) mask: the least round,
+    then the least replicate (the one a :class:`~arena.errors.GameError` names).
+
+    Examples
+    --------
+    >>> first_offender(np.array([[False, True], [True, False]]))
+    (1, 0)
+    """
+    flat = mask.reshape(mask.shape[0], mask.shape[1], -1).any(axis=2)
+    j = int(np.argmax(flat.any(axis=0)))
+    return int(np.argmax(flat[:, j])), j
+
+
 def real_array(raw: Any, who: Any, what: str, *, round: int, replicate: int | None = None):
     """Return a component's output as a float64 array, or stop the game naming what it returned.
 

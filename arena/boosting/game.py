@@ -36,8 +36,11 @@ import pyarrow as pa
 
 from arena import registry
 from arena.boosting.protocol import TASKS, Booster, check_task
-from arena.errors import ArenaError, ConfigError, GameError
+from arena.errors import ConfigError, GameError
 from arena.game import GameProtocol, PreparedGame, Stepper, describe, real_array
+from arena.game import call_component as _call
+from arena.game import first_offender as _first
+from arena.game import readonly as _readonly
 from arena.metrics.base import Metric, protocol_reason
 from arena.metrics.boosting_game import (
     BOOSTING_METRICS,
@@ -46,6 +49,7 @@ from arena.metrics.boosting_game import (
     BoostingMetric,
 )
 from arena.metrics.builtin import Bound, LowerBound
+from arena.oco.game import stream_game_identity
 from arena.oco.losses import EXAMPLE_LOSSES, RoundData, prediction_loss
 from arena.oco.protocol import OCOAdversary, resolve_dim
 from arena.results import TraceWriter, list_column
@@ -161,18 +165,7 @@ class BoostingProtocol(GameProtocol):
 
     def identity(self, player: Any, adversary: Any, spec: GameSpec) -> tuple[dict, dict]:
         # the hosted game's key: the examples an OCO learner sees on this adversary
-        stream_name, stream_params = adversary.stream_identity()
-        game = {
-            "adversary": stream_name,
-            "params": stream_params,
-            "n_actions": spec.dim,
-            "protocol": spec.task,
-        }
-        cell = {
-            "adversary": type(adversary).registry_name(),
-            "adversary_params": adversary.cell_params(),
-        }
-        return game, cell
+        return stream_game_identity(adversary, spec.dim, spec.task)
 
     def start(self, game: PreparedGame) -> BoostingStepper:
         return BoostingStepper(game)
@@ -183,29 +176,6 @@ class BoostingProtocol(GameProtocol):
 
 def _serves_blocks(adversary: OCOAdversary) -> bool:
     return type(adversary).data_block is not OCOAdversary.data_block
-
-
-def _call(kind: str, comp: Any, what: str, t0: int, fn, *args):
-    try:
-        return fn(*args)
-    except ArenaError:
-        raise
-    except Exception as exc:
-        raise GameError(
-            describe(kind, comp), f"{what} failed: {type(exc).__name__}: {exc}", round=t0
-        ) from exc
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    v = np.asarray(a).view()
-    v.flags.writeable = False
-    return v
-
-
-def _first(mask: np.ndarray) -> tuple[int, int]:
-    """(replicate, round) of the earliest True of an (R, n) mask: least round, then replicate."""
-    j = int(np.argmax(mask.any(axis=0)))
-    return int(np.argmax(mask[:, j])), j
 
 
 class BoostingStepper(Stepper):

@@ -25,8 +25,17 @@ import numpy as np
 import pyarrow as pa
 
 from arena import registry
-from arena.errors import ArenaError, ConfigError, GameError
-from arena.game import GameProtocol, PreparedGame, Stepper, describe, real_array
+from arena.errors import ConfigError, GameError
+from arena.game import (
+    GameProtocol,
+    PreparedGame,
+    Stepper,
+    describe,
+    real_array,
+)
+from arena.game import call_component as _call
+from arena.game import first_offender as _first
+from arena.game import readonly as _readonly
 from arena.metrics.base import Metric
 from arena.metrics.builtin import Bound, LowerBound
 from arena.metrics.oco import OCO_DEFAULT_METRICS, OCO_METRICS, OCOBlock, OCOCore, OCOMetric
@@ -181,24 +190,35 @@ class OCOProtocol(GameProtocol):
         return isinstance(metric, OCOMetric | Bound | LowerBound)
 
     def identity(self, player: Any, adversary: Any, spec: GameSpec) -> tuple[dict, dict]:
-        stream_name, stream_params = adversary.stream_identity()
-        game = {
-            "adversary": stream_name,
-            "params": stream_params,
-            "n_actions": spec.dim,
-            "protocol": spec.protocol,
-        }
-        cell = {
-            "adversary": type(adversary).registry_name(),
-            "adversary_params": adversary.cell_params(),
-        }
-        return game, cell
+        return stream_game_identity(adversary, spec.dim, spec.protocol)
 
     def start(self, game: PreparedGame) -> OCOStepper:
         return OCOStepper(game)
 
     def trace_writer(self, path: Path, game: PreparedGame) -> OCOTraceWriter:
         return OCOTraceWriter(path, game.ids, game.spec)
+
+
+def stream_game_identity(adversary: Any, dim: int, protocol: str) -> tuple[dict, dict]:
+    """Return the game key and the cell fields of a game on an OCO adversary's stream.
+
+    The game key is what fixes the examples (the stream's identity, d and the data protocol), so
+    every player of any protocol that plays this stream — an OCO learner, a booster — sees the
+    same examples replicate by replicate; the cell fields name the adversary and the parameters
+    that can change its game (:meth:`arena.protocols.Adversary.cell_params`).
+    """
+    stream_name, stream_params = adversary.stream_identity()
+    game = {
+        "adversary": stream_name,
+        "params": stream_params,
+        "n_actions": dim,
+        "protocol": protocol,
+    }
+    cell = {
+        "adversary": type(adversary).registry_name(),
+        "adversary_params": adversary.cell_params(),
+    }
+    return game, cell
 
 
 def _classes(adversary: Any, protocol: str, dim: int, loss: str, sigma: float) -> int | None:
@@ -363,26 +383,6 @@ class _Checker:
             )
 
 
-def _first(mask: np.ndarray) -> tuple[int, int]:
-    """Return (replicate, round) of the earliest True: least round, then least replicate."""
-    flat = mask.reshape(mask.shape[0], mask.shape[1], -1).any(axis=2)
-    rounds = flat.any(axis=0)
-    j = int(np.argmax(rounds))
-    r = int(np.argmax(flat[:, j]))
-    return r, j
-
-
-def _call(kind: str, comp: Any, what: str, t0: int, fn, *args):
-    try:
-        return fn(*args)
-    except ArenaError:
-        raise
-    except Exception as exc:
-        raise GameError(
-            describe(kind, comp), f"{what} failed: {type(exc).__name__}: {exc}", round=t0
-        ) from exc
-
-
 def _evaluate_block(spec: GameSpec, checker: _Checker, w: np.ndarray, data: RoundData, t0: int):
     values, grads, predictions, _ = evaluate(spec.loss, spec.sigma, w, data)
     checker.gradients(grads, t0)
@@ -442,12 +442,6 @@ def _adaptive_chunk(player, adversary, spec, checker, t0, n) -> OCOBlock:
     }
     data = RoundData(**stacked)
     return _evaluate_block(spec, checker, w_all, data, t0)
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    v = np.asarray(a).view()
-    v.flags.writeable = False
-    return v
 
 
 class OCOTraceWriter(TraceWriter):
