@@ -135,3 +135,26 @@ def test_suite_catches_a_booster_that_peeks_at_the_label():
     ]
     with pytest.raises(AssertionError, match="last label"):
         check(Peeking())
+
+
+def test_the_weak_learner_of_the_plugin_guide_passes_the_suite_and_boosts():
+    """docs/plugins.md, section 7, as written: its weak learner passes the conformance suite and
+    plays under a registered booster."""
+    import re
+    from pathlib import Path
+
+    guide = (Path(__file__).resolve().parents[3] / "docs" / "plugins.md").read_text()
+    part = guide.split("## 7. A weak learner")[1]
+    namespace: dict = {}
+    exec(re.search(r"```python\n(.*?)```", part, re.S).group(1), namespace)  # noqa: S102
+    learner = namespace["SignVote"]()
+    assert check_component(learner) == {}
+    rows = run_game(
+        "online_bbm",
+        "dataset_stream",
+        player_params={"n_learners": 5, "weak_learner": learner},
+        horizon=100,
+        replicates=2,
+        metrics=["mistakes"],
+    ).rows
+    assert rows[rows.t == 100].value.mean() < 50  # far better than chance on breast cancer
