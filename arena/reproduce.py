@@ -328,7 +328,7 @@ def reproduce(
             outcome.wall_time_s = time.perf_counter() - started
             outcomes.append(outcome)
             if bar is not None:
-                bar.write(outcome.summary())
+                bar.write(outcome.summary(), file=sys.stderr)
             else:
                 echo(outcome.summary())
     finally:
