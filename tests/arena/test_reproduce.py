@@ -83,6 +83,11 @@ def test_only_builds_one_report_and_a_rerun_resumes(tmp_path, capsys):
     assert main(common) == 0
     assert "tiny-report: 2 cells (0 run, 2 already done)" in capsys.readouterr().out
 
+    # a changed configuration is refused before anything runs, until --fresh starts over
+    (tmp_path / "tiny.yaml").write_text(TINY_TOURNAMENT.replace("horizon: 50", "horizon: 40"))
+    assert main(common) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("arena: error: ") and "already holds a different tournament" in err
     assert main([*common, "--fresh"]) == 0
     assert "tiny-report: 2 cells (2 run, 0 already done)" in capsys.readouterr().out
 
