@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo reports test test-fast test-wheel lint format bench clean
+.PHONY: setup demo reports reproduce test test-fast test-wheel lint format bench clean
 
 $(STAMP): pyproject.toml examples/plugin-adversary/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -18,37 +18,15 @@ demo: $(STAMP)
 	$(VENV)/bin/arena demo
 
 # Maintainers: regenerate the committed reports the README links to (make demo writes under
-# outputs/ only, so a newcomer's clone stays clean).
+# outputs/ only, so a newcomer's clone stays clean). The gallery's reports and their tournaments are
+# listed once, in configs/reproduce.yaml: `make reproduce` resumes (finished cells are kept, e.g.
+# after an interruption), `make reports` starts from scratch. Pass options through ARGS, e.g.
+# `make reproduce ARGS="--only bandits executor=dask scheduler=HOST:8786"`.
+reproduce: $(STAMP)
+	$(VENV)/bin/arena reproduce $(ARGS)
+
 reports: $(STAMP)
-	$(VENV)/bin/arena demo --report reports/demo
-	$(VENV)/bin/arena tournament tournament=scale_invariance
-	$(VENV)/bin/arena report outputs/tournaments/scale_invariance --name scale-invariance \
-		--metric mistakes --metric loss --metric comparator_regret
-	$(VENV)/bin/arena tournament tournament=bandits
-	$(VENV)/bin/arena report outputs/tournaments/bandits --name bandits \
-		--metric pseudo_regret
-	$(VENV)/bin/arena tournament tournament=game_dynamics
-	$(VENV)/bin/arena report outputs/tournaments/game_dynamics --name game-dynamics
-	$(VENV)/bin/arena tournament tournament=changing_environments \
-		out=outputs/tournaments/luo-tables/changing_environments
-	$(VENV)/bin/arena tournament tournament=tree_experts \
-		out=outputs/tournaments/luo-tables/tree_experts
-	$(VENV)/bin/arena report outputs/tournaments/luo-tables --name luo-tables-2.3-2.4 \
-		--metric adaptive_regret --metric tv_regret --metric tree_regret
-	rm -rf outputs/tournaments/second-order
-	for t in second_order_kappa second_order_sketch second_order_wdbc second_order_digits; do \
-		$(VENV)/bin/arena tournament tournament=$$t out=outputs/tournaments/second-order/$$t \
-			progress=false || exit 1; \
-	done
-	$(VENV)/bin/arena report outputs/tournaments/second-order --name second-order \
-		--metric mistakes
-	rm -rf outputs/tournaments/boosting
-	for t in boosting boosting_scaling boosting_scaling_ol boosting_classification \
-		boosting_regression; do \
-		$(VENV)/bin/arena tournament tournament=$$t out=outputs/tournaments/boosting/$$t || exit 1; \
-	done
-	$(VENV)/bin/arena report outputs/tournaments/boosting --name boosting \
-		--metric mistakes --metric test_error --metric loss --metric vote_test_error
+	$(VENV)/bin/arena reproduce --fresh $(ARGS)
 
 # The whole suite: lint, every test (slow statistical ones included), the doctests, the
 # kernel-free reference path (NUMBA_DISABLE_JIT=1) on the fast tests, and the installed wheel.

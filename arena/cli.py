@@ -1,4 +1,5 @@
-"""The ``arena`` command line: ``arena run`` (Hydra), ``arena list`` and ``arena demo``.
+"""The ``arena`` command line: ``arena run`` (Hydra), ``list``, ``demo``, ``check``, ``tournament``,
+``report`` and ``reproduce``.
 
 Examples
 --------
@@ -30,6 +31,8 @@ commands:
                         run configs/tournament/NAME.yaml (`tournament=NAME`), resumably
   report DIR --name NAME
                         write reports/NAME/ (HTML, Markdown, figures, tables) from results in DIR
+  reproduce [--only NAME] [--fresh]
+                        regenerate the gallery's reports (configs/reproduce.yaml) resumably
 """
 
 
@@ -47,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         "check": _check,
         "tournament": _tournament,
         "report": _report,
+        "reproduce": _reproduce,
     }
     if command not in commands:
         import difflib
@@ -685,6 +689,16 @@ def _report(args: list[str]) -> int:
         raise ArenaError(f"no results to report: {exc}") from exc
     print(f"report: {out}")
     return 0
+
+
+# ----------------------------------------------------------------------------------------------
+# arena reproduce
+
+
+def _reproduce(args: list[str]) -> int:
+    from arena.reproduce import main as reproduce_main
+
+    return reproduce_main(args)
 
 
 # ----------------------------------------------------------------------------------------------

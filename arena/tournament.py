@@ -25,7 +25,7 @@ import json
 import os
 import time
 import traceback
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -300,6 +300,10 @@ class Tournament:
         Dask scheduler address; without one a ``LocalCluster`` is started.
     progress : bool
         Show a progress bar over cells (and over rounds for a single serial cell).
+    on_cell : callable, optional
+        Called as ``on_cell(cell, ok)`` after each cell played now (finished or failed), so that a
+        caller running several tournaments can keep one progress bar over all of them
+        (:mod:`arena.reproduce`).
     """
 
     def __init__(
@@ -311,6 +315,7 @@ class Tournament:
         n_jobs: int | None = None,
         scheduler: str | None = None,
         progress: bool = False,
+        on_cell: Callable[[Cell, bool], None] | None = None,
     ):
         if executor not in EXECUTORS:
             raise ConfigError(
@@ -326,6 +331,7 @@ class Tournament:
         self.n_jobs = int(n_jobs) if n_jobs is not None else (os.cpu_count() or 1)
         self.scheduler = scheduler
         self.progress = progress
+        self.on_cell = on_cell
 
     # -- files ----------------------------------------------------------------------------------
 
@@ -456,6 +462,8 @@ class Tournament:
                 if bar is not None:
                     bar.set_postfix_str(cell.label()[:40])
                     bar.update(1)
+                if self.on_cell is not None:
+                    self.on_cell(cell, bool(out["ok"]))
         finally:
             if bar is not None:
                 bar.close()

@@ -419,6 +419,16 @@ for target, needles in [
 ]:
     CASES[f"check-{target}"] = (["check", target], needles, "modules")
 
+# arena reproduce (refused before any tournament runs or any report is written)
+for args, needles in [
+    (["--only", "nope"], ("unknown report 'nope'", "bandits")),
+    (["--only", "bandit"], ("did you mean 'bandits'",)),
+    (["--list", "missing.yaml"], ("missing.yaml", "no such file")),
+    (["--executor", "thread"], ("--executor", "thread")),
+    (["--only"], ("--only",)),
+]:
+    CASES[f"reproduce-{' '.join(args)}"] = (["reproduce", *args], needles, None)
+
 
 def test_the_corpus_is_large():
     assert len(CASES) >= 150, len(CASES)

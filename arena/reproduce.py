@@ -1,0 +1,435 @@
+"""``arena reproduce``: regenerate every report of the gallery (``configs/reproduce.yaml``).
+
+The list file names, per report, the tournaments it is built from and its leaderboard metrics
+(the format is described at the top of ``configs/reproduce.yaml`` and in docs/tournaments.md).
+:func:`load_gallery` reads and checks it; :func:`reproduce` counts the cells of every tournament
+first, runs the unfinished ones under a single progress bar (resumably: each tournament folder
+keeps its finished cells, :class:`arena.tournament.Tournament`), then writes each report.
+
+Examples
+--------
+>>> gallery = load_gallery(default_list())
+>>> [report.name for report in gallery][:2]
+['demo', 'scale-invariance']
+>>> gallery[1].metrics
+('mistakes', 'loss', 'comparator_regret')
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from arena.errors import ArenaError
+from arena.hydra_support import config_dir
+
+REPORT_KEYS = ("name", "tournaments", "results", "metrics")
+TOURNAMENT_KEYS = ("config", "file", "out")
+
+
+@dataclass(frozen=True)
+class GalleryTournament:
+    """One tournament of a report: its configuration file and its folder under the outputs.
+
+    Attributes
+    ----------
+    source : Path
+        The tournament file (``configs/tournament/NAME.yaml`` or a file of the user's).
+    out : str
+        Its folder, relative to the outputs folder.
+    """
+
+    source: Path
+    out: str
+
+    def config(self):
+        """The :class:`~arena.tournament.TournamentConfig` the file describes, as ``arena
+        tournament`` composes it (the file's keys, ``name`` defaulting to the file's stem)."""
+        from omegaconf import OmegaConf
+
+        from arena.tournament import TournamentConfig
+
+        try:
+            node = OmegaConf.to_container(OmegaConf.load(self.source), resolve=True)
+        except Exception as exc:  # YAML syntax, encoding: one line naming the file
+            first = next(iter(str(exc).splitlines()), "")
+            raise ArenaError(
+                f"tournament file {self.source}: not a readable YAML file ({first})"
+            ) from None
+        if not isinstance(node, dict):
+            raise ArenaError(f"tournament file {self.source}: must be a mapping of tournament keys")
+        node.setdefault("name", self.source.stem)
+        return TournamentConfig.from_mapping(node)
+
+
+@dataclass(frozen=True)
+class GalleryReport:
+    """One report of the gallery: its name (its folder under reports/), tournaments and metrics."""
+
+    name: str
+    tournaments: tuple[GalleryTournament, ...]
+    results: str
+    metrics: tuple[str, ...] = ("regret",)
+
+
+@dataclass
+class ReportOutcome:
+    """What :func:`reproduce` did for one report."""
+
+    name: str
+    cells: int
+    run: int = 0
+    done: int = 0
+    failed: int = 0
+    wall_time_s: float = 0.0
+    index: Path | None = None
+    failures: list[Path] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """One line: cells run, already done, failed, seconds, where the report is."""
+        failed = f", {self.failed} failed" if self.failed else ""
+        return (
+            f"{self.name}: {self.cells} cells ({self.run} run, {self.done} already done{failed}), "
+            f"{self.wall_time_s:.0f} s -> {self.index.parent if self.index else '-'}"
+        )
+
+
+def default_list() -> Path:
+    """The gallery's list file shipped with the arena (``configs/reproduce.yaml``)."""
+    return config_dir() / "reproduce.yaml"
+
+
+def load_gallery(path: str | Path) -> list[GalleryReport]:
+    """Read and check a gallery list file; return its reports in order.
+
+    Raises
+    ------
+    ArenaError
+        For an unreadable file, an unknown key, a missing or duplicate name, an unknown
+        tournament, a missing tournament file or an output folder outside the outputs folder;
+        the message names the file and the report.
+    """
+    from omegaconf import OmegaConf
+
+    from arena.reporting import check_report_name
+
+    path = Path(path)
+    who = f"gallery list {path}"
+    if not path.is_file():
+        raise ArenaError(f"{who}: no such file")
+    try:
+        node = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
+    except Exception as exc:
+        first = next(iter(str(exc).splitlines()), "")
+        raise ArenaError(f"{who}: not a readable YAML file ({first})") from None
+    if (
+        not isinstance(node, dict)
+        or set(node) != {"reports"}
+        or not isinstance(node["reports"], list)
+    ):
+        raise ArenaError(f"{who}: must be a mapping with one key, reports: a list of reports")
+    reports: list[GalleryReport] = []
+    for i, entry in enumerate(node["reports"]):
+        if not isinstance(entry, dict) or "name" not in entry:
+            raise ArenaError(f"{who}: report #{i + 1} must be a mapping with a name")
+        name = str(entry["name"])
+        where = f"{who}, report {name!r}"
+        unknown = sorted(set(entry) - set(REPORT_KEYS))
+        if unknown:
+            raise ArenaError(
+                f"{where}: unknown key {unknown[0]!r} (keys: {', '.join(REPORT_KEYS)})"
+            )
+        try:
+            check_report_name(name)
+        except ArenaError as exc:
+            raise ArenaError(f"{where}: {exc}") from None
+        if any(r.name == name for r in reports):
+            raise ArenaError(f"{where}: listed twice")
+        tournaments = entry.get("tournaments")
+        if not isinstance(tournaments, list) or not tournaments:
+            raise ArenaError(f"{where}: tournaments must be a non-empty list")
+        parsed = tuple(_tournament(where, path.parent, t) for t in tournaments)
+        outs = [t.out for t in parsed]
+        if len(set(outs)) != len(outs):
+            raise ArenaError(f"{where}: two tournaments share an output folder")
+        results = entry.get("results")
+        if results is None:
+            if len(parsed) > 1:
+                raise ArenaError(f"{where}: several tournaments need `results`, the folder read")
+            results = parsed[0].out
+        results = _relative(where, "results", results)
+        metrics = entry.get("metrics", ["regret"])
+        if (
+            not isinstance(metrics, list)
+            or not metrics
+            or not all(isinstance(m, str) and m for m in metrics)
+        ):
+            raise ArenaError(f"{where}: metrics must be a non-empty list of metric names")
+        reports.append(GalleryReport(name, parsed, results, tuple(metrics)))
+    if not reports:
+        raise ArenaError(f"{who}: lists no report")
+    return reports
+
+
+def _tournament(where: str, base: Path, entry: Any) -> GalleryTournament:
+    """Check one ``tournaments`` entry of a report and return it."""
+    if not isinstance(entry, dict):
+        raise ArenaError(f"{where}: tournament entry {entry!r} must be a mapping {{config: NAME}}")
+    unknown = sorted(set(entry) - set(TOURNAMENT_KEYS))
+    if unknown:
+        raise ArenaError(
+            f"{where}: tournament entry: unknown key {unknown[0]!r} "
+            f"(keys: {', '.join(TOURNAMENT_KEYS)})"
+        )
+    if ("config" in entry) == ("file" in entry):
+        raise ArenaError(f"{where}: a tournament entry needs one of config: NAME or file: PATH")
+    if "config" in entry:
+        name = str(entry["config"])
+        folder = config_dir() / "tournament"
+        source = folder / f"{name}.yaml"
+        if "/" in name or not source.is_file():
+            import difflib
+
+            options = sorted(p.stem for p in folder.glob("*.yaml"))
+            close = difflib.get_close_matches(name, options, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ArenaError(f"{where}: unknown tournament {name!r}{hint}")
+    else:
+        source = (base / str(entry["file"])).expanduser()
+        if not source.is_file():
+            raise ArenaError(f"{where}: no such tournament file: {source}")
+    out = _relative(where, "out", entry.get("out", source.stem))
+    return GalleryTournament(source, out)
+
+
+def _relative(where: str, key: str, value: Any) -> str:
+    """Refuse a folder that is not a plain relative path (it would leave the outputs folder,
+    which ``--fresh`` empties)."""
+    text = str(value)
+    parts = PurePosixPath(text).parts
+    if not text or text.startswith(("/", "~")) or "\\" in text or ".." in parts or "." in parts:
+        raise ArenaError(
+            f"{where}: {key} must be a relative folder under the outputs folder, got {text!r}"
+        )
+    return text
+
+
+def select(reports: Sequence[GalleryReport], only: Sequence[str]) -> list[GalleryReport]:
+    """The reports named in ``only`` (all of them when empty), refusing unknown names."""
+    if not only:
+        return list(reports)
+    names = [r.name for r in reports]
+    for name in only:
+        if name not in names:
+            import difflib
+
+            close = difflib.get_close_matches(name, names, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ArenaError(f"unknown report {name!r} ({hint}reports: {', '.join(names)})")
+    return [r for r in reports if r.name in only]
+
+
+def reproduce(
+    reports: Sequence[GalleryReport],
+    *,
+    outputs: str | Path = "outputs/tournaments",
+    reports_dir: str | Path = "reports",
+    fresh: bool = False,
+    executor: str = "local",
+    n_jobs: int | None = None,
+    scheduler: str | None = None,
+    progress: bool = False,
+    echo: Callable[[str], None] = print,
+    warn: Callable[[str], None] | None = None,
+) -> list[ReportOutcome]:
+    """Run the tournaments of ``reports`` and write each report into ``reports_dir/<name>``.
+
+    Every configuration is checked and every cell counted before anything runs; one progress bar
+    (tqdm, with its estimate of the remaining time) covers the cells of all tournaments. Finished
+    cells are kept and skipped (the tournament folders' resume) unless ``fresh``, which first
+    removes the tournament folders of ``reports`` (and their ``results`` folders).
+
+    Returns
+    -------
+    list of ReportOutcome
+        Per report: cells, cells run now, already done, failed, wall time, report index.
+    """
+    from arena.reporting import build_report, check_report_folder
+    from arena.tournament import Tournament
+
+    outputs = Path(outputs)
+    reports_dir = Path(reports_dir)
+    plan: list[tuple[GalleryReport, list[tuple[Tournament, int]]]] = []
+    total = done = 0
+
+    def tick(cell, ok: bool) -> None:
+        if bar is not None:
+            bar.update(1)
+
+    bar = None
+    for report in reports:
+        check_report_folder(reports_dir / report.name)  # before the minutes, not after them
+        runs = []
+        for entry in report.tournaments:
+            config = entry.config()
+            config.validate()
+            tournament = Tournament(
+                config,
+                outputs / entry.out,
+                executor=executor,
+                n_jobs=n_jobs,
+                scheduler=scheduler,
+                on_cell=tick,
+            )
+            cells = {c.id for c in config.cells()}
+            finished = 0 if fresh else len(cells & tournament.finished_cells())
+            if not fresh:
+                tournament._check_directory()  # another tournament in the folder: refused now
+            runs.append((tournament, finished))
+            total += len(cells)
+            done += finished
+        plan.append((report, runs))
+    if fresh:
+        for report, _ in plan:
+            for folder in {report.results, *(t.out for t in report.tournaments)}:
+                shutil.rmtree(outputs / folder, ignore_errors=True)
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=total, initial=done, unit="cell", desc="gallery", dynamic_ncols=True)
+
+    outcomes: list[ReportOutcome] = []
+    try:
+        for report, runs in plan:
+            started = time.perf_counter()
+            outcome = ReportOutcome(report.name, cells=0)
+            for tournament, _ in runs:
+                if bar is not None:
+                    bar.set_description(f"{report.name}: {tournament.config.name}")
+                result = tournament.run()
+                outcome.cells += len(result.finished) + len(result.skipped) + len(result.failed)
+                outcome.run += len(result.finished)
+                outcome.done += len(result.skipped)
+                outcome.failed += len(result.failed)
+                if result.failed:
+                    outcome.failures.append(tournament.directory / "failures.parquet")
+            outcome.index = build_report(
+                outputs / report.results,
+                reports_dir / report.name,
+                name=report.name,
+                metrics=report.metrics,
+                warn=warn,
+            )
+            outcome.wall_time_s = time.perf_counter() - started
+            outcomes.append(outcome)
+            if bar is not None:
+                bar.write(outcome.summary(), file=sys.stderr)
+            else:
+                echo(outcome.summary())
+    finally:
+        if bar is not None:
+            bar.close()
+    return outcomes
+
+
+def main(args: Sequence[str]) -> int:
+    """``arena reproduce [--only NAME ...] [--fresh] [--list FILE] [--reports DIR] ...``."""
+    ns = _parser().parse_args(list(_options(args)))
+    reports = select(load_gallery(ns.list or default_list()), ns.only or [])
+    progress = sys.stderr.isatty() if ns.progress == "auto" else ns.progress == "true"
+    started = time.perf_counter()
+    outcomes = reproduce(
+        reports,
+        outputs=ns.outputs,
+        reports_dir=ns.reports,
+        fresh=ns.fresh,
+        executor=ns.executor,
+        n_jobs=ns.n_jobs,
+        scheduler=ns.scheduler,
+        progress=progress,
+        warn=lambda line: print(f"arena reproduce: {line}", file=sys.stderr),
+    )
+    if progress:  # the bar printed the per-report lines above itself; repeat them together
+        for outcome in outcomes:
+            print(outcome.summary())
+    cells = sum(o.cells for o in outcomes)
+    ran = sum(o.run for o in outcomes)
+    print(
+        f"gallery: {len(outcomes)} report(s), {cells} cells ({ran} run), "
+        f"{time.perf_counter() - started:.0f} s in total"
+    )
+    failed = [path for o in outcomes for path in o.failures]
+    if failed:
+        print(
+            f"arena reproduce: {sum(o.failed for o in outcomes)} cell(s) failed; see "
+            + ", ".join(str(p) for p in failed),
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+def _options(args: Sequence[str]) -> list[str]:
+    """Turn the tournament-style ``executor=…``, ``n_jobs=…``, ``scheduler=…`` into options."""
+    out = []
+    for arg in args:
+        key, eq, value = arg.partition("=")
+        if eq and key in ("executor", "n_jobs", "scheduler", "progress"):
+            out += [f"--{key.replace('_', '-')}", value]
+        else:
+            out.append(arg)
+    return out
+
+
+def _parser():
+    """The options; argparse's errors become :class:`ArenaError` (one line, exit 2)."""
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str):  # argparse would print the usage too: two lines
+            raise ArenaError(f"reproduce: {message} (`arena reproduce --help`)")
+
+    parser = Parser(
+        prog="arena reproduce",
+        description="Regenerate the gallery's reports (configs/reproduce.yaml): run every "
+        "unfinished cell of their tournaments, then write reports/<name>/.",
+    )
+    parser.add_argument(
+        "--only", action="append", metavar="NAME", help="only this report (repeatable)"
+    )
+    parser.add_argument(
+        "--fresh", action="store_true", help="remove the tournaments' folders first (no resume)"
+    )
+    parser.add_argument("--list", metavar="FILE", help="gallery list (default: the shipped one)")
+    parser.add_argument("--reports", default="reports", metavar="DIR", help="reports folder")
+    parser.add_argument(
+        "--outputs", default="outputs/tournaments", metavar="DIR", help="tournaments folder"
+    )
+    parser.add_argument("--executor", default="local", choices=["serial", "local", "dask"])
+    parser.add_argument("--n-jobs", type=_positive, default=None, metavar="N")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS", help="dask scheduler")
+    parser.add_argument("--progress", default="auto", choices=["auto", "true", "false"])
+    return parser
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
+__all__ = [
+    "GalleryReport",
+    "GalleryTournament",
+    "ReportOutcome",
+    "default_list",
+    "load_gallery",
+    "reproduce",
+    "select",
+]
