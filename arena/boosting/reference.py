@@ -67,7 +67,7 @@ def reference_play_boosting(player: Any, adversary: Any, **kwargs: Any) -> pd.Da
             if m.name in ("bound", "lower_bound"):
                 labelled = declared_rows(m.name, player, adversary, t, n_rep)
             elif m.name == "weighted_edge":
-                labelled = _edges(m, player)
+                labelled = _edges(m, player, spec)
             else:
                 value = _metric(m.name, kind, spec.task, history, player, test)
                 labelled = [(m.name, float("nan"), value)]
@@ -117,10 +117,11 @@ def _metric(name: str, kind: str, task: str, history, player, test) -> np.ndarra
     raise ValueError(f"the boosting reference loop knows no metric {name!r}")
 
 
-def _edges(metric, player) -> list:
+def _edges(metric, player, spec) -> list:
     totals = player.learner_totals()
     out = []
-    for i in metric._index:
+    for _, param in metric.row_keys(spec):  # the learners the metric logs (1-based)
+        i = int(param)
         values = []
         for r in range(totals["weight"].shape[0]):
             w, e = float(totals["weight"][r, i - 1]), float(totals["edge"][r, i - 1])

@@ -20,19 +20,37 @@ from arena.params import Interval, IsNone
 from arena.spec import AdversaryTags, GameSpec
 
 
-class ThresholdStream(ObliviousOCOAdversary):
-    """``x_t`` uniform on ``[−1, 1]^d``, ``y_t = sign(x_{t,1})`` flipped with probability ``noise``.
+class _UniformFeatureStream(ObliviousOCOAdversary):
+    """``x_t`` uniform on ``[−1, 1]^d`` and one more uniform ``u_t`` per round for the label's
+    noise, drawn in round order from the replicate's stream (any split into chunks gives the same
+    examples); subclasses turn them into the label (:meth:`_labels`)."""
 
-    A classification stream drawn in round order from the replicate's stream (any split into
-    chunks gives the same examples).
-    """
+    def __init__(self, noise: float = 0.1):
+        self.noise = noise
+
+    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
+        self._rngs, self._d = list(rngs), int(spec.dim)
+
+    def _labels(self, x: np.ndarray, u: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def data_block(self, t0: int, n: int) -> RoundData:
+        x = np.empty((len(self._rngs), n, self._d))
+        y = np.empty((len(self._rngs), n))
+        for r, rng in enumerate(self._rngs):
+            u = rng.random((n, self._d + 1))
+            x[r] = 2.0 * u[:, : self._d] - 1.0
+            y[r] = self._labels(x[r], u[:, self._d])
+        return RoundData(x=x, y=y)
+
+
+class ThresholdStream(_UniformFeatureStream):
+    """``x_t`` uniform on ``[−1, 1]^d``, ``y_t = sign(x_{t,1})`` flipped with probability ``noise``
+    (classification)."""
 
     name = "threshold_stream"
     tags: ClassVar[AdversaryTags] = AdversaryTags(protocol="classification", oblivious=True)
     parameter_constraints: ClassVar = {"noise": [Interval(0, 0.5)]}
-
-    def __init__(self, noise: float = 0.1):
-        self.noise = noise
 
     def declared_loss(self) -> str:
         return "logistic"
@@ -40,21 +58,12 @@ class ThresholdStream(ObliviousOCOAdversary):
     def resolve_dim(self, requested: int | None, horizon: int | None = None) -> int:
         return 2 if requested is None else int(requested)
 
-    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        self._rngs, self._d = list(rngs), int(spec.dim)
-
-    def data_block(self, t0: int, n: int) -> RoundData:
-        x = np.empty((len(self._rngs), n, self._d))
-        y = np.empty((len(self._rngs), n))
-        for r, rng in enumerate(self._rngs):
-            u = rng.random((n, self._d + 1))
-            x[r] = 2.0 * u[:, : self._d] - 1.0
-            sign = np.where(x[r, :, 0] > 0.0, 1.0, -1.0)
-            y[r] = np.where(u[:, self._d] < self.noise, -sign, sign)
-        return RoundData(x=x, y=y)
+    def _labels(self, x: np.ndarray, u: np.ndarray) -> np.ndarray:
+        sign = np.where(x[:, 0] > 0.0, 1.0, -1.0)
+        return np.where(u < self.noise, -sign, sign)
 
 
-class LinearTargetStream(ObliviousOCOAdversary):
+class LinearTargetStream(_UniformFeatureStream):
     """Regression: ``x_t`` uniform on ``[−1, 1]^d``, ``y_t = clip(x_{t,1}·|x_{t,2}| + ε, −1, 1)``
     with ``ε`` uniform on ``[−noise, noise]`` (nonlinear, so boosting a linear learner helps)."""
 
@@ -62,27 +71,15 @@ class LinearTargetStream(ObliviousOCOAdversary):
     tags: ClassVar[AdversaryTags] = AdversaryTags(protocol="regression", oblivious=True)
     parameter_constraints: ClassVar = {"noise": [Interval(0, 1)]}
 
-    def __init__(self, noise: float = 0.1):
-        self.noise = noise
-
     def declared_loss(self) -> str:
         return "squared"
 
     def resolve_dim(self, requested: int | None, horizon: int | None = None) -> int:
         return 2 if requested is None else max(2, int(requested))
 
-    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        self._rngs, self._d = list(rngs), int(spec.dim)
-
-    def data_block(self, t0: int, n: int) -> RoundData:
-        x = np.empty((len(self._rngs), n, self._d))
-        y = np.empty((len(self._rngs), n))
-        for r, rng in enumerate(self._rngs):
-            u = rng.random((n, self._d + 1))
-            x[r] = 2.0 * u[:, : self._d] - 1.0
-            eps = self.noise * (2.0 * u[:, self._d] - 1.0)
-            y[r] = np.clip(x[r, :, 0] * np.abs(x[r, :, 1]) + eps, -1.0, 1.0)
-        return RoundData(x=x, y=y)
+    def _labels(self, x: np.ndarray, u: np.ndarray) -> np.ndarray:
+        eps = self.noise * (2.0 * u - 1.0)
+        return np.clip(x[:, 0] * np.abs(x[:, 1]) + eps, -1.0, 1.0)
 
 
 class LaneSGD(WeakLearner):

@@ -178,20 +178,20 @@ class Improvement(BoostingMetric):
         return out[:, None]
 
 
-def _reports_totals(player: Any) -> bool:
-    return type(player).learner_totals is not Booster.learner_totals
-
-
-class LearnersUsed(BoostingMetric):
-    """Number of weak learners called with a positive weight so far (of the booster's N)."""
-
-    name = "learners_used"
+class _LearnerTotalsMetric(BoostingMetric):
+    """A metric read from the booster's per-learner totals (:meth:`Booster.learner_totals`)."""
 
     def applicable(self, player: Any, adversary: Any) -> str | None:
         reason = super().applicable(player, adversary)
-        if reason is None and not _reports_totals(player):
+        if reason is None and type(player).learner_totals is Booster.learner_totals:
             return "the booster reports no per-learner totals (learner_totals)"
         return reason
+
+
+class LearnersUsed(_LearnerTotalsMetric):
+    """Number of weak learners called with a positive weight so far (of the booster's N)."""
+
+    name = "learners_used"
 
     def attach(self, player: Any, adversary: Any) -> None:
         self._player = player
@@ -201,7 +201,7 @@ class LearnersUsed(BoostingMetric):
         return (calls > 0).sum(axis=1, dtype=np.float64)[:, None]
 
 
-class WeightedEdge(BoostingMetric):
+class WeightedEdge(_LearnerTotalsMetric):
     """Weighted edge ``γ_i = Σ_s w_s^i z_s^i / (2 Σ_s w_s^i)`` of weak learner i (classification).
 
     ``z_s^i = y_s·WL^i(x_s)`` and ``w_s^i`` is the weight the booster computed for learner i in
@@ -217,12 +217,6 @@ class WeightedEdge(BoostingMetric):
 
     def __init__(self, learners: list[int] | None = None):
         self.learners = learners
-
-    def applicable(self, player: Any, adversary: Any) -> str | None:
-        reason = super().applicable(player, adversary)
-        if reason is None and not _reports_totals(player):
-            return "the booster reports no per-learner totals (learner_totals)"
-        return reason
 
     def param_values(self, spec: GameSpec) -> list[float]:
         if self.learners is None:
