@@ -340,7 +340,10 @@ def reproduce(
 def main(args: Sequence[str]) -> int:
     """``arena reproduce [--only NAME ...] [--fresh] [--list FILE] [--reports DIR] ...``."""
     ns = _parser().parse_args(list(_options(args)))
-    reports = select(load_gallery(ns.list or default_list()), ns.only or [])
+    gallery = load_gallery(ns.list or default_list())
+    if ns.table:
+        return _write_table(gallery, Path(ns.reports))
+    reports = select(gallery, ns.only or [])
     progress = sys.stderr.isatty() if ns.progress == "auto" else ns.progress == "true"
     started = time.perf_counter()
     outcomes = reproduce(
@@ -363,6 +366,8 @@ def main(args: Sequence[str]) -> int:
         f"gallery: {len(outcomes)} report(s), {cells} cells ({ran} run), "
         f"{time.perf_counter() - started:.0f} s in total"
     )
+    if ns.list is None and (Path(ns.reports) / "README.md").is_file():
+        _write_table(gallery, Path(ns.reports))
     failed = [path for o in outcomes for path in o.failures]
     if failed:
         print(
@@ -372,6 +377,27 @@ def main(args: Sequence[str]) -> int:
         )
         return 1
     return 0
+
+
+def _write_table(gallery: Sequence[GalleryReport], reports_dir: Path) -> int:
+    """Rewrite the gallery table of ``reports_dir/README.md`` from the rows of
+    ``configs/gallery.yaml`` and the reports' CSV tables; name every quantity that moved off its
+    pin (:func:`arena.gallery.check_pins`). Returns the exit status: 1 when one moved."""
+    from arena.gallery import check_pins, default_rows, load_rows, render_table
+
+    rows = load_rows(default_rows(), [r.name for r in gallery])
+    readme = reports_dir / "README.md"
+    moved = check_pins(rows, reports_dir)
+    unreadable = {m.row.report for m in moved if m.error is not None}
+    if unreadable:  # a report of the rows is missing here: the table cannot be written
+        for m in moved:
+            print(f"arena reproduce: {m.line()}", file=sys.stderr)
+        return 1
+    changed = render_table(rows, readme)
+    print(f"gallery table: {len(rows)} rows -> {readme}{'' if changed else ' (unchanged)'}")
+    for m in moved:
+        print(f"arena reproduce: {m.line()}", file=sys.stderr)
+    return 1 if moved else 0
 
 
 def _options(args: Sequence[str]) -> list[str]:
@@ -406,6 +432,12 @@ def _parser():
         "--fresh", action="store_true", help="remove the tournaments' folders first (no resume)"
     )
     parser.add_argument("--list", metavar="FILE", help="gallery list (default: the shipped one)")
+    parser.add_argument(
+        "--table",
+        action="store_true",
+        help="only rewrite the gallery table of reports/README.md (configs/gallery.yaml) from "
+        "the reports' tables, naming the rows whose numbers moved off their pins",
+    )
     parser.add_argument("--reports", default="reports", metavar="DIR", help="reports folder")
     parser.add_argument(
         "--outputs", default="outputs/tournaments", metavar="DIR", help="tournaments folder"

@@ -506,9 +506,22 @@ def _d3_blocks(
     medians = best.groupby("family")["mean"].median()
     thesis = _thesis_d3_summary()
     body = []
+    record = []
     for family, column in columns.items():
         med, thesis_wins = thesis[column]
         ours = wins.get(family)
+        record.append(
+            {
+                "family": family,
+                "column": column,
+                "median": medians.get(family, math.nan),
+                "wins": math.nan if ours is None else ours[0],
+                "games": math.nan if ours is None else ours[1],
+                "thesis_median": med,
+                "thesis_wins": math.nan if column == "ADAGRAD" else thesis_wins,
+                "thesis_datasets": len(LUO_2016_TABLE_D3),
+            }
+        )
         body.append(
             [
                 family,
@@ -519,6 +532,7 @@ def _d3_blocks(
                 "—" if column == "ADAGRAD" else f"{thesis_wins} of {len(LUO_2016_TABLE_D3)}",
             ]
         )
+    ctx.write_csv("Table D.3 comparison", pd.DataFrame(record), "table_d3.csv")
     return [
         Table(
             [
