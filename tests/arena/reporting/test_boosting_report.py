@@ -1,9 +1,11 @@
 """The committed boosting report (reports/boosting/): the README's numbers are the report's, the
-report's Table 3.1 analogue agrees with the exact binomial answer, and the section's code is right
-on tiny synthetic rows.
+report's Table 3.1 analogue agrees with the exact binomial answer, its Figure 2.2 and 2.3
+summaries are computed from its curves and say what its page says, and the section's code is
+right on tiny synthetic rows.
 
 The tournaments are ``configs/tournament/boosting*.yaml`` (``make reports`` rebuilds the report).
-The sources' numbers are Luo 2016, Theorems 9, 10 and 12, Tables 2.2, 3.2 and 3.3.
+The sources' numbers are Luo 2016, Theorems 9, 10 and 12, Tables 2.2, 3.2 and 3.3; its Figures
+2.2 and 2.3 are qualitative claims (§2.2).
 """
 
 from __future__ import annotations
@@ -20,13 +22,21 @@ from scipy.stats import binom
 
 from arena.game import run_game
 from arena.reporting import build_report
+from arena.reporting.render import Para, Table, render_markdown
 from arena.reporting.sections.boosting import (
     exact_majority_error,
     exact_smallest_odd_n,
+    margin_rows,
+    margin_sentence,
+    margin_summary,
+    round_average,
     scaling_table,
     smallest_n,
     theorem9_learners,
     theorem12_learners,
+    zero_weight_rows,
+    zero_weight_sentence,
+    zero_weight_summary,
 )
 from arena.results import write_run
 
@@ -232,3 +242,130 @@ def test_the_scaling_tournament_shortened_finds_the_exact_n():
     first, interp = smallest_n(np.array(ns), np.array(errors), 0.05)
     assert first == exact_smallest_odd_n(0.2, 0.05) == 17
     assert 13 < interp <= 17
+
+
+def test_zero_weight_summary_by_hand():
+    # every round 1..8 logged; min_t = 3 compares t = 3..8; a quarter is 2 rounds
+    nh = [0, 0.5, 0.1, 0.2, 0.2, 0.3, 0.4, 0.4]
+    dt = [0, 0, 0.3, 0.3, 0.1, 0.5, 0.5, 0.6]
+    curves = pd.DataFrame(
+        {
+            "game": "g",
+            "player": ["h"] * 8 + ["nh"] * 8 + ["dt"] * 8,
+            "t": list(range(1, 9)) * 3,
+            "mean": [0.0] * 8 + nh + dt,
+            "ci_low": 0.0,
+            "ci_high": 0.7,
+        }
+    )
+    names = {"h": "hedge", "nh": "normal_hedge", "dt": "normal_hedge_dt"}
+    s = zero_weight_summary(curves, names, min_t=3).set_index("player")
+    assert s.loc["dt", "above_reference"] == 5  # all of t = 3..8 but t = 5
+    assert s.loc["dt", "checkpoints_compared"] == 6
+    assert s.loc["dt", "above_reference_share"] == pytest.approx(5 / 6)
+    assert s.loc["h", "above_reference"] == 0 and np.isnan(s.loc["nh", "above_reference"])
+    assert (s.reference == "nh").all() and (s["T"] == 8).all()
+    assert s.loc["nh", ["first_quarter", "last_quarter"]].tolist() == pytest.approx([0.25, 0.4])
+    assert s.loc["dt", ["first_quarter", "last_quarter"]].tolist() == pytest.approx([0.0, 0.55])
+    assert s.loc["nh", "mean_over_rounds"] == pytest.approx(2.1 / 8)
+    assert s.loc["dt", "mean_over_rounds"] == pytest.approx(2.3 / 8)
+    assert s.grows.to_dict() == {"dt": True, "h": False, "nh": True}
+    assert s.loc["dt", ["at_T", "at_T_ci_high"]].tolist() == [0.6, 0.7]
+    sentence = zero_weight_sentence(s.reset_index(), min_t=3)
+    assert "above NH-Boost's at 5 of 6 checkpoints t ≥ 3 (83 %)" in sentence
+    assert "NH-Boost.DT's grows from 0.0 % to 55.0 %" in sentence
+
+    # a log grid: round s takes the value logged at the first checkpoint ≥ s
+    ts, values = np.array([1, 2, 4, 8]), np.array([0.0, 0.2, 0.4, 0.8])
+    assert round_average(ts, values, 1, 8) == pytest.approx((0 + 0.2 + 2 * 0.4 + 4 * 0.8) / 8)
+    assert round_average(ts, values, 1, 2) == pytest.approx(0.1)
+    assert round_average(ts, values, 7, 8) == pytest.approx(0.8)
+    # two players named normal_hedge: no reference, no comparison
+    twice = zero_weight_summary(curves, {**names, "dt": "normal_hedge"})
+    assert (twice.reference == "").all() and twice.above_reference.isna().all()
+    assert zero_weight_sentence(twice) == ""
+
+
+def test_margin_summary_by_hand():
+    theta = [0.0, 0.25, 0.5, 0.75, 1.0]
+    a, b, c = [0, 0.2, 0.5, 0.9, 1], [0, 0.3, 0.5, 0.8, 1], [0, 0.1, 0.4, 0.85, 1]
+    dist = pd.DataFrame(
+        {
+            "game": ["g"] * 16 + ["lonely"],
+            "player": ["a"] * 5 + ["b"] * 5 + ["c"] * 5 + ["a", "a"],
+            "theta": theta * 3 + [0.6, 0.5],  # θ = 0.6 only for a: not compared
+            "mean": [*a, *b, *c, 0.7, 0.3],
+        }
+    )
+    s = margin_summary(dist).set_index("player")
+    assert list(s.index) == ["a", "b", "c"]  # the one-player game is left out
+    assert (s.theta_points == 5).all() and (s.tied == 2).all()  # θ = 0 and 1
+    # c is strictly below both at θ = 0.25 and 0.5; b at 0.75; a never (a tie at 0.5)
+    assert s.below_others.tolist() == [0, 1, 2]
+    assert s.loc["c", "below_others_share"] == pytest.approx(2 / 5)
+    assert s.loc["c", "below_others_share_untied"] == pytest.approx(2 / 3)
+    names = {"a": "hedge", "b": "normal_hedge", "c": "normal_hedge_dt"}
+    sentence = margin_sentence(s.reset_index(), names)
+    assert "on g, at 2 of 5 θ (40 %; 2 of the 3 where the curves are not all equal)" in sentence
+    assert margin_rows(s.reset_index())[2] == ["g", "c", "2 / 5", "40", "2", "67"]
+
+
+def _page_lines(columns: list[str], rows: list[list[str]]) -> list[str]:
+    """The Markdown lines the report renders for a table's body rows."""
+    lines = [line for line in render_markdown("x", [Table(columns, rows)]).splitlines() if line]
+    assert len(lines) == 3 + len(rows) > 3  # title, header, alignment, then the rows
+    return lines[3:]
+
+
+def test_the_committed_figure_2_2_and_2_3_summaries_are_the_page():
+    """The committed summaries are recomputed from the committed curves, and the page's
+    summary tables, sentences and margin table at θ ∈ {0, 0.1, 0.2, 0.3} are theirs."""
+    text = (REPORT / "report.md").read_text(encoding="utf-8")
+    curves = pd.read_csv(REPORT / "tables" / "zero_weight_curves.csv")
+    summary = pd.read_csv(REPORT / "tables" / "zero_weight_summary.csv")
+    summary["reference"] = summary.reference.fillna("")  # written empty when there is none
+    names = dict(zip(summary.player, summary.player_name, strict=True))
+    pd.testing.assert_frame_equal(zero_weight_summary(curves, names), summary, check_dtype=False)
+    assert curves.groupby(["game", "player"]).t.nunique().eq(200).all()  # every round logged
+    for line in _page_lines(["g", "p", *"abcdefg"], zero_weight_rows(summary)):
+        assert line in text
+    assert render_markdown("x", [Para(zero_weight_sentence(summary))]).splitlines()[2] in text
+
+    dist = pd.read_csv(REPORT / "tables" / "margin_distribution.csv")
+    margins = pd.read_csv(REPORT / "tables" / "margin_summary.csv")
+    pd.testing.assert_frame_equal(margin_summary(dist), margins, check_dtype=False)
+    assert dist.groupby(["game", "player"]).theta.nunique().eq(51).all()  # θ = 0, 0.02, ..., 1
+    for line in _page_lines(["g", "p", *"abcd"], margin_rows(margins)):
+        assert line in text
+    sentence = margin_sentence(margins, names)
+    assert render_markdown("x", [Para(sentence)]).splitlines()[2] in text
+    at = dist[dist.theta.isin([0.0, 0.1, 0.2, 0.3])].sort_values(["game", "player", "theta"])
+    table = [
+        [g, p, *(f"{100 * v:.1f}" for v in part["mean"])]
+        for (g, p), part in at.groupby(["game", "player"], sort=True)
+    ]
+    for line in _page_lines(["g", "p", *"abcd"], table):
+        assert line in text
+
+    game = pd.read_csv(REPORT / "tables" / "boosting_game.csv").set_index(["game_label", "player"])
+    for r in summary.itertuples(index=False):
+        assert r.at_T == pytest.approx(game.loc[(r.game, r.player_name), "zero_weight_frac"])
+
+
+def test_the_committed_report_reproduces_figures_2_2_and_2_3():
+    """Luo 2016, §2.2: both NormalHedge boosters' zero-weight fractions grow and NH-Boost.DT's
+    is consistently higher (Figure 2.2), AdaBoost's is 0; NH-Boost.DT's cumulative margin curve
+    lies below the other two most of the time (Figure 2.3) — on both datasets."""
+    summary = pd.read_csv(REPORT / "tables" / "zero_weight_summary.csv").set_index(
+        ["game", "player_name"]
+    )
+    margins = pd.read_csv(REPORT / "tables" / "margin_summary.csv").set_index(["game", "player"])
+    games = sorted(set(summary.index.get_level_values(0)))
+    assert len(games) == 2
+    for game in games:
+        dt, nh, ada = (summary.loc[(game, n)] for n in ("normal_hedge_dt", "normal_hedge", "hedge"))
+        assert dt.above_reference_share >= 0.95 and dt.at_T > nh.at_T
+        assert dt.grows and nh.grows and dt.last_quarter > nh.last_quarter
+        assert ada.at_T == ada.mean_over_rounds == 0
+        below = margins.loc[game].below_others_share
+        assert below["normal_hedge_dt"] > 0.5 > below.drop("normal_hedge_dt").max()
