@@ -552,7 +552,7 @@ def rerun(
     from arena.tournament import Tournament
 
     workdir = Path(workdir)
-    wanted: dict[str, dict[str, list[Any]]] = {}
+    wanted: dict[str, dict[str, list[Any] | None]] = {}
     for row in rows:
         if row.report != report.name:
             raise ArenaError(
@@ -561,6 +561,9 @@ def rerun(
         for config_name, selection in row.rerun.items():
             union = wanted.setdefault(config_name, {"players": [], "adversaries": []})
             for kind in ("players", "adversaries"):
+                if union[kind] is None or not selection[kind]:
+                    union[kind] = None  # a row that selects none of a kind needs all of them
+                    continue
                 union[kind] += [s for s in selection[kind] if s not in union[kind]]
     by_name = {t.source.stem: t for t in report.tournaments}
     results = workdir / "results"
