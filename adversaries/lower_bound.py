@@ -242,6 +242,20 @@ class Comb(ObliviousAdversary):
         values, t_max = comb_values(self._n_act, max(int(horizon), int(t)))
         return {("regret", math.nan): float(values[min(int(t), t_max)])}
 
+    def exact_values(self, n_actions: int, horizon: int) -> frozenset[str]:
+        """``{"regret"}`` when the dynamic program reaches T (:func:`comb_values`), else none.
+
+        Up to that round the declared value is every non-anticipating player's expected regret;
+        past it, the value at the program's last round is declared, a lower bound only.
+
+        Examples
+        --------
+        >>> sorted(Comb().exact_values(3, 400)), sorted(Comb().exact_values(5, 400))
+        (['regret'], [])
+        """
+        _, t_max = comb_values(int(n_actions), int(horizon))
+        return frozenset({"regret"}) if t_max >= int(horizon) else frozenset()
+
     @classmethod
     def _unit_test_params(cls):
         yield {}

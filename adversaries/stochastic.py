@@ -165,6 +165,16 @@ class FairCoin(_BernoulliLosses):
         """
         return {("regret", math.nan): fair_coin_lower_bound(int(t), self._n_act)}
 
+    def exact_values(self, n_actions: int, horizon: int) -> frozenset[str]:
+        """``{"regret"}``: ``LB(t, N)`` is every non-anticipating player's expected regret.
+
+        Examples
+        --------
+        >>> sorted(FairCoin().exact_values(10, 1000))
+        ['regret']
+        """
+        return frozenset({"regret"})
+
 
 # ----------------------------------------------------------------------------------------------
 # the exact fair-coin lower bound

@@ -104,3 +104,18 @@ class Adversary(Component):
         declares none.
         """
         return {}
+
+    def exact_values(self, n_actions: int, horizon: int) -> frozenset[str]:
+        """Return the metrics whose declared lower bound is their exact expected value.
+
+        A metric ``m`` named here promises that, in the game of ``n_actions`` experts and
+        ``horizon`` rounds, the ``lower_bound:m`` value :meth:`lower_bounds` declares at every
+        round t ≤ T is **equal** to the expectation of ``m`` after t rounds for every
+        non-anticipating player, not merely below it (fair coins and COMB: every player's
+        expected loss is ½ per round whatever it does, so its expected regret is a number fixed
+        by the adversary alone). The report's "Minimax values" section then tests the mean over
+        replicates against it, player by player. Claim only what is exact in this game: an
+        adversary whose value is computed exactly up to some round and bounded beyond names
+        nothing for longer horizons. The default names none.
+        """
+        return frozenset()

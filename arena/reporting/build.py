@@ -21,6 +21,7 @@ from arena.reporting.sections.flags import check_bounds, flags
 from arena.reporting.sections.leaderboards import leaderboards
 from arena.reporting.sections.methods import methods
 from arena.reporting.sections.metric_curves import metric_curves
+from arena.reporting.sections.minimax_values import minimax_values
 from arena.reporting.sections.online_to_batch import online_to_batch
 from arena.reporting.sections.other_notions import other_notions
 from arena.reporting.sections.overall import overall
@@ -114,6 +115,7 @@ def _write(ctx: ReportContext, out: Path, name: str) -> Path:
         leaderboards(ctx),
         overall(ctx),
         regret_curves(ctx),
+        minimax_values(ctx),
         metric_curves(ctx),
         other_notions(ctx),
         time_varying(ctx),

@@ -76,7 +76,7 @@ def test_every_image_loads_and_leaderboards_render(page, tmp_path):
     body = re.search(r"<body([^>]*)>", dom).group(1)
     attrs = dict(re.findall(r'data-([a-z-]+)="([^"]*)"', body))
     n_img = len(re.findall(r"<img ", page.read_text()))
-    assert n_img == 5
+    assert n_img == 6  # five figures of regret notions, and fair_coin's minimax values
     assert attrs.get("images-total") == str(n_img), body
     assert attrs.get("images-loaded") == str(n_img), body
     # leaderboards: one table per game, with its caption and ranked players
