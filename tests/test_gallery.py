@@ -73,6 +73,20 @@ def test_the_committed_table_is_the_rows_rendered(tmp_path):
         assert row.link() in text
 
 
+def test_the_readme_opens_with_the_gallery_and_its_counts():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    head = " ".join(readme[: readme.index("## Quickstart")].split())
+    c = counts(ROWS)
+    assert "(reports/README.md)" in head
+    assert f"{len(ROWS)} published results" in head
+    assert (
+        f"{c['reproduced']} reproduced, {c['qualitative']} reproduced qualitatively, "
+        f"{c['differs']} differ" in head
+    )
+    figure = head.split("](", 2)[1].split(")")[0]  # the headline figure's path
+    assert (ROOT / figure).is_file(), figure
+
+
 # ----------------------------------------------------------------------------------------------
 # measuring, on tiny tables
 
