@@ -11,6 +11,7 @@ from numba import njit
 
 from arena.errors import ConfigError
 from arena.experts.protocol import ExpertsPlayer
+from arena.metrics.base import exact_quantile_rank
 from arena.params import Interval, OneOf
 from arena.spec import GameSpec, PlayerTags
 
@@ -18,6 +19,9 @@ ETA_SCHEDULES = ("tuned", "anytime", "doubling")
 
 FIXED, ANYTIME, DOUBLING = 0, 1, 2
 """Kernel codes of the rate schedules (a number or ``"tuned"`` is FIXED)."""
+
+BOUND_EPS = (0.1, 0.25)
+"""Quantiles ε for which a fixed rate declares the ε-quantile regret bound (besides ε = 1/N)."""
 
 DOUBLING_FACTOR = math.sqrt(2.0) / (math.sqrt(2.0) - 1.0)
 """``√2/(√2 − 1) ≈ 3.414``: the doubling trick's price over the tuned bound (CBL Ex. 2.8)."""
@@ -137,6 +141,18 @@ class Hedge(ExpertsPlayer):
     the ``z ∈ [−1, 1]`` bound ``ln N/η + Tη/2``. The weights are
     computed as ``exp(−η (L − min L))`` so that no exponential overflows.
 
+    Quantiles (Luo 2016, Table 2.1 and Theorem 2: EXP's ε-regret
+    ``R_T^ε ≤ (ln(1/ε) + T ln cosh η)/η``, there for movements ``z ∈ [−1, 1]``). With a fixed η
+    (a number or ``"tuned"``), for every t and every k the k-th largest regret satisfies
+    ``R_(k)(t) ≤ ln(N/k)/η + ηt/8``, i.e. ``R_t^ε ≤ ln(1/ε)/η + ηt/8`` at ``ε = k/N``: the
+    proof of CBL Theorem 2.2 bounds ``ln(W_t/W_0) ≤ −η Σ_s p_s·l_s + η²t/8`` for
+    ``W_t = Σ_i e^{−η L_{t,i}}`` (Hoeffding's lemma, every round, whatever the adversary saw),
+    and ``W_t ≥ k e^{−η L_(k)}`` with ``L_(k)`` the k-th smallest cumulative loss, while
+    ``W_0 = N``. Hoeffding's ``η²/8`` replaces the thesis's ``ln cosh η ≈ η²/2`` because the
+    learner's loss and the experts' lie in one interval of width 1. ``bounds`` declares it for
+    the ε-quantile regret at ε ∈ {0.1, 0.25} (``k = ⌈εN⌉``), times the loss range width; at
+    k = 1 it is the regret bound. The anytime and doubling rates declare the regret bound only.
+
     Examples
     --------
     >>> from arena import play
@@ -171,6 +187,7 @@ class Hedge(ExpertsPlayer):
         self._mode = mode
         self._eta = eta
         self._log_n = log_n
+        self._n = spec.n_actions
         self._lo, self._scale = spec.loss_range[0], spec.loss_scale
         self._cum = np.zeros((spec.n_replicates, spec.n_actions))
         self._rounds = 0
@@ -215,8 +232,32 @@ class Hedge(ExpertsPlayer):
         return probs
 
     def bounds(self, t: int) -> dict[tuple[str, float], float]:
-        """Declare the bound of the Notes on the expected regret after ``t`` rounds."""
-        return {("regret", math.nan): self.regret_bound(t)}
+        """Declare the bounds of the Notes after ``t`` rounds: on the regret, and with a fixed
+        rate on the ε-quantile regrets."""
+        out = {("regret", math.nan): self.regret_bound(t)}
+        if self._mode == FIXED:
+            for eps in BOUND_EPS:
+                k = exact_quantile_rank(eps, self._n)
+                out["quantile_regret", eps] = self.quantile_bound(t, k)
+        return out
+
+    def quantile_bound(self, t: int, k: int) -> float:
+        """Return ``scale · (ln(N/k)/η + ηt/8)``, the fixed-rate bound on the k-th largest regret
+        after ``t`` rounds (see Notes).
+
+        Examples
+        --------
+        >>> from arena.spec import GameSpec
+        >>> h = Hedge(eta=0.5)
+        >>> h.reset(GameSpec("experts", 10, 100, (0.0, 1.0)), [np.random.default_rng(0)])
+        >>> round(h.quantile_bound(100, 5), 4) == round(math.log(2) / 0.5 + 0.5 * 100 / 8, 4)
+        True
+        """
+        if self._mode != FIXED:
+            raise ValueError(f"{self.label()}: only a fixed rate has a quantile bound")
+        if self._eta == 0.0:
+            return 0.0  # N = 1: nothing to regret
+        return self._scale * (math.log(self._n / k) / self._eta + self._eta * t / 8.0)
 
     def regret_bound(self, t: int) -> float:
         """Return the proven bound on the expected regret after ``t`` rounds (see Notes)."""

@@ -13,6 +13,7 @@ from arena.reporting.load import load_source
 from arena.reporting.render import Block, Heading, render_html, render_markdown
 from arena.reporting.sections.bandit import bandit_feedback
 from arena.reporting.sections.boosting import boosting
+from arena.reporting.sections.bound_ratios import bound_ratios
 from arena.reporting.sections.context import ReportContext
 from arena.reporting.sections.dynamics import game_dynamics
 from arena.reporting.sections.failures import failures
@@ -112,6 +113,7 @@ def _write(ctx: ReportContext, out: Path, name: str) -> Path:
     sections = [
         overview(ctx, checks),
         flags(ctx, checks),
+        bound_ratios(ctx),
         leaderboards(ctx),
         overall(ctx),
         regret_curves(ctx),

@@ -191,6 +191,14 @@ def _titles(games: Sequence[str], titles: Mapping[str, str] | None) -> dict[str,
     return {g: _title((titles or {}).get(g, g)) for g in games}
 
 
+def _with_data(games: Sequence[str], data: pd.DataFrame) -> list[str]:
+    """The games of ``games`` that have rows in ``data`` (all of them when none has): a report
+    holding several tournaments gets no empty panel for the games another tournament played."""
+    present = set(data["game"].astype(str))
+    kept = [g for g in games if g in present]
+    return kept or list(games)
+
+
 def _read_colors(fig) -> dict[str, str]:
     from matplotlib.colors import to_hex
 
@@ -301,6 +309,8 @@ def curves_figure(
 ) -> FigureOut:
     """Mean curves with CI bands on log-log axes, one panel per game, bounds overlaid.
 
+    Games without curves get no panel (unless no game has any).
+
     ``curves``: ``game, player, t, mean, ci_low, ci_high``; ``bounds``: ``game, player, t, mean``
     (each player's declared bound, thin and dashed in its colour, with its marker); ``lower``:
     ``game, t, mean`` (the adversary's reference lower bound, dashed black, drawn above every
@@ -319,6 +329,7 @@ def curves_figure(
         extra.append(Line2D([], [], color="#333333", ls="--", lw=1.0, label="declared bound"))
     if has_lower:
         extra.append(Line2D([], [], color=LOWER_BOUND_COLOR, ls="--", lw=1.8, label="lower bound"))
+    games = _with_data(games, curves)
     heads = _titles(games, titles)
     lines = max((h.count("\n") + 1 for h in heads.values()), default=1)
     with plt.rc_context(RC):
@@ -405,11 +416,12 @@ def sweep_figure(
     """Final value vs the metric's parameter (ε, k or τ) with 95% CI error bars, panel per game.
 
     ``summary``: ``game, player, param, mean, ci_low, ci_high``. The x axis is logarithmic when
-    every parameter is positive (symmetric-log otherwise, so k = 0 shows). ``titles`` and
-    ``suptitle`` as in :func:`curves_figure`.
+    every parameter is positive (symmetric-log otherwise, so k = 0 shows). Games without rows
+    get no panel, as in :func:`curves_figure`; ``titles`` and ``suptitle`` as there.
     """
     plt = _plt()
     players = sorted(set(summary["player"]))
+    games = _with_data(games, summary)
     heads = _titles(games, titles)
     lines = max((h.count("\n") + 1 for h in heads.values()), default=1)
     with plt.rc_context(RC):

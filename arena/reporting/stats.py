@@ -546,6 +546,127 @@ def summarize_violations(viol: pd.DataFrame, max_listed: int = 12) -> pd.DataFra
     return res
 
 
+RATIO_COLUMNS = [
+    "game",
+    "player",
+    "metric",
+    "param",
+    "t",
+    "basis",
+    "n",
+    "value",
+    "bound",
+    "ratio_mean",
+    "ratio_ci_low",
+    "ratio_ci_high",
+    "ratio_max",
+]
+"""The columns of :func:`bound_ratios`."""
+
+PER_REPLICATE, IN_EXPECTATION = "per replicate", "in expectation"
+"""The two ``basis`` values of :func:`bound_ratios`."""
+
+
+def bound_ratios(rows: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """Per (game, player, metric, param): the measured value over its declared bound at T.
+
+    Each ``<metric>`` row at the horizon (``t == horizon``) is paired with the player's
+    ``bound:<metric>`` row of the same cell, seed, replicate and param, as in
+    :func:`bound_violations`. Then, per (game, player, metric, param):
+
+    * bounds that hold on every sequence (``basis`` = ``"per replicate"``): the ratio
+      ``value/bound`` of each replicate, ``ratio_mean`` with its t interval (:func:`mean_ci`)
+      and ``ratio_max``; a replicate whose bound is not positive has no ratio (``n`` counts the
+      others);
+    * bounds that hold in expectation (:func:`in_expectation`, bandit players; ``basis`` =
+      ``"in expectation"``): ``ratio_mean = mean value / mean bound``, its interval the value's
+      t interval divided by the mean bound (exact when the bound is the same in every
+      replicate, as for a bound of t alone), and no ``ratio_max`` (NaN): a single replicate
+      above such a bound is no violation.
+
+    ``value`` and ``bound`` are the means of the paired rows and ``t`` the horizon. Returns the
+    columns :data:`RATIO_COLUMNS`, sorted by game, player, metric and param (NaN: none).
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({
+    ...     "metric": ["regret"] * 2 + ["bound:regret"] * 2, "param": np.nan,
+    ...     "t": 10, "horizon": 10, "run_id": "c", "seed": 0, "replicate": [0, 1] * 2,
+    ...     "game_label": "g", "player_label": "p", "value": [1.0, 3.0, 4.0, 5.0]})
+    >>> r = bound_ratios(rows).iloc[0]
+    >>> float(r.ratio_mean), float(r.ratio_max), float(r.bound), r.basis
+    (0.425, 0.6, 4.5, 'per replicate')
+    """
+    final = rows.loc[rows["t"].to_numpy() == rows["horizon"].to_numpy()]
+    metrics = final["metric"]
+    names = sorted(str(m) for m in metrics.unique() if str(m).startswith("bound:"))
+    keys = ["run_id", "seed", "replicate", "param"]
+    labels = ["game_label", "player_label"]
+    out = []
+    for name in names:
+        target = name.removeprefix("bound:")
+        bnd = final.loc[(metrics == name).to_numpy()]
+        val = final.loc[(metrics == target).to_numpy()]
+        if bnd.empty or val.empty:
+            continue
+        val = val.assign(expectation=in_expectation(val))
+        paired = _keyed(val, [*keys, *labels, "t", "expectation"]).merge(
+            _keyed(bnd, keys).rename(columns={"value": "bound"}), on=keys, how="inner"
+        )
+        groups = paired.groupby([*labels, "param", "expectation"], sort=True)
+        for (game, player, param, expectation), part in groups:
+            out.append(
+                {
+                    "game": game,
+                    "player": player,
+                    "metric": target,
+                    "param": param,
+                    "t": int(part["t"].max()),
+                    **_ratio_summary(part, bool(expectation), level),
+                }
+            )
+    if not out:
+        return pd.DataFrame(columns=RATIO_COLUMNS)
+    res = pd.DataFrame(out)
+    res["param"] = res["param"].replace(_NAN_PARAM, np.nan)
+    res = res.sort_values(["game", "player", "metric", "param"], na_position="first")
+    return res[RATIO_COLUMNS].reset_index(drop=True)
+
+
+def _ratio_summary(paired: pd.DataFrame, expectation: bool, level: float) -> dict:
+    """The ratio columns of :func:`bound_ratios` for one group of paired value and bound rows."""
+    value = paired["value"].to_numpy(dtype=np.float64)
+    bound = paired["bound"].to_numpy(dtype=np.float64)
+    mean_bound = float(bound.mean())
+    if expectation:
+        r = mean_ci(value, level)
+        scale = 1.0 / mean_bound if mean_bound > 0 else math.nan
+        return {
+            "basis": IN_EXPECTATION,
+            "n": r["n"],
+            "value": r["mean"],
+            "bound": mean_bound,
+            "ratio_mean": r["mean"] * scale,
+            "ratio_ci_low": r["ci_low"] * scale,
+            "ratio_ci_high": r["ci_high"] * scale,
+            "ratio_max": math.nan,
+        }
+    positive = bound > 0
+    ratio = np.where(positive, value / np.where(positive, bound, 1.0), np.nan)
+    r = mean_ci(ratio, level)
+    finite = ratio[np.isfinite(ratio)]
+    return {
+        "basis": PER_REPLICATE,
+        "n": r["n"],
+        "value": float(value.mean()),
+        "bound": mean_bound,
+        "ratio_mean": r["mean"],
+        "ratio_ci_low": r["ci_low"],
+        "ratio_ci_high": r["ci_high"],
+        "ratio_max": float(finite.max()) if finite.size else math.nan,
+    }
+
+
 def lower_bound_violations(rows: pd.DataFrame, level: float = LOWER_BOUND_LEVEL) -> pd.DataFrame:
     """Checkpoints where a player's mean is *below* the adversary's reference lower bound.
 

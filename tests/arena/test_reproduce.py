@@ -41,7 +41,12 @@ def test_gallery_lists_the_committed_reports_and_existing_tournaments():
     # the metrics the Makefile passed to `arena report` before the list existed
     metrics = {report.name: report.metrics for report in gallery}
     assert metrics["bandits"] == ("pseudo_regret",)
-    assert metrics["luo-tables-2.3-2.4"] == ("adaptive_regret", "tv_regret", "tree_regret")
+    assert metrics["luo-tables"] == (
+        "adaptive_regret",
+        "tv_regret",
+        "tree_regret",
+        "quantile_regret",
+    )
     assert metrics["demo"] == ("regret",)
 
 

@@ -34,14 +34,15 @@ COLUMNS = [
 def time_varying_table(rows: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     """Per game and player, at the horizon: mean and t-interval of ``tv_regret``, the mean of
     ``tv_variation``, ``tv_loss`` and ``bound:tv_regret``, and the largest per-replicate ratio
-    of regret to bound (NaN where no bound is declared).
+    of regret to bound (``ratio_max`` of :func:`arena.reporting.stats.bound_ratios`; NaN where
+    no bound is declared).
 
     Examples
     --------
     >>> rows = pd.DataFrame({
     ...     "metric": ["tv_regret", "tv_regret", "bound:tv_regret", "bound:tv_regret"],
-    ...     "t": 10, "horizon": 10, "game_label": "g", "player_label": "p",
-    ...     "replicate": [0, 1, 0, 1], "value": [1.0, 3.0, 4.0, 4.0]})
+    ...     "param": np.nan, "t": 10, "horizon": 10, "game_label": "g", "player_label": "p",
+    ...     "run_id": "c", "seed": 0, "replicate": [0, 1, 0, 1], "value": [1.0, 3.0, 4.0, 4.0]})
     >>> out = time_varying_table(rows)
     >>> float(out["mean"].iloc[0]), float(out["bound"].iloc[0]), float(out["ratio"].iloc[0])
     (2.0, 4.0, 0.75)
@@ -59,13 +60,12 @@ def time_varying_table(rows: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     ):
         means = final[metric].groupby(keys, observed=True)["value"].mean().rename(column)
         out = out.merge(means.reset_index(), on=keys, how="left")
-    unit = [*keys, "replicate"]
-    paired = final["tv_regret"][[*unit, "value"]].merge(
-        final["bound:tv_regret"][[*unit, "value"]], on=unit, suffixes=("", "_bound")
-    )
-    paired["ratio"] = paired["value"] / paired["value_bound"]
-    ratio = paired.groupby(keys, observed=True)["ratio"].max().rename("ratio")
-    return out.merge(ratio.reset_index(), on=keys, how="left")
+    pair = pd.concat([final["tv_regret"], final["bound:tv_regret"]])
+    ratios = stats.bound_ratios(pair, level)
+    ratio = ratios.rename(
+        columns={"game": "game_label", "player": "player_label", "ratio_max": "ratio"}
+    )[[*keys, "ratio"]]
+    return out.merge(ratio, on=keys, how="left")
 
 
 def time_varying(ctx: ReportContext) -> Section | None:

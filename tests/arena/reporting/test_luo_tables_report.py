@@ -1,8 +1,9 @@
-"""The committed report of Luo 2016's Tables 2.3 and 2.4 (reports/luo-tables-2.3-2.4/): the
-README's numbers are the report's, and the report's numbers are what the arena measures today.
+"""The committed report of Luo 2016's Tables 2.1, 2.3 and 2.4 (reports/luo-tables/): the README's
+numbers are the report's, and the report's numbers are what the arena measures today.
 
-The tournaments are ``configs/tournament/changing_environments.yaml`` and ``tree_experts.yaml``
-(``make reports`` rebuilds the report). A cell is a pure function of its player, adversary,
+The tournaments are ``configs/tournament/luo_table_2_1.yaml``, ``changing_environments.yaml`` and
+``tree_experts.yaml`` (``make reports`` rebuilds the report; Table 2.1's horizon differs from the
+others', so every game's label names its T). A cell is a pure function of its player, adversary,
 parameters and seed, so a cell played alone reproduces the tournament's rows. The tolerance, 1e-6
 relative, only absorbs last-bit differences of the math library between machines; any change of a
 player, an adversary, a metric or the seeding moves these numbers by far more.
@@ -13,6 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -20,12 +22,13 @@ import yaml
 from arena.game import run_game
 
 ROOT = Path(__file__).resolve().parents[3]
-REPORT = ROOT / "reports" / "luo-tables-2.3-2.4"
+REPORT = ROOT / "reports" / "luo-tables"
+TABLE_2_1 = yaml.safe_load((ROOT / "configs" / "tournament" / "luo_table_2_1.yaml").read_text())
 CHANGING = yaml.safe_load(
     (ROOT / "configs" / "tournament" / "changing_environments.yaml").read_text()
 )
 TREES = yaml.safe_load((ROOT / "configs" / "tournament" / "tree_experts.yaml").read_text())
-SHIFTING = "shifting_experts(n_switches=4) N=10"
+SHIFTING = "shifting_experts(n_switches=4) N=10 T=10000"
 README_PLAYERS = {  # README row → the report's player label
     "`ada_normal_hedge_tv` (geometric cover)": "ada_normal_hedge_tv(starts=geometric)",
     "`flh`": "flh",
@@ -36,11 +39,18 @@ README_PLAYERS = {  # README row → the report's player label
     "`hedge` (anytime)": "hedge(eta=anytime)",
 }
 TREE_GAMES = [
-    "tree_experts(depth=2) N=6",
-    "tree_experts N=30",
-    "tree_experts(depth=6) N=126",
-    "tree_experts(depth=8) N=510",
+    "tree_experts(depth=2) N=6 T=10000",
+    "tree_experts N=30 T=10000",
+    "tree_experts(depth=6) N=126 T=10000",
+    "tree_experts(depth=8) N=510 T=10000",
 ]
+TABLE_2_1_BOUNDED = {  # registry name → the report's label (anytime Hedge plays Table 2.3)
+    "hedge": "hedge(eta=tuned)",
+    "two_norm": "two_norm",
+    "normal_hedge_dt": "normal_hedge_dt",
+    "ada_normal_hedge": "ada_normal_hedge",
+}
+"""Table 2.1's players that declare bounds (NormalHedge declares none)."""
 
 
 def readme_rows(header: str) -> dict[str, list[str]]:
@@ -150,3 +160,75 @@ def test_a_cell_played_alone_reproduces_the_report(
     want = row[row.player.str.split("(").str[0] == player]["mean"]
     assert len(want) == 1, row.player.tolist()
     assert measured.value.mean() == pytest.approx(float(want.iloc[0]), rel=1e-6)
+
+
+def table_2_1_games() -> list[str]:
+    games = []
+    for adversary in TABLE_2_1["adversaries"]:
+        if isinstance(adversary, str):
+            games.append(f"{adversary} N=10 T=5000")
+        else:
+            params = ", ".join(f"{k}={v}" for k, v in adversary["params"].items())
+            games.append(f"{adversary['name']}({params}) N=10 T=5000")
+    return games
+
+
+def test_table_2_1_ratios_cover_every_game_and_stay_below_one():
+    ratios = pd.read_csv(REPORT / "tables" / "bound_ratios.csv")
+    games = table_2_1_games()
+    sub = ratios[ratios.game.isin(games)]
+    assert set(sub.game) == set(games)
+    assert set(sub.player) == set(TABLE_2_1_BOUNDED.values())  # NormalHedge: no bound, no ratio
+    for metric, param in (("regret", None), ("quantile_regret", 0.1), ("quantile_regret", 0.25)):
+        rows = sub[
+            (sub.metric == metric) & (sub.param.isna() if param is None else sub.param == param)
+        ]
+        assert len(rows) == len(games) * len(TABLE_2_1_BOUNDED), (metric, param)
+        assert (rows.n == TABLE_2_1["replicates"]).all()
+    # every declared bound holds on every replicate (the ratios below 1), and at ε = 1/N = 0.1
+    # (k = 1) the quantile regret and its bound are the regret and its bound
+    assert (ratios.basis == "per replicate").all() and (ratios.ratio_max <= 1 + 1e-9).all()
+    regret = sub[sub.metric == "regret"].set_index(["game", "player"]).sort_index()
+    first = sub[(sub.metric == "quantile_regret") & (sub.param == 0.1)]
+    first = first.set_index(["game", "player"]).sort_index()
+    for column in ("value", "bound", "ratio_mean", "ratio_max"):
+        np.testing.assert_allclose(first[column], regret[column], rtol=1e-12)
+    text = (REPORT / "report.md").read_text(encoding="utf-8")
+    assert "## Measured / bound" in text
+    assert "Measured without a declared bound (no ratio)" in text and "`normal_hedge`:" in text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("player", "adversary", "params"),
+    [("hedge", "anti_hedge", {"eta": 0.0607}), ("two_norm", "comb", {})],
+)
+def test_a_table_2_1_cell_played_alone_reproduces_its_ratios(player, adversary, params):
+    run = run_game(
+        player,
+        adversary,
+        adversary_params=params,
+        n_actions=TABLE_2_1["n_actions"][0],
+        horizon=TABLE_2_1["horizon"],
+        replicates=TABLE_2_1["replicates"],
+        seed=TABLE_2_1["seed"],
+        per_decade=TABLE_2_1["per_decade"],
+        metrics=TABLE_2_1["metrics"],
+    )
+    final = run.rows[run.rows.t == TABLE_2_1["horizon"]]
+    ratios = pd.read_csv(REPORT / "tables" / "bound_ratios.csv")
+    game = next(g for g in table_2_1_games() if g.startswith(adversary))
+    ratios = ratios[(ratios.game == game) & (ratios.player == TABLE_2_1_BOUNDED[player])]
+    for metric, param in (("regret", None), ("quantile_regret", 0.1), ("quantile_regret", 0.25)):
+
+        def column(name, metric=metric, param=param):
+            sel = final[final.metric == name]
+            sel = sel[sel.param.isna()] if param is None else sel[sel.param == param]
+            return sel.sort_values("replicate").value.to_numpy()
+
+        ratio = column(metric) / column(f"bound:{metric}")
+        want = ratios[(ratios.metric == metric)]
+        want = want[want.param.isna()] if param is None else want[want.param == param]
+        assert len(want) == 1
+        assert ratio.mean() == pytest.approx(float(want.ratio_mean.iloc[0]), rel=1e-6)
+        assert ratio.max() == pytest.approx(float(want.ratio_max.iloc[0]), rel=1e-6)
