@@ -18,6 +18,7 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -223,6 +224,36 @@ def _read_colors(fig) -> dict[str, str]:
     return colors
 
 
+def line_with_band(
+    ax: Any,
+    x: np.ndarray,
+    y: np.ndarray,
+    band: tuple[np.ndarray, np.ndarray] | None,
+    style: Style,
+    player: str,
+    alpha: float = 0.18,
+) -> None:
+    """Draw one player's curve in its style, over its interval band when one is given.
+
+    Both artists carry ``gid="player:<name>"``, which the HTML report uses to toggle players.
+    """
+    if band is not None:
+        ax.fill_between(
+            x, band[0], band[1], color=style.color, alpha=alpha, lw=0, gid=f"player:{player}"
+        )
+    ax.plot(
+        x,
+        y,
+        color=style.color,
+        ls=style.linestyle,
+        marker=style.marker,
+        ms=3,
+        markevery=max(1, len(x) // 8),
+        lw=1.5,
+        gid=f"player:{player}",
+    )
+
+
 def _legend(
     fig,
     styles: Mapping[str, Style],
@@ -347,21 +378,8 @@ def curves_figure(
                 mean = c["mean"].to_numpy(float)
                 lo = np.clip(c["ci_low"].to_numpy(float), floor, None)
                 hi = np.clip(c["ci_high"].to_numpy(float), floor, None)
-                if np.isfinite(lo).any():
-                    ax.fill_between(
-                        t, lo, hi, color=st.color, alpha=0.18, lw=0, gid=f"player:{player}"
-                    )
-                ax.plot(
-                    t,
-                    np.where(mean > 0, mean, np.nan),
-                    color=st.color,
-                    ls=st.linestyle,
-                    marker=st.marker,
-                    ms=3,
-                    markevery=max(1, len(t) // 8),
-                    lw=1.5,
-                    gid=f"player:{player}",
-                )
+                band = (lo, hi) if np.isfinite(lo).any() else None
+                line_with_band(ax, t, np.where(mean > 0, mean, np.nan), band, st, player)
             if has_bound:
                 for player, b in bounds[bounds.game == game].groupby("player", sort=True):
                     b = b.sort_values("t")

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from arena.reporting import stats
-from arena.reporting.figures import FigureOut
+from arena.reporting.figures import FigureOut, line_with_band
 from arena.reporting.render import Block, Para, Table, code
 from arena.reporting.sections.context import ReportContext, Section
 from arena.reporting.sections.formatting import ci, num
@@ -440,26 +440,8 @@ def _panels_figure(
                 st = ctx.styles[player]
                 c = c.sort_values(x)
                 xs = c[x].to_numpy(float)
-                ax.fill_between(
-                    xs,
-                    c["ci_low"].to_numpy(float),
-                    c["ci_high"].to_numpy(float),
-                    color=st.color,
-                    alpha=0.18,
-                    lw=0,
-                    gid=f"player:{player}",
-                )
-                ax.plot(
-                    xs,
-                    c["mean"].to_numpy(float),
-                    color=st.color,
-                    ls=st.linestyle,
-                    marker=st.marker,
-                    ms=3,
-                    markevery=max(1, len(xs) // 8),
-                    lw=1.5,
-                    gid=f"player:{player}",
-                )
+                band = (c["ci_low"].to_numpy(float), c["ci_high"].to_numpy(float))
+                line_with_band(ax, xs, c["mean"].to_numpy(float), band, st, player)
             ax.set_ylim(-0.02, 1.02)
             ax.set_title(heads[game])
             ax.set_xlabel(xlabel)

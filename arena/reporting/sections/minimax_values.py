@@ -41,7 +41,15 @@ import numpy as np
 import pandas as pd
 
 from arena.reporting import stats
-from arena.reporting.figures import OKABE_ITO, RC, FigureOut, Style, _plt, _read_colors
+from arena.reporting.figures import (
+    OKABE_ITO,
+    RC,
+    FigureOut,
+    Style,
+    _plt,
+    _read_colors,
+    line_with_band,
+)
 from arena.reporting.render import Block, Para, Table, code
 from arena.reporting.sections.context import ReportContext, Section
 from arena.reporting.sections.formatting import ci, num
@@ -446,18 +454,7 @@ def draw_ratio_figure(
                 c = c.sort_values("t")
                 t = c["t"].to_numpy(float)
                 lo, hi = c["ratio_low"].to_numpy(float), c["ratio_high"].to_numpy(float)
-                ax.fill_between(t, lo, hi, color=st.color, alpha=0.15, lw=0, gid=f"player:{player}")
-                ax.plot(
-                    t,
-                    c["ratio"].to_numpy(float),
-                    color=st.color,
-                    ls=st.linestyle,
-                    marker=st.marker,
-                    ms=3,
-                    markevery=max(1, len(t) // 8),
-                    lw=1.5,
-                    gid=f"player:{player}",
-                )
+                line_with_band(ax, t, c["ratio"].to_numpy(float), (lo, hi), st, player, 0.15)
             at_t = part[part["t"] == part["t"].max()]
             if len(at_t):
                 ax.text(
