@@ -596,6 +596,7 @@ __all__ = [
     "check_pins",
     "counts",
     "default_rows",
+    "format_ours",
     "load_rows",
     "measure",
     "render_table",
