@@ -31,8 +31,9 @@ commands:
                         run configs/tournament/NAME.yaml (`tournament=NAME`), resumably
   report DIR --name NAME
                         write reports/NAME/ (HTML, Markdown, figures, tables) from results in DIR
-  reproduce [--only NAME] [--fresh]
-                        regenerate the gallery's reports (configs/reproduce.yaml) resumably
+  reproduce [--only NAME] [--fresh] [--table]
+                        regenerate the gallery's reports (configs/reproduce.yaml) resumably and
+                        the gallery table of reports/README.md (configs/gallery.yaml)
 """
 
 

@@ -61,16 +61,44 @@ def test_the_committed_reports_hold_every_pinned_number():
 def test_the_committed_table_is_the_rows_rendered(tmp_path):
     text = (REPORTS / "README.md").read_text(encoding="utf-8")
     assert START in text and END in text
-    copy = tmp_path / "reports"
-    for row in ROWS:  # the tables the rows read, nothing else
-        if not (copy / row.report).exists():
-            shutil.copytree(REPORTS / row.report / "tables", copy / row.report / "tables")
-    (copy / "README.md").write_text(text, encoding="utf-8")
+    copy = _copy_reports(tmp_path)
     assert render_table(ROWS, copy / "README.md") is False, "run `arena reproduce --table`"
     c = counts(ROWS)
     assert f"{len(ROWS)} rows: {c['reproduced']} reproduced" in text
     for row in ROWS:
         assert row.link() in text
+
+
+def _copy_reports(tmp_path: Path) -> Path:
+    """The committed README and the tables the rows read, in a folder of their own."""
+    copy = tmp_path / "reports"
+    for row in ROWS:
+        if not (copy / row.report).exists():
+            shutil.copytree(REPORTS / row.report / "tables", copy / row.report / "tables")
+    shutil.copy(REPORTS / "README.md", copy / "README.md")
+    return copy
+
+
+def test_arena_reproduce_table_names_the_row_that_moved(tmp_path, capsys):
+    from arena.reproduce import main
+
+    copy = _copy_reports(tmp_path)
+    assert main(["--table", "--reports", str(copy)]) == 0
+    assert f"gallery table: {len(ROWS)} rows" in capsys.readouterr().out
+    # move Tsallis-INF's stochastic pseudo-regret, with its interval, by twice its half-width
+    path = copy / "bandits" / "tables" / "leaderboards.csv"
+    board = pd.read_csv(path)
+    at = (board.game == "bernoulli") & (board.metric == "pseudo_regret")
+    at &= board.player == "tsallis_inf"
+    shift = 2 * (board.loc[at, "ci_high"] - board.loc[at, "mean"])
+    for column in ("mean", "ci_low", "ci_high"):
+        board.loc[at, column] += shift
+    board.to_csv(path, index=False)
+    assert main(["--table", "--reports", str(copy)]) == 1
+    err = capsys.readouterr().err
+    assert "gallery row 'bandit-bobw'" in err and "moved: stoch = " in err
+    assert "(unchanged)" not in err
+    assert "192.4" not in (copy / "README.md").read_text(encoding="utf-8")  # the table moved too
 
 
 def test_the_readme_opens_with_the_gallery_and_its_counts():
