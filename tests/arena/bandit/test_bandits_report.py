@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from arena.game import run_game
+from tests.helpers.readme import readme_table
 
 ROOT = Path(__file__).resolve().parents[3]
 REPORT = ROOT / "reports" / "bandits"
@@ -36,24 +37,16 @@ def leaderboard() -> pd.DataFrame:
     return board[board.param.isna()].set_index(["metric", "game", "player"])["mean"]
 
 
-def readme_table() -> dict[str, list[float]]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index("| player | stochastic, gap 0.1 |")
-    rows = {}
-    for line in text[start:].splitlines()[2:]:
-        if not line.startswith("| `"):
-            break
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        name = re.match(r"`([^`]+)`", cells[0]).group(1)
-        rows[name] = [float(c) for c in cells[1:]]
-    return rows
+def bandit_table() -> dict[str, list[float]]:
+    rows = readme_table("| player | stochastic, gap 0.1 |")
+    return {re.match(r"`([^`]+)`", k).group(1): [float(c) for c in v] for k, v in rows.items()}
 
 
 def test_the_readme_quotes_the_committed_report():
     board = leaderboard()
     games = set(board.index.get_level_values("game"))
     assert {g for g, _ in README_GAMES} <= games, games
-    rows = readme_table()
+    rows = bandit_table()
     assert set(rows) == {"tsallis_inf", "exp3pp", "exp3", "ucb1", "thompson", "hedge"}
     for player, values in rows.items():
         for (game, metric), value in zip(README_GAMES, values, strict=True):

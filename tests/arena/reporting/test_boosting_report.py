@@ -11,7 +11,6 @@ The sources' numbers are Luo 2016, Theorems 9, 10 and 12, Tables 2.2, 3.2 and 3.
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 
 import numpy as np
@@ -39,30 +38,15 @@ from arena.reporting.sections.boosting import (
     zero_weight_summary,
 )
 from arena.results import write_run
+from tests.helpers.readme import numbers, readme_table
 
 ROOT = Path(__file__).resolve().parents[3]
 REPORT = ROOT / "reports" / "boosting"
 SCALING = yaml.safe_load((ROOT / "configs" / "tournament" / "boosting_scaling.yaml").read_text())
 
 
-def readme_rows() -> dict[str, list[str]]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index("| online boosting | measured | source |")
-    rows = {}
-    for line in text[start:].splitlines()[2:]:
-        if not line.startswith("| `"):
-            break
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        rows[cells[0]] = cells[1:]
-    return rows
-
-
-def numbers(cell: str) -> list[float]:
-    return [float(v.replace("−", "-")) for v in re.findall(r"[−-]?\d+(?:\.\d+)?(?:e-?\d+)?", cell)]
-
-
 def test_the_readme_quotes_the_committed_report():
-    rows = readme_rows()
+    rows = readme_table("| online boosting | measured | source |")
     assert "reports/boosting/report.md" in (ROOT / "README.md").read_text(encoding="utf-8")
     scaling = pd.read_csv(REPORT / "tables" / "boosting_scaling.csv")
     row = scaling[(scaling.edge == 0.2) & (scaling.eps == 0.01)].iloc[0]

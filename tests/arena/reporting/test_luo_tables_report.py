@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from arena.game import run_game
+from tests.helpers.readme import readme_table
 
 ROOT = Path(__file__).resolve().parents[3]
 REPORT = ROOT / "reports" / "luo-tables"
@@ -53,18 +54,6 @@ TABLE_2_1_BOUNDED = {  # registry name → the report's label (anytime Hedge pla
 """Table 2.1's players that declare bounds (NormalHedge declares none)."""
 
 
-def readme_rows(header: str) -> dict[str, list[str]]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index(header)
-    rows = {}
-    for line in text[start:].splitlines()[2:]:
-        if not line.startswith("| `"):
-            break
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        rows[cells[0]] = cells[1:]
-    return rows
-
-
 def first_number(cell: str) -> float:
     return float(re.match(r"[\d.]+", cell).group(0))
 
@@ -77,7 +66,7 @@ def test_the_readme_quotes_the_committed_report():
     adaptive = adaptive.set_index("player")["mean"]
     tv = pd.read_csv(REPORT / "tables" / "time_varying.csv")
     tv = tv[tv.game_label == SHIFTING].set_index("player_label")
-    rows = readme_rows("| N = 10, shifting experts (4 switches) |")
+    rows = readme_table("| N = 10, shifting experts (4 switches) |")
     assert set(rows) == set(README_PLAYERS)
     for row, player in README_PLAYERS.items():
         quoted = [first_number(c) for c in rows[row]]
@@ -90,7 +79,7 @@ def test_the_readme_quotes_the_committed_report():
 
     trees = pd.read_csv(REPORT / "tables" / "tree_regret.csv")
     trees = trees.set_index(["game_label", "player_label"])["mean"]
-    rows = readme_rows("| tree regret at T |")
+    rows = readme_table("| tree regret at T |")
     players = {row: re.match(r"`([^`]+)`", row).group(1) for row in rows}
     assert set(players.values()) == {"ada_normal_hedge", "ml_prod", "pruning_hedge"}
     for row, player in players.items():

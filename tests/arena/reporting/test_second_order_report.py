@@ -25,6 +25,7 @@ from arena.reporting.sections.second_order import (
     tuning_grid,
     wins_against,
 )
+from tests.helpers.readme import readme_table
 
 ROOT = Path(__file__).resolve().parents[3]
 REPORT = ROOT / "reports" / "second-order"
@@ -107,18 +108,6 @@ def test_the_thesis_columns_and_their_summary():
     assert summary["ADAGRAD"] == (pytest.approx(0.081066), 0)
 
 
-def _readme_table(header: str) -> dict[str, list[str]]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index(header)
-    rows = {}
-    for line in text[start:].splitlines()[2:]:
-        if not line.startswith("| `"):
-            break
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        rows[cells[0]] = cells[1:]
-    return rows
-
-
 KAPPA_GAMES = {  # README column → the report's game label
     "κ = 10": "ill_conditioned N=100 T=5000",
     "κ = 30": "ill_conditioned(kappa=30) N=100 T=5000",
@@ -138,7 +127,7 @@ README_FAMILIES = {  # README row → the report's family label
 def test_the_readme_quotes_the_committed_report():
     tuned = pd.read_csv(REPORT / "tables" / "tuned_error.csv")
     tuned = tuned.set_index(["game_label", "family"])
-    rows = _readme_table("| progressive error at the best step |")
+    rows = readme_table("| progressive error at the best step |")
     assert set(rows) == set(README_FAMILIES)
     for row, family in README_FAMILIES.items():
         for cell, game in zip(rows[row], KAPPA_GAMES.values(), strict=True):
