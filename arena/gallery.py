@@ -317,8 +317,13 @@ def measure(quantity: Quantity, tables: str | Path) -> Measurement:
     path = Path(tables) / quantity.table
     if not path.is_file():
         raise ArenaError(f"no table {path}")
+    table = pd.read_csv(path)
+    read = [quantity.column, *(quantity.ci or ())]
+    missing = [c for c in read if c not in table.columns]
     try:
-        rows = select_rows(pd.read_csv(path), quantity.where)
+        if missing:
+            raise ArenaError(f"no column {missing[0]!r} (columns: {', '.join(table.columns)})")
+        rows = select_rows(table, quantity.where)
     except ArenaError as exc:
         raise ArenaError(f"{path}: {exc}") from None
     if rows.empty or (quantity.agg is None and len(rows) > 1):

@@ -158,6 +158,8 @@ def test_measure_refuses_an_ambiguous_or_empty_selection(tables):
         measure(_q(where={"game": "g9"}), tables)
     with pytest.raises(ArenaError, match="no column 'nope'"):
         measure(_q(where={"nope": 1}), tables)
+    with pytest.raises(ArenaError, match="no column 'median'"):
+        measure(_q(where={"game": "g1"}, column="median"), tables)
 
 
 def test_the_tolerance_is_the_half_width_unless_stated():
