@@ -64,17 +64,37 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    return _guarded(commands[command], rest)
+    return _guarded(commands[command], rest, what=f"arena {command}")
 
 
-def _guarded(command, *args) -> int:
+INTERRUPTED = 130
+"""Exit code of a command stopped by Ctrl-C (SIGINT): 128 + 2, as a shell reports it."""
+
+
+def _guarded(command, *args, what: str = "arena") -> int:
     """Run ``command(*args)`` and turn every error into one line on stderr and an exit code.
 
     ``ArenaError`` (bad input, found by the arena) and ``OSError`` (a disk full, a folder not
     writable) exit with 2; anything else is a bug of the arena or of a plugin and exits with 1,
-    its traceback shown only with ``ARENA_DEBUG=1``. Hydra's tasks are guarded too, since Hydra
-    would otherwise print a traceback of its own.
+    its traceback shown only with ``ARENA_DEBUG=1``. Ctrl-C (``KeyboardInterrupt``) exits with
+    130 and one line, ``arena: interrupted: …``, saying what was kept: the message a command
+    gave its ``KeyboardInterrupt``, else that ``what`` stopped. Warnings (a numpy
+    ``RuntimeWarning`` of a diverging game) are shown after a command that succeeded and dropped
+    after one that failed, whose one line says what went wrong. Hydra's tasks are guarded too,
+    since Hydra would otherwise print a traceback of its own.
     """
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        code = _exit_code(command, args, what)
+    if code == 0:
+        for w in caught:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
+    return code
+
+
+def _exit_code(command, args: tuple, what: str) -> int:
+    """Run ``command(*args)``; return its exit code, printing the one line of an error."""
     import os
 
     try:
@@ -89,6 +109,10 @@ def _guarded(command, *args) -> int:
         where = f" {exc.filename}" if exc.filename else ""
         print(f"arena: error: cannot access{where}: {exc.strerror or exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as exc:
+        detail = str(exc.args[0]) if exc.args else f"{what} stopped before it finished"
+        print(f"arena: interrupted: {detail}", file=sys.stderr)
+        return INTERRUPTED
     except Exception as exc:
         if os.environ.get("ARENA_DEBUG"):
             raise
@@ -123,15 +147,90 @@ def _run(overrides: list[str]) -> int:
 
     _precheck_names(overrides)
     register_generated_nodes()
-    check_command_line("run", "run", overrides)
+    jobs = check_command_line("run", "run", overrides)
+    if any(a in ("-m", "--multirun") for a in overrides):
+        # Hydra writes the sweep folder's multirun.yaml before its first job: every job's game is
+        # checked first, so that a refused sweep writes nothing
+        for cfg in jobs:
+            _check_job(cfg)
 
     @hydra.main(version_base=None, config_path=str(config_dir()), config_name="run")
     def task(cfg) -> None:
-        code = _guarded(_run_task, cfg)
+        code = _guarded(_run_job, cfg, what="arena run")
         if code:
             sys.exit(code)
 
     return _hydra_main(task, "arena run", overrides)
+
+
+def _check_job(cfg) -> None:
+    """Check one job of an ``arena run --multirun`` sweep as its run would, playing no round.
+
+    ``cfg`` is the job's configuration composed with Hydra's
+    (:func:`arena.hydra_support.check_command_line`). Raises the
+    :class:`~arena.errors.ArenaError` the job's run would stop with before its first round: a
+    bad option value, a weak learner given to a player that takes none, an invalid game or
+    component parameter (:func:`arena.game.prepare_game`).
+    """
+    from omegaconf import OmegaConf
+
+    from arena.game import prepare_game
+
+    choices = cfg.hydra.runtime.choices
+    job = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"])
+    container = OmegaConf.to_container(job, resolve=True)
+    _flag("run", "trace", container["trace"])
+    _flag("run", "progress", container["progress"], auto=True)
+    player_params = {k: v for k, v in container["player"].items() if k != "_target_"}
+    adversary_params = {k: v for k, v in container["adversary"].items() if k != "_target_"}
+    weak = container.get("weak_learner")
+    if weak is not None:
+        if "weak_learner" not in player_params:
+            raise ConfigError(
+                f"player {choices['player']}",
+                "weak_learner",
+                "takes no weak learner (only boosters do)",
+            )
+        player_params["weak_learner"] = choices["weak_learner"]
+        player_params["weak_learner_params"] = {k: v for k, v in weak.items() if k != "_target_"}
+    prepare_game(
+        choices["player"],
+        choices["adversary"],
+        horizon=container["horizon"],
+        n_actions=container["n_actions"],
+        replicates=container["replicates"],
+        seed=container["seed"],
+        metrics=container.get("metrics") or {},
+        per_decade=container["per_decade"],
+        checkpoints=container.get("checkpoints"),
+        player_params=player_params,
+        adversary_params=adversary_params,
+    )
+
+
+def _run_job(cfg) -> int:
+    """One job of ``arena run`` (:func:`_run_task`); Ctrl-C names the folder left unchanged.
+
+    A run writes its results after its last round, so an interrupted job wrote nothing; in a
+    sweep, the jobs before it keep theirs.
+    """
+    from hydra.core.hydra_config import HydraConfig
+    from omegaconf import OmegaConf
+
+    hc = HydraConfig.get()
+    try:
+        return _run_task(cfg)
+    except KeyboardInterrupt:
+        out_dir = Path(hc.runtime.output_dir)
+        _remove_if_empty(out_dir)
+        before = ""
+        num = OmegaConf.select(hc, "job.num", default=None)
+        if isinstance(num, int) and num > 0:
+            before = f"; the {num} job(s) before it in {hc.sweep.dir} keep theirs"
+        raise KeyboardInterrupt(
+            f"arena run wrote no results into {out_dir} (a run writes them after its last "
+            f"round){before}"
+        ) from None
 
 
 def _run_task(cfg) -> int:
@@ -634,11 +733,18 @@ def _hydra_main(task, prog: str, overrides: list[str]) -> int:
 
 
 def _tournament_task(cfg) -> int:
+    """Run the composed tournament; exit 0, 1 when a cell failed, 2 on bad input, 130 on Ctrl-C.
+
+    A failed cell does not stop the others: the summary names it with its error, and the exit
+    code (1) tells a script that the tournament is not complete (docs/tournaments.md). Ctrl-C
+    keeps every finished cell and names how many the folder holds.
+    """
     from omegaconf import OmegaConf
 
     from arena.tournament import Tournament, TournamentConfig, describe
 
     container = OmegaConf.to_container(cfg, resolve=True)
+    tournament = None
     try:
         progress = _flag("tournament", "progress", container["progress"], auto=True)
         config = TournamentConfig.from_mapping(container["tournament"])
@@ -654,8 +760,30 @@ def _tournament_task(cfg) -> int:
     except ArenaError as exc:
         print(f"arena: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        if tournament is None:
+            raise KeyboardInterrupt("arena tournament stopped before it started") from None
+        raise KeyboardInterrupt(_kept_cells(tournament)) from None
     print(describe(result, config))
+    if result.failed:
+        total = len(result.failed) + len(result.finished) + len(result.skipped)
+        print(
+            f"arena tournament: {len(result.failed)} of {total} cell(s) failed (named above; "
+            f"tracebacks in {result.directory / 'failures.parquet'})",
+            file=sys.stderr,
+        )
+        return 1
     return 0
+
+
+def _kept_cells(tournament) -> str:
+    """What an interrupted tournament keeps: its finished cells, and how to resume the rest."""
+    cells = {cell.id for cell in tournament.config.cells()}
+    kept = len(cells & tournament.finished_cells())
+    return (
+        f"tournament {tournament.config.name} keeps {kept} of {len(cells)} cells in "
+        f"{tournament.directory} (the same command resumes the rest)"
+    )
 
 
 # ----------------------------------------------------------------------------------------------

@@ -318,6 +318,29 @@ def _check_output_folder(command: str, key: str, folder: Path | None) -> None:
             f"cannot write {folder}: {existing} is not writable",
             noun="key",
         )
+    if existing != path:
+        _probe_folder(command, key, folder, existing)
+
+
+def _probe_folder(command: str, key: str, folder: Path, existing: Path) -> None:
+    """Refuse ``folder`` unless a folder can be made in ``existing``, its nearest existing parent.
+
+    ``os.access`` does not tell: it says yes to root everywhere, and a pseudo file system such as
+    ``/proc`` refuses every new entry whatever the permissions say. A folder of a name of this
+    process's own is made and removed there (never one of ``folder``'s names: another process
+    may be creating that one); the parent's entries are as they were.
+    """
+    import tempfile
+
+    try:
+        Path(tempfile.mkdtemp(prefix=".arena-probe-", dir=existing)).rmdir()
+    except OSError as exc:
+        raise ConfigError(
+            f"arena {command}",
+            key,
+            f"cannot create {folder} in {existing}: {exc.strerror or exc}",
+            noun="key",
+        ) from None
 
 
 def _override_key(override: str) -> str:

@@ -25,8 +25,9 @@ import json
 import os
 import time
 import traceback
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -441,8 +442,9 @@ class Tournament:
         failures = self._load_failures(exclude=set(c.id for c in todo))
         finished: list[str] = []
         bar = self._bar(len(cells), len(skipped))
+        outcomes = self._execute(todo)
         try:
-            for cell, out in self._execute(todo):
+            for cell, out in outcomes:
                 if out["ok"]:
                     self._write_cell(cell, out)
                     finished.append(cell.id)
@@ -465,6 +467,7 @@ class Tournament:
                 if self.on_cell is not None:
                     self.on_cell(cell, bool(out["ok"]))
         finally:
+            outcomes.close()  # on every way out: the executor ends its workers, gives Ctrl-C back
             if bar is not None:
                 bar.close()
         self._write_failures(failures)
@@ -488,46 +491,69 @@ class Tournament:
         return tqdm(total=total, initial=initial, unit="cell", desc=self.config.name)
 
     def _execute(self, todo: list[Cell]) -> Iterable[tuple[Cell, dict[str, Any]]]:
+        """Yield ``(cell, outcome)`` as cells finish; Ctrl-C waits while the caller writes one.
+
+        The caller writes a finished cell's files between two steps of this generator. A Ctrl-C
+        (SIGINT) that arrives then is held until the files are written and raised at the next
+        step, so an interrupted tournament keeps every cell it finished, whole; one that arrives
+        while cells are computed stops them at once (``KeyboardInterrupt``), and the executors
+        end their workers before it propagates.
+        """
         if not todo:
             return
         if self.executor == "serial" or (self.executor == "local" and self.n_jobs == 1):
             single = self.progress and len(todo) == 1
-            for cell in todo:
-                yield cell, run_cell(cell, self.config, progress=single)
+            cells = ((cell, run_cell(cell, self.config, progress=single)) for cell in todo)
         elif self.executor == "local":
-            yield from self._execute_processes(todo)
+            cells = self._execute_processes(todo)
         else:
-            yield from self._execute_dask(todo)
+            cells = self._execute_dask(todo)
+        with _InterruptGate() as gate:
+            try:
+                for item in cells:
+                    with gate.held():
+                        yield item
+            finally:
+                close = getattr(cells, "close", None)
+                if close is not None:
+                    close()  # the executors' own cleanup ends their workers now
 
     def _execute_processes(self, todo: list[Cell]):
         import multiprocessing
 
         # spawn: workers start clean (no inherited numba/threads state), on every platform
         context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(
+        pool = ProcessPoolExecutor(
             max_workers=min(self.n_jobs, len(todo)),
             mp_context=context,
             initializer=_exit_with_parent,
             initargs=(os.getpid(),),
-        ) as pool:
-            pending = {pool.submit(run_cell, cell, self.config): cell for cell in todo}
-            try:
-                while pending:
-                    done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                    for fut in done:
-                        cell = pending.pop(fut)
-                        try:
-                            out = fut.result()
-                        except Exception as exc:  # the worker itself died
-                            out = {
-                                "ok": False,
-                                "error": f"{type(exc).__name__}: {exc}",
-                                "traceback": traceback.format_exc(),
-                            }
-                        yield cell, out
-            finally:
-                for fut in pending:
-                    fut.cancel()
+        )
+        try:
+            # the workers are started by submit(): they inherit an ignored SIGINT, so that a
+            # terminal's Ctrl-C (sent to the whole process group) reaches the coordinator only
+            with _sigint_ignored():
+                pending = {pool.submit(run_cell, cell, self.config): cell for cell in todo}
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    cell = pending.pop(fut)
+                    try:
+                        out = fut.result()
+                    except Exception as exc:  # the worker itself died
+                        out = {
+                            "ok": False,
+                            "error": f"{type(exc).__name__}: {exc}",
+                            "traceback": traceback.format_exc(),
+                        }
+                    yield cell, out
+        except BaseException:
+            # interrupted (or the caller stopped): the cells in flight are lost anyway, so end
+            # their workers now rather than wait for them in shutdown()
+            _terminate_workers(pool)
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def _execute_dask(self, todo: list[Cell]):
         try:
@@ -537,16 +563,18 @@ class Tournament:
                 "executor=dask needs the optional extra: pip install 'regret-arena[dask]'"
             ) from exc
         cluster = None
-        if self.scheduler:
-            client = Client(self.scheduler)
-        else:
-            cluster = LocalCluster(
-                n_workers=min(self.n_jobs, len(todo)),
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=None,
-            )
-            client = Client(cluster)
+        # the local cluster's processes inherit an ignored SIGINT (see _execute_processes)
+        with _sigint_ignored():
+            if self.scheduler:
+                client = Client(self.scheduler)
+            else:
+                cluster = LocalCluster(
+                    n_workers=min(self.n_jobs, len(todo)),
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                )
+                client = Client(cluster)
         try:
             futures = {
                 client.submit(run_cell, cell, self.config, pure=False, key=f"cell-{cell.id}"): cell
@@ -563,20 +591,142 @@ class Tournament:
                         "traceback": traceback.format_exc(),
                     }
                 yield cell, out
+        except BaseException:
+            if cluster is not None:  # our own workers: their log lines of the cells cancelled
+                with _sigint_ignored(), _quiet_dask():
+                    client.run(_silence_dask_logs)
+            raise
         finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
+            # an interrupt must not be interrupted again by the cluster's shutdown, nor leave its
+            # log lines (workers lost, tasks cancelled) after the command's own last line
+            with _sigint_ignored(), _quiet_dask():
+                client.close()
+                if cluster is not None:
+                    cluster.close()
+
+
+class _InterruptGate:
+    """Hold Ctrl-C (SIGINT) while the coordinator writes a finished cell, raise it afterwards.
+
+    Installed only in the main thread (the only one that receives signals); elsewhere it does
+    nothing. Outside :meth:`held`, SIGINT raises ``KeyboardInterrupt`` at once, as Python's own
+    handler does.
+    """
+
+    def __init__(self) -> None:
+        self._holding = False
+        self._pending = False
+        self._previous: Any = None
+
+    def __enter__(self) -> _InterruptGate:
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self._holding:
+            self._pending = True
+        else:
+            raise KeyboardInterrupt
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold SIGINT inside the block; raise ``KeyboardInterrupt`` at its end if one came."""
+        self._holding = True
+        try:
+            yield
+        finally:
+            self._holding = False
+        if self._pending:
+            self._pending = False
+            raise KeyboardInterrupt
+
+
+@contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """Ignore SIGINT inside the block (main thread only): child processes started in it inherit
+    the ignored signal; a Ctrl-C that arrives meanwhile is raised at the block's end."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: came.append(signum))
+    try:
+        # children must inherit SIG_IGN itself (a Python handler does not survive exec); the
+        # handler above only counts a signal that arrives between the two calls
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if came:
+        raise KeyboardInterrupt
+
+
+_DASK_LOGGERS = ("distributed", "tornado", "asyncio")
+
+
+@contextmanager
+def _quiet_dask() -> Iterator[None]:
+    """Silence distributed's loggers while a cluster is shut down after an interrupt."""
+    import logging
+
+    loggers = [logging.getLogger(name) for name in _DASK_LOGGERS]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
+
+
+def _silence_dask_logs() -> None:
+    """Run on the workers of an interrupted tournament's own cluster, which are about to be shut
+    down: the cells they lose are the coordinator's to report, in its one line."""
+    import logging
+
+    for name in _DASK_LOGGERS:
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+
+
+def _terminate_workers(pool: ProcessPoolExecutor) -> None:
+    """End a process pool's workers now (the cells they compute are lost, as a kill loses them)."""
+    # the pool has no public way to stop running calls; its process table is stable since 3.8
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join(timeout=5)
 
 
 def _exit_with_parent(parent_pid: int) -> None:
-    """Pool-worker initializer: end the worker as soon as the coordinating process is gone.
+    """Pool-worker initializer: ignore Ctrl-C, and end the worker once the coordinator is gone.
 
-    A coordinator killed with SIGKILL cannot shut its pool down, and its spawned workers (hundreds
-    of MB each) would live on, re-parented. A daemon thread notices the new parent within half a
-    second and exits the worker; the cells in flight are lost, as a kill loses them anyway.
+    A terminal sends SIGINT to every process of the foreground group: the coordinator handles it
+    (it keeps the finished cells and ends the workers), so a worker ignores it rather than print
+    a traceback of its own. A coordinator killed with SIGKILL cannot shut its pool down, and its
+    spawned workers (hundreds of MB each) would live on, re-parented. A daemon thread notices the
+    new parent within half a second and exits the worker; the cells in flight are lost, as a kill
+    loses them anyway.
     """
+    import signal
     import threading
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def watch() -> None:
         while os.getppid() == parent_pid:
@@ -586,8 +736,23 @@ def _exit_with_parent(parent_pid: int) -> None:
     threading.Thread(target=watch, name="arena-exit-with-parent", daemon=True).start()
 
 
+FAILED_SHOWN = 10
+"""Failed cells named one per line in :func:`describe`; the rest are counted."""
+
+
 def describe(result: TournamentResult, config: TournamentConfig) -> str:
-    """A short text summary of a tournament run."""
+    """A short text summary of a tournament run, naming each failed cell with its error.
+
+    Examples
+    --------
+    >>> config = TournamentConfig("t", players=["hedge"], adversaries=["fair_coin"])
+    >>> cell = config.cells()[0]
+    >>> print(describe(TournamentResult(Path("out"), [], [], [cell.id], 0.5), config))
+    tournament t: 0 cell(s) run, 0 already done, 1 failed (0.5 s)
+    results: out
+    failed cells (1; tracebacks in out/failures.parquet):
+      hedge vs fair_coin
+    """
     lines = [
         f"tournament {config.name}: {len(result.finished)} cell(s) run, "
         f"{len(result.skipped)} already done, {len(result.failed)} failed "
@@ -595,5 +760,23 @@ def describe(result: TournamentResult, config: TournamentConfig) -> str:
         f"results: {result.directory}",
     ]
     if result.failed:
-        lines.append(f"failures: {result.directory / 'failures.parquet'}")
+        path = result.directory / "failures.parquet"
+        labels = {cell.id: cell.label() for cell in config.cells()}
+        errors = _failure_errors(path)
+        lines.append(f"failed cells ({len(result.failed)}; tracebacks in {path}):")
+        for cell in result.failed[:FAILED_SHOWN]:
+            error = next(iter(errors.get(cell, "").splitlines()), "")
+            lines.append(f"  {labels.get(cell, cell)}" + (f": {error}" if error else ""))
+        if len(result.failed) > FAILED_SHOWN:
+            lines.append(f"  ... and {len(result.failed) - FAILED_SHOWN} more")
     return "\n".join(lines)
+
+
+def _failure_errors(path: Path) -> dict[str, str]:
+    """``{cell: error}`` of a failures file; empty when it cannot be read (the summary then
+    names the cells without their errors)."""
+    try:
+        frame = pd.read_parquet(path, columns=["cell", "error"])
+    except Exception:  # missing or damaged: the cells are still named
+        return {}
+    return {str(c): str(e) for c, e in zip(frame["cell"], frame["error"], strict=True)}
