@@ -212,14 +212,17 @@ def _run_job(cfg) -> int:
     """One job of ``arena run`` (:func:`_run_task`); Ctrl-C names the folder left unchanged.
 
     A run writes its results after its last round, so an interrupted job wrote nothing; in a
-    sweep, the jobs before it keep theirs.
+    sweep, the jobs before it keep theirs. A finished run removes the temporary of a trace whose
+    writer was killed (:meth:`arena.results.TraceWriter.remove_orphans`).
     """
     from hydra.core.hydra_config import HydraConfig
     from omegaconf import OmegaConf
 
+    from arena.results import TraceWriter
+
     hc = HydraConfig.get()
     try:
-        return _run_task(cfg)
+        code = _run_task(cfg)
     except KeyboardInterrupt:
         out_dir = Path(hc.runtime.output_dir)
         _remove_if_empty(out_dir)
@@ -231,6 +234,9 @@ def _run_job(cfg) -> int:
             f"arena run wrote no results into {out_dir} (a run writes them after its last "
             f"round){before}"
         ) from None
+    if code == 0:  # also when this run wrote no trace: a killed one's temporary goes now
+        TraceWriter.remove_orphans(Path(hc.runtime.output_dir) / "trace.parquet")
+    return code
 
 
 def _run_task(cfg) -> int:

@@ -54,14 +54,29 @@ class GameError(ArenaError, RuntimeError):
         The 1-based round at which it happened.
     replicate : int or None
         The global replicate index (None: the whole batch, e.g. an array of the wrong shape).
+    last_round : int, optional
+        Given when the round is not known exactly: a block call of rounds ``round..last_round``
+        raised without marking its round (:func:`mark_failure`).
     """
 
-    def __init__(self, component: str, message: str, *, round: int, replicate: int | None = None):
+    def __init__(
+        self,
+        component: str,
+        message: str,
+        *,
+        round: int,
+        replicate: int | None = None,
+        last_round: int | None = None,
+    ):
         self.component = component
         self.round = round
         self.replicate = replicate
         where = "all replicates" if replicate is None else f"replicate {replicate}"
-        super().__init__(f"{component}: {message} (round {round}, {where})")
+        # a block call that raised without saying at which of its rounds: name them all, never
+        # its first round as if it were the one
+        many = last_round is not None and last_round != round
+        rounds = f"rounds {round}..{last_round}" if many else f"round {round}"
+        super().__init__(f"{component}: {message} ({rounds}, {where})")
 
 
 class UndeclaredDistributionError(GameError):
@@ -71,3 +86,49 @@ class UndeclaredDistributionError(GameError):
     what the reports and the conformance suite know about the adversary), so the read itself is
     refused, naming the adversary, the round and the tag to add.
     """
+
+
+_AT = "_arena_failed_at"
+"""Attribute of an exception holding where in a block it was raised (:func:`mark_failure`)."""
+
+
+def mark_failure(
+    exc: BaseException, *, offset: int | None = None, replicate: int | None = None
+) -> BaseException:
+    """Record on ``exc`` where in a block it was raised; return ``exc``, to be raised again.
+
+    A block call (``play_block``, ``losses_block``) plays many rounds of many replicates at once;
+    when it raises, the driver knows only the block. The readable per-round loops (the default
+    ``play_block`` of each protocol, the replicate clones of a lifted single-game player) mark
+    what they know, so that the game's error names the exact round and replicate
+    (:func:`failed_at`); an outer mark does not overwrite an inner one.
+
+    Parameters
+    ----------
+    exc : BaseException
+        The exception being raised.
+    offset : int, optional
+        The 0-based round of the block at which it was raised.
+    replicate : int, optional
+        The 0-based position, in the batch, of the replicate whose call raised.
+
+    Examples
+    --------
+    >>> exc = mark_failure(ValueError("boom"), offset=205)
+    >>> failed_at(mark_failure(exc, replicate=3))
+    (205, 3)
+    """
+    offset0, replicate0 = failed_at(exc)
+    position = (offset0 if offset0 is not None else offset,)
+    position += (replicate0 if replicate0 is not None else replicate,)
+    try:
+        setattr(exc, _AT, position)
+    except (AttributeError, TypeError):  # an exception type without a __dict__: nothing known
+        pass
+    return exc
+
+
+def failed_at(exc: BaseException) -> tuple[int | None, int | None]:
+    """Return ``(offset, replicate)`` marked on ``exc`` by :func:`mark_failure` (None: unknown)."""
+    at = getattr(exc, _AT, None)
+    return at if isinstance(at, tuple) and len(at) == 2 else (None, None)

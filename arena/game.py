@@ -33,7 +33,7 @@ import pandas as pd
 from arena import registry
 from arena.base import canonical_json
 from arena.checkpoints import log_grid
-from arena.errors import ArenaError, ConfigError, GameError
+from arena.errors import ArenaError, ConfigError, GameError, failed_at
 from arena.metrics.base import Metric
 from arena.params import validate_params
 from arena.results import GameRun, TraceWriter, assemble_rows
@@ -87,11 +87,13 @@ class Who:
         return describe(self.kind, self.component)
 
 
-def call_component(kind: str, comp: Any, what: str, t0: int, fn, *args):
+def call_component(kind: str, comp: Any, what: str, t0: int, fn, *args, rounds: int = 1):
     """Call ``fn(*args)`` for a component; an unexpected exception stops the game naming it.
 
     An :class:`~arena.errors.ArenaError` passes through; anything else becomes a
-    :class:`~arena.errors.GameError` naming the component, what it was doing and the round.
+    :class:`~arena.errors.GameError` naming the component, what it was doing and the round: the
+    exact one where the call marked it (a block call of ``rounds`` rounds from ``t0``,
+    :func:`arena.errors.mark_failure`), else every round of the block.
     """
     try:
         return fn(*args)
@@ -99,8 +101,32 @@ def call_component(kind: str, comp: Any, what: str, t0: int, fn, *args):
         raise
     except Exception as exc:
         raise GameError(
-            describe(kind, comp), f"{what} failed: {type(exc).__name__}: {exc}", round=t0
+            describe(kind, comp),
+            f"{what} failed: {type(exc).__name__}: {exc}",
+            **failure_where(exc, t0, rounds),
         ) from exc
+
+
+def failure_where(exc: BaseException, t0: int, rounds: int, ids: Any = None) -> dict[str, Any]:
+    """The :class:`~arena.errors.GameError` keywords of ``exc``, raised by a call that played
+    ``rounds`` rounds from ``t0`` for the replicates ``ids`` (None: not named).
+
+    The round and replicate are the ones the call marked (:func:`arena.errors.mark_failure`);
+    an unmarked block call is named by all its rounds, never by its first as if it were the one.
+
+    Examples
+    --------
+    >>> from arena.errors import mark_failure
+    >>> failure_where(mark_failure(ValueError(), offset=205), 795, 206, [0, 1])
+    {'round': 1000, 'replicate': 0}
+    >>> failure_where(ValueError(), 795, 206)
+    {'round': 795, 'replicate': None, 'last_round': 1000}
+    """
+    offset, position = failed_at(exc)
+    replicate = None if ids is None else int(ids[position if position is not None else 0])
+    if offset is not None:
+        return {"round": t0 + offset, "replicate": replicate}
+    return {"round": t0, "replicate": replicate, "last_round": t0 + rounds - 1}
 
 
 def readonly(a: np.ndarray) -> np.ndarray:

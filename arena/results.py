@@ -190,9 +190,25 @@ class TraceWriter:
 
     def __init__(self, path: str | Path, schema: pa.Schema):
         self.path = Path(path)
+        self.remove_orphans(self.path)
         self.tmp = self.path.with_name(f"{temporary_prefix(self.path)}{uuid.uuid4().hex[:8]}.tmp")
         self.schema = schema
         self._writer = pq.ParquetWriter(self.tmp, schema)
+
+    @staticmethod
+    def remove_orphans(path: str | Path) -> list[Path]:
+        """Remove the temporaries of traces of ``path`` whose writer is gone; return them.
+
+        A trace whose writer was killed (SIGKILL, a power loss) never reached :meth:`commit` or
+        :meth:`abort`; its temporary names a process that no longer exists
+        (:func:`orphan_temporaries`), so removing it takes nothing from a live writer. Every new
+        trace of the folder does it, and so does every run that finishes in it (``arena run``).
+        """
+        path = Path(path)
+        gone = [p for p in orphan_temporaries(path.parent) if p.name.startswith(f".{path.name}~")]
+        for orphan in gone:
+            orphan.unlink(missing_ok=True)
+        return gone
 
     def columns(self, block: Any) -> list[pa.Array]:
         """Return the trace columns of one chunk, in the order of ``schema``."""

@@ -14,6 +14,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from arena.errors import mark_failure
 from arena.protocols import Player
 from arena.sampling import sample_action
 from arena.spec import PlayerTags
@@ -67,17 +68,21 @@ class BanditPlayer(Player):
         observed = np.empty(n_rep)
         rows = np.arange(n_rep)
         for j in range(n):
-            p = np.ascontiguousarray(self.predict(), dtype=np.float64)
-            if p.shape != (n_rep, n_act):
-                raise ValueError(
-                    f"predict returned shape {p.shape}, expected {(n_rep, n_act)} "
-                    f"(round {j + 1} of the block)"
-                )
-            probs[:, j] = p
-            for r in range(n_rep):
-                actions[r] = sample_action(p[r], uniforms[r, j])
-            observed[:] = losses[rows, j, actions]
-            self.update(actions.copy(), observed.copy(), p)
+            try:
+                p = np.ascontiguousarray(self.predict(), dtype=np.float64)
+                if p.shape != (n_rep, n_act):
+                    raise ValueError(
+                        f"predict returned shape {p.shape}, expected {(n_rep, n_act)} "
+                        f"(round {j + 1} of the block)"
+                    )
+                probs[:, j] = p
+                for r in range(n_rep):
+                    actions[r] = sample_action(p[r], uniforms[r, j])
+                observed[:] = losses[rows, j, actions]
+                self.update(actions.copy(), observed.copy(), p)
+            except Exception as exc:  # the game's error names this round, not the block's first
+                mark_failure(exc, offset=j)
+                raise
         return probs
 
     def bounds(self, t: int) -> dict[tuple[str, float], np.ndarray | float]:

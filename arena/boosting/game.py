@@ -206,7 +206,7 @@ class BoostingStepper(Stepper):
     def data(self, t0: int, n: int) -> tuple[np.ndarray, np.ndarray]:
         """The chunk's validated examples ``x`` (R, n, d) and labels ``y`` (R, n)."""
         adv, spec = self.adversary, self.spec
-        raw = _call("adversary", adv, "data_block", t0, adv.data_block, t0, n)
+        raw = _call("adversary", adv, "data_block", t0, adv.data_block, t0, n, rounds=n)
         if not isinstance(raw, RoundData) or raw.x is None or raw.y is None:
             raise GameError(describe("adversary", adv), "returned no examples (x, y)", round=t0)
         x = real_array(raw.x, describe("adversary", adv), "x of its round data", round=t0)
@@ -264,7 +264,7 @@ class BoostingStepper(Stepper):
     def step(self, t0: int, n: int) -> BoostingBlock:
         x, y = self.data(t0, n)
         x, y = _readonly(x), _readonly(y)
-        raw = _call("player", self.player, "play_block", t0, self.player.play_block, x, y)
+        raw = _call("player", self.player, "play_block", t0, self.player.play_block, x, y, rounds=n)
         pred = self.predictions(raw, t0, n)
         values, _ = prediction_loss(self.spec.loss, pred, y)
         base_pred = base_values = None

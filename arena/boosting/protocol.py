@@ -43,7 +43,7 @@ import numpy as np
 
 from arena import registry
 from arena.base import Component
-from arena.errors import ConfigError
+from arena.errors import ConfigError, mark_failure
 from arena.params import InstanceOf, Interval, IsNone
 from arena.protocols import Player
 from arena.spec import GameSpec, PlayerTags
@@ -173,8 +173,12 @@ class Booster(Player):
         n_rep, n = y.shape
         out = np.empty((n_rep, n))
         for j in range(n):
-            out[:, j] = self.predict(x[:, j])
-            self.update(x[:, j], y[:, j])
+            try:
+                out[:, j] = self.predict(x[:, j])
+                self.update(x[:, j], y[:, j])
+            except Exception as exc:  # the game's error names this round, not the block's first
+                mark_failure(exc, offset=j)
+                raise
         return out
 
     def score(self, x: np.ndarray) -> np.ndarray:

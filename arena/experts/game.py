@@ -25,7 +25,15 @@ from numba import njit
 from arena import registry
 from arena.errors import ArenaError, ConfigError, GameError
 from arena.experts.protocol import PROB_NEG_TOL, PROB_SUM_TOL, ExpertsPlayer, ObliviousAdversary
-from arena.game import GameProtocol, PreparedGame, Stepper, Who, describe, real_array
+from arena.game import (
+    GameProtocol,
+    PreparedGame,
+    Stepper,
+    Who,
+    describe,
+    failure_where,
+    real_array,
+)
 from arena.metrics.base import Block, Core, Metric, protocol_reason
 from arena.metrics.builtin import DEFAULT_METRICS
 from arena.metrics.oco import OCOMetric
@@ -410,10 +418,7 @@ def _oblivious_losses(adversary, t0, n, n_rep, n_act, lo, hi, ids) -> np.ndarray
         raise
     except Exception as exc:
         raise GameError(
-            who,
-            f"losses_block failed in rounds {t0}..{t0 + n - 1}: {exc}",
-            round=t0,
-            replicate=int(ids[0]),
+            who, f"losses_block failed: {exc}", **failure_where(exc, t0, n, ids)
         ) from exc
     losses = real_array(raw, who, "losses_block", round=t0, replicate=int(ids[0]))
     if losses.shape != (n_rep, n, n_act):
@@ -446,10 +451,7 @@ def _block_probs(player, play, shape, t0, ids) -> np.ndarray:
         raise
     except Exception as exc:
         raise GameError(
-            who,
-            f"play_block failed in rounds {t0}..{t0 + shape[1] - 1}: {exc}",
-            round=t0,
-            replicate=int(ids[0]),
+            who, f"play_block failed: {exc}", **failure_where(exc, t0, shape[1], ids)
         ) from exc
     probs = real_array(probs, who, "play_block", round=t0, replicate=int(ids[0]))
     if probs.shape != shape:
@@ -544,7 +546,7 @@ def _adaptive_chunk(stepper: ExpertsStepper, t0: int, n: int):
             raise
         except Exception as exc:
             raise GameError(
-                who_p, f"predict failed: {exc}", round=t, replicate=int(ids[0])
+                who_p, f"predict failed: {exc}", **failure_where(exc, t, 1, ids)
             ) from exc
         p = real_array(p, who_p, "predict", round=t, replicate=int(ids[0]))
         if p.shape != (n_rep, n_act):
@@ -584,6 +586,8 @@ def _adaptive_chunk(stepper: ExpertsStepper, t0: int, n: int):
         except ArenaError:
             raise
         except Exception as exc:
-            raise GameError(who_p, f"update failed: {exc}", round=t, replicate=int(ids[0])) from exc
+            raise GameError(
+                who_p, f"update failed: {exc}", **failure_where(exc, t, 1, ids)
+            ) from exc
         history._record(p, lt, actions)
     return probs, losses, uniforms, confs

@@ -12,6 +12,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from arena.errors import mark_failure
 from arena.protocols import Adversary, Player
 from arena.sampling import sample_actions
 from arena.spec import AdversaryTags, GameSpec, History, PlayerTags
@@ -73,23 +74,27 @@ class ExpertsPlayer(Player):
         probs = np.empty((n_rep, n, n_act))
         actions = np.empty(n_rep, dtype=np.int64)
         for j in range(n):
-            conf = None if confidences is None else confidences[:, j]
-            p = np.asarray(self.predict() if conf is None else self.predict(confidences=conf))
-            if p.shape != (n_rep, n_act):
-                raise ValueError(
-                    f"predict returned shape {p.shape}, expected {(n_rep, n_act)} "
-                    f"(round {j + 1} of the block)"
-                )
-            probs[:, j] = p
-            extra: dict[str, np.ndarray] = {}
-            if uniforms is not None:
-                sample_actions(
-                    np.ascontiguousarray(p, dtype=np.float64), uniforms[:, j].copy(), actions
-                )
-                extra["actions"] = actions.copy()
-            if conf is not None:
-                extra["confidences"] = conf
-            self.update(losses[:, j], **extra)
+            try:
+                conf = None if confidences is None else confidences[:, j]
+                p = np.asarray(self.predict() if conf is None else self.predict(confidences=conf))
+                if p.shape != (n_rep, n_act):
+                    raise ValueError(
+                        f"predict returned shape {p.shape}, expected {(n_rep, n_act)} "
+                        f"(round {j + 1} of the block)"
+                    )
+                probs[:, j] = p
+                extra: dict[str, np.ndarray] = {}
+                if uniforms is not None:
+                    sample_actions(
+                        np.ascontiguousarray(p, dtype=np.float64), uniforms[:, j].copy(), actions
+                    )
+                    extra["actions"] = actions.copy()
+                if conf is not None:
+                    extra["confidences"] = conf
+                self.update(losses[:, j], **extra)
+            except Exception as exc:  # the game's error names this round, not the block's first
+                mark_failure(exc, offset=j)
+                raise
         return probs
 
     def bounds(self, t: int) -> dict[tuple[str, float], np.ndarray]:
@@ -126,11 +131,22 @@ class SingleGameExpertsPlayer(ExpertsPlayer):
             replica.reset_one(spec, rng)
 
     def predict(self, confidences: np.ndarray | None = None) -> np.ndarray:
-        return np.stack([replica.predict_one() for replica in self._replicas])
+        out = []
+        for r, replica in enumerate(self._replicas):
+            try:
+                out.append(replica.predict_one())
+            except Exception as exc:  # the game's error names this replicate
+                mark_failure(exc, replicate=r)
+                raise
+        return np.stack(out)
 
     def update(self, losses: np.ndarray, actions: np.ndarray | None = None) -> None:
-        for replica, row in zip(self._replicas, losses, strict=True):
-            replica.update_one(row)
+        for r, (replica, row) in enumerate(zip(self._replicas, losses, strict=True)):
+            try:
+                replica.update_one(row)
+            except Exception as exc:
+                mark_failure(exc, replicate=r)
+                raise
 
 
 class ObliviousAdversary(Adversary):

@@ -390,10 +390,10 @@ def _evaluate_block(spec: GameSpec, checker: _Checker, w: np.ndarray, data: Roun
 
 
 def _oblivious_chunk(player, adversary, spec, checker, t0, n) -> OCOBlock:
-    raw = _call("adversary", adversary, "data_block", t0, adversary.data_block, t0, n)
+    raw = _call("adversary", adversary, "data_block", t0, adversary.data_block, t0, n, rounds=n)
     data = checker.data(raw, t0, n)
     shown = RoundData(*(None if a is None else _readonly(a) for a in data))
-    w = _call("player", player, "play_block", t0, player.play_block, shown, spec)
+    w = _call("player", player, "play_block", t0, player.play_block, shown, spec, rounds=n)
     w = checker.points(w, t0)
     return _evaluate_block(spec, checker, w, data, t0)
 

@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from arena.errors import mark_failure
 from arena.oco.domains import Domain
 from arena.oco.losses import Feedback, RoundData, feedback
 from arena.protocols import Adversary, Player
@@ -77,15 +78,19 @@ class OCOPlayer(Player):
         n_rep, dim = spec.n_replicates, spec.dim
         out = np.empty((n_rep, n, dim))
         for j in range(n):
-            rd = data.round(j)
-            w = np.asarray(self.predict(rd.x), dtype=np.float64)
-            if w.shape != (n_rep, dim):
-                raise ValueError(
-                    f"predict returned shape {w.shape}, expected {(n_rep, dim)} "
-                    f"(round {j + 1} of the block)"
-                )
-            out[:, j] = w
-            self.update(feedback(spec.loss, spec.sigma, w, rd))
+            try:
+                rd = data.round(j)
+                w = np.asarray(self.predict(rd.x), dtype=np.float64)
+                if w.shape != (n_rep, dim):
+                    raise ValueError(
+                        f"predict returned shape {w.shape}, expected {(n_rep, dim)} "
+                        f"(round {j + 1} of the block)"
+                    )
+                out[:, j] = w
+                self.update(feedback(spec.loss, spec.sigma, w, rd))
+            except Exception as exc:  # the game's error names this round, not the block's first
+                mark_failure(exc, offset=j)
+                raise
         return out
 
     def bounds(self, t: int) -> dict[tuple[str, float], Any]:
