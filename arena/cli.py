@@ -26,7 +26,7 @@ commands:
                         parameters
   demo                  the default tournament (configs/tournament/demo.yaml) and its report,
                         under outputs/
-  check MODULE:CLASS    run the conformance suite on a player or adversary class
+  check MODULE:CLASS    run the conformance suite on a player, adversary or weak learner
   tournament [KEY=VALUE ...]
                         run configs/tournament/NAME.yaml (`tournament=NAME`), resumably
   report DIR --name NAME
@@ -446,12 +446,18 @@ def _list_entry(kind: str, name: str) -> None:
 
 
 def _check(args: list[str]) -> int:
+    """``arena check MODULE:CLASS``: the conformance suite on a player, adversary or weak learner.
+
+    Each check's verdict is printed (and flushed) as soon as it is known; on a terminal the check
+    running now is shown on stderr too, so a slow plugin shows where it is. Ctrl-C stops the
+    suite with exit code 130, naming the check it stopped in.
+    """
     import importlib
 
     from arena.testing import expected_failures, yield_checks
 
     parser = argparse.ArgumentParser(prog="arena check")
-    parser.add_argument("target", help="MODULE:CLASS of a player or adversary")
+    parser.add_argument("target", help="MODULE:CLASS of a player, adversary or weak learner")
     ns = parser.parse_args(args)
     module_name, _, class_name = ns.target.partition(":")
     if "" not in sys.path and str(Path.cwd()) not in sys.path:
@@ -465,10 +471,13 @@ def _check(args: list[str]) -> int:
     except Exception as exc:  # a plugin module may raise anything while it is imported
         first = next(iter(str(exc).splitlines()), "")
         raise ArenaError(f"cannot import {ns.target}: {type(exc).__name__}: {first}") from exc
+    from arena.boosting.protocol import WeakLearner
     from arena.protocols import Adversary, Player
 
-    if not (isinstance(cls, type) and issubclass(cls, Player | Adversary)):
-        raise ArenaError(f"{ns.target} is not a player or adversary class (got {cls!r})")
+    if not (isinstance(cls, type) and issubclass(cls, Player | Adversary | WeakLearner)):
+        raise ArenaError(
+            f"{ns.target} is not a player or adversary class, nor a weak learner (got {cls!r})"
+        )
     if cls.__module__.startswith("arena.") and cls.__module__.endswith((".protocol", ".protocols")):
         raise ArenaError(
             f"{ns.target} is a protocol's base class, not a component: check a subclass of it"
@@ -480,23 +489,70 @@ def _check(args: list[str]) -> int:
             f"{ns.target}: cannot build it from _unit_test_params: {type(exc).__name__}: {exc}"
         ) from exc
     tally = {"ok": 0, "skipped": 0, "xfail": 0, "FAIL": 0, "ERROR": 0, "UNEXPECTED PASS": 0}
-    for component in components:
-        for name, status, detail in _run_checks(component, yield_checks, expected_failures):
-            tally[status] += 1
-            print(f"{component!r:<40} {name:<36} {status}{': ' + detail if detail else ''}")
+    status_line = _StatusLine(sys.stderr)
+    current = ""
+    try:
+        for component in components:
+            label = f"{component!r:<40}"
+
+            def starting(name: str, label: str = label) -> None:
+                nonlocal current
+                current = name
+                status_line.show(f"{label} {name} ...")
+
+            for name, status, detail in _run_checks(
+                component, yield_checks, expected_failures, starting=starting
+            ):
+                status_line.clear()
+                tally[status] += 1
+                print(f"{label} {name:<36} {status}{': ' + detail if detail else ''}", flush=True)
+    except KeyboardInterrupt:
+        status_line.clear()
+        done = sum(tally.values())
+        raise KeyboardInterrupt(
+            f"arena check {ns.target} stopped in {current or 'its first check'} after {done} "
+            "check(s), whose verdicts are above"
+        ) from None
     failures = tally["FAIL"] + tally["ERROR"] + tally["UNEXPECTED PASS"]
     print("\n" + ", ".join(f"{n} {status}" for status, n in tally.items() if n))
     print(f"{'FAILED' if failures else 'passed'}: {failures} unexpected result(s)")
     return 1 if failures else 0
 
 
-def _run_checks(component, yield_checks, expected_failures):
+class _StatusLine:
+    """One line on a terminal that says what runs now, rewritten in place and cleared after.
+
+    Nothing is written where ``stream`` is not a terminal (a log, a pipe): there the verdict
+    lines, flushed one by one, are the progress.
+    """
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+        self.active = bool(getattr(stream, "isatty", lambda: False)())
+        self.width = shutil.get_terminal_size().columns - 1 if self.active else 0
+        self.shown = False
+
+    def show(self, text: str) -> None:
+        if self.active:
+            self.stream.write("\r\x1b[K" + text[: self.width])
+            self.stream.flush()
+            self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self.shown = False
+
+
+def _run_checks(component, yield_checks, expected_failures, starting=None):
     """Yield ``(check, status, detail)`` for every check, each run in isolation.
 
     A check that raises anything but ``AssertionError`` (a ``GameError`` from a NaN loss, a plugin
     that crashes) is an ``ERROR`` of that check alone: the command goes on and ends with its
     summary, so a component with several faults gets a verdict on every check. A check that does
     not apply raises ``SkipCheck`` and is ``skipped`` with its reason, never ``ok``.
+    ``starting(name)``, if given, is called as each check starts (the progress of a slow one).
     """
     from arena.testing import SkipCheck
 
@@ -508,6 +564,8 @@ def _run_checks(component, yield_checks, expected_failures):
         return
     for check in checks:
         name = check.__name__
+        if starting is not None:
+            starting(name)
         try:
             check(component)
         except SkipCheck as exc:  # before Exception: it is one (unittest.SkipTest)

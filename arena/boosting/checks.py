@@ -172,7 +172,12 @@ def check_weak_output_range(learner: WeakLearner) -> None:
         for j in range(40):
             out = np.asarray(w.predict(x[:, j].copy()), dtype=np.float64)
             if out.shape != (REPLICATES, LANES):
-                fail("check_weak_output_range", learner, f"predict shape {out.shape}")
+                fail(
+                    "check_weak_output_range",
+                    learner,
+                    f"predict returned shape {out.shape} at round {j + 1}, expected "
+                    f"{(REPLICATES, LANES)} (replicates, lanes)",
+                )
             if task == "classification" and not np.isin(out, (-1.0, 1.0)).all():
                 fail("check_weak_output_range", learner, "a classification output is not ±1")
             if task == "regression" and not (np.abs(out) <= 1.0 + 1e-12).all():

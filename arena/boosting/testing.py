@@ -162,12 +162,24 @@ class MajorityVote(Booster):
         self._edge = np.zeros((spec.n_replicates, self.n_learners))
         self._classification = spec.task == "classification"
 
+    def _votes(self, x: np.ndarray) -> np.ndarray:
+        """Every learner's output on ``x``, checked: a learner under test may return any shape,
+        and the suite names it rather than let numpy fail on the mean."""
+        out = np.asarray(self._learners.predict(x), dtype=np.float64)
+        shape = (self._n_rep, self.n_learners)
+        if out.shape != shape:
+            raise ValueError(
+                f"weak learner {self._learners!r}: predict returned shape {out.shape}, "
+                f"expected {shape} (replicates, lanes)"
+            )
+        return out
+
     def predict(self, x: np.ndarray) -> np.ndarray:
-        return self._learners.predict(x).mean(axis=1)
+        return self._votes(x).mean(axis=1)
 
     def update(self, x: np.ndarray, y: np.ndarray) -> None:
         if self._classification:
-            self._edge += y[:, None] * self._learners.predict(x)
+            self._edge += y[:, None] * self._votes(x)
         ones = np.ones((self._n_rep, self.n_learners))
         self._learners.update(x, np.repeat(y[:, None], self.n_learners, axis=1), ones)
         self._calls += 1.0

@@ -294,8 +294,70 @@ def protocol_checks(component: Any) -> list[ProtocolChecks]:
 
 
 def yield_checks(component: Any) -> Iterator[Check]:
-    """Yield the checks that apply to ``component``: the common ones, then its protocols'."""
+    """Yield the checks that apply to ``component``: the common ones, then its protocols'.
+
+    Each is wrapped by :func:`shape_guarded`, so that a component whose outputs have the wrong
+    shape fails every check with the arena's own message naming the output and both shapes.
+    """
     per_protocol = protocol_checks(component)
-    yield from COMMON_CHECKS
+    for check in COMMON_CHECKS:
+        yield shape_guarded(check)
     for conformance in per_protocol:
-        yield from conformance.checks_for(component)
+        for check in conformance.checks_for(component):
+            yield shape_guarded(check)
+
+
+SHAPE_PROBE_ROUNDS = 5
+"""Rounds of the game :func:`shape_problem` plays to find an output of the wrong shape."""
+
+
+def shape_guarded(check: Check) -> Check:
+    """Return ``check`` (same name and docstring), failing with the arena's own message where a
+    wrong output shape makes it fail with numpy's.
+
+    A check computes with what the component returns; an array of the wrong shape then raises
+    numpy's ``ValueError`` ("operands could not be broadcast together …") or an ``IndexError``,
+    which names neither the component's method nor the shape it should have returned. When a
+    check raises one of those, a short game (:func:`shape_problem`) finds the output at fault and
+    the check fails (``AssertionError``) with that message; any other error stays as it was.
+    """
+    import functools
+
+    from arena.errors import ArenaError
+
+    if getattr(check, "__wrapped__", None) is not None:
+        return check
+
+    @functools.wraps(check)
+    def guarded(component: Any) -> None:
+        try:
+            check(component)
+        except (ValueError, IndexError) as exc:
+            if isinstance(exc, ArenaError):
+                raise
+            problem = shape_problem(component)
+            if problem is None:
+                raise
+            fail(check.__name__, component, problem)
+
+    return guarded
+
+
+def shape_problem(component: Any) -> str | None:
+    """Return the game's error if ``component`` returns an array of the wrong shape, else None.
+
+    Plays the protocol's partner game (:attr:`ProtocolChecks.pair`) for a few rounds: the driver
+    checks every output's shape and names the component, its method, the shape it returned, the
+    one expected and the round.
+    """
+    from arena.errors import GameError
+    from arena.game import run_game
+
+    try:
+        player, adversary, kwargs = _conformance(component).pair(component)
+        run_game(player, adversary, seed=0, **{**kwargs, "horizon": SHAPE_PROBE_ROUNDS})
+    except GameError as exc:
+        return str(exc) if "shape" in str(exc) else None
+    except Exception:  # another fault: the check's own error says more
+        return None
+    return None
