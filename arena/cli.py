@@ -685,6 +685,12 @@ def _store_tournament_file(path: Path) -> None:
         raise ArenaError(f"{who}: must be a mapping of tournament keys (see docs/tournaments.md)")
     known = list(TournamentConfig.__dataclass_fields__)
     unknown = [k for k in node if k not in known]
+    if any(not _looks_like_key(k) for k in unknown):
+        # not a tournament file at all (`--config /etc/passwd`): name it, never echo its content
+        raise ArenaError(
+            f"{who}: not a tournament file: its top level holds no tournament keys "
+            f"({', '.join(known)}; see docs/tournaments.md)"
+        )
     if unknown:
         hints = []
         for key in unknown:
@@ -696,6 +702,14 @@ def _store_tournament_file(path: Path) -> None:
             raise ArenaError(f"{who}: {key!r} is required (a list of registry names)")
     node.setdefault("name", path.stem)
     ConfigStore.instance().store(group="tournament", name=FILE_OPTION, node=node)
+
+
+def _looks_like_key(key: object) -> bool:
+    """Whether ``key`` could be a misspelt tournament key (a short identifier), rather than a line
+    of some other file that YAML read as a key; only the former is quoted in an error."""
+    import re
+
+    return isinstance(key, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]{0,39}", key) is not None
 
 
 def _check_tournament_name(name: str, search: list[Path]) -> None:
@@ -866,6 +880,8 @@ def _report(args: list[str]) -> int:
     from arena.reporting import build_report, check_report_name
 
     source = Path(ns.source)
+    if ns.name is None and not source.resolve().name:  # `arena report /`: no name to take
+        raise ArenaError(f"{source} has no folder name to name the report after: give --name NAME")
     # The name becomes a folder that the report writes and cleans: check it before anything.
     name = check_report_name(ns.name if ns.name is not None else source.resolve().name)
     if not source.exists():

@@ -46,6 +46,8 @@ class GalleryTournament:
 
     source: Path
     out: str
+    where: str = ""
+    """Where it is listed (``gallery list FILE, report 'NAME'``), named in its errors."""
 
     def config(self):
         """The :class:`~arena.tournament.TournamentConfig` the file describes, as ``arena
@@ -64,7 +66,11 @@ class GalleryTournament:
         if not isinstance(node, dict):
             raise ArenaError(f"tournament file {self.source}: must be a mapping of tournament keys")
         node.setdefault("name", self.source.stem)
-        return TournamentConfig.from_mapping(node)
+        try:
+            return TournamentConfig.from_mapping(node)
+        except ArenaError as exc:  # an unknown key: name the file it is in, and the list
+            listed = f"{self.where}: " if self.where else ""
+            raise ArenaError(f"{listed}tournament file {self.source}: {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -204,7 +210,7 @@ def _tournament(where: str, base: Path, entry: Any) -> GalleryTournament:
         if not source.is_file():
             raise ArenaError(f"{where}: no such tournament file: {source}")
     out = _relative(where, "out", entry.get("out", source.stem))
-    return GalleryTournament(source, out)
+    return GalleryTournament(source, out, where)
 
 
 def _relative(where: str, key: str, value: Any) -> str:
@@ -346,17 +352,20 @@ def main(args: Sequence[str]) -> int:
     reports = select(gallery, ns.only or [])
     progress = sys.stderr.isatty() if ns.progress == "auto" else ns.progress == "true"
     started = time.perf_counter()
-    outcomes = reproduce(
-        reports,
-        outputs=ns.outputs,
-        reports_dir=ns.reports,
-        fresh=ns.fresh,
-        executor=ns.executor,
-        n_jobs=ns.n_jobs,
-        scheduler=ns.scheduler,
-        progress=progress,
-        warn=lambda line: print(f"arena reproduce: {line}", file=sys.stderr),
-    )
+    try:
+        outcomes = reproduce(
+            reports,
+            outputs=ns.outputs,
+            reports_dir=ns.reports,
+            fresh=ns.fresh,
+            executor=ns.executor,
+            n_jobs=ns.n_jobs,
+            scheduler=ns.scheduler,
+            progress=progress,
+            warn=lambda line: print(f"arena reproduce: {line}", file=sys.stderr),
+        )
+    except KeyboardInterrupt:  # Ctrl-C: one line (arena.cli) saying what the folders keep
+        raise KeyboardInterrupt(_kept(reports, Path(ns.outputs))) from None
     if progress:  # the bar printed the per-report lines above itself; repeat them together
         for outcome in outcomes:
             print(outcome.summary())
@@ -379,6 +388,26 @@ def main(args: Sequence[str]) -> int:
     return 0
 
 
+def _kept(reports: Sequence[GalleryReport], outputs: Path) -> str:
+    """What an interrupted ``arena reproduce`` keeps: the finished cells of its tournaments."""
+    from arena.tournament import Tournament
+
+    kept = total = 0
+    for report in reports:
+        for entry in report.tournaments:
+            try:
+                tournament = Tournament(entry.config(), outputs / entry.out, executor="serial")
+                cells = {c.id for c in tournament.config.cells()}
+                kept += len(cells & tournament.finished_cells())
+            except ArenaError:  # a folder that holds something else: nothing of ours in it
+                continue
+            total += len(cells)
+    return (
+        f"arena reproduce keeps {kept} of {total} finished cells under {outputs} (the same "
+        "command resumes the rest, then writes the reports)"
+    )
+
+
 def _write_table(gallery: Sequence[GalleryReport], reports_dir: Path) -> int:
     """Rewrite the gallery table of ``reports_dir/README.md`` from the rows of
     ``configs/gallery.yaml`` and the reports' CSV tables; name every quantity that moved off its
@@ -387,12 +416,20 @@ def _write_table(gallery: Sequence[GalleryReport], reports_dir: Path) -> int:
 
     rows = load_rows(default_rows(), [r.name for r in gallery])
     readme = reports_dir / "README.md"
+    if not readme.is_file():  # checked first: else every row's every number is "unreadable"
+        raise ArenaError(
+            f"reproduce --table: no gallery table to rewrite: {readme} is not a file (--reports "
+            "DIR names the folder holding README.md and the reports)"
+        )
     moved = check_pins(rows, reports_dir)
-    unreadable = {m.row.report for m in moved if m.error is not None}
+    unreadable = sorted({m.row.report for m in moved if m.error is not None})
     if unreadable:  # a report of the rows is missing here: the table cannot be written
-        for m in moved:
-            print(f"arena reproduce: {m.line()}", file=sys.stderr)
-        return 1
+        first = next(m for m in moved if m.error is not None)
+        raise ArenaError(
+            f"reproduce --table: {len(unreadable)} report(s) of the gallery table cannot be read "
+            f"under {reports_dir}: {', '.join(unreadable)} (first: {first.error}); regenerate "
+            f"them with arena reproduce --only NAME"
+        )
     changed = render_table(rows, readme)
     print(f"gallery table: {len(rows)} rows -> {readme}{'' if changed else ' (unchanged)'}")
     for m in moved:
