@@ -122,7 +122,9 @@ def _group_alive(pgid: int) -> bool:
     return bool(alive)
 
 
-def test_ctrl_c_while_a_finished_cell_is_written_waits_until_it_is_whole(tmp_path):
+def test_ctrl_c_while_a_finished_cell_is_written_waits_until_it_is_whole(tmp_path, monkeypatch):
+    import arena.tournament
+
     config = TournamentConfig.from_mapping(
         {
             "name": "held",
@@ -133,18 +135,20 @@ def test_ctrl_c_while_a_finished_cell_is_written_waits_until_it_is_whole(tmp_pat
             "replicates": 2,
         }
     )
-    seen: list[str] = []
+    real = arena.tournament.write_json_atomic
 
-    def ctrl_c_after_writing(cell, ok):
-        # called while the coordinator handles a finished cell: the signal must wait for it
-        seen.append(cell.id)
-        os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(0.05)  # the handler has run by now: the interrupt is held, not raised here
+    def ctrl_c_between_results_and_manifest(obj, path):
+        if Path(path).name.startswith("manifest-"):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)  # Python's handler would raise here, leaving the cell unfinished
+        return real(obj, path)
 
-    tournament = Tournament(config, tmp_path / "t", executor="serial", on_cell=ctrl_c_after_writing)
+    monkeypatch.setattr(arena.tournament, "write_json_atomic", ctrl_c_between_results_and_manifest)
     with pytest.raises(KeyboardInterrupt):
-        tournament.run()
-    assert seen and _finished(tmp_path / "t" / "parts") == {seen[0]}
+        Tournament(config, tmp_path / "t", executor="serial").run()
+    # the cell being written when Ctrl-C came is whole and kept; no other was started
+    assert len(_finished(tmp_path / "t" / "parts")) == 1
+    assert len(list((tmp_path / "t" / "parts").glob("results-*.parquet"))) == 1
     assert not list((tmp_path / "t").rglob("*.tmp"))
     # Python's own handler is back: a later Ctrl-C interrupts as usual
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
