@@ -225,6 +225,8 @@ def _run_job(cfg) -> int:
         code = _run_task(cfg)
     except KeyboardInterrupt:
         out_dir = Path(hc.runtime.output_dir)
+        # Ctrl-C may come before the game's writer can abort its trace: this process is done
+        TraceWriter.remove_orphans(out_dir / "trace.parquet", ours=True)
         _remove_if_empty(out_dir)
         before = ""
         num = OmegaConf.select(hc, "job.num", default=None)

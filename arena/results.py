@@ -8,6 +8,7 @@ sees either the whole file or none of it. Nothing is pickled.
 
 from __future__ import annotations
 
+import glob
 import json
 import math
 import os
@@ -196,16 +197,20 @@ class TraceWriter:
         self._writer = pq.ParquetWriter(self.tmp, schema)
 
     @staticmethod
-    def remove_orphans(path: str | Path) -> list[Path]:
+    def remove_orphans(path: str | Path, *, ours: bool = False) -> list[Path]:
         """Remove the temporaries of traces of ``path`` whose writer is gone; return them.
 
         A trace whose writer was killed (SIGKILL, a power loss) never reached :meth:`commit` or
         :meth:`abort`; its temporary names a process that no longer exists
         (:func:`orphan_temporaries`), so removing it takes nothing from a live writer. Every new
         trace of the folder does it, and so does every run that finishes in it (``arena run``).
+        ``ours`` removes this process's own temporaries of ``path`` too: those of a run that
+        was interrupted before its writer could abort (``arena run`` after Ctrl-C).
         """
         path = Path(path)
         gone = [p for p in orphan_temporaries(path.parent) if p.name.startswith(f".{path.name}~")]
+        if ours:
+            gone += sorted(path.parent.glob(f"{glob.escape(temporary_prefix(path))}*.tmp"))
         for orphan in gone:
             orphan.unlink(missing_ok=True)
         return gone
