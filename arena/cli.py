@@ -12,7 +12,6 @@ Examples
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 from pathlib import Path
 
@@ -178,9 +177,12 @@ def _run_task(cfg) -> int:
         game = prepare_game(choices["player"], choices["adversary"], **game_kwargs)
         # refused before the lock too, so that a refused run touches nothing in the folder
         check_run_folder(out_dir, game.config["run_id"])
-        # one writer per folder: a second run into it is refused, naming the first
-        with folder_lock(out_dir, "arena run"):
+        # one writer per folder: a second run into it is refused, naming the first; only the
+        # holder writes, replaces or removes anything in it
+        with folder_lock(out_dir, "arena run") as held:
             check_run_folder(out_dir, game.config["run_id"])  # before any round is played
+            # no file of the run is written through a link out of the folder
+            held.refuse_links("trace.parquet", *(f".hydra/{name}" for name in HYDRA_RECORD))
             run = run_game(
                 choices["player"],
                 choices["adversary"],
@@ -196,7 +198,7 @@ def _run_task(cfg) -> int:
                     "hydra_config": container,
                 },
             )
-            _write_hydra_record(out_dir, cfg, hc)
+            _write_hydra_record(held, cfg, hc)
     except ArenaError as exc:
         print(f"arena: error: {exc}", file=sys.stderr)
         _remove_if_empty(out_dir)
@@ -218,21 +220,29 @@ def _run_task(cfg) -> int:
     return 0
 
 
-def _write_hydra_record(out_dir: Path, cfg, hc) -> None:
+HYDRA_RECORD = ("config.yaml", "hydra.yaml", "overrides.yaml")
+"""The files of Hydra's record of a run, under ``.hydra/`` in its folder."""
+
+
+def _write_hydra_record(held, cfg, hc) -> None:
     """Write Hydra's record of the run (``.hydra/``) once its results are written.
 
     Hydra would write it when the job starts (``hydra.output_subdir``), i.e. also for a run that
     is then refused, overwriting the record of the results already in the folder; ``run.yaml``
-    turns that off and the record is written here, after the results, atomically.
+    turns that off and the record is written here, after the results, atomically, by the holder
+    of the folder's lock (``held``, a :class:`arena.results.HeldFolder`), never through a link.
     """
     from omegaconf import OmegaConf
 
     from arena.results import write_text_atomic
 
-    record = out_dir / ".hydra"
-    write_text_atomic(OmegaConf.to_yaml(cfg), record / "config.yaml")
-    write_text_atomic(OmegaConf.to_yaml({"hydra": hc}), record / "hydra.yaml")
-    write_text_atomic(OmegaConf.to_yaml(list(hc.overrides.task)), record / "overrides.yaml")
+    texts = (
+        OmegaConf.to_yaml(cfg),
+        OmegaConf.to_yaml({"hydra": hc}),
+        OmegaConf.to_yaml(list(hc.overrides.task)),
+    )
+    for name, text in zip(HYDRA_RECORD, texts, strict=True):
+        write_text_atomic(text, held.target(f".hydra/{name}"))
 
 
 def _flag(command: str, name: str, value: object, *, auto: bool = False) -> bool:
@@ -263,10 +273,25 @@ def _flag(command: str, name: str, value: object, *, auto: bool = False) -> bool
 
 
 def _remove_if_empty(out_dir: Path) -> None:
-    """Remove a run directory that holds nothing but Hydra's own ``.hydra`` record (and the
-    released lock file of the refused run)."""
-    if out_dir.is_dir() and {p.name for p in out_dir.iterdir()} <= {".hydra", ".arena.lock"}:
-        shutil.rmtree(out_dir)
+    """Remove the folder of a refused run when it holds nothing but Hydra's ``.hydra`` record.
+
+    Hydra makes the run's folder before the run starts; a refused run removes it again, so that
+    the corrected command may use it. Only under the folder's lock: a folder another writer holds
+    (the run that refused this one, say) is left alone, lock file included, and so is a link.
+    """
+    from arena.results import folder_lock
+
+    if out_dir.is_symlink() or not out_dir.is_dir():
+        return
+    try:
+        with folder_lock(
+            out_dir, "arena run (removing the folder of a refused run)", create=False
+        ) as held:
+            if set(held.entries()) <= {".hydra"}:
+                held.clear("arena run (removing the folder of a refused run)")
+                held.remove_if_empty = True
+    except ArenaError:
+        return  # in use by another writer, or not a folder it may change: not ours to remove
 
 
 # ----------------------------------------------------------------------------------------------
