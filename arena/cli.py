@@ -138,7 +138,14 @@ def _run_task(cfg) -> int:
     from omegaconf import OmegaConf
 
     from arena.game import prepare_game, run_game
-    from arena.results import check_run_folder, folder_lock, format_summary, summarize, write_run
+    from arena.results import (
+        check_run_folder,
+        folder_lock,
+        format_summary,
+        refuse_symlinks,
+        summarize,
+        write_run,
+    )
 
     hc = HydraConfig.get()
     out_dir = Path(hc.runtime.output_dir)
@@ -175,14 +182,16 @@ def _run_task(cfg) -> int:
         trace = _flag("run", "trace", container["trace"])
         progress = _flag("run", "progress", container["progress"], auto=True)
         game = prepare_game(choices["player"], choices["adversary"], **game_kwargs)
-        # refused before the lock too, so that a refused run touches nothing in the folder
+        # refused before the lock too, so that a refused run touches nothing in the folder; no
+        # file of the run is written through a link out of the folder
+        written = ("trace.parquet", *(f".hydra/{name}" for name in HYDRA_RECORD))
         check_run_folder(out_dir, game.config["run_id"])
+        refuse_symlinks(out_dir, *written)
         # one writer per folder: a second run into it is refused, naming the first; only the
         # holder writes, replaces or removes anything in it
         with folder_lock(out_dir, "arena run") as held:
             check_run_folder(out_dir, game.config["run_id"])  # before any round is played
-            # no file of the run is written through a link out of the folder
-            held.refuse_links("trace.parquet", *(f".hydra/{name}" for name in HYDRA_RECORD))
+            held.refuse_links(*written)
             run = run_game(
                 choices["player"],
                 choices["adversary"],
@@ -287,7 +296,9 @@ def _remove_if_empty(out_dir: Path) -> None:
         with folder_lock(
             out_dir, "arena run (removing the folder of a refused run)", create=False
         ) as held:
-            if set(held.entries()) <= {".hydra"}:
+            record = out_dir / ".hydra"
+            # Hydra's record, a real folder; a link there is the user's, and stays
+            if set(held.entries()) <= {".hydra"} and not record.is_symlink():
                 held.clear("arena run (removing the folder of a refused run)")
                 held.remove_if_empty = True
     except ArenaError:

@@ -472,8 +472,7 @@ class Tournament:
             return self._run_unlocked(started)
 
     def _run_unlocked(self, started: float) -> TournamentResult:
-        self._check_directory()  # again, under the lock: what was checked may have changed
-        self._claim_directory()
+        self._claim_directory()  # checks the folder again, under the lock
         self._clean_stale_temporaries()
         cells = self.config.cells()
         done = self.finished_cells()

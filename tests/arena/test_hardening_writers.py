@@ -190,10 +190,11 @@ def test_a_planted_lock_file_never_truncates_its_target(tmp_path, command, kind)
     args = (
         [*RUN, f"hydra.run.dir={out}"] if command == "run" else _tournament_command(tmp_path, out)
     )
+    sandbox = snapshot(tmp_path)
     refused = run_in_process(args, tmp_path)
     assert_refused(refused, LOCK_NAME, "remove it or choose another directory")
     assert_untouched(before, victim)
-    assert not (out / "results.parquet").exists() and not (out / "parts").exists()
+    assert_untouched(sandbox, tmp_path)  # the planted file too: a refused command changes nothing
 
 
 @pytest.mark.parametrize("command", ["run", "tournament", "fresh"])
@@ -227,10 +228,11 @@ def test_a_linked_file_or_folder_in_a_run_folder_is_refused(tmp_path, name):
     out = tmp_path / "out"
     out.mkdir()
     (out / name).symlink_to(victim if name == ".hydra" else victim / "precious.csv")
+    sandbox = snapshot(tmp_path)
     refused = run_in_process([*RUN, f"hydra.run.dir={out}", "trace=true"], tmp_path)
     assert_refused(refused, f"{out / name} is a symbolic link")
     assert_untouched(before, victim)
-    assert not (out / "results.parquet").exists()
+    assert_untouched(sandbox, tmp_path)  # the user's link stays, and nothing else is written
 
 
 @pytest.mark.parametrize("rel", ["index.html", "tables/leaderboards.csv"])
