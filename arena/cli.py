@@ -12,7 +12,6 @@ Examples
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 from pathlib import Path
 
@@ -246,7 +245,14 @@ def _run_task(cfg) -> int:
     from omegaconf import OmegaConf
 
     from arena.game import prepare_game, run_game
-    from arena.results import check_run_folder, folder_lock, format_summary, summarize, write_run
+    from arena.results import (
+        check_run_folder,
+        folder_lock,
+        format_summary,
+        refuse_symlinks,
+        summarize,
+        write_run,
+    )
 
     hc = HydraConfig.get()
     out_dir = Path(hc.runtime.output_dir)
@@ -283,11 +289,16 @@ def _run_task(cfg) -> int:
         trace = _flag("run", "trace", container["trace"])
         progress = _flag("run", "progress", container["progress"], auto=True)
         game = prepare_game(choices["player"], choices["adversary"], **game_kwargs)
-        # refused before the lock too, so that a refused run touches nothing in the folder
+        # refused before the lock too, so that a refused run touches nothing in the folder; no
+        # file of the run is written through a link out of the folder
+        written = ("trace.parquet", *(f".hydra/{name}" for name in HYDRA_RECORD))
         check_run_folder(out_dir, game.config["run_id"])
-        # one writer per folder: a second run into it is refused, naming the first
-        with folder_lock(out_dir, "arena run"):
+        refuse_symlinks(out_dir, *written)
+        # one writer per folder: a second run into it is refused, naming the first; only the
+        # holder writes, replaces or removes anything in it
+        with folder_lock(out_dir, "arena run") as held:
             check_run_folder(out_dir, game.config["run_id"])  # before any round is played
+            held.refuse_links(*written)
             run = run_game(
                 choices["player"],
                 choices["adversary"],
@@ -303,7 +314,7 @@ def _run_task(cfg) -> int:
                     "hydra_config": container,
                 },
             )
-            _write_hydra_record(out_dir, cfg, hc)
+            _write_hydra_record(held, cfg, hc)
     except ArenaError as exc:
         print(f"arena: error: {exc}", file=sys.stderr)
         _remove_if_empty(out_dir)
@@ -325,21 +336,29 @@ def _run_task(cfg) -> int:
     return 0
 
 
-def _write_hydra_record(out_dir: Path, cfg, hc) -> None:
+HYDRA_RECORD = ("config.yaml", "hydra.yaml", "overrides.yaml")
+"""The files of Hydra's record of a run, under ``.hydra/`` in its folder."""
+
+
+def _write_hydra_record(held, cfg, hc) -> None:
     """Write Hydra's record of the run (``.hydra/``) once its results are written.
 
     Hydra would write it when the job starts (``hydra.output_subdir``), i.e. also for a run that
     is then refused, overwriting the record of the results already in the folder; ``run.yaml``
-    turns that off and the record is written here, after the results, atomically.
+    turns that off and the record is written here, after the results, atomically, by the holder
+    of the folder's lock (``held``, a :class:`arena.results.HeldFolder`), never through a link.
     """
     from omegaconf import OmegaConf
 
     from arena.results import write_text_atomic
 
-    record = out_dir / ".hydra"
-    write_text_atomic(OmegaConf.to_yaml(cfg), record / "config.yaml")
-    write_text_atomic(OmegaConf.to_yaml({"hydra": hc}), record / "hydra.yaml")
-    write_text_atomic(OmegaConf.to_yaml(list(hc.overrides.task)), record / "overrides.yaml")
+    texts = (
+        OmegaConf.to_yaml(cfg),
+        OmegaConf.to_yaml({"hydra": hc}),
+        OmegaConf.to_yaml(list(hc.overrides.task)),
+    )
+    for name, text in zip(HYDRA_RECORD, texts, strict=True):
+        write_text_atomic(text, held.target(f".hydra/{name}"))
 
 
 def _flag(command: str, name: str, value: object, *, auto: bool = False) -> bool:
@@ -370,10 +389,27 @@ def _flag(command: str, name: str, value: object, *, auto: bool = False) -> bool
 
 
 def _remove_if_empty(out_dir: Path) -> None:
-    """Remove a run directory that holds nothing but Hydra's own ``.hydra`` record (and the
-    released lock file of the refused run)."""
-    if out_dir.is_dir() and {p.name for p in out_dir.iterdir()} <= {".hydra", ".arena.lock"}:
-        shutil.rmtree(out_dir)
+    """Remove the folder of a refused run when it holds nothing but Hydra's ``.hydra`` record.
+
+    Hydra makes the run's folder before the run starts; a refused run removes it again, so that
+    the corrected command may use it. Only under the folder's lock: a folder another writer holds
+    (the run that refused this one, say) is left alone, lock file included, and so is a link.
+    """
+    from arena.results import folder_lock
+
+    if out_dir.is_symlink() or not out_dir.is_dir():
+        return
+    try:
+        with folder_lock(
+            out_dir, "arena run (removing the folder of a refused run)", create=False
+        ) as held:
+            record = out_dir / ".hydra"
+            # Hydra's record, a real folder; a link there is the user's, and stays
+            if set(held.entries()) <= {".hydra"} and not record.is_symlink():
+                held.clear("arena run (removing the folder of a refused run)")
+                held.remove_if_empty = True
+    except ArenaError:
+        return  # in use by another writer, or not a folder it may change: not ours to remove
 
 
 # ----------------------------------------------------------------------------------------------

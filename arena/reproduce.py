@@ -17,7 +17,6 @@ Examples
 
 from __future__ import annotations
 
-import shutil
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -258,7 +257,9 @@ def reproduce(
     Every configuration is checked and every cell counted before anything runs; one progress bar
     (tqdm, with its estimate of the remaining time) covers the cells of all tournaments. Finished
     cells are kept and skipped (the tournament folders' resume) unless ``fresh``, which first
-    removes the tournament folders of ``reports`` (and their ``results`` folders).
+    empties and removes the tournament folders of ``reports`` (and their ``results`` folders),
+    each under its lock (:func:`clear_folders`): a folder in use by a running tournament, or a
+    symbolic link among them, is refused before anything is removed.
 
     Returns
     -------
@@ -266,10 +267,13 @@ def reproduce(
         Per report: cells, cells run now, already done, failed, wall time, report index.
     """
     from arena.reporting import build_report, check_report_folder
+    from arena.results import refuse_symlinks
     from arena.tournament import Tournament
 
     outputs = Path(outputs)
     reports_dir = Path(reports_dir)
+    folders = sorted({f for r in reports for f in (r.results, *(t.out for t in r.tournaments))})
+    refuse_symlinks(outputs, *folders)  # no tournament reads or writes through a link
     plan: list[tuple[GalleryReport, list[tuple[Tournament, int]]]] = []
     total = done = 0
 
@@ -301,9 +305,7 @@ def reproduce(
             done += finished
         plan.append((report, runs))
     if fresh:
-        for report, _ in plan:
-            for folder in {report.results, *(t.out for t in report.tournaments)}:
-                shutil.rmtree(outputs / folder, ignore_errors=True)
+        clear_folders(outputs, folders, "arena reproduce --fresh")
     if progress:
         from tqdm.auto import tqdm
 
@@ -341,6 +343,40 @@ def reproduce(
         if bar is not None:
             bar.close()
     return outcomes
+
+
+def clear_folders(outputs: Path, folders: Sequence[str], what: str) -> None:
+    """Empty and remove ``outputs/<folder>`` for each of ``folders``, as their lock's holder.
+
+    Every folder is locked first (:func:`arena.results.folder_lock`), so one in use (a tournament
+    running into it) is refused in one line before anything is removed; each is then emptied under
+    its lock, a folder inside another (a tournament inside the ``results`` folder it is read from)
+    before the one around it, and sub-folders are locked as they are emptied
+    (:meth:`arena.results.HeldFolder.clear`). A link is removed, never followed; a missing folder
+    is skipped.
+    """
+    from contextlib import ExitStack
+
+    from arena.results import folder_lock
+
+    held = {}
+    stacks: dict[str, ExitStack] = {}
+    try:
+        for rel in sorted(folders):
+            if (outputs / rel).is_dir():
+                stacks[rel] = ExitStack()
+                held[rel] = stacks[rel].enter_context(
+                    folder_lock(outputs / rel, what, create=False)
+                )
+        # deepest first: an inner folder is emptied and removed (on its release) before the
+        # folder around it, whose emptying locks what it removes
+        for rel in sorted(held, key=lambda r: -len(PurePosixPath(r).parts)):
+            held[rel].clear(what)
+            held[rel].remove_if_empty = True
+            stacks.pop(rel).close()
+    finally:
+        for stack in stacks.values():
+            stack.close()
 
 
 def main(args: Sequence[str]) -> int:

@@ -14,6 +14,7 @@ import math
 import os
 import platform
 import socket
+import stat
 import subprocess
 import tempfile
 import time
@@ -282,13 +283,185 @@ def orphan_temporaries(folder: str | Path) -> list[Path]:
     return out
 
 
+LOCK_NAME = ".arena.lock"
+"""The lock file of an output folder (:func:`folder_lock`); it exists while a writer holds it."""
+
+_LOCK_ATTEMPTS = 50
+"""How often :func:`folder_lock` tries again when the lock file it locked was replaced meanwhile."""
+
+
+def _output_error(message: str):
+    from arena.errors import ConfigError
+
+    return ConfigError("output", "dir", message)
+
+
+def refuse_symlinks(folder: str | Path, *relative: str | Path) -> None:
+    """Refuse (one line) a path under ``folder`` that is, or passes through, a symbolic link.
+
+    Every file the arena writes into an output folder is written by atomic replace, which never
+    follows a link at the final name; this check refuses the link anyway (the user placed it, and a
+    rebuild must not silently replace it) and, above all, refuses a link among the folders on the
+    way, which a replace would follow out of the output folder.
+
+    Raises
+    ------
+    ConfigError
+        Naming the first link found.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> (folder / "tables").symlink_to(tempfile.mkdtemp())
+    >>> refuse_symlinks(folder, "report.md")
+    >>> refuse_symlinks(folder, "tables/a.csv")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    arena.errors.ConfigError: output: parameter 'dir': .../tables is a symbolic link; ...
+    """
+    folder = Path(folder)
+    for rel in relative:
+        path = folder
+        for part in Path(rel).parts:
+            path = path / part
+            if path.is_symlink():
+                raise _output_error(
+                    f"{path} is a symbolic link; the arena writes only real files and folders "
+                    "inside its output folder (remove the link or choose another directory)"
+                )
+            if not path.exists():
+                break
+
+
+def is_plain_name(name: str) -> bool:
+    """Whether ``name`` is one plain folder name: not empty, no path separator, no leading ``.``
+    (``.``, ``..``, hidden folders), not absolute, no drive, no control character.
+
+    A report's name and a tournament's name become folders that the arena writes and cleans;
+    anything else would put them (and the clean-up) elsewhere.
+
+    Examples
+    --------
+    >>> is_plain_name("demo-2"), is_plain_name("../x"), is_plain_name(".hidden"), is_plain_name("")
+    (True, False, False, False)
+    """
+    from pathlib import PurePosixPath, PureWindowsPath
+
+    return not (
+        not name.strip()
+        or name.startswith(".")
+        or any(sep in name for sep in ("/", "\\"))
+        or any(ord(ch) < 32 for ch in name)
+        or PurePosixPath(name).is_absolute()
+        or bool(PureWindowsPath(name).drive)
+    )
+
+
+class HeldFolder:
+    """An output folder whose lock this process holds: what :func:`folder_lock` yields.
+
+    Only the holder removes or replaces what is in the folder, and it does so through this object,
+    which checks first that the path still names the folder it locked.
+
+    Attributes
+    ----------
+    path : Path
+        The folder.
+    created : bool
+        Whether :func:`folder_lock` created it (a refused writer then removes it again).
+    remove_if_empty : bool
+        Set by the holder: remove the folder on release when nothing but the lock file is left.
+    """
+
+    def __init__(self, path: Path, dir_fd: int, created: bool):
+        self.path = path
+        self._dir_fd = dir_fd
+        self.created = created
+        self.remove_if_empty = False
+
+    def check(self) -> None:
+        """Raise unless the path still names the folder whose lock is held (not a link, not a
+        folder put in its place)."""
+        try:
+            now = os.lstat(self.path)
+        except OSError:
+            now = None
+        held = os.fstat(self._dir_fd)
+        if now is None or (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino):
+            raise _output_error(f"{self.path} was moved or replaced while this process wrote it")
+
+    def target(self, relative: str | Path) -> Path:
+        """Return the path of ``relative`` inside the folder, refusing a symbolic link on the way
+        or at the end (:func:`refuse_symlinks`) and a folder that was replaced."""
+        self.refuse_links(relative)
+        return self.path / relative
+
+    def refuse_links(self, *relative: str | Path) -> None:
+        """Refuse a symbolic link on the way to, or at, any of the ``relative`` paths, and a
+        folder that was replaced."""
+        self.check()
+        refuse_symlinks(self.path, *relative)
+
+    def entries(self) -> list[str]:
+        """The names in the folder, its lock file excepted."""
+        return sorted(name for name in os.listdir(self._dir_fd) if name != LOCK_NAME)
+
+    def clear(self, what: str) -> None:
+        """Remove everything in the folder except its lock file (``--fresh``).
+
+        A sub-folder may be another writer's output folder (a tournament inside the folder a
+        report reads): each is locked as ``what`` before it is emptied and removed, so a folder in
+        use is refused, never removed under its writer. Nothing is followed through a link: a link
+        is removed, not its target.
+        """
+        self.check()
+        for name in self.entries():
+            info = os.stat(name, dir_fd=self._dir_fd, follow_symlinks=False)
+            if stat.S_ISDIR(info.st_mode):
+                with folder_lock(self.path / name, what, create=False) as inner:
+                    inner.clear(what)
+                    inner.remove_if_empty = True
+            else:
+                os.unlink(name, dir_fd=self._dir_fd)
+
+
 @contextmanager
-def folder_lock(folder: str | Path, what: str) -> Iterator[None]:
+def folder_lock(folder: str | Path, what: str, *, create: bool = True) -> Iterator[HeldFolder]:
     """Hold an advisory lock on an output folder while ``what`` writes into it.
 
     The lock is ``fcntl.flock`` on ``<folder>/.arena.lock``, which records the holder (what, pid,
     host, since when); the kernel releases it when its holder exits, even when killed, so a stale
     lock file never blocks anyone. A second writer is refused with one line naming the holder.
+    Every writer (run, tournament, report, reproduce) takes it before it touches the folder, and
+    only the holder removes or replaces what is in it (:class:`HeldFolder`).
+
+    The folder and the lock file are opened without following a symbolic link, and a lock file
+    with other hard links or that is not a regular file is refused, so a planted
+    ``.arena.lock -> ../victim`` is never truncated. The holder unlinks the lock file when it is
+    done (and may remove the folder): a process that opened the old lock file meanwhile finds,
+    once it gets the lock, that the file it locked is no longer the one at the path, and starts
+    again, so two processes can never each hold a lock on "the" folder.
+
+    Parameters
+    ----------
+    folder : path
+        The output folder, created (with its parents) unless ``create`` is false.
+    what : str
+        The writer, as the refusal of a second one names it (``arena run``).
+    create : bool
+        Whether to create a missing folder.
+
+    Yields
+    ------
+    HeldFolder
+        The folder, for the holder's removals.
+
+    Raises
+    ------
+    ConfigError
+        If the folder is in use, is a symbolic link, cannot be created or written, or holds a
+        lock file that is a link, not a regular file, or has other hard links.
 
     Examples
     --------
@@ -300,38 +473,163 @@ def folder_lock(folder: str | Path, what: str) -> Iterator[None]:
     Traceback (most recent call last):
     ...
     arena.errors.ConfigError: output: parameter 'dir': ... is in use by arena run (pid ...
+    >>> (folder / ".arena.lock").exists()  # gone with its holder
+    False
     """
+    import errno
     import fcntl
 
-    from arena.errors import ConfigError
-
     folder = Path(folder)
-    path = folder / ".arena.lock"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:  # a file in the way, a read-only disk, no permission
-        raise ConfigError("output", "dir", f"cannot write into {folder}: {exc.strerror}") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = path.read_text().strip() or "another process"
+    created = False
+    for _ in range(_LOCK_ATTEMPTS):
+        dir_fd, made = _open_folder(folder, create)
+        created = created or made
+        try:
+            fd = os.open(
+                LOCK_NAME,
+                os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                0o644,
+                dir_fd=dir_fd,
+            )
+        except OSError as exc:
+            os.close(dir_fd)
+            if exc.errno == errno.ENOENT:  # the folder was removed by its holder: start again
+                continue
+            if exc.errno == errno.ELOOP:
+                raise _output_error(
+                    f"{folder / LOCK_NAME} is a symbolic link, which the arena never follows; "
+                    "remove it or choose another directory"
+                ) from None
+            raise _output_error(f"cannot write into {folder}: {exc.strerror}") from None
+        try:
+            _check_lock_file(folder, fd)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise _output_error(
+                    f"{folder} is in use by {_holder(fd)}; wait for it to finish or choose "
+                    "another directory"
+                ) from None
+            locked = _still_there(folder, dir_fd, fd)
+        except BaseException:
+            os.close(fd)
+            os.close(dir_fd)
+            raise
+        if locked:
+            break
+        # its holder unlinked the file (or removed the folder) meanwhile: lock the new one
         os.close(fd)
-        raise ConfigError(
-            "output",
-            "dir",
-            f"{folder} is in use by {holder}; wait for it to finish or choose another directory",
-        ) from None
+        os.close(dir_fd)
+    else:
+        raise _output_error(f"{folder} keeps changing while it is being locked; try again")
+    held = HeldFolder(folder, dir_fd, created)
     try:
         os.ftruncate(fd, 0)
         since = time.strftime("%Y-%m-%d %H:%M:%S")
         holder = f"{what} (pid {os.getpid()} on {socket.gethostname()}, since {since})"
         os.write(fd, holder.encode())
-        yield
+        yield held
     finally:
-        os.ftruncate(fd, 0)
+        _release(held, dir_fd, fd)
+
+
+def _open_folder(folder: Path, create: bool) -> tuple[int, bool]:
+    """Open ``folder`` (made if missing and ``create``) without following a link; return its
+    descriptor and whether it was made here."""
+    import errno
+
+    created = False
+    for _ in range(_LOCK_ATTEMPTS):
+        if folder.is_symlink():
+            break
+        if create and not folder.exists():
+            try:
+                folder.mkdir(parents=True)
+                created = True
+            except FileExistsError:
+                pass
+            except OSError as exc:  # a file in the way, a read-only disk, no permission
+                raise _output_error(f"cannot write into {folder}: {exc.strerror}") from None
+        try:
+            flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+            return os.open(folder, flags), created
+        except OSError as exc:
+            if exc.errno == errno.ENOENT and create:
+                continue  # removed by its holder since: make it again
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR) and folder.is_symlink():
+                break
+            raise _output_error(f"cannot write into {folder}: {exc.strerror}") from None
+    else:
+        raise _output_error(f"{folder} keeps changing while it is being locked; try again")
+    raise _output_error(
+        f"{folder} is a symbolic link; the arena writes only into a real folder (give the "
+        "folder it points to, or another one)"
+    )
+
+
+def _check_lock_file(folder: Path, fd: int) -> None:
+    """Refuse a lock file that is not a regular file of its own (a FIFO, a hard link to a file
+    elsewhere, which locking would truncate)."""
+    info = os.fstat(fd)
+    # no link at all is a file its holder has just unlinked: the caller finds it gone and retries
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
+        what = "not a regular file" if not stat.S_ISREG(info.st_mode) else "has other hard links"
+        raise _output_error(
+            f"{folder / LOCK_NAME} {what}, so it is not the arena's lock file; remove it or "
+            "choose another directory"
+        )
+
+
+def _still_there(folder: Path, dir_fd: int, fd: int) -> bool:
+    """Whether the locked file is still ``folder/.arena.lock`` and ``folder`` still the folder
+    opened: a holder that finished may have unlinked the file, or removed the folder."""
+    try:
+        at_path = os.stat(folder / LOCK_NAME, follow_symlinks=False)
+        folder_now = os.lstat(folder)
+    except OSError:
+        return False
+    locked, opened = os.fstat(fd), os.fstat(dir_fd)
+    return (at_path.st_dev, at_path.st_ino) == (locked.st_dev, locked.st_ino) and (
+        folder_now.st_dev,
+        folder_now.st_ino,
+    ) == (opened.st_dev, opened.st_ino)
+
+
+def _holder(fd: int) -> str:
+    """The holder recorded in a lock file, as one short line of text."""
+    try:
+        text = os.pread(fd, 400, 0).decode("utf-8", "replace")
+    except OSError:
+        text = ""
+    line = "".join(ch if ch.isprintable() else " " for ch in text).strip()
+    return line or "another process"
+
+
+def _release(held: HeldFolder, dir_fd: int, fd: int) -> None:
+    """Unlink the lock file (and remove the folder when asked and empty), then unlock.
+
+    The lock file is unlinked while still locked, and only when the name still refers to it: a
+    process waiting on it then sees that the file it locked is gone and starts again.
+    """
+    import fcntl
+
+    from arena.errors import ArenaError
+
+    try:
+        mine = os.fstat(fd)
+        at_name = os.stat(LOCK_NAME, dir_fd=dir_fd, follow_symlinks=False)
+        if (at_name.st_dev, at_name.st_ino) == (mine.st_dev, mine.st_ino):
+            os.ftruncate(fd, 0)
+            os.unlink(LOCK_NAME, dir_fd=dir_fd)
+            if held.remove_if_empty and not os.listdir(dir_fd):
+                held.check()
+                os.rmdir(held.path)
+    except (OSError, ArenaError):
+        pass  # left as it is: a later writer locks it (or a file put there) as usual
+    finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
+        os.close(dir_fd)
 
 
 def _process_alive(pid: int) -> bool:
@@ -365,8 +663,18 @@ def write_parquet_atomic(df: pd.DataFrame, path: str | Path) -> Path:
     >>> pq.read_schema(p).names == SCHEMA
     True
     """
-    path = Path(path)
     table = pa.Table.from_pandas(df[SCHEMA], schema=ARROW_SCHEMA, preserve_index=False)
+    return write_table_atomic(table, path)
+
+
+def write_table_atomic(table: pa.Table, path: str | Path) -> Path:
+    """Write an Arrow table as Parquet to ``path``, atomically.
+
+    The temporary file is created exclusively (never an existing name, never through a link) in
+    the same folder, then renamed over ``path``, which replaces a link there instead of following
+    it.
+    """
+    path = Path(path)
     fd, tmp = _atomic_target(path)
     os.close(fd)
     try:
@@ -532,9 +840,16 @@ def check_run_folder(out_dir: str | Path, run_id: str) -> dict[str, Any] | None:
 
     A folder may hold nothing of ours (None), or an earlier run of the same experiment (its
     manifest: replicates are merged). A manifest of another run, an unreadable manifest, or a
-    ``results.parquet`` without one is refused, before any round is played.
+    ``results.parquet`` without one is refused, before any round is played, and so is a folder, a
+    manifest or a results file that is a symbolic link (it would be read, then replaced, outside
+    the folder).
     """
     out_dir = Path(out_dir)
+    if out_dir.is_symlink():
+        raise _folder_error(
+            f"{out_dir} is a symbolic link; the arena writes only into a real folder"
+        )
+    refuse_symlinks(out_dir, "manifest.json", "results.parquet")
     existing = out_dir / "manifest.json"
     if existing.is_file():
         old = read_manifest(existing)

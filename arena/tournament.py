@@ -39,12 +39,15 @@ from arena.errors import ArenaError, ConfigError
 from arena.results import (
     folder_lock,
     git_revision,
+    is_plain_name,
     manifest,
     orphan_temporaries,
     package_versions,
     read_manifest,
+    refuse_symlinks,
     write_json_atomic,
     write_parquet_atomic,
+    write_table_atomic,
 )
 
 EXECUTORS = ("serial", "local", "dask")
@@ -208,6 +211,37 @@ class TournamentConfig:
         return list(out.values())
 
 
+def check_tournament_name(name: Any) -> str:
+    """Return a tournament's ``name`` if it is a plain name, as a report name must be.
+
+    The name becomes a folder (the default ``out``, ``outputs/tournaments/<name>``) and the default
+    name of its report, so ``../../escape`` or ``/tmp/x`` would put both elsewhere; it is refused
+    like a report name (:func:`arena.reporting.check_report_name`).
+
+    Raises
+    ------
+    ConfigError
+        Naming the key ``name`` and what a plain name is.
+
+    Examples
+    --------
+    >>> check_tournament_name("demo")
+    'demo'
+    >>> check_tournament_name("../../escape")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    arena.errors.ConfigError: tournament: parameter 'name': '../../escape' is not a plain name...
+    """
+    if isinstance(name, str) and is_plain_name(name):
+        return name
+    raise ConfigError(
+        "tournament",
+        "name",
+        f"{name!r} is not a plain name (one folder name, without '/', '\\', '..', a leading "
+        "'.' or a drive): it names the output folder and the report",
+    )
+
+
 def _expand(kind: str, entry: Any) -> list[tuple[str, dict[str, Any]]]:
     if isinstance(entry, str):
         return [(entry, {})]
@@ -326,6 +360,7 @@ class Tournament:
             from arena.game import check_int
 
             n_jobs = check_int("tournament", "n_jobs", n_jobs, 1)
+        check_tournament_name(config.name)
         self.config = config
         self.directory = Path(directory)
         self.executor = executor
@@ -359,7 +394,14 @@ class Tournament:
 
     def _check_directory(self) -> bool:
         """Whether the directory holds this tournament already; refuse one that holds another,
-        or an unreadable manifest."""
+        an unreadable manifest, or a symbolic link where the tournament writes (the folder, its
+        manifest, ``parts/``, ``failures.parquet``): nothing is written through a link."""
+        if self.directory.is_symlink():
+            raise ArenaError(
+                f"{self.directory} is a symbolic link; a tournament writes only into a real folder "
+                "(give the folder it points to, or another one)"
+            )
+        refuse_symlinks(self.directory, "manifest.json", "parts", "failures.parquet")
         path = self.directory / "manifest.json"
         digest = self.config.digest()
         if path.is_file():
@@ -407,12 +449,10 @@ class Tournament:
             path.unlink(missing_ok=True)
             return
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
-        tmp = path.with_name(".failures.parquet.tmp")
         frame["n_actions"] = frame["n_actions"].astype("Int64")
-        pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp)
-        os.replace(tmp, path)
+        # a temporary of its own (never a fixed name, which a planted link could redirect)
+        write_table_atomic(pa.Table.from_pandas(frame, preserve_index=False), path)
 
     def _clean_stale_temporaries(self) -> None:
         # only the leftovers of killed writers: a concurrent writer's file names a live owner
@@ -433,7 +473,7 @@ class Tournament:
             return self._run_unlocked(started)
 
     def _run_unlocked(self, started: float) -> TournamentResult:
-        self._claim_directory()
+        self._claim_directory()  # checks the folder again, under the lock
         self._clean_stale_temporaries()
         cells = self.config.cells()
         done = self.finished_cells()

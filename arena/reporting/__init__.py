@@ -10,8 +10,13 @@ section of the report (:mod:`arena.reporting.sections`) and writes, into ``out_d
   (:mod:`arena.reporting.render`);
 * ``figures/<name>.png`` and ``figures/<name>.svg``;
 * ``tables/<name>.csv`` — every table shown (and the per-row bound violations);
-* ``report-files.json`` — the files above, the only ones a rebuild deletes
+* ``report-files.json`` — the files above, the only ones a rebuild replaces or deletes
   (:func:`check_report_folder` refuses a non-empty folder that has no such record).
+
+The build holds the folder's lock (a second build into it is refused), writes into a staging
+folder inside it and moves the files into place once all are written, so a failed, killed or
+disk-full build leaves the previous report (or a folder the next build accepts); a folder or file
+of the report that is a symbolic link is refused, never written through.
 
 Every name, parameter, path and error message is escaped in both renderings: a result file cannot
 inject markup, HTML or links into the report.

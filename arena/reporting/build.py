@@ -1,12 +1,23 @@
-"""``build_report``: load the results, build each section in turn, write the two renderings."""
+"""``build_report``: load the results, build each section in turn, write the two renderings.
+
+A report is built in a staging folder inside its own folder, under the folder's lock
+(:func:`arena.results.folder_lock`), and moved into place only once every file of it is written:
+a build that fails, runs out of disk or is killed leaves the previous report as it was (a staging
+folder of a killed build is removed by the next build), and a second build into the same folder
+is refused while the first runs. Nothing is written or removed through a symbolic link.
+"""
 
 from __future__ import annotations
 
 import difflib
 import json
+import os
+import shutil
+import socket
 import time
+import uuid
 from collections.abc import Callable, Sequence
-from pathlib import Path, PurePosixPath, PureWindowsPath
+from pathlib import Path, PurePosixPath
 
 from arena.errors import ConfigError, ReportPathError
 from arena.reporting.load import load_source
@@ -32,10 +43,13 @@ from arena.reporting.sections.regret_curves import regret_curves
 from arena.reporting.sections.second_order import second_order
 from arena.reporting.sections.time_varying import time_varying
 from arena.reporting.sections.trees import tree_experts
+from arena.results import LOCK_NAME, HeldFolder, folder_lock, is_plain_name, write_text_atomic
 
 MANIFEST = "report-files.json"
 """The record, inside a report folder, of the files the report wrote there (and may delete)."""
 _MANIFEST_KIND = "regret-arena report files"
+_STAGING = ".report-build~"
+"""Prefix of the staging folder a build writes into, inside the report folder, before the move."""
 
 
 def build_report(
@@ -55,8 +69,9 @@ def build_report(
         A tournament directory, a Hydra multirun directory or one run folder.
     out_dir : path
         Where to write: created, or empty, or an earlier report. The files an earlier build
-        listed in its ``report-files.json`` are deleted, nothing else; a non-empty folder
-        without that record is refused (:class:`~arena.errors.ReportPathError`).
+        listed in its ``report-files.json`` are replaced or deleted, nothing else; a non-empty
+        folder without that record is refused (:class:`~arena.errors.ReportPathError`), and so
+        are a folder, or a file of the report, that is a symbolic link.
     name : str
         Title of the report.
     metrics : sequence of str
@@ -70,11 +85,12 @@ def build_report(
     Raises
     ------
     ConfigError
-        If a metric of ``metrics`` has no rows in the results (before anything is written).
+        If a metric of ``metrics`` has no rows in the results (before anything is written), or
+        the folder is in use by another build (:func:`arena.results.folder_lock`).
     """
     started = time.perf_counter()
     out = Path(out_dir)
-    old = _earlier_files(out)  # refuse a foreign folder before reading, let alone writing
+    _earlier_files(out)  # refuse a foreign folder before reading, let alone writing
     src = load_source(source_dir)
     present = sorted(str(m) for m in src.rows["metric"].cat.categories)
     for metric in metrics:
@@ -91,20 +107,31 @@ def build_report(
     for path, why in src.unreadable:
         if warn is not None:
             warn(f"skipped {path}: {why}")
-    fig_dir, tab_dir = out / "figures", out / "tables"
-    _remove(out, old)
-    for d in (fig_dir, tab_dir):
-        if d.is_symlink():  # files written through it would land outside the report folder
-            raise ReportPathError(f"refusing to write the report through the symlink {d}")
-        d.mkdir(parents=True, exist_ok=True)
-    ctx = ReportContext(
-        src, list(dict.fromkeys(["regret", *metrics])), level, fig_dir, tab_dir, started
-    )
-    try:
-        return _write(ctx, out, name)
-    finally:
-        # Written even when a section fails, so that the next build removes the partial files.
-        _write_manifest(out, ctx.written)
+    # one build per folder; only the holder of its lock writes, replaces or removes in it
+    with folder_lock(out, f"arena report {name}") as held:
+        held.remove_if_empty = held.created  # a folder made for a build that fails goes again
+        old = _own_files(_earlier_files(out))  # again, under the lock
+        held.refuse_links(MANIFEST, "figures", "tables", "report.md", "index.html", *old)
+        for stale in held.entries():  # left by a killed build: no other build can be running
+            if stale.startswith(_STAGING):
+                _remove_entry(held.path / stale)
+        staging = held.target(
+            f"{_STAGING}{socket.gethostname()}~{os.getpid()}~{uuid.uuid4().hex[:8]}"
+        )
+        try:
+            staging.mkdir()
+            fig_dir, tab_dir = staging / "figures", staging / "tables"
+            for d in (fig_dir, tab_dir):
+                d.mkdir()
+            ctx = ReportContext(
+                src, list(dict.fromkeys(["regret", *metrics])), level, fig_dir, tab_dir, started
+            )
+            _write(ctx, staging, name)
+            _move_into_place(held, staging, old)
+        except BaseException:  # a full disk, a failing section, Ctrl-C: the previous report stays
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+    return out / "index.html"
 
 
 def _write(ctx: ReportContext, out: Path, name: str) -> Path:
@@ -150,6 +177,41 @@ def _write(ctx: ReportContext, out: Path, name: str) -> Path:
     return index
 
 
+def _move_into_place(held: HeldFolder, staging: Path, old: Sequence[str]) -> None:
+    """Replace the earlier report's files (``old``) in the held folder by the staged build.
+
+    The record is written first, naming the files of both builds: a build killed while it moves
+    leaves a folder whose every file of ours is listed, which the next build recognizes and
+    replaces. Renames within one file system need no disk space, so a full disk stops a build
+    before this point, with the previous report intact.
+    """
+    new = sorted(
+        p.relative_to(staging).as_posix()
+        for p in staging.rglob("*")
+        if p.is_file() and not p.is_symlink()
+    )
+    held.refuse_links(*new)
+    _write_manifest(held, sorted({*old, *new}))
+    for rel in sorted(set(old) - set(new)):
+        path = held.target(rel)
+        if path.is_file():  # a listed file the user removed is no error
+            path.unlink()
+    for rel in new:
+        target = held.target(rel)
+        target.parent.mkdir(exist_ok=True)
+        os.replace(staging / rel, target)
+    _write_manifest(held, new)
+    shutil.rmtree(staging)
+
+
+def _remove_entry(path: Path) -> None:
+    """Remove a file, a link (not its target) or a folder (links inside it are not followed)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
+
+
 def check_report_name(name: str) -> str:
     """Return ``name`` if it is a plain report name (one folder under the reports folder).
 
@@ -166,15 +228,7 @@ def check_report_name(name: str) -> str:
     ...
     arena.errors.ReportPathError: invalid report name '../victim': a report name is one folder...
     """
-    bad = (
-        not name.strip()
-        or name.startswith(".")
-        or any(sep in name for sep in ("/", "\\"))
-        or any(ord(ch) < 32 for ch in name)
-        or PurePosixPath(name).is_absolute()
-        or bool(PureWindowsPath(name).drive)
-    )
-    if bad:
+    if not is_plain_name(name):
         raise ReportPathError(
             f"invalid report name {name!r}: a report name is one folder name, without "
             "'/', '\\', '..', a leading '.' or a drive"
@@ -195,13 +249,20 @@ def _earlier_files(out: Path) -> list[str]:
     """The files an earlier report in ``out`` wrote, from its manifest; refuse a foreign folder.
 
     ``[]`` when ``out`` does not exist or is empty, and for a report written before manifests
-    existed (its ``report.md`` has our title): that one is overwritten, nothing is deleted.
+    existed (its ``report.md`` has our title): that one is overwritten, nothing is deleted. The
+    lock file of a build and the staging folder of a killed one do not make a folder foreign.
     """
     if out.is_symlink() or (out.exists() and not out.is_dir()):
         raise ReportPathError(f"refusing to write the report into {out}: not a folder")
-    if not out.exists() or not any(out.iterdir()):
+    if not out.exists() or not any(
+        p.name != LOCK_NAME and not p.name.startswith(_STAGING) for p in out.iterdir()
+    ):
         return []
     manifest = out / MANIFEST
+    if manifest.is_symlink():
+        raise ReportPathError(
+            f"refusing to write the report into {out}: {manifest} is a symbolic link"
+        )
     try:
         record = json.loads(manifest.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -230,22 +291,20 @@ def _legacy_report(out: Path) -> bool:
     return (out / "index.html").is_file() and first.startswith("# regret-arena report: ")
 
 
-def _remove(out: Path, files: Sequence[str]) -> None:
-    """Delete the listed files of an earlier build; a listed path that would leave ``out``
-    (``..``, absolute, through a symlink) is skipped, since the manifest is a file anyone can
+def _own_files(files: Sequence[str]) -> list[str]:
+    """The entries of an earlier record that name a file inside the folder: one that would
+    leave it (``..``, absolute, a backslash) is dropped, since the record is a file anyone can
     edit."""
-    root = out.resolve()
+    out = []
     for rel in files:
         parts = PurePosixPath(rel).parts
         if not parts or PurePosixPath(rel).is_absolute() or ".." in parts or "\\" in rel:
             continue
-        path = out.joinpath(*parts)
-        if path.is_symlink() or not path.is_file() or not path.resolve().is_relative_to(root):
-            continue
-        path.unlink()
+        out.append(PurePosixPath(*parts).as_posix())
+    return sorted(set(out))
 
 
-def _write_manifest(out: Path, files: Sequence[str]) -> None:
-    """Record ``files`` (relative to ``out``) as this report's own, for the next build."""
+def _write_manifest(held: HeldFolder, files: Sequence[str]) -> None:
+    """Record ``files`` (relative to the held folder) as this report's own, for the next build."""
     record = {"kind": _MANIFEST_KIND, "files": sorted(dict.fromkeys(files))}
-    (out / MANIFEST).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    write_text_atomic(json.dumps(record, indent=1) + "\n", held.target(MANIFEST))
