@@ -91,16 +91,61 @@ def call_component(kind: str, comp: Any, what: str, t0: int, fn, *args):
     """Call ``fn(*args)`` for a component; an unexpected exception stops the game naming it.
 
     An :class:`~arena.errors.ArenaError` passes through; anything else becomes a
-    :class:`~arena.errors.GameError` naming the component, what it was doing and the round.
+    :class:`~arena.errors.GameError` naming the component, what it was doing and the round
+    (:func:`component_failure`).
     """
     try:
         return fn(*args)
     except ArenaError:
         raise
     except Exception as exc:
-        raise GameError(
-            describe(kind, comp), f"{what} failed: {type(exc).__name__}: {exc}", round=t0
-        ) from exc
+        raise component_failure(Who(kind, comp), what, exc, round=t0) from exc
+
+
+def wrote_read_only(exc: BaseException) -> bool:
+    """Whether ``exc`` is what numpy or numba raise on a write into a read-only array.
+
+    Examples
+    --------
+    >>> try:
+    ...     readonly(np.zeros(2))[0] = 1.0
+    ... except ValueError as exc:
+    ...     wrote_read_only(exc)
+    True
+    """
+    text = str(exc)
+    # numpy: "assignment destination is read-only", "output array is read-only";
+    # numba (typing a kernel that writes into a read-only argument): "Cannot modify readonly array"
+    return (isinstance(exc, ValueError) and "read-only" in text) or "readonly array" in text
+
+
+def component_failure(
+    who: Any,
+    what: str,
+    exc: BaseException,
+    *,
+    round: int,
+    replicate: int | None = None,
+    typed: bool = True,
+) -> GameError:
+    """Return the :class:`~arena.errors.GameError` of a component call ``what`` that raised.
+
+    A write into an input the engine handed read-only (the losses, data, confidences or
+    uniforms of a chunk, a round's feedback, the history) is named as such in one line: the
+    arena shares those arrays with the metrics and the other replicates, so a component that
+    changed them would silently change the results (a player zeroing its losses would show
+    zero regret). Any other exception is quoted (after its type name, if ``typed``).
+    """
+    if wrote_read_only(exc):
+        return GameError(
+            who,
+            f"{what} wrote into an array the arena hands it read-only (its inputs are shared "
+            "with the metrics); copy an input before changing it",
+            round=round,
+            replicate=replicate,
+        )
+    detail = f"{type(exc).__name__}: {exc}" if typed else str(exc)
+    return GameError(who, f"{what} failed: {detail}", round=round, replicate=replicate)
 
 
 def readonly(a: np.ndarray) -> np.ndarray:

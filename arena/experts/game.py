@@ -25,7 +25,16 @@ from numba import njit
 from arena import registry
 from arena.errors import ArenaError, ConfigError, GameError
 from arena.experts.protocol import PROB_NEG_TOL, PROB_SUM_TOL, ExpertsPlayer, ObliviousAdversary
-from arena.game import GameProtocol, PreparedGame, Stepper, Who, describe, real_array
+from arena.game import (
+    GameProtocol,
+    PreparedGame,
+    Stepper,
+    Who,
+    component_failure,
+    describe,
+    readonly,
+    real_array,
+)
 from arena.metrics.base import Block, Core, Metric, protocol_reason
 from arena.metrics.builtin import DEFAULT_METRICS
 from arena.metrics.oco import OCOMetric
@@ -302,8 +311,12 @@ class ExpertsStepper(Stepper):
             uniforms = np.empty((n_rep, n))
             for r, g in enumerate(self.action_rngs):
                 g.random(out=uniforms[r])
+            # the player is shown read-only views: the metrics read these same arrays, so a
+            # player that wrote into its losses would change its own regret (to 0 if it zeroed
+            # them); a view costs nothing, the write fails and names the player
+            shown = (readonly(losses), None if conf is None else readonly(conf), readonly(uniforms))
             probs = _block_probs(
-                self.player, lambda: self.play_block(losses, conf, uniforms), losses.shape, t0, ids
+                self.player, lambda: self.play_block(*shown), losses.shape, t0, ids
             )
         else:
             probs, losses, uniforms, conf = _adaptive_chunk(self, t0, n)
@@ -445,11 +458,13 @@ def _block_probs(player, play, shape, t0, ids) -> np.ndarray:
     except ArenaError:
         raise
     except Exception as exc:
-        raise GameError(
+        raise component_failure(
             who,
-            f"play_block failed in rounds {t0}..{t0 + shape[1] - 1}: {exc}",
+            f"play_block in rounds {t0}..{t0 + shape[1] - 1}",
+            exc,
             round=t0,
             replicate=int(ids[0]),
+            typed=False,
         ) from exc
     probs = real_array(probs, who, "play_block", round=t0, replicate=int(ids[0]))
     if probs.shape != shape:
@@ -538,13 +553,15 @@ def _adaptive_chunk(stepper: ExpertsStepper, t0: int, n: int):
                 adversary, adversary.confidences(t, history), (n_rep, n_act), t, ids
             )
             confs[:, j] = conf
+            conf = confs[:, j]
+            conf.flags.writeable = False  # shared with the adversary's record and the block
         try:
             p = player.predict() if conf is None else player.predict(confidences=conf)
         except ArenaError:
             raise
         except Exception as exc:
-            raise GameError(
-                who_p, f"predict failed: {exc}", round=t, replicate=int(ids[0])
+            raise component_failure(
+                who_p, "predict", exc, round=t, replicate=int(ids[0]), typed=False
             ) from exc
         p = real_array(p, who_p, "predict", round=t, replicate=int(ids[0]))
         if p.shape != (n_rep, n_act):
@@ -562,7 +579,9 @@ def _adaptive_chunk(stepper: ExpertsStepper, t0: int, n: int):
         except ArenaError:
             raise
         except Exception as exc:
-            raise GameError(who_a, f"losses failed: {exc}", round=t, replicate=int(ids[0])) from exc
+            raise component_failure(
+                who_a, "losses", exc, round=t, replicate=int(ids[0]), typed=False
+            ) from exc
         lt = real_array(raw, who_a, "losses", round=t, replicate=int(ids[0]))
         if lt.shape != (n_rep, n_act):
             raise GameError(
@@ -584,6 +603,8 @@ def _adaptive_chunk(stepper: ExpertsStepper, t0: int, n: int):
         except ArenaError:
             raise
         except Exception as exc:
-            raise GameError(who_p, f"update failed: {exc}", round=t, replicate=int(ids[0])) from exc
+            raise component_failure(
+                who_p, "update", exc, round=t, replicate=int(ids[0]), typed=False
+            ) from exc
         history._record(p, lt, actions)
     return probs, losses, uniforms, confs
