@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -871,7 +872,9 @@ def run_game(
                 t0 += n
             if stop in checkpoint_set:
                 snap_t.append(stop)
-                snap_vals.append([np.asarray(m.values(core), dtype=np.float64) for m in active])
+                vals = [np.asarray(m.values(core), dtype=np.float64) for m in active]
+                _check_values(vals, active, spec, stop, game.ids)
+                snap_vals.append(vals)
     except BaseException:
         if trace is not None:
             trace.abort()
@@ -883,6 +886,31 @@ def run_game(
         trace.commit()
     rows = assemble_rows(snap_t, snap_vals, active, spec, game.ids, game.constants)
     return GameRun(rows, game.config, game.skipped, time.perf_counter() - started)
+
+
+def _check_values(
+    vals: list[np.ndarray], metrics: list[Metric], spec: GameSpec, t: int, ids: np.ndarray
+) -> None:
+    """Stop the game before a metric's infinite value at checkpoint ``t`` is written.
+
+    NaN is a metric's "undefined here" (an edge before any weight, an improvement over a base
+    learner that made no mistake) and is written; ±inf is an overflow, never a result. One
+    ``isinf`` over R values per metric and checkpoint: nothing against the rounds.
+    """
+    for m, v in zip(metrics, vals, strict=True):
+        v = v.reshape(v.shape[0], -1)
+        bad = np.isinf(v)
+        if bad.any():
+            r, c = (int(i) for i in np.argwhere(bad)[0])
+            metric, param = m.row_keys(spec)[c]
+            where = "" if math.isnan(param) else f" (param {param:g})"
+            raise GameError(
+                f"metric {metric}{where}",
+                f"value {float(v[r, c])!r} is not finite: the game's "
+                "losses or the player's state overflowed float64",
+                round=t,
+                replicate=int(ids[r]),
+            )
 
 
 def play(player: Any, adversary: Any, **kwargs: Any) -> pd.DataFrame:
