@@ -24,6 +24,23 @@ from arena.spec import AdversaryTags, GameSpec
 
 SPECTRA = ("offset", "linspace")
 
+MAX_KAPPA = 1e15
+"""Largest κ accepted: below ``1/ε ≈ 4.5·10¹⁵`` of float64. Beyond it the unit eigenvalues of
+the covariance are below the rounding error of its largest, so the matrices a second-order
+player accumulates are singular to working precision and the game no longer has the condition
+number it is named for; long before κ = 10³⁰⁰ the features ``√κ·z`` make the squared losses and
+the metrics' Gram matrices overflow."""
+
+
+class _Kappa(Interval):
+    """κ's range, with the reason for its upper end in the message."""
+
+    def describe(self) -> str:
+        return (
+            f"{super().describe()} (above {MAX_KAPPA:.0e} the covariance is singular in float64 "
+            "and the losses overflow)"
+        )
+
 
 def ill_conditioned_spectrum(
     dim: int, kappa: float, n_large: int = 10, spectrum: str = "offset"
@@ -59,7 +76,8 @@ class IllConditioned(StreamAdversary):
     ----------
     kappa : float
         The largest eigenvalue κ ≥ 1 of the feature covariance (the thesis sweeps κ ∈ {10, 20,
-        …, 200}); the condition number is κ.
+        …, 200}); the condition number is κ. At most :data:`MAX_KAPPA` = 10¹⁵, where float64
+        can still tell the covariance from a singular one.
     n_large : int
         Number k of eigenvalues rising above 1 (the thesis: 10; needs k ≤ d).
     spectrum : {"offset", "linspace"}
@@ -112,7 +130,7 @@ class IllConditioned(StreamAdversary):
         protocol="classification", oblivious=True, oracle=frozenset({"comparator"})
     )
     parameter_constraints: ClassVar = {
-        "kappa": [Interval(1, None)],
+        "kappa": [_Kappa(1, MAX_KAPPA)],
         "n_large": [Interval(0, None, integer=True)],
         "spectrum": [OneOf(*SPECTRA)],
         "loss": EXAMPLE_LOSS,

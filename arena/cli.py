@@ -12,6 +12,7 @@ Examples
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from pathlib import Path
 
@@ -28,8 +29,9 @@ commands:
   check MODULE:CLASS    run the conformance suite on a player, adversary or weak learner
   tournament [KEY=VALUE ...]
                         run configs/tournament/NAME.yaml (`tournament=NAME`), resumably
-  report DIR --name NAME
+  report DIR --name NAME [--partial]
                         write reports/NAME/ (HTML, Markdown, figures, tables) from results in DIR
+                        (--partial: of a tournament still running, saying so)
   reproduce [--only NAME] [--fresh] [--table]
                         regenerate the gallery's reports (configs/reproduce.yaml) resumably and
                         the gallery table of reports/README.md (configs/gallery.yaml)
@@ -914,6 +916,11 @@ def _report(args: list[str]) -> int:
     parser.add_argument(
         "--metric", action="append", default=None, help="leaderboard metric (repeatable)"
     )
+    parser.add_argument(
+        "--partial",
+        action="store_true",
+        help="report a tournament that is still running or was interrupted (says so)",
+    )
     ns = parser.parse_args(args)
     from arena.reporting import build_report, check_report_name
 
@@ -931,6 +938,7 @@ def _report(args: list[str]) -> int:
             name=name,
             metrics=tuple(ns.metric or ["regret"]),
             warn=lambda line: print(f"arena report: {line}", file=sys.stderr),
+            partial=ns.partial,
         )
     except FileNotFoundError as exc:
         raise ArenaError(f"no results to report: {exc}") from exc

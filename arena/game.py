@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -93,18 +94,67 @@ def call_component(kind: str, comp: Any, what: str, t0: int, fn, *args, rounds: 
     An :class:`~arena.errors.ArenaError` passes through; anything else becomes a
     :class:`~arena.errors.GameError` naming the component, what it was doing and the round: the
     exact one where the call marked it (a block call of ``rounds`` rounds from ``t0``,
-    :func:`arena.errors.mark_failure`), else every round of the block.
+    :func:`arena.errors.mark_failure`), else every round of the block (:func:`component_failure`).
     """
     try:
         return fn(*args)
     except ArenaError:
         raise
     except Exception as exc:
-        raise GameError(
-            describe(kind, comp),
-            f"{what} failed: {type(exc).__name__}: {exc}",
-            **failure_where(exc, t0, rounds),
+        raise component_failure(
+            Who(kind, comp), what, exc, **failure_where(exc, t0, rounds)
         ) from exc
+
+
+def wrote_read_only(exc: BaseException) -> bool:
+    """Whether ``exc`` is what numpy or numba raise on a write into a read-only array.
+
+    Examples
+    --------
+    >>> try:
+    ...     readonly(np.zeros(2))[0] = 1.0
+    ... except ValueError as exc:
+    ...     wrote_read_only(exc)
+    True
+    """
+    text = str(exc)
+    # numpy: "assignment destination is read-only", "output array is read-only";
+    # numba (typing a kernel that writes into a read-only argument): "Cannot modify readonly array"
+    return (isinstance(exc, ValueError) and "read-only" in text) or "readonly array" in text
+
+
+def component_failure(
+    who: Any,
+    what: str,
+    exc: BaseException,
+    *,
+    round: int,
+    replicate: int | None = None,
+    typed: bool = True,
+    last_round: int | None = None,
+) -> GameError:
+    """Return the :class:`~arena.errors.GameError` of a component call ``what`` that raised.
+
+    A write into an input the engine handed read-only (the losses, data, confidences or
+    uniforms of a chunk, a round's feedback, the history) is named as such in one line: the
+    arena shares those arrays with the metrics and the other replicates, so a component that
+    changed them would silently change the results (a player zeroing its losses would show
+    zero regret). Any other exception is quoted (after its type name, if ``typed``). ``round``,
+    ``replicate`` and ``last_round`` locate it, as :func:`failure_where` finds them.
+    """
+    if wrote_read_only(exc):
+        return GameError(
+            who,
+            f"{what} wrote into an array the arena hands it read-only (its inputs are shared "
+            "with the metrics); copy an input before changing it",
+            round=round,
+            replicate=replicate,
+            last_round=last_round,
+        )
+    detail = f"{type(exc).__name__}: {exc}" if typed else str(exc)
+    return GameError(
+        who, f"{what} failed: {detail}", round=round, replicate=replicate, last_round=last_round
+    )
 
 
 def failure_where(exc: BaseException, t0: int, rounds: int, ids: Any = None) -> dict[str, Any]:
@@ -852,7 +902,9 @@ def run_game(
                 t0 += n
             if stop in checkpoint_set:
                 snap_t.append(stop)
-                snap_vals.append([np.asarray(m.values(core), dtype=np.float64) for m in active])
+                vals = [np.asarray(m.values(core), dtype=np.float64) for m in active]
+                _check_values(vals, active, spec, stop, game.ids)
+                snap_vals.append(vals)
     except BaseException:
         if trace is not None:
             trace.abort()
@@ -864,6 +916,31 @@ def run_game(
         trace.commit()
     rows = assemble_rows(snap_t, snap_vals, active, spec, game.ids, game.constants)
     return GameRun(rows, game.config, game.skipped, time.perf_counter() - started)
+
+
+def _check_values(
+    vals: list[np.ndarray], metrics: list[Metric], spec: GameSpec, t: int, ids: np.ndarray
+) -> None:
+    """Stop the game before a metric's infinite value at checkpoint ``t`` is written.
+
+    NaN is a metric's "undefined here" (an edge before any weight, an improvement over a base
+    learner that made no mistake) and is written; ±inf is an overflow, never a result. One
+    ``isinf`` over R values per metric and checkpoint: nothing against the rounds.
+    """
+    for m, v in zip(metrics, vals, strict=True):
+        v = v.reshape(v.shape[0], -1)
+        bad = np.isinf(v)
+        if bad.any():
+            r, c = (int(i) for i in np.argwhere(bad)[0])
+            metric, param = m.row_keys(spec)[c]
+            where = "" if math.isnan(param) else f" (param {param:g})"
+            raise GameError(
+                f"metric {metric}{where}",
+                f"value {float(v[r, c])!r} is not finite: the game's "
+                "losses or the player's state overflowed float64",
+                round=t,
+                replicate=int(ids[r]),
+            )
 
 
 def play(player: Any, adversary: Any, **kwargs: Any) -> pd.DataFrame:

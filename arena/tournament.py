@@ -261,6 +261,14 @@ def _expand(kind: str, entry: Any) -> list[tuple[str, dict[str, Any]]]:
         return [(str(entry["name"]), base)]
     names = sorted(grid)
     values = [list(grid[n]) if isinstance(grid[n], list | tuple) else [grid[n]] for n in names]
+    for name, vals in zip(names, values, strict=True):
+        if not vals:  # the cross product would silently have no cell at all
+            raise ConfigError(
+                f"tournament {kind} {entry['name']}",
+                f"grid.{name}",
+                "is an empty list, so the grid has no cells; give at least one value (or leave "
+                "the parameter out of the grid)",
+            )
     return [
         (str(entry["name"]), {**base, **dict(zip(names, combo, strict=True))})
         for combo in itertools.product(*values)
@@ -437,6 +445,48 @@ class Tournament:
             done.add(cell)
         return done
 
+    def _check_data_identity(self, cells: list[Cell], done: set[str]) -> None:
+        """Refuse to resume when the data a finished cell read has changed since it was played.
+
+        A cell's manifest records the digests of the files (and dataset versions) its adversary
+        read (``config.data``, :meth:`arena.protocols.Adversary.data_identity`), as ``arena
+        run``'s does. Playing the other cells over the edited file would mix two experiments in
+        one tournament, so the resume stops before any cell, naming the file: restore it, or play
+        into another directory. One digest per distinct adversary, read once.
+        """
+        from arena.game import resolve_component
+
+        now: dict[str, dict[str, str]] = {}
+        for cell in cells:
+            if cell.id not in done:
+                continue
+            try:
+                recorded = read_manifest(self.parts / f"manifest-{cell.id}.json")
+            except ArenaError:
+                continue
+            before = (recorded.get("config") or {}).get("data") or {}
+            key = canonical_json([cell.adversary, dict(cell.adversary_params)])
+            if key not in now:
+                try:
+                    adversary = resolve_component(
+                        "adversary", cell.adversary, dict(cell.adversary_params)
+                    )
+                    now[key] = adversary.data_identity()
+                except Exception:  # validate() has refused bad ones; nothing to compare against
+                    now[key] = before
+            current = now[key]
+            if before == current:
+                continue
+            name = sorted(set(before) | set(current))
+            what = next((k for k in name if before.get(k) != current.get(k)), name[0])
+            target = dict(cell.adversary_params).get(what, what)
+            raise ArenaError(
+                f"tournament {self.config.name} in {self.directory}: the data of adversary "
+                f"{cell.adversary} ({what} {target}) changed since its finished cells were "
+                f"played ({before.get(what, 'absent')} then, {current.get(what, 'absent')} now); "
+                "restore it, or play the tournament into another directory"
+            )
+
     def _write_cell(self, cell: Cell, out: dict[str, Any]) -> None:
         write_parquet_atomic(out["rows"], self.parts / f"results-{cell.id}.parquet")
         write_json_atomic(out["manifest"], self.parts / f"manifest-{cell.id}.json")
@@ -477,6 +527,7 @@ class Tournament:
         self._clean_stale_temporaries()
         cells = self.config.cells()
         done = self.finished_cells()
+        self._check_data_identity(cells, done)
         todo = [c for c in cells if c.id not in done]
         skipped = [c.id for c in cells if c.id in done]
         failures = self._load_failures(exclude=set(c.id for c in todo))

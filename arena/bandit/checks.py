@@ -26,6 +26,7 @@ from arena.testing.common import (
     REPLICATES,
     ProtocolChecks,
     SkipCheck,
+    call_read_only,
     fail,
     rngs,
     same_state,
@@ -132,9 +133,21 @@ def check_predict_is_pure(player: BanditPlayer) -> None:
 
 
 def check_update_does_not_alias_input(player: BanditPlayer) -> None:
-    """The player keeps no reference to the arrays passed to ``update``."""
+    """The player never writes into the arrays it is given (``update``'s arms, losses and
+    ``p_t``, ``play_block``'s losses and uniforms, handed read-only as the engine hands them)
+    and keeps no reference to the arrays passed to ``update``."""
+    name = "check_update_does_not_alias_input"
     losses, uniforms = _losses(REPLICATES, 6, 3), _uniforms(REPLICATES, 6, 3)
     rows = np.arange(REPLICATES)
+    p0 = player.clone()
+    p0.reset(_spec(), rngs(3))
+    for j in range(6):
+        p = np.ascontiguousarray(p0.predict(), dtype=np.float64)
+        actions = np.array([sample_action(p[r], uniforms[r, j]) for r in rows], dtype=np.int64)
+        call_read_only(name, player, "update", p0.update, actions, losses[rows, j, actions], p)
+    p0 = player.clone()
+    p0.reset(_spec(), rngs(3))
+    call_read_only(name, player, "play_block", p0.play_block, losses, uniforms)
     outs = []
     for mutate in (False, True):
         p0 = player.clone()

@@ -15,6 +15,7 @@ import numpy as np
 
 from arena.boosting.protocol import Booster, WeakLearner, WeakSpec
 from arena.boosting.testing import LinearTargetStream, MajorityVote, ThresholdStream
+from arena.errors import GameError
 from arena.spec import GameSpec
 from arena.testing.common import (
     BLOCK_ATOL,
@@ -170,7 +171,10 @@ def check_weak_output_range(learner: WeakLearner) -> None:
         w = _reset_weak(learner, task, list(range(LANES)), 12)
         weights = _weights(13, 40)
         for j in range(40):
-            out = np.asarray(w.predict(x[:, j].copy()), dtype=np.float64)
+            try:  # the base class validates every prediction (check_weak_outputs) as games do
+                out = np.asarray(w.predict(x[:, j].copy()), dtype=np.float64)
+            except GameError as exc:
+                fail("check_weak_output_range", learner, f"{task}: {exc}")
             if out.shape != (REPLICATES, LANES):
                 fail(
                     "check_weak_output_range",

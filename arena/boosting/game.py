@@ -247,6 +247,25 @@ class BoostingStepper(Stepper):
             self._fail("player", player, "predicted a non-finite ŷ_t", t0 + j, r)
         return pred
 
+    def losses(self, who: Any, pred: np.ndarray, y: np.ndarray, t0: int) -> np.ndarray:
+        """The example losses ``ℓ(ŷ_t, y_t)`` (R, n) of finite predictions, or stop the game at
+        the first that overflowed (a squared loss of ŷ_t ≈ 1e155), naming who predicted it."""
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused just below
+            values, _ = prediction_loss(self.spec.loss, pred, y)
+        bad = ~np.isfinite(values)
+        if bad.any():
+            r, j = _first(bad)
+            kind = "player" if who is self.player else "weak learner"
+            self._fail(
+                kind,
+                who,
+                f"the {self.spec.loss} loss of its prediction {float(pred[r, j])!r} is "
+                f"{float(values[r, j])!r}, not finite",
+                t0 + j,
+                r,
+            )
+        return values
+
     def base_block(self, x: np.ndarray, y: np.ndarray, t0: int) -> np.ndarray:
         """Train the base learner on the chunk, predicting before each update; (R, n)."""
         base, n_rep, n = self.base, y.shape[0], y.shape[1]
@@ -266,11 +285,11 @@ class BoostingStepper(Stepper):
         x, y = _readonly(x), _readonly(y)
         raw = _call("player", self.player, "play_block", t0, self.player.play_block, x, y, rounds=n)
         pred = self.predictions(raw, t0, n)
-        values, _ = prediction_loss(self.spec.loss, pred, y)
+        values = self.losses(self.player, pred, y, t0)
         base_pred = base_values = None
         if self.base is not None:
             base_pred = self.base_block(x, y, t0)
-            base_values, _ = prediction_loss(self.spec.loss, base_pred, y)
+            base_values = self.losses(self.base, base_pred, y, t0)
         core = self.core
         # round by round, so the totals are the same to the last bit however rounds are chunked
         for j in range(n):

@@ -35,7 +35,8 @@ Luo 2016, §3.1 (online boosting for classification; Figure 3.1 is one round of 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -43,7 +44,7 @@ import numpy as np
 
 from arena import registry
 from arena.base import Component
-from arena.errors import ConfigError, mark_failure
+from arena.errors import ConfigError, GameError, mark_failure
 from arena.params import InstanceOf, Interval, IsNone
 from arena.protocols import Player
 from arena.spec import GameSpec, PlayerTags
@@ -79,6 +80,8 @@ class WeakSpec:
         Which learner each lane is: lane j is the booster's learner ``lane_ids[j]`` (0-based; the
         protocol's base learner is :data:`BASE_LANE_KEY`), the key of the lane's stream. Empty
         means ``0 … L−1``. A learner whose behaviour depends on its index (``oracle``) reads it.
+    replicate_ids : tuple of int
+        The game's global replicate index of each row (empty: ``0 … R−1``), for messages.
     """
 
     task: str
@@ -88,10 +91,98 @@ class WeakSpec:
     horizon: int | None = None
     bound: float = 1.0
     lane_ids: tuple[int, ...] = ()
+    replicate_ids: tuple[int, ...] = ()
 
     def lanes(self) -> tuple[int, ...]:
         """The learner index of each lane (``lane_ids``, or ``0 … L−1``)."""
         return self.lane_ids or tuple(range(self.n_lanes))
+
+
+OUTPUT_TOL = 1e-12
+"""Relative slack on a regression weak learner's bound D (its outputs are clipped to it)."""
+
+
+def check_weak_outputs(learner: WeakLearner, spec: WeakSpec, out: Any, round: int) -> None:
+    """Raise :class:`~arena.errors.GameError` unless ``out`` is a valid ``predict`` of ``learner``.
+
+    Valid: an (R, L) array of real numbers, ±1 exactly in classification, finite and within
+    ``[−D, D]`` in regression (:class:`WeakSpec`). A booster weighs its learners by edges
+    ``y·h(x)`` that assume these ranges: a learner predicting 7.0 would give a weighted edge of
+    −3.2 (outside [−½, ½]) and boost nonsense without a word. The error names the learner, the
+    lane, the value, the round (``round``) and the replicate.
+
+    Examples
+    --------
+    >>> from arena.boosting.testing import LaneSGD
+    >>> spec = WeakSpec("classification", n_features=1, n_lanes=2, n_replicates=1)
+    >>> check_weak_outputs(LaneSGD(), spec, np.array([[1.0, -1.0]]), round=3)
+    >>> check_weak_outputs(LaneSGD(), spec, np.array([[1.0, 7.0]]), round=3)
+    Traceback (most recent call last):
+    ...
+    arena.errors.GameError: weak learner lane_sgd LaneSGD(): predict gave 7.0 in lane 1, not ±1 ...
+    """
+    from arena.game import describe
+
+    arr = np.asarray(out)
+    shape = (spec.n_replicates, spec.n_lanes)
+    who = describe("weak learner", learner)
+    if arr.shape != shape or arr.dtype.kind not in "biuf":
+        raise GameError(
+            who,
+            f"predict returned {arr.dtype.name} values of shape {arr.shape}, expected real "
+            f"numbers of shape {shape} (replicates, lanes)",
+            round=round,
+        )
+    if spec.task == "classification":
+        bad = (arr != 1.0) & (arr != -1.0)
+        allowed = "not ±1 (a classification weak learner predicts a label)"
+    else:
+        bad = ~(np.abs(arr) <= spec.bound * (1.0 + OUTPUT_TOL))  # NaN fails too
+        allowed = f"not a finite value in [−D, D] = [−{spec.bound:g}, {spec.bound:g}]"
+    if bad.any():
+        r, lane = (int(i) for i in np.argwhere(bad)[0])
+        ids = spec.replicate_ids or tuple(range(spec.n_replicates))
+        raise GameError(
+            who,
+            f"predict gave {float(arr[r, lane])!r} in lane {lane}, {allowed}",
+            round=round,
+            replicate=int(ids[r]),
+        )
+
+
+def _outermost(cls: type, name: str, fn: Callable) -> Callable:
+    """Return ``fn`` wrapped so that only the most derived override of ``name`` runs ``act``: a
+    subclass calling ``super().predict(x)`` is checked (and counted) once, not per level."""
+
+    def acts(self: WeakLearner) -> bool:
+        return getattr(type(self), name) is wrapper
+
+    if name == "reset":
+
+        def wrapper(self, spec, rngs):
+            fn(self, spec, rngs)
+            if acts(self):
+                self._checked_spec, self._rounds_fed = spec, 0
+
+    elif name == "predict":
+
+        def wrapper(self, x):
+            out = fn(self, x)
+            spec = getattr(self, "_checked_spec", None)
+            if spec is not None and acts(self):
+                check_weak_outputs(self, spec, out, self._rounds_fed + 1)
+            return out
+
+    else:
+
+        def wrapper(self, x, target, weight):
+            fn(self, x, target, weight)
+            if acts(self) and hasattr(self, "_rounds_fed"):
+                self._rounds_fed += 1
+
+    functools.update_wrapper(wrapper, fn)
+    wrapper._checks_weak_outputs = True  # type: ignore[attr-defined]
+    return wrapper
 
 
 class WeakLearner(Component):
@@ -101,12 +192,30 @@ class WeakLearner(Component):
     they learn in :attr:`tasks`. ``predict`` is pure; ``update`` must skip a lane whose weight is
     0 exactly (a sampling booster passes 0 to the learners it does not call), leaving its state
     bit for bit as it was.
+
+    Every ``predict`` is validated (:func:`check_weak_outputs`: ±1 in classification, within
+    ``[−D, D]`` in regression) whoever calls it, the booster or the protocol's base learner, so a
+    learner that predicts 7.0 stops the game with a :class:`~arena.errors.GameError` naming it,
+    the round and the replicate. The round is that of the learner's own updates (the boosters
+    query their learners before feeding them each example); on held-out examples (``test_error``)
+    it is the round after the checkpoint. The base class wraps the subclass's methods to do this
+    (:meth:`__init_subclass__`), so plugin authors write plain ``reset``/``predict``/``update``.
     """
 
     kind: ClassVar[str] = "weak_learner"
     tasks: ClassVar[frozenset[str]] = frozenset(TASKS)
     conformance_protocol: ClassVar[str] = "boosting"
     """The protocol whose conformance checks apply (:func:`arena.testing.common.protocol_names`)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Wrap the class's own ``reset``, ``predict`` and ``update`` so that every prediction is
+        validated and every update counted (:func:`_outermost`); the outputs are returned as
+        they are, so results do not change by a bit."""
+        super().__init_subclass__(**kwargs)
+        for name in ("reset", "predict", "update"):
+            fn = cls.__dict__.get(name)
+            if callable(fn) and not getattr(fn, "_checks_weak_outputs", False):
+                setattr(cls, name, _outermost(cls, name, fn))
 
     def reset(self, spec: WeakSpec, rngs: Sequence[Sequence[np.random.Generator]]) -> None:
         """Build the state of R × L learners; ``rngs[r][i]`` is lane i of replicate r's stream."""
@@ -227,6 +336,7 @@ class Booster(Player):
             n_replicates=spec.n_replicates,
             horizon=spec.horizon,
             bound=1.0,
+            replicate_ids=tuple(spec.replicate_ids or ()),
         )
 
     def make_learners(

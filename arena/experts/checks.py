@@ -37,6 +37,7 @@ from arena.testing.common import (
     REPLICATES,
     ProtocolChecks,
     SkipCheck,
+    call_read_only,
     fail,
     rngs,
     same_state,
@@ -138,9 +139,22 @@ def check_predict_is_pure(player: ExpertsPlayer) -> None:
 
 
 def check_update_does_not_alias_input(player: ExpertsPlayer) -> None:
-    """The player keeps no reference to the loss array passed to ``update``."""
+    """The player never writes into the arrays it is given (``update``'s losses, ``play_block``'s
+    losses and uniforms, handed read-only as the engine hands them) and keeps no reference to
+    the loss array passed to ``update``."""
+    name = "check_update_does_not_alias_input"
     spec = _player_game(player)
     losses = _losses(player, spec, 6, seed=3)
+    p0 = player.clone()
+    p0.reset(spec, rngs(3))
+    for j in range(6):
+        call_read_only(name, player, "update", _update, p0, losses[:, j], p0.predict(), j)
+    p0 = player.clone()
+    p0.reset(spec, rngs(3))
+    extra = {}
+    if player.tags.observes_action:
+        extra["uniforms"] = np.random.default_rng(3).random(losses.shape[:2])
+    call_read_only(name, player, "play_block", p0.play_block, losses, **extra)
     outs = []
     for mutate in (False, True):
         p0 = player.clone()

@@ -30,8 +30,10 @@ from arena.game import (
     PreparedGame,
     Stepper,
     Who,
+    component_failure,
     describe,
     failure_where,
+    readonly,
     real_array,
 )
 from arena.metrics.base import Block, Core, Metric, protocol_reason
@@ -310,8 +312,12 @@ class ExpertsStepper(Stepper):
             uniforms = np.empty((n_rep, n))
             for r, g in enumerate(self.action_rngs):
                 g.random(out=uniforms[r])
+            # the player is shown read-only views: the metrics read these same arrays, so a
+            # player that wrote into its losses would change its own regret (to 0 if it zeroed
+            # them); a view costs nothing, the write fails and names the player
+            shown = (readonly(losses), None if conf is None else readonly(conf), readonly(uniforms))
             probs = _block_probs(
-                self.player, lambda: self.play_block(losses, conf, uniforms), losses.shape, t0, ids
+                self.player, lambda: self.play_block(*shown), losses.shape, t0, ids
             )
         else:
             probs, losses, uniforms, conf = _adaptive_chunk(self, t0, n)
@@ -417,8 +423,8 @@ def _oblivious_losses(adversary, t0, n, n_rep, n_act, lo, hi, ids) -> np.ndarray
     except ArenaError:
         raise
     except Exception as exc:
-        raise GameError(
-            who, f"losses_block failed: {exc}", **failure_where(exc, t0, n, ids)
+        raise component_failure(
+            who, "losses_block", exc, typed=False, **failure_where(exc, t0, n, ids)
         ) from exc
     losses = real_array(raw, who, "losses_block", round=t0, replicate=int(ids[0]))
     if losses.shape != (n_rep, n, n_act):
@@ -450,8 +456,8 @@ def _block_probs(player, play, shape, t0, ids) -> np.ndarray:
     except ArenaError:
         raise
     except Exception as exc:
-        raise GameError(
-            who, f"play_block failed: {exc}", **failure_where(exc, t0, shape[1], ids)
+        raise component_failure(
+            who, "play_block", exc, typed=False, **failure_where(exc, t0, shape[1], ids)
         ) from exc
     probs = real_array(probs, who, "play_block", round=t0, replicate=int(ids[0]))
     if probs.shape != shape:
@@ -540,13 +546,15 @@ def _adaptive_chunk(stepper: ExpertsStepper, t0: int, n: int):
                 adversary, adversary.confidences(t, history), (n_rep, n_act), t, ids
             )
             confs[:, j] = conf
+            conf = confs[:, j]
+            conf.flags.writeable = False  # shared with the adversary's record and the block
         try:
             p = player.predict() if conf is None else player.predict(confidences=conf)
         except ArenaError:
             raise
         except Exception as exc:
-            raise GameError(
-                who_p, f"predict failed: {exc}", **failure_where(exc, t, 1, ids)
+            raise component_failure(
+                who_p, "predict", exc, typed=False, **failure_where(exc, t, 1, ids)
             ) from exc
         p = real_array(p, who_p, "predict", round=t, replicate=int(ids[0]))
         if p.shape != (n_rep, n_act):
@@ -564,7 +572,9 @@ def _adaptive_chunk(stepper: ExpertsStepper, t0: int, n: int):
         except ArenaError:
             raise
         except Exception as exc:
-            raise GameError(who_a, f"losses failed: {exc}", round=t, replicate=int(ids[0])) from exc
+            raise component_failure(
+                who_a, "losses", exc, typed=False, **failure_where(exc, t, 1, ids)
+            ) from exc
         lt = real_array(raw, who_a, "losses", round=t, replicate=int(ids[0]))
         if lt.shape != (n_rep, n_act):
             raise GameError(
@@ -586,8 +596,8 @@ def _adaptive_chunk(stepper: ExpertsStepper, t0: int, n: int):
         except ArenaError:
             raise
         except Exception as exc:
-            raise GameError(
-                who_p, f"update failed: {exc}", **failure_where(exc, t, 1, ids)
+            raise component_failure(
+                who_p, "update", exc, typed=False, **failure_where(exc, t, 1, ids)
             ) from exc
         history._record(p, lt, actions)
     return probs, losses, uniforms, confs

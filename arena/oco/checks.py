@@ -29,6 +29,7 @@ from arena.testing.common import (
     REPLICATES,
     ProtocolChecks,
     SkipCheck,
+    call_read_only,
     fail,
     rngs,
     same_state,
@@ -246,6 +247,16 @@ def check_oco_update_does_not_alias_input(player: OCOPlayer) -> None:
     again = np.array(p.predict(data.round(0).x))
     if not np.array_equal(before, again, equal_nan=True):
         fail("check_oco_update_does_not_alias_input", player, "state changed after update")
+    # play_block is shown the chunk's data read-only too (the metrics read the same arrays)
+    block = player.clone()
+    block.reset(spec, rngs(4))
+    call_read_only(
+        "check_oco_update_does_not_alias_input",
+        player,
+        "play_block",
+        lambda *arrays: block.play_block(RoundData(*arrays), spec),
+        *data,
+    )
 
 
 def check_oco_reset_restores_initial_state(player: OCOPlayer) -> None:

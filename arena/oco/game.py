@@ -365,6 +365,28 @@ class _Checker:
                 )
         return w
 
+    def finite_losses(self, values: np.ndarray, grads: np.ndarray, t0: int) -> None:
+        """Stop the game at the first round whose loss ``f_t(w_t)`` or subgradient overflowed.
+
+        Data and points are finite (checked before), yet ``⟨w_t, x_t⟩`` or its square can
+        exceed float64: the arena computed that loss, so the game stops there instead of writing
+        inf losses, regrets and a player's update from them. ``values`` (R, n), ``grads``
+        (R, n, d).
+        """
+        bad = ~np.isfinite(values) | ~np.isfinite(grads).all(axis=-1)
+        if bad.any():
+            r, j = _first(bad)
+            value = float(values[r, j])
+            what = f"= {value!r}" if not math.isfinite(value) else "has a non-finite subgradient"
+            self._fail(
+                "adversary",
+                self.adversary,
+                f"the loss f_t(w_t) of player {type(self.player).registry_name()} {what}: "
+                "its data and w_t overflow float64 (rescale the data, or bound the domain)",
+                t0 + j,
+                r,
+            )
+
     def gradients(self, grads: np.ndarray, t0: int) -> None:
         g_bound = self.spec.gradient_bound
         if g_bound is None:
@@ -384,7 +406,9 @@ class _Checker:
 
 
 def _evaluate_block(spec: GameSpec, checker: _Checker, w: np.ndarray, data: RoundData, t0: int):
-    values, grads, predictions, _ = evaluate(spec.loss, spec.sigma, w, data)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused just below
+        values, grads, predictions, _ = evaluate(spec.loss, spec.sigma, w, data)
+    checker.finite_losses(values, grads, t0)
     checker.gradients(grads, t0)
     return OCOBlock(w, values, grads, data, predictions, t0)
 
@@ -429,9 +453,14 @@ def _adaptive_chunk(player, adversary, spec, checker, t0, n) -> OCOBlock:
                 round=t,
             )
         rd = data.round(0)
-        fb = feedback(
-            spec.loss, spec.sigma, w, RoundData(*(None if a is None else _readonly(a) for a in rd))
-        )
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused just below
+            fb = feedback(
+                spec.loss,
+                spec.sigma,
+                w,
+                RoundData(*(None if a is None else _readonly(a) for a in rd)),
+            )
+        checker.finite_losses(np.asarray(fb.value)[:, None], fb.grad[:, None], t)
         checker.gradients(fb.grad[:, None], t)
         _call("player", player, "update", t, player.update, fb)
         w_all[:, j] = w

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
 
 from arena.errors import ConfigError, ReportPathError
-from arena.reporting.load import load_source
+from arena.reporting.load import check_complete, load_source
 from arena.reporting.render import Block, Heading, render_html, render_markdown
 from arena.reporting.sections.bandit import bandit_feedback
 from arena.reporting.sections.boosting import boosting
@@ -60,6 +60,7 @@ def build_report(
     metrics: Sequence[str] = ("regret",),
     level: float = 0.95,
     warn: Callable[[str], None] | None = None,
+    partial: bool = False,
 ) -> Path:
     """Write the report of the results under ``source_dir`` into ``out_dir``; return index.html.
 
@@ -81,6 +82,10 @@ def build_report(
     warn : callable, optional
         Called with one line per results file that could not be read (the report skips it,
         says so in its Failures section, and goes on with the rest).
+    partial : bool
+        Report a tournament that is still running or was interrupted (its overview then says
+        it is partial, N of M cells); without it such a source is refused
+        (:func:`arena.reporting.load.check_complete`).
 
     Raises
     ------
@@ -92,6 +97,7 @@ def build_report(
     out = Path(out_dir)
     _earlier_files(out)  # refuse a foreign folder before reading, let alone writing
     src = load_source(source_dir)
+    check_complete(src, partial)
     present = sorted(str(m) for m in src.rows["metric"].cat.categories)
     for metric in metrics:
         if metric not in present:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,6 +91,12 @@ class Source:
     tournaments: list[dict[str, Any]] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
     unreadable: list[tuple[Path, str]] = field(default_factory=list)
+    progress: list[TournamentProgress] = field(default_factory=list)
+
+    @property
+    def incomplete(self) -> list[TournamentProgress]:
+        """The tournaments below ``root`` with cells neither finished nor failed."""
+        return [p for p in self.progress if p.missing]
 
     @property
     def player_labels(self) -> list[str]:
@@ -100,6 +107,147 @@ class Source:
     def game_labels(self) -> list[str]:
         """Game labels in a stable order (adversary label, then N, then T)."""
         return list(self.games["game_label"])
+
+
+@dataclass(frozen=True)
+class TournamentProgress:
+    """How far one tournament below a report's source has got.
+
+    Attributes
+    ----------
+    name : str
+        The tournament's name (its manifest's).
+    directory : Path
+        Its folder.
+    expected : int
+        The cells of its configuration (its manifest lists them).
+    finished, failed : int
+        Cells with a finished part (Parquet and manifest), and cells recorded in
+        ``failures.parquet`` (and not finished since).
+    running : bool
+        Whether a writer holds the folder's lock now (``arena tournament`` still playing it).
+    """
+
+    name: str
+    directory: Path
+    expected: int
+    finished: int
+    failed: int
+    running: bool
+
+    @property
+    def missing(self) -> int:
+        """Cells not played yet (or in flight): neither finished nor failed."""
+        return max(0, self.expected - self.finished - self.failed)
+
+    def describe(self) -> str:
+        """One line: ``tournament NAME (DIR): 5 of 9 cells finished, …``.
+
+        Examples
+        --------
+        >>> TournamentProgress("demo", Path("out"), 9, 5, 0, True).describe()
+        'tournament demo (out): 5 of 9 cells finished, 4 not yet played; still running'
+        """
+        failed = f", {self.failed} failed" if self.failed else ""
+        state = (
+            "still running"
+            if self.running
+            else "not running (interrupted: the same command resumes it)"
+        )
+        return (
+            f"tournament {self.name} ({self.directory}): {self.finished} of {self.expected} "
+            f"cells finished{failed}, {self.missing} not yet played; {state}"
+        )
+
+
+def _folder_busy(folder: Path) -> bool:
+    """Whether a writer (``arena run``/``tournament``) holds ``folder``'s lock right now.
+
+    Probes the ``flock`` of ``<folder>/.arena.lock`` (:func:`arena.results.folder_lock`) with a
+    non-blocking shared lock, released at once: the report reads, it never creates, follows a
+    symlink to or writes the lock file.
+    """
+    try:
+        import fcntl
+    except ImportError:  # no flock here: no writer of ours can hold it either
+        return False
+    try:
+        fd = os.open(folder / ".arena.lock", os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+def tournament_progress(root: Path) -> list[TournamentProgress]:
+    """The progress of every tournament below ``root`` (its ``manifest.json`` lists its cells).
+
+    A cell is finished when its Parquet part and its manifest part are both there (the rule a
+    resumed tournament applies), failed when ``failures.parquet`` names it.
+    """
+    out = []
+    for path in sorted(Path(root).rglob("manifest.json")):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        cells = data.get("cells") if isinstance(data, dict) else None
+        if not isinstance(cells, list) or "config" not in data or "run_id" in data:
+            continue
+        folder = path.parent
+        ids = {str(c.get("id")) for c in cells if isinstance(c, dict)}
+        parts = folder / "parts"
+        finished = {
+            cid
+            for cid in ids
+            if (parts / f"manifest-{cid}.json").is_file()
+            and (parts / f"results-{cid}.parquet").is_file()
+        }
+        failed: set[str] = set()
+        failures = folder / "failures.parquet"
+        if failures.is_file():
+            try:
+                failed = set(pd.read_parquet(failures, columns=["cell"])["cell"].astype(str))
+            except Exception:  # an unreadable list: the Failures section says so
+                failed = set()
+        out.append(
+            TournamentProgress(
+                name=str(data.get("name") or folder.name),
+                directory=folder,
+                expected=len(ids),
+                finished=len(finished),
+                failed=len((failed & ids) - finished),
+                running=_folder_busy(folder),
+            )
+        )
+    return out
+
+
+def check_complete(src: Source, partial: bool) -> None:
+    """Refuse (:class:`~arena.errors.ArenaError`, one line) to report an unfinished tournament.
+
+    A report of a tournament still running (or interrupted) would show some of its cells as if
+    they were all of them; ``partial=True`` (``arena report --partial``) reports them anyway,
+    and the report then says in its overview that it is partial, N of M cells.
+    """
+    from arena.errors import ArenaError
+
+    todo = src.incomplete
+    if todo and not partial:
+        more = f" (and {len(todo) - 1} more tournament(s))" if len(todo) > 1 else ""
+        raise ArenaError(
+            f"{todo[0].describe()}{more}: the report would show only part of it; report it "
+            "when it is done, or pass --partial to report the finished cells now"
+        )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -346,6 +494,7 @@ def load_source(source_dir: str | Path) -> Source:
     cell_manifests, tournaments = _read_manifests(root)
     cells = _cells_table(df, cell_manifests, root)
     multirun = root / "multirun.yaml"
+    progress = tournament_progress(root)
     return Source(
         root=root,
         rows=df,
@@ -357,6 +506,7 @@ def load_source(source_dir: str | Path) -> Source:
         failures=failures,
         files=[f for f in files if f not in {u for u, _ in unreadable}],
         unreadable=unreadable,
+        progress=progress,
     )
 
 

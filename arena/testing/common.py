@@ -104,6 +104,46 @@ def fail(check: str, component: Any, message: str) -> None:
     raise AssertionError(f"{check} failed for {component_name(component)}: {message}")
 
 
+def call_read_only(check: str, component: Any, what: str, fn: Callable[..., Any], *args, **kwargs):
+    """Call ``fn(*args, **kwargs)`` with read-only copies of its array arguments, as the engine
+    hands them, and fail ``check`` if the component writes into one; return what ``fn`` returns.
+
+    The engine shares a chunk's losses (and confidences, uniforms, data) with the metrics, so a
+    component that wrote into them would change the results silently (a player zeroing its
+    losses would show zero regret); it shows them read-only, and this is what the write meets.
+    A write that got around the flag (``setflags(write=True)`` on its own view) is caught by
+    comparing each argument with its copy afterwards. The caller's arrays are not touched.
+    """
+    from arena.game import wrote_read_only
+
+    def frozen(value: Any) -> Any:
+        if not isinstance(value, np.ndarray):
+            return value
+        out = value.copy()
+        out.flags.writeable = False
+        return out
+
+    shown_args = [frozen(a) for a in args]
+    shown_kwargs = {k: frozen(v) for k, v in kwargs.items()}
+    try:
+        result = fn(*shown_args, **shown_kwargs)
+    except Exception as exc:
+        if not wrote_read_only(exc):
+            raise
+        fail(
+            check,
+            component,
+            f"{what} writes into an input array ({type(exc).__name__}: "
+            f"{str(exc).splitlines()[0] if str(exc) else exc!r}); the arena hands its inputs "
+            "read-only because the metrics read the same arrays: copy an input before changing it",
+        )
+    given = [*zip(args, shown_args, strict=True), *((kwargs[k], shown_kwargs[k]) for k in kwargs)]
+    for original, shown in given:
+        if isinstance(original, np.ndarray) and not np.array_equal(original, shown, equal_nan=True):
+            fail(check, component, f"{what} changed an input array it was given read-only")
+    return result
+
+
 def rngs(seed: int, n: int = REPLICATES) -> list[np.random.Generator]:
     """Return n independent generators derived from ``seed`` (one per replicate)."""
     return [np.random.default_rng([seed, r]) for r in range(n)]

@@ -234,7 +234,7 @@ NUMPY_WORDS = ("broadcast", "out of bounds", "could not", "remapped")
         ("OneExpertTooMany", ("losses_block returned shape", "(3, 1, 11)", "(3, 1, 10)")),
         ("AdaptiveTooMany", ("losses returned shape", "(3, 11)", "(3, 10)")),
         ("OneArmTooMany", ("predict returned shape", "(3, 5)", "(3, 4)")),
-        ("OneLaneTooFew", ("predict returned shape", "(3, 2)", "(3, 3)")),
+        ("OneLaneTooFew", ("predict returned", "shape (3, 2)", "(3, 3)")),
     ],
 )
 def test_arena_check_names_a_wrong_shape_itself_not_with_numpys_words(tmp_path, target, needles):

@@ -20,6 +20,14 @@ def overview(ctx: ReportContext, checks: BoundChecks) -> Section:
     n_actions = sorted(set(src.games.n_actions.tolist()))
     blocks: list[Block] = [
         Para(
+            f"Partial report: {p.describe()}. The tables and figures below show the finished "
+            "cells only.",
+            bad=True,
+        )
+        for p in src.incomplete
+    ]
+    blocks += [
+        Para(
             f"Source: {code(src.root)} — {len(src.cells)} cells "
             f"({len(src.player_labels)} players × {len(games)} games), "
             f"{int_range(src.cells['replicates'])} replicates per cell "

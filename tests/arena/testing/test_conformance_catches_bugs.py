@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from adversaries.stochastic import Bernoulli
+from arena.bandit.testing import SimpleExp3
 from arena.experts.protocol import AdaptiveAdversary, ObliviousAdversary
 from arena.oco.losses import RoundData
 from arena.oco.testing import AntiGradient, GaussianData, ProjectedGradient
@@ -65,6 +66,37 @@ class AliasingUpdatePlayer(Hedge):
 
     def play_block(self, losses, confidences=None, uniforms=None):
         return super(Hedge, self).play_block(losses)
+
+
+class LossWritingPlayer(Hedge):
+    """Normalizes the loss array it is given in place (``losses -= min``) before learning from it:
+    in a game the metrics read that same array, and its regret would drift towards 0."""
+
+    tags = PlayerTags(block_kernel=False)
+
+    def update(self, losses, actions=None):
+        losses -= losses.min(axis=-1, keepdims=True)
+        super().update(losses)
+
+    def play_block(self, losses, confidences=None, uniforms=None):
+        return super(Hedge, self).play_block(losses)
+
+
+class BlockLossZeroingPlayer(Hedge):
+    """Plays its block with the kernel, then zeroes the losses it was shown: regret 0.0."""
+
+    def play_block(self, losses, confidences=None, uniforms=None):
+        probs = super().play_block(losses)
+        losses[...] = 0.0
+        return probs
+
+
+class ObservedLossWritingBandit(SimpleExp3):
+    """Clips the observed losses in place before estimating."""
+
+    def update(self, actions, losses, probs):
+        np.clip(losses, 0.0, 1.0, out=losses)
+        super().update(actions, losses, probs)
 
 
 class WorkInInitPlayer(Hedge):
@@ -346,6 +378,21 @@ BROKEN = [
     (MutatingPredictHedge(), "check_predict_is_pure", "changed the state attributes"),
     (GlobalRNGPlayer(eta=0.5), "check_no_global_rng", "global RNG"),
     (AliasingUpdatePlayer(eta=0.5), "check_update_does_not_alias_input", "kept a reference"),
+    (
+        LossWritingPlayer(eta=0.5),
+        "check_update_does_not_alias_input",
+        "update writes into an input",
+    ),
+    (
+        BlockLossZeroingPlayer(eta=0.5),
+        "check_update_does_not_alias_input",
+        "play_block writes into an input",
+    ),
+    (
+        ObservedLossWritingBandit(),
+        "check_update_does_not_alias_input",
+        "update writes into an input",
+    ),
     (WorkInInitPlayer(), "check_init_stores_params_only", "extra attributes ['eta_squared']"),
     (BlockPathDriftPlayer(eta=0.5), "check_block_matches_loop", "differs from the predict/update"),
     (IgnoresRangePlayer(eta=0.5), "check_loss_range_respected", "declared range"),
