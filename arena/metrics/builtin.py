@@ -515,6 +515,8 @@ class ShiftingRegret(Metric):
             parameter="k",
             what=f"k up to {max(self.param_values(spec))}: a {shape_text(n_rep, n_act, budgets)} "
             "float64 table",
+            advice="lower k (a game of T rounds has at most T − 1 switches), n_actions or "
+            "replicates",
         )
 
     def start(self, spec: GameSpec) -> None:
@@ -683,6 +685,8 @@ class StronglyAdaptiveRegret(Metric):
             work=6 * lanes * (len(windowed) + 1),
             parameter="tau",
             what=f"tau={windowed}: a {shape_text(rows, lanes)} float64 array of suffix minima",
+            advice="lower tau (a τ ≥ T costs nothing: it is adaptive_regret), n_actions or "
+            "replicates",
         )
 
     def start(self, spec: GameSpec) -> None:
