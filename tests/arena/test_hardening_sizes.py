@@ -399,6 +399,16 @@ def test_a_plugins_broken_estimate_is_named():
         prepare_game(Broken(), "fair_coin", horizon=10)
 
 
+def test_flh_with_a_copy_per_round_is_refused_for_its_quadratic_time():
+    with pytest.raises(ConfigError, match=r"player flh: parameter 'starts'.*starts=geometric"):
+        prepare_game("flh", "fair_coin", player_params={"starts": "all"}, horizon=10**5)
+    flh = registry.make("player", "flh", starts="all")
+    short, long = flh.footprint(_spec(horizon=1000)), flh.footprint(_spec(horizon=2000))
+    assert long.work > 1.9 * short.work and long.memory > 1.9 * short.memory
+    geometric = flh.clone(starts="geometric").footprint(_spec(horizon=10**5))
+    assert geometric.work * 10**5 / arena.game.OPS_PER_SECOND < 3600  # log₂ T copies: fine
+
+
 def test_the_default_declaration_is_negligible():
     assert registry.make("player", "hedge").footprint(_spec()) == Footprint()
 
