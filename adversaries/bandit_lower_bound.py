@@ -19,7 +19,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from adversaries.stochastic import MeanDrivenBernoulli
-from arena.errors import ConfigError
+from arena.base import Footprint, declared_footprint
+from arena.errors import ArenaError, ConfigError
 from arena.experts.protocol import AdaptiveAdversary
 from arena.params import InstanceOf, Interval, IsNone, OneOf
 from arena.spec import AdversaryTags, GameSpec, History
@@ -157,6 +158,9 @@ PILOT_TAG = 0x50494C4F
 
 PILOT_CHUNK = 1024
 """Rounds per pilot block (bounds the pilot's memory to R_pilot × chunk × K floats)."""
+
+PILOT_OPS = 30
+"""Operations per pilot game, round and arm: a Bernoulli draw, the player's update, the sums."""
 
 INSTANCES = ("first", "second", "mixture")
 
@@ -390,6 +394,32 @@ class TwoInstance(MeanDrivenBernoulli):
             self._which = np.ones(len(self._rngs), dtype=bool)
         else:
             self._which = np.array([rng.random() < 0.5 for rng in self._rngs], dtype=bool)
+
+    def footprint(self, spec: GameSpec) -> Footprint:
+        """The pilot: ``pilot_replicates`` games of T rounds before round 1, played in blocks of
+        :data:`PILOT_CHUNK` rounds (losses, uniforms and ``p_t`` of a block held at once), with
+        the simulated policy's own state for that many replicates."""
+        games, k, n = int(self.pilot_replicates), int(spec.n_actions), int(spec.horizon or 1)
+        if games == 0:
+            return Footprint()
+        chunk = min(PILOT_CHUNK, n)
+        pilot = Footprint(
+            memory=8 * games * (3 * chunk * k + chunk + 8 * k) + games * 3000,
+            setup=PILOT_OPS * games * n * k,
+        )
+        try:  # the policy's own state for the pilot's replicates; a bad policy is reset's to name
+            target = self._policy()
+            pilot_spec = GameSpec("bandit", k, n, (0.0, 1.0), n_replicates=games)
+            policy = declared_footprint(target, pilot_spec)
+            pilot = pilot + Footprint(memory=policy.memory, setup=policy.work * n)
+        except (ArenaError, ValueError, TypeError):
+            pass
+        return Footprint(
+            memory=pilot.memory,
+            setup=pilot.setup,
+            parameter="pilot_replicates",
+            what=f"pilot_replicates={games}: a pilot of {games} games of {n} rounds × {k} arms",
+        )
 
     def _policy(self) -> Any:
         """The policy the pilot simulates: the bound game player, or the named one."""

@@ -16,6 +16,7 @@ from adversaries._oco_stream import (
     row_dot,
     rows_times,
 )
+from arena.base import Footprint, shape_text
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
@@ -165,6 +166,18 @@ class IllConditioned(StreamAdversary):
 
     def gradient_bound(self) -> None:
         return None
+
+    def footprint(self, spec: GameSpec) -> Footprint:
+        """A d×d matrix M per replicate (from a Haar rotation: a QR of d×d at reset, and its
+        d×d temporaries), and ``x = M z`` for every example: O(d²) per round and replicate."""
+        n_rep, d = int(spec.n_replicates), int(spec.dim if spec.dim is not None else 1)
+        return Footprint(
+            memory=8 * (n_rep + 3) * d * d,
+            work=2 * n_rep * d * d,
+            setup=6 * n_rep * d**3,
+            parameter="n_actions",
+            what=f"d={d}: a {shape_text(n_rep, d, d)} float64 mixing matrix M",
+        )
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
         kappa = float(self.kappa)

@@ -10,10 +10,15 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
+import numbers
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
 import numpy as np
+
+from arena.errors import ArenaError
 
 
 def _jsonable(value: Any) -> Any:
@@ -68,6 +73,103 @@ def file_digest(path: Any) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()[:16]
+
+
+GIB = 2**30
+"""Bytes in a GiB, the unit of every memory figure in a refusal."""
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """What a component's parameters make one game cost: memory held and work per round.
+
+    A component declares it through :meth:`Component.footprint`; the driver adds the game's own
+    state to every declaration and refuses, before anything is allocated, a game that cannot fit
+    in memory or would run for longer than the time limit (:func:`arena.game.check_resources`).
+    An estimate is about the truth (within a small factor), never a guess on the safe side: a
+    refusal must be one the game could not have passed.
+
+    Attributes
+    ----------
+    memory : float
+        The most bytes held at once from ``reset`` to the last round, all replicates together
+        (a temporary of ``reset``, such as the lanes' random streams, counts).
+    work : float
+        Elementary operations per round, all replicates together (one flop or one float64 read
+        or written; the driver converts them to seconds at :data:`arena.game.OPS_PER_SECOND`).
+    setup : float
+        Elementary operations before round 1 (a pilot simulation, per-lane random streams).
+    parameter : str
+        The parameter whose value drives the cost, named by a refusal (``""``: none of the
+        component's own; the game's sizes then carry it).
+    what : str
+        What holds or costs it, with the numbers, e.g. ``"k=[10000000]: a (16, 10, 10000001)
+        float64 table"``.
+    advice : str
+        What to change instead, when it is not simply "lower ``parameter``" (``"use a sketch
+        (sketch=fd, rp or oja with m ≪ d)"``).
+
+    Examples
+    --------
+    >>> f = Footprint(memory=8 * 10**6, work=10**6, parameter="k", what="a table")
+    >>> f.seconds(horizon=1000, ops_per_second=1e9), (f + Footprint(memory=8.0)).parameter
+    (1.0, 'k')
+    """
+
+    memory: float = 0.0
+    work: float = 0.0
+    setup: float = 0.0
+    parameter: str = ""
+    what: str = ""
+    advice: str = ""
+
+    def seconds(self, horizon: int, ops_per_second: float) -> float:
+        """Return the estimated seconds of a game of ``horizon`` rounds: setup plus every round."""
+        return (float(self.setup) + float(self.work) * float(horizon)) / float(ops_per_second)
+
+    def __add__(self, other: Footprint) -> Footprint:
+        """Return both costs together, named after the one that holds more memory."""
+        named = self if self.memory >= other.memory else other
+        return Footprint(
+            memory=self.memory + other.memory,
+            work=self.work + other.work,
+            setup=self.setup + other.setup,
+            parameter=named.parameter,
+            what=named.what,
+            advice=named.advice,
+        )
+
+
+NEGLIGIBLE = Footprint()
+"""The default declaration: nothing beyond the driver's own estimate of the game's state."""
+
+
+def shape_text(*dims: Any) -> str:
+    """Return ``"(16, 10, 11)"``: an array's shape as a refusal shows it.
+
+    Examples
+    --------
+    >>> shape_text(16, 10, 11)
+    '(16, 10, 11)'
+    """
+    return "(" + ", ".join(str(int(d)) for d in dims) + ")"
+
+
+def declared_footprint(component: Any, spec: Any) -> Footprint:
+    """Return ``component.footprint(spec)``, checked: a plugin's broken estimate is named."""
+    who = component.label() if hasattr(component, "label") else repr(component)
+    try:
+        out = component.footprint(spec)
+    except ArenaError:
+        raise
+    except Exception as exc:  # a plugin's bug: name the component, keep the cause chained
+        raise ArenaError(f"{who}: footprint failed: {type(exc).__name__}: {exc}") from exc
+    sizes = (out.memory, out.work, out.setup) if isinstance(out, Footprint) else ()
+    if not sizes or not all(isinstance(v, numbers.Real) and 0 <= v < math.inf for v in sizes):
+        raise ArenaError(
+            f"{who}: footprint must return a Footprint of finite sizes ≥ 0, got {out!r}"
+        )
+    return out
 
 
 class Component:
@@ -182,6 +284,19 @@ class Component:
             if not same:
                 parts.append(f"{n}={v!r}")
         return f"{type(self).__name__}({', '.join(parts)})"
+
+    def footprint(self, spec: Any) -> Footprint:
+        """Return the memory and the work per round this component's parameters imply in a game.
+
+        ``spec`` describes the game (an :class:`arena.spec.GameSpec`; for a weak learner, its
+        :class:`arena.boosting.protocol.WeakSpec`); the component is not yet reset. The default,
+        :data:`NEGLIGIBLE`, suits a component whose state is a few arrays of shape (R, N): the
+        driver's own estimate covers it. A component whose state or work per round grows with a
+        parameter (a table of k+1 budgets, a d×d matrix, a pilot of many games) overrides it,
+        naming that parameter, so that an impossible value is refused before round 1 with the
+        numbers rather than running until the machine kills it (architecture: bad input).
+        """
+        return NEGLIGIBLE
 
     @classmethod
     def _unit_test_params(cls) -> Iterator[dict[str, Any]]:

@@ -712,10 +712,12 @@ def _store_tournament_file(path: Path) -> None:
     from omegaconf import OmegaConf
 
     from arena.tournament import TournamentConfig
+    from arena.yaml_guard import check_yaml_file
 
     who = f"tournament file {path}"
     if not path.is_file():
         raise ConfigError("arena tournament", "--config", f"no such file: {path}", noun="option")
+    check_yaml_file(path, who)  # an alias bomb is refused before OmegaConf expands it
     try:
         node = OmegaConf.to_container(OmegaConf.load(path))
     except Exception as exc:  # YAML syntax, encoding: one line naming the file
@@ -758,11 +760,15 @@ def _check_tournament_name(name: str, search: list[Path]) -> None:
     import difflib
 
     from arena.hydra_support import config_dir
+    from arena.yaml_guard import check_yaml_file
 
     if name == FILE_OPTION:
         return
     folders = [config_dir() / "tournament", *(folder / "tournament" for folder in search)]
-    if any((folder / f"{name}.yaml").is_file() for folder in folders):
+    found = [folder / f"{name}.yaml" for folder in folders if (folder / f"{name}.yaml").is_file()]
+    for path in found:  # a file of --config-dir is the user's: sized before Hydra expands it
+        check_yaml_file(path, f"tournament file {path}")
+    if found:
         return
     options = sorted({p.stem for folder in folders for p in folder.glob("*.yaml")})
     close = difflib.get_close_matches(name, options, n=1)

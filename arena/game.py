@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import math
+import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from arena import registry
-from arena.base import canonical_json
+from arena.base import GIB, NEGLIGIBLE, Footprint, canonical_json, declared_footprint
 from arena.checkpoints import log_grid
 from arena.errors import ArenaError, ConfigError, GameError, failed_at
 from arena.metrics.base import Metric
@@ -62,6 +63,19 @@ ROW_BYTES = 224
 320,000 rows, 224 bytes each), for refusing a checkpoint grid whose rows cannot fit."""
 """Most checkpoints per decade: the grid is built from ``per_decade · log10(T)`` candidate rounds,
 and beyond this every round up to T ≈ 4·10³ is already a checkpoint (use ``checkpoints``)."""
+
+OPS_PER_SECOND = 2e9
+"""Elementary operations per second (a flop, a float64 read or written) that the time estimate
+assumes: one core of a current machine in compiled loops. Measured: SON's FD sketch (about 10·m³
+operations per round and replicate, an m×m eigendecomposition) at m = 400 runs at 1–3·10⁹ on
+the development machine, the experts kernels at a few 10⁹ per element and round."""
+
+MAX_HOURS = 12.0
+"""The longest estimated game (one ``arena run``, one tournament cell) the driver starts:
+beyond it a game is refused before round 1, naming the parameter that makes it long. The
+environment variable :data:`MAX_HOURS_VARIABLE` changes it (``inf``: no limit)."""
+
+MAX_HOURS_VARIABLE = "ARENA_MAX_HOURS"
 
 DEFAULT_CHUNK_ELEMENTS = 2**18
 """Default bound on R·n·N (R·n·d in OCO games) per chunk buffer: 2 MiB of float64. Large enough
@@ -271,6 +285,18 @@ def replicate_ids(replicates: int | Iterable[int]) -> np.ndarray:
     if not isinstance(replicates, Iterable) or isinstance(replicates, str | bytes):
         # a float, a bool or text is a (bad) count, never a list of indices
         count = check_int("game", "replicates", replicates, 1)
+        # the indices and streams alone, before any game state: refused before np.arange
+        need = count * (8 + STREAM_BYTES)
+        have = available_memory()
+        if have is not None and need > have:
+            raise ConfigError(
+                "game",
+                "replicates",
+                f"replicates={count} need at least {size_text(need)} of memory for their "
+                f"indices and random streams alone, and {size_text(have)} are available; lower "
+                "replicates, or split them over several runs of the same experiment "
+                "(replicates=[0,1,...], merged in one folder)",
+            )
         return np.arange(count, dtype=np.int64)
     try:
         ids = np.asarray(
@@ -512,6 +538,8 @@ class PreparedGame:
         Resolved configuration (manifest content).
     constants : dict
         Values of the constant columns of the tidy rows.
+    footprint : Footprint
+        The estimated memory and work of the whole game (:func:`check_resources`).
     """
 
     protocol: GameProtocol
@@ -525,6 +553,7 @@ class PreparedGame:
     streams: list[tuple[np.random.Generator, ...]]
     config: dict
     constants: dict
+    footprint: Footprint = NEGLIGIBLE
 
     @property
     def action_rngs(self) -> list[np.random.Generator]:
@@ -650,6 +679,160 @@ def available_memory() -> int | None:
         return None
 
 
+def size_text(nbytes: float) -> str:
+    """Return a byte count as a refusal shows it: GiB, or MiB below one GiB."""
+    if nbytes >= GIB:
+        return f"{nbytes / GIB:.3g} GiB"
+    return f"{nbytes / 2**20:.3g} MiB"
+
+
+def duration_text(seconds: float) -> str:
+    """Return seconds as a refusal shows them (s, min, h or days)."""
+    if seconds < 120:
+        return f"{seconds:.3g} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.3g} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.3g} h"
+    return f"{seconds / 86400:.3g} days"
+
+
+def max_hours() -> float:
+    """Return the time limit of one game in hours: :data:`MAX_HOURS`, or ``ARENA_MAX_HOURS``.
+
+    Raises
+    ------
+    ConfigError
+        When the variable is set to something other than a number of hours > 0 (or ``inf``).
+    """
+    raw = os.environ.get(MAX_HOURS_VARIABLE, "").strip()
+    if not raw:
+        return MAX_HOURS
+    try:
+        hours = float(raw)
+    except ValueError:
+        hours = math.nan
+    if not hours > 0:  # also refuses nan
+        raise ConfigError(
+            "environment",
+            MAX_HOURS_VARIABLE,
+            f"must be a number of hours > 0 (inf: no limit), got {raw!r}",
+            noun="variable",
+        )
+    return hours
+
+
+def game_footprints(
+    player: Any,
+    adversary: Any,
+    metrics: Sequence[Metric],
+    spec: GameSpec,
+    *,
+    n_checkpoints: int = 1,
+    n_values: int = 1,
+    chunk_rounds: int = 1,
+) -> list[tuple[str, Footprint]]:
+    """Return what each part of a game costs: the game's own state and rows, then every component.
+
+    The game's part is the estimate of :func:`check_memory` (its arrays of shape (R, N) and the
+    replicates' streams) and the tidy rows of the checkpoint grid; the components' parts are their
+    :meth:`~arena.base.Component.footprint` declarations, labelled as errors label them.
+    """
+    n_rep, n_act = int(spec.n_replicates), int(spec.n_actions)
+    state = n_rep * n_act * 8 * (STATE_ARRAYS + chunk_rounds) + n_rep * STREAM_BYTES
+    rows = n_checkpoints * n_rep * n_values
+    parts = [
+        (
+            "game",
+            Footprint(
+                memory=state,
+                work=n_rep * n_act * (STATE_ARRAYS + n_values),
+                parameter="n_actions" if n_act > n_rep else "replicates",
+                what=f"replicates={n_rep} × n_actions={n_act} (the game's state)",
+            ),
+        ),
+        (
+            "game",
+            Footprint(
+                memory=rows * ROW_BYTES,
+                parameter="checkpoints",
+                what=f"{n_checkpoints} checkpoints × {n_rep} replicates × {n_values} metric "
+                f"values ({rows:.3g} rows)",
+            ),
+        ),
+    ]
+    for comp in (player, adversary, *metrics):
+        parts.append((comp.label(), declared_footprint(comp, spec)))
+    return parts
+
+
+def check_resources(parts: Sequence[tuple[str, Footprint]], spec: GameSpec) -> Footprint:
+    """Refuse a game whose parts cannot fit in memory or would outlast the time limit.
+
+    The parts (:func:`game_footprints`) are added up; the refusal names the part that needs the
+    most (its component and parameter), what it needs, what the whole game needs and what this
+    machine has: the memory available now, or the time limit (:func:`max_hours`). Returns the
+    total, which a tournament adds up over its cells.
+
+    Raises
+    ------
+    ConfigError
+        Before anything of the game is allocated.
+
+    Examples
+    --------
+    >>> from arena.spec import GameSpec
+    >>> spec = GameSpec("experts", 10, 1000, n_replicates=4)
+    >>> part = Footprint(memory=2.0**80, parameter="k", what="k=[10**20]: a table")
+    >>> check_resources([("metric toy", part)], spec)
+    Traceback (most recent call last):
+    ...
+    arena.errors.ConfigError: metric toy: parameter 'k': k=[10**20]: a table needs 1.13e+15 GiB ...
+    """
+    total = NEGLIGIBLE
+    for _, part in parts:
+        total = total + part
+    n_rep, n_act, horizon = int(spec.n_replicates), int(spec.n_actions), int(spec.horizon or 1)
+    sizes = f"replicates={n_rep}, n_actions={n_act}"
+    have = available_memory()
+    if have is not None and total.memory > have:
+        who, worst = max(parts, key=lambda p: p[1].memory)
+        param = worst.parameter or ("n_actions" if n_act > n_rep else "replicates")
+        if worst.advice:
+            advice = worst.advice
+        elif param in ("n_actions", "replicates"):
+            advice = (
+                "lower n_actions or replicates, or split the replicates over several runs of "
+                "the same experiment (replicates=[0,1,...], merged in one folder)"
+            )
+        else:
+            advice = f"lower {param}"
+        raise ConfigError(
+            who,
+            param,
+            f"{worst.what} needs {size_text(worst.memory)} of memory; the game needs "
+            f"{size_text(total.memory)} in all ({sizes}) and {size_text(have)} are "
+            f"available: {advice}",
+        )
+    limit = max_hours()
+    seconds = total.seconds(horizon, OPS_PER_SECOND)
+    if seconds > limit * 3600:
+        who, worst = max(parts, key=lambda p: p[1].seconds(horizon, OPS_PER_SECOND))
+        param = worst.parameter or "horizon"
+        before = duration_text(worst.setup / OPS_PER_SECOND)
+        setup = f" and {before} before round 1" if worst.setup else ""
+        raise ConfigError(
+            who,
+            param,
+            f"{worst.what} costs about {duration_text(worst.work / OPS_PER_SECOND)} a round"
+            f"{setup}: "
+            f"{horizon} rounds ({sizes}) would take about {duration_text(seconds)} (at "
+            f"{OPS_PER_SECOND:.0e} operations/s), over the limit of {limit:g} h: "
+            f"{worst.advice or f'lower {param}'}, or raise the limit ({MAX_HOURS_VARIABLE}=HOURS)",
+        )
+    return total
+
+
 def _other_protocol_metric(protocol: GameProtocol, name: str, exc: ConfigError):
     """A clearer error where a metric's parameter belongs to the same-named metric of another
     protocol (``metrics=oco`` on an experts game: OCO's ``regret`` takes ``radius``)."""
@@ -739,6 +922,17 @@ def prepare_game(
     if not active:
         raise ConfigError("metrics", "metrics", "no metric left to compute")
     _check_rows(grid.size, len(ids), n_values)
+    # every part's declared size, before any reset or metric allocates it
+    parts = game_footprints(
+        player,
+        adversary,
+        active,
+        spec,
+        n_checkpoints=grid.size,
+        n_values=n_values,
+        chunk_rounds=protocol.min_chunk_rounds,
+    )
+    footprint = check_resources(parts, spec)
 
     player_name, adversary_name = type(player).registry_name(), type(adversary).registry_name()
     game_fields, cell_fields = protocol.identity(player, adversary, spec)
@@ -807,7 +1001,18 @@ def prepare_game(
         "seed": seed,
     }
     return PreparedGame(
-        protocol, player, adversary, spec, active, skipped, grid, ids, streams, config, constants
+        protocol,
+        player,
+        adversary,
+        spec,
+        active,
+        skipped,
+        grid,
+        ids,
+        streams,
+        config,
+        constants,
+        footprint,
     )
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from arena.errors import ArenaError
 from arena.hydra_support import config_dir
+from arena.yaml_guard import check_yaml_file
 
 REPORT_KEYS = ("name", "tournaments", "results", "metrics")
 TOURNAMENT_KEYS = ("config", "file", "out")
@@ -55,6 +56,7 @@ class GalleryTournament:
 
         from arena.tournament import TournamentConfig
 
+        check_yaml_file(self.source, f"tournament file {self.source}")
         try:
             node = OmegaConf.to_container(OmegaConf.load(self.source), resolve=True)
         except Exception as exc:  # YAML syntax, encoding: one line naming the file
@@ -127,6 +129,7 @@ def load_gallery(path: str | Path) -> list[GalleryReport]:
     who = f"gallery list {path}"
     if not path.is_file():
         raise ArenaError(f"{who}: no such file")
+    check_yaml_file(path, who)
     try:
         node = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
     except Exception as exc:

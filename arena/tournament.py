@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import os
 import time
 import traceback
@@ -51,6 +52,14 @@ from arena.results import (
 )
 
 EXECUTORS = ("serial", "local", "dask")
+
+GRID = "players × adversaries × n_actions"
+"""What a refusal of the tournament's size names: the cross product of its three lists."""
+
+MAX_CELLS = 20_000
+"""Most cells a tournament may have: each is prepared before the first runs and leaves two files,
+and the gallery's largest has 156. A larger grid is refused with its count before anything is
+expanded, prepared or written; split it into several tournaments."""
 
 FAILURE_COLUMNS = [
     "cell",
@@ -170,7 +179,7 @@ class TournamentConfig:
         instead of becoming one recorded failure per cell. Errors that are not configuration
         errors (:class:`~arena.errors.ArenaError`) are left to the cell's run, which records them.
         """
-        from arena.game import prepare_game
+        from arena.game import OPS_PER_SECOND, prepare_game
 
         for key in ("players", "adversaries", "n_actions"):
             value = getattr(self, key)
@@ -180,9 +189,11 @@ class TournamentConfig:
             raise ConfigError(
                 "tournament", "metrics", f"must be a mapping {{name: params}}, got {self.metrics!r}"
             )
+        self._check_size()
+        seconds = 0.0
         for cell in self.cells():
             try:
-                prepare_game(
+                game = prepare_game(
                     cell.player,
                     cell.adversary,
                     player_params=dict(cell.player_params),
@@ -199,6 +210,43 @@ class TournamentConfig:
                 raise ArenaError(f"tournament {self.name}, cell {cell.label()}: {exc}") from exc
             except Exception:  # not a configuration error: the cell's run records it
                 continue
+            seconds += game.footprint.seconds(self.horizon, OPS_PER_SECOND)
+        self._check_time(seconds)
+
+    def _check_size(self) -> None:
+        """Refuse a grid of more than :data:`MAX_CELLS` cells, with its count, before any cell
+        is built (a grid of 10⁶ cells would otherwise be expanded and prepared for hours)."""
+        players = sum(_grid_size("player", entry) for entry in self.players)
+        adversaries = sum(_grid_size("adversary", entry) for entry in self.adversaries)
+        count = players * adversaries * len(self.n_actions)
+        if count > MAX_CELLS:
+            raise ConfigError(
+                f"tournament {self.name}",
+                GRID,
+                f"{players} × {adversaries} × {len(self.n_actions)} make {count:,} cells, more "
+                f"than {MAX_CELLS:,}: split the grid into several tournaments (they can share "
+                "one report folder)",
+                noun="grid",
+            )
+
+    def _check_time(self, seconds: float) -> None:
+        """Refuse a tournament whose cells' estimated time, spread over every core of this
+        machine, is beyond the time limit of a game (:func:`arena.game.max_hours`)."""
+        from arena.game import OPS_PER_SECOND, duration_text, max_hours
+
+        cores = os.cpu_count() or 1
+        limit = max_hours()
+        if seconds / cores > limit * 3600:
+            raise ConfigError(
+                f"tournament {self.name}",
+                GRID,
+                f"{len(self.cells()):,} cells are estimated at {duration_text(seconds)} of "
+                "computing "
+                f"(at {OPS_PER_SECOND:.0e} operations/s), {duration_text(seconds / cores)} on this "
+                f"machine's {cores} cores, over the limit of {limit:g} h: thin the grids, lower "
+                "horizon or replicates, or raise the limit (ARENA_MAX_HOURS=HOURS)",
+                noun="grid",
+            )
 
     def cells(self) -> list[Cell]:
         """The cross product, without duplicates, in a stable order."""
@@ -242,9 +290,17 @@ def check_tournament_name(name: Any) -> str:
     )
 
 
-def _expand(kind: str, entry: Any) -> list[tuple[str, dict[str, Any]]]:
+def _grid_size(kind: str, entry: Any) -> int:
+    """Return how many variants an entry of ``players`` / ``adversaries`` expands to."""
     if isinstance(entry, str):
-        return [(entry, {})]
+        return 1
+    _check_entry(kind, entry)
+    grid = dict(entry.get("grid") or {})
+    return math.prod(len(v) if isinstance(v, list | tuple) else 1 for v in grid.values())
+
+
+def _check_entry(kind: str, entry: Any) -> None:
+    """Refuse an entry that is neither a name nor a mapping of name, params and grid."""
     if not isinstance(entry, Mapping) or "name" not in entry:
         raise ConfigError("tournament", f"{kind}s", f"entry {entry!r} needs a registry name")
     unknown = set(entry) - {"name", "params", "grid"}
@@ -255,6 +311,12 @@ def _expand(kind: str, entry: Any) -> list[tuple[str, dict[str, Any]]]:
             raise ConfigError(
                 "tournament", f"{kind}s", f"entry {entry!r}: {key} must be a mapping of parameters"
             )
+
+
+def _expand(kind: str, entry: Any) -> list[tuple[str, dict[str, Any]]]:
+    if isinstance(entry, str):
+        return [(entry, {})]
+    _check_entry(kind, entry)
     base = dict(entry.get("params") or {})
     grid = dict(entry.get("grid") or {})
     if not grid:

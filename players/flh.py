@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from arena.base import Footprint
 from arena.errors import ArenaError, ConfigError
 from arena.experts.protocol import ExpertsPlayer
 from arena.params import InstanceOf, Interval, IsNone, OneOf
@@ -16,6 +17,17 @@ from arena.spec import GameSpec, PlayerTags
 from players.ada_normal_hedge_tv import geometric_levels
 
 STARTS = ("all", "geometric")
+
+COPY_BYTES = 40_000
+"""Bytes of one copy beside its arrays (the base learner's object, its streams, its bookkeeping;
+measured: 30–60 kB per copy alive)."""
+
+COPY_ROUND_OPS = 2e5
+"""Work of one copy in one round beside its arrays: the Python calls of its predict and update
+(measured: 100–350 µs per copy and round)."""
+
+COPY_ARRAYS = 4
+"""Arrays of shape (R, N) a copy of a base learner holds and reads per round: the estimate's."""
 
 
 def lifetime(start: int, starts: str) -> float:
@@ -97,6 +109,28 @@ class CopyMixture(ExpertsPlayer):
 
     # ------------------------------------------------------------------------------------------
     # the base learner
+
+    def footprint(self, spec: GameSpec) -> Footprint:
+        """The copies alive at once, each a base learner of (R, N) state updated every round:
+        about log₂ T of them on the geometric covering, and with ``starts="all"`` one more
+        every round (T at the end, so T²/2 copy-rounds of work in all)."""
+        n_rep, n_act = int(spec.n_replicates), int(spec.n_actions)
+        horizon = int(spec.horizon or 1)
+        copy = 8 * COPY_ARRAYS * n_rep * n_act + COPY_BYTES
+        if self.starts == "all":
+            alive, mean_alive = horizon, (horizon + 1) / 2
+        else:
+            alive = mean_alive = horizon.bit_length()
+        return Footprint(
+            memory=alive * copy,
+            work=mean_alive * (COPY_ROUND_OPS + 4 * COPY_ARRAYS * n_rep * n_act),
+            parameter="starts",
+            what=f"starts={self.starts}: up to {alive} copies of the base learner, "
+            f"each of {COPY_ARRAYS} arrays of shape ({n_rep}, {n_act})",
+            advice="use starts=geometric (log₂ T copies), or lower the horizon"
+            if self.starts == "all"
+            else "",
+        )
 
     def _make_base(self) -> ExpertsPlayer:
         from arena import registry

@@ -11,6 +11,7 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
+from arena.base import Footprint, shape_text
 from arena.errors import ConfigError
 from arena.oco.losses import (
     EXAMPLE_LOSSES,
@@ -882,6 +883,45 @@ class SON(OCOPlayer):
         self._eta_sum = 0.0
         self._gsq = np.zeros(n)  # Σ‖g_t‖²
         self._ghsq = np.zeros(n)  # Σ‖ĝ_t‖²
+
+    def footprint(self, spec: GameSpec) -> Footprint:
+        """The sketch's matrices and the work of one SketchUpdate per round and replicate.
+
+        ``full`` holds a d×d matrix per replicate (and, with α = 0, takes its
+        eigendecomposition every round); the other sketches hold S (m or 2m rows of d) and H
+        (m×m or 2m×2m), and FD decomposes ``SSᵀ`` (m×m) every round, about 10·m³ operations,
+        so a sketch larger than d costs far more than ``full`` and holds nothing more.
+        """
+        d, m, n_rep = game_dim(spec), int(self.m), int(spec.n_replicates)
+        if self.sketch == "full":
+            eigen = 10 * d**3 if float(self.alpha) == 0.0 else 0  # psd_pseudo_inverse
+            name = "A_t" if eigen else "the root of A_t⁻¹"
+            return Footprint(
+                memory=8 * n_rep * (d * d + 3 * d),
+                work=n_rep * (6 * d * d + eigen),
+                parameter="sketch",
+                what=f"sketch=full with d={d}: a {shape_text(n_rep, d, d)} float64 matrix ({name})",
+                advice="use a sketch of m ≪ d rows (sketch=fd, rp or oja), or lower n_actions",
+            )
+        rows = 2 * m if self.sketch == "fd_epoch" else m
+        per_round = {  # one SketchUpdate and one A⁻¹v (Woodbury) per round and replicate
+            "rp": 2 * rows * d + 4 * rows * rows,
+            "fd": 10 * m**3 + 4 * m * m * d,  # eigh of SSᵀ and the rows Uᵀ S
+            "fd_epoch": (10 * rows**3 + 4 * rows * rows * d) // m + 4 * rows * rows,
+            "oja": 4 * d * m * m + 2 * m * d,  # the QR of a d×m matrix
+        }.get(self.sketch, 4 * rows * rows * d)
+        oja = m * d + m if self.sketch == "oja" else 0
+        sparse = 2 * m * m + m * d if self.sparse and self.sketch == "oja" else 0
+        return Footprint(
+            memory=8 * n_rep * (rows * d + rows * rows + 3 * d + m + oja + sparse),
+            work=n_rep * (per_round + 2 * rows * d + rows * rows + 4 * d),
+            parameter="m",
+            what=f"sketch={self.sketch} with m={m} (d={d}): a "
+            f"{shape_text(n_rep, rows, rows)} float64 H and {shape_text(n_rep, rows, d)} sketch",
+            advice=f"lower m (a sketch of more than d = {d} rows holds no more than sketch=full)"
+            if m > d
+            else "lower m",
+        )
 
     def _apply_ainv(self, r: int, v: np.ndarray) -> np.ndarray:
         """Return ``A^{-1}v`` of replicate r (the current sketch; α = 0: ``A^†v``)."""

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy.special import expit
 
+from arena.base import Footprint, shape_text
 from arena.boosting.protocol import WeakLearner, WeakSpec
 from arena.params import POSITIVE, Interval
 from weak_learners._lanes import active_lanes, logistic_slope, sign_output, with_bias
@@ -79,6 +80,17 @@ class Neural(WeakLearner):
     @classmethod
     def _unit_test_params(cls) -> Iterator[dict[str, Any]]:
         yield {"hidden": 3, "rate": 0.3}
+
+    def footprint(self, spec: WeakSpec) -> Footprint:
+        """Per lane, an h × (d + 1) first layer (and the update's temporaries of that shape)."""
+        n_rep, lanes = int(spec.n_replicates), int(spec.n_lanes)
+        h, d1 = int(self.hidden), int(spec.n_features) + 1
+        return Footprint(
+            memory=8 * 3 * n_rep * lanes * (h * d1 + h + 1),
+            work=8 * n_rep * lanes * h * d1,
+            parameter="hidden",
+            what=f"hidden={h}: {lanes} lanes of {shape_text(n_rep, h, d1)} first layers",
+        )
 
     def reset(self, spec: WeakSpec, rngs: Sequence[Sequence[np.random.Generator]]) -> None:
         self._spec = spec

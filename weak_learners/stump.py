@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from arena.base import Footprint, shape_text
 from arena.boosting.protocol import WeakLearner, WeakSpec
 from arena.params import POSITIVE, Interval
 from weak_learners._lanes import active_lanes, with_bias
@@ -78,6 +79,19 @@ class Stump(WeakLearner):
     @classmethod
     def _unit_test_params(cls) -> Iterator[dict[str, Any]]:
         yield {"n_thresholds": 4, "rate": 0.2}
+
+    def footprint(self, spec: WeakSpec) -> Footprint:
+        """Classification: per lane, thresholds and errors (d × K) and the first K examples."""
+        n_rep, lanes, d = int(spec.n_replicates), int(spec.n_lanes), int(spec.n_features)
+        if spec.task != "classification":
+            return super().footprint(spec)
+        k = int(self.n_thresholds)
+        return Footprint(
+            memory=8 * n_rep * lanes * (3 * d * k + 2 * k + 2),
+            work=4 * n_rep * lanes * d * k,
+            parameter="n_thresholds",
+            what=f"n_thresholds={k}: {lanes} lanes of {shape_text(n_rep, d, k)} thresholds",
+        )
 
     def reset(self, spec: WeakSpec, rngs: Sequence[Sequence[np.random.Generator]]) -> None:
         self._spec = spec

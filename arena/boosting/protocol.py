@@ -43,14 +43,24 @@ from typing import Any, ClassVar
 import numpy as np
 
 from arena import registry
-from arena.base import Component
-from arena.errors import ConfigError, GameError, mark_failure
+from arena.base import Component, Footprint, declared_footprint, shape_text
+from arena.errors import ArenaError, ConfigError, GameError, mark_failure
 from arena.params import InstanceOf, Interval, IsNone
 from arena.protocols import Player
 from arena.spec import GameSpec, PlayerTags
 
 TASKS = ("classification", "regression")
 """The hosted protocols: a booster plays their data adversaries."""
+
+LANE_STREAM_BYTES = 1000
+"""Bytes of one lane's random stream (a ``numpy.random.Generator``; measured: about 990)."""
+
+LANE_STREAM_OPS = 1e5
+"""Work of creating one lane's stream (its SeedSequence hashing; measured 50–200 µs)."""
+
+BOOSTER_LANE_ARRAYS = 8
+"""Arrays of shape (R, N) a booster holds besides its learners (α, totals, the final layer's
+state, a round's votes and weights): the estimate's multiplier."""
 
 BASE_LANE_KEY = 2**32 - 1
 """Stream key of the protocol's own base learner (lanes of the booster use keys 0 … N−1)."""
@@ -229,6 +239,18 @@ class WeakLearner(Component):
         """Learn from ``x`` (R, d) with per-lane targets and importance weights (R, L), ≥ 0."""
         raise NotImplementedError
 
+    def footprint(self, spec: WeakSpec) -> Footprint:
+        """The R × L learners' state: by default a linear learner's, three float64 arrays of
+        shape (R, L, d + 1) (weights, gradient sums, an update's temporary) and O(d) work per
+        lane and round. A learner whose state grows with a parameter overrides it."""
+        lanes = int(spec.n_replicates) * int(spec.n_lanes)
+        d1 = int(spec.n_features) + 1
+        return Footprint(
+            memory=8 * 3 * lanes * d1,
+            work=6 * lanes * d1,
+            what=f"{spec.n_lanes} lanes of {shape_text(spec.n_replicates, d1)} weights",
+        )
+
 
 WEAK_LEARNER_CONSTRAINTS: dict[str, list] = {
     "n_learners": [Interval(1, None, integer=True)],
@@ -313,6 +335,26 @@ class Booster(Player):
 
     # ------------------------------------------------------------------------------------------
     # building the weak learners
+
+    def footprint(self, spec: GameSpec) -> Footprint:
+        """N weak learners per replicate, each with its own random stream, and the booster's
+        per-learner arrays; the learners' own state is their
+        :meth:`WeakLearner.footprint`."""
+        n_rep, lanes = int(spec.n_replicates), int(self.n_learners)
+        try:
+            learner = self._weak_prototype()
+            label = learner.label()
+        except ArenaError:  # a bad weak learner is refused by reset, with its own message
+            learner, label = WeakLearner(), "weak learner"
+        weak = declared_footprint(learner, self.weak_spec(spec, lanes))
+        per_lane = LANE_STREAM_BYTES + 8 * BOOSTER_LANE_ARRAYS
+        return Footprint(
+            memory=n_rep * lanes * per_lane + weak.memory,
+            work=n_rep * lanes * BOOSTER_LANE_ARRAYS + weak.work,
+            setup=n_rep * lanes * LANE_STREAM_OPS,
+            parameter="n_learners",
+            what=f"n_learners={lanes}: {n_rep} × {lanes} {label} lanes, a random stream each",
+        )
 
     def _weak_prototype(self) -> WeakLearner:
         who = self.label()

@@ -12,6 +12,7 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
+from arena.base import Footprint, shape_text
 from arena.metrics.base import Block, Core, Metric, exact_quantile_rank, regret_increments
 from arena.spec import GameSpec
 
@@ -492,10 +493,37 @@ class ShiftingRegret(Metric):
     def param_values(self, spec: GameSpec) -> list[float]:
         return self._param_list(self.k, int, lambda v: None if v >= 0 else "k must be ≥ 0")
 
+    def _budgets(self, spec: GameSpec) -> int:
+        """The DP's budget columns: ``min(max k, T − 1) + 1``.
+
+        T rounds allow at most T − 1 switches, and after round t every column ``j ≥ t − 1``
+        holds the same values (by induction over the DP's update), so a budget k ≥ T − 1 reads
+        column T − 1 and gets exactly the values its own column would hold, bit for bit; the
+        table of ``k=[10**7]`` in a game of 1000 rounds is then 1000 columns wide, not 10⁷.
+        """
+        most = max(self.param_values(spec))
+        if spec.horizon is not None:
+            most = min(most, max(int(spec.horizon) - 1, 0))
+        return int(most) + 1
+
+    def footprint(self, spec: GameSpec) -> Footprint:
+        """The (R, N, budgets) table and its O(N·budgets) update per round and replicate."""
+        n_rep, n_act, budgets = spec.n_replicates, spec.n_actions, self._budgets(spec)
+        return Footprint(
+            memory=8 * budgets * (n_rep * n_act + n_rep + 1),
+            work=4 * n_rep * n_act * budgets,
+            parameter="k",
+            what=f"k up to {max(self.param_values(spec))}: a {shape_text(n_rep, n_act, budgets)} "
+            "float64 table",
+            advice="lower k (a game of T rounds has at most T − 1 switches), n_actions or "
+            "replicates",
+        )
+
     def start(self, spec: GameSpec) -> None:
         super().start(spec)
-        self._ks = self.param_values(spec)
-        budgets = max(self._ks) + 1
+        budgets = self._budgets(spec)
+        # a k beyond T − 1 reads the last column, which holds its values exactly
+        self._ks = [min(int(k), budgets - 1) for k in self.param_values(spec)]
         self._table = np.zeros((spec.n_replicates, spec.n_actions, budgets))
         self._best = np.zeros((spec.n_replicates, budgets))
         self._carry = np.empty(budgets)
@@ -646,6 +674,20 @@ class StronglyAdaptiveRegret(Metric):
 
     def param_values(self, spec: GameSpec) -> list[float]:
         return self._param_list(self.tau, int, lambda v: None if v >= 1 else "τ must be ≥ 1")
+
+    def footprint(self, spec: GameSpec) -> Footprint:
+        """The (Στ, R·N) suffix minima of the windows shorter than T, and their O(N) update."""
+        horizon = spec.horizon if spec.horizon is not None else np.iinfo(np.int64).max
+        windowed = sorted({int(t) for t in self.param_values(spec) if t < horizon})
+        lanes, rows = spec.n_replicates * spec.n_actions, sum(windowed)
+        return Footprint(
+            memory=8 * lanes * (rows + 3 * len(windowed) + 3),
+            work=6 * lanes * (len(windowed) + 1),
+            parameter="tau",
+            what=f"tau={windowed}: a {shape_text(rows, lanes)} float64 array of suffix minima",
+            advice="lower tau (a τ ≥ T costs nothing: it is adaptive_regret), n_actions or "
+            "replicates",
+        )
 
     def start(self, spec: GameSpec) -> None:
         super().start(spec)
