@@ -137,6 +137,7 @@ def component_failure(
     changed them would silently change the results (a player zeroing its losses would show
     zero regret). Any other exception is quoted (after its type name, if ``typed``).
     """
+    who = str(who)  # a Who renders its repr only now, when the message is needed
     if wrote_read_only(exc):
         return GameError(
             who,
