@@ -156,6 +156,7 @@ def component_failure(
     zero regret). Any other exception is quoted (after its type name, if ``typed``). ``round``,
     ``replicate`` and ``last_round`` locate it, as :func:`failure_where` finds them.
     """
+    who = str(who)  # a Who renders its repr only now, when the message is needed
     if wrote_read_only(exc):
         return GameError(
             who,
