@@ -807,25 +807,27 @@ class _InterruptGate:
 
 @contextmanager
 def _sigint_ignored() -> Iterator[None]:
-    """Ignore SIGINT inside the block (main thread only): child processes started in it inherit
-    the ignored signal; a Ctrl-C that arrives meanwhile is raised at the block's end."""
+    """Ignore SIGINT inside the block (main thread only), for the processes started in it.
+
+    Processes started in the block (pool workers, a local Dask cluster's nannies and workers)
+    inherit the ignored signal, so a terminal's Ctrl-C, sent to the whole process group, reaches
+    the coordinator alone, which then ends them itself. Only ``SIG_IGN`` survives their ``exec``
+    (a Python handler does not, and a blocked mask is undone by Dask's workers, whose asyncio
+    runner then prints a traceback of its own), so a Ctrl-C that comes while they start (a
+    fraction of a second for a pool, a few seconds for a Dask cluster) is not seen: the user
+    presses it again once they run.
+    """
     import signal
     import threading
 
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    came: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: came.append(signum))
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        # children must inherit SIG_IGN itself (a Python handler does not survive exec); the
-        # handler above only counts a signal that arrives between the two calls
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
-    if came:
-        raise KeyboardInterrupt
 
 
 _DASK_LOGGERS = ("distributed", "tornado", "asyncio")

@@ -361,17 +361,24 @@ def test_a_warning_is_never_printed_before_an_error_line(capsys):
 
 
 def test_a_diverging_game_prints_one_line_without_numpys_warnings(tmp_path):
-    done = run_in_process(
-        [
-            "run",
-            "player=son",
-            "adversary=ill_conditioned",
-            "adversary.kappa=1e300",
-            "horizon=20",
-            f"hydra.run.dir={tmp_path / 'out'}",
-        ],
-        tmp_path,
-    )
+    def to_stderr(message, category, filename, lineno, file=None, line=None):
+        # as a console shows a warning (pytest would otherwise collect it, not print it)
+        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        warnings.showwarning = to_stderr
+        done = run_in_process(
+            [
+                "run",
+                "player=son",
+                "adversary=ill_conditioned",
+                "adversary.kappa=1e300",
+                "horizon=20",
+                f"hydra.run.dir={tmp_path / 'out'}",
+            ],
+            tmp_path,
+        )
     assert done.returncode != 0
     assert "Warning" not in done.stderr, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
