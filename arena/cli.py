@@ -96,34 +96,83 @@ def _guarded(command, *args, what: str = "arena") -> int:
 
 def _exit_code(command, args: tuple, what: str) -> int:
     """Run ``command(*args)``; return its exit code, printing the one line of an error."""
-    import os
-
     try:
         return command(*args)
-    except ArenaError as exc:
+    except KeyboardInterrupt as exc:
+        return _interrupted(exc, what)
+    except Exception as exc:
+        # A library may wrap a Ctrl-C that came while it ran (Hydra composing a config wraps
+        # what its loaders raise): it is still an interruption, never bad input or a bug
+        cause = _interruption_in(exc)
+        if cause is not None:
+            return _interrupted(cause, what)
+        return _error_exit_code(exc)
+
+
+def _interrupted(exc: KeyboardInterrupt, what: str) -> int:
+    """Print the one line of a Ctrl-C (what the command kept, if it said); return 130."""
+    detail = str(exc.args[0]) if exc.args else f"{what} stopped before it finished"
+    print(f"arena: interrupted: {detail}", file=sys.stderr)
+    return INTERRUPTED
+
+
+def _interruption_in(exc: BaseException) -> KeyboardInterrupt | None:
+    """Return the ``KeyboardInterrupt`` that ``exc`` was raised from or while handling, if any.
+
+    Examples
+    --------
+    >>> try:
+    ...     try:
+    ...         raise KeyboardInterrupt
+    ...     except KeyboardInterrupt:
+    ...         raise ValueError("composing failed")
+    ... except ValueError as exc:
+    ...     type(_interruption_in(exc)).__name__
+    'KeyboardInterrupt'
+    >>> _interruption_in(ValueError("no Ctrl-C here")) is None
+    True
+    """
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        if isinstance(link, KeyboardInterrupt):
+            return link
+        seen.add(id(link))
+        link = link.__cause__ or link.__context__
+    return None
+
+
+def _error_exit_code(exc: Exception) -> int:
+    """Print the one line of the error that stopped a command; return its exit code."""
+    import os
+
+    if isinstance(exc, ArenaError):
         print(f"arena: error: {exc}", file=sys.stderr)
         return 2
-    except BrokenPipeError:  # `arena list | head`
+    if isinstance(exc, BrokenPipeError):  # `arena list | head`
         sys.stderr.close()
         return 0
-    except OSError as exc:
+    if isinstance(exc, OSError):
         where = f" {exc.filename}" if exc.filename else ""
         print(f"arena: error: cannot access{where}: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt as exc:
-        detail = str(exc.args[0]) if exc.args else f"{what} stopped before it finished"
-        print(f"arena: interrupted: {detail}", file=sys.stderr)
-        return INTERRUPTED
-    except Exception as exc:
-        if os.environ.get("ARENA_DEBUG"):
-            raise
-        first = next(iter(str(exc).splitlines()), "")
+    if isinstance(exc, MemoryError):
+        # an allocation that no component declared (a plugin's state): the machine's limit
         print(
-            f"arena: internal error: {type(exc).__name__}: {first} "
-            "(a bug; ARENA_DEBUG=1 shows the traceback)",
+            "arena: error: out of memory: the game needs more memory than this machine has "
+            "(fewer replicates, experts or rounds, or smaller parameters, need less)",
             file=sys.stderr,
         )
-        return 1
+        return 2
+    if os.environ.get("ARENA_DEBUG"):
+        raise exc
+    first = next(iter(str(exc).splitlines()), "")
+    print(
+        f"arena: internal error: {type(exc).__name__}: {first} "
+        "(a bug; ARENA_DEBUG=1 shows the traceback)",
+        file=sys.stderr,
+    )
+    return 1
 
 
 # ----------------------------------------------------------------------------------------------

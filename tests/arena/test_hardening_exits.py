@@ -337,3 +337,36 @@ def test_a_refused_multirun_writes_no_multirun_yaml(tmp_path):
     )
     assert_refused(done, "weak_learner", "takes no weak learner")
     assert not sweep.exists()
+
+
+def test_a_ctrl_c_that_a_library_wrapped_is_still_an_interruption(tmp_path, monkeypatch):
+    # Hydra wraps what its config loaders raise: a Ctrl-C while it composed came out as
+    # "arena: error: arena tournament: key 'tournament': " with exit 2
+    import hydra
+
+    def compose_interrupted(*args, **kwargs):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise ValueError("Error composing the config") from exc
+
+    monkeypatch.setattr(hydra, "compose", compose_interrupted)
+    done = run_in_process(["tournament", "tournament=demo", "out=tour"], tmp_path)
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "arena: interrupted: arena tournament stopped before it finished"
+    ]
+    assert not (tmp_path / "tour").exists()
+
+
+def test_running_out_of_memory_is_a_resource_error_not_a_bug(tmp_path, monkeypatch):
+    # an allocation that no footprint declared (a plugin's state) fails with MemoryError: the
+    # machine's limit, said in one line with exit 2, never "internal error (a bug)"
+    import arena.game
+
+    def out_of_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(arena.game, "run_game", out_of_memory)
+    done = run_in_process(["run", "horizon=10", "hydra.run.dir=out"], tmp_path)
+    assert_refused(done, "out of memory", "needs more memory than this machine has")
