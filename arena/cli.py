@@ -198,11 +198,11 @@ def _run(overrides: list[str]) -> int:
     _precheck_names(overrides)
     register_generated_nodes()
     jobs = check_command_line("run", "run", overrides)
-    if any(a in ("-m", "--multirun") for a in overrides):
-        # Hydra writes the sweep folder's multirun.yaml before its first job: every job's game is
-        # checked first, so that a refused sweep writes nothing
-        for cfg in jobs:
-            _check_job(cfg)
+    # Hydra makes the run folder (and its dated parents) before the job starts, and writes a
+    # sweep's multirun.yaml before its first job: every job's game is checked first, so that a
+    # refused run or sweep creates nothing
+    for cfg in jobs:
+        _check_job(cfg)
 
     @hydra.main(version_base=None, config_path=str(config_dir()), config_name="run")
     def task(cfg) -> None:
@@ -214,7 +214,8 @@ def _run(overrides: list[str]) -> int:
 
 
 def _check_job(cfg) -> None:
-    """Check one job of an ``arena run --multirun`` sweep as its run would, playing no round.
+    """Check one job of ``arena run`` (or of a ``--multirun`` sweep) as its run would, playing no
+    round.
 
     ``cfg`` is the job's configuration composed with Hydra's
     (:func:`arena.hydra_support.check_command_line`). Raises the

@@ -1130,10 +1130,13 @@ def _check_values(
     """Stop the game before a metric's infinite value at checkpoint ``t`` is written.
 
     NaN is a metric's "undefined here" (an edge before any weight, an improvement over a base
-    learner that made no mistake) and is written; ±inf is an overflow, never a result. One
+    learner that made no mistake) and is written; ±inf is an overflow, never a result, unless the
+    metric defines it (:attr:`arena.metrics.base.Metric.infinite_values`: ``sketch_error``). One
     ``isinf`` over R values per metric and checkpoint: nothing against the rounds.
     """
     for m, v in zip(metrics, vals, strict=True):
+        if m.infinite_values:
+            continue
         v = v.reshape(v.shape[0], -1)
         bad = np.isinf(v)
         if bad.any():

@@ -115,11 +115,14 @@ OUTPUT_TOL = 1e-12
 def check_weak_outputs(learner: WeakLearner, spec: WeakSpec, out: Any, round: int) -> None:
     """Raise :class:`~arena.errors.GameError` unless ``out`` is a valid ``predict`` of ``learner``.
 
-    Valid: an (R, L) array of real numbers, ±1 exactly in classification, finite and within
+    Valid: an (R, L) array of real numbers, in ``[−1, 1]`` in classification, finite and within
     ``[−D, D]`` in regression (:class:`WeakSpec`). A booster weighs its learners by edges
     ``y·h(x)`` that assume these ranges: a learner predicting 7.0 would give a weighted edge of
-    −3.2 (outside [−½, ½]) and boost nonsense without a word. The error names the learner, the
-    lane, the value, the round (``round``) and the replicate.
+    −3.2 (outside [−½, ½]) and boost nonsense without a word. The registered learners answer
+    labels (±1, which the conformance suite's ``check_weak_output_range`` demands); a
+    confidence-rated answer inside [−1, 1] keeps every edge bounded, so play accepts it (the
+    Vowpal Wabbit comparison's real-valued learner, ``benchmarks/bench_vw_boosting.py``). The
+    error names the learner, the lane, the value, the round (``round``) and the replicate.
 
     Examples
     --------
@@ -129,7 +132,7 @@ def check_weak_outputs(learner: WeakLearner, spec: WeakSpec, out: Any, round: in
     >>> check_weak_outputs(LaneSGD(), spec, np.array([[1.0, 7.0]]), round=3)
     Traceback (most recent call last):
     ...
-    arena.errors.GameError: weak learner lane_sgd LaneSGD(): predict gave 7.0 in lane 1, not ±1 ...
+    arena.errors.GameError: weak learner lane_sgd LaneSGD(): predict gave 7.0 in lane 1, not in [−1, 1] ...
     """
     from arena.game import describe
 
@@ -144,8 +147,8 @@ def check_weak_outputs(learner: WeakLearner, spec: WeakSpec, out: Any, round: in
             round=round,
         )
     if spec.task == "classification":
-        bad = (arr != 1.0) & (arr != -1.0)
-        allowed = "not ±1 (a classification weak learner predicts a label)"
+        bad = ~(np.abs(arr) <= 1.0)  # NaN fails too
+        allowed = "not in [−1, 1] (a classification weak learner predicts a label or a confidence)"
     else:
         bad = ~(np.abs(arr) <= spec.bound * (1.0 + OUTPUT_TOL))  # NaN fails too
         allowed = f"not a finite value in [−D, D] = [−{spec.bound:g}, {spec.bound:g}]"

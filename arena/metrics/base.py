@@ -151,6 +151,10 @@ class Metric(Component):
     reads_increments: ClassVar[bool] = False
     """Whether :meth:`advance` reads :func:`regret_increments`: the engine then fills
     ``Block.increments`` once per chunk for every metric, and skips that pass otherwise."""
+    infinite_values: ClassVar[bool] = False
+    """Whether ±inf is one of the metric's defined values (a relative error against an exact 0):
+    the engine otherwise stops a game whose metric value at a checkpoint is infinite, an overflow
+    that would be written as a result."""
 
     def param_values(self, spec: GameSpec) -> list[float]:
         """Return the values of the ``param`` column (``[nan]`` for a metric without parameter)."""

@@ -78,6 +78,7 @@ class SketchError(OCOMetric):
 
     name = "sketch_error"
     param_name = "k"
+    infinite_values = True  # a relative error where the exact eigenvalue is 0 (early rounds)
     protocols: ClassVar[frozenset[str]] = frozenset({"classification", "regression"})
 
     def __init__(self, k=(10,)):

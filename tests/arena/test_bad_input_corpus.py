@@ -158,7 +158,36 @@ def _modules(root: Path) -> None:
     (root / "syntax.py").write_text("def broken(:\n")
 
 
+def _hostile(root: Path) -> None:
+    """Issue 28: links out of the sandbox, a planted lock file, hostile tournament files."""
+    victim = root / "victim"
+    victim.mkdir()
+    (victim / "victim.txt").write_text("someone else's file\n")
+    (root / "linked").symlink_to(victim, target_is_directory=True)
+    (root / "planted").mkdir()
+    (root / "planted" / ".arena.lock").symlink_to(victim / "victim.txt")
+    (root / "hardlinked").mkdir()
+    (root / "hardlinked" / ".arena.lock").hardlink_to(victim / "victim.txt")
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9)]
+    (root / "bomb.yaml").write_text("\n".join([*lines, "players: *a8", "adversaries: [x]"]) + "\n")
+    (root / "passwd.yaml").write_text("root:x:0:0:TOPSECRET:/root:/bin/bash\n")
+    (root / "escape.yaml").write_text(
+        "name: ../../escape\nplayers: [hedge]\nadversaries: [fair_coin]\nhorizon: 5\n"
+    )
+    (root / "empty_grid.yaml").write_text(
+        "players: [{name: hedge, grid: {eta: []}}]\nadversaries: [fair_coin]\nhorizon: 5\n"
+    )
+
+
+def _hostile_results(root: Path) -> None:
+    _results(root)
+    _hostile(root)
+
+
 SETUPS = {
+    "hostile": _hostile,
+    "hostile_results": _hostile_results,
     "replay_files": _replay_files,
     "results": _results,
     "other_run": _other_run,
@@ -428,6 +457,55 @@ for args, needles in [
     (["--only"], ("--only",)),
 ]:
     CASES[f"reproduce-{' '.join(args)}"] = (["reproduce", *args], needles, None)
+
+
+# issue 28: sizes checked before they are allocated (numbers beyond any machine), links never
+# followed, names that climb out, hostile files, folders that cannot exist, empty grids
+for override, needles in [
+    ("replicates=100000000000", ("replicates=100000000000", "GiB")),
+    ("n_actions=10000000000", ("n_actions=10000000000", "GiB")),
+    (
+        "player=son player.m=1000 adversary=ill_conditioned n_actions=10 horizon=1000 replicates=16",
+        ("player son", "'m'", "over the limit of 12 h"),
+    ),
+    ("hydra.run.dir=/proc/nope", ("/proc/nope",)),
+]:
+    CASES[f"h28-run-{override}"] = ([*RUN, *override.split(" ")], needles, None)
+for folder, needles in [
+    ("linked", ("linked", "link")),
+    ("planted", (".arena.lock",)),
+    ("hardlinked", (".arena.lock",)),
+]:
+    CASES[f"h28-run-into-{folder}"] = ([*RUN, f"hydra.run.dir={folder}"], needles, "hostile")
+    CASES[f"h28-tour-into-{folder}"] = ([*TOURNAMENT, f"out={folder}"], needles, "hostile")
+for name, needles in [
+    ("bomb.yaml", ("bomb.yaml", "alias")),
+    ("passwd.yaml", ("passwd.yaml",)),
+    ("escape.yaml", ("'name'", "../../escape")),
+    ("empty_grid.yaml", ("grid.eta", "empty")),
+]:
+    CASES[f"h28-tour-config-{name}"] = (
+        ["tournament", "--config", name, "executor=serial", "progress=false"],
+        needles,
+        "hostile",
+    )
+CASES["h28-tour-name-escape"] = tour_case("tournament.name=../../escape", needles=("'name'",))
+CASES["h28-tour-empty-grid"] = tour_case(
+    "tournament.players=[{name:hedge,grid:{eta:[]}}]", needles=("grid.eta", "empty")
+)
+CASES["h28-tour-out-/proc"] = tour_case("out=/proc/nope", needles=("/proc/nope",))
+CASES["h28-report-root"] = (["report", "/"], ("/ has no folder name", "--name"), None)
+CASES["h28-report-into-linked"] = (
+    ["report", "run", "--name", "linked", "--reports", "."],
+    ("linked",),
+    "hostile_results",
+)
+CASES["h28-reproduce-table-nosuch"] = (
+    ["reproduce", "--table", "--reports", "nosuch"],
+    ("nosuch/README.md", "--reports"),
+    None,
+)
+CASES["h28-reproduce-list-bomb"] = (["reproduce", "--list", "bomb.yaml"], ("bomb.yaml",), "hostile")
 
 
 def test_the_corpus_is_large():

