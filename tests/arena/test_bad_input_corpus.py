@@ -465,7 +465,8 @@ for override, needles in [
     ("replicates=100000000000", ("replicates=100000000000", "GiB")),
     ("n_actions=10000000000", ("n_actions=10000000000", "GiB")),
     (
-        "player=son player.m=1000 adversary=ill_conditioned n_actions=10 horizon=1000 replicates=16",
+        "player=son player.m=1000 adversary=ill_conditioned n_actions=10 horizon=1000 "
+        "replicates=16",
         ("player son", "'m'", "over the limit of 12 h"),
     ),
     ("hydra.run.dir=/proc/nope", ("/proc/nope",)),
