@@ -134,14 +134,15 @@ def check_weak_outputs(learner: WeakLearner, spec: WeakSpec, out: Any, round: in
     ...
     arena.errors.GameError: weak learner lane_sgd LaneSGD(): predict gave 7.0 in lane 1, not in ...
     """
-    from arena.game import describe
+    from arena.game import Who
 
     arr = np.asarray(out)
     shape = (spec.n_replicates, spec.n_lanes)
-    who = describe("weak learner", learner)
+    # rendered only in a message: a repr from the signature costs more than the check itself
+    who = Who("weak learner", learner)
     if arr.shape != shape or arr.dtype.kind not in "biuf":
         raise GameError(
-            who,
+            str(who),
             f"predict returned {arr.dtype.name} values of shape {arr.shape}, expected real "
             f"numbers of shape {shape} (replicates, lanes)",
             round=round,
@@ -156,7 +157,7 @@ def check_weak_outputs(learner: WeakLearner, spec: WeakSpec, out: Any, round: in
         r, lane = (int(i) for i in np.argwhere(bad)[0])
         ids = spec.replicate_ids or tuple(range(spec.n_replicates))
         raise GameError(
-            who,
+            str(who),
             f"predict gave {float(arr[r, lane])!r} in lane {lane}, {allowed}",
             round=round,
             replicate=int(ids[r]),
