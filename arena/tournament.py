@@ -694,11 +694,7 @@ class Tournament:
                     try:
                         out = fut.result()
                     except Exception as exc:  # the worker itself died
-                        out = {
-                            "ok": False,
-                            "error": f"{type(exc).__name__}: {exc}",
-                            "traceback": traceback.format_exc(),
-                        }
+                        out = _worker_failure(exc)
                     yield cell, out
         except BaseException:
             # interrupted (or the caller stopped): the cells in flight are lost anyway, so end
@@ -738,11 +734,7 @@ class Tournament:
                 try:
                     out = fut.result()
                 except Exception as exc:
-                    out = {
-                        "ok": False,
-                        "error": f"{type(exc).__name__}: {exc}",
-                        "traceback": traceback.format_exc(),
-                    }
+                    out = _worker_failure(exc)
                 yield cell, out
         except BaseException:
             if cluster is not None:  # our own workers: their log lines of the cells cancelled
@@ -756,6 +748,17 @@ class Tournament:
                 client.close()
                 if cluster is not None:
                     cluster.close()
+
+
+def _worker_failure(exc: Exception) -> dict[str, Any]:
+    """The outcome of a cell whose worker died (a pool process, a Dask worker) while in an
+    ``except`` block: recorded as a failed cell with its error and traceback, as
+    :func:`run_cell` records its own."""
+    return {
+        "ok": False,
+        "error": f"{type(exc).__name__}: {exc}",
+        "traceback": traceback.format_exc(),
+    }
 
 
 class _InterruptGate:
