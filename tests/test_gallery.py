@@ -2,7 +2,7 @@
 
 Fast: the rows are well formed and name cells that exist, the committed reports hold every pinned
 number within its tolerance, and the committed table is what the rows render to. Slow (run in
-CI): each report's rows are measured again by playing their cells alone (:func:`arena.gallery.
+CI): each report's rows are measured again by playing their cells alone (:func:`arena.apps.gallery.
 rerun`), so that a change of the code that moves a reproduced result fails here and names the row.
 """
 
@@ -15,8 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from arena.errors import ArenaError
-from arena.gallery import (
+from arena.apps.gallery import (
     END,
     START,
     Measurement,
@@ -31,7 +30,8 @@ from arena.gallery import (
     rerun_config,
     tolerance,
 )
-from arena.reproduce import default_list, load_gallery
+from arena.apps.reproduce import default_list, load_gallery
+from arena.errors import ArenaError
 
 ROOT = Path(__file__).resolve().parents[1]
 REPORTS = ROOT / "reports"
@@ -80,7 +80,7 @@ def _copy_reports(tmp_path: Path) -> Path:
 
 
 def test_arena_reproduce_table_names_the_row_that_moved(tmp_path, capsys):
-    from arena.reproduce import main
+    from arena.apps.reproduce import main
 
     copy = _copy_reports(tmp_path)
     assert main(["--table", "--reports", str(copy)]) == 0

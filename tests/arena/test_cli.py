@@ -93,7 +93,7 @@ def test_list_shows_components_and_parameters(tmp_path):
 
 
 def test_list_weak_learners_by_task(capsys):
-    from arena.cli import main
+    from arena.apps.cli import main
 
     assert main(["list", "weak_learners"]) == 0
     out = capsys.readouterr().out

@@ -12,9 +12,9 @@ import socket
 
 import pytest
 
+from arena.apps.tournament import Tournament, TournamentConfig
 from arena.errors import ConfigError
 from arena.results import folder_lock, temporary_prefix
-from arena.tournament import Tournament, TournamentConfig
 from tests.helpers.cli import arena
 
 SMALL = {

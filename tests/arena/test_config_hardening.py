@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from arena.apps.tournament import Tournament, TournamentConfig
 from arena.errors import ArenaError, ConfigError
 from arena.game import MAX_SEED, checkpoint_grid, prepare_game
-from arena.tournament import Tournament, TournamentConfig
 from tests.helpers.cli import arena
 
 TINY_TOURNAMENT = (
@@ -186,7 +186,7 @@ def test_prepare_game_refuses_before_any_round(kwargs, key):
 def test_demo_tournament_validates(tmp_path: Path):
     from omegaconf import OmegaConf
 
-    from arena.hydra_support import config_dir
+    from arena.apps.hydra_support import config_dir
 
     demo = OmegaConf.to_container(OmegaConf.load(config_dir() / "tournament" / "demo.yaml"))
     TournamentConfig.from_mapping(demo).validate()
@@ -197,7 +197,7 @@ def test_an_output_folder_that_cannot_be_written_is_refused_before_hydra(tmp_pat
     exercised through ``os.access``, which is what the command line consults."""
     import os
 
-    from arena.hydra_support import _check_output_folder
+    from arena.apps.hydra_support import _check_output_folder
 
     real_access = os.access
     locked = tmp_path / "locked"

@@ -9,14 +9,14 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from arena import registry
-from arena.game import resolve_component
-from arena.hydra_support import (
+from arena.apps.hydra_support import (
     GROUPS,
     config_dir,
     generated_node,
     register_generated_nodes,
     yaml_options,
 )
+from arena.game import resolve_component
 from arena.metrics.builtin import DEFAULT_METRICS
 
 CASES = [

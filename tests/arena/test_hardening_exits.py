@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arena.tournament import Tournament, TournamentConfig
+from arena.apps.tournament import Tournament, TournamentConfig
 from tests.helpers.contract import assert_refused, run_in_process
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
@@ -47,7 +47,7 @@ def _start(args: list[str], cwd: Path) -> subprocess.Popen:
     """``arena *args`` in a process group of its own (the group a terminal's Ctrl-C reaches)."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     return subprocess.Popen(
-        [sys.executable, "-m", "arena.cli", *args],
+        [sys.executable, "-m", "arena.apps.cli", *args],
         cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -123,7 +123,7 @@ def _group_alive(pgid: int) -> bool:
 
 
 def test_ctrl_c_while_a_finished_cell_is_written_waits_until_it_is_whole(tmp_path, monkeypatch):
-    import arena.tournament
+    import arena.apps.tournament
 
     config = TournamentConfig.from_mapping(
         {
@@ -135,7 +135,7 @@ def test_ctrl_c_while_a_finished_cell_is_written_waits_until_it_is_whole(tmp_pat
             "replicates": 2,
         }
     )
-    real = arena.tournament.write_json_atomic
+    real = arena.apps.tournament.write_json_atomic
 
     def ctrl_c_between_results_and_manifest(obj, path):
         if Path(path).name.startswith("manifest-"):
@@ -143,7 +143,9 @@ def test_ctrl_c_while_a_finished_cell_is_written_waits_until_it_is_whole(tmp_pat
             time.sleep(0.05)  # Python's handler would raise here, leaving the cell unfinished
         return real(obj, path)
 
-    monkeypatch.setattr(arena.tournament, "write_json_atomic", ctrl_c_between_results_and_manifest)
+    monkeypatch.setattr(
+        arena.apps.tournament, "write_json_atomic", ctrl_c_between_results_and_manifest
+    )
     with pytest.raises(KeyboardInterrupt):
         Tournament(config, tmp_path / "t", executor="serial").run()
     # the cell being written when Ctrl-C came is whole and kept; no other was started
@@ -234,13 +236,13 @@ def test_ctrl_c_in_arena_report_exits_130_in_one_line(tmp_path, monkeypatch):
 
 
 def test_ctrl_c_in_arena_reproduce_names_the_cells_it_keeps(tmp_path, monkeypatch):
-    import arena.tournament
+    import arena.apps.tournament
 
     (tmp_path / "quick.yaml").write_text(QUICK_CELLS.replace("horizon: 5000", "horizon: 50"))
     (tmp_path / "list.yaml").write_text(
         "reports:\n  - name: quick\n    tournaments:\n      - file: quick.yaml\n"
     )
-    real = arena.tournament.run_cell
+    real = arena.apps.tournament.run_cell
     calls: list[int] = []
 
     def third_cell_interrupted(cell, config, progress=False):
@@ -249,7 +251,7 @@ def test_ctrl_c_in_arena_reproduce_names_the_cells_it_keeps(tmp_path, monkeypatc
             raise KeyboardInterrupt
         return real(cell, config, progress)
 
-    monkeypatch.setattr(arena.tournament, "run_cell", third_cell_interrupted)
+    monkeypatch.setattr(arena.apps.tournament, "run_cell", third_cell_interrupted)
     done = run_in_process(
         ["reproduce", "--list", "list.yaml", "--outputs", "o", "--reports", "r", "executor=serial"],
         tmp_path,

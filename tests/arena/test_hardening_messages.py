@@ -308,7 +308,7 @@ class _Terminal(io.StringIO):
 
 
 def test_arena_check_shows_the_check_it_runs_on_a_terminal(monkeypatch, capsys):
-    from arena import cli
+    from arena.apps import cli
 
     started: list[str] = []
     terminal = _Terminal()
@@ -336,7 +336,7 @@ def test_arena_check_shows_the_check_it_runs_on_a_terminal(monkeypatch, capsys):
 
 
 def test_a_warning_is_never_printed_before_an_error_line(capsys):
-    from arena.cli import _guarded
+    from arena.apps.cli import _guarded
 
     def diverging_then_refused():
         np.log(np.zeros(1))  # numpy's RuntimeWarning: divide by zero

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 import yaml
 
+from arena.apps.tournament import Tournament, TournamentConfig
 from arena.bandit.testing import SimpleExp3
 from arena.boosting.testing import LaneSGD, LinearTargetStream, MajorityVote, ThresholdStream
 from arena.errors import ArenaError, ConfigError, GameError
@@ -25,7 +26,6 @@ from arena.game import play, run_game
 from arena.oco.testing import GaussianRegression
 from arena.results import folder_lock
 from arena.spec import AdversaryTags, PlayerTags
-from arena.tournament import Tournament, TournamentConfig
 from players.hedge import Hedge
 from players.online_bbm import OnlineBBM
 from tests.helpers.contract import assert_refused, run_in_process

@@ -16,15 +16,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import arena.apps.tournament
 import arena.game
-import arena.tournament
 from arena import play, registry
+from arena.apps.tournament import TournamentConfig
+from arena.apps.yaml_guard import MAX_YAML_NODES, check_yaml_file, expanded_nodes
 from arena.base import Footprint, declared_footprint
 from arena.errors import ArenaError, ConfigError
 from arena.game import check_resources, game_footprints, prepare_game
 from arena.spec import GameSpec
-from arena.tournament import TournamentConfig
-from arena.yaml_guard import MAX_YAML_NODES, check_yaml_file, expanded_nodes
 from tests.helpers.contract import assert_refused, assert_untouched, run_in_process, snapshot
 
 GIB = 2**30
@@ -283,7 +283,7 @@ def test_a_tournament_whose_cells_add_up_beyond_the_limit_is_refused(monkeypatch
         metrics={"loss": {}},
     )
     hours = one.footprint.seconds(2000, arena.game.OPS_PER_SECOND) / 3600
-    monkeypatch.setattr(arena.tournament.os, "cpu_count", lambda: 1)
+    monkeypatch.setattr(arena.apps.tournament.os, "cpu_count", lambda: 1)
     monkeypatch.setenv("ARENA_MAX_HOURS", repr(hours * 1.5))  # each cell passes, 3 do not
     with pytest.raises(ConfigError, match=r"tournament long: grid .*3 cells are estimated"):
         cfg.validate()

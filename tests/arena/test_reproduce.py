@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from arena.cli import main
-from arena.hydra_support import config_dir
-from arena.reproduce import default_list, load_gallery
+from arena.apps.cli import main
+from arena.apps.hydra_support import config_dir
+from arena.apps.reproduce import default_list, load_gallery
 
 REPO = Path(__file__).resolve().parents[2]
 

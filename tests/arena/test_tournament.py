@@ -14,9 +14,9 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
+from arena.apps.tournament import Tournament, TournamentConfig
 from arena.errors import ArenaError
 from arena.results import SCHEMA
-from arena.tournament import Tournament, TournamentConfig
 
 SMALL = {
     "name": "small",
@@ -122,7 +122,7 @@ def test_sigkill_mid_run_loses_only_cells_in_flight(tmp_path):
     config = {**SMALL, "horizon": 3000, "replicates": 16, "n_actions": [20]}
     script = (
         "import json, sys\n"
-        "from arena.tournament import Tournament, TournamentConfig\n"
+        "from arena.apps.tournament import Tournament, TournamentConfig\n"
         "cfg = TournamentConfig.from_mapping(json.loads(sys.argv[1]))\n"
         "Tournament(cfg, sys.argv[2], executor='serial').run()\n"
     )
@@ -152,7 +152,7 @@ def test_sigkill_mid_run_loses_only_cells_in_flight(tmp_path):
 
 
 def test_cli_tournament_and_multirun(tmp_path):
-    cli = [sys.executable, "-m", "arena.cli"]
+    cli = [sys.executable, "-m", "arena.apps.cli"]
     res = subprocess.run(
         [
             *cli,
@@ -220,7 +220,7 @@ def test_sigkill_of_the_coordinator_ends_its_workers(tmp_path):
     config = {**SMALL, "horizon": 200_000, "replicates": 8, "n_actions": [50]}
     script = (
         "import json, sys\n"
-        "from arena.tournament import Tournament, TournamentConfig\n"
+        "from arena.apps.tournament import Tournament, TournamentConfig\n"
         "cfg = TournamentConfig.from_mapping(json.loads(sys.argv[1]))\n"
         "Tournament(cfg, sys.argv[2], executor='local', n_jobs=2).run()\n"
     )

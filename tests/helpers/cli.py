@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ARENA = [sys.executable, "-m", "arena.cli"]
+ARENA = [sys.executable, "-m", "arena.apps.cli"]
 
 
 def arena(*args: str, cwd: Path, extra_path: Path | None = None) -> subprocess.CompletedProcess:

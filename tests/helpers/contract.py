@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.cli import main
+from arena.apps.cli import main
 
 
 @dataclass

@@ -17,8 +17,8 @@ from scipy.special import logsumexp
 
 from adversaries.replay import Replay
 from arena import GameSpec
+from arena.apps.hydra_support import generated_node
 from arena.errors import ConfigError
-from arena.hydra_support import generated_node
 from arena.params import validate_params
 from players.fixed_share import FixedShare
 from players.hedge import Hedge

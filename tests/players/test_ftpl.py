@@ -17,9 +17,9 @@ from scipy.special import softmax
 
 from adversaries.replay import Replay
 from arena import GameSpec, run_game
+from arena.apps.hydra_support import generated_node
 from arena.errors import ConfigError
 from arena.game import prepare_game
-from arena.hydra_support import generated_node
 from arena.params import validate_params
 from players.ftpl import FollowThePerturbedLeader
 from players.hedge import Hedge, hedge_probs

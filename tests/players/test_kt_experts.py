@@ -15,8 +15,8 @@ from scipy.special import gammaln
 
 from adversaries.replay import Replay
 from arena import GameSpec
+from arena.apps.hydra_support import generated_node
 from arena.errors import ConfigError
-from arena.hydra_support import generated_node
 from arena.metrics.base import exact_quantile_rank
 from arena.params import validate_params
 from players.kt_experts import KTExperts, kt_coin_betting, kt_log_potential

@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from arena.apps.tournament import Tournament, TournamentConfig
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData, feedback
 from arena.spec import GameSpec
-from arena.tournament import Tournament, TournamentConfig
 from players.son import SON
 
 

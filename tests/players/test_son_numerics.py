@@ -9,13 +9,13 @@ import math
 import numpy as np
 import pytest
 
+from arena.apps.tournament import Tournament, TournamentConfig
 from arena.errors import ConfigError
 from arena.game import run_game
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
 from arena.oco.protocol import OCOPlayer
 from arena.spec import GameSpec
-from arena.tournament import Tournament, TournamentConfig
 from players.son import SON
 from tests.players.test_son import dloss, margins, play, stream
 

@@ -64,7 +64,7 @@ def test_forgetting_the_tag_stops_the_game_with_the_message_the_guide_shows(monk
 
 def test_arena_check_passes_it_from_a_subprocess():
     done = subprocess.run(
-        [sys.executable, "-m", "arena.cli", "check", "arena_spoiler:Spoiler"],
+        [sys.executable, "-m", "arena.apps.cli", "check", "arena_spoiler:Spoiler"],
         cwd=HERE,
         capture_output=True,
         text=True,

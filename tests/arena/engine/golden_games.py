@@ -152,8 +152,8 @@ def golden_games() -> dict[str, Any]:
 
     ``play()`` returns the game's tidy rows and its trace table (or None).
     """
-    from arena.demo import demo_config
-    from arena.tournament import run_cell
+    from arena.apps.demo import demo_config
+    from arena.apps.tournament import run_cell
 
     games: dict[str, Any] = {}
     config = demo_config()

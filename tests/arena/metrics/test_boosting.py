@@ -15,9 +15,10 @@ import yaml
 
 from adversaries.boosting_oracle import BoostingOracle
 from arena import play
+from arena.apps.hydra_support import config_dir
+from arena.apps.tournament import Tournament, TournamentConfig
 from arena.errors import ConfigError
 from arena.game import prepare_game
-from arena.hydra_support import config_dir
 from arena.metrics.boosting import (
     MarginFraction,
     MeanEdge,
@@ -27,7 +28,6 @@ from arena.metrics.boosting import (
     vote_error,
 )
 from arena.spec import History
-from arena.tournament import Tournament, TournamentConfig
 from tests.helpers import last_values
 from tests.helpers.contract import run_in_process
 

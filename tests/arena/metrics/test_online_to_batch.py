@@ -150,8 +150,8 @@ def test_where_the_metric_is_not_computed():
 
 
 def test_from_the_cli_in_a_tournament_and_in_a_report(tmp_path):
+    from arena.apps.tournament import Tournament, TournamentConfig
     from arena.reporting import build_report
-    from arena.tournament import Tournament, TournamentConfig
 
     out = tmp_path / "run"
     result = run_in_process(

@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
+from arena.apps.tournament import Tournament, TournamentConfig
 from arena.reporting import build_report, load_source
 from arena.reporting import stats as rs
 from arena.reporting.sections.bandit import estimate_bias_table
-from arena.tournament import Tournament, TournamentConfig
 
 HORIZON, REPLICATES = 400, 12
 CONFIG = {

@@ -12,10 +12,10 @@ import pandas as pd
 import pytest
 import yaml
 
+from arena.apps.tournament import Tournament, TournamentConfig
 from arena.reporting import build_report, load_source
 from arena.reporting.sections.time_varying import time_varying_table
 from arena.reporting.sections.trees import tree_table
-from arena.tournament import Tournament, TournamentConfig
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -14,6 +14,7 @@ import pytest
 import yaml
 from scipy import stats as sps
 
+from arena.apps.tournament import Tournament, TournamentConfig
 from arena.reporting import build, load_source
 from arena.reporting.render import render_markdown
 from arena.reporting.sections.context import ReportContext
@@ -23,7 +24,6 @@ from arena.reporting.sections.dynamics import (
     gap_slope,
     theory,
 )
-from arena.tournament import Tournament, TournamentConfig
 
 ROOT = Path(__file__).resolve().parents[3]
 CONFIG = yaml.safe_load((ROOT / "configs" / "tournament" / "game_dynamics.yaml").read_text())

@@ -10,14 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from arena.hydra_support import config_dir
+from arena.apps.hydra_support import config_dir
 
 
 def demo_config(**overrides: Any):
-    """Return the demo :class:`~arena.tournament.TournamentConfig`, with optional overrides."""
+    """Return the demo :class:`~arena.apps.tournament.TournamentConfig`, with optional overrides."""
     from omegaconf import OmegaConf
 
-    from arena.tournament import TournamentConfig
+    from arena.apps.tournament import TournamentConfig
 
     node = OmegaConf.to_container(OmegaConf.load(config_dir() / "tournament" / "demo.yaml"))
     node.update(overrides)
@@ -31,8 +31,8 @@ def run_demo(
 
     Returns the path of the report's ``index.html``.
     """
+    from arena.apps.tournament import Tournament, describe
     from arena.reporting import build_report, check_report_folder
-    from arena.tournament import Tournament, describe
 
     check_report_folder(report)  # before the tournament's minutes, not after them
     config = demo_config(**overrides)

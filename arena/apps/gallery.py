@@ -40,8 +40,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from arena.apps.hydra_support import config_dir
 from arena.errors import ArenaError
-from arena.hydra_support import config_dir
 
 START = "<!-- gallery table: written by `arena reproduce --table` from configs/gallery.yaml -->"
 END = "<!-- end of gallery table -->"
@@ -503,13 +503,13 @@ def _select(entry: Any, selector: Any) -> Any | None:
 
 
 def rerun_config(config: Any, selection: Mapping[str, Sequence[Any]]) -> Any:
-    """``config`` (a :class:`~arena.tournament.TournamentConfig`) restricted to the entries
+    """``config`` (a :class:`~arena.apps.tournament.TournamentConfig`) restricted to the entries
     ``selection`` names (every entry of a kind it does not name is kept). The cells kept are
     those of the full tournament, with the same seeds (a cell's seed depends on its key only).
 
     Examples
     --------
-    >>> from arena.tournament import TournamentConfig
+    >>> from arena.apps.tournament import TournamentConfig
     >>> cfg = TournamentConfig("t", players=["ftl", {"name": "hedge", "grid": {"eta": [1, 2]}}],
     ...                        adversaries=["fair_coin"])
     >>> small = rerun_config(cfg, {"players": [{"name": "hedge", "grid": {"eta": [2]}}]})
@@ -548,13 +548,13 @@ def rerun(
 ) -> Path:
     """Play the cells behind ``rows`` (all of one report) alone and build the report over them.
 
-    ``report`` is the :class:`~arena.reproduce.GalleryReport` the rows belong to. For each of
+    ``report`` is the :class:`~arena.apps.reproduce.GalleryReport` the rows belong to. For each of
     its tournaments that a row names in ``rerun``, the union of the rows' selections is played
     into ``workdir`` (the folders keep the report's layout), then the report is built into
     ``workdir/report``. Returns its ``tables`` folder, where :func:`measure` reads the rows.
     """
+    from arena.apps.tournament import Tournament
     from arena.reporting import build_report
-    from arena.tournament import Tournament
 
     workdir = Path(workdir)
     wanted: dict[str, dict[str, list[Any] | None]] = {}

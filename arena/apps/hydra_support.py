@@ -23,7 +23,7 @@ GROUPS = {"player": "player", "adversary": "adversary", "weak_learner": "weak_le
 
 def config_dir() -> Path:
     """Return the directory holding ``run.yaml`` and the config groups."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]  # the arena package (this module is in arena/apps)
     # a wheel ships them inside the package; a checkout (or an editable install) has them beside
     for candidate in (here / "conf", here.parent / "configs"):
         if (candidate / "run.yaml").is_file():
@@ -226,7 +226,7 @@ def _compose(command: str, config_name: str, overrides: list[str]):
 
 def _optional_tournament_key(culprit: str) -> str | None:
     """The key of ``tournament.KEY`` when KEY is a tournament key that a file may leave out."""
-    from arena.tournament import TournamentConfig
+    from arena.apps.tournament import TournamentConfig
 
     parent, _, key = culprit.rpartition(".")
     return key if parent == "tournament" and key in TournamentConfig.__dataclass_fields__ else None

@@ -408,7 +408,7 @@ class Tournament:
     on_cell : callable, optional
         Called as ``on_cell(cell, ok)`` after each cell played now (finished or failed), so that a
         caller running several tournaments can keep one progress bar over all of them
-        (:mod:`arena.reproduce`).
+        (:mod:`arena.apps.reproduce`).
     """
 
     def __init__(

@@ -4,7 +4,7 @@ The list file names, per report, the tournaments it is built from and its leader
 (the format is described at the top of ``configs/reproduce.yaml`` and in docs/tournaments.md).
 :func:`load_gallery` reads and checks it; :func:`reproduce` counts the cells of every tournament
 first, runs the unfinished ones under a single progress bar (resumably: each tournament folder
-keeps its finished cells, :class:`arena.tournament.Tournament`), then writes each report.
+keeps its finished cells, :class:`arena.apps.tournament.Tournament`), then writes each report.
 
 Examples
 --------
@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from arena.apps.hydra_support import config_dir
+from arena.apps.yaml_guard import check_yaml_file
 from arena.errors import ArenaError
-from arena.hydra_support import config_dir
-from arena.yaml_guard import check_yaml_file
 
 REPORT_KEYS = ("name", "tournaments", "results", "metrics")
 TOURNAMENT_KEYS = ("config", "file", "out")
@@ -50,11 +50,11 @@ class GalleryTournament:
     """Where it is listed (``gallery list FILE, report 'NAME'``), named in its errors."""
 
     def config(self):
-        """The :class:`~arena.tournament.TournamentConfig` the file describes, as ``arena
+        """The :class:`~arena.apps.tournament.TournamentConfig` the file describes, as ``arena
         tournament`` composes it (the file's keys, ``name`` defaulting to the file's stem)."""
         from omegaconf import OmegaConf
 
-        from arena.tournament import TournamentConfig
+        from arena.apps.tournament import TournamentConfig
 
         check_yaml_file(self.source, f"tournament file {self.source}")
         try:
@@ -269,9 +269,9 @@ def reproduce(
     list of ReportOutcome
         Per report: cells, cells run now, already done, failed, wall time, report index.
     """
+    from arena.apps.tournament import Tournament
     from arena.reporting import build_report, check_report_folder
     from arena.results import refuse_symlinks
-    from arena.tournament import Tournament
 
     outputs = Path(outputs)
     reports_dir = Path(reports_dir)
@@ -403,7 +403,7 @@ def main(args: Sequence[str]) -> int:
             progress=progress,
             warn=lambda line: print(f"arena reproduce: {line}", file=sys.stderr),
         )
-    except KeyboardInterrupt:  # Ctrl-C: one line (arena.cli) saying what the folders keep
+    except KeyboardInterrupt:  # Ctrl-C: one line (arena.apps.cli) saying what the folders keep
         raise KeyboardInterrupt(_kept(reports, Path(ns.outputs))) from None
     if progress:  # the bar printed the per-report lines above itself; repeat them together
         for outcome in outcomes:
@@ -429,7 +429,7 @@ def main(args: Sequence[str]) -> int:
 
 def _kept(reports: Sequence[GalleryReport], outputs: Path) -> str:
     """What an interrupted ``arena reproduce`` keeps: the finished cells of its tournaments."""
-    from arena.tournament import Tournament
+    from arena.apps.tournament import Tournament
 
     kept = total = 0
     for report in reports:
@@ -450,8 +450,8 @@ def _kept(reports: Sequence[GalleryReport], outputs: Path) -> str:
 def _write_table(gallery: Sequence[GalleryReport], reports_dir: Path) -> int:
     """Rewrite the gallery table of ``reports_dir/README.md`` from the rows of
     ``configs/gallery.yaml`` and the reports' CSV tables; name every quantity that moved off its
-    pin (:func:`arena.gallery.check_pins`). Returns the exit status: 1 when one moved."""
-    from arena.gallery import check_pins, default_rows, load_rows, render_table
+    pin (:func:`arena.apps.gallery.check_pins`). Returns the exit status: 1 when one moved."""
+    from arena.apps.gallery import check_pins, default_rows, load_rows, render_table
 
     rows = load_rows(default_rows(), [r.name for r in gallery])
     readme = reports_dir / "README.md"

@@ -193,7 +193,7 @@ def _precheck_names(overrides: list[str]) -> None:
 def _run(overrides: list[str]) -> int:
     import hydra
 
-    from arena.hydra_support import check_command_line, config_dir, register_generated_nodes
+    from arena.apps.hydra_support import check_command_line, config_dir, register_generated_nodes
 
     _precheck_names(overrides)
     register_generated_nodes()
@@ -218,7 +218,7 @@ def _check_job(cfg) -> None:
     round.
 
     ``cfg`` is the job's configuration composed with Hydra's
-    (:func:`arena.hydra_support.check_command_line`). Raises the
+    (:func:`arena.apps.hydra_support.check_command_line`). Raises the
     :class:`~arena.errors.ArenaError` the job's run would stop with before its first round: a
     bad option value, a weak learner given to a player that takes none, an invalid game or
     component parameter (:func:`arena.game.prepare_game`).
@@ -683,7 +683,7 @@ def _run_checks(component, yield_checks, expected_failures, starting=None):
 def _tournament(args: list[str]) -> int:
     import hydra
 
-    from arena.hydra_support import check_command_line, config_dir
+    from arena.apps.hydra_support import check_command_line, config_dir
 
     if any(a in ("-h", "--help") for a in args):
         print(_tournament_help())
@@ -761,8 +761,8 @@ def _store_tournament_file(path: Path) -> None:
     from hydra.core.config_store import ConfigStore
     from omegaconf import OmegaConf
 
-    from arena.tournament import TournamentConfig
-    from arena.yaml_guard import check_yaml_file
+    from arena.apps.tournament import TournamentConfig
+    from arena.apps.yaml_guard import check_yaml_file
 
     who = f"tournament file {path}"
     if not path.is_file():
@@ -809,8 +809,8 @@ def _check_tournament_name(name: str, search: list[Path]) -> None:
     matches among the built-in ones and those of the search folders."""
     import difflib
 
-    from arena.hydra_support import config_dir
-    from arena.yaml_guard import check_yaml_file
+    from arena.apps.hydra_support import config_dir
+    from arena.apps.yaml_guard import check_yaml_file
 
     if name == FILE_OPTION:
         return
@@ -831,7 +831,7 @@ def _check_tournament_name(name: str, search: list[Path]) -> None:
 
 def _tournament_help() -> str:
     """``arena tournament --help``: the file format, the tournaments and every registered name."""
-    from arena.hydra_support import config_dir
+    from arena.apps.hydra_support import config_dir
 
     tournaments = sorted(p.stem for p in (config_dir() / "tournament").glob("*.yaml"))
     lines = [
@@ -915,7 +915,7 @@ def _tournament_task(cfg) -> int:
     """
     from omegaconf import OmegaConf
 
-    from arena.tournament import Tournament, TournamentConfig, describe
+    from arena.apps.tournament import Tournament, TournamentConfig, describe
 
     container = OmegaConf.to_container(cfg, resolve=True)
     tournament = None
@@ -1007,7 +1007,7 @@ def _report(args: list[str]) -> int:
 
 
 def _reproduce(args: list[str]) -> int:
-    from arena.reproduce import main as reproduce_main
+    from arena.apps.reproduce import main as reproduce_main
 
     return reproduce_main(args)
 
@@ -1017,7 +1017,7 @@ def _reproduce(args: list[str]) -> int:
 
 
 def _demo(args: list[str]) -> int:
-    from arena.demo import run_demo
+    from arena.apps.demo import run_demo
 
     parser = argparse.ArgumentParser(prog="arena demo")
     parser.add_argument("--results", default="outputs/tournaments/demo", help="tournament folder")
