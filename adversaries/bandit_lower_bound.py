@@ -275,7 +275,7 @@ class TwoInstance(MeanDrivenBernoulli):
     ----------
     player : str
         The policy the pilot simulates: ``"game"`` (default), the game's own player (the arena
-        hands the adversary a clone before reset, :meth:`~arena.protocols.Adversary.bind_player`,
+        hands the adversary a clone before reset, :meth:`~arena.components.Adversary.bind_player`,
         so the pair is built against the algorithm under test, as in the theorem), or the
         registry name of a policy; a bound is declared only when the game's player is that
         policy (same registry name and parameters).

@@ -78,7 +78,7 @@ class MatrixGame(AdaptiveAdversary):
     opponent : str
         Registry name of the experts player that plays the columns, or ``"self"``: self-play,
         the game's own player with the same parameters (the arena hands the adversary a clone
-        of it before reset, :meth:`~arena.protocols.Adversary.bind_player`; a fresh clone plays
+        of it before reset, :meth:`~arena.components.Adversary.bind_player`; a fresh clone plays
         the columns, so the game's player and its streams are never touched).
     opponent_params : dict, optional
         Its hyperparameters (not with ``"self"``, which takes the game player's).

@@ -1,12 +1,13 @@
 """regret-arena: online learning players against adversaries, every regret notion, tidy tables.
 
 The public API: :func:`play` / :func:`run_game` to run a game of R batched replicates and get the
-tidy results, the component bases (shared: :mod:`arena.protocols`; per protocol:
+tidy results, the component bases (shared: :mod:`arena.components`; per protocol:
 :mod:`arena.experts.protocol`, :mod:`arena.oco.protocol`), the registry in :mod:`arena.registry`,
 and the result writers in :mod:`arena.results`.
 """
 
 from arena.base import Component, canonical_json
+from arena.components import Adversary, Player
 from arena.errors import ArenaError, ConfigError, GameError, UnknownComponentError
 from arena.experts.protocol import (
     AdaptiveAdversary,
@@ -15,7 +16,6 @@ from arena.experts.protocol import (
     SingleGameExpertsPlayer,
 )
 from arena.game import GameRun, play, run_game
-from arena.protocols import Adversary, Player
 from arena.results import SCHEMA
 from arena.spec import AdversaryTags, GameSpec, History, PlayerTags
 

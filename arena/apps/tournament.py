@@ -511,7 +511,7 @@ class Tournament:
         """Refuse to resume when the data a finished cell read has changed since it was played.
 
         A cell's manifest records the digests of the files (and dataset versions) its adversary
-        read (``config.data``, :meth:`arena.protocols.Adversary.data_identity`), as ``arena
+        read (``config.data``, :meth:`arena.components.Adversary.data_identity`), as ``arena
         run``'s does. Playing the other cells over the edited file would mix two experiments in
         one tournament, so the resume stops before any cell, naming the file: restore it, or play
         into another directory. One digest per distinct adversary, read once.

@@ -29,11 +29,11 @@ import numpy as np
 
 from arena import registry
 from arena.bandit.protocol import BanditPlayer
+from arena.components import Adversary
 from arena.errors import ConfigError
 from arena.experts.game import ExpertsProtocol, ExpertsStepper
 from arena.game import PreparedGame, describe
 from arena.metrics.base import Metric, protocol_reason
-from arena.protocols import Adversary
 
 HOSTED = frozenset({"experts"})
 """The adversaries' protocols a bandit game accepts: every experts adversary is a bandit one."""

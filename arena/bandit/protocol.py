@@ -14,8 +14,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from arena.components import Player
 from arena.errors import mark_failure
-from arena.protocols import Player
 from arena.sampling import sample_action
 from arena.spec import PlayerTags
 

@@ -44,9 +44,9 @@ import numpy as np
 
 from arena import registry
 from arena.base import Component, Footprint, declared_footprint, shape_text
+from arena.components import Player
 from arena.errors import ArenaError, ConfigError, GameError, mark_failure
 from arena.params import InstanceOf, Interval, IsNone
-from arena.protocols import Player
 from arena.spec import GameSpec, PlayerTags
 
 TASKS = ("classification", "regression")

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from arena.components import Adversary
 from arena.errors import UndeclaredDistributionError
 from arena.experts.protocol import (
     PROB_SUM_TOL,
@@ -29,7 +30,6 @@ from arena.experts.testing import (
     MostLikelyLoses,
     UniformPlayer,
 )
-from arena.protocols import Adversary
 from arena.spec import GameSpec, History
 from arena.testing.common import (
     BLOCK_ATOL,

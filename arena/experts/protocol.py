@@ -12,8 +12,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from arena.components import Adversary, Player
 from arena.errors import mark_failure
-from arena.protocols import Adversary, Player
 from arena.sampling import sample_actions
 from arena.spec import AdversaryTags, GameSpec, History, PlayerTags
 

@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from arena.components import Adversary
 from arena.experts.protocol import ExpertsPlayer
 from arena.game import Who, declared_rows, prepare_game
 from arena.metrics import bruteforce
-from arena.protocols import Adversary
 from arena.results import reference_rows, tidy_frame
 from arena.spec import History
 

@@ -850,7 +850,7 @@ class LowerBound(_Declared):
     prefix = "lower_bound"
 
     def applicable(self, player, adversary) -> str | None:
-        from arena.protocols import Adversary
+        from arena.components import Adversary
 
         declares = getattr(type(adversary), "lower_bounds", None) is not Adversary.lower_bounds
         return None if declares else "the adversary declares no lower bound"

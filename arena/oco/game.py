@@ -205,7 +205,7 @@ def stream_game_identity(adversary: Any, dim: int, protocol: str) -> tuple[dict,
     The game key is what fixes the examples (the stream's identity, d and the data protocol), so
     every player of any protocol that plays this stream — an OCO learner, a booster — sees the
     same examples replicate by replicate; the cell fields name the adversary and the parameters
-    that can change its game (:meth:`arena.protocols.Adversary.cell_params`).
+    that can change its game (:meth:`arena.components.Adversary.cell_params`).
     """
     stream_name, stream_params = adversary.stream_identity()
     game = {

@@ -306,7 +306,7 @@ COMMON_CHECKS: tuple[Check, ...] = (
 
 def protocol_names(component: Any) -> list[str]:
     """Return the protocols a component plays: an adversary's one, a player's (sorted)."""
-    from arena.protocols import Adversary, Player
+    from arena.components import Adversary, Player
 
     if isinstance(component, Adversary):
         return [component.tags.protocol]

@@ -438,7 +438,7 @@ for target, needles in [
     ("notcomp:value", ("not a player or adversary",)),
     ("notcomp:function", ("not a player or adversary",)),
     ("os:path", ("not a player or adversary",)),
-    ("arena.protocols:Player", ("base class",)),
+    ("arena.components:Player", ("base class",)),
     ("arena.experts.protocol:ObliviousAdversary", ("base class",)),
     ("brokenparams:Broken", ("_unit_test_params", "no parameters today")),
     ("badinit:NeedsArg", ("NeedsArg",)),

@@ -12,7 +12,7 @@ coins (Cesa-Bianchi et al. 1997; Cesa-Bianchi & Lugosi 2006, Theorem 3.7), Cover
 ``V_T = ½ Σ_{j ≤ ⌊(T−1)/2⌋} C(2j, j)/4^j`` for COMB with two experts (Cover 1965), and the exact
 dynamic program of :func:`adversaries.lower_bound.comb_values` for COMB with K ≥ 3. An
 adversary says which of its declared lower bounds are such exact values with
-:meth:`arena.protocols.Adversary.exact_values`; this section is shown when some game of the
+:meth:`arena.components.Adversary.exact_values`; this section is shown when some game of the
 results has ``lower_bound:<metric>`` rows of one of them.
 
 For every such game, player and checkpoint it compares the mean of the metric over replicates
@@ -92,7 +92,7 @@ def exact_games(games: pd.DataFrame) -> dict[str, frozenset[str]]:
     """Game label → the metrics whose declared lower bound its adversary says is exact.
 
     Each adversary is rebuilt from its registry name and recorded parameters and asked
-    :meth:`~arena.protocols.Adversary.exact_values` for the game's N and T; an adversary not
+    :meth:`~arena.components.Adversary.exact_values` for the game's N and T; an adversary not
     installed here, not buildable from its parameters, or naming nothing is left out.
 
     Examples
