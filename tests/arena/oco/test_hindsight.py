@@ -22,6 +22,7 @@ import scipy.optimize as so
 
 from arena.oco import hindsight as hs
 from arena.oco.domains import Domain
+from arena.oco.hindsight.certificates import _center
 from arena.oco.losses import RoundData, evaluate, prediction_loss
 
 pytestmark = pytest.mark.usefixtures("single_threaded_blas")  # thousands of tiny dense solves
@@ -125,7 +126,7 @@ def _slsqp(fun, d, domain, rng, n_extra=0, extra_cons=(), extra_bounds=None, z0_
     bounds = bounds + (extra_bounds or [])
     points = []
     for start in range(2):
-        u0 = hs._center(domain, d) if start == 0 else domain.project(rng.normal(size=(1, d)))[0]
+        u0 = _center(domain, d) if start == 0 else domain.project(rng.normal(size=(1, d)))[0]
         z0 = u0 if z0_tail is None else np.concatenate([u0, z0_tail(u0)])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
