@@ -12,7 +12,8 @@ from arena.errors import ConfigError
 from arena.metrics.sketch import SketchError
 from arena.oco.domains import Domain
 from arena.spec import GameSpec
-from players.son import SON, fd_epoch_update
+from players._sketches import fd_epoch_update
+from players.son import SON
 from tests.arena.metrics.test_sketch import drive
 from tests.players.test_son import dloss, play, stream
 
