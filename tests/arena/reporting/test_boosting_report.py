@@ -22,20 +22,22 @@ from scipy.stats import binom
 from arena.game import run_game
 from arena.reporting import build_report
 from arena.reporting.render import Para, Table, render_markdown
-from arena.reporting.sections.boosting import (
-    exact_majority_error,
-    exact_smallest_odd_n,
+from arena.reporting.sections.boosting.batch import (
     margin_rows,
     margin_sentence,
     margin_summary,
     round_average,
+    zero_weight_rows,
+    zero_weight_sentence,
+    zero_weight_summary,
+)
+from arena.reporting.sections.boosting.scaling import (
+    exact_majority_error,
+    exact_smallest_odd_n,
     scaling_table,
     smallest_n,
     theorem9_learners,
     theorem12_learners,
-    zero_weight_rows,
-    zero_weight_sentence,
-    zero_weight_summary,
 )
 from arena.results import write_run
 from tests.helpers.readme import numbers, readme_table
