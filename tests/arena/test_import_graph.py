@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("arena", "players", "adversaries")
+PACKAGES = ("arena", "players", "adversaries", "weak_learners")
 
 
 def module_files() -> dict[str, Path]:
