@@ -12,7 +12,7 @@ game's (adversary, parameters, K), so the losses and the action uniforms are tho
 adversary and replicate give an experts player: common random numbers across the two protocols,
 and the price of bandit feedback is a paired comparison. The arena knows ``l_t``, so every experts
 metric that reads ``p_t·l_t`` is exact (same block, same core kernel); the bandit metrics
-(:mod:`arena.metrics.bandit`) add arm pulls and the pseudo-regret per arm.
+(:mod:`arena.bandit.metrics`) add arm pulls and the pseudo-regret per arm.
 
 Against an oblivious adversary a chunk is one ``losses_block`` call and one ``play_block`` call
 (a numba kernel for fast players, which draws ``I_t`` with the arena's own

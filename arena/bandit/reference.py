@@ -145,7 +145,7 @@ def reference_play(
 
 def _dg2_score_rows(spec, probs_t, losses_t, actions_t, thresholds) -> list:
     """``dg2_score`` per threshold and replicate from the whole history (the DGv2 chips)."""
-    from arena.metrics.drifting_v23 import dg2_score_bruteforce
+    from arena.bandit.drifting import dg2_score_bruteforce
 
     unit = (losses_t - spec.loss_range[0]) / spec.loss_scale
     return [
@@ -163,7 +163,7 @@ def _dg2_score_rows(spec, probs_t, losses_t, actions_t, thresholds) -> list:
 
 def _estimate_bias_rows(player, spec, losses_t, arms) -> list:
     """``L̂_{t,i} − Σ_s (l_{s,i} − lo)/(hi − lo)`` per arm and replicate (``estimate_bias``)."""
-    from arena.metrics.bandit import estimate_bias_bruteforce
+    from arena.bandit.metrics import estimate_bias_bruteforce
 
     lo, scale = spec.loss_range[0], spec.loss_scale
     est = np.asarray(player.estimates(), dtype=np.float64)

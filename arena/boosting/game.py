@@ -35,6 +35,12 @@ import numpy as np
 import pyarrow as pa
 
 from arena import registry
+from arena.boosting.metrics import (
+    BOOSTING_METRICS,
+    BoostingBlock,
+    BoostingCore,
+    BoostingMetric,
+)
 from arena.boosting.protocol import TASKS, Booster, check_task
 from arena.errors import ConfigError, GameError
 from arena.game import GameProtocol, PreparedGame, Stepper, describe, real_array
@@ -42,12 +48,6 @@ from arena.game import call_component as _call
 from arena.game import first_offender as _first
 from arena.game import readonly as _readonly
 from arena.metrics.base import Metric, protocol_reason
-from arena.metrics.boosting_game import (
-    BOOSTING_METRICS,
-    BoostingBlock,
-    BoostingCore,
-    BoostingMetric,
-)
 from arena.metrics.builtin import Bound, LowerBound
 from arena.oco.game import stream_game_identity
 from arena.oco.losses import EXAMPLE_LOSSES, RoundData, prediction_loss

@@ -38,7 +38,7 @@ from arena.game import (
 )
 from arena.metrics.base import Block, Core, Metric, protocol_reason
 from arena.metrics.builtin import DEFAULT_METRICS
-from arena.metrics.oco import OCOMetric
+from arena.oco.metrics import OCOMetric
 from arena.results import TraceWriter, list_column
 from arena.sampling import sample_action, sample_actions
 from arena.spec import GameSpec, History

@@ -106,7 +106,7 @@ def protocol_reason(cls: type[Metric], protocol: str) -> str | None:
 
     Examples
     --------
-    >>> from arena.metrics.bandit import ArmPulls
+    >>> from arena.bandit.metrics import ArmPulls
     >>> protocol_reason(ArmPulls, "experts")
     'defined for the bandit protocol only, not experts'
     >>> protocol_reason(ArmPulls, "bandit") is None

@@ -1000,11 +1000,11 @@ def evaluate(
             raise ValueError("sleeping_regret needs the confidences")
         return sleeping_regret(probs, losses, confidences)
     if name == "arm_pulls":
-        from arena.metrics.bandit import arm_pulls_bruteforce
+        from arena.bandit.metrics import arm_pulls_bruteforce
 
         return arm_pulls_bruteforce(actions, int(param))
     if name == "arm_pseudo_regret":
-        from arena.metrics.bandit import arm_pseudo_regret_bruteforce
+        from arena.bandit.metrics import arm_pseudo_regret_bruteforce
 
         if means is None:
             raise ValueError("arm_pseudo_regret needs the mean losses")

@@ -38,7 +38,6 @@ from arena.game import first_offender as _first
 from arena.game import readonly as _readonly
 from arena.metrics.base import Metric
 from arena.metrics.builtin import Bound, LowerBound
-from arena.metrics.oco import OCO_DEFAULT_METRICS, OCO_METRICS, OCOBlock, OCOCore, OCOMetric
 from arena.oco.domains import MEMBERSHIP_TOL, Domain
 from arena.oco.losses import (
     EXAMPLE_LOSSES,
@@ -48,6 +47,7 @@ from arena.oco.losses import (
     evaluate,
     feedback,
 )
+from arena.oco.metrics import OCO_DEFAULT_METRICS, OCO_METRICS, OCOBlock, OCOCore, OCOMetric
 from arena.oco.protocol import (
     MULTICLASS,
     OCO_FAMILY,
@@ -71,7 +71,7 @@ class OCOProtocol(GameProtocol):
 
     ``n_actions`` is the dimension d of ``w_t`` (the tidy column ``n_actions`` holds d; in
     ``multiclass`` d = k·d' for k labels and d' features). Metric names of
-    :data:`arena.metrics.oco.OCO_METRICS` take the OCO implementation (``loss``, ``regret`` and
+    :data:`arena.oco.metrics.OCO_METRICS` take the OCO implementation (``loss``, ``regret`` and
     ``dynamic_regret`` share their names with the experts metrics); ``bound`` and ``lower_bound``
     are shared; any other registered metric runs only if it is an OCO metric.
 

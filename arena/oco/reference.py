@@ -182,7 +182,7 @@ def reference_play_oco(player: Any, adversary: Any, **kwargs: Any) -> pd.DataFra
 def _sketch_rows(player, grads_seen: list[np.ndarray], ks: list) -> list:
     """``sketch_error`` from its definition: ``Σ_s w_s² g_s g_sᵀ`` summed round by round, its
     exact top eigenvalues against the player's estimate, with the metric's round-off floor."""
-    from arena.metrics.sketch import relative_eigen_errors
+    from arena.oco.sketch import relative_eigen_errors
 
     n_rep, dim = grads_seen[0].shape
     kmax = int(max(ks))
@@ -216,7 +216,7 @@ def _grid_rows(metric, spec, history, params) -> list:
     summed round by round from the stored history (a plain loop, slow: small grids only)."""
     from arena.metrics.base import exact_quantile_rank
     from arena.metrics.drifting import TIE_TOL
-    from arena.metrics.drifting_v23 import domain_grid, grid_regrets_bruteforce
+    from arena.oco.drifting import domain_grid, grid_regrets_bruteforce
 
     points = domain_grid(spec.domain, spec.dim, metric.grid_cells(spec))
     regrets = []

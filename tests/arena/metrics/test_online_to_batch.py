@@ -11,8 +11,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from arena.game import prepare_game, run_game
-from arena.metrics.online_to_batch import OnlineToBatch
 from arena.oco.domains import Domain
+from arena.oco.online_to_batch import OnlineToBatch
 from arena.oco.reference import scalar_loss
 from arena.spec import GameSpec
 from tests.helpers import CLT_Z, assert_below

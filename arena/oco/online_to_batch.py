@@ -32,8 +32,8 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit
 
-from arena.metrics.oco import OCOBlock, OCOCore, OCOMetric
 from arena.oco.losses import RoundData, prediction_loss
+from arena.oco.metrics import OCOBlock, OCOCore, OCOMetric
 from arena.spec import GameSpec
 
 PREFIX = "online_to_batch"

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from arena.metrics.oco import MAX_STORED_FLOATS, OCOBlock, OCOCore, OCOMetric
+from arena.oco.metrics import MAX_STORED_FLOATS, OCOBlock, OCOCore, OCOMetric
 from arena.oco.protocol import feature_dim
 from arena.spec import GameSpec
 
