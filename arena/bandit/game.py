@@ -27,12 +27,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from arena import registry
 from arena.bandit.protocol import BanditPlayer
 from arena.errors import ConfigError
 from arena.experts.game import ExpertsProtocol, ExpertsStepper
 from arena.game import PreparedGame, describe
-from arena.metrics.base import Metric, protocol_reason
 from arena.protocols import Adversary
 
 HOSTED = frozenset({"experts"})
@@ -84,13 +82,6 @@ class BanditProtocol(ExpertsProtocol):
                 "emits_confidences",
                 "sleeping / confidence-rated adversaries are not played in the bandit protocol",
             )
-
-    def metric_class(self, name: str) -> type[Metric] | str:
-        cls = registry.load("metric", name)
-        return protocol_reason(cls, self.name) or cls
-
-    def accepts_metric(self, metric: Metric) -> bool:
-        return protocol_reason(type(metric), self.name) is None
 
     def start(self, game: PreparedGame) -> BanditStepper:
         return BanditStepper(game)

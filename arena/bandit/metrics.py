@@ -17,7 +17,7 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
-from arena.metrics.base import Block, Core, Metric
+from arena.metrics.base import Block, Core, ExpertsMetric
 from arena.spec import GameSpec
 
 
@@ -55,7 +55,7 @@ def _add_unit_losses(losses, lo, scale, cum):
                 cum[r, i] += (losses[r, j, i] - lo) / scale
 
 
-class _PerArm(Metric):
+class _PerArm(ExpertsMetric):
     """A metric with one column per arm (``param`` = the arm index)."""
 
     param_name = "arm"

@@ -29,7 +29,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 
 from arena.boosting.protocol import TASKS, Booster
-from arena.metrics.base import Metric
+from arena.metric import Metric
 from arena.oco.losses import prediction_loss
 from arena.spec import GameSpec
 
@@ -80,7 +80,7 @@ class BoostingMetric(Metric):
     hosted protocols where the metric means something.
     """
 
-    protocols: ClassVar[frozenset[str]] = frozenset({"boosting"})
+    protocols: ClassVar[frozenset[str] | None] = frozenset({"boosting"})
     reads_base: ClassVar[bool] = False
     tasks: ClassVar[frozenset[str]] = frozenset(TASKS)
 
@@ -277,20 +277,3 @@ class TestError(BoostingMetric):
 
     def advance(self, block: BoostingBlock, core: BoostingCore) -> None:
         return None
-
-
-BOOSTING_METRICS: dict[str, type[BoostingMetric]] = {
-    cls.name: cls
-    for cls in (
-        BoostingMistakes,
-        BoostingLoss,
-        BaseMistakes,
-        BaseLoss,
-        Improvement,
-        LearnersUsed,
-        WeightedEdge,
-        TestError,
-    )
-}
-"""The boosting protocol's implementation of each metric name (``mistakes`` and ``loss`` share
-their names with the OCO metrics; the protocol picks these in boosting games)."""

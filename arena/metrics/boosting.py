@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from arena.metrics.base import Core, Metric
+from arena.metrics.base import Core, ExpertsMetric
 from arena.spec import GameSpec
 
 VOTE_METHODS = ("train_votes", "test_votes", "edges")
@@ -51,7 +51,7 @@ def margin_fractions(votes: np.ndarray, t: int, thetas: list[float]) -> np.ndarr
     return out
 
 
-class _VoteMetric(Metric):
+class _VoteMetric(ExpertsMetric):
     """A metric read from a boosting oracle's running vote sums (skipped against others)."""
 
     def applicable(self, player, adversary) -> str | None:

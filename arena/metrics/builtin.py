@@ -13,14 +13,21 @@ import numpy as np
 from numba import njit
 
 from arena.base import Footprint, shape_text
-from arena.metrics.base import Block, Core, Metric, exact_quantile_rank, regret_increments
+from arena.metric import EVERY_PROTOCOL, Metric
+from arena.metrics.base import (
+    Block,
+    Core,
+    ExpertsMetric,
+    exact_quantile_rank,
+    regret_increments,
+)
 from arena.spec import GameSpec
 
 # ----------------------------------------------------------------------------------------------
 # metrics read straight off the running totals
 
 
-class Loss(Metric):
+class Loss(ExpertsMetric):
     """Cumulative expected loss ``Ĥ_t = Σ_{s≤t} p_s·l_s``.
 
     Examples
@@ -37,7 +44,7 @@ class Loss(Metric):
         return core.learner[:, None].copy()
 
 
-class RealizedLoss(Metric):
+class RealizedLoss(ExpertsMetric):
     """Cumulative realized loss ``Σ_{s≤t} l_{s,I_s}`` with ``I_s ~ p_s`` drawn by the arena."""
 
     name = "realized_loss"
@@ -46,7 +53,7 @@ class RealizedLoss(Metric):
         return core.realized[:, None].copy()
 
 
-class Regret(Metric):
+class Regret(ExpertsMetric):
     """Expected regret to the best fixed expert, ``Ĥ_t − min_i L_{t,i} = max_i R_{t,i}``.
 
     References
@@ -60,7 +67,7 @@ class Regret(Metric):
         return (core.learner - core.cum_losses.min(axis=1))[:, None]
 
 
-class RealizedRegret(Metric):
+class RealizedRegret(ExpertsMetric):
     """Realized regret ``Σ_s l_{s,I_s} − min_i L_{t,i}`` (a random variable; Luo 2016, §2.1.5)."""
 
     name = "realized_regret"
@@ -69,7 +76,7 @@ class RealizedRegret(Metric):
         return (core.realized - core.cum_losses.min(axis=1))[:, None]
 
 
-class DynamicRegret(Metric):
+class DynamicRegret(ExpertsMetric):
     """Regret to the per-round best expert, ``Ĥ_t − Σ_{s≤t} min_i l_{s,i}`` (Zinkevich 2003)."""
 
     name = "dynamic_regret"
@@ -78,7 +85,7 @@ class DynamicRegret(Metric):
         return (core.learner - core.sum_min)[:, None]
 
 
-class InstantRegret(Metric):
+class InstantRegret(ExpertsMetric):
     """Regret of the checkpoint round alone, ``p_t·l_t − min_i l_{t,i}``: the instantaneous regret
     against the round's best expert (the increment of ``dynamic_regret`` at round t).
 
@@ -142,7 +149,7 @@ def _add_in_round_order(per_round, sums):
             sums[r] += per_round[r, j]
 
 
-class WindowRegret(Metric):
+class WindowRegret(ExpertsMetric):
     """Average per-round regret since the previous checkpoint,
     ``(1/(t − t')) Σ_{t' < s ≤ t} (p_s·l_s − min_i l_{s,i})`` (t' the previous checkpoint, 0 at
     first): :class:`InstantRegret` averaged over the rounds the tidy table does not show.
@@ -206,7 +213,7 @@ def _leader(cum_losses: np.ndarray) -> np.ndarray:
     return cum_losses.argmin(axis=1)
 
 
-class InstantLeaderRegret(Metric):
+class InstantLeaderRegret(ExpertsMetric):
     """Regret of the checkpoint round alone against the best expert so far,
     ``p_t·l_t − l_{t,i*_t}`` with ``i*_t = argmin_i L_{t,i}`` (the first one on ties).
 
@@ -243,7 +250,7 @@ class InstantLeaderRegret(Metric):
         return (self._last_h - own)[:, None]
 
 
-class WindowLeaderRegret(Metric):
+class WindowLeaderRegret(ExpertsMetric):
     """Average per-round regret since the previous checkpoint against the best expert so far,
     ``(1/(t − t')) Σ_{t' < s ≤ t} (p_s·l_s − l_{s,i*_t})`` with ``i*_t = argmin_i L_{t,i}``
     (t' the previous checkpoint, 0 at first; the first expert on ties).
@@ -285,7 +292,7 @@ class WindowLeaderRegret(Metric):
         return out
 
 
-class ZeroWeightFraction(Metric):
+class ZeroWeightFraction(ExpertsMetric):
     """Fraction of experts with ``p_{t,i} = 0`` exactly, at the round (Luo 2016, Figure 2.2)."""
 
     name = "zero_weight_frac"
@@ -294,7 +301,7 @@ class ZeroWeightFraction(Metric):
         return (core.last_probs == 0.0).mean(axis=1)[:, None]
 
 
-class Entropy(Metric):
+class Entropy(ExpertsMetric):
     """Shannon entropy ``−Σ_i p_{t,i} ln p_{t,i}`` (nats) of ``p_t`` at the checkpoint round."""
 
     name = "entropy"
@@ -306,7 +313,7 @@ class Entropy(Metric):
         return terms.sum(axis=1)[:, None]
 
 
-class QuantileRegret(Metric):
+class QuantileRegret(ExpertsMetric):
     """ε-quantile regret: the k-th largest ``R_{t,i}`` with ``k = ⌈εN⌉`` computed exactly.
 
     Equals ``Ĥ_t − L_{t,(k)}`` with ``L_{(k)}`` the k-th smallest cumulative loss (Chaudhuri, Freund
@@ -392,7 +399,7 @@ def _pseudo_advance(probs, means, cum_means, learner_mean):
             learner_mean[r] += s
 
 
-class PseudoRegret(Metric):
+class PseudoRegret(ExpertsMetric):
     """Pseudo-regret ``Σ_s p_s·μ_s − min_i Σ_s μ_{s,i}`` against the adversary's mean losses.
 
     Logged only when the adversary exposes the oracle ``means`` (Luo 2016, Appendix A.2,
@@ -470,7 +477,7 @@ def _shifting_advance(losses, table, best, carry):
                     minima[b] = v if v < m else m
 
 
-class ShiftingRegret(Metric):
+class ShiftingRegret(ExpertsMetric):
     """Shifting regret ``Ĥ_t − L*_k``: the comparator may switch experts at most k times.
 
     ``L*_k`` is the least loss of an expert sequence with at most k switches (k+1 segments,
@@ -557,7 +564,7 @@ def _kadane_advance(increments, current, best):
             best[k] = c if c > b else b
 
 
-class AdaptiveRegret(Metric):
+class AdaptiveRegret(ExpertsMetric):
     """Adaptive regret: the max over intervals ``[s, e] ⊆ [1, t]`` of the regret to the best expert.
 
     Because the max over intervals and over experts commute, it is the largest maximum-subarray
@@ -649,7 +656,7 @@ def _windows_advance(increments, t0, taus, offsets, prefix, starts, prefix_min, 
             prefix[k] += increments[j, k]
 
 
-class StronglyAdaptiveRegret(Metric):
+class StronglyAdaptiveRegret(ExpertsMetric):
     """Strongly adaptive regret: the max regret over intervals of length at most τ ending by t.
 
     ``SA_≤(τ) = max over [s, e] ⊆ [1, t] with e − s + 1 ≤ τ of Σ_{u=s}^{e} h_u − min_i
@@ -748,7 +755,7 @@ def _sleeping_advance(losses, expected, confidences, cum):
                 cum[r, i] += confidences[r, j, i] * (h - losses[r, j, i])
 
 
-class SleepingRegret(Metric):
+class SleepingRegret(ExpertsMetric):
     """Sleeping / confidence-rated regret ``max_i Σ_{s≤t} I_{s,i} (p_s·l_s − l_{s,i})``.
 
     Each expert's regret counts only the rounds it is awake, weighted by its confidence (Luo
@@ -779,8 +786,14 @@ def _labels(keys: list[tuple[str, float]]) -> list[tuple[str, float | None]]:
 
 
 class _Declared(Metric):
-    """Rows ``<prefix>:<metric>`` read from a component's declaration at each checkpoint."""
+    """Rows ``<prefix>:<metric>`` read from a component's declaration at each checkpoint.
 
+    Protocol-generic: the value comes from the component, not from a protocol's block, so every
+    protocol computes it (:data:`~arena.metric.EVERY_PROTOCOL`); ``values`` reads ``core.t``
+    only.
+    """
+
+    protocols: ClassVar[frozenset[str] | None] = EVERY_PROTOCOL
     prefix: ClassVar[str] = ""
 
     def _declared(self, t: int) -> dict:
@@ -821,13 +834,9 @@ class Bound(_Declared):
     prefix = "bound"
 
     def applicable(self, player, adversary) -> str | None:
-        from arena.bandit.protocol import BanditPlayer
-        from arena.experts.protocol import ExpertsPlayer
-        from arena.oco.protocol import OCOPlayer
-
         method = getattr(type(player), "bounds", None)
-        defaults = (ExpertsPlayer.bounds, OCOPlayer.bounds, BanditPlayer.bounds)
-        declares = method is not None and method not in defaults
+        # a protocol's base class declares none (arena.protocols.declares_nothing)
+        declares = method is not None and not getattr(method, "declares_nothing", False)
         if not declares:
             return "the player declares no bound"
         reason = getattr(player, "bounds_reason", None)

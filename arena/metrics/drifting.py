@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from arena.metrics.base import Core, Metric
+from arena.metrics.base import Core, ExpertsMetric
 from arena.spec import GameSpec
 
 TIE_TOL = 1e-9
@@ -37,7 +37,7 @@ def dg_score_bruteforce(probs: np.ndarray, losses: np.ndarray, threshold: float)
     return float(_fractions(regret[None, :], [float(threshold)])[0, 0])
 
 
-class DGScore(Metric):
+class DGScore(ExpertsMetric):
     """Fraction of experts whose regret ``R_{t,i} = Ĥ_t − L_{t,i}`` is at least R.
 
     The drifting-game score of Luo 2016 (§2.1.2, proof of Theorem 1): with chips at the
@@ -78,7 +78,7 @@ class DGScore(Metric):
         return _fractions(regret, self._thresholds)
 
 
-class DGLoss(Metric):
+class DGLoss(ExpertsMetric):
     """Fraction of a drifting-game adversary's chips at regret position ``X_{t,i} ≥ R``.
 
     The DGv1 loss ``(1/N) Σ_i 1{s_{t,i} ≤ −R}`` of Luo 2016, §2.1.2, on the adversary's own chips

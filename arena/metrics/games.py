@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from arena.metrics.base import Block, Core, Metric
+from arena.metrics.base import Block, Core, ExpertsMetric
 from arena.spec import GameSpec
 
 
@@ -27,7 +27,7 @@ def duality_gap(a: np.ndarray, p_bar: np.ndarray, q_bar: np.ndarray) -> np.ndarr
     return col.max(axis=1) - row.min(axis=1)
 
 
-class DualityGap(Metric):
+class DualityGap(ExpertsMetric):
     """Duality gap ``max_j (p̄_tᵀA)_j − min_i (A q̄_t)_i`` of the average strategies.
 
     A is the row player's loss matrix, ``p̄_t`` our player's average distribution over the
@@ -70,7 +70,7 @@ class DualityGap(Metric):
         return duality_gap(np.asarray(self._source.game_matrix()), p_bar, q_bar)[:, None]
 
 
-class LastIterateGap(Metric):
+class LastIterateGap(ExpertsMetric):
     """Duality gap ``max_j (p_tᵀA)_j − min_i (A q_t)_i`` of the current strategies.
 
     The same gap as :class:`DualityGap`, of the distributions ``p_t`` and ``q_t`` played in the

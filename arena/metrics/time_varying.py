@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from arena.metrics.base import Block, Core, Metric
+from arena.metrics.base import Block, Core, ExpertsMetric
 from arena.spec import GameSpec
 
 TV_METRICS = ("tv_regret", "tv_variation", "tv_loss")
@@ -157,7 +157,7 @@ def best_variation_regret(shifting: Sequence[float], budget: float) -> float:
     return best
 
 
-class _CompetitorSums(Metric):
+class _CompetitorSums(ExpertsMetric):
     """Base of the metrics of the competitor the adversary declares: the running sums of
     ``u_t·r_t``, ``Σ_i [u_{t,i} − u_{t−1,i}]_+`` and ``Σ_i u_{t,i}[ℓ_{t,i} − ℓ̂_t]_+``.
 

@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 
 from arena.errors import ConfigError
-from arena.metrics.base import Block, Core, Metric
+from arena.metrics.base import Block, Core, ExpertsMetric
 from arena.spec import GameSpec
 
 
@@ -176,7 +176,7 @@ def _accumulate_awake(reached, losses, node_losses):
                     node_losses[r, e] += losses[r, j, e]
 
 
-class TreeRegret(Metric):
+class TreeRegret(ExpertsMetric):
     """Tree regret: the learner's loss minus the best pruning's, ``Ĥ_t − min_P L_t(P)``.
 
     ``L_t(P) = Σ_{s≤t} ℓ_{s, e_P(x_s)}`` is the loss of pruning P, the loss of its one terminal

@@ -32,7 +32,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from arena.metrics.base import Metric
+from arena.metric import Metric
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData, evaluate, multiclass_hinge
 from arena.oco.protocol import MULTICLASS, feature_dim
@@ -82,17 +82,9 @@ class OCOCore:
 class OCOMetric(Metric):
     """Base of metrics of the OCO protocols: ``advance(block: OCOBlock, core: OCOCore)``."""
 
-    protocols: ClassVar[frozenset[str]] = frozenset(
+    protocols: ClassVar[frozenset[str] | None] = frozenset(
         {"oco", "classification", "regression", MULTICLASS}
     )
-
-    def applicable(self, player: Any, adversary: Any) -> str | None:
-        protocol = adversary.tags.protocol
-        if protocol not in self.protocols:
-            plural = "s" if len(self.protocols) > 1 else ""
-            names = "/".join(sorted(self.protocols))
-            return f"defined for the {names} protocol{plural} only, not {protocol}"
-        return super().applicable(player, adversary)
 
 
 class OCOLoss(OCOMetric):
@@ -447,17 +439,6 @@ class PathLength(_PerRoundBest):
     def values(self, core: OCOCore) -> np.ndarray:
         return self._path[:, None].copy()
 
-
-OCO_METRICS: dict[str, type[Metric]] = {
-    "loss": OCOLoss,
-    "mistakes": Mistakes,
-    "regret": OCORegret,
-    "comparator_regret": ComparatorRegret,
-    "dynamic_regret": OCODynamicRegret,
-    "path_length": PathLength,
-}
-"""Metrics of the OCO protocols by name; ``loss``, ``regret`` and ``dynamic_regret`` share their
-names (and meaning) with the experts metrics, so reports compare them alike."""
 
 OCO_DEFAULT_METRICS: dict[str, dict] = {
     "loss": {},

@@ -31,7 +31,7 @@ import numpy as np
 from arena.errors import mark_failure
 from arena.oco.domains import Domain
 from arena.oco.losses import Feedback, RoundData, feedback
-from arena.protocols import Adversary, Player
+from arena.protocols import Adversary, Player, declares_nothing
 from arena.spec import AdversaryTags, GameSpec, PlayerTags
 
 OCO_PROTOCOLS = frozenset({"oco", "classification", "regression"})
@@ -93,6 +93,7 @@ class OCOPlayer(Player):
                 raise
         return out
 
+    @declares_nothing
     def bounds(self, t: int) -> dict[tuple[str, float], Any]:
         """Return proven upper bounds on metrics after round ``t`` (``{(metric, param): value}``).
 
