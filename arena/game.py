@@ -1173,19 +1173,6 @@ def play(player: Any, adversary: Any, **kwargs: Any) -> pd.DataFrame:
     return run_game(player, adversary, **kwargs).rows
 
 
-def declared_rows(name: str, player: Any, adversary: Any, t: int, n_rep: int) -> list:
-    """Return ``(metric, param, values)`` of the ``bound`` / ``lower_bound`` rows after round t.
-
-    For the reference loops: declarations, not computations, read from the component as the
-    ``bound`` and ``lower_bound`` metrics read them.
-    """
-    source = player.bounds(t) if name == "bound" else adversary.lower_bounds(t, player)
-    return [
-        (f"{name}:{metric}", float(param), np.broadcast_to(value, (n_rep,)))
-        for (metric, param), value in source.items()
-    ]
-
-
 def reference_play(player: Any, adversary: Any, **kwargs: Any) -> pd.DataFrame:
     """Play a game with its protocol's literal per-round loop; return the tidy rows.
 

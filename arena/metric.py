@@ -94,6 +94,9 @@ class Record:
     ``arena.oco.metrics.OCORecord``: ``w_t``, ``f_t(w_t)``, the round data, ...); the reference
     loops build one per replicate at each checkpoint, from the whole stored history.
 
+    Only ``t`` is required: a hand-built record (a test of one definition) leaves the game's
+    context None, and the references that read it say so.
+
     Attributes
     ----------
     t : int
@@ -109,10 +112,10 @@ class Record:
     """
 
     t: int
-    replicate: int
-    spec: GameSpec
-    player: Any
-    adversary: Any
+    replicate: int = 0
+    spec: GameSpec | None = None
+    player: Any = None
+    adversary: Any = None
 
 
 class Metric(Component):

@@ -30,7 +30,7 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 from numba import njit
 
-from arena.metrics.base import Block, Core
+from arena.metrics.base import Block, Core, ExpertsRecord
 from arena.metrics.drifting import TIE_TOL, DGScore, _fractions
 from arena.spec import GameSpec
 
@@ -277,3 +277,9 @@ class DG2Score(DGScore):
 
     def values(self, core: Core) -> np.ndarray:
         return _fractions(-self.chips(), self._thresholds)
+
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """:func:`dg2_score_bruteforce` on the record, its losses mapped to [0, 1] by the
+        declared range (the chips move with normalized losses)."""
+        unit = (record.losses - record.spec.loss_range[0]) / record.spec.loss_scale
+        return dg2_score_bruteforce(record.probs, unit, record.actions, float(param))

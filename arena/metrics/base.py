@@ -8,12 +8,13 @@ the shared running totals, and the base of the metrics that read them.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from arena.metric import Metric
+from arena.metric import Metric, Record
 
 
 class Block(NamedTuple):
@@ -117,6 +118,49 @@ def exact_quantile_rank(eps: float, n_actions: int) -> int:
     (7, 8)
     """
     return math.ceil(Fraction(repr(float(eps))) * n_actions)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExpertsRecord(Record):
+    """The literal record of one replicate of an experts-block game (experts, bandit) after
+    round ``t``: every round played, as the reference loops store it.
+
+    Attributes
+    ----------
+    probs, losses : ndarray, shape (t, N)
+        ``p_s`` and ``l_s`` of rounds ``1..t`` (rows ``0..t-1``).
+    actions : ndarray of int, shape (t,)
+        The drawn actions ``I_s`` (0-based).
+    means : ndarray, shape (t, N), optional
+        The adversary's mean losses ``μ_s`` (oracle ``means``).
+    confidences : ndarray, shape (t, N), optional
+        The confidences of a sleeping / confidence-rated game.
+    competitor : ndarray, shape (t, N), optional
+        The time-varying competitor ``u_s`` an adversary declares (oracle ``competitor``).
+    parents : ndarray of int, optional
+        A tree-experts template (``tree_parents()``); ``reached`` (t, N) marks the edges each
+        ``x_s`` traverses (oracle ``reached``).
+    previous : int
+        The previous checkpoint (0 for the first): the window of the window metrics.
+
+    Examples
+    --------
+    >>> from arena.metrics.builtin import Regret
+    >>> record = ExpertsRecord(t=2, probs=np.full((2, 2), 0.5), losses=np.eye(2),
+    ...                        actions=np.zeros(2, dtype=int))
+    >>> Regret().reference(record, math.nan)  # ½ + ½ − 1
+    0.0
+    """
+
+    probs: np.ndarray
+    losses: np.ndarray
+    actions: np.ndarray
+    means: np.ndarray | None = None
+    confidences: np.ndarray | None = None
+    competitor: np.ndarray | None = None
+    parents: np.ndarray | None = None
+    reached: np.ndarray | None = None
+    previous: int = 0
 
 
 EXPERTS_BLOCK: frozenset[str] = frozenset({"experts", "bandit"})

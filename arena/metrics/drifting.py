@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from arena.metrics.base import Core, ExpertsMetric
+from arena.metrics.base import Core, ExpertsMetric, ExpertsRecord
 from arena.spec import GameSpec
 
 TIE_TOL = 1e-9
@@ -77,6 +77,10 @@ class DGScore(ExpertsMetric):
         regret = core.learner[:, None] - core.cum_losses
         return _fractions(regret, self._thresholds)
 
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The brute-force definition: :func:`dg_score_bruteforce`."""
+        return dg_score_bruteforce(record.probs, record.losses, float(param))
+
 
 class DGLoss(ExpertsMetric):
     """Fraction of a drifting-game adversary's chips at regret position ``X_{t,i} ≥ R``.
@@ -118,3 +122,12 @@ class DGLoss(ExpertsMetric):
 
     def values(self, core: Core) -> np.ndarray:
         return _fractions(np.asarray(self._source.dg_positions()), self._thresholds)
+
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The fraction of the adversary's chips at ``X ≥ R`` (ties within :data:`TIE_TOL`),
+        counted chip by chip. The chips are the adversary's declaration: its losses
+        ``l_{t,i} = max_j d_{t,j} − d_{t,i}`` lose each round's largest movement, so the
+        positions ``X_t = Σ_s d_s`` cannot be recovered from the record's losses."""
+        chips = np.asarray(record.adversary.dg_positions(), dtype=np.float64)[record.replicate]
+        cut = float(param) - TIE_TOL * max(1.0, abs(float(param)))
+        return sum(1.0 for x in chips.tolist() if x >= cut) / len(chips)

@@ -22,10 +22,10 @@ import math
 import numpy as np
 
 from arena.metrics.base import exact_quantile_rank
-from arena.metrics.drifting import _fractions
+from arena.metrics.drifting import TIE_TOL, _fractions
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData, prediction_loss
-from arena.oco.metrics import OCOBlock, OCOCore, OCOMetric
+from arena.oco.metrics import OCOBlock, OCOCore, OCOMetric, OCORecord
 from arena.spec import GameSpec
 
 # ---------------------------------------------------------------------------------------------
@@ -165,6 +165,17 @@ class _GridMetric(OCOMetric):
     def advance(self, block: OCOBlock, core: OCOCore) -> None:
         self._totals += grid_total_losses(self._spec, self._points, block.data)
 
+    def regrets_bruteforce(self, record: OCORecord) -> list[float]:
+        """``R_t(u)`` at every grid point of one replicate (:func:`grid_regrets_bruteforce`),
+        kept for the record's other params (the plain loop over rounds and points is slow)."""
+        cached = getattr(self, "_reference_regrets", None)
+        if cached is not None and cached[0] is record:
+            return cached[1]
+        points = domain_grid(record.spec.domain, record.spec.dim, self.grid_cells(record.spec))
+        regrets = grid_regrets_bruteforce(record.spec, points, record.w, record.data)[1]
+        self._reference_regrets = (record, regrets)
+        return regrets
+
     def grid_regrets(self, core: OCOCore) -> np.ndarray:
         """Return ``R_t(w) = Σ_τ f_τ(w_τ) − F_t(w)`` at every grid point, shape (R, G)."""
         return core.learner[:, None] - self._totals
@@ -230,6 +241,13 @@ class DGVolume(_GridMetric):
     def values(self, core: OCOCore) -> np.ndarray:
         return _fractions(self.grid_regrets(core), self._thresholds)
 
+    def reference(self, record: OCORecord, param: float) -> float:
+        """The fraction of grid points whose brute-force regret reaches R (ties within
+        :data:`~arena.metrics.drifting.TIE_TOL`)."""
+        regrets = self.regrets_bruteforce(record)
+        cut = param - TIE_TOL * max(1.0, abs(param))
+        return sum(1 for v in regrets if v >= cut) / len(regrets)
+
 
 class VolumeQuantileRegret(_GridMetric):
     """The OCO ε-regret of Luo 2016: the regret to K once its best ε fraction of volume is removed.
@@ -280,3 +298,8 @@ class VolumeQuantileRegret(_GridMetric):
     def values(self, core: OCOCore) -> np.ndarray:
         ordered = -np.sort(-self.grid_regrets(core), axis=1)  # descending
         return np.stack([ordered[:, k - 1] for k in self._ranks], axis=1)
+
+    def reference(self, record: OCORecord, param: float) -> float:
+        """The ``⌈εG⌉``-th largest of the brute-force grid regrets (a full sort)."""
+        regrets = self.regrets_bruteforce(record)
+        return float(sorted(regrets, reverse=True)[exact_quantile_rank(param, len(regrets)) - 1])

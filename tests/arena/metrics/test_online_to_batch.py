@@ -12,8 +12,8 @@ import pyarrow.parquet as pq
 
 from arena.game import prepare_game, run_game
 from arena.oco.domains import Domain
+from arena.oco.literal import scalar_loss
 from arena.oco.online_to_batch import OnlineToBatch
-from arena.oco.reference import scalar_loss
 from arena.spec import GameSpec
 from tests.helpers import CLT_Z, assert_below
 from tests.helpers.contract import run_in_process
