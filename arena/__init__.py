@@ -2,7 +2,8 @@
 
 The public API: :func:`play` / :func:`run_game` to run a game of R batched replicates and get the
 tidy results, the component bases (shared: :mod:`arena.protocols`; per protocol:
-:mod:`arena.experts.protocol`, :mod:`arena.oco.protocol`), the registry in :mod:`arena.registry`,
+:mod:`arena.experts.protocol`, :mod:`arena.oco.protocol`), the metric base and its dispatch rule
+(:mod:`arena.metric`), the registry in :mod:`arena.registry`,
 and the result writers in :mod:`arena.results`.
 """
 
@@ -15,6 +16,7 @@ from arena.experts.protocol import (
     SingleGameExpertsPlayer,
 )
 from arena.game import GameRun, play, run_game
+from arena.metric import EVERY_PROTOCOL, Metric, metric_for
 from arena.protocols import Adversary, Player
 from arena.results import SCHEMA
 from arena.spec import AdversaryTags, GameSpec, History, PlayerTags
@@ -22,6 +24,7 @@ from arena.spec import AdversaryTags, GameSpec, History, PlayerTags
 __version__ = "0.1.0"
 
 __all__ = [
+    "EVERY_PROTOCOL",
     "SCHEMA",
     "AdaptiveAdversary",
     "Adversary",
@@ -34,12 +37,14 @@ __all__ = [
     "GameRun",
     "GameSpec",
     "History",
+    "Metric",
     "ObliviousAdversary",
     "Player",
     "PlayerTags",
     "SingleGameExpertsPlayer",
     "UnknownComponentError",
     "canonical_json",
+    "metric_for",
     "play",
     "run_game",
 ]
