@@ -547,6 +547,7 @@ __all__ = [
     "play_catalog",
     "play_games",
     "play_loop",
+    "reference_value",
     "regrets_from_trace",
     "run_predict_update",
     "spec",
