@@ -314,6 +314,11 @@ class BoostingOracle(AdaptiveAdversary):
         columns = zip(*self._stumps, strict=True)
         return {k: np.stack(col, axis=1) for k, col in zip(keys, columns, strict=True)}
 
+    def test_examples(self) -> tuple[np.ndarray, np.ndarray]:
+        """Return the held-out examples ``x`` (R, m, d) and labels ``y`` (R, m), never shown to the
+        player or to the weak learner (for the metrics' brute-force definitions)."""
+        return self._x_test.copy(), self._y_test.copy()
+
     def split(self) -> dict[str, np.ndarray]:
         """Return replicate r's split as dataset row indices: ``train`` (R, N), ``test`` (R, m)."""
         return {"train": self._train_idx.copy(), "test": self._test_idx.copy()}

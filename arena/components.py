@@ -8,13 +8,24 @@ folder: :mod:`arena.experts.protocol` (``ExpertsPlayer``, ``ObliviousAdversary``
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
 from arena.base import Component
 from arena.spec import AdversaryTags, GameSpec, History, PlayerTags
+
+
+def declares_nothing(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a base class's default declaration (a ``bounds`` that returns ``{}``).
+
+    A metric that logs a component's declaration (``bound``) skips the components whose method
+    is still such a default, with a reason, instead of logging no rows; the mark says so without
+    the metric importing every protocol's base classes.
+    """
+    method.declares_nothing = True  # type: ignore[attr-defined]
+    return method
 
 
 class Player(Component):

@@ -36,7 +36,7 @@ from arena import registry
 from arena.base import GIB, NEGLIGIBLE, Footprint, canonical_json, declared_footprint
 from arena.checkpoints import log_grid
 from arena.errors import ArenaError, ConfigError, GameError, failed_at
-from arena.metrics.base import Metric
+from arena.metric import Metric, metric_for, metric_problem
 from arena.params import validate_params
 from arena.results import GameRun, TraceWriter, assemble_rows
 from arena.seeding import replicate_streams
@@ -413,12 +413,17 @@ class GameProtocol:
         raise NotImplementedError
 
     def metric_class(self, name: str) -> type[Metric] | str:
-        """Return the class that computes metric ``name`` in this protocol, or why none does."""
-        return registry.load("metric", name)
+        """Return the class that computes metric ``name`` in this protocol, or why none does.
+
+        The one rule of every protocol (:func:`arena.metric.metric_for`): the registered metric
+        named ``name`` whose ``protocols`` contain this protocol's name.
+        """
+        return metric_for(name, self.name)
 
     def accepts_metric(self, metric: Metric) -> bool:
-        """Whether a metric instance given by the caller is computed as it is."""
-        return True
+        """Whether a metric instance given by the caller is computed as it is: its class serves
+        this protocol (else the protocol's own implementation of its name is used)."""
+        return self.name in (type(metric).protocols or ())
 
     def identity(self, player: Any, adversary: Any, spec: GameSpec) -> tuple[dict, dict]:
         """Return the game key (what fixes the loss stream: common random numbers across players)
@@ -601,6 +606,8 @@ def resolve_metrics(protocol: GameProtocol, metrics: Any) -> tuple[list[Metric],
         for m in metrics:
             if isinstance(m, str):
                 add(m, {})
+            elif getattr(type(m), "protocols", None) is None:  # no protocol can dispatch it
+                raise ArenaError(str(metric_problem(m.name, type(m))))
             elif protocol.accepts_metric(m):
                 out.append(m)
             else:
@@ -1131,7 +1138,7 @@ def _check_values(
 
     NaN is a metric's "undefined here" (an edge before any weight, an improvement over a base
     learner that made no mistake) and is written; ±inf is an overflow, never a result, unless the
-    metric defines it (:attr:`arena.metrics.base.Metric.infinite_values`: ``sketch_error``). One
+    metric defines it (:attr:`arena.metric.Metric.infinite_values`: ``sketch_error``). One
     ``isinf`` over R values per metric and checkpoint: nothing against the rounds.
     """
     for m, v in zip(metrics, vals, strict=True):
@@ -1164,19 +1171,6 @@ def play(player: Any, adversary: Any, **kwargs: Any) -> pd.DataFrame:
     (True, 2, 100)
     """
     return run_game(player, adversary, **kwargs).rows
-
-
-def declared_rows(name: str, player: Any, adversary: Any, t: int, n_rep: int) -> list:
-    """Return ``(metric, param, values)`` of the ``bound`` / ``lower_bound`` rows after round t.
-
-    For the reference loops: declarations, not computations, read from the component as the
-    ``bound`` and ``lower_bound`` metrics read them.
-    """
-    source = player.bounds(t) if name == "bound" else adversary.lower_bounds(t, player)
-    return [
-        (f"{name}:{metric}", float(param), np.broadcast_to(value, (n_rep,)))
-        for (metric, param), value in source.items()
-    ]
 
 
 def reference_play(player: Any, adversary: Any, **kwargs: Any) -> pd.DataFrame:

@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 if TYPE_CHECKING:
-    from arena.metrics.base import Metric
+    from arena.metric import Metric
     from arena.spec import GameSpec
 
 SCHEMA = [

@@ -299,9 +299,9 @@ def check_declared_bounds_hold(player: BanditPlayer) -> None:
     """
     if type(player).bounds is BanditPlayer.bounds:
         raise SkipCheck("declares no bounds (bounds() is not overridden)")
-    from arena import registry
     from arena.errors import ArenaError
     from arena.game import run_game
+    from arena.metric import metric_for
 
     for adversary in (BernoulliStream(gap=0.1), BernoulliStream(gap=0.0), AlternatingStream()):
         game = {"n_actions": N_ARMS, "horizon": 300, "replicates": BOUND_REPLICATES, "seed": 13}
@@ -312,7 +312,7 @@ def check_declared_bounds_hold(player: BanditPlayer) -> None:
         metrics: dict[str, Any] = {"bound": {}}
         for label in declared.metric.unique():
             name = label.removeprefix("bound:")
-            if registry.load("metric", name).param_name is not None:
+            if getattr(metric_for(name, "bandit"), "param_name", None) is not None:
                 fail("check_declared_bounds_hold", player, f"bounds on {name} are not checked")
             metrics[name] = {}
         rows = run_game(player, adversary, metrics=metrics, **game).rows

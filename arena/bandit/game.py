@@ -12,7 +12,7 @@ game's (adversary, parameters, K), so the losses and the action uniforms are tho
 adversary and replicate give an experts player: common random numbers across the two protocols,
 and the price of bandit feedback is a paired comparison. The arena knows ``l_t``, so every experts
 metric that reads ``p_t·l_t`` is exact (same block, same core kernel); the bandit metrics
-(:mod:`arena.metrics.bandit`) add arm pulls and the pseudo-regret per arm.
+(:mod:`arena.bandit.metrics`) add arm pulls and the pseudo-regret per arm.
 
 Against an oblivious adversary a chunk is one ``losses_block`` call and one ``play_block`` call
 (a numba kernel for fast players, which draws ``I_t`` with the arena's own
@@ -27,13 +27,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from arena import registry
 from arena.bandit.protocol import BanditPlayer
-from arena.components import Adversary
 from arena.errors import ConfigError
 from arena.experts.game import ExpertsProtocol, ExpertsStepper
 from arena.game import PreparedGame, describe
-from arena.metrics.base import Metric, protocol_reason
+from arena.components import Adversary
 
 HOSTED = frozenset({"experts"})
 """The adversaries' protocols a bandit game accepts: every experts adversary is a bandit one."""
@@ -84,13 +82,6 @@ class BanditProtocol(ExpertsProtocol):
                 "emits_confidences",
                 "sleeping / confidence-rated adversaries are not played in the bandit protocol",
             )
-
-    def metric_class(self, name: str) -> type[Metric] | str:
-        cls = registry.load("metric", name)
-        return protocol_reason(cls, self.name) or cls
-
-    def accepts_metric(self, metric: Metric) -> bool:
-        return protocol_reason(type(metric), self.name) is None
 
     def start(self, game: PreparedGame) -> BanditStepper:
         return BanditStepper(game)

@@ -14,8 +14,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from arena.components import Player
 from arena.errors import mark_failure
+from arena.components import Player, declares_nothing
 from arena.sampling import sample_action
 from arena.spec import PlayerTags
 
@@ -85,6 +85,7 @@ class BanditPlayer(Player):
                 raise
         return probs
 
+    @declares_nothing
     def bounds(self, t: int) -> dict[tuple[str, float], np.ndarray | float]:
         """Return proven upper bounds on the *expectation* of metrics after round ``t``.
 

@@ -6,8 +6,9 @@ the driver (:func:`arena.game.prepare_game`); each round it calls ``predict``, s
 adversary, asks it for ``l_t`` through ``losses(t, history)``, draws ``I_t`` by inverse CDF from
 the replicate's action stream (:func:`arena.experts.reference.draw_action`), hands the player
 ``I_t``, ``l_{t,I_t}`` and ``p_t`` — nothing else — and records the round. At each checkpoint
-every metric is recomputed from the stored history by its brute-force definition
-(:mod:`arena.metrics.bruteforce`). Memory and time grow with T: a test oracle for small games.
+every metric is recomputed from the stored history by its own brute-force definition
+(:meth:`arena.metric.Metric.reference`, one :class:`~arena.metrics.base.ExpertsRecord` per
+replicate). Memory and time grow with T: a test oracle for small games.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ import numpy as np
 import pandas as pd
 
 from arena.bandit.protocol import BanditPlayer
-from arena.components import Adversary
 from arena.experts.reference import draw_action
-from arena.game import Who, declared_rows, prepare_game
-from arena.metrics import bruteforce
+from arena.game import Who, prepare_game
+from arena.metrics.base import ExpertsRecord
+from arena.components import Adversary
 from arena.results import reference_rows, tidy_frame
 from arena.spec import History
 
@@ -58,7 +59,6 @@ def reference_play(
     checkpoints = set(game.grid.tolist())
     want_means = any("means" in m.requires for m in game.metrics)
     want_competitor = any("competitor" in m.requires for m in game.metrics)
-    params = {m.name: m.param_values(spec) for m in game.metrics}
 
     history = History(
         n_rep, n_act, adversary.tags.sees_distribution, owner=Who("adversary", adversary)
@@ -102,77 +102,24 @@ def reference_play(
         losses_t = np.stack(losses_seen, axis=1)
         actions_t = np.stack(actions_seen, axis=1)
         means_t = np.stack(means_seen, axis=1) if want_means else None
-        for m in game.metrics:
-            if m.name in ("bound", "lower_bound"):
-                labelled = declared_rows(m.name, player, adversary, t, n_rep)
-            elif "competitor" in m.requires:  # tv_regret (and its bound), tv_variation, tv_loss
-                declares = getattr(player, "interval_regret_constant", None)
-                labelled = bruteforce.tv_rows(
-                    m.name,
-                    probs_t,
-                    losses_t,
-                    np.stack(competitors_seen, axis=1),
-                    None if declares is None else np.broadcast_to(declares(t), (n_rep,)),
-                )
-            elif m.name == "estimate_bias":  # reads the player's own estimates, as defined
-                labelled = _estimate_bias_rows(player, spec, losses_t, params[m.name])
-            elif m.name == "dg2_score":  # the chips move with losses mapped to [0, 1]
-                labelled = _dg2_score_rows(spec, probs_t, losses_t, actions_t, params[m.name])
-            else:
-                labelled = [
-                    (
-                        m.name,
-                        float(param),
-                        [
-                            bruteforce.evaluate(
-                                m.name,
-                                param,
-                                probs_t[r],
-                                losses_t[r],
-                                actions_t[r],
-                                None if means_t is None else means_t[r],
-                                previous=previous,
-                            )
-                            for r in range(n_rep)
-                        ],
-                    )
-                    for param in params[m.name]
-                ]
-            rows.extend(reference_rows(game.constants, game.ids, t, labelled))
+        competitor_t = np.stack(competitors_seen, axis=1) if want_competitor else None
+        records = [
+            ExpertsRecord(
+                t=t,
+                replicate=r,
+                spec=spec,
+                player=player,
+                adversary=adversary,
+                probs=probs_t[r],
+                losses=losses_t[r],
+                actions=actions_t[r],
+                means=None if means_t is None else means_t[r],
+                competitor=None if competitor_t is None else competitor_t[r],
+                previous=previous,
+            )
+            for r in range(n_rep)
+        ]
+        for m in game.metrics:  # rows ordered by metric, then parameter, then replicate
+            rows.extend(reference_rows(game.constants, game.ids, t, m.reference_rows(records)))
         previous = t
     return tidy_frame(rows)
-
-
-def _dg2_score_rows(spec, probs_t, losses_t, actions_t, thresholds) -> list:
-    """``dg2_score`` per threshold and replicate from the whole history (the DGv2 chips)."""
-    from arena.metrics.drifting_v23 import dg2_score_bruteforce
-
-    unit = (losses_t - spec.loss_range[0]) / spec.loss_scale
-    return [
-        (
-            "dg2_score",
-            float(th),
-            [
-                dg2_score_bruteforce(probs_t[r], unit[r], actions_t[r], float(th))
-                for r in range(spec.n_replicates)
-            ],
-        )
-        for th in thresholds
-    ]
-
-
-def _estimate_bias_rows(player, spec, losses_t, arms) -> list:
-    """``L̂_{t,i} − Σ_s (l_{s,i} − lo)/(hi − lo)`` per arm and replicate (``estimate_bias``)."""
-    from arena.metrics.bandit import estimate_bias_bruteforce
-
-    lo, scale = spec.loss_range[0], spec.loss_scale
-    est = np.asarray(player.estimates(), dtype=np.float64)
-    unit = (losses_t - lo) / scale
-    return [
-        (
-            "estimate_bias",
-            float(arm),
-            [estimate_bias_bruteforce(est[r], unit[r], int(arm)) for r in range(spec.n_replicates)],
-        )
-        for arm in arms
-    ]

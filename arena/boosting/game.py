@@ -34,21 +34,13 @@ from typing import Any, ClassVar
 import numpy as np
 import pyarrow as pa
 
-from arena import registry
+from arena.boosting.metrics import BoostingBlock, BoostingCore
 from arena.boosting.protocol import TASKS, Booster, check_task
 from arena.errors import ConfigError, GameError
 from arena.game import GameProtocol, PreparedGame, Stepper, describe, real_array
 from arena.game import call_component as _call
 from arena.game import first_offender as _first
 from arena.game import readonly as _readonly
-from arena.metrics.base import Metric, protocol_reason
-from arena.metrics.boosting_game import (
-    BOOSTING_METRICS,
-    BoostingBlock,
-    BoostingCore,
-    BoostingMetric,
-)
-from arena.metrics.builtin import Bound, LowerBound
 from arena.oco.game import stream_game_identity
 from arena.oco.losses import EXAMPLE_LOSSES, RoundData, prediction_loss
 from arena.oco.protocol import OCOAdversary, resolve_dim
@@ -147,21 +139,6 @@ class BoostingProtocol(GameProtocol):
         )
         check_task(player, spec)
         return spec, {"dim": dim, "loss": loss, "task": task}
-
-    def metric_class(self, name: str) -> type[Metric] | str:
-        if name in BOOSTING_METRICS:
-            return BOOSTING_METRICS[name]
-        if name in ("bound", "lower_bound"):
-            return Bound if name == "bound" else LowerBound
-        cls = registry.load("metric", name)
-        if issubclass(cls, BoostingMetric):
-            return cls
-        # another protocol's metric (the CLI's default set lists them all): skipped, not computed
-        # (a metric naming no protocol reads the experts protocol's block)
-        return protocol_reason(cls, self.name) or "defined for the experts protocol only"
-
-    def accepts_metric(self, metric: Metric) -> bool:
-        return isinstance(metric, BoostingMetric | Bound | LowerBound)
 
     def identity(self, player: Any, adversary: Any, spec: GameSpec) -> tuple[dict, dict]:
         # the hosted game's key: the examples an OCO learner sees on this adversary

@@ -298,9 +298,9 @@ def check_declared_bounds_hold(player: ExpertsPlayer) -> None:
     """Every declared ``bound:<metric>`` dominates its metric on a few adversaries."""
     if type(player).bounds is ExpertsPlayer.bounds:
         raise SkipCheck("declares no bounds (bounds() is not overridden)")
-    from arena import registry
     from arena.errors import ArenaError
     from arena.game import run_game
+    from arena.metric import metric_for
 
     n_act = _player_game(player).n_actions
     streams = (BernoulliStream(gap=0.1), BernoulliStream(gap=0.0), AlternatingStream())
@@ -316,8 +316,8 @@ def check_declared_bounds_hold(player: ExpertsPlayer) -> None:
         metrics: dict[str, Any] = {"bound": {}}
         for label, param in declared[["metric", "param"]].drop_duplicates().itertuples(index=False):
             name = label.removeprefix("bound:")
-            cls = registry.load("metric", name)
-            if cls.param_name is None:
+            cls = metric_for(name, "experts")  # a str: not computed here, no param
+            if getattr(cls, "param_name", None) is None:
                 metrics[name] = {}
             else:
                 values = metrics.setdefault(name, {cls.param_name: []})[cls.param_name]

@@ -22,7 +22,6 @@ import numpy as np
 import pyarrow as pa
 from numba import njit
 
-from arena import registry
 from arena.errors import ArenaError, ConfigError, GameError
 from arena.experts.protocol import PROB_NEG_TOL, PROB_SUM_TOL, ExpertsPlayer, ObliviousAdversary
 from arena.game import (
@@ -36,9 +35,8 @@ from arena.game import (
     readonly,
     real_array,
 )
-from arena.metrics.base import Block, Core, Metric, protocol_reason
+from arena.metrics.base import Block, Core
 from arena.metrics.builtin import DEFAULT_METRICS
-from arena.metrics.oco import OCOMetric
 from arena.results import TraceWriter, list_column
 from arena.sampling import sample_action, sample_actions
 from arena.spec import GameSpec, History
@@ -207,14 +205,6 @@ class ExpertsProtocol(GameProtocol):
     default_metrics: ClassVar[dict[str, Any]] = DEFAULT_METRICS
     reference_loop: ClassVar[str] = "arena.experts.reference:reference_play"
     conformance_checks: ClassVar[str] = "arena.experts.checks:CHECKS"
-
-    def metric_class(self, name: str) -> type[Metric] | str:
-        cls = registry.load("metric", name)
-        if isinstance(getattr(cls, "protocols", None), frozenset) and not issubclass(
-            cls, OCOMetric
-        ):
-            return protocol_reason(cls, self.name) or cls  # e.g. the bandit protocol's arm_pulls
-        return cls
 
     def check_pair(self, player: Any, adversary: Any) -> None:
         if not isinstance(player, ExpertsPlayer):

@@ -12,8 +12,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from arena.components import Adversary, Player
 from arena.errors import mark_failure
+from arena.components import Adversary, Player, declares_nothing
 from arena.sampling import sample_actions
 from arena.spec import AdversaryTags, GameSpec, History, PlayerTags
 
@@ -97,6 +97,7 @@ class ExpertsPlayer(Player):
                 raise
         return probs
 
+    @declares_nothing
     def bounds(self, t: int) -> dict[tuple[str, float], np.ndarray]:
         """Return the proven upper bounds on metrics after round ``t`` (the rounds played so far).
 

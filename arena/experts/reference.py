@@ -10,8 +10,9 @@ independently:
   ``losses(t, history)`` (an oblivious adversary answers with ``losses_block(t, 1)``), draws
   ``I_t`` by inverse CDF, calls ``update`` and records the round in the :class:`~arena.spec.History`
   (Luo 2016, §2.1.2);
-* the whole history is stored, and at each checkpoint every metric is recomputed from it by the
-  brute-force definitions of :mod:`arena.metrics.bruteforce`.
+* the whole history is stored, and at each checkpoint every metric is recomputed from it by its
+  own brute-force definition (:meth:`arena.metric.Metric.reference`, handed one
+  :class:`~arena.metrics.base.ExpertsRecord` per replicate).
 
 Memory and time grow with T (O(T²) per checkpoint for the interval metrics): this is a test
 oracle for small games, not a way to run experiments.
@@ -24,10 +25,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from arena.components import Adversary
 from arena.experts.protocol import ExpertsPlayer
-from arena.game import Who, declared_rows, prepare_game
-from arena.metrics import bruteforce
+from arena.game import Who, prepare_game
+from arena.metrics.base import ExpertsRecord
+from arena.components import Adversary
 from arena.results import reference_rows, tidy_frame
 from arena.spec import History
 
@@ -86,7 +87,6 @@ def reference_play(
     want_competitor = any("competitor" in m.requires for m in game.metrics)
     want_tree = any("reached" in m.requires for m in game.metrics)  # tree_regret
     sleeping = adversary.tags.emits_confidences
-    params = {m.name: m.param_values(spec) for m in game.metrics}
 
     history = History(
         n_rep, n_act, adversary.tags.sees_distribution, owner=Who("adversary", adversary)
@@ -144,43 +144,30 @@ def reference_play(
         actions_t = np.stack(actions_seen, axis=1)  # (R, t)
         means_t = np.stack(means_seen, axis=1) if want_means else None
         conf_t = np.stack(confidences_seen, axis=1) if sleeping else None
+        competitor_t = np.stack(competitors_seen, axis=1) if want_competitor else None
         reached_t = np.stack(reached_seen, axis=1) if want_tree else None
         parents = np.asarray(adversary.tree_parents()) if want_tree else None
+        records = [
+            ExpertsRecord(
+                t=t,
+                replicate=r,
+                spec=spec,
+                player=player,
+                adversary=adversary,
+                probs=probs_t[r],
+                losses=losses_t[r],
+                actions=actions_t[r],
+                means=None if means_t is None else means_t[r],
+                confidences=None if conf_t is None else conf_t[r],
+                competitor=None if competitor_t is None else competitor_t[r],
+                parents=parents,
+                reached=None if reached_t is None else reached_t[r],
+                previous=previous,
+            )
+            for r in range(n_rep)
+        ]
         for m in game.metrics:  # rows ordered by metric, then parameter, then replicate
-            if m.name in ("bound", "lower_bound"):
-                labelled = declared_rows(m.name, player, adversary, t, n_rep)
-            elif "competitor" in m.requires:  # tv_regret (and its bound), tv_variation, tv_loss
-                declares = getattr(player, "interval_regret_constant", None)
-                labelled = bruteforce.tv_rows(
-                    m.name,
-                    probs_t,
-                    losses_t,
-                    np.stack(competitors_seen, axis=1),
-                    None if declares is None else np.broadcast_to(declares(t), (n_rep,)),
-                )
-            else:
-                labelled = [
-                    (
-                        m.name,
-                        float(param),
-                        [
-                            bruteforce.evaluate(
-                                m.name,
-                                param,
-                                probs_t[r],
-                                losses_t[r],
-                                actions_t[r],
-                                None if means_t is None else means_t[r],
-                                None if conf_t is None else conf_t[r],
-                                previous=previous,
-                                tree=None if reached_t is None else (parents, reached_t[r]),
-                            )
-                            for r in range(n_rep)
-                        ],
-                    )
-                    for param in params[m.name]
-                ]
-            rows.extend(reference_rows(game.constants, game.ids, t, labelled))
+            rows.extend(reference_rows(game.constants, game.ids, t, m.reference_rows(records)))
         previous = t
 
     return tidy_frame(rows)

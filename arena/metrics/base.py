@@ -1,16 +1,20 @@
-"""Metric base, the per-chunk data the engine hands to metrics, and the shared running totals."""
+"""The experts block: the per-chunk data the experts and bandit protocols hand to their metrics,
+the shared running totals, and the base of the metrics that read them.
+
+:class:`~arena.metric.Metric` itself, which every protocol shares, is in :mod:`arena.metric`
+(re-exported here for plugins written against the earlier layout).
+"""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, ClassVar, NamedTuple
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from arena.base import Component
-from arena.errors import ConfigError
-from arena.spec import GameSpec
+from arena.metric import Metric, Record
 
 
 class Block(NamedTuple):
@@ -101,24 +105,6 @@ class Core:
         self.last_probs = np.full((n_replicates, n_actions), 1.0 / n_actions)
 
 
-def protocol_reason(cls: type[Metric], protocol: str) -> str | None:
-    """Return why metric class ``cls`` is not computed in a game of ``protocol``, or None.
-
-    Examples
-    --------
-    >>> from arena.metrics.bandit import ArmPulls
-    >>> protocol_reason(ArmPulls, "experts")
-    'defined for the bandit protocol only, not experts'
-    >>> protocol_reason(ArmPulls, "bandit") is None
-    True
-    """
-    only = getattr(cls, "protocols", None)
-    if only is None or protocol in only:
-        return None
-    plural = "s" if len(only) > 1 else ""
-    return f"defined for the {'/'.join(sorted(only))} protocol{plural} only, not {protocol}"
-
-
 def exact_quantile_rank(eps: float, n_actions: int) -> int:
     """Return ``k = ⌈εN⌉`` computed in exact rational arithmetic from ε's shortest decimal form.
 
@@ -134,82 +120,60 @@ def exact_quantile_rank(eps: float, n_actions: int) -> int:
     return math.ceil(Fraction(repr(float(eps))) * n_actions)
 
 
-class Metric(Component):
-    """Base of streaming metrics.
+@dataclass(frozen=True, kw_only=True)
+class ExpertsRecord(Record):
+    """The literal record of one replicate of an experts-block game (experts, bandit) after
+    round ``t``: every round played, as the reference loops store it.
 
-    A metric is a component whose hyperparameter (if any) is the list of values of its ``param``
-    column (ε, k or τ). ``start`` allocates O(N·params) state, ``advance`` consumes one chunk of
-    rounds, ``values`` returns the snapshot ``(R, n_params)`` at the end of a chunk.
+    Attributes
+    ----------
+    probs, losses : ndarray, shape (t, N)
+        ``p_s`` and ``l_s`` of rounds ``1..t`` (rows ``0..t-1``).
+    actions : ndarray of int, shape (t,)
+        The drawn actions ``I_s`` (0-based).
+    means : ndarray, shape (t, N), optional
+        The adversary's mean losses ``μ_s`` (oracle ``means``).
+    confidences : ndarray, shape (t, N), optional
+        The confidences of a sleeping / confidence-rated game.
+    competitor : ndarray, shape (t, N), optional
+        The time-varying competitor ``u_s`` an adversary declares (oracle ``competitor``).
+    parents : ndarray of int, optional
+        A tree-experts template (``tree_parents()``); ``reached`` (t, N) marks the edges each
+        ``x_s`` traverses (oracle ``reached``).
+    previous : int
+        The previous checkpoint (0 for the first): the window of the window metrics.
+
+    Examples
+    --------
+    >>> from arena.metrics.builtin import Regret
+    >>> record = ExpertsRecord(t=2, probs=np.full((2, 2), 0.5), losses=np.eye(2),
+    ...                        actions=np.zeros(2, dtype=int))
+    >>> Regret().reference(record, math.nan)  # ½ + ½ − 1
+    0.0
     """
 
-    kind: ClassVar[str] = "metric"
-    param_name: ClassVar[str | None] = None
-    requires: ClassVar[frozenset[str]] = frozenset()
-    protocols: ClassVar[frozenset[str] | None] = None
-    """The protocols whose games compute it; None: every protocol that plays the experts block
-    (experts and bandit). A protocol refuses the others with :func:`protocol_reason`."""
-    reads_increments: ClassVar[bool] = False
-    """Whether :meth:`advance` reads :func:`regret_increments`: the engine then fills
-    ``Block.increments`` once per chunk for every metric, and skips that pass otherwise."""
-    infinite_values: ClassVar[bool] = False
-    """Whether ±inf is one of the metric's defined values (a relative error against an exact 0):
-    the engine otherwise stops a game whose metric value at a checkpoint is infinite, an overflow
-    that would be written as a result."""
+    probs: np.ndarray
+    losses: np.ndarray
+    actions: np.ndarray
+    means: np.ndarray | None = None
+    confidences: np.ndarray | None = None
+    competitor: np.ndarray | None = None
+    parents: np.ndarray | None = None
+    reached: np.ndarray | None = None
+    previous: int = 0
 
-    def param_values(self, spec: GameSpec) -> list[float]:
-        """Return the values of the ``param`` column (``[nan]`` for a metric without parameter)."""
-        return [math.nan]
 
-    def applicable(self, player: Any, adversary: Any) -> str | None:
-        """Return why this metric cannot be computed in this game, or None if it can."""
-        provided = set(adversary.tags.oracle)
-        if adversary.tags.emits_confidences:
-            provided.add("confidences")
-        missing = self.requires - provided
-        return f"adversary exposes no {', '.join(sorted(missing))}" if missing else None
+EXPERTS_BLOCK: frozenset[str] = frozenset({"experts", "bandit"})
+"""The protocols that play the experts block (:class:`Block`, :class:`Core`): the bandit protocol
+plays the experts game's rounds under partial information, and the arena still knows ``l_t``."""
 
-    def game_reason(self, spec: GameSpec) -> str | None:
-        """Return why this metric cannot be computed in the game ``spec`` describes, or None.
 
-        Checked before any round, after :meth:`applicable` and :meth:`param_values` (e.g. a
-        comparator set that has no minimizer for the game's loss). Default: always computable.
-        """
-        return None
+class ExpertsMetric(Metric):
+    """Base of the metrics that read the experts block: ``advance(block: Block, core: Core)``.
 
-    def attach(self, player: Any, adversary: Any) -> None:
-        """See the game's (reset) components; called before :meth:`start`. Default: nothing."""
+    Computed in the experts and the bandit protocols (:data:`EXPERTS_BLOCK`); a metric of one of
+    them only narrows :attr:`~arena.metric.Metric.protocols` (``tree_regret``: experts;
+    ``arm_pulls``: bandit).
+    """
 
-    def row_keys(self, spec: GameSpec) -> list[tuple[str, float]]:
-        """Return the ``(metric, param)`` label of each column of :meth:`values`."""
-        return [(self.name, float(p)) for p in self.param_values(spec)]
-
-    def start(self, spec: GameSpec) -> None:
-        """Allocate the state for ``spec.n_replicates`` replicates."""
-        self._spec = spec
-
-    def advance(self, block: Block, core: Core) -> None:
-        """Consume one chunk of rounds (``core`` already includes the chunk)."""
-
-    def values(self, core: Core) -> np.ndarray:
-        """Return the snapshot after the last advanced round, shape (R, n_params)."""
-        raise NotImplementedError
-
-    def _param_list(self, values, kind: type, check) -> list:
-        name = self.param_name
-        if values is None:
-            raise ConfigError(f"metric {self.name}", name, "must be a list of values, got None")
-        if isinstance(values, int | float | str):
-            values = [values]
-        out = []
-        for v in values:
-            try:
-                cv = kind(v)
-            except (TypeError, ValueError) as exc:
-                raise ConfigError(f"metric {self.name}", name, f"invalid value {v!r}") from exc
-            if kind is int and float(v) != cv:
-                raise ConfigError(f"metric {self.name}", name, f"must be an integer, got {v!r}")
-            msg = check(cv)
-            if msg:
-                raise ConfigError(f"metric {self.name}", name, f"{msg}, got {v!r}")
-            out.append(cv)
-        return out
+    protocols: ClassVar[frozenset[str] | None] = EXPERTS_BLOCK

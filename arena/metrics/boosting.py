@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from arena.metrics.base import Core, Metric
+from arena.metrics.base import Core, ExpertsMetric, ExpertsRecord
 from arena.spec import GameSpec
 
 VOTE_METHODS = ("train_votes", "test_votes", "edges")
@@ -51,7 +51,23 @@ def margin_fractions(votes: np.ndarray, t: int, thetas: list[float]) -> np.ndarr
     return out
 
 
-class _VoteMetric(Metric):
+def train_votes_bruteforce(losses: np.ndarray) -> list[int]:
+    """Return ``Σ_s y_i h_s(x_i)`` of every training example from the game's losses alone.
+
+    The oracle's loss of example i in round s is ``1{y_i h_s(x_i) = 1}`` (an example the stump
+    gets right costs the booster, as in boosting by drifting games), so ``y_i h_s(x_i) =
+    2 l_{s,i} − 1``: the vote sums are integers read off the record, without the adversary.
+
+    Examples
+    --------
+    >>> train_votes_bruteforce(np.array([[1.0, 0.0, 1.0], [1.0, 1.0, 0.0]]))
+    [2, 0, 0]
+    """
+    t, n = losses.shape
+    return [sum(2 * int(losses[s, i]) - 1 for s in range(t)) for i in range(n)]
+
+
+class _VoteMetric(ExpertsMetric):
     """A metric read from a boosting oracle's running vote sums (skipped against others)."""
 
     def applicable(self, player, adversary) -> str | None:
@@ -90,6 +106,11 @@ class VoteTrainError(_VoteMetric):
     def values(self, core: Core) -> np.ndarray:
         return vote_error(self._source.train_votes())[:, None]
 
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The fraction of examples whose vote sum (:func:`train_votes_bruteforce`) is ≤ 0."""
+        votes = train_votes_bruteforce(record.losses)
+        return sum(1 for v in votes if v <= 0) / len(votes)
+
 
 class VoteTestError(_VoteMetric):
     """Test error of the majority vote ``sign(Σ_{s≤t} h_s(x))`` on the held-out examples.
@@ -117,6 +138,20 @@ class VoteTestError(_VoteMetric):
 
     def values(self, core: Core) -> np.ndarray:
         return vote_error(self._source.test_votes())[:, None]
+
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """Every round's stump (``stumps()``) applied to every held-out example
+        (``test_examples()``) by plain loops, and the fraction whose vote sum is ≤ 0."""
+        stumps = {k: np.asarray(v)[record.replicate] for k, v in record.adversary.stumps().items()}
+        x, y = (a[record.replicate] for a in record.adversary.test_examples())
+        errors = 0
+        for xk, yk in zip(x, y, strict=True):
+            vote = 0.0
+            for feature, threshold, sign in zip(*stumps.values(), strict=True):
+                side = 1.0 if xk[int(feature)] > threshold else -1.0
+                vote += float(yk) * float(sign) * side
+            errors += vote <= 0.0
+        return errors / len(y)
 
 
 class MarginFraction(_VoteMetric):
@@ -160,6 +195,13 @@ class MarginFraction(_VoteMetric):
     def values(self, core: Core) -> np.ndarray:
         return margin_fractions(self._source.train_votes(), max(core.t, 1), self._thetas)
 
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The fraction of examples with ``(1/t) Σ_s y_i h_s(x_i) ≤ θ``, compared exactly
+        (rationals: θ's shortest decimal form) with the vote sums of the record's losses."""
+        theta = Fraction(repr(float(param)))
+        votes = train_votes_bruteforce(record.losses)
+        return sum(1 for v in votes if Fraction(v, record.t) <= theta) / len(votes)
+
 
 class MeanEdge(_VoteMetric):
     """Mean edge ``(1/t) Σ_{s≤t} γ_s`` of the weak hypotheses, ``γ_s = ½ Σ_i p_{s,i} y_i h_s(x_i)``.
@@ -184,3 +226,14 @@ class MeanEdge(_VoteMetric):
         if edges.shape[1] == 0:
             return np.full((edges.shape[0], 1), np.nan)
         return edges.mean(axis=1)[:, None]
+
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """``(1/t) Σ_s ½ Σ_i p_{s,i} (2 l_{s,i} − 1)``: each round's edge from the record (its
+        losses give ``y_i h_s(x_i)``, as in :func:`train_votes_bruteforce`)."""
+        t, n = record.probs.shape
+        edges = [
+            0.5
+            * sum(float(record.probs[s, i]) * (2.0 * record.losses[s, i] - 1.0) for i in range(n))
+            for s in range(t)
+        ]
+        return sum(edges) / t

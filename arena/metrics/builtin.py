@@ -7,20 +7,58 @@ Every metric is exact (no sampling of intervals or comparators) and its state ne
 
 from __future__ import annotations
 
+import functools
+import itertools
+import math
 from typing import ClassVar
 
 import numpy as np
 from numba import njit
 
 from arena.base import Footprint, shape_text
-from arena.metrics.base import Block, Core, Metric, exact_quantile_rank, regret_increments
+from arena.metric import EVERY_PROTOCOL, Metric
+from arena.metrics.base import (
+    Block,
+    Core,
+    ExpertsMetric,
+    ExpertsRecord,
+    exact_quantile_rank,
+    regret_increments,
+)
+from arena.metrics.literal import (
+    check_history,
+    check_losses,
+    learner_losses,
+    realized_losses,
+    required,
+)
 from arena.spec import GameSpec
 
 # ----------------------------------------------------------------------------------------------
 # metrics read straight off the running totals
 
 
-class Loss(Metric):
+def loss(probs: np.ndarray, losses: np.ndarray) -> float:
+    """Cumulative expected loss ``Ĥ_T = Σ_t p_t·l_t`` (the learner's loss ``p_t·ℓ_t`` of Luo 2016).
+
+    Parameters
+    ----------
+    probs, losses : ndarray, shape (T, N)
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> loss(np.array([[0.5, 0.5], [1.0, 0.0]]), np.array([[1.0, 0.0], [0.0, 1.0]]))
+    0.5
+    """
+    probs, losses = check_history(probs, losses)
+    return float(learner_losses(probs, losses).sum())
+
+
+class Loss(ExpertsMetric):
     """Cumulative expected loss ``Ĥ_t = Σ_{s≤t} p_s·l_s``.
 
     Examples
@@ -36,8 +74,28 @@ class Loss(Metric):
     def values(self, core: Core) -> np.ndarray:
         return core.learner[:, None].copy()
 
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The brute-force definition: :func:`loss`."""
+        return loss(record.probs, record.losses)
 
-class RealizedLoss(Metric):
+
+def realized_loss(losses: np.ndarray, actions: np.ndarray) -> float:
+    """Cumulative realized loss ``Σ_t l_{t, I_t}`` of the drawn actions (Luo 2016, §2.1.5).
+
+    Parameters
+    ----------
+    losses : ndarray, shape (T, N)
+    actions : ndarray of int, shape (T,)
+
+    Returns
+    -------
+    float
+    """
+    losses = check_losses(losses)
+    return float(realized_losses(losses, actions).sum())
+
+
+class RealizedLoss(ExpertsMetric):
     """Cumulative realized loss ``Σ_{s≤t} l_{s,I_s}`` with ``I_s ~ p_s`` drawn by the arena."""
 
     name = "realized_loss"
@@ -45,8 +103,32 @@ class RealizedLoss(Metric):
     def values(self, core: Core) -> np.ndarray:
         return core.realized[:, None].copy()
 
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The brute-force definition: :func:`realized_loss`."""
+        return realized_loss(record.losses, record.actions)
 
-class Regret(Metric):
+
+def regret(probs: np.ndarray, losses: np.ndarray) -> float:
+    """External regret ``Ĥ_T − min_i L_{T,i}`` to the best fixed expert.
+
+    Luo 2016, Chapter 1 and §2.3 (``max_i R_{T,i}``). Computed as the largest of the per-expert
+    regrets ``R_{T,i}``.
+
+    Parameters
+    ----------
+    probs, losses : ndarray, shape (T, N)
+
+    Returns
+    -------
+    float
+    """
+    probs, losses = check_history(probs, losses)
+    learner = learner_losses(probs, losses).sum()
+    per_expert = learner - losses.sum(axis=0)  # R_{T,i}
+    return float(per_expert.max())
+
+
+class Regret(ExpertsMetric):
     """Expected regret to the best fixed expert, ``Ĥ_t − min_i L_{t,i} = max_i R_{t,i}``.
 
     References
@@ -59,8 +141,28 @@ class Regret(Metric):
     def values(self, core: Core) -> np.ndarray:
         return (core.learner - core.cum_losses.min(axis=1))[:, None]
 
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The brute-force definition: :func:`regret`."""
+        return regret(record.probs, record.losses)
 
-class RealizedRegret(Metric):
+
+def realized_regret(losses: np.ndarray, actions: np.ndarray) -> float:
+    """Realized regret ``Σ_t l_{t,I_t} − min_i L_{T,i}`` (Luo 2016, §2.1.5).
+
+    Parameters
+    ----------
+    losses : ndarray, shape (T, N)
+    actions : ndarray of int, shape (T,)
+
+    Returns
+    -------
+    float
+    """
+    losses = check_losses(losses)
+    return float(realized_losses(losses, actions).sum() - losses.sum(axis=0).min())
+
+
+class RealizedRegret(ExpertsMetric):
     """Realized regret ``Σ_s l_{s,I_s} − min_i L_{t,i}`` (a random variable; Luo 2016, §2.1.5)."""
 
     name = "realized_regret"
@@ -68,8 +170,30 @@ class RealizedRegret(Metric):
     def values(self, core: Core) -> np.ndarray:
         return (core.realized - core.cum_losses.min(axis=1))[:, None]
 
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The brute-force definition: :func:`realized_regret`."""
+        return realized_regret(record.losses, record.actions)
 
-class DynamicRegret(Metric):
+
+def dynamic_regret(probs: np.ndarray, losses: np.ndarray) -> float:
+    """Worst-case dynamic regret ``Ĥ_T − Σ_t min_i l_{t,i}`` (Zinkevich 2003).
+
+    The comparator picks the best expert of every round; equals the shifting regret with
+    ``k ≥ T − 1`` switches.
+
+    Parameters
+    ----------
+    probs, losses : ndarray, shape (T, N)
+
+    Returns
+    -------
+    float
+    """
+    probs, losses = check_history(probs, losses)
+    return float(learner_losses(probs, losses).sum() - losses.min(axis=1).sum())
+
+
+class DynamicRegret(ExpertsMetric):
     """Regret to the per-round best expert, ``Ĥ_t − Σ_{s≤t} min_i l_{s,i}`` (Zinkevich 2003)."""
 
     name = "dynamic_regret"
@@ -77,8 +201,28 @@ class DynamicRegret(Metric):
     def values(self, core: Core) -> np.ndarray:
         return (core.learner - core.sum_min)[:, None]
 
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The brute-force definition: :func:`dynamic_regret`."""
+        return dynamic_regret(record.probs, record.losses)
 
-class InstantRegret(Metric):
+
+def instant_regret(probs: np.ndarray, losses: np.ndarray) -> float:
+    """Regret of the last round alone, ``p_T·l_T − min_i l_{T,i}``.
+
+    Parameters
+    ----------
+    probs, losses : ndarray, shape (T, N)
+
+    Returns
+    -------
+    float
+    """
+    probs, losses = check_history(probs, losses)
+    p, l_last = probs[-1], losses[-1]
+    return float(sum(float(p[i]) * float(l_last[i]) for i in range(len(p))) - l_last.min())
+
+
+class InstantRegret(ExpertsMetric):
     """Regret of the checkpoint round alone, ``p_t·l_t − min_i l_{t,i}``: the instantaneous regret
     against the round's best expert (the increment of ``dynamic_regret`` at round t).
 
@@ -106,6 +250,24 @@ class InstantRegret(Metric):
     def values(self, core: Core) -> np.ndarray:
         return self._last[:, None].copy()
 
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The brute-force definition: :func:`instant_regret`."""
+        return instant_regret(record.probs, record.losses)
+
+
+def instant_pseudo_regret(probs: np.ndarray, means: np.ndarray) -> float:
+    """Pseudo-regret of the last round alone, ``p_T·μ_T − min_i μ_{T,i}``.
+
+    Parameters
+    ----------
+    probs, means : ndarray, shape (T, N)
+
+    Returns
+    -------
+    float
+    """
+    return instant_regret(probs, means)
+
 
 class InstantPseudoRegret(InstantRegret):
     """Pseudo-regret of the checkpoint round alone, ``p_t·μ_t − min_i μ_{t,i}``, from the
@@ -131,6 +293,10 @@ class InstantPseudoRegret(InstantRegret):
         p, mu = block.probs[:, -1], block.means[:, -1]
         self._last = (p * mu).sum(axis=1) - mu.min(axis=1)
 
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The brute-force definition: :func:`instant_pseudo_regret`."""
+        return instant_pseudo_regret(record.probs, required(record, "means", self.name))
+
 
 @njit(cache=True)
 def _add_in_round_order(per_round, sums):
@@ -142,7 +308,26 @@ def _add_in_round_order(per_round, sums):
             sums[r] += per_round[r, j]
 
 
-class WindowRegret(Metric):
+def window_regret(probs: np.ndarray, losses: np.ndarray, previous: int) -> float:
+    """Average of ``p_s·l_s − min_i l_{s,i}`` over the rounds ``previous < s ≤ T``.
+
+    Parameters
+    ----------
+    probs, losses : ndarray, shape (T, N)
+    previous : int
+        The previous checkpoint (0 for the first).
+
+    Returns
+    -------
+    float
+    """
+    probs, losses = check_history(probs, losses)
+    rounds = range(previous, probs.shape[0])
+    per_round = [float(probs[s] @ losses[s]) - float(losses[s].min()) for s in rounds]
+    return sum(per_round) / len(per_round)
+
+
+class WindowRegret(ExpertsMetric):
     """Average per-round regret since the previous checkpoint,
     ``(1/(t − t')) Σ_{t' < s ≤ t} (p_s·l_s − min_i l_{s,i})`` (t' the previous checkpoint, 0 at
     first): :class:`InstantRegret` averaged over the rounds the tidy table does not show.
@@ -175,6 +360,26 @@ class WindowRegret(Metric):
         self._rounds = 0
         return out
 
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The brute-force definition: :func:`window_regret`."""
+        return window_regret(record.probs, record.losses, record.previous)
+
+
+def window_pseudo_regret(probs: np.ndarray, means: np.ndarray, previous: int) -> float:
+    """Average of ``p_s·μ_s − min_i μ_{s,i}`` over the rounds ``previous < s ≤ T``.
+
+    Parameters
+    ----------
+    probs, means : ndarray, shape (T, N)
+    previous : int
+        The previous checkpoint (0 for the first).
+
+    Returns
+    -------
+    float
+    """
+    return window_regret(probs, means, previous)
+
 
 class WindowPseudoRegret(WindowRegret):
     """Average per-round pseudo-regret since the previous checkpoint,
@@ -188,6 +393,12 @@ class WindowPseudoRegret(WindowRegret):
         mu = block.means
         _add_in_round_order((block.probs * mu).sum(axis=2) - mu.min(axis=2), self._sum)
         self._rounds += mu.shape[1]
+
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The brute-force definition: :func:`window_pseudo_regret`."""
+        return window_pseudo_regret(
+            record.probs, required(record, "means", self.name), record.previous
+        )
 
 
 @njit(cache=True)
@@ -206,7 +417,33 @@ def _leader(cum_losses: np.ndarray) -> np.ndarray:
     return cum_losses.argmin(axis=1)
 
 
-class InstantLeaderRegret(Metric):
+def _leader_index(losses: np.ndarray) -> int:
+    """The expert with the smallest total loss, the first one on ties (a plain loop)."""
+    totals = [sum(float(x) for x in losses[:, i]) for i in range(losses.shape[1])]
+    best = min(totals)
+    return next(i for i, total in enumerate(totals) if total == best)
+
+
+def instant_leader_regret(probs: np.ndarray, losses: np.ndarray) -> float:
+    """Regret of the last round alone against the best expert so far, ``p_T·l_T − l_{T,i*}``
+    with ``i* = argmin_i L_{T,i}`` (the first one on ties).
+
+    Parameters
+    ----------
+    probs, losses : ndarray, shape (T, N)
+
+    Returns
+    -------
+    float
+    """
+    probs, losses = check_history(probs, losses)
+    leader = _leader_index(losses)
+    p, l_last = probs[-1], losses[-1]
+    learner = sum(float(p[i]) * float(l_last[i]) for i in range(len(p)))
+    return learner - float(l_last[leader])
+
+
+class InstantLeaderRegret(ExpertsMetric):
     """Regret of the checkpoint round alone against the best expert so far,
     ``p_t·l_t − l_{t,i*_t}`` with ``i*_t = argmin_i L_{t,i}`` (the first one on ties).
 
@@ -242,8 +479,33 @@ class InstantLeaderRegret(Metric):
         own = np.take_along_axis(self._last_losses, leader[:, None], axis=1)[:, 0]
         return (self._last_h - own)[:, None]
 
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The brute-force definition: :func:`instant_leader_regret`."""
+        return instant_leader_regret(record.probs, record.losses)
 
-class WindowLeaderRegret(Metric):
+
+def window_leader_regret(probs: np.ndarray, losses: np.ndarray, previous: int) -> float:
+    """Average of ``p_s·l_s − l_{s,i*}`` over the rounds ``previous < s ≤ T``, with ``i*`` the
+    best expert over rounds 1..T (the first one on ties).
+
+    Parameters
+    ----------
+    probs, losses : ndarray, shape (T, N)
+    previous : int
+        The previous checkpoint (0 for the first).
+
+    Returns
+    -------
+    float
+    """
+    probs, losses = check_history(probs, losses)
+    leader = _leader_index(losses)
+    rounds = range(previous, probs.shape[0])
+    per_round = [float(probs[s] @ losses[s]) - float(losses[s, leader]) for s in rounds]
+    return sum(per_round) / len(per_round)
+
+
+class WindowLeaderRegret(ExpertsMetric):
     """Average per-round regret since the previous checkpoint against the best expert so far,
     ``(1/(t − t')) Σ_{t' < s ≤ t} (p_s·l_s − l_{s,i*_t})`` with ``i*_t = argmin_i L_{t,i}``
     (t' the previous checkpoint, 0 at first; the first expert on ties).
@@ -284,8 +546,29 @@ class WindowLeaderRegret(Metric):
         self._reset_window(*self._sum_losses.shape)
         return out
 
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The brute-force definition: :func:`window_leader_regret`."""
+        return window_leader_regret(record.probs, record.losses, record.previous)
 
-class ZeroWeightFraction(Metric):
+
+def zero_weight_frac(probs: np.ndarray) -> float:
+    """Fraction of experts with weight exactly 0 in the last distribution ``p_T``.
+
+    Luo 2016, §2.2.1 and Figure 2.2 (the per-round fraction of zero weights).
+
+    Parameters
+    ----------
+    probs : ndarray, shape (T, N)
+
+    Returns
+    -------
+    float
+    """
+    last = np.asarray(probs, dtype=np.float64)[-1]
+    return float(np.count_nonzero(last == 0.0) / last.size)
+
+
+class ZeroWeightFraction(ExpertsMetric):
     """Fraction of experts with ``p_{t,i} = 0`` exactly, at the round (Luo 2016, Figure 2.2)."""
 
     name = "zero_weight_frac"
@@ -293,8 +576,32 @@ class ZeroWeightFraction(Metric):
     def values(self, core: Core) -> np.ndarray:
         return (core.last_probs == 0.0).mean(axis=1)[:, None]
 
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The brute-force definition: :func:`zero_weight_frac`."""
+        return zero_weight_frac(record.probs)
 
-class Entropy(Metric):
+
+def entropy(probs: np.ndarray) -> float:
+    """Shannon entropy ``−Σ_i p_{T,i} ln p_{T,i}`` (nats) of the last distribution, ``0 ln 0 = 0``.
+
+    Parameters
+    ----------
+    probs : ndarray, shape (T, N)
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> abs(entropy(np.array([[0.5, 0.5, 0.0]])) - math.log(2)) < 1e-15
+    True
+    """
+    last = np.asarray(probs, dtype=np.float64)[-1]
+    return float(-sum(p * math.log(p) for p in last.tolist() if p > 0.0))
+
+
+class Entropy(ExpertsMetric):
     """Shannon entropy ``−Σ_i p_{t,i} ln p_{t,i}`` (nats) of ``p_t`` at the checkpoint round."""
 
     name = "entropy"
@@ -305,8 +612,40 @@ class Entropy(Metric):
             terms = np.where(p > 0, -p * np.log(np.where(p > 0, p, 1.0)), 0.0)
         return terms.sum(axis=1)[:, None]
 
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The brute-force definition: :func:`entropy`."""
+        return entropy(record.probs)
 
-class QuantileRegret(Metric):
+
+def quantile_regret(probs: np.ndarray, losses: np.ndarray, eps: float) -> float:
+    """ε-quantile regret: the k-th largest ``R_{T,i}`` with ``k = ⌈εN⌉`` (Chaudhuri et al. 2009).
+
+    Luo 2016, §2.1.2: equivalently ``Ĥ_T − L_{T,(k)}`` with ``L_{(k)}`` the k-th
+    smallest cumulative loss. ``k`` is computed exactly by
+    :func:`arena.metrics.base.exact_quantile_rank` (floats get ``⌈εN⌉`` wrong), and the k-th
+    largest is read
+    off a full sort.
+
+    Parameters
+    ----------
+    probs, losses : ndarray, shape (T, N)
+    eps : float
+        Quantile ε in (0, 1].
+
+    Returns
+    -------
+    float
+    """
+    if not 0 < eps <= 1:
+        raise ValueError(f"eps must be in (0, 1], got {eps!r}")
+    probs, losses = check_history(probs, losses)
+    k = exact_quantile_rank(eps, losses.shape[1])
+    per_expert = learner_losses(probs, losses).sum() - losses.sum(axis=0)  # R_{T,i}
+    descending = np.sort(per_expert)[::-1]
+    return float(descending[k - 1])
+
+
+class QuantileRegret(ExpertsMetric):
     """ε-quantile regret: the k-th largest ``R_{t,i}`` with ``k = ⌈εN⌉`` computed exactly.
 
     Equals ``Ĥ_t − L_{t,(k)}`` with ``L_{(k)}`` the k-th smallest cumulative loss (Chaudhuri, Freund
@@ -339,6 +678,36 @@ class QuantileRegret(Metric):
         part = np.partition(losses, [k - 1 for k in ks], axis=1)
         kth = {k: part[:, k - 1] for k in ks}
         return np.stack([core.learner - kth[k] for k in self._ranks], axis=1)
+
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The brute-force definition: :func:`quantile_regret`."""
+        return quantile_regret(record.probs, record.losses, float(param))
+
+
+def subset_quantile_regret(probs: np.ndarray, losses: np.ndarray, eps: float) -> float:
+    """Subset-uniform ε-quantile regret ``R(u_S)``: u uniform on the ``k = ⌈εN⌉`` experts with
+    the smallest cumulative losses (Luo 2016, §2.3), from its definition ``Σ_t u·r_t``.
+
+    Parameters
+    ----------
+    probs, losses : ndarray, shape (T, N)
+    eps : float
+        Quantile ε in (0, 1].
+
+    Returns
+    -------
+    float
+    """
+    if not 0 < eps <= 1:
+        raise ValueError(f"eps must be in (0, 1], got {eps!r}")
+    probs, losses = check_history(probs, losses)
+    k = exact_quantile_rank(eps, losses.shape[1])
+    subset = np.argsort(losses.sum(axis=0), kind="stable")[:k]
+    total = 0.0
+    for t in range(losses.shape[0]):
+        learner = float(probs[t] @ losses[t])
+        total += sum(learner - float(losses[t, i]) for i in subset) / k
+    return total
 
 
 class SubsetQuantileRegret(QuantileRegret):
@@ -374,6 +743,10 @@ class SubsetQuantileRegret(QuantileRegret):
         prefix = np.cumsum(ascending, axis=1)
         return np.stack([core.learner - prefix[:, k - 1] / k for k in self._ranks], axis=1)
 
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The brute-force definition: :func:`subset_quantile_regret`."""
+        return subset_quantile_regret(record.probs, record.losses, float(param))
+
 
 # ----------------------------------------------------------------------------------------------
 # pseudo-regret
@@ -392,7 +765,27 @@ def _pseudo_advance(probs, means, cum_means, learner_mean):
             learner_mean[r] += s
 
 
-class PseudoRegret(Metric):
+def pseudo_regret(probs: np.ndarray, means: np.ndarray) -> float:
+    """Pseudo-regret ``Σ_t p_t·μ_t − min_i Σ_t μ_{t,i}`` against the mean losses.
+
+    The pseudo-regret ``max_i E[Σ_t(l_{t,I_t} − l_{t,i})]`` (Luo 2016, Appendix A.2, Theorem 21;
+    Bubeck & Cesa-Bianchi 2012), with the expectation of the oblivious stochastic losses taken in
+    closed form.
+
+    Parameters
+    ----------
+    probs, means : ndarray, shape (T, N)
+        The distributions ``p_t`` and the adversary's mean losses ``μ_t``.
+
+    Returns
+    -------
+    float
+    """
+    probs, means = check_history(probs, means)
+    return float(learner_losses(probs, means).sum() - means.sum(axis=0).min())
+
+
+class PseudoRegret(ExpertsMetric):
     """Pseudo-regret ``Σ_s p_s·μ_s − min_i Σ_s μ_{s,i}`` against the adversary's mean losses.
 
     Logged only when the adversary exposes the oracle ``means`` (Luo 2016, Appendix A.2,
@@ -412,6 +805,10 @@ class PseudoRegret(Metric):
 
     def values(self, core: Core) -> np.ndarray:
         return (self._learner_mean - self._cum_means.min(axis=1))[:, None]
+
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The brute-force definition: :func:`pseudo_regret`."""
+        return pseudo_regret(record.probs, required(record, "means", self.name))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -470,7 +867,119 @@ def _shifting_advance(losses, table, best, carry):
                     minima[b] = v if v < m else m
 
 
-class ShiftingRegret(Metric):
+def _best_fixed_interval_loss(losses: np.ndarray) -> np.ndarray:
+    """Return ``G[a−1, b] = min_i Σ_{t=a}^{b} l_{t,i}``, the best single expert's loss on [a, b].
+
+    Entries with ``b < a`` (no such interval) are ``+inf``. Computed from the prefix sums
+    ``S_b = Σ_{t≤b} l_t`` (``S_0 = 0``) as ``min_i (S_{b,i} − S_{a−1,i})``, for all O(T²) intervals
+    at once (prefix arrays with a leading zero row). The table is
+    shared by the shifting, adaptive and strongly adaptive regrets, so the last few are cached
+    (read-only) by the content of ``losses``.
+    """
+    losses = np.ascontiguousarray(losses, dtype=np.float64)
+    return _best_fixed_interval_loss_cached(losses.shape, losses.tobytes())
+
+
+@functools.lru_cache(maxsize=8)
+def _best_fixed_interval_loss_cached(shape: tuple[int, int], data: bytes) -> np.ndarray:
+    losses = np.frombuffer(data, dtype=np.float64).reshape(shape)
+    n_act = losses.shape[1]
+    prefix = np.vstack([np.zeros((1, n_act)), np.cumsum(losses, axis=0)])  # S_0 .. S_T
+    table = (prefix[None, :, :] - prefix[:, None, :]).min(axis=2)  # [a−1, b]
+    n = prefix.shape[0]
+    start, end = np.indices((n, n))
+    table[end <= start] = np.inf
+    table.flags.writeable = False
+    return table
+
+
+def shifting_opt(losses: np.ndarray, k: int) -> float:
+    """Least loss ``L*_k`` of an expert path with at most k switches, by a segment DP.
+
+    Herbster & Warmuth 1998 (definition) and Luo 2016, §2.3.3 (K-shifting regret: k switches =
+    K = k + 1 segments,
+    repeats allowed). The recursion is over segments rather than rounds, independent of the
+    per-round kernel: ``best[0][b] = min_i L_{b,i}`` and
+
+    ``best[j][b] = min over 1 ≤ a ≤ b and i of best[j−1][a−1] + Σ_{t=a}^{b} l_{t,i}``,
+
+    with ``best[j][0] = 0``: the last segment ``[a, b]`` is played by one expert, and the rounds
+    before it by a path with at most j − 1 switches. Choosing ``a = 1`` gives ``best[j] ≤
+    best[j−1]``, so "at most" is automatic. O(T²N + kT²) time, O(T²) memory.
+
+    Parameters
+    ----------
+    losses : ndarray, shape (T, N)
+    k : int
+        Switch budget, ≥ 0.
+
+    Returns
+    -------
+    float
+    """
+    losses = check_losses(losses)
+    if k < 0 or int(k) != k:
+        raise ValueError(f"k must be an integer ≥ 0, got {k!r}")
+    segment = _best_fixed_interval_loss(losses)  # [a−1, b]
+    best = segment[0].copy()  # best[0][b]
+    best[0] = 0.0
+    # more than T − 1 switches cannot help: T rounds have at most T segments
+    for _ in range(min(int(k), losses.shape[0] - 1)):
+        best = (best[:, None] + segment).min(axis=0)
+        best[0] = 0.0
+    return float(best[-1])
+
+
+def shifting_regret(probs: np.ndarray, losses: np.ndarray, k: int) -> float:
+    """Shifting (tracking) regret ``Ĥ_T − L*_k`` against paths with at most k switches.
+
+    Herbster & Warmuth 1998; Luo 2016, §2.3.3, with K = k + 1 segments. ``L*_k`` comes from
+    :func:`shifting_opt`.
+
+    Parameters
+    ----------
+    probs, losses : ndarray, shape (T, N)
+    k : int
+        Switch budget, ≥ 0 (``k = 0`` is the external regret).
+
+    Returns
+    -------
+    float
+    """
+    probs, losses = check_history(probs, losses)
+    return float(learner_losses(probs, losses).sum() - shifting_opt(losses, k))
+
+
+def exhaustive_shifting_opt(losses: np.ndarray, k: int) -> float:
+    """``L*_k`` by enumerating all ``N^T`` expert paths and keeping those with at most k switches.
+
+    The literal definition (``#{t : i_t ≠ i_{t−1}} ≤ k``, Herbster & Warmuth 1998), the oracle
+    against which the dynamic program is tested. Exponential: only for T ≤ ~8.
+
+    Parameters
+    ----------
+    losses : ndarray, shape (T, N)
+    k : int
+        Switch budget, ≥ 0.
+
+    Returns
+    -------
+    float
+    """
+    losses = check_losses(losses)
+    n_rounds, n_act = losses.shape
+    if n_act**n_rounds > 10**6:
+        raise ValueError(f"N^T = {n_act}^{n_rounds} paths is too many to enumerate")
+    rounds = np.arange(n_rounds)
+    best = math.inf
+    for path in itertools.product(range(n_act), repeat=n_rounds):
+        switches = sum(1 for t in range(1, n_rounds) if path[t] != path[t - 1])
+        if switches <= k:
+            best = min(best, float(losses[rounds, list(path)].sum()))
+    return best
+
+
+class ShiftingRegret(ExpertsMetric):
     """Shifting regret ``Ĥ_t − L*_k``: the comparator may switch experts at most k times.
 
     ``L*_k`` is the least loss of an expert sequence with at most k switches (k+1 segments,
@@ -534,6 +1043,10 @@ class ShiftingRegret(Metric):
     def values(self, core: Core) -> np.ndarray:
         return np.stack([core.learner - self._best[:, k] for k in self._ks], axis=1)
 
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The brute-force definition: :func:`shifting_regret`."""
+        return shifting_regret(record.probs, record.losses, int(param))
+
 
 # ----------------------------------------------------------------------------------------------
 # adaptive regret: Kadane per expert
@@ -557,7 +1070,45 @@ def _kadane_advance(increments, current, best):
             best[k] = c if c > b else b
 
 
-class AdaptiveRegret(Metric):
+def interval_regret_table(probs: np.ndarray, losses: np.ndarray) -> np.ndarray:
+    """Return ``A[a−1, b] = Σ_{t=a}^{b} h_t − min_i Σ_{t=a}^{b} l_{t,i}`` for every interval.
+
+    The regret on ``[a, b]`` to the best expert of that interval (Hazan & Seshadhri 2009; Luo
+    2016, §2.3.3), from prefix sums of ``h`` and of ``l``. Shape (T+1, T+1); ``-inf`` where
+    ``b < a``.
+
+    Parameters
+    ----------
+    probs, losses : ndarray, shape (T, N)
+
+    Returns
+    -------
+    ndarray, shape (T+1, T+1)
+    """
+    probs, losses = check_history(probs, losses)
+    learner = np.concatenate([[0.0], np.cumsum(learner_losses(probs, losses))])  # Ĥ_0 .. Ĥ_T
+    table = (learner[None, :] - learner[:, None]) - _best_fixed_interval_loss(losses)
+    return table
+
+
+def adaptive_regret(probs: np.ndarray, losses: np.ndarray) -> float:
+    """Adaptive regret: the largest interval regret over all intervals ``[a, b] ⊆ [1, T]``.
+
+    ``AR_T = max_{1≤a≤b≤T} [Σ_{t=a}^{b} h_t − min_i Σ_{t=a}^{b} l_{t,i}]`` (Hazan & Seshadhri
+    2009), by enumerating all O(T²) intervals.
+
+    Parameters
+    ----------
+    probs, losses : ndarray, shape (T, N)
+
+    Returns
+    -------
+    float
+    """
+    return float(interval_regret_table(probs, losses).max())
+
+
+class AdaptiveRegret(ExpertsMetric):
     """Adaptive regret: the max over intervals ``[s, e] ⊆ [1, t]`` of the regret to the best expert.
 
     Because the max over intervals and over experts commute, it is the largest maximum-subarray
@@ -578,6 +1129,10 @@ class AdaptiveRegret(Metric):
 
     def values(self, core: Core) -> np.ndarray:
         return self._best.max(axis=1)[:, None]
+
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The brute-force definition: :func:`adaptive_regret`."""
+        return adaptive_regret(record.probs, record.losses)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -649,7 +1204,31 @@ def _windows_advance(increments, t0, taus, offsets, prefix, starts, prefix_min, 
             prefix[k] += increments[j, k]
 
 
-class StronglyAdaptiveRegret(Metric):
+def sa_regret(probs: np.ndarray, losses: np.ndarray, tau: int) -> float:
+    """Strongly adaptive regret ``SA_≤(τ)``: the largest regret over intervals of length ≤ τ.
+
+    Daniely, Gonen & Shalev-Shwartz 2015 (the "|I| ≤ τ" variant) by
+    enumerating all intervals ``[a, b] ⊆ [1, T]`` with ``b − a + 1 ≤ τ``. For ``τ ≥ T`` it is
+    :func:`adaptive_regret`.
+
+    Parameters
+    ----------
+    probs, losses : ndarray, shape (T, N)
+    tau : int
+        Largest interval length, ≥ 1.
+
+    Returns
+    -------
+    float
+    """
+    if tau < 1 or int(tau) != tau:
+        raise ValueError(f"tau must be an integer ≥ 1, got {tau!r}")
+    table = interval_regret_table(probs, losses)
+    start, end = np.indices(table.shape)  # start = a − 1
+    return float(table[(end > start) & (end - start <= tau)].max())
+
+
+class StronglyAdaptiveRegret(ExpertsMetric):
     """Strongly adaptive regret: the max regret over intervals of length at most τ ending by t.
 
     ``SA_≤(τ) = max over [s, e] ⊆ [1, t] with e − s + 1 ≤ τ of Σ_{u=s}^{e} h_u − min_i
@@ -733,6 +1312,10 @@ class StronglyAdaptiveRegret(Metric):
         cols = [by_tau[t] if t in by_tau else self._kadane.values(core)[:, 0] for t in self._taus]
         return np.stack(cols, axis=1)
 
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The brute-force definition: :func:`sa_regret`."""
+        return sa_regret(record.probs, record.losses, int(param))
+
 
 # ----------------------------------------------------------------------------------------------
 # sleeping / confidence-rated regret
@@ -748,7 +1331,23 @@ def _sleeping_advance(losses, expected, confidences, cum):
                 cum[r, i] += confidences[r, j, i] * (h - losses[r, j, i])
 
 
-class SleepingRegret(Metric):
+def sleeping_regret(probs: np.ndarray, losses: np.ndarray, confidences: np.ndarray) -> float:
+    """Sleeping / confidence-rated regret ``max_i Σ_t I_{t,i}(p_t·l_t − l_{t,i})``.
+
+    Straight from the definition of Luo 2016, §2.3.2: each expert's regret counts
+    the rounds it is awake, weighted by its confidence.
+
+    Examples
+    --------
+    >>> p = np.array([[0.5, 0.5], [1.0, 0.0]]); l = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> sleeping_regret(p, l, np.array([[1.0, 1.0], [1.0, 0.0]]))
+    0.5
+    """
+    learner = np.einsum("tn,tn->t", probs, losses)
+    return float((confidences * (learner[:, None] - losses)).sum(axis=0).max())
+
+
+class SleepingRegret(ExpertsMetric):
     """Sleeping / confidence-rated regret ``max_i Σ_{s≤t} I_{s,i} (p_s·l_s − l_{s,i})``.
 
     Each expert's regret counts only the rounds it is awake, weighted by its confidence (Luo
@@ -757,6 +1356,7 @@ class SleepingRegret(Metric):
 
     name = "sleeping_regret"
     requires = frozenset({"confidences"})
+    protocols: ClassVar[frozenset[str] | None] = frozenset({"experts"})  # bandit: no sleeping
 
     def start(self, spec: GameSpec) -> None:
         super().start(spec)
@@ -767,6 +1367,12 @@ class SleepingRegret(Metric):
 
     def values(self, core: Core) -> np.ndarray:
         return self._cum.max(axis=1)[:, None]
+
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The brute-force definition: :func:`sleeping_regret`."""
+        return sleeping_regret(
+            record.probs, record.losses, required(record, "confidences", self.name)
+        )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -779,8 +1385,14 @@ def _labels(keys: list[tuple[str, float]]) -> list[tuple[str, float | None]]:
 
 
 class _Declared(Metric):
-    """Rows ``<prefix>:<metric>`` read from a component's declaration at each checkpoint."""
+    """Rows ``<prefix>:<metric>`` read from a component's declaration at each checkpoint.
 
+    Protocol-generic: the value comes from the component, not from a protocol's block, so every
+    protocol computes it (:data:`~arena.metric.EVERY_PROTOCOL`); ``values`` reads ``core.t``
+    only.
+    """
+
+    protocols: ClassVar[frozenset[str] | None] = EVERY_PROTOCOL
     prefix: ClassVar[str] = ""
 
     def _declared(self, t: int) -> dict:
@@ -806,6 +1418,19 @@ class _Declared(Metric):
     def row_keys(self, spec: GameSpec) -> list[tuple[str, float]]:
         return [(f"{self.prefix}:{m}", p) for m, p in (self._keys or [])]
 
+    def _declaration(self, player, adversary, t: int) -> dict:
+        raise NotImplementedError
+
+    def reference_rows(self, records) -> list[tuple[str, float, list[float]]]:
+        """The declaration itself, read from the game's component after round t: a value a
+        component declares has no definition but the declaration, whatever the protocol."""
+        first = records[0]
+        declared = self._declaration(first.player, first.adversary, first.t)
+        return [
+            (f"{self.prefix}:{metric}", float(param), np.broadcast_to(value, (len(records),)))
+            for (metric, param), value in declared.items()
+        ]
+
 
 class Bound(_Declared):
     """The player's proven regret bound, evaluated on the run's own quantities.
@@ -821,13 +1446,9 @@ class Bound(_Declared):
     prefix = "bound"
 
     def applicable(self, player, adversary) -> str | None:
-        from arena.bandit.protocol import BanditPlayer
-        from arena.experts.protocol import ExpertsPlayer
-        from arena.oco.protocol import OCOPlayer
-
         method = getattr(type(player), "bounds", None)
-        defaults = (ExpertsPlayer.bounds, OCOPlayer.bounds, BanditPlayer.bounds)
-        declares = method is not None and method not in defaults
+        # a protocol's base class declares none (arena.components.declares_nothing)
+        declares = method is not None and not getattr(method, "declares_nothing", False)
         if not declares:
             return "the player declares no bound"
         reason = getattr(player, "bounds_reason", None)
@@ -838,6 +1459,9 @@ class Bound(_Declared):
 
     def _declared(self, t: int) -> dict:
         return self._source.bounds(t)
+
+    def _declaration(self, player, adversary, t: int) -> dict:
+        return player.bounds(t)
 
 
 class LowerBound(_Declared):
@@ -861,6 +1485,9 @@ class LowerBound(_Declared):
 
     def _declared(self, t: int) -> dict:
         return self._source.lower_bounds(t, self._player)
+
+    def _declaration(self, player, adversary, t: int) -> dict:
+        return adversary.lower_bounds(t, player)
 
 
 DEFAULT_METRICS: dict[str, dict] = {

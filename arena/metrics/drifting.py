@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from arena.metrics.base import Core, Metric
+from arena.metrics.base import Core, ExpertsMetric, ExpertsRecord
 from arena.spec import GameSpec
 
 TIE_TOL = 1e-9
@@ -37,7 +37,7 @@ def dg_score_bruteforce(probs: np.ndarray, losses: np.ndarray, threshold: float)
     return float(_fractions(regret[None, :], [float(threshold)])[0, 0])
 
 
-class DGScore(Metric):
+class DGScore(ExpertsMetric):
     """Fraction of experts whose regret ``R_{t,i} = Ĥ_t − L_{t,i}`` is at least R.
 
     The drifting-game score of Luo 2016 (§2.1.2, proof of Theorem 1): with chips at the
@@ -77,8 +77,12 @@ class DGScore(Metric):
         regret = core.learner[:, None] - core.cum_losses
         return _fractions(regret, self._thresholds)
 
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The brute-force definition: :func:`dg_score_bruteforce`."""
+        return dg_score_bruteforce(record.probs, record.losses, float(param))
 
-class DGLoss(Metric):
+
+class DGLoss(ExpertsMetric):
     """Fraction of a drifting-game adversary's chips at regret position ``X_{t,i} ≥ R``.
 
     The DGv1 loss ``(1/N) Σ_i 1{s_{t,i} ≤ −R}`` of Luo 2016, §2.1.2, on the adversary's own chips
@@ -118,3 +122,12 @@ class DGLoss(Metric):
 
     def values(self, core: Core) -> np.ndarray:
         return _fractions(np.asarray(self._source.dg_positions()), self._thresholds)
+
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The fraction of the adversary's chips at ``X ≥ R`` (ties within :data:`TIE_TOL`),
+        counted chip by chip. The chips are the adversary's declaration: its losses
+        ``l_{t,i} = max_j d_{t,j} − d_{t,i}`` lose each round's largest movement, so the
+        positions ``X_t = Σ_s d_s`` cannot be recovered from the record's losses."""
+        chips = np.asarray(record.adversary.dg_positions(), dtype=np.float64)[record.replicate]
+        cut = float(param) - TIE_TOL * max(1.0, abs(float(param)))
+        return sum(1.0 for x in chips.tolist() if x >= cut) / len(chips)

@@ -5,8 +5,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from arena.metrics.base import Block, Core, Metric
+from arena.metrics.base import Block, Core, ExpertsMetric, ExpertsRecord
 from arena.spec import GameSpec
+
+
+def duality_gap_bruteforce(a: np.ndarray, p: list[float], q: list[float]) -> float:
+    """Return ``max_j Σ_i p_i A_ij − min_i Σ_j A_ij q_j`` of one pair by plain loops.
+
+    Examples
+    --------
+    >>> duality_gap_bruteforce(np.array([[-1.0, 1.0], [1.0, -1.0]]), [1.0, 0.0], [0.5, 0.5])
+    1.0
+    """
+    n_rows, n_cols = a.shape
+    column_values = [sum(p[i] * float(a[i, j]) for i in range(n_rows)) for j in range(n_cols)]
+    row_values = [sum(float(a[i, j]) * q[j] for j in range(n_cols)) for i in range(n_rows)]
+    return max(column_values) - min(row_values)
 
 
 def duality_gap(a: np.ndarray, p_bar: np.ndarray, q_bar: np.ndarray) -> np.ndarray:
@@ -27,7 +41,7 @@ def duality_gap(a: np.ndarray, p_bar: np.ndarray, q_bar: np.ndarray) -> np.ndarr
     return col.max(axis=1) - row.min(axis=1)
 
 
-class DualityGap(Metric):
+class DualityGap(ExpertsMetric):
     """Duality gap ``max_j (p̄_tᵀA)_j − min_i (A q̄_t)_i`` of the average strategies.
 
     A is the row player's loss matrix, ``p̄_t`` our player's average distribution over the
@@ -69,8 +83,16 @@ class DualityGap(Metric):
         q_bar = np.asarray(self._source.column_average())
         return duality_gap(np.asarray(self._source.game_matrix()), p_bar, q_bar)[:, None]
 
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """:func:`duality_gap_bruteforce` of ``p̄_t``, averaged round by round from the record,
+        and of the opponent's ``q̄_t``, which only the adversary knows (its declaration)."""
+        t, n_act = record.probs.shape
+        p_bar = [sum(float(record.probs[s, i]) for s in range(t)) / t for i in range(n_act)]
+        q_bar = np.asarray(record.adversary.column_average())[record.replicate].tolist()
+        return duality_gap_bruteforce(np.asarray(record.adversary.game_matrix()), p_bar, q_bar)
 
-class LastIterateGap(Metric):
+
+class LastIterateGap(ExpertsMetric):
     """Duality gap ``max_j (p_tᵀA)_j − min_i (A q_t)_i`` of the current strategies.
 
     The same gap as :class:`DualityGap`, of the distributions ``p_t`` and ``q_t`` played in the
@@ -113,3 +135,10 @@ class LastIterateGap(Metric):
     def values(self, core: Core) -> np.ndarray:
         q = np.asarray(self._source.column_strategy())
         return duality_gap(np.asarray(self._source.game_matrix()), core.last_probs, q)[:, None]
+
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """:func:`duality_gap_bruteforce` of the record's last ``p_t`` and the opponent's
+        ``q_t`` (the adversary's declaration)."""
+        q = np.asarray(record.adversary.column_strategy())[record.replicate].tolist()
+        p = [float(v) for v in record.probs[-1]]
+        return duality_gap_bruteforce(np.asarray(record.adversary.game_matrix()), p, q)

@@ -55,7 +55,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from arena.metrics.base import Block, Core, Metric
+from arena.metrics.base import Block, Core, ExpertsMetric, ExpertsRecord
+from arena.metrics.literal import check_history, learner_losses, required
 from arena.spec import GameSpec
 
 TV_METRICS = ("tv_regret", "tv_variation", "tv_loss")
@@ -157,7 +158,141 @@ def best_variation_regret(shifting: Sequence[float], budget: float) -> float:
     return best
 
 
-class _CompetitorSums(Metric):
+# ----------------------------------------------------------------------------------------------
+# brute-force definitions (the metrics' references)
+
+
+def check_competitor(competitor: np.ndarray, losses: np.ndarray) -> np.ndarray:
+    """Return the competitor (T, N) as floats, checked finite, ≥ 0 and shaped as the losses."""
+    u = np.asarray(competitor, dtype=np.float64)
+    if u.shape != losses.shape:
+        raise ValueError(f"competitor has shape {u.shape}, losses {losses.shape}")
+    if not (np.isfinite(u) & (u >= 0.0)).all():
+        raise ValueError("a competitor must be finite and nonnegative")
+    return u
+
+
+def tv_regret(probs: np.ndarray, losses: np.ndarray, competitor: np.ndarray) -> float:
+    """Regret to a time-varying competitor, ``R(u_{1:T}) = Σ_t Σ_i u_{t,i} (p_t·l_t − l_{t,i})``.
+
+    Luo 2016, §2.3.3 ("General time-varying competitors"), summed over the whole (T, N) table of
+    ``u_{t,i} r_{t,i}``.
+
+    Parameters
+    ----------
+    probs, losses, competitor : ndarray, shape (T, N)
+        ``competitor[t−1]`` is ``u_t`` (nonnegative).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> p = np.array([[0.5, 0.5], [0.5, 0.5]]); l = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> tv_regret(p, l, np.array([[0.0, 1.0], [1.0, 0.0]]))  # the per-round best: ½ + ½
+    1.0
+    """
+    probs, losses = check_history(probs, losses)
+    u = check_competitor(competitor, losses)
+    hat = learner_losses(probs, losses)
+    return float((u * (hat[:, None] - losses)).sum())
+
+
+def tv_variation(competitor: np.ndarray) -> float:
+    """Variation ``V(u_{1:T}) = Σ_t Σ_i [u_{t,i} − u_{t−1,i}]_+`` with ``u_0 = 0``.
+
+    Cesa-Bianchi, Gaillard, Lugosi & Stoltz 2012; Luo 2016, §2.3.3. The rows ``u_0 = 0, u_1, …,
+    u_T`` are stacked and the positive parts of their differences summed.
+
+    Parameters
+    ----------
+    competitor : ndarray, shape (T, N)
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> tv_variation(np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]]))  # 1 + 1 + ½
+    2.5
+    """
+    u = np.asarray(competitor, dtype=np.float64)
+    rows = np.vstack([np.zeros((1, u.shape[1])), u])  # u_0 = 0, u_1, …, u_T
+    return float(np.maximum(rows[1:] - rows[:-1], 0.0).sum())
+
+
+def tv_loss(probs: np.ndarray, losses: np.ndarray, competitor: np.ndarray) -> float:
+    """The competitor's excess loss ``L̃(u_{1:T}) = Σ_t Σ_i u_{t,i} [l_{t,i} − p_t·l_t]_+``.
+
+    Luo 2016, §2.3.3, after Theorem 7.
+
+    Parameters
+    ----------
+    probs, losses, competitor : ndarray, shape (T, N)
+
+    Returns
+    -------
+    float
+    """
+    probs, losses = check_history(probs, losses)
+    u = check_competitor(competitor, losses)
+    hat = learner_losses(probs, losses)
+    return float((u * np.maximum(losses - hat[:, None], 0.0)).sum())
+
+
+def best_variation_regret_lp(probs: np.ndarray, losses: np.ndarray, budget: float) -> float:
+    """``max R(u_{1:T})`` over sequences of distributions ``u_t ∈ Δ_N`` with ``V(u_{1:T}) ≤
+    budget``, by a linear program (the literal definition; Luo 2016, §2.3.3).
+
+    Variables ``u_{t,i} ≥ 0`` and ``d_{t,i} ≥ u_{t,i} − u_{t−1,i}``, ``d ≥ 0`` (``u_0 = 0``), with
+    ``Σ_i u_{t,i} = 1`` and ``Σ d ≤ budget``; maximize ``Σ u_{t,i} r_{t,i}``. Solved by HiGHS
+    (``scipy.optimize.linprog``) to its default tolerances, ~1e-9 on instances of a few rounds.
+
+    Parameters
+    ----------
+    probs, losses : ndarray, shape (T, N)
+    budget : float
+        The variation budget V ≥ 1.
+
+    Returns
+    -------
+    float
+    """
+    from scipy.optimize import linprog
+
+    probs, losses = check_history(probs, losses)
+    n_rounds, n_act = losses.shape
+    regret = learner_losses(probs, losses)[:, None] - losses
+    n_u = n_rounds * n_act
+    cost = np.concatenate([-regret.reshape(-1), np.zeros(n_u)])  # minimize −R
+    a_ub, b_ub = [], []
+    for t in range(n_rounds):
+        for i in range(n_act):
+            row = np.zeros(2 * n_u)
+            row[t * n_act + i] = 1.0  # u_{t,i} − u_{t−1,i} − d_{t,i} ≤ 0
+            if t > 0:
+                row[(t - 1) * n_act + i] = -1.0
+            row[n_u + t * n_act + i] = -1.0
+            a_ub.append(row)
+            b_ub.append(0.0)
+    a_ub.append(np.concatenate([np.zeros(n_u), np.ones(n_u)]))  # Σ d ≤ budget
+    b_ub.append(float(budget))
+    a_eq = np.zeros((n_rounds, 2 * n_u))
+    for t in range(n_rounds):
+        a_eq[t, t * n_act : (t + 1) * n_act] = 1.0
+    result = linprog(cost, A_ub=np.array(a_ub), b_ub=b_ub, A_eq=a_eq, b_eq=np.ones(n_rounds))
+    if result.status != 0:
+        raise ValueError(f"the variation LP failed: {result.message}")
+    return float(-result.fun)
+
+
+# ----------------------------------------------------------------------------------------------
+# the streaming metrics
+
+
+class _CompetitorSums(ExpertsMetric):
     """Base of the metrics of the competitor the adversary declares: the running sums of
     ``u_t·r_t``, ``Σ_i [u_{t,i} − u_{t−1,i}]_+`` and ``Σ_i u_{t,i}[ℓ_{t,i} − ℓ̂_t]_+``.
 
@@ -267,6 +402,28 @@ class TimeVaryingRegret(_CompetitorSums):
         )
         return np.stack([regret, theorem7_bound(constant, self._sums[:, 1], self._sums[:, 2])], 1)
 
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The brute-force definition: :func:`tv_regret`."""
+        u = required(record, "competitor", self.name)
+        return tv_regret(record.probs, record.losses, u)
+
+    def reference_rows(self, records) -> list[tuple[str, float, list[float]]]:
+        """The regret, and where the player declares Theorem 7's constant A (one per replicate)
+        its bound ``A V/2 + sqrt((A V/2)² + 2 A V L̃)`` from the brute-force V and L̃."""
+        rows = [(self.name, math.nan, [self.reference(rec, math.nan) for rec in records])]
+        player = records[0].player
+        declares = getattr(player, "interval_regret_constant", None)
+        if callable(declares):
+            constant = np.broadcast_to(declares(records[0].t), (len(records),))
+            bound = []
+            for rec in records:
+                u = required(rec, "competitor", self.name)
+                half = 0.5 * float(constant[rec.replicate]) * tv_variation(u)
+                excess = tv_loss(rec.probs, rec.losses, u)
+                bound.append(half + math.sqrt(half * half + 4.0 * half * excess))  # Theorem 7
+            rows.append(("bound:tv_regret", math.nan, bound))
+        return rows
+
 
 class CompetitorVariation(_CompetitorSums):
     """Variation ``V(u_{1:t}) = Σ_{s≤t} Σ_i [u_{s,i} − u_{s−1,i}]_+`` (``u_0 = 0``) of the
@@ -280,6 +437,10 @@ class CompetitorVariation(_CompetitorSums):
     name = "tv_variation"
     column = 1
 
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The brute-force definition: :func:`tv_variation`."""
+        return tv_variation(required(record, "competitor", self.name))
+
 
 class CompetitorExcessLoss(_CompetitorSums):
     """Excess loss ``L̃(u_{1:t}) = Σ_{s≤t} Σ_i u_{s,i} [ℓ_{s,i} − ℓ̂_s]_+`` of the competitor the
@@ -292,3 +453,8 @@ class CompetitorExcessLoss(_CompetitorSums):
 
     name = "tv_loss"
     column = 2
+
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The brute-force definition: :func:`tv_loss`."""
+        u = required(record, "competitor", self.name)
+        return tv_loss(record.probs, record.losses, u)

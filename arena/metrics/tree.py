@@ -20,13 +20,16 @@ into node ``e + 1``, node v's children are nodes ``2v + 1`` and ``2v + 2``; ``tr
 
 from __future__ import annotations
 
+import itertools
+import math
 from typing import ClassVar
 
 import numpy as np
 from numba import njit
 
 from arena.errors import ConfigError
-from arena.metrics.base import Block, Core, Metric
+from arena.metrics.base import Block, Core, ExpertsMetric, ExpertsRecord
+from arena.metrics.literal import check_history, learner_losses, required
 from arena.spec import GameSpec
 
 
@@ -176,7 +179,94 @@ def _accumulate_awake(reached, losses, node_losses):
                     node_losses[r, e] += losses[r, j, e]
 
 
-class TreeRegret(Metric):
+# ----------------------------------------------------------------------------------------------
+# brute force: every pruning enumerated (tree_regret's reference)
+
+
+def tree_prunings(parents: np.ndarray) -> list[frozenset[int]]:
+    """Every pruning of a template tree, as the set of its terminal edges, by enumeration.
+
+    ``parents[e]`` is the edge above edge e (−1 below the root; see the module notes).
+    An edge either ends the pruning (a leaf) or, if its child node is an inner template node, is
+    split, and then each edge below it is pruned independently; the root always keeps its edges
+    (Luo 2016, §2.3.4). The count grows doubly exponentially with the depth (25 prunings at
+    depth 3, 676 at depth 4).
+
+    Examples
+    --------
+    >>> sorted(sorted(p) for p in tree_prunings(np.array([-1, -1, 0, 0, 1, 1])))
+    [[0, 1], [0, 4, 5], [1, 2, 3], [2, 3, 4, 5]]
+    """
+    parents = [int(v) for v in parents]
+
+    def below(e: int) -> list[int]:
+        return [c for c, p in enumerate(parents) if p == e]
+
+    def options(e: int) -> list[frozenset[int]]:
+        out = [frozenset({e})]
+        kids = below(e)
+        if kids:
+            for parts in itertools.product(*(options(c) for c in kids)):
+                out.append(frozenset().union(*parts))
+        return out
+
+    return [
+        frozenset().union(*parts) for parts in itertools.product(*(options(c) for c in below(-1)))
+    ]
+
+
+def pruning_coins(parents: np.ndarray, pruning: frozenset[int]) -> int:
+    """``c(P)``: the edges of pruning P into inner template nodes, each a fair coin of Helmbold &
+    Schapire's prior ``2^{−c(P)}`` (made a leaf or split; the root always splits).
+
+    The edges of P are its terminal edges and every edge above one of them.
+
+    Examples
+    --------
+    >>> parents = np.array([-1, -1, 0, 0, 1, 1])
+    >>> pruning_coins(parents, frozenset({0, 1})), pruning_coins(parents, frozenset({2, 3, 1}))
+    (2, 2)
+    """
+    inner = {int(p) for p in parents if p >= 0}
+    edges = set()
+    for e in pruning:
+        while e >= 0:
+            edges.add(e)
+            e = int(parents[e])
+    return sum(1 for e in edges if e in inner)
+
+
+def tree_regret_bruteforce(
+    probs: np.ndarray, losses: np.ndarray, reached: np.ndarray, parents: np.ndarray
+) -> float:
+    """Tree regret ``Σ_t p_t·l_t − min_P Σ_t l_{t, e_P(x_t)}`` over every pruning, enumerated.
+
+    ``reached`` (T, N) marks the edges ``x_t`` traverses; a pruning's loss in round t is the loss
+    of its one terminal edge on that path (Luo 2016, §2.3.4). Each pruning is scored round by
+    round, without the dynamic program of :func:`best_pruning`.
+
+    Examples
+    --------
+    >>> parents = np.array([-1, -1, 0, 0, 1, 1])
+    >>> reached = np.array([[1, 0, 1, 0, 0, 0], [0, 1, 0, 0, 0, 1.0]])
+    >>> losses = np.array([[0.5, 0, 0, 1, 1, 1], [1, 1, 1, 1, 1, 0.0]])
+    >>> probs = np.array([[1, 0, 0, 0, 0, 0], [0, 1, 0, 0, 0, 0.0]])
+    >>> tree_regret_bruteforce(probs, losses, reached, parents)
+    1.5
+    """
+    probs, losses = check_history(probs, losses)
+    learner = float(learner_losses(probs, losses).sum())
+    best = math.inf
+    for pruning in tree_prunings(parents):
+        total = 0.0
+        for t in range(losses.shape[0]):
+            (leaf,) = [e for e in pruning if reached[t, e] != 0.0]  # exactly one per round
+            total += losses[t, leaf]
+        best = min(best, total)
+    return float(learner - best)
+
+
+class TreeRegret(ExpertsMetric):
     """Tree regret: the learner's loss minus the best pruning's, ``Ĥ_t − min_P L_t(P)``.
 
     ``L_t(P) = Σ_{s≤t} ℓ_{s, e_P(x_s)}`` is the loss of pruning P, the loss of its one terminal
@@ -238,3 +328,9 @@ class TreeRegret(Metric):
         scratch = np.empty(self._parents.size)
         _pruning_dp(self._parents, self._inner, self._node_losses, 0.0, scratch, best)
         return (core.learner - best)[:, None]
+
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The brute-force definition: :func:`tree_regret_bruteforce`, every pruning enumerated."""
+        reached = required(record, "reached", self.name)
+        parents = required(record, "parents", self.name)
+        return tree_regret_bruteforce(record.probs, record.losses, reached, parents)

@@ -24,7 +24,6 @@ from typing import Any, ClassVar
 import numpy as np
 import pyarrow as pa
 
-from arena import registry
 from arena.errors import ConfigError, GameError
 from arena.game import (
     GameProtocol,
@@ -36,9 +35,6 @@ from arena.game import (
 from arena.game import call_component as _call
 from arena.game import first_offender as _first
 from arena.game import readonly as _readonly
-from arena.metrics.base import Metric
-from arena.metrics.builtin import Bound, LowerBound
-from arena.metrics.oco import OCO_DEFAULT_METRICS, OCO_METRICS, OCOBlock, OCOCore, OCOMetric
 from arena.oco.domains import MEMBERSHIP_TOL, Domain
 from arena.oco.losses import (
     EXAMPLE_LOSSES,
@@ -48,6 +44,7 @@ from arena.oco.losses import (
     evaluate,
     feedback,
 )
+from arena.oco.metrics import OCO_DEFAULT_METRICS, OCOBlock, OCOCore
 from arena.oco.protocol import (
     MULTICLASS,
     OCO_FAMILY,
@@ -70,10 +67,10 @@ class OCOProtocol(GameProtocol):
     """The ``oco``, ``classification``, ``multiclass`` and ``regression`` protocols for the driver.
 
     ``n_actions`` is the dimension d of ``w_t`` (the tidy column ``n_actions`` holds d; in
-    ``multiclass`` d = k·d' for k labels and d' features). Metric names of
-    :data:`arena.metrics.oco.OCO_METRICS` take the OCO implementation (``loss``, ``regret`` and
-    ``dynamic_regret`` share their names with the experts metrics); ``bound`` and ``lower_bound``
-    are shared; any other registered metric runs only if it is an OCO metric.
+    ``multiclass`` d = k·d' for k labels and d' features). Its metrics are the registered ones
+    that declare its protocol (:func:`arena.metric.metric_for`): ``loss``, ``regret`` and
+    ``dynamic_regret`` name the OCO classes of :mod:`arena.oco.metrics` here, the experts ones in
+    an experts game; ``bound`` and ``lower_bound`` serve every protocol.
 
     Examples
     --------
@@ -177,17 +174,6 @@ class OCOProtocol(GameProtocol):
         if n_classes is not None:
             config["n_classes"] = n_classes
         return spec, config
-
-    def metric_class(self, name: str) -> type[Metric] | str:
-        if name in OCO_METRICS:
-            return OCO_METRICS[name]
-        if name in ("bound", "lower_bound"):
-            return Bound if name == "bound" else LowerBound
-        cls = registry.load("metric", name)
-        return cls if issubclass(cls, OCOMetric) else "defined for the experts protocol only"
-
-    def accepts_metric(self, metric: Metric) -> bool:
-        return isinstance(metric, OCOMetric | Bound | LowerBound)
 
     def identity(self, player: Any, adversary: Any, spec: GameSpec) -> tuple[dict, dict]:
         return stream_game_identity(adversary, spec.dim, spec.protocol)

@@ -28,10 +28,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from arena.components import Adversary, Player
 from arena.errors import mark_failure
 from arena.oco.domains import Domain
 from arena.oco.losses import Feedback, RoundData, feedback
+from arena.components import Adversary, Player, declares_nothing
 from arena.spec import AdversaryTags, GameSpec, PlayerTags
 
 OCO_PROTOCOLS = frozenset({"oco", "classification", "regression"})
@@ -93,6 +93,7 @@ class OCOPlayer(Player):
                 raise
         return out
 
+    @declares_nothing
     def bounds(self, t: int) -> dict[tuple[str, float], Any]:
         """Return proven upper bounds on metrics after round ``t`` (``{(metric, param): value}``).
 

@@ -19,8 +19,7 @@ from adversaries.tree_experts import TreeExperts, draw_structure
 from arena import GameSpec, run_game
 from arena.errors import ConfigError
 from arena.game import prepare_game
-from arena.metrics import bruteforce
-from arena.metrics.tree import best_pruning, heap_parents
+from arena.metrics.tree import best_pruning, heap_parents, tree_prunings
 from tests.helpers import assert_below, rngs
 from tests.helpers.contract import run_in_process
 
@@ -36,7 +35,7 @@ def test_structure_is_a_pruning_with_copies_below_its_leaves():
     for depth in (1, 2, 3):
         n = 2 ** (depth + 1) - 2
         parents = heap_parents(n)
-        prunings = bruteforce.tree_prunings(parents)
+        prunings = tree_prunings(parents)
         for m in (None, 2, 2**depth):
             hidden, pred, target = draw_structure(rng, depth, m, node_noise=0.2)
             leaves = frozenset(np.flatnonzero(hidden).tolist())

@@ -18,10 +18,10 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("arena", "players", "adversaries", "weak_learners")
 
 
-def module_files() -> dict[str, Path]:
+def module_files(packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:
     """Map every module name of the packages to its file."""
     out = {}
-    for package in PACKAGES:
+    for package in packages:
         for path in sorted((ROOT / package).rglob("*.py")):
             parts = path.relative_to(ROOT).with_suffix("").parts
             name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -108,6 +108,90 @@ def test_the_driver_imports_no_protocol():
     for protocol in ("arena.experts", "arena.oco"):
         reached = {m for m in graph["arena.game"] if m.startswith(protocol)}
         assert not reached, f"arena.game imports {sorted(reached)}"
+
+
+# ----------------------------------------------------------------------------------------------
+# units: no two of them import each other (issue 29)
+
+CORE = "arena.<core>"
+
+
+def unit_of(module: str, root: Path = ROOT) -> str | None:
+    """The unit of a module: ``arena.X`` for a subpackage ``arena/X/``, :data:`CORE` for the root
+    modules ``arena/*.py``, the top-level package otherwise; None for the facade
+    ``arena/__init__.py``, which re-exports the public API and is exempt.
+
+    Examples
+    --------
+    >>> unit_of("arena.oco.metrics"), unit_of("arena.game"), unit_of("players.hedge")
+    ('arena.oco', 'arena.<core>', 'players')
+    >>> unit_of("arena") is None, unit_of("arena.apps.cli")
+    (True, 'arena.apps')
+    """
+    parts = module.split(".")
+    if parts[0] != "arena":
+        return parts[0]
+    if len(parts) == 1:
+        return None
+    if (root / "arena" / parts[1]).is_dir():
+        return f"arena.{parts[1]}"
+    return CORE
+
+
+def unit_edges(graph: dict[str, set[str]], root: Path = ROOT) -> dict[tuple[str, str], list[str]]:
+    """Return ``{(unit A, unit B): ["a -> b", ...]}``: every import from one unit into another."""
+    edges: dict[tuple[str, str], list[str]] = {}
+    for a, targets in graph.items():
+        ua = unit_of(a, root)
+        for b in sorted(targets):
+            ub = unit_of(b, root)
+            if ua is not None and ub is not None and ua != ub:
+                edges.setdefault((ua, ub), []).append(f"{a} -> {b}")
+    return edges
+
+
+def mutual_units(edges: dict[tuple[str, str], list[str]]) -> list[tuple[str, str]]:
+    """Return the pairs of units that import each other, each once (sorted)."""
+    return sorted({tuple(sorted(pair)) for pair in edges if (pair[1], pair[0]) in edges})
+
+
+def test_no_two_units_import_each_other():
+    """No two units import each other: the core, each subpackage of arena (protocol folders,
+    metrics, applications, reports, conformance suite) and the component packages."""
+    edges = unit_edges(import_graph(module_files()))
+    mutual = mutual_units(edges)
+    detail = {pair: (edges[pair][:3], edges[pair[::-1]][:3]) for pair in mutual}
+    assert not mutual, detail
+
+
+def test_the_core_imports_no_metric_module():
+    graph = import_graph(module_files())
+    core = [m for m in graph if unit_of(m) == CORE]
+    reached = {(m, t) for m in core for t in graph[m] if unit_of(t) == "arena.metrics"}
+    assert not reached
+
+
+def test_the_unit_walk_finds_mutual_imports(tmp_path):
+    for name, text in {
+        "arena/__init__.py": "from arena.x import f",
+        "arena/game.py": "from arena.metrics.m import g",
+        "arena/metrics/__init__.py": "",
+        "arena/metrics/m.py": "from arena.game import h",
+        "arena/x/__init__.py": "",
+        "arena/x/f.py": "import players.p",
+        "players/__init__.py": "",
+        "players/p.py": "import arena.game",
+    }.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    modules = {
+        ".".join(p.relative_to(tmp_path).with_suffix("").parts).removesuffix(".__init__"): p
+        for p in tmp_path.rglob("*.py")
+    }
+    edges = unit_edges(import_graph(modules), root=tmp_path)
+    assert mutual_units(edges) == [("arena.<core>", "arena.metrics")]
+    assert ("players", "arena.<core>") in edges and ("arena.x", "players") in edges
 
 
 @pytest.mark.parametrize(

@@ -15,11 +15,38 @@ import numpy as np
 
 from adversaries.replay import Replay
 from arena import GameSpec, run_game
+from arena.metric import Metric, metric_for
+from arena.metrics.base import ExpertsRecord
 from tests.helpers import check_declared, metric_table, rngs, save_matrix, traced
 
 ENGINE_ATOL = 1e-12
 """predict/update, the block kernel and the engine run the same compiled row functions on the same
 floats, so they agree to rounding (~1e-16); the player contract asks 1e-12."""
+
+
+# ----------------------------------------------------------------------------------------------
+# a metric's brute-force value on a hand-built history
+
+
+def reference_value(
+    metric: Metric | str,
+    param: float,
+    probs: np.ndarray,
+    losses: np.ndarray,
+    actions: np.ndarray,
+    means: np.ndarray | None = None,
+    previous: int = 0,
+) -> float:
+    """An experts metric's brute-force value (its ``reference``) on one replicate's history.
+
+    ``metric`` is an instance, or a name (the experts class, default parameters).
+    """
+    if isinstance(metric, str):
+        metric = metric_for(metric, "experts")()
+    record = ExpertsRecord(
+        t=len(losses), probs=probs, losses=losses, actions=actions, means=means, previous=previous
+    )
+    return metric.reference(record, param)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -520,6 +547,7 @@ __all__ = [
     "play_catalog",
     "play_games",
     "play_loop",
+    "reference_value",
     "regrets_from_trace",
     "run_predict_update",
     "spec",

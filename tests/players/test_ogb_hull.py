@@ -111,7 +111,9 @@ def test_other_protocols_metrics_are_skipped_not_computed():
         horizon=20,
         metrics={"loss": {}, "shifting_regret": {"k": [1]}},
     )
-    assert run.skipped_metrics["shifting_regret"] == "defined for the experts protocol only"
+    assert run.skipped_metrics["shifting_regret"] == (
+        "defined for the bandit/experts protocols only, not boosting"
+    )
     assert set(run.rows["metric"]) == {"loss"}
 
 

@@ -15,8 +15,8 @@ from arena import play
 from arena.errors import ConfigError
 from arena.oco import hindsight
 from arena.oco.domains import Domain
+from arena.oco.literal import scalar_loss
 from arena.oco.losses import RoundData, feedback, prediction_loss
-from arena.oco.reference import scalar_loss
 from arena.params import validate_params
 from players.primal_dual import PrimalDual
 from tests.helpers import assert_below, check_declared

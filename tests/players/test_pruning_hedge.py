@@ -18,8 +18,7 @@ import pytest
 from adversaries.tree_experts import TreeExperts
 from arena import GameSpec, run_game
 from arena.errors import ConfigError
-from arena.metrics.bruteforce import pruning_coins, tree_prunings
-from arena.metrics.tree import best_pruning, heap_parents
+from arena.metrics.tree import best_pruning, heap_parents, pruning_coins, tree_prunings
 from players.pruning_hedge import PruningHedge, route
 from tests.helpers import assert_below, check_declared, rngs
 

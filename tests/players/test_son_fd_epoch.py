@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from arena.errors import ConfigError
-from arena.metrics.sketch import SketchError
 from arena.oco.domains import Domain
+from arena.oco.sketch import SketchError
 from arena.spec import GameSpec
 from players._sketches import fd_epoch_update
 from players.son import SON

@@ -2,8 +2,10 @@
 
 The toy protocol here ("guessing": the player guesses ``ŷ_t ∈ [0, 1]``, the adversary reveals
 ``y_t ∈ [0, 1]``, the loss is ``(ŷ_t − y_t)²``) is registered through a fake entry point of the
-``arena.protocols`` group, exactly as a plugin's ``pyproject.toml`` would; the driver then
-resolves, seeds, chunks, checkpoints and assembles its rows like those of the built-in protocols.
+``arena.protocols`` group, and its metric through one of the ``arena.metrics`` group, exactly as a
+plugin's ``pyproject.toml`` would; the driver then resolves, seeds, chunks, checkpoints and
+assembles its rows like those of the built-in protocols, and picks the metric by the one rule
+every protocol follows (its ``protocols`` contain ``guessing``).
 """
 
 from __future__ import annotations
@@ -15,10 +17,10 @@ import numpy as np
 import pytest
 
 from arena import registry
-from arena.components import Adversary, Player
 from arena.errors import ConfigError
 from arena.game import GameProtocol, Stepper, protocol_for, run_game
-from arena.metrics.base import Metric
+from arena.metric import Metric
+from arena.components import Adversary, Player
 from arena.results import SCHEMA
 from arena.spec import AdversaryTags, GameSpec, PlayerTags
 
@@ -35,6 +37,7 @@ class GuessCore:
 
 class SquaredLoss(Metric):
     name = "squared_loss"
+    protocols: ClassVar[frozenset[str]] = frozenset({"guessing"})
 
     def start(self, spec: GameSpec) -> None:
         pass
@@ -75,9 +78,6 @@ class GuessingProtocol(GameProtocol):
         spec = GameSpec(self.name, 1, horizon, n_replicates=int(ids.size))
         return spec, {}
 
-    def metric_class(self, name):
-        return SquaredLoss if name == "squared_loss" else "not a guessing metric"
-
     def identity(self, player, adversary, spec):
         return {"adversary": adversary.registry_name(), "params": adversary.get_params()}, {}
 
@@ -114,13 +114,16 @@ class UniformTargets(Adversary):
 
 @pytest.fixture
 def guessing_registered(monkeypatch):
-    """Register GuessingProtocol as the plugin entry point ``guessing`` for one test."""
+    """Register GuessingProtocol as the plugin entry point ``guessing``, and its metric
+    ``squared_loss``, for one test."""
     real = registry.entry_points
 
     def entry_points(group):
         found = list(real(group=group))
         if group == "arena.protocols":
             found.append(EntryPoint("guessing", f"{__name__}:GuessingProtocol", "arena.protocols"))
+        if group == "arena.metrics":
+            found.append(EntryPoint("squared_loss", f"{__name__}:SquaredLoss", "arena.metrics"))
         return found
 
     monkeypatch.setattr(registry, "entry_points", entry_points)
@@ -158,3 +161,21 @@ def test_an_unknown_protocol_is_named(guessing_registered):
 
     with pytest.raises(Exception, match="did you mean 'guessing'"):
         run_game(MeanGuesser(), Elsewhere(), horizon=5)
+
+
+def test_a_plugin_protocol_gets_metrics_by_the_one_rule(guessing_registered):
+    """Its own metric by its ``protocols``; another protocol's metric is skipped, saying whose it
+    is; a protocol-generic one (``bound``) is computed in every protocol, here skipped only because
+    the player declares no bound."""
+    run = run_game(
+        MeanGuesser(),
+        UniformTargets(),
+        horizon=5,
+        metrics=["squared_loss", "regret", "bound"],
+    )
+    assert set(run.rows.metric) == {"squared_loss"}
+    assert run.skipped_metrics == {
+        "regret": "defined for the bandit/classification/experts/multiclass/oco/regression "
+        "protocols only, not guessing",
+        "bound": "the player declares no bound",
+    }

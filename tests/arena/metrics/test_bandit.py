@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from arena.bandit.metrics import arm_pseudo_regret_bruteforce, arm_pulls_bruteforce
 from arena.bandit.testing import SimpleExp3
 from arena.experts.protocol import ObliviousAdversary
 from arena.game import run_game
-from arena.metrics.bandit import arm_pseudo_regret_bruteforce, arm_pulls_bruteforce
 from arena.spec import AdversaryTags
 
 

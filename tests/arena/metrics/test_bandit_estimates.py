@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from arena.bandit.metrics import estimate_bias_bruteforce
 from arena.experts.protocol import ObliviousAdversary
 from arena.game import run_game
-from arena.metrics.bandit import estimate_bias_bruteforce
 from arena.spec import GameSpec
 from players.bandit_wrapper import BanditWrapper
 from players.exp3 import Exp3

@@ -3,7 +3,8 @@
 The kernels of :mod:`arena.metrics.builtin` are driven two ways: directly, with hand-built
 :class:`~arena.metrics.base.Block` chunks of random histories split at random points, and through
 the engine, with the ``replay`` adversary playing random loss matrices from ``.npy`` files. Their
-snapshots are compared with :mod:`arena.metrics.bruteforce` on the stored history, at every
+snapshots are compared with each metric's own brute-force definition (its ``reference``) on the
+stored history, at every
 checkpoint, for every replicate and every parameter value. Instances are small (T ≤ 60, N ≤ 6) and
 include ties: integer {0, 1} losses, repeated columns, and distributions with exact zeros. These
 are brute-force oracles and the consistency checks between the notions.
@@ -19,8 +20,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arena.errors import UnknownComponentError
 from arena.game import run_game
-from arena.metrics import bruteforce
+from arena.metrics import builtin
 from arena.metrics.base import Block, Core, exact_quantile_rank
 from arena.metrics.builtin import (
     AdaptiveRegret,
@@ -39,6 +41,7 @@ from arena.metrics.builtin import (
     ZeroWeightFraction,
 )
 from arena.spec import GameSpec
+from tests.helpers.experts import reference_value
 
 ATOL = 1e-12
 """Absolute tolerance. Every value is a sum of at most 60 terms in [0, 1] (plus one subtraction),
@@ -162,8 +165,8 @@ def check_against_bruteforce(metrics, snaps, spec, probs, losses, actions, means
             assert vals.shape == (losses.shape[0], len(pv)), m.name
             for q, param in enumerate(pv):
                 for r in range(losses.shape[0]):
-                    want = bruteforce.evaluate(
-                        m.name, param, probs[r, :t], losses[r, :t], actions[r, :t], means[r, :t]
+                    want = reference_value(
+                        m, param, probs[r, :t], losses[r, :t], actions[r, :t], means[r, :t]
                     )
                     got = vals[r, q]
                     assert abs(got - want) <= ATOL, (m.name, param, t, r, got, want)
@@ -256,9 +259,7 @@ def test_kernels_through_the_engine_with_replay(tmp_path, kind, seed):
         assert len(rows) > 0
         for row in rows.itertuples():
             t, r = int(row.t), int(row.replicate)
-            want = bruteforce.evaluate(
-                row.metric, row.param, probs[r, :t], seen[r, :t], actions[r, :t]
-            )
+            want = reference_value(row.metric, row.param, probs[r, :t], seen[r, :t], actions[r, :t])
             assert abs(row.value - want) <= ATOL, (player, row.metric, row.param, t, r)
 
 
@@ -320,8 +321,8 @@ def test_shifting_dp_equals_exhaustive_enumeration(seed, horizon, n_act, kind):
     rng = np.random.default_rng(seed)
     probs, losses, actions, means = random_history(rng, 1, horizon, n_act, kind)
     ks = list(range(horizon + 1))
-    exhaustive = [bruteforce.exhaustive_shifting_opt(losses[0], k) for k in ks]
-    segment = [bruteforce.shifting_opt(losses[0], k) for k in ks]
+    exhaustive = [builtin.exhaustive_shifting_opt(losses[0], k) for k in ks]
+    segment = [builtin.shifting_opt(losses[0], k) for k in ks]
     np.testing.assert_allclose(segment, exhaustive, atol=ATOL, rtol=0)
     metrics = [ShiftingRegret(k=ks), Loss()]
     snaps, _ = drive(metrics, probs, losses, actions, means, random_ends(rng, horizon))
@@ -332,8 +333,8 @@ def test_shifting_dp_equals_exhaustive_enumeration(seed, horizon, n_act, kind):
 def test_exhaustive_enumeration_on_a_known_case():
     """Hand-checked: best fixed expert loses 2, one switch 1, two switches 0."""
     losses = np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [1.0, 0.0]])
-    assert [bruteforce.exhaustive_shifting_opt(losses, k) for k in range(5)] == [2, 1, 1, 0, 0]
-    assert [bruteforce.shifting_opt(losses, k) for k in range(5)] == [2, 1, 1, 0, 0]
+    assert [builtin.exhaustive_shifting_opt(losses, k) for k in range(5)] == [2, 1, 1, 0, 0]
+    assert [builtin.shifting_opt(losses, k) for k in range(5)] == [2, 1, 1, 0, 0]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -381,12 +382,12 @@ def test_metric_relations(instance):
 def test_bruteforce_rejects_bad_input():
     p = np.full((3, 2), 0.5)
     with pytest.raises(ValueError):
-        bruteforce.regret(p, np.zeros((3, 3)))
+        builtin.regret(p, np.zeros((3, 3)))
     with pytest.raises(ValueError):
-        bruteforce.quantile_regret(p, p, 0.0)
+        builtin.quantile_regret(p, p, 0.0)
     with pytest.raises(ValueError):
-        bruteforce.sa_regret(p, p, 0)
+        builtin.sa_regret(p, p, 0)
     with pytest.raises(ValueError):
-        bruteforce.shifting_opt(p, -1)
-    with pytest.raises(NotImplementedError):
-        bruteforce.evaluate("no_such_metric", math.nan, p, p, np.zeros(3, dtype=int))
+        builtin.shifting_opt(p, -1)
+    with pytest.raises(UnknownComponentError):
+        reference_value("no_such_metric", math.nan, p, p, np.zeros(3, dtype=int))

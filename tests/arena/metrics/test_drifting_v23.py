@@ -8,22 +8,24 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from arena.errors import ConfigError
-from arena.game import prepare_game, run_game
-from arena.metrics.drifting_v23 import (
+from arena.bandit.drifting import (
     DG2Score,
-    DGVolume,
-    VolumeQuantileRegret,
     dg2_score_bruteforce,
     dgv2_moments,
     dgv2_moments_bruteforce,
     dgv2_slack,
+)
+from arena.errors import ConfigError
+from arena.game import prepare_game, run_game
+from arena.oco.domains import Domain
+from arena.oco.drifting import (
+    DGVolume,
+    VolumeQuantileRegret,
     domain_grid,
     grid_regrets_bruteforce,
 )
-from arena.metrics.oco import OCOBlock, OCOCore
-from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
+from arena.oco.metrics import OCOBlock, OCOCore
 from arena.spec import GameSpec
 from tests.helpers.contract import run_in_process
 

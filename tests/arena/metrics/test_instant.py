@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from arena.game import run_game
-from arena.metrics import bruteforce
+from arena.metrics import builtin
+from tests.helpers.experts import reference_value
 
 
 @pytest.mark.parametrize("player", ["hedge", "exp3", "ucb1"])
@@ -30,9 +31,9 @@ def test_instant_values_sum_to_the_cumulative_ones(player):
 def test_brute_force_definitions_on_a_hand_example():
     probs = np.array([[0.5, 0.5], [0.25, 0.75]])
     losses = np.array([[1.0, 0.0], [0.0, 1.0]])
-    assert bruteforce.evaluate("instant_regret", np.nan, probs, losses, np.zeros(2)) == 0.75
+    assert reference_value("instant_regret", np.nan, probs, losses, np.zeros(2)) == 0.75
     means = np.array([[0.2, 0.6], [0.2, 0.6]])
-    value = bruteforce.evaluate("instant_pseudo_regret", np.nan, probs, losses, np.zeros(2), means)
+    value = reference_value("instant_pseudo_regret", np.nan, probs, losses, np.zeros(2), means)
     assert value == pytest.approx(0.25 * 0.2 + 0.75 * 0.6 - 0.2, abs=1e-15)
 
 
@@ -71,10 +72,10 @@ def test_leader_metrics_on_a_hand_example_and_their_relations():
     (1e-12: float sums of 40 terms)."""
     probs = np.array([[0.5, 0.5], [0.25, 0.75]])
     losses = np.array([[0.0, 1.0], [1.0, 0.5]])
-    value = bruteforce.evaluate("instant_leader_regret", np.nan, probs, losses, np.zeros(2))
+    value = reference_value("instant_leader_regret", np.nan, probs, losses, np.zeros(2))
     assert value == pytest.approx(0.25 * 1.0 + 0.75 * 0.5 - 1.0, abs=1e-15)
-    window = bruteforce.evaluate("window_leader_regret", np.nan, probs, losses, np.zeros(2))
-    assert window == pytest.approx(bruteforce.regret(probs, losses) / 2, abs=1e-15)
+    window = reference_value("window_leader_regret", np.nan, probs, losses, np.zeros(2))
+    assert window == pytest.approx(builtin.regret(probs, losses) / 2, abs=1e-15)
     grid = [3, 10, 40]
     run = run_game("hedge", "bernoulli", n_actions=3, horizon=40, replicates=4, seed=1,
                    checkpoints=grid, metrics=["regret"])  # fmt: skip

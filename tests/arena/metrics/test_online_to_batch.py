@@ -11,9 +11,10 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from arena.game import prepare_game, run_game
-from arena.metrics.online_to_batch import OnlineToBatch
 from arena.oco.domains import Domain
-from arena.oco.reference import scalar_loss
+from arena.oco.losses import RoundData
+from arena.oco.metrics import OCORecord
+from arena.oco.online_to_batch import OnlineToBatch, online_to_batch_bruteforce
 from arena.spec import GameSpec
 from tests.helpers import CLT_Z, assert_below
 from tests.helpers.contract import run_in_process
@@ -29,30 +30,24 @@ def trace_arrays(path, dim):
     return np.stack(tr.w.to_numpy()).reshape(n_rep, -1, dim), tr.value.to_numpy().reshape(n_rep, -1)
 
 
-def brute_risk(loss, w, x, y):
-    """Mean test loss and 0-1 error of one point by plain loops (textbook scalar losses)."""
-    total, errors = 0.0, 0
-    for xi, yi in zip(x, y, strict=True):
-        p = sum(float(a) * float(b) for a, b in zip(w, xi, strict=True))
-        total += scalar_loss(loss, p, float(yi))[0]
-        errors += float(yi) * p <= 0.0
-    return total / len(y), errors / len(y)
+class _Split:
+    """An adversary holding only a test split (what the metric's reference reads from it)."""
+
+    def __init__(self, test):
+        self._test = test
+
+    def test_split(self):
+        return self._test
 
 
-def brute_force(loss, w, values, test, t):
-    """The metric's rows after round t for one replicate: plain loops over the trace."""
-    d = w.shape[1]
-    avg = [sum(float(w[s, k]) for s in range(t)) / t for k in range(d)]
-    avg_risk, avg_error = brute_risk(loss, avg, *test)
-    last_risk, last_error = brute_risk(loss, w[t - 1], *test)
-    online = sum(float(v) for v in values[:t]) / t
-    return {
-        "avg_risk": avg_risk,
-        "last_risk": last_risk,
-        "avg_error": avg_error,
-        "last_error": last_error,
-        "online_loss": online,
-    }
+def brute_force(spec, w, values, test, r, t):
+    """The metric's rows after round t for replicate r: its reference (plain loops over the trace
+    and the test split, :func:`arena.oco.online_to_batch.online_to_batch_bruteforce`)."""
+    record = OCORecord(
+        t=t, replicate=r, spec=spec, adversary=_Split(test), w=w[r, :t], values=values[r, :t],
+        grads=np.empty((t, 0)), data=RoundData(),
+    )  # fmt: skip
+    return online_to_batch_bruteforce(record)
 
 
 def test_metric_equals_the_brute_force_loop(tmp_path):
@@ -68,13 +63,14 @@ def test_metric_equals_the_brute_force_loop(tmp_path):
             checkpoints=checkpoints,
             metrics=["online_to_batch", "bound"],
         )
-        test = prepare_game(player, adversary[0], **kw).adversary.test_split()
+        game = prepare_game(player, adversary[0], **kw)
+        test = game.adversary.test_split()
         path = tmp_path / f"{player}.parquet"
         rows = run_game(player, adversary[0], trace_path=path, chunk_elements=50, **kw).rows
         w, values = trace_arrays(path, 30)
         for r in range(2):
             for t in checkpoints:
-                want = brute_force("hinge", w[r], values[r], (test.x[r], test.y[r]), t)
+                want = brute_force(game.spec, w, values, test, r, t)
                 got = rows[(rows.replicate == r) & (rows.t == t)].set_index("metric").value
                 for name, value in want.items():
                     assert abs(got[PREFIX + name] - value) <= EXACT, (player, r, t, name)

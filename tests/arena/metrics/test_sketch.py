@@ -7,10 +7,10 @@ import pytest
 
 from arena.game import play, run_game
 from arena.metrics.builtin import DEFAULT_METRICS
-from arena.metrics.oco import OCO_DEFAULT_METRICS, OCOBlock
-from arena.metrics.sketch import SketchError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData, feedback
+from arena.oco.metrics import OCO_DEFAULT_METRICS, OCOBlock
+from arena.oco.sketch import SketchError
 from arena.spec import GameSpec
 from players.son import SON
 

@@ -3,7 +3,7 @@
 The kernel is driven with hand-built chunks of random histories and random nonnegative
 competitors (point masses, mixtures, zero rows, vectors that are not distributions), split at
 random points, and through the engine against an adversary declaring the ``competitor`` oracle;
-every value is compared with the literal loops of :mod:`arena.metrics.bruteforce`. Chunking must
+every value is compared with the literal loops of the metrics' references. Chunking must
 not change a single bit. The losses-only family (best competitor of variation ≤ V) is checked
 against a linear program.
 """
@@ -19,7 +19,7 @@ import pytest
 from arena.errors import GameError
 from arena.experts.protocol import ObliviousAdversary
 from arena.game import prepare_game, run_game
-from arena.metrics import bruteforce
+from arena.metrics import builtin, time_varying
 from arena.metrics.base import Block, Core
 from arena.metrics.time_varying import (
     CompetitorExcessLoss,
@@ -112,9 +112,9 @@ def test_kernel_equals_bruteforce_and_chunking_changes_no_bit(seed):
     for t, values in snaps.items():
         for r in range(n_rep):
             want = [
-                bruteforce.tv_regret(probs[r, :t], losses[r, :t], u[r, :t]),
-                bruteforce.tv_variation(u[r, :t]),
-                bruteforce.tv_loss(probs[r, :t], losses[r, :t], u[r, :t]),
+                time_varying.tv_regret(probs[r, :t], losses[r, :t], u[r, :t]),
+                time_varying.tv_variation(u[r, :t]),
+                time_varying.tv_loss(probs[r, :t], losses[r, :t], u[r, :t]),
             ]
             np.testing.assert_allclose(values[r], want, rtol=0, atol=ATOL)
     # another split, and one round per chunk: the same bits at the shared checkpoint T
@@ -189,9 +189,9 @@ def test_engine_rows_equal_bruteforce_from_the_trace(tmp_path):
     u = game.adversary.oracle("competitor", 1, horizon)
     probs, losses = tr["probs"], tr["losses"]
     for name, brute in (
-        ("tv_regret", lambda r, t: bruteforce.tv_regret(probs[r, :t], losses[r, :t], u[r, :t])),
-        ("tv_variation", lambda r, t: bruteforce.tv_variation(u[r, :t])),
-        ("tv_loss", lambda r, t: bruteforce.tv_loss(probs[r, :t], losses[r, :t], u[r, :t])),
+        ("tv_regret", lambda r, t: time_varying.tv_regret(probs[r, :t], losses[r, :t], u[r, :t])),
+        ("tv_variation", lambda r, t: time_varying.tv_variation(u[r, :t])),
+        ("tv_loss", lambda r, t: time_varying.tv_loss(probs[r, :t], losses[r, :t], u[r, :t])),
     ):
         ts, values = metric_table(rows, name)
         want = [[brute(r, int(t)) for t in ts] for r in range(n_rep)]
@@ -253,9 +253,9 @@ def test_best_variation_regret_is_the_envelope_of_shifting_regrets():
             losses = np.round(losses)
         probs = rng.dirichlet(np.ones(n_act), size=horizon)
         hat = float((probs * losses).sum())
-        shifting = [hat - bruteforce.shifting_opt(losses, k) for k in range(horizon)]
+        shifting = [hat - builtin.shifting_opt(losses, k) for k in range(horizon)]
         for budget in (1.0, 1.3, 2.0, 2.5, 3.7, float(horizon), horizon + 2.0):
-            lp = bruteforce.best_variation_regret_lp(probs, losses, budget)
+            lp = time_varying.best_variation_regret_lp(probs, losses, budget)
             assert abs(best_variation_regret(shifting, budget) - lp) <= LP_ATOL, (trial, budget)
     with pytest.raises(ValueError, match="variation ≥ 1"):
         best_variation_regret([0.0], 0.5)

@@ -4,7 +4,7 @@ Oracles (Luo 2016, §2.3.4): the bottom-up DP ``best(e) = min(A_e, Σ_children b
 the minimum over every pruning enumerated explicitly on trees of depth ≤ 3 (E7 below); with a
 depth-1 template there is one pruning and one awake edge per round, so the tree regret of every
 player is 0 (C8); the streaming metric equals the brute-force definition
-(:func:`arena.metrics.bruteforce.tree_regret`) on small random instances.
+(:func:`arena.metrics.tree.tree_regret_bruteforce`) on small random instances.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from arena import play
 from arena.errors import ConfigError
 from arena.experts.protocol import ObliviousAdversary
 from arena.game import reference_play, run_game
-from arena.metrics import bruteforce
+from arena.metrics import tree
 from arena.metrics.base import Block, Core
 from arena.metrics.tree import (
     TreeRegret,
@@ -46,7 +46,7 @@ def test_dp_equals_enumeration_of_prunings():
     """E7: the DP's loss (and its pruning) and the penalized DP equal brute-force enumeration."""
     rng = np.random.default_rng(0)
     for parents in random_trees(rng):
-        prunings = bruteforce.tree_prunings(parents)
+        prunings = tree.tree_prunings(parents)
         for _ in range(5):
             a = rng.random(parents.size) * 50.0
             a[rng.random(parents.size) < 0.2] = 0.0  # ties between a pruning and its refinement
@@ -58,7 +58,7 @@ def test_dp_equals_enumeration_of_prunings():
             assert abs(pruning_values(parents, a)[0] - min(losses)) <= ATOL
             lam = float(rng.random() * 5.0)
             penalized = min(
-                x + lam * bruteforce.pruning_coins(parents, p)
+                x + lam * tree.pruning_coins(parents, p)
                 for x, p in zip(losses, prunings, strict=True)
             )
             assert abs(pruning_values(parents, a, lam)[0] - penalized) <= ATOL
@@ -66,7 +66,7 @@ def test_dp_equals_enumeration_of_prunings():
 
 def test_pruning_counts():
     # f(0) = 1, f(d) = 1 + f(d − 1)²; the root always splits: f(D − 1)² prunings at depth D
-    assert [len(bruteforce.tree_prunings(heap_parents(2 ** (d + 1) - 2))) for d in (1, 2, 3)] == [
+    assert [len(tree.tree_prunings(heap_parents(2 ** (d + 1) - 2))) for d in (1, 2, 3)] == [
         1,
         4,
         25,
@@ -123,7 +123,7 @@ def test_metric_equals_brute_force_on_random_instances():
             actions = np.zeros((1, size), dtype=np.int64)
             metric.advance(Block(p, ll, expected, expected, actions, None, t0), core)
             t0 += size
-            want = bruteforce.tree_regret(
+            want = tree.tree_regret_bruteforce(
                 probs[: t0 - 1], losses[: t0 - 1], reached[: t0 - 1], heap_parents(n)
             )
             assert abs(metric.values(core)[0, 0] - want) <= 1e-12

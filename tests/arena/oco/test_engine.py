@@ -276,7 +276,9 @@ def test_experts_only_metrics_are_skipped_and_defaults_apply():
         horizon=20,
         metrics={"regret": {}, "quantile_regret": {"eps": [0.1]}},
     )
-    assert run.skipped_metrics == {"quantile_regret": "defined for the experts protocol only"}
+    assert run.skipped_metrics == {
+        "quantile_regret": "defined for the bandit/experts protocols only, not classification"
+    }
     run = run_game(TinyOGD(), GaussianClassification("hinge", "ball"), n_actions=2, horizon=20)
     assert {"loss", "mistakes", "regret", "comparator_regret", "dynamic_regret"} <= set(
         run.rows.metric

@@ -28,12 +28,14 @@ length).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from arena.metrics.base import Metric
+from arena.metric import Metric, Record
 from arena.oco.domains import Domain
+from arena.oco.literal import round_loss
 from arena.oco.losses import RoundData, evaluate, multiclass_hinge
 from arena.oco.protocol import MULTICLASS, feature_dim
 from arena.spec import GameSpec
@@ -79,20 +81,43 @@ class OCOCore:
         self.last_w = np.zeros((n_replicates, dim))
 
 
+@dataclass(frozen=True, kw_only=True)
+class OCORecord(Record):
+    """The literal record of one replicate of an OCO game after round ``t`` (every round).
+
+    Attributes
+    ----------
+    w : ndarray, shape (t, d)
+        The points ``w_s`` played.
+    values : ndarray, shape (t,)
+        ``f_s(w_s)``, evaluated by the textbook formulas (:mod:`arena.oco.literal`).
+    grads : ndarray, shape (t, d)
+        The subgradients at ``w_s`` the player was shown.
+    data : RoundData
+        The rounds' data with the round axis first (``g`` (t, d) or ``x`` (t, d'), ``y`` (t,);
+        ``z`` (t, d) for σ-terms), so row s of it is round s + 1's example.
+    predictions : ndarray, shape (t,), optional
+        ``⟨w_s, x_s⟩`` (the predicted label in ``multiclass``); None for linear losses.
+    """
+
+    w: np.ndarray
+    values: np.ndarray
+    grads: np.ndarray
+    data: RoundData
+    predictions: np.ndarray | None = None
+
+
+def learner_loss_bruteforce(record: OCORecord) -> float:
+    """Return ``Σ_{s≤t} f_s(w_s)``, added round by round."""
+    return sum(float(v) for v in record.values)
+
+
 class OCOMetric(Metric):
     """Base of metrics of the OCO protocols: ``advance(block: OCOBlock, core: OCOCore)``."""
 
-    protocols: ClassVar[frozenset[str]] = frozenset(
+    protocols: ClassVar[frozenset[str] | None] = frozenset(
         {"oco", "classification", "regression", MULTICLASS}
     )
-
-    def applicable(self, player: Any, adversary: Any) -> str | None:
-        protocol = adversary.tags.protocol
-        if protocol not in self.protocols:
-            plural = "s" if len(self.protocols) > 1 else ""
-            names = "/".join(sorted(self.protocols))
-            return f"defined for the {names} protocol{plural} only, not {protocol}"
-        return super().applicable(player, adversary)
 
 
 class OCOLoss(OCOMetric):
@@ -102,6 +127,10 @@ class OCOLoss(OCOMetric):
 
     def values(self, core: OCOCore) -> np.ndarray:
         return core.learner[:, None].copy()
+
+    def reference(self, record: OCORecord, param: float) -> float:
+        """The brute-force definition: :func:`learner_loss_bruteforce`."""
+        return learner_loss_bruteforce(record)
 
 
 class Mistakes(OCOMetric):
@@ -117,6 +146,14 @@ class Mistakes(OCOMetric):
 
     def values(self, core: OCOCore) -> np.ndarray:
         return core.mistakes[:, None].copy()
+
+    def reference(self, record: OCORecord, param: float) -> float:
+        """The rounds counted one by one: ``y_s⟨w_s, x_s⟩ ≤ 0``, or ``ŷ_s ≠ y_s`` in multiclass."""
+        multiclass = record.spec.protocol == MULTICLASS
+        count = 0
+        for pred, y in zip(record.predictions, record.data.y, strict=True):
+            count += (pred != y) if multiclass else (y * pred <= 0.0)
+        return float(count)
 
 
 def _float_or_nan(value: Any) -> float:
@@ -249,6 +286,10 @@ class OCORegret(OCOMetric):
         cols = [core.learner - self._best(_comparator_domain(domain, r)) for r in self._radii]
         return np.stack(cols, axis=1)
 
+    def reference(self, record: OCORecord, param: float) -> float:
+        """The brute-force definition: :func:`regret_bruteforce`."""
+        return regret_bruteforce(record, float(param))
+
 
 class ComparatorRegret(OCOMetric):
     """Regret ``Σ f_s(w_s) − F_t(c·u*)`` against the adversary's declared comparator ``u*``.
@@ -323,6 +364,18 @@ class ComparatorRegret(OCOMetric):
             for k, c in enumerate(self._scales):
                 self._comp[:, k] = self._history.total_loss(c * u)
         return core.learner[:, None] - self._comp
+
+    def reference(self, record: OCORecord, param: float) -> float:
+        """``Σ_s f_s(w_s) − Σ_s f_s(c·u*)`` with every round's loss at ``c·u*`` evaluated by the
+        textbook formulas, ``u*`` the comparator the adversary declares after round t (it may
+        be built from the play so far)."""
+        spec = record.spec
+        comparator = np.asarray(record.adversary.comparator(), dtype=np.float64)
+        u = param * comparator[record.replicate]
+        total = sum(
+            round_loss(spec.loss, spec.sigma, u, record.data, s)[0] for s in range(record.t)
+        )
+        return learner_loss_bruteforce(record) - total
 
 
 class _History:
@@ -438,6 +491,10 @@ class OCODynamicRegret(_PerRoundBest):
     def values(self, core: OCOCore) -> np.ndarray:
         return (core.learner - self._sum_best)[:, None]
 
+    def reference(self, record: OCORecord, param: float) -> float:
+        """``Σ_s f_s(w_s)`` minus the per-round minima of :func:`per_round_bruteforce`."""
+        return learner_loss_bruteforce(record) - per_round_bruteforce(record)[0]
+
 
 class PathLength(_PerRoundBest):
     """Path length ``Σ_{s≥2} ‖u*_s − u*_{s−1}‖₂`` of the per-round best comparators."""
@@ -447,17 +504,90 @@ class PathLength(_PerRoundBest):
     def values(self, core: OCOCore) -> np.ndarray:
         return self._path[:, None].copy()
 
+    def reference(self, record: OCORecord, param: float) -> float:
+        """The path of the per-round minimizers of :func:`per_round_bruteforce`."""
+        return per_round_bruteforce(record)[1]
 
-OCO_METRICS: dict[str, type[Metric]] = {
-    "loss": OCOLoss,
-    "mistakes": Mistakes,
-    "regret": OCORegret,
-    "comparator_regret": ComparatorRegret,
-    "dynamic_regret": OCODynamicRegret,
-    "path_length": PathLength,
-}
-"""Metrics of the OCO protocols by name; ``loss``, ``regret`` and ``dynamic_regret`` share their
-names (and meaning) with the experts metrics, so reports compare them alike."""
+
+# ----------------------------------------------------------------------------------------------
+# brute-force definitions (the metrics' references)
+
+
+def regret_bruteforce(record: OCORecord, radius: float) -> float:
+    """Return ``Σ_s f_s(w_s) − min_{u∈K} Σ_s f_s(u)`` of one replicate from its whole record.
+
+    The best comparator is computed over every stored example, for the squared loss too (where
+    the streaming metric keeps sufficient statistics): the closed form of the domain for linear
+    losses (:meth:`~arena.oco.domains.Domain.min_linear`), the quadratic programme of the σ-term
+    (:func:`arena.oco.hindsight.best_quadratic`), a convex solve over the examples
+    (:func:`arena.oco.hindsight.best_examples`) or the multiclass LP
+    (:func:`arena.oco.hindsight.best_multiclass`). ``radius``: NaN the game's domain, r the ball
+    of radius r, inf ℝ^d.
+    """
+    from arena.oco import hindsight
+
+    spec, t = record.spec, record.t
+    kind, sigma = spec.loss, spec.sigma
+    learner = learner_loss_bruteforce(record)
+    dom = spec.domain if math.isnan(radius) else Domain("ball", float(radius))
+    if math.isinf(radius):
+        dom = Domain("unconstrained")
+    g, x, y, z = (
+        None if a is None else np.asarray(a)[None]  # one replicate: (1, t, ...)
+        for a in (record.data.g, record.data.x, record.data.y, record.data.z)
+    )
+    if kind == "multiclass_hinge":
+        return learner - float(hindsight.best_multiclass(x, y, spec.n_classes, dom)[0])
+    if kind == "linear":
+        g_sum = g.sum(axis=1)
+        if not sigma:
+            best = dom.min_linear(g_sum)[0]
+        else:
+            z_sum = np.zeros_like(g_sum) if z is None else z.sum(axis=1)
+            z_sq = np.zeros(1) if z is None else (z * z).sum(axis=(1, 2))
+            best = hindsight.best_quadratic(
+                None,
+                sigma * z_sum - g_sum,
+                0.5 * sigma * z_sq,
+                dom,
+                isotropic=np.full(1, sigma * t),
+            )
+        return learner - float(best[0])
+    z_sum = None if (z is None or not sigma) else z.sum(axis=1)
+    z_sq = None if (z is None or not sigma) else (z * z).sum(axis=(1, 2))
+    if sigma and z is None:
+        z_sum, z_sq = np.zeros((1, spec.dim)), np.zeros(1)
+    best = hindsight.best_examples(kind, x, y, dom, sigma=sigma, z_sum=z_sum, z_sqsum=z_sq, t=t)
+    return learner - float(best[0])
+
+
+def per_round_bruteforce(record: OCORecord) -> tuple[float, float]:
+    """Return ``(Σ_s min_{u∈K} f_s(u), Σ_{s≥2} ‖u*_s − u*_{s−1}‖₂)``, round by round.
+
+    Each round's minimizer is solved alone (:func:`arena.oco.hindsight.per_round_best` on a
+    one-round, one-replicate block), and the path adds the distances between consecutive ones.
+    """
+    from arena.oco import hindsight
+
+    spec, data = record.spec, record.data
+    total, path, last = 0.0, 0.0, None
+    for s in range(record.t):
+        source = data.g[s] if spec.loss == "linear" else data.x[s]
+        best, argmin = hindsight.per_round_best(
+            spec.loss,
+            spec.domain,
+            np.asarray(source)[None, None],
+            None if data.y is None else np.asarray(data.y[s])[None, None],
+            spec.sigma,
+            None if data.z is None else np.asarray(data.z[s])[None, None],
+            spec.n_classes,
+        )
+        total += float(best[0, 0])
+        if last is not None:
+            path += float(np.linalg.norm(argmin[0, 0] - last))
+        last = argmin[0, 0]
+    return total, path
+
 
 OCO_DEFAULT_METRICS: dict[str, dict] = {
     "loss": {},

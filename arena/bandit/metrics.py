@@ -17,7 +17,8 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
-from arena.metrics.base import Block, Core, Metric
+from arena.metrics.base import Block, Core, ExpertsMetric, ExpertsRecord
+from arena.metrics.literal import required
 from arena.spec import GameSpec
 
 
@@ -55,7 +56,7 @@ def _add_unit_losses(losses, lo, scale, cum):
                 cum[r, i] += (losses[r, j, i] - lo) / scale
 
 
-class _PerArm(Metric):
+class _PerArm(ExpertsMetric):
     """A metric with one column per arm (``param`` = the arm index)."""
 
     param_name = "arm"
@@ -103,6 +104,10 @@ class ArmPulls(_PerArm):
     def advance(self, block: Block, core: Core) -> None:
         _count_pulls(np.ascontiguousarray(block.actions, dtype=np.int64), self._state)
 
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The brute-force definition: :func:`arm_pulls_bruteforce` (param: the arm)."""
+        return arm_pulls_bruteforce(record.actions, int(param))
+
 
 class ArmPseudoRegret(_PerArm):
     """The pseudo-regret carried by each arm: ``Σ_{s≤t} p_{s,i} Δ_{s,i}``, one row per arm.
@@ -134,6 +139,12 @@ class ArmPseudoRegret(_PerArm):
 
     def advance(self, block: Block, core: Core) -> None:
         _gap_weights_advance(block.probs, np.ascontiguousarray(block.means), self._state)
+
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """The brute-force definition: :func:`arm_pseudo_regret_bruteforce` (param: the arm)."""
+        return arm_pseudo_regret_bruteforce(
+            record.probs, required(record, "means", self.name), int(param)
+        )
 
 
 def _estimates_reason(player) -> str | None:
@@ -208,6 +219,14 @@ class EstimateBias(_PerArm):
             return np.full((self._state.shape[0], len(self._columns)), np.nan)
         est = np.asarray(est, dtype=np.float64)
         return est[:, self._columns] - self._state[:, self._columns]
+
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """:func:`estimate_bias_bruteforce` of the player's own estimate of the arm (what the
+        metric is defined from) against the record's losses mapped to [0, 1]."""
+        lo, scale = record.spec.loss_range[0], record.spec.loss_scale
+        estimates = np.asarray(record.player.estimates(), dtype=np.float64)[record.replicate]
+        unit = (record.losses - lo) / scale
+        return estimate_bias_bruteforce(estimates, unit, int(param))
 
 
 BANDIT_METRICS = ("arm_pulls", "arm_pseudo_regret", "estimate_bias")

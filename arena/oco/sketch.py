@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from arena.metrics.oco import MAX_STORED_FLOATS, OCOBlock, OCOCore, OCOMetric
+from arena.oco.metrics import MAX_STORED_FLOATS, OCOBlock, OCOCore, OCOMetric, OCORecord
 from arena.oco.protocol import feature_dim
 from arena.spec import GameSpec
 
@@ -130,3 +130,22 @@ class SketchError(OCOMetric):
         estimate = np.where(estimate > floor, estimate, 0.0)
         errors = relative_eigen_errors(estimate, padded)
         return np.stack([errors[:, :k].max(axis=1) for k in self._ks], axis=1)
+
+    def reference(self, record: OCORecord, param: float) -> float:
+        """From the definition: ``Σ_s w_s² g_s g_sᵀ`` summed round by round from the record's
+        gradients (``w_s``: the player's ``sketch_weight(s)``), its exact top eigenvalues against
+        the player's estimate, with the metric's round-off floor."""
+        player, ks = record.player, self.param_values(record.spec)
+        kmax, dim = int(max(ks)), record.grads.shape[1]
+        estimate = np.asarray(player.sketch_eigenvalues(kmax), dtype=np.float64)[record.replicate]
+        gram = np.zeros((dim, dim))
+        for s, g in enumerate(record.grads, start=1):
+            v = player.sketch_weight(s) * g
+            gram += np.outer(v, v)
+        exact = np.linalg.eigvalsh(gram)[::-1]
+        floor = dim * np.finfo(np.float64).eps * exact[0]
+        exact = np.where(exact > floor, exact, 0.0)
+        padded = np.zeros(kmax)
+        padded[: min(kmax, dim)] = exact[: min(kmax, dim)]
+        errors = relative_eigen_errors(np.where(estimate > floor, estimate, 0.0), padded)
+        return float(errors[: int(param)].max())

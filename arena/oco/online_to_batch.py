@@ -32,8 +32,9 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit
 
-from arena.metrics.oco import OCOBlock, OCOCore, OCOMetric
+from arena.oco.literal import scalar_loss
 from arena.oco.losses import RoundData, prediction_loss
+from arena.oco.metrics import OCOBlock, OCOCore, OCOMetric, OCORecord
 from arena.spec import GameSpec
 
 PREFIX = "online_to_batch"
@@ -195,6 +196,45 @@ class OnlineToBatch(OCOMetric):
         keys = [(f"{PREFIX}:{n}", math.nan) for n in names]
         keys += [(f"{PREFIX}:excess_risk_bound", p) for p in self._bound_keys or []]
         return keys
+
+    def reference_rows(self, records) -> list[tuple[str, float, list[float]]]:
+        """:func:`online_to_batch_bruteforce` of every record, then ``B_t/t`` for each regret
+        bound ``B_t`` the player declares after round t (its declaration)."""
+        values = [online_to_batch_bruteforce(rec) for rec in records]
+        rows = [(f"{PREFIX}:{q}", math.nan, [v[q] for v in values]) for q in values[0]]
+        first = records[0]
+        for (metric, param), bound in first.player.bounds(first.t).items():
+            if metric == "regret":
+                per = np.broadcast_to(np.asarray(bound, dtype=np.float64), (len(records),))
+                rows.append((f"{PREFIX}:excess_risk_bound", float(param), list(per / first.t)))
+        return rows
+
+
+def held_out_bruteforce(kind: str, w, x, y) -> tuple[float, float]:
+    """Return the mean test loss and the 0-1 error of one point by plain loops over the test
+    examples (the textbook scalar losses)."""
+    total, errors = 0.0, 0
+    for xi, yi in zip(x, y, strict=True):
+        p = sum(float(a) * float(b) for a, b in zip(w, xi, strict=True))
+        total += scalar_loss(kind, p, float(yi))[0]
+        errors += float(yi) * p <= 0.0
+    return total / len(y), errors / len(y)
+
+
+def online_to_batch_bruteforce(record: OCORecord) -> dict[str, float]:
+    """Return the metric's rows of one replicate after round t (but the declared bounds'), by
+    plain loops over the record and the adversary's test split."""
+    test = record.adversary.test_split()
+    x, y = np.asarray(test.x)[record.replicate], np.asarray(test.y)[record.replicate]
+    t, d = record.w.shape
+    average = [sum(float(record.w[s, k]) for s in range(t)) / t for k in range(d)]
+    avg_risk, avg_error = held_out_bruteforce(record.spec.loss, average, x, y)
+    last_risk, last_error = held_out_bruteforce(record.spec.loss, record.w[t - 1], x, y)
+    out = {"avg_risk": avg_risk, "last_risk": last_risk}
+    if record.spec.protocol == "classification":
+        out |= {"avg_error": avg_error, "last_error": last_error}
+    out["online_loss"] = sum(float(v) for v in record.values) / t
+    return out
 
 
 def _labels(params: list[float]) -> list[float | None]:

@@ -24,12 +24,14 @@ Luo 2015, §6.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
 from arena.boosting.protocol import TASKS, Booster
-from arena.metrics.base import Metric
+from arena.metric import Metric, Record
+from arena.oco.literal import scalar_loss
 from arena.oco.losses import prediction_loss
 from arena.spec import GameSpec
 
@@ -73,6 +75,38 @@ class BoostingCore:
         self.base_mistakes = np.zeros(n_replicates)
 
 
+@dataclass(frozen=True, kw_only=True)
+class BoostingRecord(Record):
+    """The literal record of one replicate of a boosting game after round ``t`` (every round).
+
+    Attributes
+    ----------
+    y : ndarray, shape (t,)
+        The labels (±1) or targets.
+    predictions : ndarray, shape (t,)
+        The booster's ``ŷ_s``.
+    base_predictions : ndarray, shape (t,), optional
+        The protocol's base learner's prediction (when a metric reads it).
+    """
+
+    y: np.ndarray
+    predictions: np.ndarray
+    base_predictions: np.ndarray | None = None
+
+
+def totals_bruteforce(record: BoostingRecord, base: bool = False) -> tuple[float, float]:
+    """Return (loss, mistakes) of the booster (or of the base learner) summed round by round:
+    the textbook loss ``ℓ(ŷ_s, y_s)`` and ``1{y_s ŷ_s ≤ 0}``."""
+    predictions = record.base_predictions if base else record.predictions
+    if predictions is None:
+        raise ValueError("the record holds no base-learner predictions")
+    loss = mistakes = 0.0
+    for p, y in zip(predictions.tolist(), record.y.tolist(), strict=True):
+        loss += scalar_loss(record.spec.loss, p, y)[0]
+        mistakes += 1.0 if y * p <= 0.0 else 0.0
+    return loss, mistakes
+
+
 class BoostingMetric(Metric):
     """Base of the boosting protocol's metrics: ``advance(block: BoostingBlock, core)``.
 
@@ -80,7 +114,7 @@ class BoostingMetric(Metric):
     hosted protocols where the metric means something.
     """
 
-    protocols: ClassVar[frozenset[str]] = frozenset({"boosting"})
+    protocols: ClassVar[frozenset[str] | None] = frozenset({"boosting"})
     reads_base: ClassVar[bool] = False
     tasks: ClassVar[frozenset[str]] = frozenset(TASKS)
 
@@ -112,6 +146,10 @@ class BoostingMistakes(BoostingMetric):
     def values(self, core: BoostingCore) -> np.ndarray:
         return core.mistakes[:, None].copy()
 
+    def reference(self, record: BoostingRecord, param: float) -> float:
+        """The booster's mistakes, counted round by round (:func:`totals_bruteforce`)."""
+        return totals_bruteforce(record)[1]
+
 
 class BoostingLoss(BoostingMetric):
     """Progressive loss ``Σ_{s≤t} ℓ(ŷ_s, y_s)`` of the booster for the game's example loss."""
@@ -120,6 +158,10 @@ class BoostingLoss(BoostingMetric):
 
     def values(self, core: BoostingCore) -> np.ndarray:
         return core.loss[:, None].copy()
+
+    def reference(self, record: BoostingRecord, param: float) -> float:
+        """The booster's loss, added round by round (:func:`totals_bruteforce`)."""
+        return totals_bruteforce(record)[0]
 
 
 class BaseMistakes(BoostingMetric):
@@ -132,6 +174,10 @@ class BaseMistakes(BoostingMetric):
     def values(self, core: BoostingCore) -> np.ndarray:
         return core.base_mistakes[:, None].copy()
 
+    def reference(self, record: BoostingRecord, param: float) -> float:
+        """The base learner's mistakes, counted round by round (:func:`totals_bruteforce`)."""
+        return totals_bruteforce(record, base=True)[1]
+
 
 class BaseLoss(BoostingMetric):
     """Progressive loss of the base learner (the weak learner alone, every example)."""
@@ -141,6 +187,10 @@ class BaseLoss(BoostingMetric):
 
     def values(self, core: BoostingCore) -> np.ndarray:
         return core.base_loss[:, None].copy()
+
+    def reference(self, record: BoostingRecord, param: float) -> float:
+        """The base learner's loss, added round by round (:func:`totals_bruteforce`)."""
+        return totals_bruteforce(record, base=True)[0]
 
 
 class Improvement(BoostingMetric):
@@ -177,6 +227,14 @@ class Improvement(BoostingMetric):
             out = np.where(base > 0, 100.0 * (base - ours) / np.where(base > 0, base, 1.0), np.nan)
         return out[:, None]
 
+    def reference(self, record: BoostingRecord, param: float) -> float:
+        """``100·(base − booster)/base`` of the mistakes (classification) or the loss
+        (regression) of :func:`totals_bruteforce`; NaN while the base is 0."""
+        column = 1 if record.spec.task == "classification" else 0
+        ours = totals_bruteforce(record)[column]
+        base = totals_bruteforce(record, base=True)[column]
+        return 100.0 * (base - ours) / base if base > 0 else math.nan
+
 
 class _LearnerTotalsMetric(BoostingMetric):
     """A metric read from the booster's per-learner totals (:meth:`Booster.learner_totals`)."""
@@ -199,6 +257,12 @@ class LearnersUsed(_LearnerTotalsMetric):
     def values(self, core: BoostingCore) -> np.ndarray:
         calls = np.asarray(self._player.learner_totals()["calls"])
         return (calls > 0).sum(axis=1, dtype=np.float64)[:, None]
+
+    def reference(self, record: BoostingRecord, param: float) -> float:
+        """The learners the booster reports having called with a positive weight (its
+        declaration: ``learner_totals()["calls"]``), counted one by one."""
+        calls = np.asarray(record.player.learner_totals()["calls"])[record.replicate]
+        return float(sum(1 for c in calls.tolist() if c > 0))
 
 
 class WeightedEdge(_LearnerTotalsMetric):
@@ -243,6 +307,15 @@ class WeightedEdge(_LearnerTotalsMetric):
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(weight > 0, edge / (2.0 * np.where(weight > 0, weight, 1.0)), np.nan)
 
+    def reference(self, record: BoostingRecord, param: float) -> float:
+        """``Σ_s w_s^i z_s^i / (2 Σ_s w_s^i)`` from the totals the booster declares
+        (``learner_totals()``: weight and edge of learner ``i = param``, 1-based)."""
+        totals = record.player.learner_totals()
+        i = int(param) - 1
+        weight = float(np.asarray(totals["weight"])[record.replicate, i])
+        edge = float(np.asarray(totals["edge"])[record.replicate, i])
+        return edge / (2.0 * weight) if weight > 0 else math.nan
+
 
 def _positive(i: int) -> str | None:
     return None if i >= 1 else "must be ≥ 1"
@@ -278,19 +351,14 @@ class TestError(BoostingMetric):
     def advance(self, block: BoostingBlock, core: BoostingCore) -> None:
         return None
 
-
-BOOSTING_METRICS: dict[str, type[BoostingMetric]] = {
-    cls.name: cls
-    for cls in (
-        BoostingMistakes,
-        BoostingLoss,
-        BaseMistakes,
-        BaseLoss,
-        Improvement,
-        LearnersUsed,
-        WeightedEdge,
-        TestError,
-    )
-}
-"""The boosting protocol's implementation of each metric name (``mistakes`` and ``loss`` share
-their names with the OCO metrics; the protocol picks these in boosting games)."""
+    def reference(self, record: BoostingRecord, param: float) -> float:
+        """The booster's current scores on the adversary's test split, example by example: the
+        fraction with ``y ŷ ≤ 0`` (classification) or the mean textbook loss (regression)."""
+        test = record.adversary.test_split()
+        scores = np.asarray(record.player.score(test.x), dtype=np.float64)[record.replicate]
+        pairs = list(
+            zip(scores.tolist(), np.asarray(test.y)[record.replicate].tolist(), strict=True)
+        )
+        if record.spec.task == "classification":
+            return sum(1.0 for s, y in pairs if y * s <= 0.0) / len(pairs)
+        return sum(scalar_loss(record.spec.loss, s, y)[0] for s, y in pairs) / len(pairs)

@@ -1,0 +1,94 @@
+"""The OCO losses by the textbook formulas, one example at a time, in plain Python.
+
+The literal side of the OCO protocols: the reference loop (:mod:`arena.oco.reference`) evaluates
+each round's loss and subgradient with these, and the OCO metrics' brute-force definitions
+(:mod:`arena.oco.metrics`) evaluate comparators with them, independently of the vectorized
+:mod:`arena.oco.losses` the driver uses.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from arena.oco.losses import RoundData
+
+__all__ = ["multiclass_round", "round_loss", "scalar_loss"]
+
+
+def scalar_loss(kind: str, p: float, y: float) -> tuple[float, float]:
+    """Return ``(ℓ(p, y), ℓ'(p, y))`` by the textbook formulas (one example).
+
+    Examples
+    --------
+    >>> scalar_loss("squared", 3.0, 1.0), scalar_loss("hinge", 0.25, -1.0)
+    ((2.0, 2.0), (1.25, 1.0))
+    """
+    if kind == "absolute":
+        return abs(p - y), (1.0 if p > y else -1.0 if p < y else 0.0)
+    if kind == "squared":
+        return 0.5 * (p - y) ** 2, p - y
+    if kind == "hinge":
+        return (1.0 - y * p, -y) if y * p < 1.0 else (0.0, 0.0)
+    if kind == "logistic":
+        m = y * p
+        value = math.log1p(math.exp(-m)) if m >= 0 else -m + math.log1p(math.exp(m))
+        return value, -y / (1.0 + math.exp(m)) if m > -700 else -y
+    raise ValueError(kind)
+
+
+def multiclass_round(w: np.ndarray, x: np.ndarray, y: float) -> tuple[float, list, float]:
+    """Return the multiclass hinge ``(value, subgradient, predicted label)`` by plain loops.
+
+    Shalev-Shwartz 2007, Eq. (5.19) with γ = 1: scores ``⟨w_r, x⟩`` of the rows of W
+    (row-major in ``w``), ``s`` the first highest-scoring wrong label, margin
+    ``m = ⟨w_y − w_s, x⟩``; subgradient ``φ(x, s) − φ(x, y)`` when ``m < 1``; prediction y if
+    ``m > 0``, else s.
+
+    Examples
+    --------
+    >>> multiclass_round(np.array([1.0, 0.0, 0.0, 2.0]), np.array([3.0, 1.0]), 1.0)
+    (2.0, [3.0, 1.0, -3.0, -1.0], 0.0)
+    """
+    d = x.shape[0]
+    k = w.shape[0] // d
+    scores = [sum(float(w[r * d + i]) * float(x[i]) for i in range(d)) for r in range(k)]
+    label = int(y)
+    runner = -1
+    for r in range(k):
+        if r != label and (runner < 0 or scores[r] > scores[runner]):
+            runner = r
+    margin = scores[label] - scores[runner]
+    grad = [0.0] * (k * d)
+    if margin < 1.0:
+        for i in range(d):
+            grad[runner * d + i] += float(x[i])
+            grad[label * d + i] -= float(x[i])
+    return max(0.0, 1.0 - margin), grad, float(label if margin > 0.0 else runner)
+
+
+def round_loss(kind: str, sigma: float, w: np.ndarray, data: RoundData, r: int):
+    """Return ``(f(w), subgradient, prediction)`` of row ``r`` of ``data`` by plain loops.
+
+    A row is one example: replicate r of one round's data (the reference loop), or round r of one
+    replicate's record (a metric's brute-force definition).
+    """
+    d = w.shape[0]
+    if kind == "multiclass_hinge":
+        value, grad, prediction = multiclass_round(w, data.x[r], float(data.y[r]))
+    elif kind == "linear":
+        g = data.g[r]
+        value = sum(float(g[i]) * float(w[i]) for i in range(d))
+        grad = [float(g[i]) for i in range(d)]
+        prediction = None
+    else:
+        x = data.x[r]
+        prediction = sum(float(x[i]) * float(w[i]) for i in range(d))
+        value, dl = scalar_loss(kind, prediction, float(data.y[r]))
+        grad = [dl * float(x[i]) for i in range(d)]
+    if sigma:
+        z = np.zeros(d) if data.z is None else data.z[r]
+        value += 0.5 * sigma * sum((float(w[i]) - float(z[i])) ** 2 for i in range(d))
+        grad = [grad[i] + sigma * (float(w[i]) - float(z[i])) for i in range(d)]
+    return value, np.array(grad), prediction
