@@ -8,6 +8,7 @@ and the result writers in :mod:`arena.results`.
 """
 
 from arena.base import Component, canonical_json
+from arena.components import Adversary, Player
 from arena.errors import ArenaError, ConfigError, GameError, UnknownComponentError
 from arena.experts.protocol import (
     AdaptiveAdversary,
@@ -17,7 +18,6 @@ from arena.experts.protocol import (
 )
 from arena.game import GameRun, play, run_game
 from arena.metric import EVERY_PROTOCOL, Metric, metric_for
-from arena.components import Adversary, Player
 from arena.results import SCHEMA
 from arena.spec import AdversaryTags, GameSpec, History, PlayerTags
 

@@ -28,10 +28,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from arena.bandit.protocol import BanditPlayer
+from arena.components import Adversary
 from arena.errors import ConfigError
 from arena.experts.game import ExpertsProtocol, ExpertsStepper
 from arena.game import PreparedGame, describe
-from arena.components import Adversary
 
 HOSTED = frozenset({"experts"})
 """The adversaries' protocols a bandit game accepts: every experts adversary is a bandit one."""
