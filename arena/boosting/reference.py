@@ -2,8 +2,10 @@
 
 :func:`reference_play_boosting` is the specification the driver (:class:`arena.boosting.game.
 BoostingProtocol`) must reproduce to 1e-12. It shares only the setup (:func:`arena.game.
-prepare_game`). Each round it asks the adversary for one example (``data_block(t, 1)``), the
-booster for ``ŷ_t`` (``predict``), then calls ``update`` with the label, and does the same for the
+prepare_game`) and the skeleton of every reference loop (:class:`arena.reference.ReferenceLoop`).
+Each round (:meth:`BoostingLoop.play_round`) it asks the adversary for one example
+(``data_block(t, 1)``), the booster for ``ŷ_t`` (``predict``, which asks its weak learners), then
+calls ``update`` with the label (the booster feeds its weak learners), and does the same for the
 base learner one round at a time. At each checkpoint every metric is recomputed from the stored
 history by its own brute-force definition (:meth:`arena.metric.Metric.reference`, one
 :class:`~arena.boosting.metrics.BoostingRecord` per replicate; the losses from the textbook scalar
@@ -12,46 +14,42 @@ formulas, :func:`arena.oco.literal.scalar_loss`).
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
-import pandas as pd
 
 from arena.boosting.metrics import BoostingRecord
-from arena.game import prepare_game
-from arena.results import reference_rows, tidy_frame
+from arena.reference import ReferenceLoop
 
 
-def reference_play_boosting(player: Any, adversary: Any, **kwargs: Any) -> pd.DataFrame:
-    """Play a boosting game with the literal per-round loop; return the engine's tidy rows.
-
-    Parameters
-    ----------
-    player, adversary : component or registry name
-    **kwargs
-        The keyword arguments of :func:`arena.game.prepare_game`.
+class BoostingLoop(ReferenceLoop):
+    """The boosting protocol's rounds, literally: ``x_t``, the booster's ``ŷ_t``, ``y_t`` to the
+    booster, and the same example to the protocol's base learner when a metric reads it.
 
     Examples
     --------
+    The rows of :func:`arena.game.run_game`, to 1e-12:
+
+    >>> import pandas as pd
     >>> from arena.game import run_game
     >>> from arena.boosting.testing import MajorityVote, ThresholdStream
     >>> kw = dict(n_actions=2, horizon=40, replicates=2,
     ...           metrics=["mistakes", "loss", "base_mistakes", "improvement"])
-    >>> ref = reference_play_boosting(MajorityVote(n_learners=3), ThresholdStream(), **kw)
+    >>> ref = BoostingLoop.reference_play(MajorityVote(n_learners=3), ThresholdStream(), **kw)
     >>> pd.testing.assert_frame_equal(
     ...     ref, run_game(MajorityVote(n_learners=3), ThresholdStream(), **kw).rows, atol=1e-12)
     """
-    game = prepare_game(player, adversary, **kwargs)
-    player, adversary, spec = game.player, game.adversary, game.spec
-    n_rep = spec.n_replicates
-    checkpoints = set(game.grid.tolist())
-    base = None
-    if any(getattr(m, "reads_base", False) for m in game.metrics):
-        base = player.base_learner(spec)
-    history: list[tuple[np.ndarray, np.ndarray, np.ndarray | None]] = []  # (y_t, ŷ_t, base ŷ_t)
-    rows: list[dict[str, Any]] = []
-    for t in range(1, spec.horizon + 1):
-        data = adversary.data_block(t, 1)
+
+    record_type = BoostingRecord
+
+    def start(self) -> None:
+        """The base learner (one lane fed every example), when a metric reads it."""
+        self.base = None
+        if any(getattr(m, "reads_base", False) for m in self.game.metrics):
+            self.base = self.player.base_learner(self.spec)
+
+    def play_round(self, t: int) -> None:
+        """Round t: one example, the booster's prediction and update, the base learner's."""
+        player, base = self.player, self.base
+        data = self.adversary.data_block(t, 1)
         x = np.array(data.x[:, 0], dtype=np.float64)
         y = np.array(data.y[:, 0], dtype=np.float64)
         prediction = np.array(player.predict(x.copy()), dtype=np.float64)
@@ -59,23 +57,11 @@ def reference_play_boosting(player: Any, adversary: Any, **kwargs: Any) -> pd.Da
         base_prediction = None
         if base is not None:
             base_prediction = np.array(base.predict(x.copy())[:, 0], dtype=np.float64)
-            base.update(x.copy(), y[:, None].copy(), np.ones((n_rep, 1)))
-        history.append((y, prediction, base_prediction))
-        if t not in checkpoints:
-            continue
-        records = [
-            BoostingRecord(
-                t=t,
-                replicate=r,
-                spec=spec,
-                player=player,
-                adversary=adversary,
-                y=np.array([h[0][r] for h in history]),
-                predictions=np.array([h[1][r] for h in history]),
-                base_predictions=None if base is None else np.array([h[2][r] for h in history]),
-            )
-            for r in range(n_rep)
-        ]
-        for m in game.metrics:  # rows ordered by metric, then parameter, then replicate
-            rows.extend(reference_rows(game.constants, game.ids, t, m.reference_rows(records)))
-    return tidy_frame(rows)
+            base.update(x.copy(), y[:, None].copy(), np.ones((self.n_rep, 1)))
+        # y_t, ŷ_t and the base learner's ŷ_t, each (R,): the record's fields
+        self.store(y=y, predictions=prediction, base_predictions=base_prediction)
+
+
+reference_play_boosting = BoostingLoop.reference_play
+"""The protocol's ``reference_loop``: :meth:`BoostingLoop.reference_play` (the keyword arguments
+of :func:`arena.game.prepare_game`; the tidy rows ``run_game`` equals to 1e-12)."""

@@ -3,33 +3,34 @@
 :func:`reference_play` is the specification that the fast engine
 (:func:`arena.game.run_game` playing :class:`arena.experts.game.ExpertsProtocol`) must reproduce
 to 1e-12. It shares only the setup with the driver (:func:`arena.game.prepare_game`: validation,
-seeding, cloning and ``reset``); the rounds, the action draws and every metric are written out here
-independently:
+seeding, cloning and ``reset``) and the skeleton of every reference loop
+(:class:`arena.reference.ReferenceLoop`: the rounds, the stored history, the checkpoints, the
+rows); the rounds, the action draws and every metric are written out independently:
 
-* each round calls ``predict``, shows ``p_t`` to the adversary, asks it for ``l_t`` through
-  ``losses(t, history)`` (an oblivious adversary answers with ``losses_block(t, 1)``), draws
-  ``I_t`` by inverse CDF, calls ``update`` and records the round in the :class:`~arena.spec.History`
-  (Luo 2016, §2.1.2);
+* each round (:meth:`ExpertsLoop.play_round`) calls ``predict``, shows ``p_t`` to the adversary,
+  asks it for ``l_t`` through ``losses(t, history)`` (an oblivious adversary answers with
+  ``losses_block(t, 1)``), draws ``I_t`` by inverse CDF, gives the player its feedback
+  (:meth:`ExpertsLoop.feedback`: ``update`` sees ``l_t``) and records the round in the
+  :class:`~arena.spec.History` (Luo 2016, §2.1.2);
 * the whole history is stored, and at each checkpoint every metric is recomputed from it by its
   own brute-force definition (:meth:`arena.metric.Metric.reference`, handed one
   :class:`~arena.metrics.base.ExpertsRecord` per replicate).
 
-Memory and time grow with T (O(T²) per checkpoint for the interval metrics): this is a test
-oracle for small games, not a way to run experiments.
+The bandit loop (:class:`arena.bandit.reference.BanditLoop`) is this loop with its feedback
+overridden. Memory and time grow with T (O(T²) per checkpoint for the interval metrics): this is a
+test oracle for small games, not a way to run experiments.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from arena.components import Adversary
-from arena.experts.protocol import ExpertsPlayer
-from arena.game import Who, prepare_game
+from arena.game import Who
 from arena.metrics.base import ExpertsRecord
-from arena.results import reference_rows, tidy_frame
+from arena.reference import ReferenceLoop
 from arena.spec import History
 
 
@@ -52,125 +53,95 @@ def draw_action(p: np.ndarray, u: float) -> int:
     return int(np.flatnonzero(p > 0.0)[-1])
 
 
-def reference_play(
-    player: ExpertsPlayer | str, adversary: Adversary | str, **kwargs: Any
-) -> pd.DataFrame:
-    """Play a game with the literal per-round loop and return the tidy rows of :func:`run_game`.
-
-    Parameters
-    ----------
-    player, adversary : component or registry name
-        As for :func:`arena.game.run_game`.
-    **kwargs
-        The keyword arguments of :func:`arena.game.prepare_game` (``horizon``, ``n_actions``,
-        ``replicates``, ``seed``, ``metrics``, ``checkpoints``, ``per_decade``, ``player_params``,
-        ``adversary_params``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns :data:`arena.results.SCHEMA`, one row per checkpoint, metric, parameter value and
-        replicate, in that order; the same values as ``run_game(...).rows`` up to 1e-12.
+class ExpertsLoop(ReferenceLoop):
+    """The experts protocol's rounds, literally (Luo 2016, §2.1.2): confidences (sleeping
+    experts), ``p_t``, ``l_t``, the draw ``I_t``, the player's feedback.
 
     Examples
     --------
+    The rows of :func:`arena.game.run_game`, to 1e-12:
+
+    >>> import pandas as pd
     >>> from arena.game import run_game
     >>> kw = dict(n_actions=3, horizon=20, replicates=2, metrics={"regret": {}})
-    >>> ref = reference_play("hedge", "greedy", **kw)
+    >>> ref = ExpertsLoop.reference_play("hedge", "greedy", **kw)
     >>> pd.testing.assert_frame_equal(ref, run_game("hedge", "greedy", **kw).rows, atol=1e-12)
     """
-    game = prepare_game(player, adversary, **kwargs)
-    player, adversary, spec = game.player, game.adversary, game.spec
-    n_rep, n_act = spec.n_replicates, spec.n_actions
-    checkpoints = set(game.grid.tolist())
-    want_means = any("means" in m.requires for m in game.metrics)
-    want_competitor = any("competitor" in m.requires for m in game.metrics)
-    want_tree = any("reached" in m.requires for m in game.metrics)  # tree_regret
-    sleeping = adversary.tags.emits_confidences
 
-    history = History(
-        n_rep, n_act, adversary.tags.sees_distribution, owner=Who("adversary", adversary)
-    )
-    probs_seen: list[np.ndarray] = []  # p_t, each (R, N)
-    losses_seen: list[np.ndarray] = []  # l_t, each (R, N)
-    actions_seen: list[np.ndarray] = []  # I_t, each (R,)
-    means_seen: list[np.ndarray] = []  # μ_t, each (R, N)
-    competitors_seen: list[np.ndarray] = []  # u_t of tv_regret, each (R, N)
-    confidences_seen: list[np.ndarray] = []  # I_t, each (R, N)
-    reached_seen: list[np.ndarray] = []  # the edges x_t traverses (tree experts), each (R, N)
-    rows: list[dict[str, Any]] = []
+    record_type = ExpertsRecord
 
-    previous = 0  # the last checkpoint logged: the window of the window metrics
-    for t in range(1, spec.horizon + 1):
-        if sleeping:
+    def start(self) -> None:
+        """The adversary's view of the game (the :class:`~arena.spec.History`), and which oracle
+        series the metrics read."""
+        adversary = self.adversary
+        self.sleeping = adversary.tags.emits_confidences
+        self.want_means = any("means" in m.requires for m in self.game.metrics)
+        self.want_competitor = any("competitor" in m.requires for m in self.game.metrics)
+        want_tree = any("reached" in m.requires for m in self.game.metrics)  # tree_regret
+        self.parents = np.asarray(adversary.tree_parents()) if want_tree else None
+        self.history = History(
+            self.n_rep,
+            self.spec.n_actions,
+            adversary.tags.sees_distribution,
+            owner=Who("adversary", adversary),
+        )
+
+    def play_round(self, t: int) -> None:
+        """Round t: the confidences (sleeping experts), ``p_t``, ``l_t``, the draw, feedback."""
+        player, adversary, history = self.player, self.adversary, self.history
+        shape = (self.n_rep, self.spec.n_actions)
+        conf = None
+        if self.sleeping:
             conf = np.array(adversary.confidences(t, history), dtype=np.float64)
-            _check_shape("adversary.confidences", conf, (n_rep, n_act), t)
-            confidences_seen.append(conf)
+            _check_shape("adversary.confidences", conf, shape, t)
             p = np.array(player.predict(confidences=conf), dtype=np.float64)
         else:
             p = np.array(player.predict(), dtype=np.float64)
-        _check_shape("player.predict", p, (n_rep, n_act), t)
+        _check_shape("player.predict", p, shape, t)
         history._show(p)
         loss = np.array(adversary.losses(t, history), dtype=np.float64)
-        _check_shape("adversary.losses", loss, (n_rep, n_act), t)
-        loss.flags.writeable = False  # the player observes l_t, it must not change it
-        actions = np.empty(n_rep, dtype=np.int64)
-        for r in range(n_rep):
-            u = game.action_rngs[r].random()
+        _check_shape("adversary.losses", loss, shape, t)
+        actions = np.empty(self.n_rep, dtype=np.int64)
+        for r in range(self.n_rep):
+            u = self.action_rngs[r].random()
             actions[r] = draw_action(p[r], u)
-        extra = {}
-        if player.tags.observes_action:
-            extra["actions"] = actions.copy()
-        if sleeping:
-            extra["confidences"] = confidences_seen[-1]
-        player.update(loss, **extra)
+        self.feedback(p, loss, actions, conf)
         history._record(p, loss, actions)
 
-        probs_seen.append(p)
-        losses_seen.append(loss)
-        actions_seen.append(actions)
-        if want_means:
-            means_seen.append(np.array(adversary.oracle("means", t, 1), dtype=np.float64)[:, 0])
-        if want_competitor:
+        self.store(probs=p, losses=loss, actions=actions)  # each (R, N), I_t (R,)
+        if self.sleeping:
+            self.store(confidences=conf)
+        if self.want_means:  # μ_t
+            self.store(means=np.array(adversary.oracle("means", t, 1), dtype=np.float64)[:, 0])
+        if self.want_competitor:  # u_t of tv_regret
             u = np.array(adversary.oracle("competitor", t, 1), dtype=np.float64)
-            competitors_seen.append(np.broadcast_to(u, (n_rep, 1, n_act))[:, 0])
-        if want_tree:
-            reached_seen.append(np.array(adversary.oracle("reached", t, 1), dtype=np.float64)[:, 0])
+            self.store(competitor=np.broadcast_to(u, (self.n_rep, 1, self.spec.n_actions))[:, 0])
+        if self.parents is not None:  # the edges x_t traverses (tree experts)
+            reached = np.array(adversary.oracle("reached", t, 1), dtype=np.float64)[:, 0]
+            self.store(reached=reached)
 
-        if t not in checkpoints:
-            continue
-        probs_t = np.stack(probs_seen, axis=1)  # (R, t, N)
-        losses_t = np.stack(losses_seen, axis=1)
-        actions_t = np.stack(actions_seen, axis=1)  # (R, t)
-        means_t = np.stack(means_seen, axis=1) if want_means else None
-        conf_t = np.stack(confidences_seen, axis=1) if sleeping else None
-        competitor_t = np.stack(competitors_seen, axis=1) if want_competitor else None
-        reached_t = np.stack(reached_seen, axis=1) if want_tree else None
-        parents = np.asarray(adversary.tree_parents()) if want_tree else None
-        records = [
-            ExpertsRecord(
-                t=t,
-                replicate=r,
-                spec=spec,
-                player=player,
-                adversary=adversary,
-                probs=probs_t[r],
-                losses=losses_t[r],
-                actions=actions_t[r],
-                means=None if means_t is None else means_t[r],
-                confidences=None if conf_t is None else conf_t[r],
-                competitor=None if competitor_t is None else competitor_t[r],
-                parents=parents,
-                reached=None if reached_t is None else reached_t[r],
-                previous=previous,
-            )
-            for r in range(n_rep)
-        ]
-        for m in game.metrics:  # rows ordered by metric, then parameter, then replicate
-            rows.extend(reference_rows(game.constants, game.ids, t, m.reference_rows(records)))
-        previous = t
+    def feedback(
+        self, probs: np.ndarray, losses: np.ndarray, actions: np.ndarray, conf: np.ndarray | None
+    ) -> None:
+        """Full information: the player sees the whole ``l_t`` (its draw ``I_t`` if it
+        ``observes_action``, the confidences in a sleeping game)."""
+        losses.flags.writeable = False  # the player observes l_t, it must not change it
+        extra = {}
+        if self.player.tags.observes_action:
+            extra["actions"] = actions.copy()
+        if conf is not None:
+            extra["confidences"] = conf
+        self.player.update(losses, **extra)
 
-    return tidy_frame(rows)
+    def record_fields(self, rounds: Mapping[str, np.ndarray | None]) -> dict[str, Any]:
+        """``p_s``, ``l_s``, ``I_s`` and the oracle series stored, the tree's template and the
+        previous checkpoint."""
+        return {**rounds, "parents": self.parents, "previous": self.previous}
+
+
+reference_play = ExpertsLoop.reference_play
+"""The protocol's ``reference_loop``: :meth:`ExpertsLoop.reference_play` (the keyword arguments
+of :func:`arena.game.prepare_game`; the tidy rows ``run_game`` equals to 1e-12)."""
 
 
 def _check_shape(what: str, arr: np.ndarray, shape: tuple[int, int], t: int) -> None:

@@ -2,74 +2,67 @@
 
 :func:`reference_play_oco` is the specification the driver (:func:`arena.game.run_game` playing
 :class:`arena.oco.game.OCOProtocol`) must reproduce to 1e-12. It shares only the setup
-(:func:`arena.game.prepare_game`: validation, seeding, cloning and ``reset``). Each round it asks
-the adversary for ``x_t`` (``features``), the player for ``w_t`` (``predict``), the adversary for
-the loss (``reveal``; an oblivious adversary answers from ``data_block(t, 1)``), evaluates the loss
-and its subgradient with the textbook scalar formulas (:mod:`arena.oco.literal`), and calls
-``update``. At each checkpoint every metric is recomputed from the whole stored history by its
-own brute-force definition (:meth:`arena.metric.Metric.reference`, one
-:class:`~arena.oco.metrics.OCORecord` per replicate): the best comparator in hindsight over
-all stored examples (for the squared loss too, where the driver streams sufficient statistics),
-the per-round minimizers round by round.
+(:func:`arena.game.prepare_game`: validation, seeding, cloning and ``reset``) and the skeleton of
+every reference loop (:class:`arena.reference.ReferenceLoop`). Each round
+(:meth:`OCOLoop.play_round`) it asks the adversary for ``x_t`` (``features``), the player for
+``w_t`` (``predict``), the adversary for the loss (``reveal``; an oblivious adversary answers from
+``data_block(t, 1)``), evaluates the loss and its subgradient with the textbook scalar formulas
+(:mod:`arena.oco.literal`), and calls ``update``. At each checkpoint every metric is recomputed
+from the whole stored history by its own brute-force definition
+(:meth:`arena.metric.Metric.reference`, one :class:`~arena.oco.metrics.OCORecord` per replicate):
+the best comparator in hindsight over all stored examples (for the squared loss too, where the
+driver streams sufficient statistics), the per-round minimizers round by round.
 
 Memory and time grow with T: a test oracle for small games, not a way to run experiments.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from arena.game import prepare_game
 from arena.oco.literal import round_loss, scalar_loss
 from arena.oco.losses import Feedback, RoundData
 from arena.oco.metrics import OCORecord
-from arena.results import reference_rows, tidy_frame
+from arena.reference import ReferenceLoop
 
 
-def reference_play_oco(player: Any, adversary: Any, **kwargs: Any) -> pd.DataFrame:
-    """Play an OCO game with the literal per-round loop; return the engine's tidy rows.
-
-    Parameters
-    ----------
-    player, adversary : component or registry name
-    **kwargs
-        The keyword arguments of :func:`arena.game.prepare_game`.
+class OCOLoop(ReferenceLoop):
+    """The OCO protocols' rounds, literally: ``x_t``, ``w_t``, the revealed loss, ``f_t(w_t)``
+    and a subgradient, ``update``.
 
     Examples
     --------
+    The rows of :func:`arena.game.run_game`, to 1e-12:
+
+    >>> import pandas as pd
     >>> from arena.game import run_game
     >>> from arena.oco.testing import AntiGradient, ZeroPlayer
     >>> kw = dict(n_actions=2, horizon=8, replicates=2, metrics=["loss", "regret"])
-    >>> ref = reference_play_oco(ZeroPlayer(), AntiGradient(), **kw)
+    >>> ref = OCOLoop.reference_play(ZeroPlayer(), AntiGradient(), **kw)
     >>> pd.testing.assert_frame_equal(
     ...     ref, run_game(ZeroPlayer(), AntiGradient(), **kw).rows, atol=1e-12)
     """
-    game = prepare_game(player, adversary, **kwargs)
-    player, adversary, spec = game.player, game.adversary, game.spec
-    n_rep, dim, kind, sigma = spec.n_replicates, spec.dim, spec.loss, spec.sigma
-    checkpoints = set(game.grid.tolist())
 
-    points: list[np.ndarray] = []  # w_t, each (R, d)
-    values_seen: list[np.ndarray] = []  # f_t(w_t), each (R,)
-    grads_seen: list[np.ndarray] = []  # the subgradients shown, each (R, d)
-    data_seen: list[RoundData] = []  # the rounds' data, each field (R, ...)
-    predictions_seen: list[np.ndarray | None] = []  # ⟨w_t, x_t⟩ (the label in multiclass)
-    rows: list[dict[str, Any]] = []
-    for t in range(1, spec.horizon + 1):
+    record_type = OCORecord
+
+    def play_round(self, t: int) -> None:
+        """Round t: features, point, the adversary's loss, its value and subgradient, update."""
+        player, adversary, spec, n_rep = self.player, self.adversary, self.spec, self.n_rep
+        kind, sigma = spec.loss, spec.sigma
         x = adversary.features(t)
         x = None if x is None else np.array(x, dtype=np.float64)
         w = np.array(player.predict(x), dtype=np.float64)
-        if w.shape != (n_rep, dim):
+        if w.shape != (n_rep, spec.dim):
             raise ValueError(f"player.predict returned shape {w.shape} at round {t}")
         rd = adversary.reveal(t, w.copy())
         rd = RoundData(*(None if a is None else np.array(a, dtype=np.float64) for a in rd))
         if rd.x is None and x is not None:
             rd = rd._replace(x=x)
         values = np.empty(n_rep)
-        grads = np.empty((n_rep, dim))
+        grads = np.empty((n_rep, spec.dim))
         predictions = np.empty(n_rep) if kind != "linear" else None
         for r in range(n_rep):
             values[r], grads[r], pred = round_loss(kind, sigma, w[r], rd, r)
@@ -79,40 +72,24 @@ def reference_play_oco(player: Any, adversary: Any, **kwargs: Any) -> pd.DataFra
         if predictions is not None and kind != "multiclass_hinge":
             dloss = np.array([scalar_loss(kind, predictions[r], rd.y[r])[1] for r in range(n_rep)])
         player.update(Feedback(w.copy(), values.copy(), grads.copy(), rd, predictions, dloss))
-        points.append(w)
-        values_seen.append(values)
-        grads_seen.append(grads.copy())
-        data_seen.append(rd)
-        predictions_seen.append(predictions)
-        if t not in checkpoints:
-            continue
-        records = [
-            OCORecord(
-                t=t,
-                replicate=r,
-                spec=spec,
-                player=player,
-                adversary=adversary,
-                w=np.stack([w_s[r] for w_s in points]),
-                values=np.array([v[r] for v in values_seen]),
-                grads=np.stack([g[r] for g in grads_seen]),
-                data=_replicate_data(data_seen, r),
-                predictions=None
-                if predictions is None
-                else np.array([p[r] for p in predictions_seen]),
-            )
-            for r in range(n_rep)
-        ]
-        for m in game.metrics:  # rows ordered by metric, then parameter, then replicate
-            rows.extend(reference_rows(game.constants, game.ids, t, m.reference_rows(records)))
-    return tidy_frame(rows)
+        # w_t (R, d), f_t(w_t) (R,), the subgradients shown (R, d), ⟨w_t, x_t⟩ (the label in
+        # multiclass) and the round's data, each field (R, ...)
+        self.store(w=w, values=values, grads=grads.copy(), predictions=predictions, **rd._asdict())
+
+    def record_fields(self, rounds: Mapping[str, np.ndarray | None]) -> dict[str, Any]:
+        """The points, values, subgradients and predictions, and the rounds' data as one
+        :class:`~arena.oco.losses.RoundData` with the round axis first (a field that some round
+        lacks is None)."""
+        data = RoundData(*(rounds[name] for name in RoundData._fields))
+        return {
+            "w": rounds["w"],
+            "values": rounds["values"],
+            "grads": rounds["grads"],
+            "data": data,
+            "predictions": rounds["predictions"],
+        }
 
 
-def _replicate_data(data_seen: list[RoundData], r: int) -> RoundData:
-    """Replicate r's rounds as one RoundData with the round axis first (a field that some round
-    lacks is None)."""
-    fields = []
-    for i in range(len(RoundData._fields)):
-        rounds = [rd[i] for rd in data_seen]
-        fields.append(None if any(a is None for a in rounds) else np.stack([a[r] for a in rounds]))
-    return RoundData(*fields)
+reference_play_oco = OCOLoop.reference_play
+"""The protocol's ``reference_loop``: :meth:`OCOLoop.reference_play` (the keyword arguments
+of :func:`arena.game.prepare_game`; the tidy rows ``run_game`` equals to 1e-12)."""

@@ -46,3 +46,14 @@ def test_engine_equals_reference(player, adversary):
 def test_reference_refuses_a_game_of_another_protocol():
     with pytest.raises(ValueError, match="not a bandit game"):
         reference_play("hedge", "bernoulli", n_actions=2, horizon=5)
+
+
+def test_the_bandit_loop_is_the_experts_loop_with_its_feedback_overridden():
+    """Like BanditStepper: the rounds, draws, history and records are the experts loop's; only
+    what the player is handed differs (and the refusal of a game of another protocol)."""
+    from arena.bandit.reference import BanditLoop
+    from arena.experts.reference import ExpertsLoop
+
+    assert issubclass(BanditLoop, ExpertsLoop)
+    own = {k for k, v in vars(BanditLoop).items() if callable(v) and not k.startswith("__")}
+    assert own == {"start", "feedback"}

@@ -4,30 +4,15 @@ computes and the reference loops check, with nothing else changed (issue 29)."""
 
 from __future__ import annotations
 
-import re
 import sys
-import tomllib
-from pathlib import Path
 
 import pytest
 
 from arena import registry
 from arena.game import run_game
 from arena.metric import metric_for, metric_index
+from tests.helpers.doc_blocks import blocks, entry_points, install, section
 from tests.helpers.metric_walker import cases, check_case
-
-DOC = Path(__file__).resolve().parents[3] / "docs" / "architecture.md"
-
-
-def section(title: str) -> str:
-    text = DOC.read_text()
-    start = text.index(f"\n## {title}\n")
-    end = text.find("\n## ", start + 1)
-    return text[start:end]
-
-
-def blocks(text: str, language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", text, flags=re.DOTALL)
 
 
 @pytest.fixture
@@ -37,15 +22,11 @@ def installed(tmp_path, monkeypatch):
     text = section("Adding a metric")
     (module,) = blocks(text, "python")
     (toml,) = blocks(text, "toml")
-    entry_points = tomllib.loads(toml)["project"]["entry-points"]
-    ((group, points),) = entry_points.items()
-    ((key, target),) = points.items()
+    points = entry_points(toml)
+    (names,) = points.values()
+    ((key, target),) = names.items()
     module_name = target.partition(":")[0]
-    (tmp_path / f"{module_name}.py").write_text(module)
-    info = tmp_path / f"{module_name}-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module_name}\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(f"[{group}]\n{key} = {target}\n")
+    install(tmp_path, module_name, module, points)
     monkeypatch.syspath_prepend(str(tmp_path))
     registry._claims.cache_clear()
     yield key
@@ -57,8 +38,8 @@ def test_the_section_shows_one_module_and_one_entry_point_line():
     text = section("Adding a metric")
     assert len(blocks(text, "python")) == 1 and len(blocks(text, "toml")) == 1
     (toml,) = blocks(text, "toml")
-    (points,) = tomllib.loads(toml)["project"]["entry-points"].values()
-    assert len(points) == 1
+    (names,) = entry_points(toml).values()
+    assert len(names) == 1
 
 
 def test_a_metric_added_as_the_section_says_is_computed_and_checked(installed):
