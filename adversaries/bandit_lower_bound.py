@@ -251,7 +251,7 @@ def pilot_pulls(
 
 
 def _resolve_player(owner: Any) -> Any:
-    from arena.game import resolve_component
+    from arena.validation import resolve_component
 
     return resolve_component("player", owner.player, owner.player_params)
 

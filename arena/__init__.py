@@ -8,6 +8,7 @@ and the result writers in :mod:`arena.results`.
 """
 
 from arena.base import Component, canonical_json
+from arena.components import Adversary, Player
 from arena.errors import ArenaError, ConfigError, GameError, UnknownComponentError
 from arena.experts.protocol import (
     AdaptiveAdversary,
@@ -15,10 +16,9 @@ from arena.experts.protocol import (
     ObliviousAdversary,
     SingleGameExpertsPlayer,
 )
-from arena.game import GameRun, play, run_game
+from arena.game import play, run_game
 from arena.metric import EVERY_PROTOCOL, Metric, metric_for
-from arena.components import Adversary, Player
-from arena.results import SCHEMA
+from arena.results import SCHEMA, GameRun
 from arena.spec import AdversaryTags, GameSpec, History, PlayerTags
 
 __version__ = "0.1.0"

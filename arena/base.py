@@ -85,7 +85,7 @@ class Footprint:
 
     A component declares it through :meth:`Component.footprint`; the driver adds the game's own
     state to every declaration and refuses, before anything is allocated, a game that cannot fit
-    in memory or would run for longer than the time limit (:func:`arena.game.check_resources`).
+    in memory or would run for longer than the time limit (:func:`arena.resources.check_resources`).
     An estimate is about the truth (within a small factor), never a guess on the safe side: a
     refusal must be one the game could not have passed.
 
@@ -96,7 +96,7 @@ class Footprint:
         (a temporary of ``reset``, such as the lanes' random streams, counts).
     work : float
         Elementary operations per round, all replicates together (one flop or one float64 read
-        or written; the driver converts them to seconds at :data:`arena.game.OPS_PER_SECOND`).
+        or written; the driver converts them to seconds at :data:`arena.resources.OPS_PER_SECOND`).
     setup : float
         Elementary operations before round 1 (a pilot simulation, per-lane random streams).
     parameter : str

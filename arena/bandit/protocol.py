@@ -14,8 +14,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from arena.errors import mark_failure
 from arena.components import Player, declares_nothing
+from arena.errors import mark_failure
 from arena.sampling import sample_action
 from arena.spec import PlayerTags
 

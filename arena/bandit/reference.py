@@ -19,12 +19,13 @@ import numpy as np
 import pandas as pd
 
 from arena.bandit.protocol import BanditPlayer
-from arena.experts.reference import draw_action
-from arena.game import Who, prepare_game
-from arena.metrics.base import ExpertsRecord
 from arena.components import Adversary
+from arena.experts.reference import draw_action
+from arena.game import prepare_game
+from arena.metrics.base import ExpertsRecord
 from arena.results import reference_rows, tidy_frame
 from arena.spec import History
+from arena.validation import Who
 
 
 def reference_play(

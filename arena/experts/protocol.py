@@ -12,8 +12,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from arena.errors import mark_failure
 from arena.components import Adversary, Player, declares_nothing
+from arena.errors import mark_failure
 from arena.sampling import sample_actions
 from arena.spec import AdversaryTags, GameSpec, History, PlayerTags
 

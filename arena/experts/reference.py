@@ -25,12 +25,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from arena.experts.protocol import ExpertsPlayer
-from arena.game import Who, prepare_game
-from arena.metrics.base import ExpertsRecord
 from arena.components import Adversary
+from arena.experts.protocol import ExpertsPlayer
+from arena.game import prepare_game
+from arena.metrics.base import ExpertsRecord
 from arena.results import reference_rows, tidy_frame
 from arena.spec import History
+from arena.validation import Who
 
 
 def draw_action(p: np.ndarray, u: float) -> int:

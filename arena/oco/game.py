@@ -25,16 +25,7 @@ import numpy as np
 import pyarrow as pa
 
 from arena.errors import ConfigError, GameError
-from arena.game import (
-    GameProtocol,
-    PreparedGame,
-    Stepper,
-    describe,
-    real_array,
-)
-from arena.game import call_component as _call
-from arena.game import first_offender as _first
-from arena.game import readonly as _readonly
+from arena.game import PreparedGame
 from arena.oco.domains import MEMBERSHIP_TOL, Domain
 from arena.oco.losses import (
     EXAMPLE_LOSSES,
@@ -53,8 +44,13 @@ from arena.oco.protocol import (
     feature_dim,
     resolve_dim,
 )
+from arena.protocol import GameProtocol, Stepper
 from arena.results import TraceWriter, list_column
 from arena.spec import GameSpec
+from arena.validation import call_component as _call
+from arena.validation import describe, real_array
+from arena.validation import first_offender as _first
+from arena.validation import readonly as _readonly
 
 MIN_CHUNK_ROUNDS = 16
 """Fewest rounds per chunk (unless ``chunk_elements`` is smaller): memory O(16·R·d) per buffer."""

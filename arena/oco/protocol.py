@@ -28,10 +28,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from arena.components import Adversary, Player, declares_nothing
 from arena.errors import mark_failure
 from arena.oco.domains import Domain
 from arena.oco.losses import Feedback, RoundData, feedback
-from arena.components import Adversary, Player, declares_nothing
 from arena.spec import AdversaryTags, GameSpec, PlayerTags
 
 OCO_PROTOCOLS = frozenset({"oco", "classification", "regression"})
