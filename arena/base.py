@@ -289,7 +289,7 @@ class Component:
         """Return the memory and the work per round this component's parameters imply in a game.
 
         ``spec`` describes the game (an :class:`arena.spec.GameSpec`; for a weak learner, its
-        :class:`arena.boosting.protocol.WeakSpec`); the component is not yet reset. The default,
+        :class:`arena.boosting.components.WeakSpec`); the component is not yet reset. The default,
         :data:`NEGLIGIBLE`, suits a component whose state is a few arrays of shape (R, N): the
         driver's own estimate covers it. A component whose state or work per round grows with a
         parameter (a table of k+1 budgets, a d×d matrix, a pilot of many games) overrides it,

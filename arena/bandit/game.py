@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from arena.bandit.protocol import BanditPlayer
+from arena.bandit.components import BanditPlayer
 from arena.components import Adversary
 from arena.errors import ConfigError
 from arena.experts.game import ExpertsProtocol, ExpertsStepper

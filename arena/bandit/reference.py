@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from arena.bandit.protocol import BanditPlayer
+from arena.bandit.components import BanditPlayer
 from arena.components import Adversary
 from arena.experts.reference import draw_action
 from arena.game import prepare_game

@@ -1,6 +1,6 @@
 """The boosting protocol: online boosters and their weak learners, played by the driver.
 
-Round t (:mod:`arena.boosting.protocol`): the data adversary shows ``x_t``, the booster predicts
+Round t (:mod:`arena.boosting.components`): the data adversary shows ``x_t``, the booster predicts
 ``ŷ_t`` from its weak learners, the arena reveals ``y_t`` and charges ``ℓ(ŷ_t, y_t)``, and the
 booster feeds its learners. A game is a boosting game when its player plays the boosting
 protocol and its adversary a ``classification`` or ``regression`` stream
@@ -34,13 +34,13 @@ from typing import Any, ClassVar
 import numpy as np
 import pyarrow as pa
 
+from arena.boosting.components import TASKS, Booster, check_task
 from arena.boosting.metrics import BoostingBlock, BoostingCore
-from arena.boosting.protocol import TASKS, Booster, check_task
 from arena.errors import ConfigError, GameError
 from arena.game import PreparedGame
+from arena.oco.components import OCOAdversary, resolve_dim
 from arena.oco.game import stream_game_identity
 from arena.oco.losses import EXAMPLE_LOSSES, RoundData, prediction_loss
-from arena.oco.protocol import OCOAdversary, resolve_dim
 from arena.protocol import GameProtocol, Stepper
 from arena.results import TraceWriter, list_column
 from arena.spec import GameSpec

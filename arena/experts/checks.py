@@ -17,7 +17,7 @@ import pandas as pd
 
 from arena.components import Adversary
 from arena.errors import UndeclaredDistributionError
-from arena.experts.protocol import (
+from arena.experts.components import (
     PROB_SUM_TOL,
     AdaptiveAdversary,
     ExpertsPlayer,

@@ -23,7 +23,7 @@ import pyarrow as pa
 from numba import njit
 
 from arena.errors import ArenaError, ConfigError, GameError
-from arena.experts.protocol import PROB_NEG_TOL, PROB_SUM_TOL, ExpertsPlayer, ObliviousAdversary
+from arena.experts.components import PROB_NEG_TOL, PROB_SUM_TOL, ExpertsPlayer, ObliviousAdversary
 from arena.game import PreparedGame
 from arena.metrics.base import Block, Core
 from arena.metrics.builtin import DEFAULT_METRICS

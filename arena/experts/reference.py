@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from arena.components import Adversary
-from arena.experts.protocol import ExpertsPlayer
+from arena.experts.components import ExpertsPlayer
 from arena.game import prepare_game
 from arena.metrics.base import ExpertsRecord
 from arena.results import reference_rows, tidy_frame

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from arena.bandit.protocol import BanditPlayer
+from arena.bandit.components import BanditPlayer
 from arena.bandit.testing import SimpleExp3, UniformBandit
 from arena.errors import ConfigError, GameError
 from arena.experts.testing import BernoulliStream, MostLikelyLoses
