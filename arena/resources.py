@@ -65,12 +65,29 @@ def check_replicates(count: int) -> None:
         )
 
 
+def state_bytes(replicates: int, n_actions: int, chunk_rounds: int = 1) -> int:
+    """Bytes of a game's own state: ``R·N·8·(STATE_ARRAYS + chunk_rounds) + R·STREAM_BYTES``.
+
+    A lower bound on what any player needs, the estimate of :func:`check_memory` and the game's
+    part in :func:`game_footprints`.
+
+    Examples
+    --------
+    >>> state_bytes(2, 3)
+    6336
+    """
+    return replicates * n_actions * 8 * (STATE_ARRAYS + chunk_rounds) + replicates * STREAM_BYTES
+
+
 def check_memory(replicates: int, n_actions: int, chunk_rounds: int = 1) -> int:
     """Refuse a game whose state cannot fit in this machine's memory; return the estimate.
 
-    The estimate (bytes) is ``R·N·8·(STATE_ARRAYS + chunk_rounds) + R·STREAM_BYTES``: a lower
-    bound on what any player needs, so a refused game could not have run, and it is refused
-    before anything is allocated rather than after minutes of swapping.
+    The estimate is :func:`state_bytes`: a lower bound on what any player needs, so a refused game
+    could not have run, and it is refused before anything is allocated rather than after minutes
+    of swapping. It runs apart from :func:`check_resources`, and before the metrics are built, so
+    that the sizes the user chose are named: with the default metrics, a game of
+    ``n_actions=10**7`` would otherwise be refused naming ``sa_regret``'s ``tau``, whose windows
+    grow with N and are the largest part.
 
     Raises
     ------
@@ -86,7 +103,7 @@ def check_memory(replicates: int, n_actions: int, chunk_rounds: int = 1) -> int:
     ...
     arena.errors.ConfigError: game: parameter 'replicates': replicates=100000000 × n_actions=...
     """
-    need = replicates * n_actions * 8 * (STATE_ARRAYS + chunk_rounds) + replicates * STREAM_BYTES
+    need = state_bytes(replicates, n_actions, chunk_rounds)
     have = available_memory()
     if have is not None and need > have:
         raise ConfigError(
@@ -186,12 +203,13 @@ def game_footprints(
 ) -> list[tuple[str, Footprint]]:
     """Return what each part of a game costs: the game's own state and rows, then every component.
 
-    The game's part is the estimate of :func:`check_memory` (its arrays of shape (R, N) and the
-    replicates' streams) and the tidy rows of the checkpoint grid; the components' parts are their
-    :meth:`~arena.base.Component.footprint` declarations, labelled as errors label them.
+    The game's parts are :func:`state_bytes` (its arrays of shape (R, N) and the replicates'
+    streams, the estimate of :func:`check_memory`) and the tidy rows of the checkpoint grid; the
+    components' parts are their :meth:`~arena.base.Component.footprint` declarations, labelled
+    as errors label them.
     """
     n_rep, n_act = int(spec.n_replicates), int(spec.n_actions)
-    state = n_rep * n_act * 8 * (STATE_ARRAYS + chunk_rounds) + n_rep * STREAM_BYTES
+    state = state_bytes(n_rep, n_act, chunk_rounds)
     rows = n_checkpoints * n_rep * n_values
     parts = [
         (
