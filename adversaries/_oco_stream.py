@@ -15,9 +15,9 @@ import numpy as np
 from numba import njit
 from scipy.special import ndtr
 
+from arena.oco.components import ObliviousOCOAdversary
 from arena.oco.domains import DOMAIN_KINDS, Domain
 from arena.oco.losses import EXAMPLE_LOSSES, RoundData
-from arena.oco.protocol import ObliviousOCOAdversary
 from arena.params import OneOf
 
 SPLIT_PARAMS = frozenset({"test_fraction", "test_size"})

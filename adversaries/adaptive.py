@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from arena.experts.protocol import AdaptiveAdversary
+from arena.experts.components import AdaptiveAdversary
 from arena.params import OneOf
 from arena.spec import AdversaryTags, GameSpec, History
 

@@ -21,7 +21,7 @@ import numpy as np
 from adversaries.stochastic import MeanDrivenBernoulli
 from arena.base import Footprint, declared_footprint
 from arena.errors import ArenaError, ConfigError
-from arena.experts.protocol import AdaptiveAdversary
+from arena.experts.components import AdaptiveAdversary
 from arena.params import InstanceOf, Interval, IsNone, OneOf
 from arena.spec import AdversaryTags, GameSpec, History
 
@@ -226,7 +226,7 @@ def pilot_pulls(
     own block interface (``play_block`` with the arena's uniforms), on streams spawned from
     ``seed`` only.
     """
-    from arena.bandit.protocol import BanditPlayer
+    from arena.bandit.components import BanditPlayer
 
     k = len(means)
     if not isinstance(player, BanditPlayer):
@@ -251,7 +251,7 @@ def pilot_pulls(
 
 
 def _resolve_player(owner: Any) -> Any:
-    from arena.game import resolve_component
+    from arena.validation import resolve_component
 
     return resolve_component("player", owner.player, owner.player_params)
 
@@ -365,7 +365,7 @@ class TwoInstance(MeanDrivenBernoulli):
         self._delta = float(self._gap(spec))
         self._horizon, self._n_act, self._rngs = n, k, list(rngs)
         self._target = self._policy()
-        from arena.bandit.protocol import BanditPlayer
+        from arena.bandit.components import BanditPlayer
 
         if not isinstance(self._target, BanditPlayer):
             if self.player == "game":  # the game's player plays another protocol

@@ -1,7 +1,7 @@
 """Stochastic and intermediate-regime adversaries for bandits: Gaussian arms, stochastically
 constrained, corrupted, rotting, and a trap for optimistic index policies.
 
-They are oblivious experts adversaries (:class:`arena.experts.protocol.ObliviousAdversary`), so
+They are oblivious experts adversaries (:class:`arena.experts.components.ObliviousAdversary`), so
 they also play the bandit protocol unchanged, with the same losses for the same seed (common
 random numbers). Each exposes the oracle ``means`` (R, n, N) of its per-round mean losses, so
 ``pseudo_regret`` and ``arm_pseudo_regret`` are exact. Every loss lies in [0, 1].
@@ -19,7 +19,7 @@ from scipy.stats import norm
 
 from adversaries.stochastic import EXPERT_INDEX, MeanDrivenBernoulli, _default_means
 from arena.errors import ConfigError
-from arena.experts.protocol import ObliviousAdversary
+from arena.experts.components import ObliviousAdversary
 from arena.params import (
     NON_NEGATIVE,
     POSITIVE,

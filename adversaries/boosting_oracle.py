@@ -9,7 +9,7 @@ import numpy as np
 
 from adversaries.dataset_stream import held_out_split, load_dataset
 from arena.errors import ConfigError
-from arena.experts.protocol import AdaptiveAdversary
+from arena.experts.components import AdaptiveAdversary
 from arena.params import Interval, ListOf, OneOf
 from arena.spec import AdversaryTags, GameSpec, History
 

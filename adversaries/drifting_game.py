@@ -10,7 +10,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from arena.errors import GameError
-from arena.experts.protocol import AdaptiveAdversary
+from arena.experts.components import AdaptiveAdversary
 from arena.params import POSITIVE, Interval, IsNone, OneOf
 from arena.spec import AdversaryTags, GameSpec, History
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from adversaries.stochastic import MeanDrivenBernoulli, fair_coin_lower_bound
 from arena.errors import ConfigError
-from arena.experts.protocol import ObliviousAdversary
+from arena.experts.components import ObliviousAdversary
 from arena.params import POSITIVE, Interval, IsNone, OneOf
 from arena.spec import AdversaryTags, GameSpec
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from arena.base import file_digest
 from arena.errors import ArenaError, ConfigError, GameError
-from arena.experts.protocol import AdaptiveAdversary, ExpertsPlayer
+from arena.experts.components import AdaptiveAdversary, ExpertsPlayer
 from arena.params import InstanceOf, Interval, IsNone, OneOf
 from arena.sampling import sample_actions
 from arena.spec import AdversaryTags, GameSpec, History

@@ -13,9 +13,9 @@ from typing import ClassVar
 import numpy as np
 
 from arena.errors import ConfigError
+from arena.oco.components import AdaptiveOCOAdversary
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
-from arena.oco.protocol import AdaptiveOCOAdversary
 from arena.params import POSITIVE
 from arena.spec import AdversaryTags, GameSpec
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from arena.base import file_digest
 from arena.errors import ConfigError
-from arena.experts.protocol import ObliviousAdversary
+from arena.experts.components import ObliviousAdversary
 from arena.params import InstanceOf, Range
 from arena.spec import AdversaryTags, GameSpec
 

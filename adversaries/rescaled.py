@@ -10,9 +10,9 @@ import numpy as np
 
 from adversaries._oco_stream import InstanceTags, haar_orthogonal
 from arena.errors import ConfigError
+from arena.oco.components import OCOAdversary
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
-from arena.oco.protocol import OCOAdversary
 from arena.params import POSITIVE, InstanceOf, Interval, IsNone, ListOf, OneOf
 from arena.spec import AdversaryTags, GameSpec
 

@@ -10,7 +10,7 @@ import numpy as np
 from arena import registry
 from arena.base import canonical_json
 from arena.errors import ConfigError, UnknownComponentError
-from arena.experts.protocol import ObliviousAdversary
+from arena.experts.components import ObliviousAdversary
 from arena.params import InstanceOf, Interval, IsNone, OneOf
 from arena.spec import AdversaryTags, GameSpec
 

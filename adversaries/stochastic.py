@@ -16,7 +16,7 @@ from numba import njit
 from scipy.special import bdtr, bdtrc
 
 from arena.errors import ConfigError
-from arena.experts.protocol import ObliviousAdversary
+from arena.experts.components import ObliviousAdversary
 from arena.params import NON_NEGATIVE, POSITIVE, Interval, IsNone, ListOf, OneOf, per_expert
 from arena.spec import AdversaryTags, GameSpec
 

@@ -9,7 +9,7 @@ from typing import ClassVar
 import numpy as np
 
 from arena.errors import ConfigError
-from arena.experts.protocol import ObliviousAdversary
+from arena.experts.components import ObliviousAdversary
 from arena.metrics.tree import heap_parents
 from arena.params import Interval, IsNone, OneOf
 from arena.spec import AdversaryTags, GameSpec

@@ -85,7 +85,7 @@ class Footprint:
 
     A component declares it through :meth:`Component.footprint`; the driver adds the game's own
     state to every declaration and refuses, before anything is allocated, a game that cannot fit
-    in memory or would run for longer than the time limit (:func:`arena.game.check_resources`).
+    in memory or would run for longer than the time limit (:func:`arena.resources.check_resources`).
     An estimate is about the truth (within a small factor), never a guess on the safe side: a
     refusal must be one the game could not have passed.
 
@@ -96,7 +96,7 @@ class Footprint:
         (a temporary of ``reset``, such as the lanes' random streams, counts).
     work : float
         Elementary operations per round, all replicates together (one flop or one float64 read
-        or written; the driver converts them to seconds at :data:`arena.game.OPS_PER_SECOND`).
+        or written; the driver converts them to seconds at :data:`arena.resources.OPS_PER_SECOND`).
     setup : float
         Elementary operations before round 1 (a pilot simulation, per-lane random streams).
     parameter : str
@@ -289,7 +289,7 @@ class Component:
         """Return the memory and the work per round this component's parameters imply in a game.
 
         ``spec`` describes the game (an :class:`arena.spec.GameSpec`; for a weak learner, its
-        :class:`arena.boosting.protocol.WeakSpec`); the component is not yet reset. The default,
+        :class:`arena.boosting.components.WeakSpec`); the component is not yet reset. The default,
         :data:`NEGLIGIBLE`, suits a component whose state is a few arrays of shape (R, N): the
         driver's own estimate covers it. A component whose state or work per round grows with a
         parameter (a table of k+1 budgets, a d×d matrix, a pilot of many games) overrides it,

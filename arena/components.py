@@ -2,8 +2,8 @@
 
 Every state array carries a leading replicate axis ``(R, ...)`` so that one Python call advances R
 independent games (architecture: seeding). Each protocol derives its own bases from these, in its
-folder: :mod:`arena.experts.protocol` (``ExpertsPlayer``, ``ObliviousAdversary``,
-``AdaptiveAdversary``), :mod:`arena.oco.protocol` (``OCOPlayer``, ``OCOAdversary``).
+folder: :mod:`arena.experts.components` (``ExpertsPlayer``, ``ObliviousAdversary``,
+``AdaptiveAdversary``), :mod:`arena.oco.components` (``OCOPlayer``, ``OCOAdversary``).
 """
 
 from __future__ import annotations

@@ -261,7 +261,7 @@ class History:
     sees_distribution : bool
         Whether the adversary declared ``sees_distribution`` (then ``probs`` is shown).
     owner : object
-        The adversary, as error messages name it (a string or :class:`arena.game.Who`).
+        The adversary, as error messages name it (a string or :class:`arena.validation.Who`).
 
     Examples
     --------

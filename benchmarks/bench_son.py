@@ -82,7 +82,7 @@ def kernel_run(make, spec, data):
 
 
 def readable_run(make, spec, data):
-    from arena.oco.protocol import OCOPlayer
+    from arena.oco.components import OCOPlayer
 
     player = make()
     player.reset(spec, [np.random.default_rng(1)])

@@ -71,7 +71,7 @@ import numpy as np
 from peer_env import RESULTS
 from vw_peer import WORK, ensure_vw, export_stream, progressive_error, run_vw, write_vw_text
 
-from arena.boosting.protocol import WeakLearner
+from arena.boosting.components import WeakLearner
 from arena.params import POSITIVE
 from weak_learners._lanes import active_lanes, with_bias
 
@@ -107,7 +107,7 @@ class RealValuedLinear(WeakLearner):
 
     Examples
     --------
-    >>> from arena.boosting.protocol import WeakSpec
+    >>> from arena.boosting.components import WeakSpec
     >>> wl = RealValuedLinear()
     >>> wl.reset(WeakSpec("classification", n_features=1, n_lanes=2), [[None, None]])
     >>> wl.update(np.array([[1.0]]), np.array([[1.0, 1.0]]), np.array([[1.0, 0.0]]))

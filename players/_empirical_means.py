@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from arena.bandit.protocol import BanditPlayer
+from arena.bandit.components import BanditPlayer
 from arena.spec import GameSpec
 
 

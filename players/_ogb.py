@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from arena.boosting.protocol import WEAK_LEARNER_CONSTRAINTS, Booster, check_task
+from arena.boosting.components import WEAK_LEARNER_CONSTRAINTS, Booster, check_task
 from arena.errors import ConfigError
 from arena.params import POSITIVE
 from arena.spec import GameSpec

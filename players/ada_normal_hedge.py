@@ -9,7 +9,7 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
-from arena.experts.protocol import ExpertsPlayer
+from arena.experts.components import ExpertsPlayer
 from arena.metrics.base import exact_quantile_rank
 from arena.params import POSITIVE, IsNone, ListOf, expert_prior
 from arena.spec import GameSpec, PlayerTags

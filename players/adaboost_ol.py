@@ -14,9 +14,9 @@ from numba import njit
 from scipy.special import expit
 
 from arena import registry
-from arena.boosting.protocol import WEAK_LEARNER_CONSTRAINTS, Booster, WeakLearner, check_task
+from arena.boosting.components import WEAK_LEARNER_CONSTRAINTS, Booster, WeakLearner, check_task
 from arena.errors import ArenaError, ConfigError
-from arena.experts.protocol import ExpertsPlayer
+from arena.experts.components import ExpertsPlayer
 from arena.params import InstanceOf, IsNone
 from arena.spec import GameSpec, PlayerTags
 from players.hedge import DOUBLING, FIXED, Hedge, _epoch_rate

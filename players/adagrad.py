@@ -10,9 +10,9 @@ import numpy as np
 from numba import njit
 
 from arena.errors import ConfigError
+from arena.oco.components import OCO_PROTOCOLS, OCOPlayer, game_dim, game_domain
 from arena.oco.domains import KIND_CODES, project_row
 from arena.oco.losses import Feedback, RoundData, kernel_data, round_gradient
-from arena.oco.protocol import OCO_PROTOCOLS, OCOPlayer, game_dim, game_domain
 from arena.params import POSITIVE, IsNone, OneOf
 from arena.spec import GameSpec, PlayerTags
 

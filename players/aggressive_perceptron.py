@@ -7,8 +7,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from arena.oco.components import OCOPlayer, game_dim
 from arena.oco.losses import EXAMPLE_LOSSES, Feedback
-from arena.oco.protocol import OCOPlayer, game_dim
 from arena.params import POSITIVE
 from arena.spec import GameSpec, PlayerTags
 from players._quasi_additive import read_example

@@ -9,9 +9,9 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit
 
-from arena.bandit.protocol import BanditPlayer
+from arena.bandit.components import BanditPlayer
 from arena.errors import ArenaError, ConfigError, GameError
-from arena.experts.protocol import PROB_NEG_TOL, PROB_SUM_TOL, ExpertsPlayer
+from arena.experts.components import PROB_NEG_TOL, PROB_SUM_TOL, ExpertsPlayer
 from arena.params import InstanceOf, Interval, IsNone, OneOf
 from arena.sampling import sample_actions
 from arena.spec import GameSpec, PlayerTags

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from arena.experts.protocol import ExpertsPlayer
+from arena.experts.components import ExpertsPlayer
 from players.flh import BASE_CONSTRAINTS, CopyMixture
 
 ZETA2 = math.pi**2 / 6.0

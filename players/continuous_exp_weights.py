@@ -11,8 +11,8 @@ from numba import njit
 from numpy.polynomial.legendre import leggauss
 
 from arena.errors import ConfigError
+from arena.oco.components import OCO_PROTOCOLS, OCOPlayer, game_dim, game_domain
 from arena.oco.losses import Feedback, RoundData, kernel_data, prediction_loss_scalar
-from arena.oco.protocol import OCO_PROTOCOLS, OCOPlayer, game_dim, game_domain
 from arena.params import POSITIVE, IsNone, OneOf
 from arena.spec import GameSpec, PlayerTags
 from players.drifting_potential import log_cosh

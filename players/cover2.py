@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit
 
 from arena.errors import ConfigError
-from arena.experts.protocol import ExpertsPlayer
+from arena.experts.components import ExpertsPlayer
 from arena.spec import GameSpec, PlayerTags
 
 SERIES_FROM = 500

@@ -9,7 +9,7 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
-from arena.bandit.protocol import BanditPlayer
+from arena.bandit.components import BanditPlayer
 from arena.errors import ConfigError
 from arena.params import POSITIVE, Interval, IsNone, OneOf
 from arena.sampling import sample_action

@@ -12,7 +12,7 @@ from numba import njit
 from scipy.special import gammaln
 
 from arena.errors import ConfigError
-from arena.experts.protocol import ExpertsPlayer
+from arena.experts.components import ExpertsPlayer
 from arena.kernels import normalize_log_weights
 from arena.metrics.base import exact_quantile_rank
 from arena.params import NON_NEGATIVE, POSITIVE, IsNone, OneOf

@@ -9,8 +9,8 @@ from typing import ClassVar
 import numpy as np
 
 from arena.errors import ConfigError
+from arena.oco.components import OCO_PROTOCOLS, OCOPlayer, game_dim, game_domain
 from arena.oco.losses import Feedback
-from arena.oco.protocol import OCO_PROTOCOLS, OCOPlayer, game_dim, game_domain
 from arena.params import POSITIVE, IsNone, OneOf
 from arena.spec import GameSpec, PlayerTags
 

@@ -9,7 +9,7 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
-from arena.bandit.protocol import BanditPlayer
+from arena.bandit.components import BanditPlayer
 from arena.params import Interval, IsNone, OneOf
 from arena.sampling import sample_action
 from arena.spec import GameSpec, PlayerTags

@@ -11,7 +11,7 @@ import numpy as np
 
 from arena.base import Footprint
 from arena.errors import ArenaError, ConfigError
-from arena.experts.protocol import ExpertsPlayer
+from arena.experts.components import ExpertsPlayer
 from arena.params import InstanceOf, Interval, IsNone, OneOf
 from arena.spec import GameSpec, PlayerTags
 from players.ada_normal_hedge_tv import geometric_levels

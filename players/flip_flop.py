@@ -9,7 +9,7 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
-from arena.experts.protocol import ExpertsPlayer
+from arena.experts.components import ExpertsPlayer
 from arena.params import POSITIVE, Interval
 from arena.spec import GameSpec, PlayerTags
 from players.ada_hedge import _gap_step, _mix, _rate

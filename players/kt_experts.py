@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 from arena.errors import ConfigError
-from arena.experts.protocol import ExpertsPlayer
+from arena.experts.components import ExpertsPlayer
 from arena.metrics.base import exact_quantile_rank
 from arena.params import NON_NEGATIVE, POSITIVE, IsNone, ListOf, OneOf, expert_prior
 from arena.spec import GameSpec, PlayerTags

@@ -11,8 +11,8 @@ import numpy as np
 from numba import njit
 
 from arena.errors import ConfigError
+from arena.oco.components import OCO_PROTOCOLS, OCOPlayer, game_dim, game_domain
 from arena.oco.losses import Feedback, RoundData, kernel_data, round_gradient
-from arena.oco.protocol import OCO_PROTOCOLS, OCOPlayer, game_dim, game_domain
 from arena.params import POSITIVE, IsNone, OneOf
 from arena.spec import GameSpec, PlayerTags
 from players.ons import _lowrank_ball_projection

@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 from arena.errors import ConfigError
-from arena.experts.protocol import ExpertsPlayer
+from arena.experts.components import ExpertsPlayer
 from arena.params import NON_NEGATIVE, POSITIVE, Interval, OneOf
 from arena.spec import GameSpec, PlayerTags
 from players.fixed_share import _posterior, _probs_into, log_probs, switching_bracket, xlog_inv

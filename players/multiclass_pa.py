@@ -7,8 +7,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from arena.oco.components import MULTICLASS, OCOPlayer, feature_dim
 from arena.oco.losses import MULTICLASS_LOSSES, Feedback, multiclass_margin
-from arena.oco.protocol import MULTICLASS, OCOPlayer, feature_dim
 from arena.params import POSITIVE, OneOf
 from arena.spec import GameSpec, PlayerTags
 from players.passive_aggressive import pa1_mistake_bound, pa2_squared_loss_bound, pa_step

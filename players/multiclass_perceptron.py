@@ -7,8 +7,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from arena.oco.components import MULTICLASS, OCOPlayer, feature_dim
 from arena.oco.losses import MULTICLASS_LOSSES, Feedback, multiclass_scores
-from arena.oco.protocol import MULTICLASS, OCOPlayer, feature_dim
 from arena.params import POSITIVE, OneOf
 from arena.spec import GameSpec, PlayerTags
 from players._quasi_additive import lemma19

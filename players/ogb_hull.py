@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from arena.boosting.protocol import WeakLearner
+from arena.boosting.components import WeakLearner
 from arena.spec import GameSpec
 from players._ogb import GradientBooster, squared_loss_parameters
 

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from arena.boosting.protocol import WeakLearner
+from arena.boosting.components import WeakLearner
 from arena.errors import ConfigError
 from arena.params import Interval, IsNone
 from arena.spec import GameSpec

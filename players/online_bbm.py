@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 from scipy.special import bdtr, gammaln
 
-from arena.boosting.protocol import WEAK_LEARNER_CONSTRAINTS, Booster, WeakLearner, check_task
+from arena.boosting.components import WEAK_LEARNER_CONSTRAINTS, Booster, WeakLearner, check_task
 from arena.params import Interval, OneOf
 from arena.spec import GameSpec
 from weak_learners.linear import LinearLearner, lane_output, lane_score, lane_update

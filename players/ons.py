@@ -10,9 +10,9 @@ import numpy as np
 from numba import njit
 
 from arena.errors import ConfigError
+from arena.oco.components import OCO_PROTOCOLS, OCOPlayer
 from arena.oco.domains import KIND_CODES
 from arena.oco.losses import LOSS_CODES, Feedback, RoundData, round_gradient
-from arena.oco.protocol import OCO_PROTOCOLS, OCOPlayer
 from arena.params import POSITIVE, IsNone
 from arena.spec import GameSpec, PlayerTags
 

@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 from arena.errors import ConfigError
-from arena.experts.protocol import ExpertsPlayer
+from arena.experts.components import ExpertsPlayer
 from arena.metrics.tree import has_children, heap_parents, pruning_values
 from arena.params import Interval, IsNone, OneOf
 from arena.spec import GameSpec, PlayerTags

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from arena.experts.protocol import ExpertsPlayer
+from arena.experts.components import ExpertsPlayer
 from arena.params import Interval, ListOf
 from arena.spec import GameSpec
 from players.ada_normal_hedge_tv import cover_partition, geometric_levels

@@ -9,8 +9,8 @@ from typing import ClassVar
 import numpy as np
 
 from arena.errors import ConfigError
+from arena.oco.components import OCOPlayer
 from arena.oco.losses import Feedback
-from arena.oco.protocol import OCOPlayer
 from arena.params import POSITIVE, OneOf
 from arena.spec import GameSpec, PlayerTags
 

@@ -16,6 +16,7 @@ from numba import njit
 
 from arena.base import Footprint, shape_text
 from arena.errors import ConfigError
+from arena.oco.components import OCOPlayer, game_dim
 from arena.oco.losses import (
     EXAMPLE_LOSSES,
     Feedback,
@@ -23,7 +24,6 @@ from arena.oco.losses import (
     kernel_data,
     prediction_loss_scalar,
 )
-from arena.oco.protocol import OCOPlayer, game_dim
 from arena.params import NON_NEGATIVE, POSITIVE, Boolean, Interval, IsNone, OneOf
 from arena.spec import GameSpec, PlayerTags
 from players._sketches import (

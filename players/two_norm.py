@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
-from arena.experts.protocol import ExpertsPlayer
+from arena.experts.components import ExpertsPlayer
 from arena.metrics.base import exact_quantile_rank
 from arena.spec import GameSpec, PlayerTags
 

@@ -17,7 +17,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from arena.boosting.protocol import WeakLearner, WeakSpec
+from arena.boosting.components import WeakLearner, WeakSpec
 from arena.errors import ConfigError
 from arena.params import Boolean, Interval, IsNone
 
@@ -89,7 +89,7 @@ class HedgeFeatures(WeakLearner):
 
     Examples
     --------
-    >>> from arena.boosting.protocol import WeakSpec
+    >>> from arena.boosting.components import WeakSpec
     >>> wl = HedgeFeatures(rate=1.0)
     >>> wl.reset(WeakSpec("regression", 2, 1), [[np.random.default_rng(0)]])
     >>> x = np.array([[1.0, -1.0]])

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit
 
-from arena.boosting.protocol import WeakLearner, WeakSpec
+from arena.boosting.components import WeakLearner, WeakSpec
 from arena.params import POSITIVE, OneOf
 from weak_learners._lanes import active_lanes, logistic_slope, sign_output, with_bias
 

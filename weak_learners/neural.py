@@ -9,7 +9,7 @@ import numpy as np
 from scipy.special import expit
 
 from arena.base import Footprint, shape_text
-from arena.boosting.protocol import WeakLearner, WeakSpec
+from arena.boosting.components import WeakLearner, WeakSpec
 from arena.params import POSITIVE, Interval
 from weak_learners._lanes import active_lanes, logistic_slope, sign_output, with_bias
 

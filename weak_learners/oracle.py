@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from arena.boosting.protocol import WeakLearner, WeakSpec
+from arena.boosting.components import WeakLearner, WeakSpec
 
 
 class OracleWeakLearner(WeakLearner):

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from arena.base import Footprint, shape_text
-from arena.boosting.protocol import WeakLearner, WeakSpec
+from arena.boosting.components import WeakLearner, WeakSpec
 from arena.params import POSITIVE, Interval
 from weak_learners._lanes import active_lanes, with_bias
 

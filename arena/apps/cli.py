@@ -561,15 +561,15 @@ def _check(args: list[str]) -> int:
     except Exception as exc:  # a plugin module may raise anything while it is imported
         first = next(iter(str(exc).splitlines()), "")
         raise ArenaError(f"cannot import {ns.target}: {type(exc).__name__}: {first}") from exc
-    from arena.boosting.protocol import WeakLearner
+    from arena.boosting.components import WeakLearner
     from arena.components import Adversary, Player
 
     if not (isinstance(cls, type) and issubclass(cls, Player | Adversary | WeakLearner)):
         raise ArenaError(
             f"{ns.target} is not a player or adversary class, nor a weak learner (got {cls!r})"
         )
-    # the shared bases (arena/components.py) and each protocol's (arena/<protocol>/protocol.py)
-    bases = cls.__module__ == "arena.components" or cls.__module__.endswith(".protocol")
+    # the shared bases (arena/components.py) and each protocol's (arena/<protocol>/components.py)
+    bases = cls.__module__.endswith(".components")
     if cls.__module__.startswith("arena.") and bases:
         raise ArenaError(
             f"{ns.target} is a protocol's base class, not a component: check a subclass of it"

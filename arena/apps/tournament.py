@@ -179,7 +179,8 @@ class TournamentConfig:
         instead of becoming one recorded failure per cell. Errors that are not configuration
         errors (:class:`~arena.errors.ArenaError`) are left to the cell's run, which records them.
         """
-        from arena.game import OPS_PER_SECOND, prepare_game
+        from arena.game import prepare_game
+        from arena.resources import OPS_PER_SECOND
 
         for key in ("players", "adversaries", "n_actions"):
             value = getattr(self, key)
@@ -231,8 +232,8 @@ class TournamentConfig:
 
     def _check_time(self, seconds: float) -> None:
         """Refuse a tournament whose cells' estimated time, spread over every core of this
-        machine, is beyond the time limit of a game (:func:`arena.game.max_hours`)."""
-        from arena.game import OPS_PER_SECOND, duration_text, max_hours
+        machine, is beyond the time limit of a game (:func:`arena.resources.max_hours`)."""
+        from arena.resources import OPS_PER_SECOND, duration_text, max_hours
 
         cores = os.cpu_count() or 1
         limit = max_hours()
@@ -427,7 +428,7 @@ class Tournament:
                 "tournament", "executor", f"must be one of {EXECUTORS}, got {executor!r}"
             )
         if n_jobs is not None:
-            from arena.game import check_int
+            from arena.validation import check_int
 
             n_jobs = check_int("tournament", "n_jobs", n_jobs, 1)
         check_tournament_name(config.name)
@@ -516,7 +517,7 @@ class Tournament:
         one tournament, so the resume stops before any cell, naming the file: restore it, or play
         into another directory. One digest per distinct adversary, read once.
         """
-        from arena.game import resolve_component
+        from arena.validation import resolve_component
 
         now: dict[str, dict[str, str]] = {}
         for cell in cells:

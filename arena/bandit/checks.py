@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from arena.bandit.protocol import BanditPlayer
+from arena.bandit.components import BanditPlayer
 from arena.bandit.testing import UniformBandit
 from arena.experts.testing import AlternatingStream, BernoulliStream
 from arena.sampling import sample_action

@@ -7,8 +7,8 @@ from a uniform of the replicate's action stream, exactly as the experts protocol
 realized action; the player observes ``I_t``, ``l_{t,I_t}`` and ``p_t`` only.
 
 A game is a bandit game when its player plays the bandit protocol and its adversary the experts
-one (:func:`arena.game.game_protocol`, :attr:`BanditProtocol.hosts`). The game key is the experts
-game's (adversary, parameters, K), so the losses and the action uniforms are those the same
+one (:func:`arena.protocol.game_protocol`, :attr:`BanditProtocol.hosts`). The game key is the
+experts game's (adversary, parameters, K), so the losses and the action uniforms are those the same
 adversary and replicate give an experts player: common random numbers across the two protocols,
 and the price of bandit feedback is a paired comparison. The arena knows ``l_t``, so every experts
 metric that reads ``p_t·l_t`` is exact (same block, same core kernel); the bandit metrics
@@ -27,11 +27,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from arena.bandit.protocol import BanditPlayer
+from arena.bandit.components import BanditPlayer
 from arena.components import Adversary
 from arena.errors import ConfigError
 from arena.experts.game import ExpertsProtocol, ExpertsStepper
-from arena.game import PreparedGame, describe
+from arena.game import PreparedGame
+from arena.validation import describe
 
 HOSTED = frozenset({"experts"})
 """The adversaries' protocols a bandit game accepts: every experts adversary is a bandit one."""

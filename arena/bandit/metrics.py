@@ -149,7 +149,7 @@ class ArmPseudoRegret(_PerArm):
 
 def _estimates_reason(player) -> str | None:
     """Why ``player`` has no loss estimates to compare (None when it has them)."""
-    from arena.bandit.protocol import BanditPlayer
+    from arena.bandit.components import BanditPlayer
 
     method = getattr(type(player), "estimates", None)
     if method is None or method is BanditPlayer.estimates:
@@ -160,7 +160,7 @@ def _estimates_reason(player) -> str | None:
 class EstimateBias(_PerArm):
     """The error of the player's cumulative loss estimate, ``L̂_{t,i} − L_{t,i}``, one row per arm.
 
-    ``L̂_{t,i} = Σ_{s≤t} ℓ̂_{s,i}`` is what the player's :meth:`~arena.bandit.protocol.BanditPlayer.
+    ``L̂_{t,i} = Σ_{s≤t} ℓ̂_{s,i}`` is what the player's :meth:`~arena.bandit.components.BanditPlayer.
     estimates` returns after round t, and ``L_{t,i} = Σ_{s≤t} ℓ_{s,i}`` the true cumulative loss,
     both of losses normalized to [0, 1] with the declared range, ``ℓ = (l − lo)/(hi − lo)`` (the
     units every bandit player estimates in). The value is random; its mean over replicates
@@ -169,7 +169,7 @@ class EstimateBias(_PerArm):
     2012, §3.1), and ``E[Σ_s (p_{s,i} ℓ_{s,i} / (p_{s,i} + γ_s) − ℓ_{s,i})] = −E[Σ_s γ_s
     ℓ_{s,i} / (p_{s,i} + γ_s)]`` for implicit exploration (Neu 2015, Lemma 1). The per-round
     conditional expectation is the player's declared
-    :meth:`~arena.bandit.protocol.BanditPlayer.estimate_expectation`; ``L̂ − L`` minus the sum
+    :meth:`~arena.bandit.components.BanditPlayer.estimate_expectation`; ``L̂ − L`` minus the sum
     of those conditional biases is a martingale, which the tests use to check Exp3-IX.
 
     Computed only for players that override ``estimates()`` (``exp3``, ``exp3_ix``,

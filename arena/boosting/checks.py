@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from arena.boosting.protocol import Booster, WeakLearner, WeakSpec
+from arena.boosting.components import Booster, WeakLearner, WeakSpec
 from arena.boosting.testing import LinearTargetStream, MajorityVote, ThresholdStream
 from arena.errors import GameError
 from arena.spec import GameSpec
@@ -274,5 +274,5 @@ CHECKS = ProtocolChecks(
 
 Its adversaries are the classification and regression streams, checked by the OCO protocol's
 suite; its own other components are the weak learners (:func:`arena.testing.common.
-protocol_names` sends a :class:`~arena.boosting.protocol.WeakLearner` here through its
+protocol_names` sends a :class:`~arena.boosting.components.WeakLearner` here through its
 ``conformance_protocol``)."""

@@ -1,10 +1,10 @@
 """The boosting protocol: online boosters and their weak learners, played by the driver.
 
-Round t (:mod:`arena.boosting.protocol`): the data adversary shows ``x_t``, the booster predicts
+Round t (:mod:`arena.boosting.components`): the data adversary shows ``x_t``, the booster predicts
 ``ŷ_t`` from its weak learners, the arena reveals ``y_t`` and charges ``ℓ(ŷ_t, y_t)``, and the
 booster feeds its learners. A game is a boosting game when its player plays the boosting
 protocol and its adversary a ``classification`` or ``regression`` stream
-(:attr:`BoostingProtocol.hosts`, :func:`arena.game.game_protocol`), so every stream adversary of
+(:attr:`BoostingProtocol.hosts`, :func:`arena.protocol.game_protocol`), so every stream adversary of
 those protocols is a boosting adversary, and ``arena run player=online_bbm
 adversary=dataset_stream`` needs no new option.
 
@@ -34,18 +34,20 @@ from typing import Any, ClassVar
 import numpy as np
 import pyarrow as pa
 
+from arena.boosting.components import TASKS, Booster, check_task
 from arena.boosting.metrics import BoostingBlock, BoostingCore
-from arena.boosting.protocol import TASKS, Booster, check_task
 from arena.errors import ConfigError, GameError
-from arena.game import GameProtocol, PreparedGame, Stepper, describe, real_array
-from arena.game import call_component as _call
-from arena.game import first_offender as _first
-from arena.game import readonly as _readonly
+from arena.game import PreparedGame
+from arena.oco.components import OCOAdversary, resolve_dim
 from arena.oco.game import stream_game_identity
 from arena.oco.losses import EXAMPLE_LOSSES, RoundData, prediction_loss
-from arena.oco.protocol import OCOAdversary, resolve_dim
+from arena.protocol import GameProtocol, Stepper
 from arena.results import TraceWriter, list_column
 from arena.spec import GameSpec
+from arena.validation import call_component as _call
+from arena.validation import describe, real_array
+from arena.validation import first_offender as _first
+from arena.validation import readonly as _readonly
 
 MIN_CHUNK_ROUNDS = 16
 """Fewest rounds per chunk: the booster and its learners pay Python overhead per round anyway."""

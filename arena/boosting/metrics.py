@@ -29,7 +29,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from arena.boosting.protocol import TASKS, Booster
+from arena.boosting.components import TASKS, Booster
 from arena.metric import Metric, Record
 from arena.oco.literal import scalar_loss
 from arena.oco.losses import prediction_loss
@@ -326,7 +326,7 @@ class TestError(BoostingMetric):
 
     The 0-1 error ``(1/m) #{k : y_k ŷ(x_k) ≤ 0}`` in classification, the mean example loss in
     regression, over the adversary's test split (oracle ``test_split``: ``dataset_stream``'s
-    ``test_fraction``), read through the booster's :meth:`~arena.boosting.protocol.Booster.score`.
+    ``test_fraction``), read through the booster's :meth:`~arena.boosting.components.Booster.score`.
     """
 
     name = "test_error"

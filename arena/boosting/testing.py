@@ -13,9 +13,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from arena.boosting.protocol import WEAK_LEARNER_CONSTRAINTS, Booster, WeakLearner, WeakSpec
+from arena.boosting.components import WEAK_LEARNER_CONSTRAINTS, Booster, WeakLearner, WeakSpec
+from arena.oco.components import ObliviousOCOAdversary
 from arena.oco.losses import RoundData
-from arena.oco.protocol import ObliviousOCOAdversary
 from arena.params import Interval, IsNone
 from arena.spec import AdversaryTags, GameSpec
 

@@ -1,6 +1,6 @@
 """The experts protocol: prediction with expert advice (full information, sleeping experts).
 
-:mod:`arena.experts.protocol` holds its component bases (``ExpertsPlayer``,
+:mod:`arena.experts.components` holds its component bases (``ExpertsPlayer``,
 ``SingleGameExpertsPlayer``, ``ObliviousAdversary``, ``AdaptiveAdversary``),
 :mod:`arena.experts.game` the protocol the driver plays, :mod:`arena.experts.reference` its literal
 per-round loop, :mod:`arena.experts.checks` its conformance checks and

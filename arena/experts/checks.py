@@ -17,7 +17,7 @@ import pandas as pd
 
 from arena.components import Adversary
 from arena.errors import UndeclaredDistributionError
-from arena.experts.protocol import (
+from arena.experts.components import (
     PROB_SUM_TOL,
     AdaptiveAdversary,
     ExpertsPlayer,
@@ -352,7 +352,7 @@ def check_declared_bounds_hold(player: ExpertsPlayer) -> None:
 
 def _who(adversary: Adversary) -> str:
     """The adversary as the game's errors name it (``adversary NAME repr``)."""
-    from arena.game import describe
+    from arena.validation import describe
 
     return describe("adversary", adversary)
 

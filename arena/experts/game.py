@@ -23,23 +23,15 @@ import pyarrow as pa
 from numba import njit
 
 from arena.errors import ArenaError, ConfigError, GameError
-from arena.experts.protocol import PROB_NEG_TOL, PROB_SUM_TOL, ExpertsPlayer, ObliviousAdversary
-from arena.game import (
-    GameProtocol,
-    PreparedGame,
-    Stepper,
-    Who,
-    component_failure,
-    describe,
-    failure_where,
-    readonly,
-    real_array,
-)
+from arena.experts.components import PROB_NEG_TOL, PROB_SUM_TOL, ExpertsPlayer, ObliviousAdversary
+from arena.game import PreparedGame
 from arena.metrics.base import Block, Core
 from arena.metrics.builtin import DEFAULT_METRICS
+from arena.protocol import GameProtocol, Stepper
 from arena.results import TraceWriter, list_column
 from arena.sampling import sample_action, sample_actions
 from arena.spec import GameSpec, History
+from arena.validation import Who, component_failure, describe, failure_where, readonly, real_array
 
 # ----------------------------------------------------------------------------------------------
 # kernels
@@ -197,7 +189,7 @@ class ExpertsProtocol(GameProtocol):
 
     Examples
     --------
-    >>> from arena.game import protocol_for
+    >>> from arena.protocol import protocol_for
     >>> protocol_for("experts").default_metrics is DEFAULT_METRICS
     True
     """

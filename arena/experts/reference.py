@@ -28,10 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from arena.game import Who
 from arena.metrics.base import ExpertsRecord
 from arena.reference import ReferenceLoop
 from arena.spec import History
+from arena.validation import Who
 
 
 def draw_action(p: np.ndarray, u: float) -> int:

@@ -15,7 +15,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from arena.experts.protocol import AdaptiveAdversary, ExpertsPlayer, ObliviousAdversary
+from arena.experts.components import AdaptiveAdversary, ExpertsPlayer, ObliviousAdversary
 from arena.spec import AdversaryTags, GameSpec, History, PlayerTags
 
 

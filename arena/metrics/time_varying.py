@@ -317,7 +317,7 @@ class _CompetitorSums(ExpertsMetric):
     def _competitor(self, block: Block) -> np.ndarray:
         """The adversary's ``u_t`` for the block's rounds, (R, n, N), checked finite and ≥ 0."""
         from arena.errors import GameError
-        from arena.game import Who, real_array
+        from arena.validation import Who, real_array
 
         shape = block.losses.shape
         who = Who("adversary", self._adversary)

@@ -13,15 +13,15 @@ from typing import Any
 
 import numpy as np
 
-from arena.oco.domains import MEMBERSHIP_TOL, Domain
-from arena.oco.losses import RoundData, feedback
-from arena.oco.protocol import (
+from arena.oco.components import (
     AdaptiveOCOAdversary,
     ObliviousOCOAdversary,
     OCOAdversary,
     OCOPlayer,
     resolve_dim,
 )
+from arena.oco.domains import MEMBERSHIP_TOL, Domain
+from arena.oco.losses import RoundData, feedback
 from arena.spec import GameSpec
 from arena.testing.common import (
     BLOCK_ATOL,

@@ -1,7 +1,7 @@
 """The OCO, classification, multiclass and regression protocols, played by the driver
 (:mod:`arena.game`).
 
-Round t (see :mod:`arena.oco.protocol`): features ``x_t`` (prediction protocols), the player's
+Round t (see :mod:`arena.oco.components`): features ``x_t`` (prediction protocols), the player's
 ``w_t ∈ K``, the adversary's loss (possibly reacting to ``w_t``), then the arena evaluates
 ``f_t(w_t)`` and a subgradient (:func:`arena.oco.losses.feedback`) and the player updates.
 
@@ -25,16 +25,15 @@ import numpy as np
 import pyarrow as pa
 
 from arena.errors import ConfigError, GameError
-from arena.game import (
-    GameProtocol,
-    PreparedGame,
-    Stepper,
-    describe,
-    real_array,
+from arena.game import PreparedGame
+from arena.oco.components import (
+    MULTICLASS,
+    OCO_FAMILY,
+    OCOAdversary,
+    OCOPlayer,
+    feature_dim,
+    resolve_dim,
 )
-from arena.game import call_component as _call
-from arena.game import first_offender as _first
-from arena.game import readonly as _readonly
 from arena.oco.domains import MEMBERSHIP_TOL, Domain
 from arena.oco.losses import (
     EXAMPLE_LOSSES,
@@ -45,16 +44,13 @@ from arena.oco.losses import (
     feedback,
 )
 from arena.oco.metrics import OCO_DEFAULT_METRICS, OCOBlock, OCOCore
-from arena.oco.protocol import (
-    MULTICLASS,
-    OCO_FAMILY,
-    OCOAdversary,
-    OCOPlayer,
-    feature_dim,
-    resolve_dim,
-)
+from arena.protocol import GameProtocol, Stepper
 from arena.results import TraceWriter, list_column
 from arena.spec import GameSpec
+from arena.validation import call_component as _call
+from arena.validation import describe, real_array
+from arena.validation import first_offender as _first
+from arena.validation import readonly as _readonly
 
 MIN_CHUNK_ROUNDS = 16
 """Fewest rounds per chunk (unless ``chunk_elements`` is smaller): memory O(16·R·d) per buffer."""

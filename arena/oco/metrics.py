@@ -34,10 +34,10 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 
 from arena.metric import Metric, Record
+from arena.oco.components import MULTICLASS, feature_dim
 from arena.oco.domains import Domain
 from arena.oco.literal import round_loss
 from arena.oco.losses import RoundData, evaluate, multiclass_hinge
-from arena.oco.protocol import MULTICLASS, feature_dim
 from arena.spec import GameSpec
 
 MAX_STORED_FLOATS = 50_000_000

@@ -17,8 +17,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from arena.oco.components import feature_dim
 from arena.oco.metrics import MAX_STORED_FLOATS, OCOBlock, OCOCore, OCOMetric, OCORecord
-from arena.oco.protocol import feature_dim
 from arena.spec import GameSpec
 
 

@@ -14,9 +14,9 @@ from typing import ClassVar
 import numpy as np
 
 from arena.errors import ConfigError
+from arena.oco.components import OCO_FAMILY, AdaptiveOCOAdversary, ObliviousOCOAdversary, OCOPlayer
 from arena.oco.domains import Domain
 from arena.oco.losses import LOSS_KINDS, Feedback, RoundData
-from arena.oco.protocol import OCO_FAMILY, AdaptiveOCOAdversary, ObliviousOCOAdversary, OCOPlayer
 from arena.spec import AdversaryTags, GameSpec, PlayerTags
 
 

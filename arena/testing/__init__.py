@@ -18,7 +18,7 @@ becomes a strict xfail (it must keep failing, so a fix is noticed). A check that
 
 The checks every component passes live in :mod:`arena.testing.common`; each protocol adds its own
 (:mod:`arena.experts.checks`, :mod:`arena.oco.checks`, or a plugin protocol's) through
-:meth:`arena.game.GameProtocol.conformance`, and :func:`yield_checks` chains them.
+:meth:`arena.protocol.GameProtocol.conformance`, and :func:`yield_checks` chains them.
 """
 
 from __future__ import annotations

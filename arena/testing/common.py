@@ -10,7 +10,7 @@ Modelled on scikit-learn's ``check_estimator`` and River's ``yield_checks``.
 The checks here hold for a component of any protocol: its parameters, its clone and repr, and
 whole games that must be reproducible and must not touch the global random generators. Each
 protocol adds its own checks (:mod:`arena.experts.checks`, :mod:`arena.oco.checks`) and the
-partners it plays a component against, through its :meth:`~arena.game.GameProtocol.conformance`;
+partners it plays a component against, through its :meth:`~arena.protocol.GameProtocol.conformance`;
 :func:`yield_checks` chains them.
 """
 
@@ -114,7 +114,7 @@ def call_read_only(check: str, component: Any, what: str, fn: Callable[..., Any]
     A write that got around the flag (``setflags(write=True)`` on its own view) is caught by
     comparing each argument with its copy afterwards. The caller's arrays are not touched.
     """
-    from arena.game import wrote_read_only
+    from arena.validation import wrote_read_only
 
     def frozen(value: Any) -> Any:
         if not isinstance(value, np.ndarray):
@@ -320,7 +320,7 @@ def protocol_names(component: Any) -> list[str]:
 
 def protocol_checks(component: Any) -> list[ProtocolChecks]:
     """Return the conformance of each registered protocol the component plays (once per class)."""
-    from arena.game import protocol_for
+    from arena.protocol import protocol_for
 
     out: list[ProtocolChecks] = []
     seen: set[type] = set()

@@ -21,7 +21,7 @@ from adversaries.drifting_game import (
 )
 from arena import GameSpec, run_game
 from arena.errors import ConfigError, GameError
-from arena.experts.protocol import ExpertsPlayer
+from arena.experts.components import ExpertsPlayer
 from arena.metrics.drifting import DGLoss, DGScore, dg_score_bruteforce
 from arena.params import validate_params
 from arena.spec import PlayerTags

@@ -12,8 +12,8 @@ from adversaries.rescaled import Rescaled
 from adversaries.separable_stream import SeparableStream
 from adversaries.strongly_convex import StronglyConvex
 from arena.errors import ArenaError, ConfigError
+from arena.oco.components import AdaptiveOCOAdversary, OCOPlayer
 from arena.oco.losses import Feedback, RoundData
-from arena.oco.protocol import AdaptiveOCOAdversary, OCOPlayer
 from arena.oco.testing import ProjectedGradient
 from arena.params import validate_params
 from arena.spec import AdversaryTags, GameSpec, PlayerTags

@@ -10,9 +10,9 @@ import pytest
 
 from adversaries.strongly_convex import StronglyConvex
 from arena.errors import ConfigError
+from arena.oco.components import OCOPlayer
 from arena.oco.domains import Domain
 from arena.oco.losses import Feedback, evaluate
-from arena.oco.protocol import OCOPlayer
 from arena.params import validate_params
 from arena.spec import GameSpec, PlayerTags
 from tests.helpers import clt_band, rngs

@@ -142,14 +142,14 @@ def _modules(root: Path) -> None:
         "class Plain:\n    pass\n\nvalue = 3\n\ndef function():\n    return 1\n"
     )
     (root / "brokenparams.py").write_text(
-        "from arena.experts.protocol import ObliviousAdversary\n"
+        "from arena.experts.components import ObliviousAdversary\n"
         "class Broken(ObliviousAdversary):\n"
         "    @classmethod\n"
         "    def _unit_test_params(cls):\n"
         "        raise RuntimeError('no parameters today')\n"
     )
     (root / "badinit.py").write_text(
-        "from arena.experts.protocol import ObliviousAdversary\n"
+        "from arena.experts.components import ObliviousAdversary\n"
         "class NeedsArg(ObliviousAdversary):\n"
         "    def __init__(self, required):\n"
         "        self.required = required\n"
@@ -439,7 +439,7 @@ for target, needles in [
     ("notcomp:function", ("not a player or adversary",)),
     ("os:path", ("not a player or adversary",)),
     ("arena.components:Player", ("base class",)),
-    ("arena.experts.protocol:ObliviousAdversary", ("base class",)),
+    ("arena.experts.components:ObliviousAdversary", ("base class",)),
     ("brokenparams:Broken", ("_unit_test_params", "no parameters today")),
     ("badinit:NeedsArg", ("NeedsArg",)),
     ("raises:X", ("refuses to import",)),

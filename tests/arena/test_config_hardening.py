@@ -14,7 +14,8 @@ import pytest
 
 from arena.apps.tournament import Tournament, TournamentConfig
 from arena.errors import ArenaError, ConfigError
-from arena.game import MAX_SEED, checkpoint_grid, prepare_game
+from arena.game import MAX_SEED, prepare_game
+from arena.validation import checkpoint_grid
 from tests.helpers.cli import arena
 
 TINY_TOURNAMENT = (

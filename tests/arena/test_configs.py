@@ -16,8 +16,8 @@ from arena.apps.hydra_support import (
     register_generated_nodes,
     yaml_options,
 )
-from arena.game import resolve_component
 from arena.metrics.builtin import DEFAULT_METRICS
+from arena.validation import resolve_component
 
 CASES = [
     (kind, name)

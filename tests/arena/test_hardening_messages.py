@@ -30,8 +30,8 @@ PLUGINS = textwrap.dedent(
     import numpy as np
 
     from arena import ExpertsPlayer, ObliviousAdversary
-    from arena.experts.protocol import SingleGameExpertsPlayer
-    from arena.oco.protocol import OCOPlayer
+    from arena.experts.components import SingleGameExpertsPlayer
+    from arena.oco.components import OCOPlayer
 
 
     class FailsAt(ExpertsPlayer):
@@ -169,8 +169,8 @@ WRONG_SHAPES = textwrap.dedent(
     import numpy as np
 
     from arena import AdaptiveAdversary, ObliviousAdversary
-    from arena.bandit.protocol import BanditPlayer
-    from arena.boosting.protocol import WeakLearner
+    from arena.bandit.components import BanditPlayer
+    from arena.boosting.components import WeakLearner
 
 
     class OneExpertTooMany(ObliviousAdversary):
@@ -253,7 +253,7 @@ def test_arena_check_names_a_wrong_shape_itself_not_with_numpys_words(tmp_path, 
 SIGN_VOTE = textwrap.dedent(
     '''
     import numpy as np
-    from arena.boosting.protocol import WeakLearner
+    from arena.boosting.components import WeakLearner
 
 
     class SignVote(WeakLearner):

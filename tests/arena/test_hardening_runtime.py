@@ -21,7 +21,7 @@ from arena.apps.tournament import Tournament, TournamentConfig
 from arena.bandit.testing import SimpleExp3
 from arena.boosting.testing import LaneSGD, LinearTargetStream, MajorityVote, ThresholdStream
 from arena.errors import ArenaError, ConfigError, GameError
-from arena.experts.protocol import AdaptiveAdversary
+from arena.experts.components import AdaptiveAdversary
 from arena.game import play, run_game
 from arena.oco.testing import GaussianRegression
 from arena.results import folder_lock

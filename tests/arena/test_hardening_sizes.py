@@ -17,13 +17,14 @@ import numpy as np
 import pytest
 
 import arena.apps.tournament
-import arena.game
+import arena.resources
 from arena import play, registry
 from arena.apps.tournament import TournamentConfig
 from arena.apps.yaml_guard import MAX_YAML_NODES, check_yaml_file, expanded_nodes
 from arena.base import Footprint, declared_footprint
 from arena.errors import ArenaError, ConfigError
-from arena.game import check_resources, game_footprints, prepare_game
+from arena.game import prepare_game
+from arena.resources import check_resources, game_footprints
 from arena.spec import GameSpec
 from tests.helpers.contract import assert_refused, assert_untouched, run_in_process, snapshot
 
@@ -48,7 +49,7 @@ def warm(tmp_path_factory):
 @pytest.fixture(autouse=True)
 def machine(monkeypatch):
     """A machine of 4 GiB and the default time limit, whatever runs the tests."""
-    monkeypatch.setattr(arena.game, "available_memory", lambda: MACHINE)
+    monkeypatch.setattr(arena.resources, "available_memory", lambda: MACHINE)
     monkeypatch.delenv("ARENA_MAX_HOURS", raising=False)
 
 
@@ -282,7 +283,7 @@ def test_a_tournament_whose_cells_add_up_beyond_the_limit_is_refused(monkeypatch
         replicates=2,
         metrics={"loss": {}},
     )
-    hours = one.footprint.seconds(2000, arena.game.OPS_PER_SECOND) / 3600
+    hours = one.footprint.seconds(2000, arena.resources.OPS_PER_SECOND) / 3600
     monkeypatch.setattr(arena.apps.tournament.os, "cpu_count", lambda: 1)
     monkeypatch.setenv("ARENA_MAX_HOURS", repr(hours * 1.5))  # each cell passes, 3 do not
     with pytest.raises(ConfigError, match=r"tournament long: grid .*3 cells are estimated"):
@@ -406,7 +407,7 @@ def test_flh_with_a_copy_per_round_is_refused_for_its_quadratic_time():
     short, long = flh.footprint(_spec(horizon=1000)), flh.footprint(_spec(horizon=2000))
     assert long.work > 1.9 * short.work and long.memory > 1.9 * short.memory
     geometric = flh.clone(starts="geometric").footprint(_spec(horizon=10**5))
-    assert geometric.work * 10**5 / arena.game.OPS_PER_SECOND < 3600  # log₂ T copies: fine
+    assert geometric.work * 10**5 / arena.resources.OPS_PER_SECOND < 3600  # log₂ T copies: fine
 
 
 def test_the_default_declaration_is_negligible():
@@ -414,7 +415,7 @@ def test_the_default_declaration_is_negligible():
 
 
 def test_the_shipped_tournament_files_pass_the_yaml_check():
-    folder = Path(arena.game.__file__).parents[1] / "configs" / "tournament"
+    folder = Path(arena.resources.__file__).parents[1] / "configs" / "tournament"
     files = sorted(folder.glob("*.yaml"))
     assert files
     for path in files:

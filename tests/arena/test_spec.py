@@ -15,7 +15,7 @@ from arena.bandit.testing import SimpleExp3
 from arena.errors import GameError, UndeclaredDistributionError
 from arena.experts.testing import UniformPlayer
 from arena.game import run_game
-from arena.oco.protocol import AdaptiveOCOAdversary, OCOPlayer
+from arena.oco.components import AdaptiveOCOAdversary, OCOPlayer
 from arena.spec import AdversaryTags, History, PlayerTags
 
 

@@ -133,7 +133,7 @@ def test_vw_comparison_real_valued_learner_is_a_squared_loss_regressor(bench_pat
     """The ablation learner of bench_vw_boosting.py answers clip(θ·x̃, −1, 1) and moves only
     the lanes with a positive weight."""
     bench = importlib.import_module("bench_vw_boosting")
-    from arena.boosting.protocol import WeakSpec
+    from arena.boosting.components import WeakSpec
 
     wl = bench.RealValuedLinear(rate=0.5)
     wl.reset(WeakSpec("classification", n_features=2, n_lanes=2), [[None, None]])

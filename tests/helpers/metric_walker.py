@@ -20,8 +20,9 @@ import pandas as pd
 
 from arena import registry
 from arena.errors import ArenaError
-from arena.game import prepare_game, protocol_for, reference_play, run_game
+from arena.game import prepare_game, reference_play, run_game
 from arena.metric import EVERY_PROTOCOL, Metric, metric_for
+from arena.protocol import protocol_for
 
 HORIZON = 12
 REPLICATES = 2

@@ -18,9 +18,9 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from arena.game import run_game
+from arena.oco.components import ObliviousOCOAdversary
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData, feedback
-from arena.oco.protocol import ObliviousOCOAdversary
 from arena.oco.reference import reference_play_oco
 from arena.spec import AdversaryTags, GameSpec
 from tests.helpers import assert_below

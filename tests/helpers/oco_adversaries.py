@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from arena.oco.components import OCOPlayer
 from arena.oco.losses import RoundData, evaluate, feedback
-from arena.oco.protocol import OCOPlayer
 from arena.spec import GameSpec
 from tests.helpers import rngs
 from tests.helpers.oco import stack_rounds

@@ -16,7 +16,7 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from arena.boosting.protocol import WeakLearner, WeakSpec
+from arena.boosting.components import WeakLearner, WeakSpec
 from arena.boosting.testing import LaneSGD, ThresholdStream
 from arena.errors import ConfigError
 from arena.game import run_game

@@ -12,7 +12,7 @@ import pytest
 from arena import registry
 from arena.bandit.checks import check_estimate_unbiased, drive
 from arena.errors import ConfigError, GameError
-from arena.experts.protocol import ExpertsPlayer
+from arena.experts.components import ExpertsPlayer
 from arena.game import run_game
 from arena.spec import GameSpec
 from players.bandit_wrapper import BanditWrapper, inner_loss_bound

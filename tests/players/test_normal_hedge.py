@@ -16,7 +16,7 @@ from scipy.optimize import brentq
 
 from adversaries.replay import Replay
 from arena import GameSpec, run_game
-from arena.experts.protocol import ExpertsPlayer
+from arena.experts.components import ExpertsPlayer
 from arena.experts.reference import reference_play
 from players.normal_hedge import NormalHedge, normal_hedge_probs, normal_hedge_scale
 from tests.helpers import save_matrix, traced

@@ -13,7 +13,7 @@ import yaml
 from scipy.stats import binom
 
 from adversaries.edge_oracle import EdgeOracle
-from arena.boosting.protocol import WeakSpec
+from arena.boosting.components import WeakSpec
 from arena.boosting.testing import LaneSGD, ThresholdStream
 from arena.errors import ConfigError
 from arena.game import run_game

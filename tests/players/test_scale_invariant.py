@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from arena.errors import ConfigError
+from arena.oco.components import OCOPlayer
 from arena.oco.domains import Domain
 from arena.oco.losses import Feedback, RoundData, feedback, prediction_loss
-from arena.oco.protocol import OCOPlayer
 from arena.params import validate_params
 from players.ogd import OGD
 from players.scale_invariant import (

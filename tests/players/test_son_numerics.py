@@ -12,9 +12,9 @@ import pytest
 from arena.apps.tournament import Tournament, TournamentConfig
 from arena.errors import ConfigError
 from arena.game import run_game
+from arena.oco.components import OCOPlayer
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
-from arena.oco.protocol import OCOPlayer
 from arena.spec import GameSpec
 from players.son import SON
 from tests.players.test_son import dloss, margins, play, stream

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arena.boosting.protocol import WeakSpec
+from arena.boosting.components import WeakSpec
 from arena.errors import ConfigError
 from tests.helpers.boosting_regression import HedgeLane
 from weak_learners.hedge_features import HedgeFeatures, hedge_regret_bound, tuned_rate

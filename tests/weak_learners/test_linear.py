@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from arena.boosting.protocol import WeakSpec
+from arena.boosting.components import WeakSpec
 from arena.testing import check_component
 from tests.helpers.weak_learners import assert_matches_reference, sanity_game
 from weak_learners.linear import LinearLearner, lane_output, lane_score, lane_update

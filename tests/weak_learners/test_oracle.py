@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from adversaries.edge_oracle import EdgeOracle
-from arena.boosting.protocol import BASE_LANE_KEY, WeakSpec
+from arena.boosting.components import BASE_LANE_KEY, WeakSpec
 from arena.boosting.testing import LinearTargetStream, MajorityVote
 from arena.errors import ConfigError
 from arena.game import run_game

@@ -8,11 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from arena.bandit.protocol import BanditPlayer
+from arena.bandit.components import BanditPlayer
 from arena.bandit.testing import SimpleExp3, UniformBandit
 from arena.errors import ConfigError, GameError
 from arena.experts.testing import BernoulliStream, MostLikelyLoses
-from arena.game import game_protocol, play, run_game
+from arena.game import play, run_game
+from arena.protocol import game_protocol
 from arena.spec import GameSpec
 
 

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from arena import registry
-from arena.bandit.protocol import BanditPlayer
+from arena.bandit.components import BanditPlayer
 from arena.game import run_game
 
 HORIZON = 10_000_000

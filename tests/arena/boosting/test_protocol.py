@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from arena.boosting.checks import CHECKS
-from arena.boosting.protocol import BASE_LANE_KEY, WeakSpec
+from arena.boosting.components import BASE_LANE_KEY, WeakSpec
 from arena.boosting.reference import reference_play_boosting
 from arena.boosting.testing import LaneSGD, LinearTargetStream, MajorityVote, ThresholdStream
 from arena.errors import ConfigError, GameError

@@ -13,8 +13,9 @@ import pytest
 
 from arena import registry
 from arena.errors import GameError
-from arena.game import game_protocol, protocol_for, reference_play, run_game
+from arena.game import reference_play, run_game
 from arena.metric import metric_for, metric_index
+from arena.protocol import game_protocol, protocol_for
 from arena.reference import ReferenceLoop
 from arena.results import SCHEMA
 from tests.helpers.doc_blocks import blocks, entry_points, install, section

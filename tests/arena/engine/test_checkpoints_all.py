@@ -6,9 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import arena.game
+import arena.resources
 from arena.errors import ConfigError
-from arena.game import MAX_ALL_CHECKPOINTS, checkpoint_grid, run_game
+from arena.game import run_game
+from arena.validation import MAX_ALL_CHECKPOINTS, checkpoint_grid
 from tests.helpers.contract import assert_refused, run_in_process
 
 
@@ -30,7 +31,7 @@ def test_every_round_is_logged_and_agrees_with_a_listed_grid():
 
 
 def test_rows_that_cannot_fit_are_refused_before_any_round(monkeypatch):
-    monkeypatch.setattr(arena.game, "available_memory", lambda: 10_000)
+    monkeypatch.setattr(arena.resources, "available_memory", lambda: 10_000)
     with pytest.raises(ConfigError, match=r"30 checkpoints × 2 replicates × 1 metric values"):
         run_game("hedge", "bernoulli", n_actions=3, horizon=30, replicates=2,
                  checkpoints="all", metrics=["regret"])  # fmt: skip

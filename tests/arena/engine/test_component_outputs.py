@@ -2,8 +2,9 @@
 
 A plugin that returns strings, ``None``, objects, ragged lists or complex values used to reach
 numpy's conversion and end with a bare ``ValueError`` traceback (or, for complex values, play on
-with the imaginary part dropped). The driver's :func:`arena.game.real_array` stops the game with a
-:class:`~arena.errors.GameError` naming the component, what it returned, the round and replicate.
+with the imaginary part dropped). The driver's :func:`arena.validation.real_array` stops the game
+with a :class:`~arena.errors.GameError` naming the component, what it returned, the round and
+replicate.
 """
 
 from __future__ import annotations

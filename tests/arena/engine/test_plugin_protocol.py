@@ -19,8 +19,9 @@ import pytest
 from arena import registry
 from arena.components import Adversary, Player
 from arena.errors import ConfigError
-from arena.game import GameProtocol, Stepper, protocol_for, run_game
+from arena.game import run_game
 from arena.metric import Metric
+from arena.protocol import GameProtocol, Stepper, protocol_for
 from arena.results import SCHEMA
 from arena.spec import AdversaryTags, GameSpec, PlayerTags
 

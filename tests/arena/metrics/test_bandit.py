@@ -7,7 +7,7 @@ import pytest
 
 from arena.bandit.metrics import arm_pseudo_regret_bruteforce, arm_pulls_bruteforce
 from arena.bandit.testing import SimpleExp3
-from arena.experts.protocol import ObliviousAdversary
+from arena.experts.components import ObliviousAdversary
 from arena.game import run_game
 from arena.spec import AdversaryTags
 

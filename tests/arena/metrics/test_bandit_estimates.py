@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from arena.bandit.metrics import estimate_bias_bruteforce
-from arena.experts.protocol import ObliviousAdversary
+from arena.experts.components import ObliviousAdversary
 from arena.game import run_game
 from arena.spec import GameSpec
 from players.bandit_wrapper import BanditWrapper

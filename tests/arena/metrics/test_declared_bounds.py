@@ -48,7 +48,7 @@ below never plays: their own tests check them on ``tree_experts`` and an adaptiv
 
 
 def declaring_players() -> list[str]:
-    from arena.experts.protocol import ExpertsPlayer
+    from arena.experts.components import ExpertsPlayer
 
     out = []
     for name in registry.available("player"):

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from arena.errors import GameError
-from arena.experts.protocol import ObliviousAdversary
+from arena.experts.components import ObliviousAdversary
 from arena.game import prepare_game, run_game
 from arena.metrics import builtin, time_varying
 from arena.metrics.base import Block, Core

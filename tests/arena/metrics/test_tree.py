@@ -18,7 +18,7 @@ import pytest
 from adversaries.tree_experts import TreeExperts
 from arena import play
 from arena.errors import ConfigError
-from arena.experts.protocol import ObliviousAdversary
+from arena.experts.components import ObliviousAdversary
 from arena.game import reference_play, run_game
 from arena.metrics import tree
 from arena.metrics.base import Block, Core

@@ -6,8 +6,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from arena.oco.components import AdaptiveOCOAdversary
 from arena.oco.losses import RoundData
-from arena.oco.protocol import AdaptiveOCOAdversary
 from arena.oco.testing import GaussianClassification, GaussianData, GaussianRegression
 from arena.oco.testing import ProjectedGradient as TinyOGD
 from arena.spec import AdversaryTags

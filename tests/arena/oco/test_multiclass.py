@@ -17,11 +17,11 @@ import scipy.optimize as so
 from adversaries.multiclass_separable_stream import MulticlassSeparableStream
 from arena.errors import ConfigError, GameError
 from arena.game import run_game
+from arena.oco.components import AdaptiveOCOAdversary
 from arena.oco.domains import Domain
 from arena.oco.hindsight import best_examples, best_multiclass, per_round_best
 from arena.oco.literal import multiclass_round
 from arena.oco.losses import RoundData, evaluate, multiclass_hinge
-from arena.oco.protocol import AdaptiveOCOAdversary
 from arena.oco.reference import reference_play_oco
 from arena.oco.testing import GaussianMulticlass, ProjectedGradient
 from arena.spec import AdversaryTags, GameSpec

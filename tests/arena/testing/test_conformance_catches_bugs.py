@@ -15,7 +15,7 @@ import pytest
 
 from adversaries.stochastic import Bernoulli
 from arena.bandit.testing import SimpleExp3
-from arena.experts.protocol import AdaptiveAdversary, ObliviousAdversary
+from arena.experts.components import AdaptiveAdversary, ObliviousAdversary
 from arena.oco.losses import RoundData
 from arena.oco.testing import AntiGradient, GaussianData, ProjectedGradient
 from arena.params import Interval

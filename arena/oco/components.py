@@ -1,4 +1,4 @@
-"""Protocol bases of online convex optimization, online (multiclass) classification and regression.
+"""Component bases of online convex optimization, online (multiclass) classification and regression.
 
 One round t of the ``oco`` protocol, for R replicates at once (architecture: the shape):
 

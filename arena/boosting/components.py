@@ -134,7 +134,7 @@ def check_weak_outputs(learner: WeakLearner, spec: WeakSpec, out: Any, round: in
     ...
     arena.errors.GameError: weak learner lane_sgd LaneSGD(): predict gave 7.0 in lane 1, not in ...
     """
-    from arena.game import Who
+    from arena.validation import Who
 
     arr = np.asarray(out)
     shape = (spec.n_replicates, spec.n_lanes)

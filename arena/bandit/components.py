@@ -4,8 +4,8 @@ Round t (Bubeck & Cesa-Bianchi 2012, §3; Lattimore & Szepesvári 2020, §4.1), 
 once: the player commits ``p_t`` over the K arms (a deterministic player commits a point mass);
 the arena draws ``I_t ~ p_t`` from the replicate's action stream; the player observes only
 ``l_{t,I_t}``, with ``I_t`` and the ``p_t`` it played. The adversaries are those of the experts
-protocol, unchanged (:class:`arena.experts.protocol.ObliviousAdversary`,
-:class:`~arena.experts.protocol.AdaptiveAdversary`): the arena still knows the whole ``l_t``.
+protocol, unchanged (:class:`arena.experts.components.ObliviousAdversary`,
+:class:`~arena.experts.components.AdaptiveAdversary`): the arena still knows the whole ``l_t``.
 """
 
 from __future__ import annotations

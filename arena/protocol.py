@@ -1,0 +1,188 @@
+"""The protocol interface: what a feedback model supplies to the one driver.
+
+A :class:`GameProtocol` is the strategy object of :func:`arena.game.run_game` (architecture: the
+shape): its game description (:class:`~arena.spec.GameSpec`), its metrics (one dispatch rule,
+:func:`arena.metric.metric_for`), its game key, its per-chunk :class:`Stepper` (which advances
+the shared running totals the metrics read), its trace columns, its literal reference loop and
+its part of the conformance suite. Protocols are registered in the entry-point group
+``arena.protocols``; :func:`game_protocol` names the one a game is played in (the adversary's
+``tags.protocol``, or the player's protocol that hosts it) and :func:`protocol_for` loads it.
+
+This module and the driver import no protocol: a protocol folder imports them, never the reverse.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from arena import registry
+from arena.errors import ArenaError
+from arena.metric import Metric, metric_for
+from arena.results import TraceWriter
+from arena.spec import GameSpec
+
+if TYPE_CHECKING:
+    from arena.game import PreparedGame
+
+
+class GameProtocol:
+    """One feedback model, as the driver plays it: the strategy of :func:`~arena.game.run_game`.
+
+    A protocol is registered under the name that adversaries declare in ``tags.protocol`` (entry
+    point group ``arena.protocols``; one class may serve several names, e.g. ``oco``,
+    ``classification`` and ``regression``). The driver instantiates it with that name for each
+    game. Subclasses implement the methods below; ``docs/architecture.md`` ("Adding a protocol")
+    walks through them.
+
+    Attributes
+    ----------
+    default_metrics : mapping
+        The metrics of a game whose caller names none (``{name: params}``).
+    min_chunk_rounds : int
+        Fewest rounds per chunk (unless ``chunk_elements`` is smaller): protocols whose
+        components pay Python overhead per chunk and per replicate raise it.
+    """
+
+    default_metrics: ClassVar[Mapping[str, Any]] = {}
+    min_chunk_rounds: ClassVar[int] = 1
+    hosts: ClassVar[frozenset[str]] = frozenset()
+    """Protocols of adversaries this protocol also plays, when the player plays this one and not
+    the adversary's (the bandit protocol hosts every experts adversary: :func:`game_protocol`)."""
+    reference_loop: ClassVar[str] = ""
+    """``"module:function"`` of the protocol's literal per-round loop (:meth:`reference_play`)."""
+    conformance_checks: ClassVar[str] = ""
+    """``"module:attribute"`` of its :class:`arena.testing.ProtocolChecks` (:meth:`conformance`)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+    def check_pair(self, player: Any, adversary: Any) -> None:
+        """Raise :class:`~arena.errors.ConfigError` unless ``player`` can play this protocol
+        against ``adversary``."""
+        raise NotImplementedError
+
+    def make_spec(
+        self, player: Any, adversary: Any, *, horizon: int, n_actions: int | None, ids: np.ndarray
+    ) -> tuple[GameSpec, dict[str, Any]]:
+        """Return the game's spec and the protocol's entries of the manifest's config.
+
+        Called on the fresh clones, before ``reset``; a ``ValueError`` or ``TypeError`` of the
+        adversary's declarations becomes a :class:`~arena.errors.ConfigError` naming it.
+        """
+        raise NotImplementedError
+
+    def metric_class(self, name: str) -> type[Metric] | str:
+        """Return the class that computes metric ``name`` in this protocol, or why none does.
+
+        The one rule of every protocol (:func:`arena.metric.metric_for`): the registered metric
+        named ``name`` whose ``protocols`` contain this protocol's name.
+        """
+        return metric_for(name, self.name)
+
+    def accepts_metric(self, metric: Metric) -> bool:
+        """Whether a metric instance given by the caller is computed as it is: its class serves
+        this protocol (else the protocol's own implementation of its name is used)."""
+        return self.name in (type(metric).protocols or ())
+
+    def identity(self, player: Any, adversary: Any, spec: GameSpec) -> tuple[dict, dict]:
+        """Return the game key (what fixes the loss stream: common random numbers across players)
+        and the protocol's extra fields of the cell key, both JSON-able mappings."""
+        raise NotImplementedError
+
+    def start(self, game: PreparedGame) -> Stepper:
+        """Return the stepper that plays the (reset) game chunk by chunk."""
+        raise NotImplementedError
+
+    def trace_writer(self, path: Path, game: PreparedGame) -> TraceWriter:
+        """Return the writer of the per-round trace (``trace_path`` of :func:`run_game`)."""
+        raise NotImplementedError(f"the {self.name} protocol writes no trace")
+
+    def reference_play(self, player: Any, adversary: Any, **kwargs: Any) -> pd.DataFrame:
+        """Play the game with the protocol's literal per-round loop; return the tidy rows.
+
+        The loop is named by :attr:`reference_loop` and imported only when called: the
+        protocol's module does not depend on its test oracles.
+        """
+        return _load(self.reference_loop, self.name, "reference loop")(player, adversary, **kwargs)
+
+    def conformance(self) -> Any:
+        """Return the protocol's part of the conformance suite, an
+        :class:`arena.testing.ProtocolChecks` (its checks and its partners), named by
+        :attr:`conformance_checks`."""
+        return _load(self.conformance_checks, self.name, "conformance checks")
+
+
+def _load(target: str, protocol: str, what: str) -> Any:
+    if not target:
+        raise NotImplementedError(f"the {protocol} protocol declares no {what}")
+    module, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+class Stepper:
+    """Plays one prepared game chunk by chunk for the driver.
+
+    Attributes
+    ----------
+    core : object
+        The running totals every metric of the protocol may read (advanced by :meth:`step`).
+    """
+
+    core: Any
+
+    def step(self, t0: int, n: int) -> Any:
+        """Play rounds ``t0 .. t0+n-1`` of every replicate; return the block the metrics read."""
+        raise NotImplementedError
+
+
+def game_protocol(player: Any, adversary: Any) -> str:
+    """Return the name of the protocol a game is played in.
+
+    The adversary's ``tags.protocol``, unless the player does not play it but plays a protocol
+    that hosts it (:attr:`GameProtocol.hosts`): a bandit player against an experts adversary
+    plays the bandit protocol on the same losses (architecture: the shape).
+
+    Examples
+    --------
+    >>> from arena import registry
+    >>> game_protocol(registry.make("player", "hedge"), registry.make("adversary", "bernoulli"))
+    'experts'
+    >>> game_protocol(registry.make("player", "exp3"), registry.make("adversary", "bernoulli"))
+    'bandit'
+    """
+    name = adversary.tags.protocol
+    protocols = getattr(getattr(player, "tags", None), "protocols", frozenset())
+    if name in protocols:
+        return name
+    for other in sorted(protocols):
+        try:
+            cls = registry.load("protocol", other)
+        except ArenaError:  # a player's protocol nobody registered: check_pair names the mismatch
+            continue
+        if name in getattr(cls, "hosts", frozenset()):
+            return other
+    return name
+
+
+def protocol_for(name: str) -> GameProtocol:
+    """Return the registered protocol ``name`` (an adversary's ``tags.protocol``).
+
+    Examples
+    --------
+    >>> protocol_for("experts"), protocol_for("classification")
+    (ExpertsProtocol('experts'), OCOProtocol('classification'))
+    """
+    return registry.load("protocol", name)(name)
+
+
+# ----------------------------------------------------------------------------------------------
+# the driver
