@@ -370,7 +370,7 @@ def run_game(
         Root seed (architecture: seeding).
     metrics : mapping or list, optional
         ``{name: params}`` (``None`` switches one off) or metric instances; default: the
-        protocol's (:data:`arena.metrics.builtin.DEFAULT_METRICS` for experts games).
+        protocol's (:data:`arena.metrics.defaults.DEFAULT_METRICS` for experts games).
     checkpoints : sequence of int or "all", optional
         Rounds to snapshot (T is always added), or ``"all"`` for every round (at most
         :data:`~arena.validation.MAX_ALL_CHECKPOINTS`; about :data:`~arena.resources.ROW_BYTES`

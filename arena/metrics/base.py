@@ -145,7 +145,7 @@ class ExpertsRecord(Record):
 
     Examples
     --------
-    >>> from arena.metrics.builtin import Regret
+    >>> from arena.metrics.regret import Regret
     >>> record = ExpertsRecord(t=2, probs=np.full((2, 2), 0.5), losses=np.eye(2),
     ...                        actions=np.zeros(2, dtype=int))
     >>> Regret().reference(record, math.nan)  # ½ + ½ − 1

@@ -17,7 +17,7 @@ array, like its ``means``. ``shifting_experts`` declares the best expert of each
 k-shift path, ``V = n_switches + 1``); ``drifting_means`` the expert of least mean in each round.
 
 **Families computed from the losses alone.** The best competitor with at most k switches is
-:class:`~arena.metrics.builtin.ShiftingRegret` and is not repeated here. The best competitor
+:class:`~arena.metrics.shifting.ShiftingRegret` and is not repeated here. The best competitor
 sequence of distributions with variation at most V needs no new computation either: TV distance
 is optimal transport with cost 1 per switch, so such sequences are the unit flows of a layered
 graph (one node per round and expert, switching edges costing 1) with one budget constraint; a

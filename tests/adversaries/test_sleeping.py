@@ -21,7 +21,7 @@ from arena import GameSpec, play, run_game
 from arena.errors import ConfigError
 from arena.experts.reference import reference_play
 from arena.game import prepare_game
-from arena.metrics import builtin
+from arena.metrics.sleeping import sleeping_regret
 from players.ada_normal_hedge import AdaNormalHedge
 from tests.helpers import assert_below, traced
 
@@ -141,8 +141,7 @@ def test_sleeping_regret_metric_equals_brute_force(params, tmp_path):
     for t in sorted(set(rows.t)):
         got = rows[(rows.t == t) & (rows.metric == "sleeping_regret")].sort_values("replicate")
         want = [
-            builtin.sleeping_regret(tr["probs"][r, :t], tr["losses"][r, :t], conf[r, :t])
-            for r in range(3)
+            sleeping_regret(tr["probs"][r, :t], tr["losses"][r, :t], conf[r, :t]) for r in range(3)
         ]
         np.testing.assert_allclose(got.value.to_numpy(), want, rtol=0, atol=ATOL)
     # B7: the declared bound dominates the sleeping regret at every checkpoint

@@ -16,7 +16,7 @@ from arena.apps.hydra_support import (
     register_generated_nodes,
     yaml_options,
 )
-from arena.metrics.builtin import DEFAULT_METRICS
+from arena.metrics.defaults import DEFAULT_METRICS
 from arena.validation import resolve_component
 
 CASES = [

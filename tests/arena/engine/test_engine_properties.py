@@ -688,7 +688,8 @@ def _record_increments(monkeypatch, metric_cls):
 
 
 def test_increments_are_filled_only_when_an_active_metric_reads_them(monkeypatch):
-    from arena.metrics.builtin import AdaptiveRegret, Regret
+    from arena.metrics.adaptive import AdaptiveRegret
+    from arena.metrics.regret import Regret
 
     seen = _record_increments(monkeypatch, Regret)
     kwargs = dict(n_actions=3, horizon=300, replicates=2, seed=4)

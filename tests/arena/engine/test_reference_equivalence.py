@@ -19,7 +19,7 @@ from arena import registry
 from arena.errors import ArenaError, ConfigError, GameError
 from arena.experts.reference import draw_action
 from arena.game import reference_play, run_game
-from arena.metrics.builtin import DEFAULT_METRICS
+from arena.metrics.defaults import DEFAULT_METRICS
 
 ATOL = 1e-12
 """Values are sums of at most 150 terms in [0, 1]: at most 150 in magnitude, where a float64 ulp is

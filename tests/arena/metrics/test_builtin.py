@@ -1,13 +1,14 @@
 """Every streaming metric kernel equals its brute-force definition (their definitions).
 
-The kernels of :mod:`arena.metrics.builtin` are driven two ways: directly, with hand-built
-:class:`~arena.metrics.base.Block` chunks of random histories split at random points, and through
-the engine, with the ``replay`` adversary playing random loss matrices from ``.npy`` files. Their
-snapshots are compared with each metric's own brute-force definition (its ``reference``) on the
-stored history, at every
-checkpoint, for every replicate and every parameter value. Instances are small (T ≤ 60, N ≤ 6) and
-include ties: integer {0, 1} losses, repeated columns, and distributions with exact zeros. These
-are brute-force oracles and the consistency checks between the notions.
+The kernels of the experts-block metric modules (:mod:`arena.metrics.regret`, ``instant``,
+``weights``, ``quantile``, ``pseudo``, ``shifting``, ``adaptive``) are driven two ways: directly,
+with hand-built :class:`~arena.metrics.base.Block` chunks of random histories split at random
+points, and through the engine, with the ``replay`` adversary playing random loss matrices from
+``.npy`` files. Their snapshots are compared with each metric's own brute-force definition (its
+``reference``) on the stored history, at every checkpoint, for every replicate and every parameter
+value. Instances are small (T ≤ 60, N ≤ 6) and include ties: integer {0, 1} losses, repeated
+columns, and distributions with exact zeros. These are brute-force oracles and the consistency
+checks between the notions.
 """
 
 from __future__ import annotations
@@ -22,24 +23,14 @@ from hypothesis import strategies as st
 
 from arena.errors import UnknownComponentError
 from arena.game import run_game
-from arena.metrics import builtin
+from arena.metrics.adaptive import AdaptiveRegret, StronglyAdaptiveRegret, sa_regret
 from arena.metrics.base import Block, Core, exact_quantile_rank
-from arena.metrics.builtin import (
-    AdaptiveRegret,
-    DynamicRegret,
-    Entropy,
-    InstantLeaderRegret,
-    Loss,
-    PseudoRegret,
-    QuantileRegret,
-    RealizedLoss,
-    RealizedRegret,
-    Regret,
-    ShiftingRegret,
-    StronglyAdaptiveRegret,
-    SubsetQuantileRegret,
-    ZeroWeightFraction,
-)
+from arena.metrics.instant import InstantLeaderRegret
+from arena.metrics.pseudo import PseudoRegret
+from arena.metrics.quantile import QuantileRegret, SubsetQuantileRegret, quantile_regret
+from arena.metrics.regret import DynamicRegret, Loss, RealizedLoss, RealizedRegret, Regret, regret
+from arena.metrics.shifting import ShiftingRegret, exhaustive_shifting_opt, shifting_opt
+from arena.metrics.weights import Entropy, ZeroWeightFraction
 from arena.spec import GameSpec
 from tests.helpers.experts import reference_value
 
@@ -321,8 +312,8 @@ def test_shifting_dp_equals_exhaustive_enumeration(seed, horizon, n_act, kind):
     rng = np.random.default_rng(seed)
     probs, losses, actions, means = random_history(rng, 1, horizon, n_act, kind)
     ks = list(range(horizon + 1))
-    exhaustive = [builtin.exhaustive_shifting_opt(losses[0], k) for k in ks]
-    segment = [builtin.shifting_opt(losses[0], k) for k in ks]
+    exhaustive = [exhaustive_shifting_opt(losses[0], k) for k in ks]
+    segment = [shifting_opt(losses[0], k) for k in ks]
     np.testing.assert_allclose(segment, exhaustive, atol=ATOL, rtol=0)
     metrics = [ShiftingRegret(k=ks), Loss()]
     snaps, _ = drive(metrics, probs, losses, actions, means, random_ends(rng, horizon))
@@ -333,8 +324,8 @@ def test_shifting_dp_equals_exhaustive_enumeration(seed, horizon, n_act, kind):
 def test_exhaustive_enumeration_on_a_known_case():
     """Hand-checked: best fixed expert loses 2, one switch 1, two switches 0."""
     losses = np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [1.0, 0.0]])
-    assert [builtin.exhaustive_shifting_opt(losses, k) for k in range(5)] == [2, 1, 1, 0, 0]
-    assert [builtin.shifting_opt(losses, k) for k in range(5)] == [2, 1, 1, 0, 0]
+    assert [exhaustive_shifting_opt(losses, k) for k in range(5)] == [2, 1, 1, 0, 0]
+    assert [shifting_opt(losses, k) for k in range(5)] == [2, 1, 1, 0, 0]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -382,12 +373,12 @@ def test_metric_relations(instance):
 def test_bruteforce_rejects_bad_input():
     p = np.full((3, 2), 0.5)
     with pytest.raises(ValueError):
-        builtin.regret(p, np.zeros((3, 3)))
+        regret(p, np.zeros((3, 3)))
     with pytest.raises(ValueError):
-        builtin.quantile_regret(p, p, 0.0)
+        quantile_regret(p, p, 0.0)
     with pytest.raises(ValueError):
-        builtin.sa_regret(p, p, 0)
+        sa_regret(p, p, 0)
     with pytest.raises(ValueError):
-        builtin.shifting_opt(p, -1)
+        shifting_opt(p, -1)
     with pytest.raises(UnknownComponentError):
         reference_value("no_such_metric", math.nan, p, p, np.zeros(3, dtype=int))

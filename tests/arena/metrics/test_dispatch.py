@@ -20,7 +20,7 @@ from arena.errors import ArenaError, ConfigError, UnknownComponentError
 from arena.game import run_game
 from arena.metric import EVERY_PROTOCOL, Metric, metric_for, metric_index, protocol_reason
 from arena.metrics.base import ExpertsMetric
-from arena.metrics.builtin import Regret
+from arena.metrics.regret import Regret
 from arena.protocol import protocol_for
 
 PROTOCOLS = registry.available("protocol")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from arena.game import run_game
-from arena.metrics import builtin
+from arena.metrics.regret import regret
 from tests.helpers.experts import reference_value
 
 
@@ -75,7 +75,7 @@ def test_leader_metrics_on_a_hand_example_and_their_relations():
     value = reference_value("instant_leader_regret", np.nan, probs, losses, np.zeros(2))
     assert value == pytest.approx(0.25 * 1.0 + 0.75 * 0.5 - 1.0, abs=1e-15)
     window = reference_value("window_leader_regret", np.nan, probs, losses, np.zeros(2))
-    assert window == pytest.approx(builtin.regret(probs, losses) / 2, abs=1e-15)
+    assert window == pytest.approx(regret(probs, losses) / 2, abs=1e-15)
     grid = [3, 10, 40]
     run = run_game("hedge", "bernoulli", n_actions=3, horizon=40, replicates=4, seed=1,
                    checkpoints=grid, metrics=["regret"])  # fmt: skip

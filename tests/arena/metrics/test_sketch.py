@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from arena.game import play, run_game
-from arena.metrics.builtin import DEFAULT_METRICS
+from arena.metrics.defaults import DEFAULT_METRICS
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData, feedback
 from arena.oco.metrics import OCO_DEFAULT_METRICS, OCOBlock

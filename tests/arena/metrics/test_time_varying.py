@@ -19,8 +19,9 @@ import pytest
 from arena.errors import GameError
 from arena.experts.components import ObliviousAdversary
 from arena.game import prepare_game, run_game
-from arena.metrics import builtin, time_varying
+from arena.metrics import time_varying
 from arena.metrics.base import Block, Core
+from arena.metrics.shifting import shifting_opt
 from arena.metrics.time_varying import (
     CompetitorExcessLoss,
     CompetitorVariation,
@@ -253,7 +254,7 @@ def test_best_variation_regret_is_the_envelope_of_shifting_regrets():
             losses = np.round(losses)
         probs = rng.dirichlet(np.ones(n_act), size=horizon)
         hat = float((probs * losses).sum())
-        shifting = [hat - builtin.shifting_opt(losses, k) for k in range(horizon)]
+        shifting = [hat - shifting_opt(losses, k) for k in range(horizon)]
         for budget in (1.0, 1.3, 2.0, 2.5, 3.7, float(horizon), horizon + 2.0):
             lp = time_varying.best_variation_regret_lp(probs, losses, budget)
             assert abs(best_variation_regret(shifting, budget) - lp) <= LP_ATOL, (trial, budget)
