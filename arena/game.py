@@ -27,7 +27,6 @@ import hashlib
 import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +34,11 @@ import numpy as np
 import pandas as pd
 
 from arena import registry
-from arena.base import NEGLIGIBLE, Footprint, canonical_json
+from arena.base import canonical_json
 from arena.errors import ArenaError, ConfigError, GameError
 from arena.metric import Metric, metric_problem
 from arena.params import validate_params
-from arena.protocol import GameProtocol, game_protocol, protocol_for
+from arena.protocol import GameProtocol, PreparedGame, game_protocol, protocol_for
 from arena.resources import check_memory, check_resources, check_rows, game_footprints
 from arena.results import GameRun, assemble_rows
 from arena.seeding import replicate_streams
@@ -59,53 +58,6 @@ that the per-chunk Python cost is small against the kernels, small enough to sta
 
 def _digest(text: str, n: int) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:n]
-
-
-@dataclass
-class PreparedGame:
-    """A game resolved and reset, ready for its first round (shared by driver and reference loops).
-
-    Attributes
-    ----------
-    protocol : GameProtocol
-    player, adversary : component
-        Fresh clones, already ``reset`` for the batch.
-    spec : GameSpec
-    metrics : list of Metric
-        The applicable metrics (not yet started).
-    skipped : dict
-        Requested metrics that do not apply, with the reason.
-    grid : ndarray
-        Checkpoint rounds (ending with T).
-    ids : ndarray
-        Global replicate indices.
-    streams : list of tuple of Generator
-        Per replicate: the adversary's, the action draws' and the player's streams.
-    config : dict
-        Resolved configuration (manifest content).
-    constants : dict
-        Values of the constant columns of the tidy rows.
-    footprint : Footprint
-        The estimated memory and work of the whole game (:func:`~arena.resources.check_resources`).
-    """
-
-    protocol: GameProtocol
-    player: Any
-    adversary: Any
-    spec: GameSpec
-    metrics: list[Metric]
-    skipped: dict[str, str]
-    grid: np.ndarray
-    ids: np.ndarray
-    streams: list[tuple[np.random.Generator, ...]]
-    config: dict
-    constants: dict
-    footprint: Footprint = NEGLIGIBLE
-
-    @property
-    def action_rngs(self) -> list[np.random.Generator]:
-        """Per-replicate streams of the arena's action uniforms."""
-        return [s[1] for s in self.streams]
 
 
 def resolve_metrics(protocol: GameProtocol, metrics: Any) -> tuple[list[Metric], dict[str, str]]:

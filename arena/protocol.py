@@ -15,20 +15,66 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from arena import registry
+from arena.base import NEGLIGIBLE, Footprint
 from arena.errors import ArenaError
 from arena.metric import Metric, metric_for
 from arena.results import TraceWriter
 from arena.spec import GameSpec
 
-if TYPE_CHECKING:
-    from arena.game import PreparedGame
+
+@dataclass
+class PreparedGame:
+    """A game resolved and reset, ready for its first round (shared by driver and reference loops).
+
+    Attributes
+    ----------
+    protocol : GameProtocol
+    player, adversary : component
+        Fresh clones, already ``reset`` for the batch.
+    spec : GameSpec
+    metrics : list of Metric
+        The applicable metrics (not yet started).
+    skipped : dict
+        Requested metrics that do not apply, with the reason.
+    grid : ndarray
+        Checkpoint rounds (ending with T).
+    ids : ndarray
+        Global replicate indices.
+    streams : list of tuple of Generator
+        Per replicate: the adversary's, the action draws' and the player's streams.
+    config : dict
+        Resolved configuration (manifest content).
+    constants : dict
+        Values of the constant columns of the tidy rows.
+    footprint : Footprint
+        The estimated memory and work of the whole game (:func:`~arena.resources.check_resources`).
+    """
+
+    protocol: GameProtocol
+    player: Any
+    adversary: Any
+    spec: GameSpec
+    metrics: list[Metric]
+    skipped: dict[str, str]
+    grid: np.ndarray
+    ids: np.ndarray
+    streams: list[tuple[np.random.Generator, ...]]
+    config: dict
+    constants: dict
+    footprint: Footprint = NEGLIGIBLE
+
+    @property
+    def action_rngs(self) -> list[np.random.Generator]:
+        """Per-replicate streams of the arena's action uniforms."""
+        return [s[1] for s in self.streams]
 
 
 class GameProtocol:

@@ -32,8 +32,9 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from arena.game import PreparedGame, prepare_game
+from arena.game import prepare_game
 from arena.metric import Record
+from arena.protocol import PreparedGame
 from arena.results import reference_rows, tidy_frame
 
 

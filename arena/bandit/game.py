@@ -31,7 +31,7 @@ from arena.bandit.components import BanditPlayer
 from arena.components import Adversary
 from arena.errors import ConfigError
 from arena.experts.game import ExpertsProtocol, ExpertsStepper
-from arena.game import PreparedGame
+from arena.protocol import PreparedGame
 from arena.validation import describe
 
 HOSTED = frozenset({"experts"})

@@ -37,11 +37,10 @@ import pyarrow as pa
 from arena.boosting.components import TASKS, Booster, check_task
 from arena.boosting.metrics import BoostingBlock, BoostingCore
 from arena.errors import ConfigError, GameError
-from arena.game import PreparedGame
 from arena.oco.components import OCOAdversary, resolve_dim
 from arena.oco.game import stream_game_identity
 from arena.oco.losses import EXAMPLE_LOSSES, RoundData, prediction_loss
-from arena.protocol import GameProtocol, Stepper
+from arena.protocol import GameProtocol, PreparedGame, Stepper
 from arena.results import TraceWriter, list_column
 from arena.spec import GameSpec
 from arena.validation import call_component as _call

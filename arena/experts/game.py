@@ -24,10 +24,9 @@ from numba import njit
 
 from arena.errors import ArenaError, ConfigError, GameError
 from arena.experts.components import PROB_NEG_TOL, PROB_SUM_TOL, ExpertsPlayer, ObliviousAdversary
-from arena.game import PreparedGame
 from arena.metrics.base import Block, Core
 from arena.metrics.defaults import DEFAULT_METRICS
-from arena.protocol import GameProtocol, Stepper
+from arena.protocol import GameProtocol, PreparedGame, Stepper
 from arena.results import TraceWriter, list_column
 from arena.sampling import sample_action, sample_actions
 from arena.spec import GameSpec, History

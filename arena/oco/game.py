@@ -25,7 +25,6 @@ import numpy as np
 import pyarrow as pa
 
 from arena.errors import ConfigError, GameError
-from arena.game import PreparedGame
 from arena.oco.components import (
     MULTICLASS,
     OCO_FAMILY,
@@ -44,7 +43,7 @@ from arena.oco.losses import (
     feedback,
 )
 from arena.oco.metrics import OCO_DEFAULT_METRICS, OCOBlock, OCOCore
-from arena.protocol import GameProtocol, Stepper
+from arena.protocol import GameProtocol, PreparedGame, Stepper
 from arena.results import TraceWriter, list_column
 from arena.spec import GameSpec
 from arena.validation import call_component as _call
