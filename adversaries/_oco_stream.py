@@ -17,7 +17,7 @@ from scipy.special import ndtr
 
 from arena.oco.components import ObliviousOCOAdversary
 from arena.oco.domains import DOMAIN_KINDS, Domain
-from arena.oco.losses import EXAMPLE_LOSSES, RoundData
+from arena.oco.losses import EXAMPLE_LOSSES, RoundData, SparseRows, is_sparse
 from arena.params import OneOf
 
 SPLIT_PARAMS = frozenset({"test_fraction", "test_size"})
@@ -106,8 +106,10 @@ def block_rounds(data: RoundData) -> int:
 
 
 def slice_rounds(data: RoundData, lo: int, hi: int) -> RoundData:
-    """Rounds ``lo .. hi-1`` of a block."""
-    return RoundData(*(None if a is None else a[:, lo:hi] for a in data))
+    """Rounds ``lo .. hi-1`` of a block (sparse features too)."""
+    return RoundData(
+        *(None if a is None else a.rounds(lo, hi) if is_sparse(a) else a[:, lo:hi] for a in data)
+    )
 
 
 def concat_rounds(parts: list[RoundData]) -> RoundData:
@@ -116,7 +118,11 @@ def concat_rounds(parts: list[RoundData]) -> RoundData:
         return parts[0]
     return RoundData(
         *(
-            None if parts[0][k] is None else np.concatenate([p[k] for p in parts], axis=1)
+            None
+            if parts[0][k] is None
+            else SparseRows.concat_rounds([p[k] for p in parts])
+            if is_sparse(parts[0][k])
+            else np.concatenate([p[k] for p in parts], axis=1)
             for k in range(len(RoundData._fields))
         )
     )

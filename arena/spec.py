@@ -55,6 +55,10 @@ class GameSpec:
         Number of labels k of the ``multiclass`` protocol: ``w_t ∈ ℝ^{k·d'}`` is the row-major
         flattening of ``W ∈ ℝ^{k×d'}`` (``dim = k·d'``) and the features are ``x_t ∈ ℝ^{d'}``
         (the Kesler construction); None in every other protocol.
+    sparse : bool
+        The OCO-family stream emits its features as :class:`arena.oco.losses.SparseRows`
+        (:meth:`arena.oco.components.OCOAdversary.sparse_features`) and the player reads them so
+        (its tag ``sparse_input``); False when the player is shown densified rows.
     task : str or None
         The hosted data protocol of a ``boosting`` game (``classification`` or ``regression``:
         what the booster predicts and which losses apply); None in every other protocol.
@@ -73,6 +77,7 @@ class GameSpec:
     gradient_bound: float | None = None
     n_classes: int | None = None
     task: str | None = None
+    sparse: bool = False
 
     def replicates(self) -> tuple[int, ...]:
         """Global replicate indices of the batch rows."""
@@ -169,6 +174,11 @@ class PlayerTags(InheritableTags):
         OCO domains (:data:`arena.oco.domains.DOMAIN_KINDS`) the player can keep ``w_t`` in.
     losses : frozenset of str
         OCO loss families (:data:`arena.oco.losses.LOSS_KINDS`) the player accepts.
+    sparse_input : bool
+        The player reads sparse features (:class:`arena.oco.losses.SparseRows`) as they are, in
+        ``predict``, ``update`` (``fb.data.x`` with ``fb.dloss``) and ``play_block``. The other
+        players of a sparse stream receive densified rows, within the memory estimate
+        (:meth:`arena.oco.game.OCOProtocol.make_spec` refuses the game otherwise).
     """
 
     protocols: frozenset[str] = frozenset({"experts"})
@@ -183,6 +193,7 @@ class PlayerTags(InheritableTags):
     expected_failed_checks: tuple[tuple[str, str], ...] = ()
     domains: frozenset[str] = frozenset({"unconstrained", "ball", "box", "simplex"})
     losses: frozenset[str] = frozenset({"linear", "absolute", "squared", "hinge", "logistic"})
+    sparse_input: bool = False
 
 
 @_records_given

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from arena.errors import ConfigError
-from arena.oco.losses import Feedback
+from arena.oco.losses import Feedback, SparseRows, is_sparse
 from arena.params import Interval, OneOf
 from arena.spec import GameSpec
 
@@ -21,17 +21,35 @@ from arena.spec import GameSpec
 def read_example(fb: Feedback) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return ``(x, y, ŷ)`` of one round: features (R, d), labels (R,), predictions ``⟨w_t, x_t⟩``.
 
+    Sparse features (:class:`~arena.oco.losses.SparseRows`) are returned as they are.
+
     ``ŷ`` is the arena's ``fb.prediction`` (computed with the ``w_t`` the player committed); it is
     recomputed from ``fb.w`` only when the loss family carries none.
     """
     if fb.data.x is None or fb.data.y is None:
         raise ValueError("a classification / regression round needs features x and labels y")
-    x = np.asarray(fb.data.x, dtype=np.float64)
+    x = fb.data.x if is_sparse(fb.data.x) else np.asarray(fb.data.x, dtype=np.float64)
     y = np.asarray(fb.data.y, dtype=np.float64)
     pred = fb.prediction
     if pred is None:
-        pred = np.einsum("rd,rd->r", np.asarray(fb.w, dtype=np.float64), x)
+        w = np.asarray(fb.w, dtype=np.float64)
+        pred = x.dot(w) if is_sparse(x) else np.einsum("rd,rd->r", w, x)
     return x, y, np.asarray(pred, dtype=np.float64)
+
+
+def sparse_axpy(w: np.ndarray, coef: np.ndarray, x: SparseRows) -> None:
+    """Add ``coef[r]·x_r`` to ``w[r]`` in place for sparse rows x (R, d): O(nnz).
+
+    Examples
+    --------
+    >>> w = np.zeros((2, 3))
+    >>> sparse_axpy(w, np.array([2.0, -1.0]), SparseRows.from_dense(np.eye(2, 3)))
+    >>> w.tolist()
+    [[2.0, 0.0, 0.0], [0.0, -1.0, 0.0]]
+    """
+    rows = np.repeat(np.arange(x.n_rows), np.diff(x.indptr))
+    lo, hi = int(x.indptr[0]), int(x.indptr[-1])
+    np.add.at(w, (rows, x.indices[lo:hi]), coef[rows] * x.values[lo:hi])
 
 
 def lemma19(b, c):

@@ -12,7 +12,15 @@ from numba import njit
 from arena.errors import ConfigError
 from arena.oco.components import OCO_PROTOCOLS, OCOPlayer, game_dim, game_domain
 from arena.oco.domains import KIND_CODES, project_row
-from arena.oco.losses import Feedback, RoundData, kernel_data, round_gradient
+from arena.oco.losses import (
+    LOSS_CODES,
+    Feedback,
+    RoundData,
+    is_sparse,
+    kernel_data,
+    prediction_loss_scalar,
+    round_gradient,
+)
 from arena.params import POSITIVE, IsNone, OneOf
 from arena.spec import GameSpec, PlayerTags
 
@@ -118,6 +126,49 @@ def _adagrad_play_block(
             _adagrad_step(variant, kind_code, radius, eta, w[r], grad, sumsq[r], buf, roots)
 
 
+@njit(cache=True)
+def _adagrad_sparse_block(
+    loss_code, variant, box, radius, indptr, indices, values, y, eta, w, sumsq, out
+):
+    """Play a block of sparse rows (CSR, row ``r·n + j``) on ℝ^d or a box: O(nnz) arithmetic.
+
+    A zero gradient coordinate leaves ``G_{t,i}`` and ``w_i`` as they are, and clipping to the
+    box is coordinatewise, so only the row's coordinates change; the operations on them are the
+    dense kernel's (bitwise equal). Writing ``out[r, j] = w`` is the one O(d) pass a round.
+    """
+    n_rep, d = w.shape
+    n = out.shape[1]
+    for r in range(n_rep):
+        for j in range(n):
+            for i in range(d):
+                out[r, j, i] = w[r, i]
+            k = r * n + j
+            p = 0.0
+            for q in range(indptr[k], indptr[k + 1]):
+                p += values[q] * w[r, indices[q]]
+            _, dl = prediction_loss_scalar(loss_code, p, y[r, j])
+            if variant == DIAGONAL:
+                for q in range(indptr[k], indptr[k + 1]):
+                    i = indices[q]
+                    g = dl * values[q]
+                    sumsq[r, i] += g * g
+                    if sumsq[r, i] > 0.0:
+                        v = w[r, i] - eta * g / math.sqrt(sumsq[r, i])
+                        w[r, i] = min(max(v, -radius), radius) if box else v
+            else:
+                sq = 0.0
+                for q in range(indptr[k], indptr[k + 1]):
+                    g = dl * values[q]
+                    sq += g * g
+                sumsq[r, 0] += sq
+                if sumsq[r, 0] > 0.0:
+                    step = eta / math.sqrt(sumsq[r, 0])
+                    for q in range(indptr[k], indptr[k + 1]):
+                        i = indices[q]
+                        v = w[r, i] - step * (dl * values[q])
+                        w[r, i] = min(max(v, -radius), radius) if box else v
+
+
 class AdaGrad(OCOPlayer):
     """AdaGrad, diagonal or scalar-norm: steps scaled by the root of past squared gradients.
 
@@ -130,6 +181,9 @@ class AdaGrad(OCOPlayer):
       :func:`mahalanobis_ball_row`). Domains: unconstrained, box, ball.
     * ``"norm"``: ``η_t = η/√(Σ_{s≤t}‖g_s‖²)``, ``w_{t+1} = Π_K(w_t − η_t g_t)`` (Euclidean
       projection; skipped while every gradient so far is 0). Every domain.
+
+    Sparse rows (tag ``sparse_input``): with σ = 0 on ℝ^d or a box, both variants touch only the
+    row's coordinates, O(nnz) a round; on a ball or simplex the block is densified.
 
     Parameters
     ----------
@@ -178,6 +232,7 @@ class AdaGrad(OCOPlayer):
         randomized=False,
         block_kernel=True,
         domains=frozenset({"unconstrained", "ball", "box", "simplex"}),
+        sparse_input=True,
     )
     parameter_constraints: ClassVar = {"variant": [OneOf(*VARIANTS)], "eta": [POSITIVE, IsNone()]}
 
@@ -240,6 +295,12 @@ class AdaGrad(OCOPlayer):
         self._rounds += 1
 
     def play_block(self, data: RoundData, spec: GameSpec) -> np.ndarray:
+        if (
+            is_sparse(data.x)
+            and not self._sigma_game
+            and self._domain.kind in ("unconstrained", "box")
+        ):
+            return self._play_sparse(data)
         code, g, x, y, z, has_z = kernel_data(data, self._loss)
         n = next(a.shape[1] for a in (data.g, data.x, data.y) if a is not None)
         out = np.empty((self._w.shape[0], n, self._w.shape[1]))
@@ -254,6 +315,27 @@ class AdaGrad(OCOPlayer):
             z,
             has_z,
             self._variant,
+            self._eta,
+            self._w,
+            self._sumsq,
+            out,
+        )
+        self._rounds += n
+        return out
+
+    def _play_sparse(self, data: RoundData) -> np.ndarray:
+        x = data.x
+        n_rep, n, d = x.shape
+        out = np.empty((n_rep, n, d))
+        _adagrad_sparse_block(
+            LOSS_CODES[self._loss],
+            self._variant,
+            self._domain.kind == "box",
+            float(self._domain.radius),
+            x.indptr,
+            x.indices,
+            x.values,
+            np.ascontiguousarray(data.y, dtype=np.float64),
             self._eta,
             self._w,
             self._sumsq,

@@ -12,7 +12,15 @@ from numba import njit
 from arena.errors import ConfigError
 from arena.oco.components import OCO_PROTOCOLS, OCOPlayer, game_dim, game_domain
 from arena.oco.domains import KIND_CODES, project_row
-from arena.oco.losses import Feedback, RoundData, kernel_data, round_gradient
+from arena.oco.losses import (
+    LOSS_CODES,
+    Feedback,
+    RoundData,
+    is_sparse,
+    kernel_data,
+    prediction_loss_scalar,
+    round_gradient,
+)
 from arena.params import POSITIVE, IsNone, OneOf
 from arena.spec import GameSpec, PlayerTags
 
@@ -57,11 +65,72 @@ def _ogd_play_block(
             project_row(kind_code, radius, v, w[r])
 
 
+@njit(cache=True)
+def _ogd_sparse_block(
+    loss_code, ball, radius, indptr, indices, values, y, mode, scale, rounds_done, w, acc, out
+):
+    """Play a block of sparse rows (CSR, row ``r·n + j``) in O(nnz) arithmetic a round.
+
+    ``w[r]`` holds ``v`` with ``w_t = a·v`` during the block (the lazy scale of sparse SGD): a
+    step touches the row's coordinates only, ``‖v‖²`` is kept up to date from them, and the
+    projection onto the ball multiplies ``a``. Unconstrained, ``a`` stays 1 and every operation
+    is the dense kernel's on the same coordinates (bitwise equal); on the ball the incremental
+    norm rounds differently (relative 1e-15 a round). Writing ``out[r, j] = a·v`` — the point
+    the protocol records — is the one O(d) pass a round.
+    """
+    n_rep, d = w.shape
+    n = out.shape[1]
+    for r in range(n_rep):
+        v = w[r]
+        a = 1.0
+        sq = 0.0
+        if ball:
+            for i in range(d):
+                sq += v[i] * v[i]
+        for j in range(n):
+            t = rounds_done + j + 1
+            for i in range(d):
+                out[r, j, i] = a * v[i]
+            k = r * n + j
+            p = 0.0
+            for q in range(indptr[k], indptr[k + 1]):
+                p += values[q] * (a * v[indices[q]])
+            _, dl = prediction_loss_scalar(loss_code, p, y[r, j])
+            eta = _step_size(mode, scale, t)
+            gsq = 0.0
+            for q in range(indptr[k], indptr[k + 1]):
+                i = indices[q]
+                g = dl * values[q]
+                gsq += g * g
+                old = v[i]
+                new = (a * old - eta * g) / a
+                if ball:
+                    sq += new * new - old * old
+                v[i] = new
+            acc[r] += eta * gsq
+            if ball:
+                nrm = a * math.sqrt(max(sq, 0.0))
+                if nrm > radius:
+                    a *= radius / nrm
+                if a < 1e-100:  # fold the scale into v before it underflows (O(d), rare)
+                    sq = 0.0
+                    for i in range(d):
+                        v[i] *= a
+                        sq += v[i] * v[i]
+                    a = 1.0
+        for i in range(d):
+            v[i] = a * v[i]
+
+
 class OGD(OCOPlayer):
     """Online gradient descent, greedy projected: ``w_{t+1} = Π_K(w_t − η_t g_t)``.
 
     ``w_1 = Π_K(0)`` (the centre of a ball or box, the uniform point of the simplex) and ``g_t`` is
     the arena's subgradient of ``f_t`` at ``w_t``.
+
+    Sparse rows (tag ``sparse_input``): with σ = 0 on ℝ^d or a ball, a step costs O(nnz) (the
+    ball's projection through a lazy scale ``w = a·v`` and a running ``‖v‖²``, as in sparse SGD;
+    Bottou 2012, §5.1); other games densify the block.
 
     Parameters
     ----------
@@ -115,10 +184,13 @@ class OGD(OCOPlayer):
     Zinkevich (2003), "Online convex programming and generalized infinitesimal gradient ascent".
     Shalev-Shwartz 2007, Chapter 4: Figure 4.1 (§4.1), Example 1 (§4.2: the Euclidean instance is
     projected OGD), Lemma 5 and Theorem 5 (§4.3). Hazan (2016), *Introduction to Online Convex
-    Optimization*, Theorems 3.1 and 3.3.
+    Optimization*, Theorems 3.1 and 3.3. Bottou (2012), "Stochastic gradient descent tricks",
+    *Neural Networks: Tricks of the Trade*, §5.1 (sparse updates with a scaled weight vector).
     """
 
-    tags = PlayerTags(protocols=OCO_PROTOCOLS, randomized=False, block_kernel=True)
+    tags = PlayerTags(
+        protocols=OCO_PROTOCOLS, randomized=False, block_kernel=True, sparse_input=True
+    )
     parameter_constraints: ClassVar = {
         "schedule": [OneOf(*SCHEDULES)],
         "eta": [POSITIVE, IsNone()],
@@ -203,6 +275,8 @@ class OGD(OCOPlayer):
         self._rounds = t
 
     def play_block(self, data: RoundData, spec: GameSpec) -> np.ndarray:
+        if self._sparse_path(data):
+            return self._play_sparse(data)
         code, g, x, y, z, has_z = kernel_data(data, self._loss)
         n = next(a.shape[1] for a in (data.g, data.x, data.y) if a is not None)
         out = np.empty((self._w.shape[0], n, self._w.shape[1]))
@@ -216,6 +290,37 @@ class OGD(OCOPlayer):
             y,
             z,
             has_z,
+            self._mode,
+            self._scale,
+            self._rounds,
+            self._w,
+            self._acc,
+            out,
+        )
+        self._rounds += n
+        return out
+
+    def _sparse_path(self, data: RoundData) -> bool:
+        """Sparse rows, σ = 0, and a domain whose projection a lazy scale can do (ℝ^d, ball);
+        the other games densify the block for the dense kernel."""
+        return (
+            is_sparse(data.x)
+            and not self._sigma_game
+            and self._domain.kind in ("unconstrained", "ball")
+        )
+
+    def _play_sparse(self, data: RoundData) -> np.ndarray:
+        x = data.x
+        n_rep, n, d = x.shape
+        out = np.empty((n_rep, n, d))
+        _ogd_sparse_block(
+            LOSS_CODES[self._loss],
+            self._domain.kind == "ball",
+            float(self._domain.radius),
+            x.indptr,
+            x.indices,
+            x.values,
+            np.ascontiguousarray(data.y, dtype=np.float64),
             self._mode,
             self._scale,
             self._rounds,

@@ -9,6 +9,7 @@ loss the player's tags accept, and the zero / projected-gradient players for adv
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,7 @@ from arena.oco.components import (
     resolve_dim,
 )
 from arena.oco.domains import MEMBERSHIP_TOL, Domain
-from arena.oco.losses import RoundData, feedback
+from arena.oco.losses import RoundData, SparseRows, dense_features, feedback
 from arena.spec import GameSpec
 from arena.testing.common import (
     BLOCK_ATOL,
@@ -170,6 +171,52 @@ def check_oco_points_valid(player: OCOPlayer) -> None:
                 player,
                 f"w_t leaves the {dom.kind} domain by {excess:.3g} against {adversary!r}",
             )
+
+
+def check_oco_sparse_matches_dense(player: OCOPlayer) -> None:
+    """A player tagged ``sparse_input`` plays sparse rows as it plays the same rows dense.
+
+    In every classification / regression partner game, the features with about 40% of their
+    entries zeroed are played dense (``play_block``) and as :class:`SparseRows` (``play_block``
+    and the per-round loop, with ``spec.sparse``): the points must agree to
+    :data:`~arena.testing.common.BLOCK_ATOL` (relative to their size), the slack of the fast
+    paths; the sparse sums add the same non-zero products as the dense ones.
+    """
+    if not player.tags.sparse_input:
+        raise SkipCheck("not tagged sparse_input: it is shown densified rows")
+    games = [
+        a
+        for a in _partner_adversaries(player)
+        if a.tags.protocol in ("classification", "regression")
+    ]
+    if not games:
+        raise SkipCheck("no classification or regression partner game")
+    for adversary in games:
+        spec = _spec_for(adversary)
+        data = _data(adversary, spec, 7, HORIZON)
+        x = np.where(np.abs(data.x) < 0.5, 0.0, data.x)
+        dense = data._replace(x=x)
+        sparse = data._replace(x=SparseRows.from_dense(x))
+        sparse_spec = replace(spec, sparse=True)
+        p = player.clone()
+        p.reset(spec, rngs(7, spec.n_replicates))
+        want = np.asarray(p.play_block(dense, spec), dtype=np.float64)
+        p = player.clone()
+        p.reset(sparse_spec, rngs(7, spec.n_replicates))
+        got = {
+            "play_block": np.asarray(p.play_block(sparse, sparse_spec), dtype=np.float64),
+            "the per-round loop": _loop(player, sparse_spec, sparse, 7),
+        }
+        scale = max(1.0, float(np.abs(want).max()))
+        for path, w in got.items():
+            err = float(np.abs(w - want).max()) if w.shape == want.shape else np.inf
+            if err > BLOCK_ATOL * scale:
+                fail(
+                    "check_oco_sparse_matches_dense",
+                    player,
+                    f"sparse rows through {path} differ from dense by {err:.3g} "
+                    f"against {adversary!r}",
+                )
 
 
 def check_oco_predict_is_pure(player: OCOPlayer) -> None:
@@ -409,10 +456,10 @@ def check_oco_block_matches_stream(adversary: OCOAdversary) -> None:
         parts.append(adv.data_block(t, n))
         t += n
     for name in ("g", "x", "y", "z"):
-        a = getattr(whole, name)
+        a = dense_features(getattr(whole, name))  # sparse rows compare densified
         if a is None:
             continue
-        b = np.concatenate([np.asarray(getattr(p, name)) for p in parts], axis=1)
+        b = np.concatenate([np.asarray(dense_features(getattr(p, name))) for p in parts], axis=1)
         if not np.array_equal(np.asarray(a), b, equal_nan=True):
             fail("check_oco_block_matches_stream", adversary, f"{name} depends on the split")
 
@@ -461,6 +508,7 @@ CHECKS = ProtocolChecks(
         check_oco_points_valid,
         check_oco_predict_is_pure,
         check_oco_block_matches_loop,
+        check_oco_sparse_matches_dense,
         check_oco_update_does_not_alias_input,
         check_oco_reset_restores_initial_state,
         check_oco_bounded_memory,

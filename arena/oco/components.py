@@ -59,18 +59,27 @@ class OCOPlayer(Player):
         """Return ``w_t`` of every replicate, shape (R, d). Pure: it never changes state.
 
         ``x`` (R, d) are the round's features in ``classification`` / ``regression`` (shown
-        before predicting; scale-invariant learners use them), None in plain ``oco``.
+        before predicting; scale-invariant learners use them), None in plain ``oco``; a
+        :class:`~arena.oco.losses.SparseRows` of shape (R, d) for a player tagged
+        ``sparse_input`` on a sparse stream.
         """
         raise NotImplementedError
 
     def update(self, fb: Feedback) -> None:
-        """Observe round t: ``fb.w`` (what was played), ``fb.value``, ``fb.grad`` and the data."""
+        """Observe round t: ``fb.w`` (what was played), ``fb.value``, ``fb.grad`` and the data.
+
+        On a sparse stream (players tagged ``sparse_input`` only) ``fb.data.x`` is
+        :class:`~arena.oco.losses.SparseRows` and the gradient's sparse form is
+        ``fb.dloss[r]·x_r`` (plus ``σ(w − z)`` when ``spec.sigma > 0``); ``fb.grad`` densifies it.
+        """
         raise NotImplementedError
 
     def play_block(self, data: RoundData, spec: GameSpec) -> np.ndarray:
         """Play n rounds against known data (arrays with a round axis: (R, n, d), (R, n)).
 
         Returns the committed points, shape (R, n, d). Only called when the adversary is oblivious.
+        ``data.x`` is :class:`~arena.oco.losses.SparseRows` (R, n, d) on a sparse stream for a
+        player tagged ``sparse_input``.
         The default is the readable per-round loop; the feedback is computed by
         :func:`arena.oco.losses.feedback`, exactly as the engine does.
         """
@@ -107,7 +116,7 @@ class OCOPlayer(Player):
 def _block_rounds(data: RoundData) -> int:
     for a in (data.g, data.x, data.y):
         if a is not None:
-            return int(np.shape(a)[1])
+            return int(a.shape[1] if hasattr(a, "shape") else np.shape(a)[1])
     raise ValueError("empty round data")
 
 
@@ -148,6 +157,19 @@ class OCOAdversary(Adversary):
         ``resolve_dim`` then returns ``k·d'`` (the dimension of ``w_t``), a multiple of k.
         """
         return None
+
+    def sparse_features(self) -> bool:
+        """Whether :meth:`data_block` emits the features ``x`` as
+        :class:`~arena.oco.losses.SparseRows` (classification and regression with an example
+        loss; oblivious streams). Default False.
+
+        The declaration comes before round 1, so that the engine can shape the game: players
+        tagged ``sparse_input`` receive the rows as they are, the others densified rows when
+        ``R·n·d·8`` bytes per chunk of n rounds fit in memory, and a refusal naming the player,
+        the stream and that memory otherwise. A stream that declares it may still emit dense
+        blocks; one that does not may not emit sparse ones.
+        """
+        return False
 
     def gradient_bound(self) -> float | None:
         """A bound ``G ≥ ‖∇f_t(w)‖₂`` for every round and every ``w`` in the domain, if known.
@@ -205,7 +227,7 @@ class ObliviousOCOAdversary(OCOAdversary):
 
     def features(self, t: int) -> np.ndarray | None:
         self._pending = self.data_block(t, 1)
-        return None if self._pending.x is None else self._pending.x[:, 0]
+        return None if self._pending.x is None else self._pending.round(0).x
 
     def reveal(self, t: int, w: np.ndarray) -> RoundData:
         pending = getattr(self, "_pending", None)

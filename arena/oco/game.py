@@ -39,11 +39,15 @@ from arena.oco.losses import (
     LOSS_KINDS,
     MULTICLASS_LOSSES,
     RoundData,
+    dense_features,
     evaluate,
     feedback,
+    is_sparse,
+    sparse_gradient_norms,
 )
 from arena.oco.metrics import OCO_DEFAULT_METRICS, OCOBlock, OCOCore
 from arena.protocol import GameProtocol, PreparedGame, Stepper
+from arena.resources import available_memory, size_text, state_bytes
 from arena.results import TraceWriter, list_column
 from arena.spec import GameSpec
 from arena.validation import call_component as _call
@@ -145,6 +149,7 @@ class OCOProtocol(GameProtocol):
             raise ConfigError(
                 who_player, "loss", f"accepts {sorted(player.tags.losses)} losses, not {loss}"
             )
+        sparse = _sparse_stream(player, adversary, protocol, dim, loss, ids.size)
         spec = GameSpec(
             protocol,
             dim,
@@ -158,6 +163,7 @@ class OCOProtocol(GameProtocol):
             sigma=sigma,
             gradient_bound=None if bound is None else float(bound),
             n_classes=n_classes,
+            sparse=sparse and bool(player.tags.sparse_input),
         )
         config = {
             "dim": dim,
@@ -168,6 +174,8 @@ class OCOProtocol(GameProtocol):
         }
         if n_classes is not None:
             config["n_classes"] = n_classes
+        if sparse:  # only for sparse streams, so that every other game keeps its run id
+            config["sparse"] = True
         return spec, config
 
     def identity(self, player: Any, adversary: Any, spec: GameSpec) -> tuple[dict, dict]:
@@ -200,6 +208,45 @@ def stream_game_identity(adversary: Any, dim: int, protocol: str) -> tuple[dict,
         "adversary_params": adversary.cell_params(),
     }
     return game, cell
+
+
+def _sparse_stream(player: Any, adversary: Any, protocol: str, dim: int, loss: str, n_rep: int):
+    """Return whether the adversary emits sparse rows; refuse what cannot play them.
+
+    Sparse features need an oblivious stream of the classification or regression protocol with
+    an example loss. A player without the tag ``sparse_input`` is shown densified rows: the game
+    is refused, naming the player, the stream and the memory, when its state
+    (:func:`~arena.resources.state_bytes`) and one densified chunk (``R·n·d·8`` bytes, n =
+    :data:`MIN_CHUNK_ROUNDS`) do not fit in the memory available.
+    """
+    if not bool(adversary.sparse_features()):
+        return False
+    who_adv = describe("adversary", adversary)
+    stream = type(adversary).registry_name()
+    if protocol not in ("classification", "regression") or loss not in EXAMPLE_LOSSES:
+        raise ConfigError(
+            who_adv,
+            "sparse",
+            f"sparse features need the classification or regression protocol with an example "
+            f"loss {EXAMPLE_LOSSES}, not {protocol} with {loss}",
+        )
+    if not adversary.tags.oblivious:
+        raise ConfigError(who_adv, "sparse", "sparse features need an oblivious stream")
+    if player.tags.sparse_input:
+        return True
+    dense = n_rep * MIN_CHUNK_ROUNDS * dim * 8
+    need = state_bytes(n_rep, dim, MIN_CHUNK_ROUNDS) + dense
+    have = available_memory()
+    if have is not None and need > have:
+        raise ConfigError(
+            describe("player", player),
+            "sparse_input",
+            f"reads dense features only; the sparse stream {stream} (d = {dim}, R = {n_rep}) "
+            f"densified needs {size_text(dense)} per chunk of {MIN_CHUNK_ROUNDS} rounds, "
+            f"{size_text(need)} with the game's state, and {size_text(have)} are available: "
+            "use a player tagged sparse_input, or lower replicates",
+        )
+    return True
 
 
 def _classes(adversary: Any, protocol: str, dim: int, loss: str, sigma: float) -> int | None:
@@ -282,6 +329,9 @@ class _Checker:
                     )
                 fixed[name] = None
                 continue
+            if name == "x" and is_sparse(arr):
+                fixed[name] = self.sparse_rows(arr, (n_rep, n, n_features), t0)
+                continue
             arr = real_array(arr, describe("adversary", adv), f"{name} of its round data", round=t0)
             shape = {"y": (n_rep, n), "x": (n_rep, n, n_features)}.get(name, (n_rep, n, dim))
             if arr.shape != shape:
@@ -314,6 +364,27 @@ class _Checker:
                     r,
                 )
         return out
+
+    def sparse_rows(self, x: Any, shape: tuple[int, ...], t0: int) -> Any:
+        """Validate sparse features (declared, canonical CSR of the expected shape, finite)."""
+        adv = self.adversary
+        who = describe("adversary", adv)
+        if not adv.sparse_features():
+            raise GameError(
+                who, "returned sparse features but does not declare sparse_features()", round=t0
+            )
+        if x.shape != shape:
+            raise GameError(who, f"returned x of shape {x.shape}, expected {shape}", round=t0)
+        problem = x.check()
+        if problem:
+            raise GameError(who, f"returned malformed sparse features: {problem}", round=t0)
+        lo, hi = int(x.indptr[0]), int(x.indptr[-1])
+        bad = ~np.isfinite(x.values[lo:hi])
+        if bad.any():
+            row = int(np.searchsorted(x.indptr, lo + int(np.argmax(bad)), side="right")) - 1
+            r, j = divmod(row, shape[1])
+            self._fail("adversary", adv, "returned a non-finite x", t0 + j, r)
+        return x
 
     def points(self, w: np.ndarray, t0: int) -> np.ndarray:
         spec, player = self.spec, self.player
@@ -369,10 +440,14 @@ class _Checker:
             )
 
     def gradients(self, grads: np.ndarray, t0: int) -> None:
+        if self.spec.gradient_bound is not None:
+            self.gradient_norms(np.linalg.norm(grads, axis=-1), t0)
+
+    def gradient_norms(self, norms: np.ndarray, t0: int) -> None:
+        """Stop the game at the first subgradient norm (R, n) above the declared bound."""
         g_bound = self.spec.gradient_bound
         if g_bound is None:
             return
-        norms = np.linalg.norm(grads, axis=-1)
         bad = norms > g_bound * (1.0 + GRADIENT_TOL) + 1e-12
         if bad.any():
             r, j = _first(bad)
@@ -388,16 +463,31 @@ class _Checker:
 
 def _evaluate_block(spec: GameSpec, checker: _Checker, w: np.ndarray, data: RoundData, t0: int):
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused just below
-        values, grads, predictions, _ = evaluate(spec.loss, spec.sigma, w, data)
+        values, grads, predictions, dloss = evaluate(spec.loss, spec.sigma, w, data)
+    if grads is None:  # sparse features: the subgradients dloss·x (+ σ(w − z)) stay implicit
+        norms = sparse_gradient_norms(dloss, data, spec.sigma, w)
+        checker.finite_losses(values, norms[..., None], t0)
+        checker.gradient_norms(norms, t0)
+        return OCOBlock(w, values, None, data, predictions, t0, dloss)
     checker.finite_losses(values, grads, t0)
     checker.gradients(grads, t0)
-    return OCOBlock(w, values, grads, data, predictions, t0)
+    return OCOBlock(w, values, grads, data, predictions, t0, dloss)
+
+
+def shown_data(data: RoundData, spec: GameSpec) -> RoundData:
+    """Return a chunk's data as the player sees it: read-only, and with dense features unless
+    the player reads sparse rows (``spec.sparse``)."""
+    x = data.x
+    if is_sparse(x):
+        x = x.readonly() if spec.sparse else x.densify()
+    fields = data._replace(x=x)
+    return RoundData(*(None if a is None else a if is_sparse(a) else _readonly(a) for a in fields))
 
 
 def _oblivious_chunk(player, adversary, spec, checker, t0, n) -> OCOBlock:
     raw = _call("adversary", adversary, "data_block", t0, adversary.data_block, t0, n, rounds=n)
     data = checker.data(raw, t0, n)
-    shown = RoundData(*(None if a is None else _readonly(a) for a in data))
+    shown = shown_data(data, spec)
     w = _call("player", player, "play_block", t0, player.play_block, shown, spec, rounds=n)
     w = checker.points(w, t0)
     return _evaluate_block(spec, checker, w, data, t0)
@@ -484,7 +574,7 @@ class OCOTraceWriter(TraceWriter):
             cols.append(list_column(block.data.g))
         else:
             cols += [
-                list_column(block.data.x),
+                list_column(dense_features(block.data.x)),
                 pa.array(block.data.y.reshape(-1)),
                 pa.array(block.predictions.reshape(-1)),
             ]

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from arena.oco.losses import RoundData
+from arena.oco.losses import RoundData, is_sparse
 
 __all__ = ["multiclass_round", "round_loss", "scalar_loss"]
 
@@ -72,7 +72,16 @@ def round_loss(kind: str, sigma: float, w: np.ndarray, data: RoundData, r: int):
     """Return ``(f(w), subgradient, prediction)`` of row ``r`` of ``data`` by plain loops.
 
     A row is one example: replicate r of one round's data (the reference loop), or round r of one
-    replicate's record (a metric's brute-force definition).
+    replicate's record (a metric's brute-force definition). Sparse features
+    (:class:`~arena.oco.losses.SparseRows`, one row per replicate) are read pair by pair.
+
+    Examples
+    --------
+    >>> from arena.oco.losses import SparseRows
+    >>> x = SparseRows.from_dense(np.array([[0.0, 2.0, 0.0]]))
+    >>> v, g, p = round_loss("squared", 0.0, np.array([1.0, 1.0, 1.0]), RoundData(x=x, y=[1.0]), 0)
+    >>> v, g.tolist(), p
+    (0.5, [0.0, 2.0, 0.0], 2.0)
     """
     d = w.shape[0]
     if kind == "multiclass_hinge":
@@ -82,6 +91,14 @@ def round_loss(kind: str, sigma: float, w: np.ndarray, data: RoundData, r: int):
         value = sum(float(g[i]) * float(w[i]) for i in range(d))
         grad = [float(g[i]) for i in range(d)]
         prediction = None
+    elif is_sparse(data.x):  # the row's stored pairs (i, x_i): ⟨w, x⟩ and ℓ'·x over them
+        lo, hi = int(data.x.indptr[r]), int(data.x.indptr[r + 1])
+        pairs = [(int(data.x.indices[p]), float(data.x.values[p])) for p in range(lo, hi)]
+        prediction = sum(v * float(w[i]) for i, v in pairs)
+        value, dl = scalar_loss(kind, prediction, float(data.y[r]))
+        grad = [0.0] * d
+        for i, v in pairs:
+            grad[i] = dl * v
     else:
         x = data.x[r]
         prediction = sum(float(x[i]) * float(w[i]) for i in range(d))

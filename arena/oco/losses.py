@@ -36,7 +36,7 @@ Singer 2006, §7 (the multiclass hinge of the single-label case).
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -51,6 +51,250 @@ LOSS_CODES = {k: i for i, k in enumerate(("linear", *EXAMPLE_LOSSES))}
 multiclass losses have none (no compiled player plays them)."""
 
 
+class SparseRows:
+    """Feature rows in compressed sparse row (CSR) form: R replicates × n rounds, or R rows.
+
+    The rows are those of a dense array of ``shape`` (``(R, n, d)`` for a block, ``(R, d)`` for
+    one round) in C order: row ``r·n + j`` is replicate r's example of the block's round j, so
+    ``scipy.sparse.csr_matrix((values, indices, indptr), shape=(R·n, d))`` reshaped to
+    ``(R, n, d)`` is :meth:`densify`. Row k holds the pairs ``(indices[p], values[p])`` for
+    ``indptr[k] ≤ p < indptr[k+1]``, with strictly increasing column indices in ``[0, d)``
+    (canonical CSR: sorted, no duplicates; the engine checks it, O(nnz)). Explicit zeros are
+    allowed and change nothing.
+
+    An adversary emits them as ``RoundData.x`` (and declares
+    :meth:`~arena.oco.components.OCOAdversary.sparse_features`); players whose tags say
+    ``sparse_input=True`` receive them as they are (``predict(x)``, ``fb.data.x``, ``play_block``),
+    the others receive :meth:`densify`'s array.
+
+    Parameters
+    ----------
+    indptr : ndarray of int64, shape (rows + 1,)
+    indices : ndarray of int64, shape (nnz,)
+    values : ndarray of float64, shape (nnz,)
+    shape : tuple of int
+        The dense shape, ``(R, n, d)`` or ``(R, d)``; ``rows`` is the product of all but d.
+
+    Examples
+    --------
+    >>> x = SparseRows.from_dense(np.array([[[0.0, 2.0, 0.0], [1.0, 0.0, 3.0]]]))  # R=1, n=2
+    >>> x.indptr.tolist(), x.indices.tolist(), x.values.tolist(), x.nnz
+    ([0, 1, 3], [1, 0, 2], [2.0, 1.0, 3.0], 3)
+    >>> x.round(1).densify().tolist()       # round 2 of every replicate, shape (R, d)
+    [[1.0, 0.0, 3.0]]
+    >>> x.dot(np.array([[1.0, 1.0, 1.0]])).tolist()  # ⟨w_r, x_{r,j}⟩ in O(nnz)
+    [[2.0, 4.0]]
+    """
+
+    __slots__ = ("indices", "indptr", "shape", "values")
+
+    def __init__(self, indptr, indices, values, shape):
+        self.indptr = np.asarray(indptr, dtype=np.int64)
+        self.indices = np.asarray(indices, dtype=np.int64)
+        self.values = np.asarray(values, dtype=np.float64)
+        self.shape = tuple(int(s) for s in shape)
+
+    def __repr__(self) -> str:
+        return f"SparseRows(shape={self.shape}, nnz={self.nnz})"
+
+    @property
+    def ndim(self) -> int:
+        """Number of dense dimensions (2 or 3)."""
+        return len(self.shape)
+
+    @property
+    def d(self) -> int:
+        """The feature dimension (last dense dimension)."""
+        return self.shape[-1]
+
+    @property
+    def n_rows(self) -> int:
+        """Number of rows, ``R·n`` (block) or R (one round)."""
+        return int(np.prod(self.shape[:-1]))
+
+    @property
+    def nnz(self) -> int:
+        """Number of stored entries."""
+        return int(self.indptr[-1] - self.indptr[0]) if self.indptr.size else 0
+
+    @classmethod
+    def from_dense(cls, a: np.ndarray) -> SparseRows:
+        """Return the rows of a dense array (..., d), keeping only its non-zero entries."""
+        a = np.asarray(a, dtype=np.float64)
+        flat = a.reshape(-1, a.shape[-1])
+        mask = flat != 0.0
+        indptr = np.zeros(flat.shape[0] + 1, dtype=np.int64)
+        np.cumsum(mask.sum(axis=1), out=indptr[1:])
+        rows, cols = np.nonzero(mask)
+        return cls(indptr, cols, flat[rows, cols], a.shape)
+
+    @classmethod
+    def from_scipy(cls, matrix: Any, shape: tuple[int, ...]) -> SparseRows:
+        """Return the rows of a ``scipy.sparse`` matrix of ``prod(shape[:-1])`` rows and d columns.
+
+        The matrix is converted to canonical CSR (sorted indices, duplicates summed) first.
+        """
+        import scipy.sparse as sp
+
+        m = sp.csr_matrix(matrix, dtype=np.float64)
+        m.sum_duplicates()
+        m.sort_indices()
+        return cls(m.indptr, m.indices, m.data, shape)
+
+    def to_scipy(self) -> Any:
+        """Return the rows as a ``scipy.sparse.csr_matrix`` of shape (rows, d)."""
+        import scipy.sparse as sp
+
+        base = self.indptr[0]
+        return sp.csr_matrix(
+            (self.values[base:], self.indices[base:], self.indptr - base),
+            shape=(self.n_rows, self.d),
+        )
+
+    def densify(self) -> np.ndarray:
+        """Return the dense array of :attr:`shape` (O(rows·d) memory)."""
+        out = np.zeros((self.n_rows, self.d))
+        _sparse_scatter(self.indptr, self.indices, self.values, out)
+        return out.reshape(self.shape)
+
+    def copy(self) -> SparseRows:
+        return SparseRows(self.indptr.copy(), self.indices.copy(), self.values.copy(), self.shape)
+
+    def readonly(self) -> SparseRows:
+        """Return a view whose arrays are read-only (what a component is shown)."""
+        views = []
+        for a in (self.indptr, self.indices, self.values):
+            v = a.view()
+            v.flags.writeable = False
+            views.append(v)
+        return SparseRows(*views, self.shape)
+
+    def take_rows(self, rows: np.ndarray, shape: tuple[int, ...]) -> SparseRows:
+        """Return the rows ``rows`` (in that order) as rows of the dense ``shape``."""
+        rows = np.asarray(rows, dtype=np.int64)
+        start, stop = self.indptr[rows], self.indptr[rows + 1]
+        lengths = stop - start
+        indptr = np.zeros(rows.size + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        pos = np.repeat(start - indptr[:-1], lengths) + np.arange(int(indptr[-1]))
+        return SparseRows(indptr, self.indices[pos], self.values[pos], shape)
+
+    def rounds(self, lo: int, hi: int) -> SparseRows:
+        """Return rounds ``lo .. hi−1`` of a block (R, n, d) as a block (R, hi − lo, d)."""
+        n_rep, n, d = self.shape
+        rows = (np.arange(n_rep)[:, None] * n + np.arange(lo, hi)[None, :]).reshape(-1)
+        return self.take_rows(rows, (n_rep, hi - lo, d))
+
+    def round(self, j: int) -> SparseRows:
+        """Return round ``j`` of a block (R, n, d): the R rows ``r·n + j``, shape (R, d)."""
+        n_rep, n, d = self.shape
+        return self.take_rows(np.arange(n_rep) * n + j, (n_rep, d))
+
+    @staticmethod
+    def concat_rounds(parts: list[SparseRows]) -> SparseRows:
+        """Concatenate blocks (R, n_i, d) along the round axis."""
+        n_rep, d = parts[0].shape[0], parts[0].shape[-1]
+        ns = [p.shape[1] for p in parts]
+        rows = []
+        offset = 0
+        for n in ns:
+            rows.append(offset + np.arange(n_rep)[:, None] * n + np.arange(n)[None, :])
+            offset += n_rep * n
+        joined = SparseRows(
+            np.concatenate([np.zeros(1, np.int64)] + [np.diff(p.indptr) for p in parts]).cumsum(),
+            np.concatenate([p.indices[p.indptr[0] : p.indptr[-1]] for p in parts]),
+            np.concatenate([p.values[p.indptr[0] : p.indptr[-1]] for p in parts]),
+            (offset, d),
+        )
+        order = np.concatenate(rows, axis=1).reshape(-1)
+        return joined.take_rows(order, (n_rep, sum(ns), d))
+
+    def row_norms_sq(self) -> np.ndarray:
+        """Return ``‖x‖²`` of every row, shape ``shape[:-1]`` (O(nnz))."""
+        out = np.empty(self.n_rows)
+        _sparse_row_sq(self.indptr, self.values, out)
+        return out.reshape(self.shape[:-1])
+
+    def dot(self, w: np.ndarray) -> np.ndarray:
+        """Return ``⟨w, x⟩`` row by row, shape ``shape[:-1]``, in O(nnz).
+
+        ``w`` is (R, d) (one point per replicate, for every round of a block) or of the dense
+        shape (one point per row). Each sum adds the products in increasing column order, so it
+        is bitwise the dense ``Σ_i x_i w_i`` of a loop over i (zeros add nothing).
+        """
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        per_row = self.n_rows // max(1, w.size // self.d)
+        out = np.empty(self.n_rows)
+        rows = w.reshape(-1, self.d)
+        _sparse_row_dots(self.indptr, self.indices, self.values, rows, per_row, out)
+        return out.reshape(self.shape[:-1])
+
+    def check(self) -> str | None:
+        """Return what makes these rows malformed (None when they are canonical CSR)."""
+        rows = self.n_rows
+        if self.ndim not in (2, 3):
+            return f"sparse rows of dense shape {self.shape}, expected (R, n, d)"
+        if self.indptr.shape != (rows + 1,):
+            return f"indptr of shape {self.indptr.shape}, expected ({rows + 1},)"
+        lo, hi = int(self.indptr[0]), int(self.indptr[-1])
+        if np.any(np.diff(self.indptr) < 0) or lo < 0 or hi > self.indices.size:
+            return "indptr is not non-decreasing within the stored entries"
+        if self.values.size != self.indices.size:
+            return f"{self.indices.size} indices but {self.values.size} values"
+        idx = self.indices[lo:hi]
+        if idx.size and (idx.min() < 0 or idx.max() >= self.d):
+            return f"a column index outside [0, {self.d})"
+        if not _sparse_canonical(self.indptr, self.indices):
+            return "column indices not strictly increasing within a row (canonical CSR)"
+        return None
+
+
+def is_sparse(x: Any) -> bool:
+    """Return whether ``x`` holds :class:`SparseRows` (a sparse stream's features)."""
+    return isinstance(x, SparseRows)
+
+
+def dense_features(x: Any) -> Any:
+    """Return ``x`` as a dense array when it is :class:`SparseRows`, else unchanged."""
+    return x.densify() if isinstance(x, SparseRows) else x
+
+
+@njit(cache=True)
+def _sparse_scatter(indptr, indices, values, out):
+    for k in range(out.shape[0]):
+        for p in range(indptr[k], indptr[k + 1]):
+            out[k, indices[p]] += values[p]
+
+
+@njit(cache=True)
+def _sparse_row_sq(indptr, values, out):
+    for k in range(out.shape[0]):
+        s = 0.0
+        for p in range(indptr[k], indptr[k + 1]):
+            s += values[p] * values[p]
+        out[k] = s
+
+
+@njit(cache=True)
+def _sparse_row_dots(indptr, indices, values, w, per_row, out):
+    """``out[k] = ⟨w[k // per_row], row k⟩``, products added in increasing column order."""
+    for k in range(out.shape[0]):
+        wk = w[k // per_row]
+        s = 0.0
+        for p in range(indptr[k], indptr[k + 1]):
+            s += values[p] * wk[indices[p]]
+        out[k] = s
+
+
+@njit(cache=True)
+def _sparse_canonical(indptr, indices):
+    for k in range(indptr.shape[0] - 1):
+        for p in range(indptr[k] + 1, indptr[k + 1]):
+            if indices[p] <= indices[p - 1]:
+                return False
+    return True
+
+
 class RoundData(NamedTuple):
     """What the adversary reveals in one round, for R replicates.
 
@@ -58,9 +302,10 @@ class RoundData(NamedTuple):
     ----------
     g : ndarray (R, d) or None
         Linear part ``g_t`` (``loss="linear"``).
-    x : ndarray (R, d) or None
+    x : ndarray (R, d), SparseRows or None
         Features ``x_t`` (example-based losses; shown before predicting in classification and
-        regression).
+        regression): dense, or :class:`SparseRows` of a sparse stream (example losses of the
+        classification and regression protocols).
     y : ndarray (R,) or None
         Labels ``y_t`` (±1 in classification; the label index ``0 .. k−1``, as a float, in
         multiclass).
@@ -69,16 +314,22 @@ class RoundData(NamedTuple):
     """
 
     g: np.ndarray | None = None
-    x: np.ndarray | None = None
+    x: np.ndarray | SparseRows | None = None
     y: np.ndarray | None = None
     z: np.ndarray | None = None
 
     def round(self, j: int) -> RoundData:
         """Return round ``j`` of a block (arrays with a round axis at position 1)."""
-        return RoundData(*(None if a is None else a[:, j] for a in self))
+        return RoundData(
+            *(None if a is None else a.round(j) if is_sparse(a) else a[:, j] for a in self)
+        )
+
+    def densified(self) -> RoundData:
+        """Return this data with dense features (sparse rows densified; otherwise itself)."""
+        return self._replace(x=self.x.densify()) if is_sparse(self.x) else self
 
 
-class Feedback(NamedTuple):
+class Feedback:
     """What a player observes after round t (batched over R replicates).
 
     Attributes
@@ -88,7 +339,9 @@ class Feedback(NamedTuple):
     value : ndarray (R,)
         ``f_t(w_t)``.
     grad : ndarray (R, d)
-        The arena's subgradient of ``f_t`` at ``w_t`` (convention in the module docstring).
+        The arena's subgradient of ``f_t`` at ``w_t`` (convention in the module docstring). On a
+        sparse stream it is computed on first access, ``dloss·x + σ(w − z)`` densified (O(R·d)):
+        a sparse-aware player reads ``dloss`` and ``data.x`` instead.
     data : RoundData
         The raw round (``g`` or ``x, y``, and ``z``).
     prediction : ndarray (R,) or None
@@ -96,15 +349,37 @@ class Feedback(NamedTuple):
         score counts as a mistake: see the module docstring) for ``multiclass_hinge``.
     dloss : ndarray (R,) or None
         ``ℓ'(ŷ_t, y_t)``, the derivative in the prediction (so ``grad = dloss·x + σ(w − z)``);
-        None for linear and multiclass losses.
+        None for linear and multiclass losses. With sparse ``x`` (:class:`SparseRows`) the
+        gradient's sparse form is ``dloss[r]·x_r`` (plus ``σ(w − z)`` when ``sigma > 0``).
+    sigma : float
+        The game's σ (only needed to form ``grad`` lazily).
     """
 
-    w: np.ndarray
-    value: np.ndarray
-    grad: np.ndarray
-    data: RoundData
-    prediction: np.ndarray | None = None
-    dloss: np.ndarray | None = None
+    __slots__ = ("_grad", "data", "dloss", "prediction", "sigma", "value", "w")
+
+    def __init__(
+        self,
+        w: np.ndarray,
+        value: np.ndarray,
+        grad: np.ndarray | None,
+        data: RoundData,
+        prediction: np.ndarray | None = None,
+        dloss: np.ndarray | None = None,
+        sigma: float = 0.0,
+    ):
+        self.w, self.value, self._grad, self.data = w, value, grad, data
+        self.prediction, self.dloss, self.sigma = prediction, dloss, float(sigma)
+
+    @property
+    def sparse(self) -> bool:
+        """Whether the features are :class:`SparseRows` (read ``dloss`` and ``data.x``)."""
+        return is_sparse(self.data.x)
+
+    @property
+    def grad(self) -> np.ndarray:
+        if self._grad is None:
+            self._grad = dense_gradient(self.dloss, self.data, self.sigma, self.w)
+        return self._grad
 
 
 def prediction_loss(kind: str, p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -225,10 +500,13 @@ def _expit(a: np.ndarray) -> np.ndarray:
 
 def evaluate(
     kind: str, sigma: float, w: np.ndarray, data: RoundData
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
     """Return ``(f(w), subgradient, prediction, dloss)`` for points ``w`` of shape (..., d).
 
-    ``data`` arrays broadcast against ``w`` (one round: (R, d); a block: (R, n, d)).
+    ``data`` arrays broadcast against ``w`` (one round: (R, d); a block: (R, n, d)). With sparse
+    features (:class:`SparseRows`, example losses) the predictions cost O(nnz) and the
+    subgradient is returned as None: its sparse form is ``dloss·x`` (plus ``σ(w − z)``), and
+    :func:`dense_gradient` builds the dense one.
 
     Examples
     --------
@@ -236,8 +514,21 @@ def evaluate(
     >>> v, g, _, _ = evaluate("linear", 0.0, w, RoundData(g=np.array([[0.5, 2.0]])))
     >>> v.tolist(), g.tolist()
     ([-1.5], [[0.5, 2.0]])
+    >>> x = SparseRows.from_dense(np.array([[0.0, 2.0]]))
+    >>> v, g, p, dl = evaluate("hinge", 0.0, w, RoundData(x=x, y=np.array([1.0])))
+    >>> v.tolist(), g, p.tolist(), dl.tolist()       # ⟨w, x⟩ = −2: hinge 3, gradient −1·x
+    ([3.0], None, [-2.0], [-1.0])
     """
     w = np.asarray(w, dtype=np.float64)
+    if is_sparse(data.x):
+        if kind not in EXAMPLE_LOSSES:
+            raise ValueError(f"sparse features need an example loss {EXAMPLE_LOSSES}, not {kind}")
+        prediction = data.x.dot(w)
+        value, dloss = prediction_loss(kind, prediction, data.y)
+        if sigma:
+            diff = w if data.z is None else w - data.z
+            value = value + 0.5 * sigma * np.einsum("...i,...i->...", diff, diff)
+        return value, None, prediction, dloss
     if kind == "multiclass_hinge":
         value, grad, prediction, _ = multiclass_hinge(w, data.x, data.y)
         dloss = None
@@ -258,10 +549,37 @@ def evaluate(
     return value, grad, prediction, dloss
 
 
+def dense_gradient(dloss: np.ndarray, data: RoundData, sigma: float, w: np.ndarray) -> np.ndarray:
+    """Return the dense subgradient ``dloss·x + σ(w − z)`` of example losses (..., d).
+
+    Examples
+    --------
+    >>> x = SparseRows.from_dense(np.array([[0.0, 2.0]]))
+    >>> dense_gradient(np.array([-1.0]), RoundData(x=x), 0.0, np.zeros((1, 2))).tolist()
+    [[-0.0, -2.0]]
+    """
+    grad = np.asarray(dloss)[..., None] * dense_features(data.x)
+    if sigma:
+        grad = grad + sigma * (w if data.z is None else w - data.z)
+    return grad
+
+
+def sparse_gradient_norms(
+    dloss: np.ndarray, data: RoundData, sigma: float, w: np.ndarray
+) -> np.ndarray:
+    """Return ``‖dloss·x + σ(w − z)‖₂`` for sparse ``x``: O(nnz) when σ = 0, else dense."""
+    if sigma:
+        return np.linalg.norm(dense_gradient(dloss, data, sigma, w), axis=-1)
+    return np.abs(dloss) * np.sqrt(data.x.row_norms_sq())
+
+
 def feedback(kind: str, sigma: float, w: np.ndarray, data: RoundData) -> Feedback:
-    """Return the :class:`Feedback` of one round for committed points ``w`` (R, d)."""
+    """Return the :class:`Feedback` of one round for committed points ``w`` (R, d).
+
+    With sparse features its ``grad`` is formed on first access (see :class:`Feedback`).
+    """
     value, grad, prediction, dloss = evaluate(kind, sigma, w, data)
-    return Feedback(w, value, grad, data, prediction, dloss)
+    return Feedback(w, value, grad, data, prediction, dloss, sigma)
 
 
 @njit(cache=True)
@@ -293,7 +611,9 @@ def kernel_data(data: RoundData, loss: str | None):
 
     Returns ``(loss_code, g, x, y, z, has_z)``: (R, n, d) float arrays (a (1, 1, 1) dummy where
     the round data has none), labels (R, n) (dummy (1, 1)) and whether ``z`` is given.
+    Sparse features are densified here (dense kernels).
     """
+    data = data.densified()
     if (loss or "linear") not in LOSS_CODES:
         raise ValueError(f"no compiled kernel evaluates the {loss} loss")
     code = LOSS_CODES[loss or "linear"]

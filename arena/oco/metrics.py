@@ -37,7 +37,13 @@ from arena.metric import Metric, Record
 from arena.oco.components import MULTICLASS, feature_dim
 from arena.oco.domains import Domain
 from arena.oco.literal import round_loss
-from arena.oco.losses import RoundData, evaluate, multiclass_hinge
+from arena.oco.losses import (
+    RoundData,
+    dense_features,
+    dense_gradient,
+    evaluate,
+    multiclass_hinge,
+)
 from arena.spec import GameSpec
 
 MAX_STORED_FLOATS = 50_000_000
@@ -53,22 +59,34 @@ class OCOBlock(NamedTuple):
         Points played.
     values : ndarray (R, n)
         ``f_t(w_t)``.
-    grads : ndarray (R, n, d)
-        The arena's subgradients at ``w_t``.
+    grads : ndarray (R, n, d) or None
+        The arena's subgradients at ``w_t``; None on a sparse stream (features
+        :class:`~arena.oco.losses.SparseRows`), where they are ``dloss·x`` (+ σ(w − z)) and
+        :meth:`dense_grads` forms them.
     data : RoundData
         The rounds' data with a round axis.
     predictions : ndarray (R, n) or None
         ``⟨w_t, x_t⟩`` for example-based losses.
     t0 : int
         First round of the chunk (1-based).
+    dloss : ndarray (R, n) or None
+        ``ℓ'(ŷ_t, y_t)`` for example-based losses.
     """
 
     w: np.ndarray
     values: np.ndarray
-    grads: np.ndarray
+    grads: np.ndarray | None
     data: RoundData
     predictions: np.ndarray | None
     t0: int
+    dloss: np.ndarray | None = None
+
+    def dense_grads(self, sigma: float) -> np.ndarray:
+        """Return the subgradients (R, n, d), formed from ``dloss`` and sparse features if need
+        be (O(R·n·d)); ``sigma`` is the game's σ."""
+        if self.grads is not None:
+            return self.grads
+        return dense_gradient(self.dloss, self.data, sigma, self.w)
 
 
 class OCOCore:
@@ -415,11 +433,12 @@ class _History:
         if self.spec.loss == "linear":
             self.g_sum += data.g.sum(axis=1)
         elif self.spec.loss == "squared":
-            self.H += np.einsum("rni,rnj->rij", data.x, data.x)
-            self.h += np.einsum("rn,rni->ri", data.y, data.x)
+            x = dense_features(data.x)  # O(R·n·d), as the O(R·d²) statistics themselves
+            self.H += np.einsum("rni,rnj->rij", x, x)
+            self.h += np.einsum("rn,rni->ri", data.y, x)
             self.c += 0.5 * np.einsum("rn,rn->r", data.y, data.y)
         else:
-            self.X[:, self.t : self.t + n] = data.x
+            self.X[:, self.t : self.t + n] = dense_features(data.x)
             self.Y[:, self.t : self.t + n] = data.y
         self.t += n
 
@@ -471,7 +490,7 @@ class _PerRoundBest(OCOMetric):
         from arena.oco import hindsight
 
         spec, data = self._spec, block.data
-        source = data.g if spec.loss == "linear" else data.x
+        source = data.g if spec.loss == "linear" else dense_features(data.x)
         best, argmin = hindsight.per_round_best(
             spec.loss, spec.domain, source, data.y, spec.sigma, data.z, spec.n_classes
         )

@@ -7,8 +7,8 @@ every reference loop (:class:`arena.reference.ReferenceLoop`). Each round
 (:meth:`OCOLoop.play_round`) it asks the adversary for ``x_t`` (``features``), the player for
 ``w_t`` (``predict``), the adversary for the loss (``reveal``; an oblivious adversary answers from
 ``data_block(t, 1)``), evaluates the loss and its subgradient with the textbook scalar formulas
-(:mod:`arena.oco.literal`), and calls ``update``. At each checkpoint every metric is recomputed
-from the whole stored history by its own brute-force definition
+(:mod:`arena.oco.literal`; sparse rows pair by pair), and calls ``update``. At each checkpoint
+every metric is recomputed from the whole stored history by its own brute-force definition
 (:meth:`arena.metric.Metric.reference`, one :class:`~arena.oco.metrics.OCORecord` per replicate):
 the best comparator in hindsight over all stored examples (for the squared loss too, where the
 driver streams sufficient statistics), the per-round minimizers round by round.
@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from arena.oco.literal import round_loss, scalar_loss
-from arena.oco.losses import Feedback, RoundData
+from arena.oco.losses import Feedback, RoundData, dense_features, is_sparse
 from arena.oco.metrics import OCORecord
 from arena.reference import ReferenceLoop
 
@@ -53,12 +53,13 @@ class OCOLoop(ReferenceLoop):
         player, adversary, spec, n_rep = self.player, self.adversary, self.spec, self.n_rep
         kind, sigma = spec.loss, spec.sigma
         x = adversary.features(t)
-        x = None if x is None else np.array(x, dtype=np.float64)
-        w = np.array(player.predict(x), dtype=np.float64)
+        x = None if x is None else x.copy() if is_sparse(x) else np.array(x, dtype=np.float64)
+        # sparse rows as they are to a player that reads them (spec.sparse), else densified
+        w = np.array(player.predict(x if spec.sparse else dense_features(x)), dtype=np.float64)
         if w.shape != (n_rep, spec.dim):
             raise ValueError(f"player.predict returned shape {w.shape} at round {t}")
         rd = adversary.reveal(t, w.copy())
-        rd = RoundData(*(None if a is None else np.array(a, dtype=np.float64) for a in rd))
+        rd = RoundData(*(a if a is None or is_sparse(a) else np.array(a, np.float64) for a in rd))
         if rd.x is None and x is not None:
             rd = rd._replace(x=x)
         values = np.empty(n_rep)
@@ -71,7 +72,11 @@ class OCOLoop(ReferenceLoop):
         dloss = None
         if predictions is not None and kind != "multiclass_hinge":
             dloss = np.array([scalar_loss(kind, predictions[r], rd.y[r])[1] for r in range(n_rep)])
-        player.update(Feedback(w.copy(), values.copy(), grads.copy(), rd, predictions, dloss))
+        shown = rd if spec.sparse else rd.densified()
+        player.update(
+            Feedback(w.copy(), values.copy(), grads.copy(), shown, predictions, dloss, sigma)
+        )
+        rd = rd.densified()  # the record keeps dense rows: the metrics' definitions read them
         # w_t (R, d), f_t(w_t) (R,), the subgradients shown (R, d), ⟨w_t, x_t⟩ (the label in
         # multiclass) and the round's data, each field (R, ...)
         self.store(w=w, values=values, grads=grads.copy(), predictions=predictions, **rd._asdict())

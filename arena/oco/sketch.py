@@ -110,7 +110,7 @@ class SketchError(OCOMetric):
         self._gram = np.zeros((spec.n_replicates, d, d))
 
     def advance(self, block: OCOBlock, core: OCOCore) -> None:
-        grads = np.asarray(block.grads, dtype=np.float64)
+        grads = np.asarray(block.dense_grads(self._spec.sigma), dtype=np.float64)
         n = grads.shape[1]
         weights = np.array([self._player.sketch_weight(block.t0 + i) for i in range(n)])
         scaled = grads * weights[None, :, None]
