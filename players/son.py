@@ -21,6 +21,8 @@ from arena.oco.losses import (
     EXAMPLE_LOSSES,
     Feedback,
     RoundData,
+    SparseRows,
+    is_sparse,
     kernel_data,
     prediction_loss_scalar,
 )
@@ -477,7 +479,10 @@ class SON(OCOPlayer):
         (Algorithm 15, ``w = ū + Sᵀb``, O(m² + ms) per round for s nonzeros) and Sparse Oja-SON
         (Algorithms 22–23, ``w = ū + Zᵀb`` with ``V = FZ``, O(m³ + ms); line 3 of Alg. 23 needs
         ``F^{-1}`` where Eq. 4.6 prints ``A^{-1}``) — plus the O(md) of returning ``w_t``
-        itself, which the arena's protocol needs every round. Same predictions as the dense
+        itself, which the arena's protocol needs every round. On a sparse stream
+        (:class:`~arena.oco.losses.SparseRows`; the player is tagged ``sparse_input``) the rows'
+        support is read from the CSR arrays and the gradient formed on it, never densified; the
+        dense sketches densify the rows. Same predictions as the dense
         version (same draws) to round-off on well-posed streams; where a huge ĝ swamps V
         (unbounded predictions, no C) both are ill-conditioned and can part. Sparse FD-SON
         (Algorithms 18–21) is not offered: as printed it cannot run, since the matrix ``N1`` that
@@ -570,6 +575,7 @@ class SON(OCOPlayer):
         domains=frozenset({"unconstrained"}),
         losses=frozenset(EXAMPLE_LOSSES),
         block_kernel=True,
+        sparse_input=True,
     )
     parameter_constraints: ClassVar = {
         "sketch": [OneOf(*SKETCHES)],
@@ -735,27 +741,45 @@ class SON(OCOPlayer):
     def predict(self, x: np.ndarray | None = None) -> np.ndarray:
         """Return ``w_t``: ``u_t`` projected onto ``K_t`` in the ``A_{t−1}`` norm (Lemma 11)."""
         scale = self._coordinate_scale()
+        if is_sparse(x) and self.sparse:
+            return self._project_sparse(None, self._supports(x, scale)) * scale
+        x = x.densify() if is_sparse(x) else x
         features = x if x is None else np.asarray(x, dtype=np.float64) * scale
         if self.sparse:
             return self._project_sparse(features) * scale
         return self._project(features) * scale
 
+    @staticmethod
+    def _supports(x: SparseRows, scale: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Return each replicate's row of sparse features as ``(support, x̃ on it)``, with
+        ``x̃ = D^{-1/2}x`` read on the support only (``scale`` (R, d) is ``D^{-1/2}``)."""
+        out = []
+        for r in range(x.shape[0]):
+            lo, hi = int(x.indptr[r]), int(x.indptr[r + 1])
+            idx = x.indices[lo:hi]
+            out.append((idx, x.values[lo:hi] * scale[r, idx]))
+        return out
+
     def _sparse_basis(self) -> np.ndarray:
         """The rows of the sparse representation ``w = ū + basisᵀb``: S (RP) or Z (Oja)."""
         return self._z if self.sketch == "oja" else self._s
 
-    def _sparse_projection(self, r: int, x: np.ndarray, done: int) -> tuple:
+    def _sparse_projection(self, r: int, x: np.ndarray | tuple, done: int) -> tuple:
         """The projection step of Sparse RP-SON / Oja-SON (Luo 2016, Alg. 15 / 22, lines 3–5).
 
         RP: ``x̂ = Sx``, ``c = τ_C(⟨ū, x⟩ + ⟨b, x̂⟩)/(‖x‖² − x̂ᵀHx̂)``, ``b' = b + cHx̂``; Oja
         (``V = FZ``, ``D = (t−1)Λ/(α + (t−1)Λ)``): ``x̂ = FZx``,
         ``c = τ_C(⟨ū, x⟩ + ⟨b, Zx⟩)/(‖x‖² − x̂ᵀDx̂)``, ``b' = b + c·FᵀDx̂``; both ``w̄ = ū − cx``.
-        O(ms + m²). ``done = t − 1``, the rounds completed before this one. Returns ``(support, x
-        on it, c, the direction added to b)``.
+        O(ms + m²). ``done = t − 1``, the rounds completed before this one. ``x`` is a dense row
+        or a sparse one as ``(support, values)``. Returns ``(support, x on it, c, the direction
+        added to b)``.
         """
         b = self._b[r]
-        idx = np.flatnonzero(x)
-        xv = x[idx]
+        if isinstance(x, tuple):
+            idx, xv = x
+        else:
+            idx = np.flatnonzero(x)
+            xv = x[idx]
         if self.sketch == "oja":
             zx = self._z[r][:, idx] @ xv
             xh = self._f[r] @ zx
@@ -775,14 +799,17 @@ class SON(OCOPlayer):
                 coef = shift / den
         return idx, xv, coef, direction
 
-    def _project_sparse(self, x: np.ndarray | None) -> np.ndarray:
-        """Return ``w_t = ū − cx + basisᵀ(b + c·direction)`` (O(md): the arena needs ``w_t``)."""
+    def _project_sparse(self, x: np.ndarray | None, supports: list | None = None) -> np.ndarray:
+        """Return ``w_t = ū − cx + basisᵀ(b + c·direction)`` (O(md): the arena needs ``w_t``).
+
+        The features are dense rows ``x`` or sparse ones, ``supports`` (:meth:`_supports`)."""
         basis = self._sparse_basis()
         out = self._u + np.einsum("rmd,rm->rd", basis, self._b)
-        if x is None:
+        if x is None and supports is None:
             return out
         for r in range(out.shape[0]):
-            idx, xv, coef, direction = self._sparse_projection(r, x[r], self._t)
+            row = supports[r] if supports is not None else x[r]
+            idx, xv, coef, direction = self._sparse_projection(r, row, self._t)
             if coef != 0.0:
                 out[r] += basis[r].T @ (coef * direction)
                 out[r, idx] -= coef * xv
@@ -810,6 +837,11 @@ class SON(OCOPlayer):
         return w
 
     def update(self, fb: Feedback) -> None:
+        if fb.sparse and self.sparse:
+            self._update_sparse_rows(fb)
+            return
+        if fb.sparse:  # a dense sketch: O(md) or more a round anyway
+            fb = Feedback(fb.w, fb.value, fb.grad, fb.data.densified(), fb.prediction, fb.dloss)
         self._t += 1
         t = self._t
         eta_t = self._eta0 / math.sqrt(t)
@@ -908,6 +940,31 @@ class SON(OCOPlayer):
         self._t += n
         return out
 
+    def _update_sparse_rows(self, fb: Feedback) -> None:
+        """:meth:`update` of the sparse sketches on sparse rows: the same steps, with the
+        gradient ``ℓ'x`` (``ℓ'`` clipped as in :meth:`_assumed_gradient`) formed on each row's
+        support, and ``D_t`` (diagonal adaptation) updated there only."""
+        self._t += 1
+        eta_t = self._eta0 / math.sqrt(self._t)
+        self._eta_sum += eta_t
+        sketch_scale = math.sqrt(self._sig + eta_t)
+        x = fb.data.x
+        dl = np.asarray(fb.dloss, dtype=np.float64)
+        if self._lip is not None:
+            dl = np.where(np.abs(dl) > self._lip, np.copysign(self._lip, dl), dl)
+        for r in range(x.shape[0]):
+            lo, hi = int(x.indptr[r]), int(x.indptr[r + 1])
+            idx, values = x.indices[lo:hi], x.values[lo:hi]
+            raw = dl[r] * values
+            if self.diagonal:
+                scale = 1.0 / np.sqrt(self._dsum[r, idx])
+                features, grad = values * scale, raw * scale
+            else:
+                features, grad = values, raw
+            self._update_sparse_row(r, idx, features, grad, sketch_scale)
+            if self.diagonal:
+                self._dsum[r, idx] += raw**2
+
     def _update_sparse(self, x: np.ndarray | None, grads: np.ndarray, sketch_scale: float) -> None:
         """Sparse RP-SON's update (Luo 2016, Alg. 15, lines 3–9): O(ms + m²) given the support.
 
@@ -919,25 +976,39 @@ class SON(OCOPlayer):
         for r in range(grads.shape[0]):
             if x is None:
                 idx = np.flatnonzero(grads[r])
+                self._update_sparse_row(r, idx, None, grads[r, idx], sketch_scale)
             else:
-                idx, xv, coef, direction = self._sparse_projection(r, x[r], self._t - 1)
-                self._u[r, idx] -= coef * xv
-                self._b[r] += coef * direction
-            gv = grads[r, idx]
-            ghv = sketch_scale * gv
-            self._gsq[r] += float(gv @ gv)
-            self._ghsq[r] += float(ghv @ ghv)
-            if self.sketch == "oja":
-                self._oja_sparse_update(r, idx, gv, ghv)
-                continue
-            rv = self._rngs[r].normal(0.0, 1.0 / math.sqrt(self._m), self._m)
-            s = self._s[r]
-            s[:, idx] += np.outer(rv, ghv)
-            q = s[:, idx] @ ghv - (float(ghv @ ghv) / 2.0) * rv
-            self._h[r] = rp_inverse_update(self._h[r], rv, q)
-            b = self._b[r]
-            self._u[r, idx] -= float(rv @ b) * ghv + gv / self._alpha
-            self._b[r] = b + self._h[r] @ (s[:, idx] @ gv) / self._alpha
+                idx = np.flatnonzero(x[r])
+                self._update_sparse_row(r, idx, x[r][idx], grads[r, idx], sketch_scale)
+
+    def _update_sparse_row(
+        self,
+        r: int,
+        idx: np.ndarray,
+        xv: np.ndarray | None,
+        gv: np.ndarray,
+        sketch_scale: float,
+    ) -> None:
+        """One replicate's sparse update, given the support, the features and the gradient on
+        it (``xv`` None: no projection)."""
+        if xv is not None:
+            idx, xv, coef, direction = self._sparse_projection(r, (idx, xv), self._t - 1)
+            self._u[r, idx] -= coef * xv
+            self._b[r] += coef * direction
+        ghv = sketch_scale * gv
+        self._gsq[r] += float(gv @ gv)
+        self._ghsq[r] += float(ghv @ ghv)
+        if self.sketch == "oja":
+            self._oja_sparse_update(r, idx, gv, ghv)
+            return
+        rv = self._rngs[r].normal(0.0, 1.0 / math.sqrt(self._m), self._m)
+        s = self._s[r]
+        s[:, idx] += np.outer(rv, ghv)
+        q = s[:, idx] @ ghv - (float(ghv @ ghv) / 2.0) * rv
+        self._h[r] = rp_inverse_update(self._h[r], rv, q)
+        b = self._b[r]
+        self._u[r, idx] -= float(rv @ b) * ghv + gv / self._alpha
+        self._b[r] = b + self._h[r] @ (s[:, idx] @ gv) / self._alpha
 
     def _oja_sparse_update(self, r: int, idx: np.ndarray, gv: np.ndarray, ghv: np.ndarray) -> None:
         """Sparse Oja-SON's update (Luo 2016, Alg. 22 lines 7–9 with Alg. 23), O(m³ + ms).

@@ -308,6 +308,10 @@ class _Checker:
 
     def __init__(self, player, adversary, spec: GameSpec, ids: np.ndarray):
         self.player, self.adversary, self.spec, self.ids = player, adversary, spec, ids
+        # described once: a component's repr reads its signature (about 0.5 ms), and the checks
+        # run every chunk; the parameters do not change during a game
+        self.who_adversary = describe("adversary", adversary)
+        self.who_player = describe("player", player)
 
     def _fail(self, kind: str, comp: Any, what: str, t: int, r: int) -> None:
         raise GameError(describe(kind, comp), what, round=int(t), replicate=int(self.ids[r]))
@@ -332,7 +336,7 @@ class _Checker:
             if name == "x" and is_sparse(arr):
                 fixed[name] = self.sparse_rows(arr, (n_rep, n, n_features), t0)
                 continue
-            arr = real_array(arr, describe("adversary", adv), f"{name} of its round data", round=t0)
+            arr = real_array(arr, self.who_adversary, f"{name} of its round data", round=t0)
             shape = {"y": (n_rep, n), "x": (n_rep, n, n_features)}.get(name, (n_rep, n, dim))
             if arr.shape != shape:
                 raise GameError(
@@ -368,16 +372,15 @@ class _Checker:
     def sparse_rows(self, x: Any, shape: tuple[int, ...], t0: int) -> Any:
         """Validate sparse features (declared, canonical CSR of the expected shape, finite)."""
         adv = self.adversary
-        who = describe("adversary", adv)
+        problem = None
         if not adv.sparse_features():
-            raise GameError(
-                who, "returned sparse features but does not declare sparse_features()", round=t0
-            )
-        if x.shape != shape:
-            raise GameError(who, f"returned x of shape {x.shape}, expected {shape}", round=t0)
-        problem = x.check()
-        if problem:
-            raise GameError(who, f"returned malformed sparse features: {problem}", round=t0)
+            problem = "returned sparse features but does not declare sparse_features()"
+        elif x.shape != shape:
+            problem = f"returned x of shape {x.shape}, expected {shape}"
+        elif (why := x.check()) is not None:
+            problem = f"returned malformed sparse features: {why}"
+        if problem:  # described only on failure: a component's repr costs more than the check
+            raise GameError(describe("adversary", adv), problem, round=t0)
         lo, hi = int(x.indptr[0]), int(x.indptr[-1])
         bad = ~np.isfinite(x.values[lo:hi])
         if bad.any():
@@ -388,7 +391,7 @@ class _Checker:
 
     def points(self, w: np.ndarray, t0: int) -> np.ndarray:
         spec, player = self.spec, self.player
-        w = real_array(w, describe("player", player), "points", round=t0)
+        w = real_array(w, self.who_player, "points", round=t0)
         n = w.shape[1] if w.ndim == 3 else 0
         shape = (spec.n_replicates, n, spec.dim)
         if w.ndim != 3 or w.shape != shape:
@@ -397,10 +400,15 @@ class _Checker:
                 f"returned points of shape {w.shape}, expected {shape}",
                 round=t0,
             )
-        bad = ~np.isfinite(w)
-        if bad.any():
-            r, j = _first(bad)
-            self._fail("player", player, "returned a non-finite w_t", t0 + j, r)
+        # one pass, no (R, n, d) mask: a sum of finite values is finite unless it overflows,
+        # and only then (or on a real inf/nan) is the elementwise scan run
+        with np.errstate(over="ignore", invalid="ignore"):
+            suspect = not math.isfinite(float(np.add.reduce(w, axis=None)))
+        if suspect:
+            bad = ~np.isfinite(w)
+            if bad.any():
+                r, j = _first(bad)
+                self._fail("player", player, "returned a non-finite w_t", t0 + j, r)
         dom = spec.domain
         if dom.bounded:
             scale = max(1.0, dom.radius if dom.kind != "simplex" else 1.0)

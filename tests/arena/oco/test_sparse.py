@@ -42,6 +42,15 @@ SPARSE_PLAYERS = [
     ("passive_aggressive", {"variant": "pa1", "C": 0.5}, {"noise": 0.1}, 0.0),
     ("passive_aggressive", {"variant": "pa"}, {}, 0.0),
     ("passive_aggressive", {"variant": "pa2", "epsilon": 0.05}, {"task": "regression"}, 0.0),
+    # the logistic loss: SON's projection puts |⟨w, x⟩| = C = 1 on the hinge's kink
+    ("son", {"sketch": "oja", "m": 3, "sparse": True, "eta": 0.5}, {"loss": "logistic"}, 1e-12),
+    (
+        "son",
+        {"sketch": "oja", "m": 3, "sparse": True, "eta": 0.5, "diagonal": True},
+        {"loss": "logistic"},
+        1e-12,
+    ),
+    ("son", {"sketch": "fd", "m": 3, "eta": 0.5}, {"loss": "logistic"}, 1e-12),  # densified
 ]
 METRICS = ["loss", "mistakes", "regret"]
 
@@ -171,8 +180,34 @@ def test_reference_loop_on_sparse_rows(player, pp, ap, rtol):
     pd.testing.assert_frame_equal(ref, driver, atol=1e-12, rtol=1e-12)
 
 
+@pytest.mark.parametrize("diagonal", [False, True])
+def test_sparse_rp_son_block_equals_dense(diagonal):
+    """RP-SON draws its sketch from the player's streams, which a game derives from the cell
+    (the ``representation`` parameter included), so its two representations are compared on
+    the same streams here, block by block."""
+    from dataclasses import replace
+
+    from arena.oco.domains import Domain
+    from players.son import SON
+
+    adv = SparseStream(nnz=6, loss="logistic")
+    spec = GameSpec(
+        "classification", 200, 40, n_replicates=2, dim=200, domain=Domain(), loss="logistic"
+    )
+    adv.reset(spec, [np.random.default_rng(s) for s in (1, 2)])
+    blocks = [adv.data_block(1, 15), adv.data_block(16, 25)]
+    points = {}
+    for sparse in (True, False):
+        player = SON(sketch="rp", m=3, sparse=True, eta=0.5, diagonal=diagonal)
+        game = replace(spec, sparse=sparse)
+        player.reset(game, [np.random.default_rng(s) for s in (5, 6)])
+        shown = [b if sparse else b.densified() for b in blocks]
+        points[sparse] = np.concatenate([player.play_block(b, game) for b in shown], axis=1)
+    np.testing.assert_allclose(points[True], points[False], rtol=1e-12, atol=1e-12)
+
+
 def test_sparse_players_are_tagged_and_see_sparse_rows():
-    for name in ("ogd", "adagrad", "perceptron", "passive_aggressive"):
+    for name in ("ogd", "adagrad", "perceptron", "passive_aggressive", "son"):
         assert registry.load("player", name).tags.sparse_input, name
     assert not registry.load("player", "ons").tags.sparse_input
     seen = {}
@@ -249,3 +284,43 @@ def test_default_metrics_on_sparse_streams_equal_dense(player, pp, ap):
     ).rows
     assert {"regret", "dynamic_regret"} <= set(sparse.metric)
     np.testing.assert_allclose(_values(sparse), _values(dense), rtol=1e-9, atol=1e-9)
+
+
+def test_the_sparse_player_of_the_plugin_guide_passes_the_suite():
+    """docs/plugins.md, "Sparse rows", as written: its player passes the conformance suite (the
+    sparse == dense check included) and plays a sparse stream as it plays the same rows dense."""
+    import re
+    from pathlib import Path
+
+    from arena.oco.components import ObliviousOCOAdversary, OCOPlayer
+    from arena.spec import PlayerTags
+    from arena.testing import check_component
+
+    guide = (Path(__file__).resolve().parents[3] / "docs" / "plugins.md").read_text()
+    part = guide.split("### Sparse rows")[1].split("## 7.")[0]
+    blocks = re.findall(r"```python\n(.*?)```", part, re.S)
+    namespace = {
+        "np": np,
+        "OCOPlayer": OCOPlayer,
+        "ObliviousOCOAdversary": ObliviousOCOAdversary,
+        "AdversaryTags": AdversaryTags,
+        "PlayerTags": PlayerTags,
+    }
+    exec(blocks[0] + blocks[1], namespace)
+    player = namespace["SparseSGD"](eta=0.3)
+    assert check_component(player) == {}
+
+    class Broken(namespace["SparseSGD"]):  # its sparse branch steps the wrong way
+        def update(self, fb):
+            if not fb.sparse:
+                return super().update(fb)
+            self._w += self.eta * fb.grad
+
+    from arena.oco.checks import check_oco_sparse_matches_dense
+
+    with pytest.raises(AssertionError, match="sparse rows through"):
+        check_oco_sparse_matches_dense(Broken(eta=0.3))
+    kw = dict(n_actions=80, horizon=40, replicates=2, metrics=["loss", "mistakes"])
+    sparse = run_game(player, SparseStream(nnz=4), **kw).rows
+    dense = run_game(player, SparseStream(nnz=4, representation="dense"), **kw).rows
+    np.testing.assert_allclose(_values(sparse), _values(dense), rtol=1e-13)

@@ -1,0 +1,137 @@
+"""Per-round time of the sparse-aware OCO players, sparse rows against the same rows dense.
+
+For d ∈ {10⁴, 10⁵}, about 50 non-zeros a row (``sparse_stream``, rows of norm 1), R = 1:
+
+* **player**: ``play_block`` alone on pre-generated blocks of the driver's chunk size (the
+  player's arithmetic, with the one O(d) write of ``w_t`` a round that the protocol records,
+  measured alone as the floor), best of 3;
+* **game**: ``run_game(..., metrics=["loss"])`` divided by T (the stream, the checks, the
+  losses and the metric included), best of 2.
+
+Dense rows are the sparse ones densified (``representation="dense"``: the same examples). Run::
+
+    .venv/bin/python benchmarks/bench_sparse.py           # about a minute
+    .venv/bin/python benchmarks/bench_sparse.py --quick   # smoke test, numbers not meaningful
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from adversaries.sparse_stream import SparseStream
+from arena.game import DEFAULT_CHUNK_ELEMENTS, run_game
+from arena.oco.domains import Domain
+from arena.oco.game import MIN_CHUNK_ROUNDS
+from arena.spec import GameSpec
+
+PLAYERS = [
+    ("ogd", {"eta": 0.5}, {}),
+    ("ogd", {"eta": 0.5}, {"domain": "ball", "radius": 10.0}),
+    ("adagrad", {"eta": 0.5}, {}),
+    ("perceptron", {}, {}),
+    ("passive_aggressive", {}, {}),
+]
+
+
+def _label(name, pp, ap):
+    extra = ",".join(f"{k}={v}" for k, v in ap.items() if k != "radius")
+    return f"{name}({extra})" if extra else name
+
+
+def chunk_rounds(d: int, n_rep: int = 1) -> int:
+    """Rounds per chunk of the driver at this size (``arena.game.run_game``)."""
+    return max(MIN_CHUNK_ROUNDS, DEFAULT_CHUNK_ELEMENTS // (n_rep * d))
+
+
+def player_time(name, pp, ap, d, n, representation, repeats):
+    """Best seconds per round of ``play_block`` over n rounds, in the driver's chunks."""
+    from arena import registry
+
+    adv = SparseStream(nnz=50, representation=representation, **ap)
+    spec = GameSpec(
+        "classification",
+        d,
+        n,
+        dim=d,
+        domain=adv.declared_domain(),
+        loss=adv.declared_loss(),
+        sparse=representation == "sparse",
+    )
+    assert isinstance(spec.domain, Domain)
+    adv.reset(spec, [np.random.default_rng(0)])
+    size = chunk_rounds(d)
+    chunks = [adv.data_block(t0, min(size, n - t0 + 1)) for t0 in range(1, n + 1, size)]
+    best = np.inf
+    for _ in range(repeats + 1):  # the first pass compiles or loads the kernels
+        player = registry.make("player", name, **pp)
+        player.reset(spec, [np.random.default_rng(1)])
+        start = time.perf_counter()
+        for data in chunks:
+            player.play_block(data, spec)
+        best = min(best, time.perf_counter() - start)
+    return best / n
+
+
+def record_floor(d, n, repeats):
+    """Best seconds per round to write one point of d floats into a fresh chunk buffer: the
+    O(d) part every player pays for the points the protocol records (``out[r, j] = w``)."""
+    size = chunk_rounds(d)
+    w = np.random.default_rng(0).standard_normal(d)
+    best = np.inf
+    for _ in range(repeats + 1):
+        start = time.perf_counter()
+        for t0 in range(0, n, size):
+            out = np.empty((1, min(size, n - t0), d))
+            out[0] = w
+        best = min(best, time.perf_counter() - start)
+    return best / n
+
+
+def game_time(name, pp, ap, d, horizon, representation, repeats):
+    """Best seconds per round of a whole ``run_game``."""
+    params = {"nnz": 50, "representation": representation, **ap}
+    kw = dict(n_actions=d, horizon=horizon, metrics=["loss"], player_params=pp)
+    run_game(name, "sparse_stream", **{**kw, "horizon": 20}, adversary_params=params)
+    best = np.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run_game(name, "sparse_stream", **kw, adversary_params=params)
+        best = min(best, time.perf_counter() - start)
+    return best / horizon
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    dims = (10**4, 10**5)
+    rounds = {10**4: 2000, 10**5: 400} if not args.quick else {10**4: 50, 10**5: 20}
+    for d in dims:
+        floor = record_floor(d, rounds[d], 1 if args.quick else 3)
+        us = floor * 1e6
+        print(f"d = {d:.0e}: writing w_t (the protocol's O(d) record) costs {us:.1f} µs/round")
+    print()
+    print(
+        "| player | d | player µs/round sparse | dense | ratio "
+        "| game µs/round sparse | dense | ratio |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for name, pp, ap in PLAYERS:
+        for d in dims:
+            n = rounds[d]
+            ps = player_time(name, pp, ap, d, n, "sparse", 1 if args.quick else 3)
+            pdn = player_time(name, pp, ap, d, n, "dense", 1 if args.quick else 3)
+            gs = game_time(name, pp, ap, d, n, "sparse", 1 if args.quick else 2)
+            gd = game_time(name, pp, ap, d, n, "dense", 1 if args.quick else 2)
+            print(
+                f"| {_label(name, pp, ap)} | {d:.0e} | {ps * 1e6:.1f} | {pdn * 1e6:.1f} | "
+                f"{pdn / ps:.1f}× | {gs * 1e6:.1f} | {gd * 1e6:.1f} | {gd / gs:.1f}× |",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
