@@ -38,8 +38,8 @@ from arena.boosting.components import TASKS, Booster, check_task
 from arena.boosting.metrics import BoostingBlock, BoostingCore
 from arena.errors import ConfigError, GameError
 from arena.oco.components import OCOAdversary, resolve_dim
-from arena.oco.game import stream_game_identity
-from arena.oco.losses import EXAMPLE_LOSSES, RoundData, prediction_loss
+from arena.oco.game import check_sparse_rows, sparse_stream_check, stream_game_identity
+from arena.oco.losses import EXAMPLE_LOSSES, RoundData, is_sparse, prediction_loss
 from arena.protocol import GameProtocol, PreparedGame, Stepper
 from arena.results import TraceWriter, list_column
 from arena.spec import GameSpec
@@ -139,7 +139,12 @@ class BoostingProtocol(GameProtocol):
             task=task,
         )
         check_task(player, spec)
-        return spec, {"dim": dim, "loss": loss, "task": task}
+        config = {"dim": dim, "loss": loss, "task": task}
+        # boosters and weak learners read dense rows: a sparse stream's chunk is densified
+        # (or the game refused when that does not fit in memory)
+        if sparse_stream_check(player, adversary, task, dim, loss, int(ids.size)):
+            config["sparse"] = True
+        return spec, config
 
     def identity(self, player: Any, adversary: Any, spec: GameSpec) -> tuple[dict, dict]:
         # the hosted game's key: the examples an OCO learner sees on this adversary
@@ -187,7 +192,11 @@ class BoostingStepper(Stepper):
         raw = _call("adversary", adv, "data_block", t0, adv.data_block, t0, n, rounds=n)
         if not isinstance(raw, RoundData) or raw.x is None or raw.y is None:
             raise GameError(describe("adversary", adv), "returned no examples (x, y)", round=t0)
-        x = real_array(raw.x, describe("adversary", adv), "x of its round data", round=t0)
+        x = raw.x
+        if is_sparse(x):  # checked in O(nnz), then densified for the booster
+            x = check_sparse_rows(adv, x, (spec.n_replicates, n, spec.dim), t0, self.ids)
+            x = x.densify()
+        x = real_array(x, describe("adversary", adv), "x of its round data", round=t0)
         y = real_array(raw.y, describe("adversary", adv), "y of its round data", round=t0)
         n_rep, dim = spec.n_replicates, spec.dim
         for name, arr, shape in (("x", x, (n_rep, n, dim)), ("y", y, (n_rep, n))):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from arena.boosting.metrics import BoostingRecord
+from arena.oco.losses import dense_features
 from arena.reference import ReferenceLoop
 
 
@@ -50,7 +51,7 @@ class BoostingLoop(ReferenceLoop):
         """Round t: one example, the booster's prediction and update, the base learner's."""
         player, base = self.player, self.base
         data = self.adversary.data_block(t, 1)
-        x = np.array(data.x[:, 0], dtype=np.float64)
+        x = np.array(dense_features(data.round(0).x), dtype=np.float64)  # sparse rows densified
         y = np.array(data.y[:, 0], dtype=np.float64)
         prediction = np.array(player.predict(x.copy()), dtype=np.float64)
         player.update(x.copy(), y.copy())

@@ -149,7 +149,7 @@ class OCOProtocol(GameProtocol):
             raise ConfigError(
                 who_player, "loss", f"accepts {sorted(player.tags.losses)} losses, not {loss}"
             )
-        sparse = _sparse_stream(player, adversary, protocol, dim, loss, ids.size)
+        sparse = sparse_stream_check(player, adversary, protocol, dim, loss, ids.size)
         spec = GameSpec(
             protocol,
             dim,
@@ -210,11 +210,14 @@ def stream_game_identity(adversary: Any, dim: int, protocol: str) -> tuple[dict,
     return game, cell
 
 
-def _sparse_stream(player: Any, adversary: Any, protocol: str, dim: int, loss: str, n_rep: int):
+def sparse_stream_check(
+    player: Any, adversary: Any, protocol: str, dim: int, loss: str, n_rep: int
+) -> bool:
     """Return whether the adversary emits sparse rows; refuse what cannot play them.
 
     Sparse features need an oblivious stream of the classification or regression protocol with
-    an example loss. A player without the tag ``sparse_input`` is shown densified rows: the game
+    an example loss. A player without the tag ``sparse_input`` (a booster, in the boosting
+    protocol that hosts these streams) is shown densified rows: the game
     is refused, naming the player, the stream and the memory, when its state
     (:func:`~arena.resources.state_bytes`) and one densified chunk (``R·n·d·8`` bytes, n =
     :data:`MIN_CHUNK_ROUNDS`) do not fit in the memory available.
@@ -247,6 +250,36 @@ def _sparse_stream(player: Any, adversary: Any, protocol: str, dim: int, loss: s
             "use a player tagged sparse_input, or lower replicates",
         )
     return True
+
+
+def check_sparse_rows(
+    adversary: Any, x: Any, shape: tuple[int, ...], t0: int, ids: np.ndarray
+) -> Any:
+    """Return a chunk's sparse features after checking them, O(nnz): declared by the adversary
+    (``sparse_features()``), of the dense ``shape`` (R, n, d), canonical CSR
+    (:meth:`~arena.oco.losses.SparseRows.check`) and finite; else stop the game naming the
+    adversary (and the round and replicate of a non-finite value)."""
+    problem = None
+    if not adversary.sparse_features():
+        problem = "returned sparse features but does not declare sparse_features()"
+    elif x.shape != shape:
+        problem = f"returned x of shape {x.shape}, expected {shape}"
+    elif (why := x.check()) is not None:
+        problem = f"returned malformed sparse features: {why}"
+    if problem:  # described only on failure: a component's repr costs more than the check
+        raise GameError(describe("adversary", adversary), problem, round=t0)
+    lo, hi = int(x.indptr[0]), int(x.indptr[-1])
+    bad = ~np.isfinite(x.values[lo:hi])
+    if bad.any():
+        row = int(np.searchsorted(x.indptr, lo + int(np.argmax(bad)), side="right")) - 1
+        r, j = divmod(row, shape[1])
+        raise GameError(
+            describe("adversary", adversary),
+            "returned a non-finite x",
+            round=int(t0 + j),
+            replicate=int(ids[r]),
+        )
+    return x
 
 
 def _classes(adversary: Any, protocol: str, dim: int, loss: str, sigma: float) -> int | None:
@@ -371,23 +404,7 @@ class _Checker:
 
     def sparse_rows(self, x: Any, shape: tuple[int, ...], t0: int) -> Any:
         """Validate sparse features (declared, canonical CSR of the expected shape, finite)."""
-        adv = self.adversary
-        problem = None
-        if not adv.sparse_features():
-            problem = "returned sparse features but does not declare sparse_features()"
-        elif x.shape != shape:
-            problem = f"returned x of shape {x.shape}, expected {shape}"
-        elif (why := x.check()) is not None:
-            problem = f"returned malformed sparse features: {why}"
-        if problem:  # described only on failure: a component's repr costs more than the check
-            raise GameError(describe("adversary", adv), problem, round=t0)
-        lo, hi = int(x.indptr[0]), int(x.indptr[-1])
-        bad = ~np.isfinite(x.values[lo:hi])
-        if bad.any():
-            row = int(np.searchsorted(x.indptr, lo + int(np.argmax(bad)), side="right")) - 1
-            r, j = divmod(row, shape[1])
-            self._fail("adversary", adv, "returned a non-finite x", t0 + j, r)
-        return x
+        return check_sparse_rows(self.adversary, x, shape, t0, self.ids)
 
     def points(self, w: np.ndarray, t0: int) -> np.ndarray:
         spec, player = self.spec, self.player

@@ -324,3 +324,39 @@ def test_the_sparse_player_of_the_plugin_guide_passes_the_suite():
     sparse = run_game(player, SparseStream(nnz=4), **kw).rows
     dense = run_game(player, SparseStream(nnz=4, representation="dense"), **kw).rows
     np.testing.assert_allclose(_values(sparse), _values(dense), rtol=1e-13)
+
+
+# ---------------------------------------------------------------------------------------------
+# the boosting protocol hosts sparse streams: boosters are shown densified rows
+
+
+def test_boosting_on_a_sparse_stream_equals_dense_and_its_reference():
+    from arena.game import reference_play
+
+    kw = dict(n_actions=50, horizon=40, replicates=2, metrics=["mistakes", "loss"])
+    pp = {"n_learners": 4}
+    rows = {
+        rep: run_game(
+            "online_bbm",
+            "sparse_stream",
+            **kw,
+            player_params=pp,
+            adversary_params={"nnz": 5, "noise": 0.05, "representation": rep},
+        ).rows
+        for rep in ("sparse", "dense")
+    }
+    np.testing.assert_array_equal(_values(rows["sparse"]), _values(rows["dense"]))
+    ref = reference_play(
+        "online_bbm",
+        "sparse_stream",
+        **kw,
+        player_params=pp,
+        adversary_params={"nnz": 5, "noise": 0.05},
+    )
+    pd.testing.assert_frame_equal(ref, rows["sparse"], atol=1e-12, rtol=1e-12)
+
+
+def test_a_booster_over_the_memory_estimate_is_refused(monkeypatch):
+    monkeypatch.setattr(oco_game, "available_memory", lambda: 10 * 2**20)
+    with pytest.raises(ConfigError, match="player online_bbm.*sparse stream sparse_stream"):
+        run_game("online_bbm", SparseStream(), n_actions=10**5, horizon=5, metrics=["mistakes"])
