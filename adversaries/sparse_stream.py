@@ -55,6 +55,10 @@ class SparseStream(StreamAdversary):
         Radius of a ball or half-width of a box domain.
     representation : {"sparse", "dense"}
         How the features are emitted (the examples do not change).
+    test_size : int
+        Number m ≥ 0 of i.i.d. examples of the same law held out per replicate (oracle
+        ``test_split``, read by the ``online_to_batch`` metric), drawn at reset after ``u*``, in
+        the stream's representation; the stream never shows them.
 
     Notes
     -----
@@ -83,6 +87,7 @@ class SparseStream(StreamAdversary):
         "domain": DOMAIN,
         "radius": [POSITIVE],
         "representation": [OneOf(*REPRESENTATIONS)],
+        "test_size": [Interval(0, None, integer=True)],
     }
     tags = InstanceTags(AdversaryTags(protocol="classification", oblivious=True))
 
@@ -95,6 +100,7 @@ class SparseStream(StreamAdversary):
         domain: str = "unconstrained",
         radius: float = 1.0,
         representation: str = "sparse",
+        test_size: int = 0,
     ):
         self.nnz = nnz
         self.task = task
@@ -103,9 +109,11 @@ class SparseStream(StreamAdversary):
         self.domain = domain
         self.radius = radius
         self.representation = representation
+        self.test_size = test_size
 
     def _instance_tags(self) -> AdversaryTags:
-        return AdversaryTags(protocol=self.task, oblivious=True)
+        oracle = frozenset({"test_split"}) if self.test_size else frozenset()
+        return AdversaryTags(protocol=self.task, oblivious=True, oracle=oracle)
 
     def stream_identity(self) -> tuple[str, dict]:
         """The seed ignores ``representation``: both emit the same examples."""
@@ -143,6 +151,7 @@ class SparseStream(StreamAdversary):
         self._dim = int(spec.dim)
         self._rngs = list(rngs)
         self._u = np.stack([unit_vector(rng, self._dim) for rng in self._rngs])
+        self._test = self._generate(int(self.test_size)) if self.test_size else None
         self._start_stream()
 
     def _generate(self, n: int) -> RoundData:
@@ -182,3 +191,4 @@ class SparseStream(StreamAdversary):
         yield {"nnz": 3}
         yield {"nnz": 2, "task": "regression", "noise": 0.1, "representation": "dense"}
         yield {"nnz": 4, "noise": 0.1, "loss": "logistic", "domain": "ball"}
+        yield {"nnz": 3, "test_size": 20}

@@ -24,7 +24,7 @@ import numpy as np
 from arena.metrics.base import exact_quantile_rank
 from arena.metrics.drifting import TIE_TOL, _fractions
 from arena.oco.domains import Domain
-from arena.oco.losses import RoundData, prediction_loss
+from arena.oco.losses import RoundData, dense_features, prediction_loss
 from arena.oco.metrics import OCOBlock, OCOCore, OCOMetric, OCORecord
 from arena.spec import GameSpec
 
@@ -86,7 +86,7 @@ def grid_total_losses(spec: GameSpec, points: np.ndarray, data: RoundData) -> np
         total = np.asarray(data.g, dtype=np.float64).sum(axis=1) @ points.T
         n = data.g.shape[1]
     else:
-        x = np.asarray(data.x, dtype=np.float64)
+        x = np.asarray(dense_features(data.x), dtype=np.float64)
         y = np.asarray(data.y, dtype=np.float64)
         n_rep, n, _ = x.shape
         total = np.zeros((n_rep, points.shape[0]))

@@ -33,7 +33,7 @@ import numpy as np
 from numba import njit
 
 from arena.oco.literal import scalar_loss
-from arena.oco.losses import RoundData, prediction_loss
+from arena.oco.losses import RoundData, dense_features, is_sparse, prediction_loss
 from arena.oco.metrics import OCOBlock, OCOCore, OCOMetric, OCORecord
 from arena.spec import GameSpec
 
@@ -61,7 +61,7 @@ def held_out_risk(kind: str, w: np.ndarray, test: RoundData) -> tuple[np.ndarray
         The example loss ``ℓ(⟨w, x⟩, y)`` (:data:`arena.oco.losses.EXAMPLE_LOSSES`).
     w : ndarray (R, d)
     test : RoundData
-        ``x`` (R, m, d) and ``y`` (R, m).
+        ``x`` (R, m, d), dense or :class:`~arena.oco.losses.SparseRows`, and ``y`` (R, m).
 
     Returns
     -------
@@ -76,7 +76,10 @@ def held_out_risk(kind: str, w: np.ndarray, test: RoundData) -> tuple[np.ndarray
     >>> risk.tolist(), error.tolist()  # hinge 0.5 and 1.5; the second example is an error
     ([1.0], [0.5])
     """
-    predictions = np.einsum("rmd,rd->rm", test.x, w)
+    if is_sparse(test.x):  # O(nnz) of the split
+        predictions = test.x.dot(w)
+    else:
+        predictions = np.einsum("rmd,rd->rm", test.x, w)
     losses, _ = prediction_loss(kind, predictions, test.y)
     return losses.mean(axis=1), (test.y * predictions <= 0.0).mean(axis=1)
 
@@ -145,11 +148,19 @@ class OnlineToBatch(OCOMetric):
         super().start(spec)
         n_rep, dim = spec.n_replicates, spec.dim
         test = self._adversary.test_split()
-        x = np.ascontiguousarray(test.x, dtype=np.float64)
+        if is_sparse(test.x):  # a sparse stream's split stays sparse
+            x = test.x
+            problem = x.check()
+            if problem:
+                raise ValueError(f"test_split() gave malformed sparse rows: {problem}")
+            finite = bool(np.isfinite(x.values).all())
+        else:
+            x = np.ascontiguousarray(test.x, dtype=np.float64)
+            finite = x.ndim == 3 and bool(np.isfinite(x).all())
         y = np.ascontiguousarray(test.y, dtype=np.float64)
-        if x.ndim != 3 or x.shape[0] != n_rep or x.shape[2] != dim or x.shape[1] < 1:
+        if len(x.shape) != 3 or x.shape[0] != n_rep or x.shape[2] != dim or x.shape[1] < 1:
             raise ValueError(f"test_split() gave x of shape {x.shape}, expected (R, m ≥ 1, d)")
-        if y.shape != x.shape[:2] or not (np.isfinite(x).all() and np.isfinite(y).all()):
+        if y.shape != x.shape[:2] or not (finite and np.isfinite(y).all()):
             raise ValueError(f"test_split() gave y of shape {y.shape} or non-finite values")
         self._test = RoundData(x=x, y=y)
         self._sum = np.zeros((n_rep, dim))
@@ -225,7 +236,8 @@ def online_to_batch_bruteforce(record: OCORecord) -> dict[str, float]:
     """Return the metric's rows of one replicate after round t (but the declared bounds'), by
     plain loops over the record and the adversary's test split."""
     test = record.adversary.test_split()
-    x, y = np.asarray(test.x)[record.replicate], np.asarray(test.y)[record.replicate]
+    x = np.asarray(dense_features(test.x))[record.replicate]
+    y = np.asarray(test.y)[record.replicate]
     t, d = record.w.shape
     average = [sum(float(record.w[s, k]) for s in range(t)) / t for k in range(d)]
     avg_risk, avg_error = held_out_bruteforce(record.spec.loss, average, x, y)

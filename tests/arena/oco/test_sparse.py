@@ -358,5 +358,26 @@ def test_boosting_on_a_sparse_stream_equals_dense_and_its_reference():
 
 def test_a_booster_over_the_memory_estimate_is_refused(monkeypatch):
     monkeypatch.setattr(oco_game, "available_memory", lambda: 10 * 2**20)
-    with pytest.raises(ConfigError, match="player online_bbm.*sparse stream sparse_stream"):
+    with pytest.raises(ConfigError, match=r"player online_bbm.*sparse stream sparse_stream"):
         run_game("online_bbm", SparseStream(), n_actions=10**5, horizon=5, metrics=["mistakes"])
+
+
+def test_online_to_batch_reads_a_sparse_test_split():
+    kw = dict(
+        n_actions=60,
+        horizon=30,
+        replicates=2,
+        metrics=["online_to_batch", "loss"],
+        player_params={"eta": 0.5},
+    )
+    params = {"nnz": 4, "noise": 0.1, "test_size": 25}
+    rows = {
+        rep: run_game(
+            "ogd", "sparse_stream", **kw, adversary_params={**params, "representation": rep}
+        ).rows
+        for rep in ("sparse", "dense")
+    }
+    assert rows["sparse"].metric.str.startswith("online_to_batch:avg_risk").any()
+    np.testing.assert_allclose(_values(rows["sparse"]), _values(rows["dense"]), rtol=1e-13)
+    ref = reference_play_oco("ogd", "sparse_stream", **kw, adversary_params=params)
+    pd.testing.assert_frame_equal(ref, rows["sparse"], atol=1e-12, rtol=1e-12)
