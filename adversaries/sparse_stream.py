@@ -135,13 +135,13 @@ class SparseStream(StreamAdversary):
         return 1.0
 
     def gradient_bound(self) -> float | None:
-        if self.task == "classification":
-            y_max = 1.0
-        elif self.noise == 0:
-            y_max = 1.0  # |⟨u*, x⟩| ≤ ‖u*‖‖x‖ = 1
-        else:
-            return None if self.declared_loss() == "squared" else 1.0
-        return example_gradient_bound(self.declared_loss(), self.declared_domain(), 1.0, y_max)
+        """``|ℓ'|·‖x‖`` with ``‖x‖ = 1``: labels ±1, or ``|y| = |⟨u*, x⟩| ≤ 1`` in noiseless
+        regression (hinge and logistic then have ``|ℓ'| ≤ |y| ≤ 1``); with regression noise
+        only the absolute loss stays bounded (``|ℓ'| ≤ 1``)."""
+        loss = self.declared_loss()
+        if self.task == "regression" and self.noise:
+            return 1.0 if loss == "absolute" else None
+        return example_gradient_bound(loss, self.declared_domain(), 1.0, 1.0)
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
         if self.task == "classification" and self.noise > 1:

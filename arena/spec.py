@@ -55,13 +55,13 @@ class GameSpec:
         Number of labels k of the ``multiclass`` protocol: ``w_t ∈ ℝ^{k·d'}`` is the row-major
         flattening of ``W ∈ ℝ^{k×d'}`` (``dim = k·d'``) and the features are ``x_t ∈ ℝ^{d'}``
         (the Kesler construction); None in every other protocol.
+    task : str or None
+        The hosted data protocol of a ``boosting`` game (``classification`` or ``regression``:
+        what the booster predicts and which losses apply); None in every other protocol.
     sparse : bool
         The OCO-family stream emits its features as :class:`arena.oco.losses.SparseRows`
         (:meth:`arena.oco.components.OCOAdversary.sparse_features`) and the player reads them so
         (its tag ``sparse_input``); False when the player is shown densified rows.
-    task : str or None
-        The hosted data protocol of a ``boosting`` game (``classification`` or ``regression``:
-        what the booster predicts and which losses apply); None in every other protocol.
     """
 
     protocol: Protocol
