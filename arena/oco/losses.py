@@ -170,7 +170,20 @@ class SparseRows:
         return SparseRows(*views, self.shape)
 
     def take_rows(self, rows: np.ndarray, shape: tuple[int, ...]) -> SparseRows:
-        """Return the rows ``rows`` (in that order) as rows of the dense ``shape``."""
+        """Return the rows ``rows`` (in that order) as rows of the dense ``shape``: O(nnz of
+        those rows).
+
+        A stream over a file's examples holds them once as rows (N, d) and serves a block of
+        R replicates × n rounds by their example indices in replicate-major order.
+
+        Examples
+        --------
+        >>> examples = SparseRows([0, 1, 3, 4], [2, 0, 1, 3], [1.0, 2.0, 3.0, 4.0], (3, 4))
+        >>> order = np.array([[2, 0], [1, 1]])          # replicate r's examples, rounds 1 and 2
+        >>> block = examples.take_rows(order.reshape(-1), (2, 2, 4))
+        >>> block.densify()[1].tolist()                  # replicate 1: example 1 twice
+        [[2.0, 3.0, 0.0, 0.0], [2.0, 3.0, 0.0, 0.0]]
+        """
         rows = np.asarray(rows, dtype=np.int64)
         start, stop = self.indptr[rows], self.indptr[rows + 1]
         lengths = stop - start
