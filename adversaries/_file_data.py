@@ -26,6 +26,7 @@ from arena.data.files import (
     Examples,
     binary_labels,
     class_labels,
+    examples_digest,
     file_identity,
     read_examples,
     standardized,
@@ -176,11 +177,17 @@ def with_declared_features(component, X: Any) -> Any:
 
 
 def data_identity(component) -> dict[str, str]:
-    """Return the identity of a component's file: the dataset, the file's name, size and SHA-256
-    (the location is left out of the keys; the manifest keeps the parameters)."""
-    path = file_path(component)
-    identity = file_identity(path)
-    return {"dataset": f"{component.dataset}: {Path(path).name}{identity[len(path) :]}"}
+    """Return the identity of a component's data for the game key: the dataset and the digest of
+    the examples themselves (:func:`arena.data.files.examples_digest`), so the same examples in
+    another folder or another format play the same game, and an edited file another one."""
+    ex = examples(component)
+    shape = f"{ex.n_examples} × {ex.n_features}"
+    return {"dataset": f"{component.dataset}: examples sha256 {examples_digest(ex)} ({shape})"}
+
+
+def data_provenance(component) -> dict[str, str]:
+    """Return the file a component read, for the manifest: its path, size and SHA-256."""
+    return {"path": file_identity(file_path(component))}
 
 
 def _key(component) -> tuple:

@@ -267,13 +267,10 @@ class BoostingOracle(AdaptiveAdversary):
         except ImportError as exc:
             raise ConfigError(self.label(), "dataset", str(exc)) from exc
 
-    def stream_identity(self) -> tuple[str, dict]:
-        """The registry name and parameters that seed the game, the file parameters left out at
-        their defaults and the file's folder always (its digest is in :meth:`data_identity`)."""
-        name, params = super().stream_identity()
-        return name, files.keyed_params(self, params)
-
     def cell_params(self) -> dict:
+        """Every parameter but the file parameters at their defaults (the bundled sets keep the
+        keys, seeds and published numbers they had before those existed) and the file's folder
+        (the digest of :meth:`data_identity` identifies the data)."""
         return files.keyed_params(self, self.get_params())
 
     def footprint(self, spec: GameSpec) -> Footprint:
@@ -295,6 +292,10 @@ class BoostingOracle(AdaptiveAdversary):
             what=f"{n_rep} replicates' densified, presorted training examples "
             f"{shape_text(n_rep, n_train, d)} of {self.dataset}",
         )
+
+    def data_provenance(self) -> dict[str, str]:
+        """The file read (path, size, SHA-256), for the manifest; nothing for a bundled set."""
+        return files.data_provenance(self) if files.is_file_data(self.dataset) else {}
 
     def data_identity(self) -> dict[str, str]:
         if files.is_file_data(self.dataset):

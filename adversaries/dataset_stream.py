@@ -385,9 +385,11 @@ class DatasetStream(StreamAdversary):
     the file is read once per process and shared by every replicate and game (never copied per
     replicate); sparse files (svmlight, sparse ``.npz``) stay sparse in memory and each block of
     rounds emitted is densified alone (:func:`arena.data.files.take_rows`); the footprint counts
-    the data once plus those blocks. ``standardize`` on sparse data divides each feature by its
-    standard deviation **without centring it** (centring would fill every zero); a regression
-    target is standardized as ``diabetes``'s. The data's identity (the file's name, size and
+    the data once plus those blocks. ``standardize`` on a file divides each feature by its
+    standard deviation **without centring it**, whatever the format (centring would fill every
+    zero of a sparse file, and one rule makes the same examples the same game in every format;
+    ``intercept`` gives a linear predictor the offset centring would remove); a regression
+    target is centred and scaled as ``diabetes``'s. The data's identity (the file's name, size and
     SHA-256) enters the game key and the manifest; the folder does not, so the same file in
     another folder plays the same game.
 
@@ -591,6 +593,10 @@ class DatasetStream(StreamAdversary):
         params = self.get_params().items()
         kept = {k: v for k, v in params if k not in GENERATION_NAMES or k in used}
         return files.keyed_params(self, kept)
+
+    def data_provenance(self) -> dict[str, str]:
+        """The file read (path, size, SHA-256), for the manifest; nothing for a bundled set."""
+        return files.data_provenance(self) if files.is_file_data(self.dataset) else {}
 
     def data_identity(self) -> dict[str, str]:
         # the bundled datasets ship with scikit-learn: its version pins their contents; the

@@ -101,8 +101,9 @@ class MulticlassDatasetStream(StreamAdversary):
     ℝ^{k·d}; the regret metric needs ``radius=[inf]`` (every linear multiclass predictor).
 
     A file is read once per process and shared by the replicates; sparse files stay sparse and
-    each block of rounds is densified alone; ``standardize`` divides sparse features by their
-    standard deviation without centring them (as ``dataset_stream``, whose Notes say more).
+    each block of rounds is densified alone; ``standardize`` divides a file's features by their
+    standard deviation without centring them, in every format (as ``dataset_stream``, whose
+    Notes say why).
 
     Examples
     --------
@@ -166,6 +167,10 @@ class MulticlassDatasetStream(StreamAdversary):
 
     def cell_params(self) -> dict:
         return files.keyed_params(self, self.get_params())
+
+    def data_provenance(self) -> dict[str, str]:
+        """The file read (path, size, SHA-256), for the manifest; nothing for a bundled set."""
+        return files.data_provenance(self) if files.is_file_data(self.dataset) else {}
 
     def data_identity(self) -> dict[str, str]:
         if files.is_file_data(self.dataset):
