@@ -853,15 +853,20 @@ def binary_labels(
         both = pos & neg
         if both.any():
             r = int(np.argmax(both))
-            raise DataFileError(f"label {y[r]:g} is in both positive and negative")
+            raise DataFileError(f"{examples.path}: label {y[r]:g} is in both positive and negative")
         neither = ~(pos | neg)
         if neither.any():
             r = int(np.argmax(neither))
             raise DataFileError(
                 f"{examples.where(r)}: label {y[r]:g} is not in the mapping "
-                f"(positive {list(positive)}, negative {list(negative)})"
+                f"(positive {_values(positive)}, negative {_values(negative)})"
             )
     return np.where(pos, 1.0, -1.0)
+
+
+def _values(values: Sequence[float]) -> str:
+    """Labels as messages show them: ``[4, 2.5]``."""
+    return "[" + ", ".join(f"{float(v):g}" for v in values) + "]"
 
 
 def class_labels(examples: Examples, classes: Sequence[float] | None) -> tuple[np.ndarray, int]:
@@ -881,7 +886,7 @@ def class_labels(examples: Examples, classes: Sequence[float] | None) -> tuple[n
     else:
         order = np.asarray(list(classes), dtype=np.float64)
         if np.unique(order).size != order.size:
-            raise DataFileError(f"classes {list(classes)} lists a label twice")
+            raise DataFileError(f"classes {_values(classes)} lists a label twice")
     if order.size < 2:
         raise DataFileError(f"{examples.path}: a multiclass stream needs two labels or more")
     sorter = np.argsort(order, kind="stable")
@@ -891,7 +896,7 @@ def class_labels(examples: Examples, classes: Sequence[float] | None) -> tuple[n
     if not found.all():
         r = int(np.argmin(found))
         raise DataFileError(
-            f"{examples.where(r)}: label {y[r]:g} is not in classes {[float(c) for c in order]}"
+            f"{examples.where(r)}: label {y[r]:g} is not in classes {_values(order)}"
         )
     return sorter[pos].astype(np.float64), int(order.size)
 

@@ -189,7 +189,7 @@ def test_class_labels_follow_the_given_order_and_name_an_unlisted_label(tmp_path
     assert y.tolist() == [1.0, 2.0, 0.0] and k == 3
     with pytest.raises(DataFileError) as err:
         files.class_labels(ex, [7, 3])
-    assert str(err.value) == f"{path} line 5: label 9 is not in classes [7.0, 3.0]"
+    assert str(err.value) == f"{path} line 5: label 9 is not in classes [7, 3]"
 
 
 def test_standardization_scales_without_centring_alike_in_every_format():
