@@ -307,11 +307,15 @@ def stream_footprint(
     component, X: Any, y: np.ndarray, n_rep: int, n_train: int, m_test: int, chunk_rounds: int
 ) -> Footprint:
     """Return what a file stream holds: the data once (shared by replicates and games, never
-    copied per replicate), the replicates' permutations, the densified blocks of rounds (the
+    copied per replicate; the file's examples and the preprocessed copy when ``standardize`` or
+    ``intercept`` makes one), the replicates' permutations, the densified blocks of rounds (the
     kept block and the copy handed out, of ``max(chunk_rounds·R·d, 2¹⁸)`` values each) and the
     densified test split."""
     d = int(X.shape[1])
-    data = stored_bytes(X) + y.nbytes
+    raw = examples(component)
+    data = stored_bytes(X) + y.nbytes + raw.y.nbytes  # the mapped labels and the file's
+    if raw.X is not X:  # standardized or with an intercept: the file's copy is kept too
+        data += stored_bytes(raw.X)
     block = 2 * 8 * max(chunk_rounds * n_rep * d, 2**18)
     perms = 8 * n_rep * n_train * (2 if m_test else 1)
     test = 8 * n_rep * m_test * (d + 1)

@@ -86,7 +86,7 @@ def test_the_memory_estimate_counts_the_data_once(tmp_path):
     X = sp.random(3000, 20000, density=0.002, random_state=rng, format="csr")
     path = write(tmp_path, "big.svm", X, rng.choice([-1.0, 1.0], 3000))
     adv = DatasetStream("file", path=path, standardize=False)
-    data = stored_bytes(adv._data()[0]) + 8 * 3000
+    data = stored_bytes(adv._data()[0]) + 2 * 8 * 3000  # the file's labels and the mapped ones
 
     def memory(n_rep):
         return adv.footprint(
@@ -99,6 +99,10 @@ def test_the_memory_estimate_counts_the_data_once(tmp_path):
     for n_rep in (1, 8):  # the data once, then per replicate a permutation and the dense blocks
         assert memory(n_rep) == data + blocks(n_rep) + 8 * n_rep * 3000
     assert data < X.toarray().nbytes / 100  # held sparse: not n × d
+    scaled = DatasetStream("file", path=path)  # standardized: the file's copy is kept too
+    spec = GameSpec("classification", 20000, 10, dim=20000, n_replicates=1)
+    copy = stored_bytes(scaled._data()[0])  # the scaled features beside the file's
+    assert scaled.footprint(spec).memory == memory(1) + copy
 
 
 def test_a_game_whose_data_do_not_fit_is_refused_naming_the_file(tmp_path, examples, monkeypatch):
@@ -225,6 +229,20 @@ def test_every_example_stream_plays_a_file_from_the_command_line(tmp_path, examp
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
     assert json.loads((out / "manifest.json").read_text())["config"]["n_actions"] == 45
+    rng = np.random.default_rng(5)  # a source's dataset by name, from a data folder
+    (tmp_path / "data").mkdir()
+    heart = sp.random(270, 13, density=0.7, random_state=rng, format="csr")
+    save_examples(tmp_path / "data" / "heart_scale.gz", heart, rng.choice([-1.0, 1.0], 270))
+    out = tmp_path / "heart"
+    res = arena(
+        "run", "player=ogd", "adversary=dataset_stream", "adversary.dataset=heart",
+        f"adversary.data_dir={tmp_path / 'data'}", "adversary.domain=ball", "horizon=40",
+        "metrics=boosting_protocol", f"hydra.run.dir={out}", cwd=tmp_path,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    config = json.loads((out / "manifest.json").read_text())["config"]
+    assert config["data"]["dataset"].startswith("heart: examples sha256 ")
+    assert config["data_files"]["path"].startswith(str(tmp_path / "data" / "heart_scale.gz"))
     bad = tmp_path / "bad.csv"
     bad.write_text("y,x\n1,2\n-1,2,3\n")
     res = arena(
