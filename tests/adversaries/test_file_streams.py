@@ -116,6 +116,19 @@ def test_a_game_whose_data_do_not_fit_is_refused_naming_the_file(tmp_path, examp
     assert "parameter 'path'" in str(err.value) and "examples of file" in str(err.value)
 
 
+def test_a_rescaled_file_stream_keeps_its_identity_and_provenance(tmp_path, examples):
+    from adversaries.rescaled import Rescaled
+
+    X, y, _ = examples
+    path = write(tmp_path, "d.svm", X, y)
+    base = DatasetStream("file", path=path, domain="ball")
+    adv = Rescaled("dataset_stream", {"dataset": "file", "path": path, "domain": "ball"})
+    assert adv.data_identity() == base.data_identity()
+    assert adv.data_provenance() == base.data_provenance()
+    df = play("adagrad", adv, horizon=30, metrics=LIGHT)
+    assert df.protocol.iloc[0] == "classification"
+
+
 def test_the_data_identity_is_the_content_not_the_folder(tmp_path, examples):
     X, y, _ = examples
     (tmp_path / "a").mkdir()
