@@ -238,7 +238,7 @@ def _label_culprit(component) -> str:
     return _culprit(component)
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=4)
 def _prepared(key, label_column, task, positive, negative, standardize, intercept, features):
     ex = read_examples(key[0], label_column)
     X = ex.X
@@ -260,7 +260,7 @@ def _prepared(key, label_column, task, positive, negative, standardize, intercep
     return X, y
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=4)
 def _prepared_multiclass(key, label_column, classes, standardize, intercept, features):
     ex = read_examples(key[0], label_column)
     X = ex.X

@@ -736,6 +736,7 @@ class DatasetStream(StreamAdversary):
 def _example_file():
     """A small sparse svmlight file (200 × 30, labels ±1), written once to a temporary folder,
     for the conformance tests' parameter sets."""
+    import os
     import tempfile
     from pathlib import Path
 
@@ -749,7 +750,7 @@ def _example_file():
         rng = np.random.default_rng(0)
         X = sp.random(200, 30, density=0.1, random_state=rng, format="csr")
         y = np.where(X @ rng.standard_normal(30) > 0, 1.0, -1.0)
-        tmp = path.with_suffix(".part")
-        save_examples(tmp.with_name("sparse.part.svm"), X, y)
-        tmp.with_name("sparse.part.svm").replace(path)
+        part = path.with_name(f"sparse.{os.getpid()}.svm")  # concurrent test workers
+        save_examples(part, X, y)
+        part.replace(path)
     return path

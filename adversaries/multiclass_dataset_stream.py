@@ -246,6 +246,7 @@ class MulticlassDatasetStream(StreamAdversary):
 def _example_file():
     """A small sparse svmlight file (150 × 12, labels 0, 1, 2), written once to a temporary
     folder, for the conformance tests' parameter sets."""
+    import os
     import tempfile
     from pathlib import Path
 
@@ -259,7 +260,7 @@ def _example_file():
         rng = np.random.default_rng(0)
         X = sp.random(150, 12, density=0.3, random_state=rng, format="csr")
         y = np.argmax(X @ rng.standard_normal((12, 3)), axis=1).astype(float)
-        part = path.with_name("sparse3.part.svm")
+        part = path.with_name(f"sparse3.{os.getpid()}.svm")  # concurrent test workers
         save_examples(part, X, y)
         part.replace(path)
     return path
