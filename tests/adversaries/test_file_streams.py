@@ -264,3 +264,36 @@ def test_every_example_stream_plays_a_file_from_the_command_line(tmp_path, examp
     )  # fmt: skip
     assert res.returncode != 0
     assert f"{bad} line 3: 3 fields, expected 2 (as in line 1)" in res.stderr
+
+
+def test_a_tournament_resumes_over_the_same_examples_and_refuses_edited_ones(tmp_path, examples):
+    """A tournament cell records the examples' digest; resuming after the file is rewritten in
+    another format (same examples) skips it, after the examples changed it is refused."""
+    from arena.apps.tournament import Tournament, TournamentConfig
+    from arena.errors import ArenaError
+
+    X, y, _ = examples
+    path = write(tmp_path, "d.svm", X, y)
+    config = TournamentConfig.from_mapping(
+        {
+            "name": "files",
+            "players": ["ogd"],
+            "adversaries": [
+                {
+                    "name": "dataset_stream",
+                    "params": {"dataset": "file", "path": path, "domain": "ball"},
+                }
+            ],
+            "n_actions": [None],
+            "horizon": 30,
+            "replicates": 2,
+            "metrics": LIGHT,
+        }
+    )
+    first = Tournament(config, tmp_path / "t", executor="serial").run()
+    assert len(first.finished) == 1 and not first.failed
+    save_examples(path, X.toarray(), y)  # the same examples, written dense: the same data
+    assert len(Tournament(config, tmp_path / "t", executor="serial").run().skipped) == 1
+    save_examples(path, X[:-1], y[:-1])
+    with pytest.raises(ArenaError, match=r"the data of adversary dataset_stream .* changed"):
+        Tournament(config, tmp_path / "t", executor="serial").run()
