@@ -7,7 +7,11 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
+from adversaries import _file_data as files
 from adversaries.dataset_stream import held_out_split, load_dataset
+from arena.base import Footprint, shape_text
+from arena.data.catalog import CATALOG
+from arena.data.files import take_rows
 from arena.errors import ConfigError
 from arena.experts.components import AdaptiveAdversary
 from arena.params import Interval, ListOf, OneOf
@@ -15,6 +19,9 @@ from arena.spec import AdversaryTags, GameSpec, History
 
 DATASETS = ("breast_cancer", "digits")
 """The bundled binary classification datasets the oracle boosts on."""
+
+FILE_PARAMETERS = ("path", "data_dir", "label_column", "positive", "negative", "check_shape")
+"""The parameters of a file or a catalog dataset (the bundled sets ignore them)."""
 
 
 class SortedFeatures(NamedTuple):
@@ -126,11 +133,13 @@ class BoostingOracle(AdaptiveAdversary):
 
     Parameters
     ----------
-    dataset : {"breast_cancer", "digits"}
+    dataset : {"breast_cancer", "digits", "file"} or a catalog name
         A scikit-learn bundled binary dataset: ``breast_cancer`` (569 × 30, +1 benign) or
         ``digits`` restricted to two digits (the thesis's OCR-49 stand-in with the default
-        ``[4, 9]``: 361 × 64 pixel intensities 0-16, +1 for the first digit). Raw features:
-        stumps do not change under monotone rescaling of a feature.
+        ``[4, 9]``: 361 × 64 pixel intensities 0-16, +1 for the first digit); ``file``: the
+        file ``path``; a name of the sources' catalog (e.g. ``heart``): its copy, checked
+        against the published shape (docs/data.md). Raw features: stumps do not change under
+        monotone rescaling of a feature.
     digits : list of int
         ``digits`` only: the two digits kept, the first labelled +1.
     test_fraction : float
@@ -138,6 +147,17 @@ class BoostingOracle(AdaptiveAdversary):
         drawn per replicate from its stream (``rng.permutation(n)``, the first m), so the split
         is a fixed function of the seed, the cell and the replicate, common to every player.
         The other ``N = n − m`` examples are the experts.
+    path : str or None
+        The file to read (svmlight/LIBSVM text, plain or compressed; CSV; Parquet; ``.npz``).
+    data_dir : str or None
+        A catalog name without ``path``: the folder holding the copy (None: ``ARENA_DATA_DIR``).
+    label_column : str, int or None
+        CSV and Parquet: the label's column, by header name or 0-based index (None: the first).
+    positive, negative : list of float or None
+        The labels that become +1 and −1 (None: two labels in the file, the larger +1; every
+        label not positive is −1).
+    check_shape : bool
+        A catalog name: refuse a copy whose shape differs from the published table.
 
     Notes
     -----
@@ -169,6 +189,10 @@ class BoostingOracle(AdaptiveAdversary):
     The stumps and edges are kept for the whole game (the hypothesis ``H`` is its T stumps), so
     the state grows by O(R) per round: conformance's ``check_bounded_memory`` is declared to fail.
 
+    A file's examples are read once (sparse files stay sparse there) and each replicate's
+    training and test examples are densified at ``reset``, as the exhaustive stump search reads
+    every feature of every example; the footprint counts them and the presorted features.
+
     Examples
     --------
     >>> from arena import play
@@ -197,9 +221,10 @@ class BoostingOracle(AdaptiveAdversary):
         ),
     )
     parameter_constraints: ClassVar = {
-        "dataset": [OneOf(*DATASETS)],
+        "dataset": [OneOf(*DATASETS, files.FILE, *CATALOG)],
         "digits": [ListOf(Interval(0, 9, integer=True))],
         "test_fraction": [Interval(0, 1, closed="left")],
+        **{k: files.FILE_CONSTRAINTS[k] for k in FILE_PARAMETERS},
     }
 
     def __init__(
@@ -207,15 +232,30 @@ class BoostingOracle(AdaptiveAdversary):
         dataset: str = "breast_cancer",
         digits: Sequence[int] = (4, 9),
         test_fraction: float = 0.3,
+        path: str | None = None,
+        data_dir: str | None = None,
+        label_column: str | int | None = None,
+        positive: Sequence[float] | None = None,
+        negative: Sequence[float] | None = None,
+        check_shape: bool = True,
     ):
         self.dataset = dataset
         self.digits = digits
         self.test_fraction = test_fraction
+        self.path = path
+        self.data_dir = data_dir
+        self.label_column = label_column
+        self.positive = positive
+        self.negative = negative
+        self.check_shape = check_shape
 
     # ------------------------------------------------------------------------------------------
     # the data
 
     def _data(self) -> tuple[np.ndarray, np.ndarray]:
+        files.check_location(self, DATASETS)
+        if files.is_file_data(self.dataset):
+            return files.binary_or_regression(self, "classification", False, False)
         digits = tuple(int(v) for v in self.digits or ())
         if self.dataset == "digits":
             if len(digits) != 2 or digits[0] == digits[1]:
@@ -227,7 +267,39 @@ class BoostingOracle(AdaptiveAdversary):
         except ImportError as exc:
             raise ConfigError(self.label(), "dataset", str(exc)) from exc
 
+    def cell_params(self) -> dict:
+        """Every parameter but the file parameters at their defaults (the bundled sets keep the
+        keys, seeds and published numbers they had before those existed) and the file's folder
+        (the digest of :meth:`data_identity` identifies the data)."""
+        return files.keyed_params(self, self.get_params())
+
+    def footprint(self, spec: GameSpec) -> Footprint:
+        """A file's examples once, and per replicate its densified training and test examples
+        with their presorted features (about 33 bytes per training value: the values, the order,
+        the thresholds and their validity); bundled sets are negligible."""
+        if not files.is_file_data(self.dataset):
+            return super().footprint(spec)
+        X, y = self._data()
+        n_train, m = self.split_sizes()
+        n_rep, d = int(spec.n_replicates), int(X.shape[1])
+        stored = files.stream_footprint(self, X, y, n_rep, n_train, m, 0).memory
+        dense = n_rep * d * (33 * n_train + 8 * m) + 16 * n_rep * (n_train + m)
+        return Footprint(
+            memory=float(stored + dense),
+            work=float(6 * n_rep * d * n_train),
+            setup=float(n_rep * d * n_train * max(np.log2(max(n_train, 2)), 1.0)),
+            parameter="path" if self.path is not None else "dataset",
+            what=f"{n_rep} replicates' densified, presorted training examples "
+            f"{shape_text(n_rep, n_train, d)} of {self.dataset}",
+        )
+
+    def data_provenance(self) -> dict[str, str]:
+        """The file read (path, size, SHA-256), for the manifest; nothing for a bundled set."""
+        return files.data_provenance(self) if files.is_file_data(self.dataset) else {}
+
     def data_identity(self) -> dict[str, str]:
+        if files.is_file_data(self.dataset):
+            return files.data_identity(self)
         import sklearn
 
         return {"dataset": f"{self.dataset} (scikit-learn {sklearn.__version__})"}
@@ -269,8 +341,8 @@ class BoostingOracle(AdaptiveAdversary):
             train = np.broadcast_to(np.arange(n_train), (n_rep, n_train))
             test = np.zeros((n_rep, 0), dtype=np.int64)
         self._train_idx, self._test_idx = train, test
-        self._x_train, self._y_train = X[train], y[train]
-        self._x_test, self._y_test = X[test], y[test]
+        self._x_train, self._y_train = take_rows(X, train), y[train]
+        self._x_test, self._y_test = take_rows(X, test), y[test]
         self._sorted = presort(self._x_train)
         self._train_votes = np.zeros((n_rep, n_train))
         self._test_votes = np.zeros((n_rep, m))
@@ -328,3 +400,11 @@ class BoostingOracle(AdaptiveAdversary):
         yield {}
         yield {"dataset": "digits", "test_fraction": 0.5}
         yield {"test_fraction": 0.0}
+        yield {"dataset": "file", "path": str(_example_file()), "test_fraction": 0.25}
+
+
+def _example_file():
+    """The small sparse svmlight file of ``dataset_stream``'s conformance parameters."""
+    from adversaries.dataset_stream import _example_file as example
+
+    return example()

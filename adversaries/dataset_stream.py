@@ -1,5 +1,6 @@
-"""scikit-learn's bundled datasets as online streams (breast cancer, digits, diabetes), and two
-generated sets whose Bayes risk is known: Friedman's #1 regression and two Gaussian classes."""
+"""Datasets as online streams: scikit-learn's bundled sets (breast cancer, digits, diabetes), two
+generated sets whose Bayes risk is known (Friedman's #1 regression and two Gaussian classes), a
+user's file, and the sources' datasets by name (docs/data.md)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from adversaries import _file_data as files
 from adversaries._oco_stream import DOMAIN, EXAMPLE_LOSS, InstanceTags, StreamAdversary, make_domain
+from arena.base import Footprint
+from arena.data.catalog import CATALOG
+from arena.data.files import row_abs_max, row_abs_sums, row_norms, take_rows
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
@@ -25,7 +30,21 @@ DATASETS = {
     "friedman1": "regression",
     "gaussian_classes": "classification",
 }
-"""The datasets and their protocols."""
+"""The bundled and generated datasets and their protocols (a file's is its ``task``)."""
+
+DATASET_NAMES = (*DATASETS, files.FILE, *CATALOG)
+"""Every value of ``dataset``: the bundled and generated sets, ``file`` and the catalog's names."""
+
+FILE_PARAMETERS = (
+    "path",
+    "data_dir",
+    "task",
+    "label_column",
+    "positive",
+    "negative",
+    "check_shape",
+)
+"""The parameters of a file or a catalog dataset (the others ignore them)."""
 
 GENERATED = ("friedman1", "gaussian_classes")
 """The datasets drawn once from a known law (fixed by ``data_seed``); the others are bundled."""
@@ -324,6 +343,27 @@ class DatasetStream(StreamAdversary):
         Generated datasets only: the seed the dataset is drawn from, once. It is a parameter of
         the data, not of the game: every replicate (and every game seed) reshuffles and splits
         the same examples.
+    path : str or None
+        ``dataset=file``: the file to read (svmlight/LIBSVM text, plain or ``.gz``/``.bz2``/
+        ``.xz``; CSV; Parquet; ``.npz``: see docs/data.md); with a catalog name, that set's copy
+        (checked against its published shape).
+    data_dir : str or None
+        A catalog name without ``path``: the folder holding the copy (None: the folders of the
+        environment variable ``ARENA_DATA_DIR``); the file names tried are in docs/data.md.
+    task : {"classification", "regression"} or None
+        What a file is: labels mapped to ±1, or a real target taken as is (None: the catalog's
+        task, or classification).
+    label_column : str, int or None
+        CSV and Parquet: the label's column, by header name or 0-based index (None: the first).
+    positive : list of float or None
+        Classification from a file: the labels that become +1 (None: the file must hold two
+        labels, and the larger becomes +1).
+    negative : list of float or None
+        With ``positive``: the labels that become −1 (None: every other label); a label in
+        neither list is refused, naming its line.
+    check_shape : bool
+        A catalog name: refuse a copy whose examples, features or labels differ from the
+        published table (false: use it as it is; its identity is still recorded).
 
     Notes
     -----
@@ -340,6 +380,18 @@ class DatasetStream(StreamAdversary):
     (``rng.permutation(n)``: the first m indices are the test split, in dataset order), then its
     epochs are permutations of the ``n − m`` training examples only (n above is then ``n − m``).
     The standardization statistics still come from the whole dataset, test split included.
+
+    **A user's file or a source's dataset** (``dataset=file`` or a catalog name, docs/data.md):
+    the file is read once per process and shared by every replicate and game (never copied per
+    replicate); sparse files (svmlight, sparse ``.npz``) stay sparse in memory and each block of
+    rounds emitted is densified alone (:func:`arena.data.files.take_rows`); the footprint counts
+    the data once plus those blocks. ``standardize`` on a file divides each feature by its
+    standard deviation **without centring it**, whatever the format (centring would fill every
+    zero of a sparse file, and one rule makes the same examples the same game in every format;
+    ``intercept`` gives a linear predictor the offset centring would remove); a regression
+    target is centred and scaled as ``diabetes``'s. The data's identity (the file's name, size and
+    SHA-256) enters the game key and the manifest; the folder does not, so the same file in
+    another folder plays the same game.
 
     These are stand-ins, not the thesis datasets: scikit-learn's breast cancer is WDBC, not the
     LIBSVM breast-cancer set (683×10), and its diabetes is a 442×10 regression set, not Pima
@@ -391,7 +443,7 @@ class DatasetStream(StreamAdversary):
 
     tags = InstanceTags(AdversaryTags(protocol="classification", oblivious=True))
     parameter_constraints: ClassVar = {
-        "dataset": [OneOf(*DATASETS)],
+        "dataset": [OneOf(*DATASET_NAMES)],
         "digits": [ListOf(Interval(0, 9, integer=True)), IsNone()],
         "standardize": [Boolean()],
         "intercept": [Boolean()],
@@ -406,6 +458,7 @@ class DatasetStream(StreamAdversary):
         "separation": [Interval(0, None)],
         "flip": [Interval(0, 0.5, closed="left")],
         "data_seed": [Interval(0, None, integer=True)],
+        **{k: files.FILE_CONSTRAINTS[k] for k in FILE_PARAMETERS},
     }
 
     def __init__(
@@ -425,6 +478,13 @@ class DatasetStream(StreamAdversary):
         separation: float = 3.0,
         flip: float = 0.05,
         data_seed: int = 0,
+        path: str | None = None,
+        data_dir: str | None = None,
+        task: str | None = None,
+        label_column: str | int | None = None,
+        positive: Sequence[float] | None = None,
+        negative: Sequence[float] | None = None,
+        check_shape: bool = True,
     ):
         self.dataset = dataset
         self.digits = digits
@@ -441,12 +501,25 @@ class DatasetStream(StreamAdversary):
         self.separation = separation
         self.flip = flip
         self.data_seed = data_seed
+        self.path = path
+        self.data_dir = data_dir
+        self.task = task
+        self.label_column = label_column
+        self.positive = positive
+        self.negative = negative
+        self.check_shape = check_shape
+
+    def _protocol(self) -> str:
+        """The protocol the data play: the bundled or generated set's, else ``task`` (default:
+        the catalog's task, or classification)."""
+        if self.dataset in DATASETS:
+            return DATASETS[self.dataset]
+        entry = CATALOG.get(self.dataset)
+        return self.task or (entry.task if entry else "classification")
 
     def _instance_tags(self) -> AdversaryTags:
         oracle = frozenset({"test_split"}) if self.test_fraction else frozenset()
-        return AdversaryTags(
-            protocol=DATASETS.get(self.dataset, "classification"), oblivious=True, oracle=oracle
-        )
+        return AdversaryTags(protocol=self._protocol(), oblivious=True, oracle=oracle)
 
     def split_sizes(self) -> tuple[int, int]:
         """Return ``(n − m, m)``: the streamed and the held-out examples, ``m = ⌊f·n⌋`` exactly.
@@ -459,6 +532,10 @@ class DatasetStream(StreamAdversary):
         return held_out_split(self, int(self._data()[0].shape[0]), self.test_fraction)
 
     def _data(self) -> tuple[np.ndarray, np.ndarray]:
+        files.check_location(self, tuple(DATASETS))
+        if files.is_file_data(self.dataset):
+            standardize, intercept = bool(self.standardize), bool(self.intercept)
+            return files.binary_or_regression(self, self._protocol(), standardize, intercept)
         digits = tuple(int(v) for v in self.digits or ())
         if self.dataset == "digits":
             # one digit against the rest, or one against another: a fact about the whole list
@@ -505,7 +582,8 @@ class DatasetStream(StreamAdversary):
         published numbers) it had before the generated datasets existed."""
         name, params = super().stream_identity()
         used = GENERATION_PARAMETERS.get(self.dataset, ())
-        return name, {k: v for k, v in params.items() if k not in GENERATION_NAMES or k in used}
+        params = {k: v for k, v in params.items() if k not in GENERATION_NAMES or k in used}
+        return name, files.keyed_params(self, params)
 
     def cell_params(self) -> dict[str, Any]:
         """Every parameter but the generation parameters the dataset does not use: the cells (and
@@ -513,13 +591,20 @@ class DatasetStream(StreamAdversary):
         datasets existed."""
         used = GENERATION_PARAMETERS.get(self.dataset, ())
         params = self.get_params().items()
-        return {k: v for k, v in params if k not in GENERATION_NAMES or k in used}
+        kept = {k: v for k, v in params if k not in GENERATION_NAMES or k in used}
+        return files.keyed_params(self, kept)
+
+    def data_provenance(self) -> dict[str, str]:
+        """The file read (path, size, SHA-256), for the manifest; nothing for a bundled set."""
+        return files.data_provenance(self) if files.is_file_data(self.dataset) else {}
 
     def data_identity(self) -> dict[str, str]:
         # the bundled datasets ship with scikit-learn: its version pins their contents; the
         # generated ones are pinned by their parameters and the generators' versions
         import sklearn
 
+        if files.is_file_data(self.dataset):
+            return files.data_identity(self)
         if self.dataset not in GENERATED:
             return {"dataset": f"{self.dataset} (scikit-learn {sklearn.__version__})"}
         used = GENERATION_PARAMETERS[self.dataset]
@@ -569,7 +654,7 @@ class DatasetStream(StreamAdversary):
         return make_domain(self.domain, self.radius)
 
     def declared_loss(self) -> str:
-        regression = DATASETS[self.dataset] == "regression"
+        regression = self._protocol() == "regression"
         if self.loss is None:
             return "squared" if regression else "hinge"
         if regression and self.loss not in REGRESSION_LOSSES:  # depends on the dataset too
@@ -578,11 +663,11 @@ class DatasetStream(StreamAdversary):
         return self.loss
 
     def feature_bound(self) -> float:
-        return float(np.linalg.norm(self._data()[0], axis=1).max())
+        return float(row_norms(self._data()[0]).max())
 
     def gradient_bound(self) -> float | None:
         X, y = self._data()
-        norms = np.linalg.norm(X, axis=1)
+        norms = row_norms(X)
         if self.declared_loss() != "squared":
             return float(norms.max())
         dom = self.declared_domain()
@@ -591,9 +676,9 @@ class DatasetStream(StreamAdversary):
         if dom.kind == "ball":
             reach = dom.radius * norms
         elif dom.kind == "box":
-            reach = dom.radius * np.abs(X).sum(axis=1)
+            reach = dom.radius * row_abs_sums(X)
         else:  # simplex: ⟨w, x⟩ is a convex combination of the coordinates
-            reach = np.abs(X).max(axis=1)
+            reach = row_abs_max(X)
         return float((norms * (reach + np.abs(y))).max())
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
@@ -609,7 +694,7 @@ class DatasetStream(StreamAdversary):
         if m:
             splits = np.stack([rng.permutation(X.shape[0]) for rng in self._rngs])
             test, self._train = np.sort(splits[:, :m], axis=1), np.sort(splits[:, m:], axis=1)
-            self._test = RoundData(x=X[test], y=y[test])
+            self._test = RoundData(x=take_rows(X, test), y=y[test])
         n_samples = self._train.shape[1]
         self._perm = np.empty((n_rep, n_samples), dtype=np.int64)
         self._pos = n_samples  # position in the current epoch (n: a new epoch starts)
@@ -618,7 +703,22 @@ class DatasetStream(StreamAdversary):
     def _generate(self, n: int) -> RoundData:
         idx, self._pos = epoch_indices(self._perm, self._pos, self._rngs, n)
         idx = np.take_along_axis(self._train, idx, axis=1)  # the identity without a split
-        return RoundData(x=self._X[idx], y=self._y[idx])
+        return RoundData(x=self.rows(idx), y=self._y[idx])
+
+    def rows(self, idx: np.ndarray) -> np.ndarray:
+        """Return the features of examples ``idx`` (R, n) as a dense (R, n, d) block: the one
+        place a sparse file's rows are densified (valid after ``reset``)."""
+        return take_rows(self._X, idx)
+
+    def footprint(self, spec: GameSpec) -> Footprint:
+        """A file's examples once (shared by the replicates), the permutations and the densified
+        blocks (:func:`adversaries._file_data.stream_footprint`); bundled sets are negligible."""
+        if not files.is_file_data(self.dataset):
+            return super().footprint(spec)
+        X, y = self._data()
+        n_train, m = self.split_sizes()
+        n_rep = int(spec.n_replicates)
+        return files.stream_footprint(self, X, y, n_rep, n_train, m, 16)
 
     @classmethod
     def _unit_test_params(cls):
@@ -629,3 +729,28 @@ class DatasetStream(StreamAdversary):
         yield {"test_fraction": 0.3, "domain": "ball", "radius": 5.0}
         yield {"dataset": "friedman1", "n_samples": 200, "noise": 0.5, "domain": "ball"}
         yield {"dataset": "gaussian_classes", "n_samples": 300, "flip": 0.1, "test_fraction": 0.2}
+        yield {"dataset": "file", "path": str(_example_file()), "test_fraction": 0.2}
+        yield {"dataset": "file", "path": str(_example_file()), "task": "regression"}
+
+
+def _example_file():
+    """A small sparse svmlight file (200 × 30, labels ±1), written once to a temporary folder,
+    for the conformance tests' parameter sets."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from arena.data.files import save_examples
+
+    path = Path(tempfile.gettempdir()) / "regret-arena-dataset-stream-test" / "sparse.svm"
+    if not path.exists():
+        import scipy.sparse as sp
+
+        path.parent.mkdir(exist_ok=True)
+        rng = np.random.default_rng(0)
+        X = sp.random(200, 30, density=0.1, random_state=rng, format="csr")
+        y = np.where(X @ rng.standard_normal(30) > 0, 1.0, -1.0)
+        part = path.with_name(f"sparse.{os.getpid()}.svm")  # concurrent test workers
+        save_examples(part, X, y)
+        part.replace(path)
+    return path

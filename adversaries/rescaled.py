@@ -144,6 +144,9 @@ class Rescaled(OCOAdversary):
     def data_identity(self) -> dict[str, str]:
         return self._base().data_identity()
 
+    def data_provenance(self) -> dict[str, str]:
+        return self._base().data_provenance()
+
     def stream_identity(self) -> tuple[str, dict]:
         """The base's identity: the base and every rescaling of it share the data stream, so the
         engine pairs them replicate by replicate (the rescaling map has its own jumped stream)."""

@@ -83,6 +83,16 @@ class Adversary(Component):
         """
         return {}
 
+    def data_provenance(self) -> dict[str, str]:
+        """Return where the data came from (the files read: path, size, digest), for the
+        manifest only (``config.data_files``); ``{}`` by default.
+
+        Unlike :meth:`data_identity` it stays out of the game key and the seeds, so that the
+        same examples in another folder (or another file format) play the same game, while the
+        manifest still says which file a run read.
+        """
+        return {}
+
     def cell_params(self) -> dict[str, Any]:
         """Return the parameters that enter the cell key, and so the cell id and the player's
         streams: all of them (``get_params``) by default (the manifest and the run id keep every

@@ -239,6 +239,7 @@ def prepare_game(
         "n_actions": spec.n_actions,
         **protocol_config,
         **({"data": data} if data else {}),
+        **({"data_files": data_files} if (data_files := adversary.data_provenance()) else {}),
         "horizon": horizon,
         "seed": seed,
         "replicates": ids.tolist(),

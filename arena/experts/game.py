@@ -236,7 +236,7 @@ class ExpertsProtocol(GameProtocol):
         name = type(adversary).registry_name()
         return {
             "adversary": name,
-            "params": adversary.get_params(),
+            "params": adversary.cell_params(),  # get_params, but what cannot change the game
             "n_actions": spec.n_actions,
         }, {}
 
