@@ -10,8 +10,6 @@ says, writes and refuses rather than how a process behaves.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import subprocess
 import sys
@@ -31,20 +29,10 @@ def arena(*args: str, cwd: Path, extra_path: Path | None = None) -> subprocess.C
     )
 
 
-def arena_in_process(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    """Run ``arena *args`` in ``cwd`` by calling ``arena.apps.cli:main`` here; return what
-    :func:`arena` returns (exit code, stdout, stderr), a ``SystemExit`` read as its exit code."""
-    from arena.apps.cli import main
+def arena_in_process(*args: str, cwd: Path):
+    """Run ``arena *args`` in ``cwd`` by calling ``arena.apps.cli:main`` here
+    (:func:`tests.helpers.contract.run_in_process`); the result has the ``returncode``,
+    ``stdout`` and ``stderr`` that :func:`arena` returns."""
+    from tests.helpers.contract import run_in_process
 
-    out, err = io.StringIO(), io.StringIO()
-    saved = Path.cwd()
-    os.chdir(cwd)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                code = main(list(args))
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    finally:
-        os.chdir(saved)
-    return subprocess.CompletedProcess(["arena", *args], code, out.getvalue(), err.getvalue())
+    return run_in_process(list(args), cwd)
