@@ -34,7 +34,7 @@ from players.exp3 import Exp3
 from players.tsallis_inf import TsallisInf
 from players.ucb1 import UCB1
 from tests.helpers import clt_band, last_values, rngs
-from tests.helpers.cli import arena
+from tests.helpers.cli import arena_in_process
 
 COMPONENTS = [
     Needle(),
@@ -294,7 +294,7 @@ def test_distribution_reader_never_reads_the_draw():
 )
 def test_cli_runs(tmp_path, name):
     out = tmp_path / "run"
-    res = arena(
+    res = arena_in_process(
         "run", "player=exp3", f"adversary={name}", "n_actions=3", "horizon=1000", "replicates=4",
         f"hydra.run.dir={out}", cwd=tmp_path,
     )  # fmt: skip

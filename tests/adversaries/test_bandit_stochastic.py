@@ -29,7 +29,7 @@ from adversaries.stochastic import Bernoulli
 from arena import GameSpec, play
 from arena.errors import ConfigError
 from tests.helpers import rngs
-from tests.helpers.cli import arena
+from tests.helpers.cli import arena_in_process
 from tests.helpers.experts import assert_split_invariant
 
 NAMES = ("gaussian_arms", "stochastically_constrained", "corrupted", "rotting", "ucb_trap")
@@ -283,7 +283,7 @@ def test_ucb_trap_separates():
 @pytest.mark.parametrize("name", NAMES)
 def test_arena_run_bandit(name, tmp_path):
     out = tmp_path / "out"
-    res = arena(
+    res = arena_in_process(
         "run",
         "player=exp3",
         f"adversary={name}",

@@ -1,4 +1,11 @@
-"""End-to-end tests of ``arena``: exact schema, manifest, clear errors, no partial output."""
+"""End-to-end tests of ``arena``: exact schema, manifest, clear errors, no partial output.
+
+The first test (and one of the two runs of the seed test) runs the command in a subprocess, as a
+user would; the others call its entry point in-process
+(:func:`tests.helpers.cli.arena_in_process`), since they check what a command prints and writes,
+not how a process starts or exits (exit codes and signals of the real command:
+test_hardening_exits.py; the installed script: ``make test-wheel``).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from arena.results import ARROW_SCHEMA, SCHEMA
-from tests.helpers.cli import arena
+from tests.helpers.cli import arena, arena_in_process
 
 
 def test_run_writes_exact_schema_and_manifest(tmp_path):
@@ -56,9 +63,11 @@ def test_run_writes_exact_schema_and_manifest(tmp_path):
 
 
 def test_same_seed_identical_results(tmp_path):
+    """The same seed gives the same rows in another process: one run in a subprocess, the
+    other in this process (hash randomization and import order differ between the two)."""
     frames = []
-    for name in ("a", "b"):
-        res = arena(
+    for name, command in (("a", arena), ("b", arena_in_process)):
+        res = command(
             "run",
             "adversary=bernoulli",
             "horizon=150",
@@ -73,7 +82,7 @@ def test_same_seed_identical_results(tmp_path):
 
 
 def test_list_shows_components_and_parameters(tmp_path):
-    res = arena("list", cwd=tmp_path)
+    res = arena_in_process("list", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     for name in (
         "hedge",
@@ -131,7 +140,7 @@ def _bad_replay(tmp_path: Path, array) -> str:
 )
 def test_bad_input_one_clear_message_and_no_output(tmp_path, args, needle):
     out = tmp_path / "run"
-    res = arena("run", "horizon=50", *args, f"hydra.run.dir={out}", cwd=tmp_path)
+    res = arena_in_process("run", "horizon=50", *args, f"hydra.run.dir={out}", cwd=tmp_path)
     assert res.returncode != 0
     assert needle in res.stderr, res.stderr
     assert "Traceback" not in res.stderr
@@ -152,7 +161,7 @@ def test_bad_input_one_clear_message_and_no_output(tmp_path, args, needle):
 def test_replay_bad_files(tmp_path, array, needle):
     out = tmp_path / "run"
     path = _bad_replay(tmp_path, array)
-    res = arena(
+    res = arena_in_process(
         "run",
         "adversary=replay",
         f"adversary.path={path}",
@@ -168,7 +177,7 @@ def test_replay_bad_files(tmp_path, array, needle):
 
 def test_replay_n_actions_mismatch(tmp_path):
     path = _bad_replay(tmp_path, np.full((60, 3), 0.5))
-    res = arena(
+    res = arena_in_process(
         "run",
         "adversary=replay",
         f"adversary.path={path}",
@@ -182,18 +191,18 @@ def test_replay_n_actions_mismatch(tmp_path):
 
 def test_different_experiment_in_same_directory_refused(tmp_path):
     out = tmp_path / "run"
-    first = arena("run", "horizon=40", "seed=1", f"hydra.run.dir={out}", cwd=tmp_path)
+    first = arena_in_process("run", "horizon=40", "seed=1", f"hydra.run.dir={out}", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     before = (out / "results.parquet").read_bytes()
-    again = arena("run", "horizon=40", "seed=1", f"hydra.run.dir={out}", cwd=tmp_path)
+    again = arena_in_process("run", "horizon=40", "seed=1", f"hydra.run.dir={out}", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
-    other = arena("run", "horizon=40", "seed=2", f"hydra.run.dir={out}", cwd=tmp_path)
+    other = arena_in_process("run", "horizon=40", "seed=2", f"hydra.run.dir={out}", cwd=tmp_path)
     assert other.returncode != 0 and "different experiment" in other.stderr
     assert (out / "results.parquet").read_bytes() == before
 
 
 def test_demo_runs_and_prints_where_results_are(tmp_path):
-    res = arena(
+    res = arena_in_process(
         "demo",
         "--results",
         str(tmp_path / "t"),
@@ -217,7 +226,7 @@ def test_weak_learner_group_sets_a_boosters_weak_learner(tmp_path):
     """``weak_learner=NAME weak_learner.param=…`` is the booster's ``weak_learner`` and
     ``weak_learner_params``; a player that boosts nothing is refused, touching no file."""
     out = tmp_path / "run"
-    res = arena(
+    res = arena_in_process(
         "run",
         "player=online_bbm",
         "player.n_learners=3",
@@ -235,6 +244,8 @@ def test_weak_learner_group_sets_a_boosters_weak_learner(tmp_path):
     assert params["weak_learner"] == "linear"
     assert params["weak_learner_params"] == {"step": "adagrad", "loss": "logistic", "rate": 0.25}
     bad = tmp_path / "bad"
-    res = arena("run", "player=hedge", "weak_learner=stump", f"hydra.run.dir={bad}", cwd=tmp_path)
+    res = arena_in_process(
+        "run", "player=hedge", "weak_learner=stump", f"hydra.run.dir={bad}", cwd=tmp_path
+    )
     assert res.returncode == 2 and "takes no weak learner" in res.stderr
     assert not bad.exists()

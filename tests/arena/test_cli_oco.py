@@ -7,12 +7,12 @@ import json
 import pyarrow.parquet as pq
 
 from arena.results import SCHEMA
-from tests.helpers.cli import arena
+from tests.helpers.cli import arena_in_process
 
 
 def test_run_oco_game_with_metric_parameters(tmp_path):
     out = tmp_path / "run"
-    res = arena(
+    res = arena_in_process(
         "run",
         "player=ogd",
         "adversary=random_linear",
@@ -42,7 +42,7 @@ def test_run_oco_game_with_metric_parameters(tmp_path):
 
 def test_run_classification_counts_mistakes(tmp_path):
     out = tmp_path / "run"
-    res = arena(
+    res = arena_in_process(
         "run", "player=perceptron", "adversary=separable_stream", "n_actions=4",
         "horizon=300", "replicates=2", f"hydra.run.dir={out}", cwd=tmp_path,
     )  # fmt: skip
@@ -54,7 +54,7 @@ def test_run_classification_counts_mistakes(tmp_path):
 
 
 def test_experts_player_against_an_oco_adversary_is_a_clear_error(tmp_path):
-    res = arena(
+    res = arena_in_process(
         "run", "player=hedge", "adversary=random_linear", "horizon=10",
         f"hydra.run.dir={tmp_path / 'run'}", cwd=tmp_path,
     )  # fmt: skip

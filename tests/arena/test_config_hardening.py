@@ -2,7 +2,9 @@
 
 Each bad value of ``arena tournament`` and ``arena run`` must exit non-zero with one line that
 names the key, leave the output folder unclaimed, and let the corrected command succeed in the
-same folder.
+same folder. The commands run in-process (:func:`tests.helpers.cli.arena_in_process`, the console
+script's entry point), since what is checked is what they print and write; one bad value of each
+command also runs as a real subprocess, which must refuse with the same line.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from arena.apps.tournament import Tournament, TournamentConfig
 from arena.errors import ArenaError, ConfigError
 from arena.game import MAX_SEED, prepare_game
 from arena.validation import checkpoint_grid
-from tests.helpers.cli import arena
+from tests.helpers.cli import arena, arena_in_process
 
 TINY_TOURNAMENT = (
     "tournament=demo",
@@ -70,11 +72,11 @@ def assert_one_line_error(res, *needles: str) -> None:
 )
 def test_bad_tournament_is_refused_before_the_folder_is_claimed(tmp_path, override, needles):
     out = tmp_path / "t"
-    res = arena("tournament", *TINY_TOURNAMENT, f"out={out}", override, cwd=tmp_path)
+    res = arena_in_process("tournament", *TINY_TOURNAMENT, f"out={out}", override, cwd=tmp_path)
     assert_one_line_error(res, *needles)
     assert not out.exists()
     # the corrected command runs in the same folder (it was not claimed)
-    fixed = arena("tournament", *TINY_TOURNAMENT, f"out={out}", cwd=tmp_path)
+    fixed = arena_in_process("tournament", *TINY_TOURNAMENT, f"out={out}", cwd=tmp_path)
     assert fixed.returncode == 0, fixed.stderr
     assert "1 cell(s) run" in fixed.stdout and "0 failed" in fixed.stdout
     assert len(list((out / "parts").glob("manifest-*.json"))) == 1
@@ -107,9 +109,13 @@ def test_bad_player_entry_shapes_are_config_errors():
 
 def test_refused_config_keeps_an_existing_tournament_untouched(tmp_path):
     out = tmp_path / "t"
-    assert arena("tournament", *TINY_TOURNAMENT, f"out={out}", cwd=tmp_path).returncode == 0
+    assert (
+        arena_in_process("tournament", *TINY_TOURNAMENT, f"out={out}", cwd=tmp_path).returncode == 0
+    )
     before = (out / "manifest.json").read_text()
-    res = arena("tournament", *TINY_TOURNAMENT, f"out={out}", "tournament.horizon=0", cwd=tmp_path)
+    res = arena_in_process(
+        "tournament", *TINY_TOURNAMENT, f"out={out}", "tournament.horizon=0", cwd=tmp_path
+    )
     assert_one_line_error(res, "'horizon'")
     assert (out / "manifest.json").read_text() == before
     assert not (out / "failures.parquet").exists()
@@ -136,17 +142,39 @@ def test_refused_config_keeps_an_existing_tournament_untouched(tmp_path):
 )
 def test_bad_run_parameter_is_one_line_and_writes_nothing(tmp_path, override, needles):
     out = tmp_path / "run"
-    res = arena("run", *TINY_RUN, f"hydra.run.dir={out}", override, cwd=tmp_path)
+    res = arena_in_process("run", *TINY_RUN, f"hydra.run.dir={out}", override, cwd=tmp_path)
     assert_one_line_error(res, *needles)
     assert not out.exists()
-    fixed = arena("run", *TINY_RUN, f"hydra.run.dir={out}", cwd=tmp_path)
+    fixed = arena_in_process("run", *TINY_RUN, f"hydra.run.dir={out}", cwd=tmp_path)
     assert fixed.returncode == 0, fixed.stderr
     assert (out / "results.parquet").is_file()
 
 
+@pytest.mark.parametrize(
+    ("args", "folder"),
+    [
+        (("run", *TINY_RUN, "per_decade=0"), "hydra.run.dir"),
+        (("tournament", *TINY_TOURNAMENT, "tournament.horizon=-1"), "out"),
+    ],
+)
+def test_a_subprocess_refuses_with_the_same_line_as_in_process(tmp_path, args, folder):
+    """The tests above call the entry point in-process; the command in its own process must
+    print the same one line, exit with the same code and leave the folder unclaimed too."""
+    here = arena_in_process(*args, f"{folder}={tmp_path / 'a'}", cwd=tmp_path)
+    there = arena(*args, f"{folder}={tmp_path / 'b'}", cwd=tmp_path)
+    assert_one_line_error(there)
+    assert there.returncode == here.returncode
+    assert there.stderr.replace(str(tmp_path / "b"), "X") == here.stderr.replace(
+        str(tmp_path / "a"), "X"
+    )
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
 def test_largest_seed_is_played_and_written(tmp_path):
     out = tmp_path / "run"
-    res = arena("run", *TINY_RUN, f"hydra.run.dir={out}", f"seed={MAX_SEED}", cwd=tmp_path)
+    res = arena_in_process(
+        "run", *TINY_RUN, f"hydra.run.dir={out}", f"seed={MAX_SEED}", cwd=tmp_path
+    )
     assert res.returncode == 0, res.stderr
     assert json.loads((out / "manifest.json").read_text())["config"]["seed"] == MAX_SEED
 

@@ -1,4 +1,12 @@
-"""The ``arena`` command line in a subprocess, for the end-to-end tests of the CLI and plugins."""
+"""The ``arena`` command line, for the end-to-end tests of the CLI and plugins.
+
+:func:`arena` runs it in a fresh Python subprocess: what the tests of signals, exit codes of a
+killed child and plugins installed on ``PYTHONPATH`` need. :func:`arena_in_process` calls the
+console script's entry point (``arena.apps.cli:main``) in the test's own process, capturing what
+it prints: the same code path from the argument list on, without paying a Python start, the
+imports and the numba cache load (~4 s of CPU) per call, for the tests that check what a command
+says, writes and refuses rather than how a process behaves.
+"""
 
 from __future__ import annotations
 
@@ -19,3 +27,12 @@ def arena(*args: str, cwd: Path, extra_path: Path | None = None) -> subprocess.C
     return subprocess.run(
         [*ARENA, *args], cwd=cwd, capture_output=True, text=True, timeout=300, env=env
     )
+
+
+def arena_in_process(*args: str, cwd: Path):
+    """Run ``arena *args`` in ``cwd`` by calling ``arena.apps.cli:main`` here
+    (:func:`tests.helpers.contract.run_in_process`); the result has the ``returncode``,
+    ``stdout`` and ``stderr`` that :func:`arena` returns."""
+    from tests.helpers.contract import run_in_process
+
+    return run_in_process(list(args), cwd)

@@ -7,12 +7,12 @@ import json
 import pyarrow.parquet as pq
 
 from arena.results import SCHEMA
-from tests.helpers.cli import arena
+from tests.helpers.cli import arena_in_process
 
 
 def test_run_a_bandit_game(tmp_path):
     out = tmp_path / "run"
-    res = arena(
+    res = arena_in_process(
         "run", "player=exp3", "player.eta=anytime", "adversary=bernoulli", "adversary.gap=0.2",
         "n_actions=4", "horizon=500", "replicates=3", f"hydra.run.dir={out}", cwd=tmp_path,
     )  # fmt: skip
@@ -30,7 +30,7 @@ def test_run_a_bandit_game(tmp_path):
 
 
 def test_run_refuses_a_bandit_player_against_an_oco_adversary(tmp_path):
-    res = arena("run", "player=ucb1", "adversary=random_linear", "horizon=10",
+    res = arena_in_process("run", "player=ucb1", "adversary=random_linear", "horizon=10",
                 f"hydra.run.dir={tmp_path / 'run'}", cwd=tmp_path)  # fmt: skip
     assert res.returncode == 2
     assert "this player plays the bandit protocol" in res.stderr

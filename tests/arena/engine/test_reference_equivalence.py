@@ -6,7 +6,8 @@ For every registered player against every built-in adversary, in the protocol th
 adaptive ones, streaming metric kernels) must equal ``reference_play(...)`` (``predict`` /
 ``update`` every round, one action uniform per round, brute-force metrics from the stored
 history): the same rows in the same order with the same dtypes, every non-value column exactly
-and every value to 1e-12.
+and every value to 1e-12. The players of ``FULL_METRICS`` are compared on every default metric;
+the others on the metrics that read what a player does (``PLAYER_METRICS``, which says why).
 """
 
 from __future__ import annotations
@@ -32,6 +33,32 @@ REPLICATES = 3
 METRICS = {**DEFAULT_METRICS, "sa_regret": {"tau": [3, 10, 1000]}}
 """All default metrics; small windows so that the sliding-window kernel is exercised (τ = 1000 > T
 takes the Kadane path)."""
+
+PLAYER_METRICS = {
+    name: METRICS[name]
+    for name in (
+        "loss",
+        "realized_loss",
+        "regret",
+        "realized_regret",
+        "pseudo_regret",
+        "zero_weight_frac",
+        "entropy",
+        "bound",
+        "lower_bound",
+        "arm_pulls",
+        "arm_pseudo_regret",
+        "estimate_bias",
+    )
+}
+"""The metrics that read what a player does: ``p_t`` (expected loss and regret, entropy, zero
+weights), the action drawn from it (realized loss and regret, arm pulls), its declared bounds and
+its own estimates. Every other metric is a function of the loss sequence and these, computed by
+the engine whatever the player; the players of :data:`FULL_METRICS` check them all, on every
+path the engine plays a player through, and ``test_metric_walker.py`` checks each metric's stream
+against its brute force. The reference loop's brute-force metrics cost ~7× the game itself, so
+the other players are compared on these: a player whose fast path differs from its readable loop
+changes ``p_t`` or the action, and with it the expected loss to 1e-12."""
 
 PLAYERS = registry.available("player")
 ADVERSARIES = ["bernoulli", "fair_coin", "ftl_killer", "shifting_experts", "greedy", "replay"]
@@ -140,6 +167,17 @@ FULL_GRID = {"hedge", "ftl"}
 """Players run on the whole (adversary × N) grid; every other player on N = 3 against every
 adversary plus N = 1 and N = 7 against one each, which keeps the file fast as the catalog grows."""
 
+FULL_METRICS = FULL_GRID | {"leader", "exp3", "bandit_wrapper"}
+"""Players compared on every metric of :data:`METRICS`: ``hedge`` and ``ftl`` (experts block
+kernels), ``leader`` (an experts player without a block kernel: the per-round path), ``exp3`` (a
+bandit block kernel) and ``bandit_wrapper`` (a bandit player without one)."""
+
+
+def metrics_for(player: str) -> dict:
+    """:data:`METRICS` for the players of :data:`FULL_METRICS`, else :data:`PLAYER_METRICS`."""
+    return METRICS if player in FULL_METRICS else PLAYER_METRICS
+
+
 CASES = [
     (player, adversary, n_act)
     for player in PLAYERS
@@ -154,7 +192,8 @@ CASES = [
 
 @pytest.mark.parametrize(("player", "adversary", "n_act"), CASES)
 def test_engine_equals_reference(player, adversary, n_act, replay_files):
-    kwargs = game_kwargs(adversary, n_act, replay_files)
+    metrics = metrics_for(player)
+    kwargs = game_kwargs(adversary, n_act, replay_files, metrics=metrics)
     try:
         run = run_game(player, adversary, **kwargs)
     except ArenaError as exc:
@@ -174,7 +213,7 @@ def test_engine_equals_reference(player, adversary, n_act, replay_files):
     assert_same_rows(run.rows, reference)
     # declared bounds are logged as "bound:<metric>" rows, one per declared metric
     logged = {m.split(":")[0] for m in run.rows.metric}
-    assert logged == {m for m in METRICS if m not in run.skipped_metrics}
+    assert logged == {m for m in metrics if m not in run.skipped_metrics}
     assert ("pseudo_regret" in run.skipped_metrics) == (
         adversary in ("ftl_killer", "greedy", "replay")
     )
@@ -190,7 +229,14 @@ def test_player_variants(player, replay_files):
     n_act = n_for(player, 3)
     for params in cls._unit_test_params():
         for adversary in ("replay", "greedy", "bernoulli"):
-            kwargs = game_kwargs(adversary, n_act, replay_files, player_params=params, horizon=60)
+            kwargs = game_kwargs(
+                adversary,
+                n_act,
+                replay_files,
+                player_params=params,
+                horizon=60,
+                metrics=metrics_for(player),
+            )
             assert_same_or_both_refuse(player, adversary, **kwargs)
 
 
@@ -210,7 +256,9 @@ def test_adversary_variants(adversary, replay_files):
 @pytest.mark.parametrize("player", PLAYERS)
 def test_one_round_chunks(player, adversary, replay_files):
     """``chunk_elements=1`` splits every chunk into single rounds; nothing may change."""
-    kwargs = game_kwargs(adversary, n_for(player, 3), replay_files, horizon=60)
+    kwargs = game_kwargs(
+        adversary, n_for(player, 3), replay_files, horizon=60, metrics=metrics_for(player)
+    )
     assert_same_or_both_refuse(player, adversary, {"chunk_elements": 1}, **kwargs)
 
 

@@ -17,7 +17,7 @@ from arena.spec import GameSpec
 from players.bandit_wrapper import BanditWrapper
 from players.exp3 import Exp3
 from players.exp3_ix import Exp3IX
-from tests.helpers.cli import arena
+from tests.helpers.cli import arena_in_process
 
 LO, HI = -1.0, 3.0
 
@@ -135,7 +135,7 @@ def test_arm_subset():
 
 def test_estimate_bias_from_the_command_line(tmp_path):
     out = tmp_path / "run"
-    res = arena(
+    res = arena_in_process(
         "run", "player=exp3_ix", "adversary=bernoulli", "n_actions=3", "horizon=200",
         "replicates=2", "metrics=regret", "+metrics.estimate_bias.arms=[0,2]",
         f"hydra.run.dir={out}", cwd=tmp_path,
@@ -146,7 +146,7 @@ def test_estimate_bias_from_the_command_line(tmp_path):
     assert set(df[df.metric == "estimate_bias"].param) == {0.0, 2.0}
     # and in the default set of a bandit run
     out2 = tmp_path / "run2"
-    res = arena("run", "player=exp3", "adversary=bernoulli", "n_actions=3", "horizon=50",
+    res = arena_in_process("run", "player=exp3", "adversary=bernoulli", "n_actions=3", "horizon=50",
                 f"hydra.run.dir={out2}", cwd=tmp_path)  # fmt: skip
     assert res.returncode == 0, res.stderr
     df = pd.read_parquet(out2 / "results.parquet")

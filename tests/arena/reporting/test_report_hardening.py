@@ -16,7 +16,7 @@ from arena.reporting.build import MANIFEST
 from arena.reporting.render import Details, Links, Para, Table, code, render_markdown
 from arena.results import write_parquet_atomic
 from tests.arena.reporting.test_reporting import make_tournament
-from tests.helpers.cli import arena
+from tests.helpers.cli import arena_in_process
 
 # A player name and parameters, an error message and a traceback that try every way into the
 # Markdown: raw HTML, an autolink and a link with a javascript: target, emphasis, backticks
@@ -75,7 +75,7 @@ def test_cli_refuses_traversal_names_and_touches_nothing(tournament, tmp_path):
     reports = tmp_path / "reports"
     reports.mkdir()
     for name in ("../victim", str(victim), "sub/../../victim", "..", ".x", ""):
-        res = arena(
+        res = arena_in_process(
             "report", str(tournament), "--name", name, "--reports", str(reports), cwd=tmp_path
         )
         assert res.returncode != 0, name
@@ -92,7 +92,7 @@ def test_build_refuses_a_foreign_folder_and_names_it(tournament, tmp_path):
     with pytest.raises(ReportPathError, match=re.escape(str(victim))):
         build_report(tournament, victim, name="x")
     assert _snapshot(victim) == before
-    res = arena(
+    res = arena_in_process(
         "report", str(tournament), "--name", "victim", "--reports", str(tmp_path), cwd=tmp_path
     )
     assert res.returncode != 0 and "not a regret-arena report" in res.stderr
@@ -127,7 +127,7 @@ def test_rebuild_removes_only_its_own_old_files(tournament, tmp_path):
 
 def test_cli_rebuild_of_its_own_report_works(tournament, tmp_path):
     for _ in range(2):
-        res = arena(
+        res = arena_in_process(
             "report", str(tournament), "--name", "again", "--reports", str(tmp_path), cwd=tmp_path
         )
         assert res.returncode == 0, res.stderr
