@@ -140,8 +140,9 @@ class BoostingProtocol(GameProtocol):
         )
         check_task(player, spec)
         config = {"dim": dim, "loss": loss, "task": task}
-        # boosters and weak learners read dense rows: a sparse stream's chunk is densified
-        # (or the game refused when that does not fit in memory)
+        # a booster tagged sparse_input reads the chunks' CSR rows (its compiled lanes in
+        # O(nnz)); any other sees each chunk densified (or the game is refused when that does
+        # not fit in memory)
         if sparse_stream_check(player, adversary, task, dim, loss, int(ids.size)):
             config["sparse"] = True
         return spec, config
@@ -186,20 +187,27 @@ class BoostingStepper(Stepper):
     def _fail(self, kind: str, comp: Any, what: str, t: int, r: int) -> None:
         raise GameError(describe(kind, comp), what, round=int(t), replicate=int(self.ids[r]))
 
-    def data(self, t0: int, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """The chunk's validated examples ``x`` (R, n, d) and labels ``y`` (R, n)."""
+    def data(self, t0: int, n: int) -> tuple[Any, np.ndarray]:
+        """The chunk's validated examples ``x`` (R, n, d) and labels ``y`` (R, n); a sparse
+        chunk stays :class:`~arena.oco.losses.SparseRows` for a booster tagged
+        ``sparse_input``."""
         adv, spec = self.adversary, self.spec
         raw = _call("adversary", adv, "data_block", t0, adv.data_block, t0, n, rounds=n)
         if not isinstance(raw, RoundData) or raw.x is None or raw.y is None:
             raise GameError(describe("adversary", adv), "returned no examples (x, y)", round=t0)
         x = raw.x
-        if is_sparse(x):  # checked in O(nnz), then densified for the booster
+        sparse = None
+        if is_sparse(x):  # checked in O(nnz); densified for a booster without sparse_input
             x = check_sparse_rows(adv, x, (spec.n_replicates, n, spec.dim), t0, self.ids)
-            x = x.densify()
+            if self.player.tags.sparse_input:
+                sparse, x = x, np.zeros((spec.n_replicates, n, 0))
+            else:
+                x = x.densify()
         x = real_array(x, describe("adversary", adv), "x of its round data", round=t0)
         y = real_array(raw.y, describe("adversary", adv), "y of its round data", round=t0)
         n_rep, dim = spec.n_replicates, spec.dim
-        for name, arr, shape in (("x", x, (n_rep, n, dim)), ("y", y, (n_rep, n))):
+        x_shape = (n_rep, n, dim) if sparse is None else (n_rep, n, 0)
+        for name, arr, shape in (("x", x, x_shape), ("y", y, (n_rep, n))):
             if arr.shape != shape:
                 raise GameError(
                     describe("adversary", adv),
@@ -215,7 +223,7 @@ class BoostingStepper(Stepper):
             if bad.any():
                 r, j = _first(bad)
                 self._fail("adversary", adv, f"label {float(y[r, j])!r} is not ±1", t0 + j, r)
-        return x, y
+        return (x if sparse is None else sparse), y
 
     def predictions(self, raw: Any, t0: int, n: int) -> np.ndarray:
         """The booster's validated predictions (R, n)."""
@@ -269,11 +277,13 @@ class BoostingStepper(Stepper):
 
     def step(self, t0: int, n: int) -> BoostingBlock:
         x, y = self.data(t0, n)
-        x, y = _readonly(x), _readonly(y)
+        x, y = (x.readonly() if is_sparse(x) else _readonly(x)), _readonly(y)
         raw = _call("player", self.player, "play_block", t0, self.player.play_block, x, y, rounds=n)
         pred = self.predictions(raw, t0, n)
         values = self.losses(self.player, pred, y, t0)
         base_pred = base_values = None
+        if self.base is not None and is_sparse(x):  # the base learner reads dense rows
+            x = _readonly(x.densify())
         if self.base is not None:
             base_pred = self.base_block(x, y, t0)
             base_values = self.losses(self.base, base_pred, y, t0)
@@ -311,7 +321,7 @@ class BoostingTraceWriter(TraceWriter):
         return [
             pa.array(np.repeat(self._ids, n)),
             pa.array(np.tile(np.arange(block.t0, block.t0 + n, dtype=np.int64), n_rep)),
-            list_column(block.x),
+            list_column(block.x.densify() if is_sparse(block.x) else block.x),
             pa.array(block.y.reshape(-1)),
             pa.array(block.predictions.reshape(-1)),
             pa.array(block.values.reshape(-1)),
