@@ -60,7 +60,8 @@ def _normalized_update(theta, sq_grads, scale, stats, r, lane, cols, vals, score
     """
     if w <= 0.0:
         return
-    d = theta.shape[2] - 1
+    d1 = theta.shape[2]
+    d = d1 - 1
     lo = min(stats[r, lane, LOW], y)
     hi = max(stats[r, lane, HIGH], y)
     stats[r, lane, LOW] = lo
@@ -95,7 +96,9 @@ def _normalized_update(theta, sq_grads, scale, stats, r, lane, cols, vals, score
             s = a
             scale[r, lane, c] = a
         norm_x += x2 / (s * s)
-        per_update += x2 * ((1.0 / math.sqrt(sq)) * (1.0 / s))
+        decay = 1.0 / (math.sqrt(sq) * s)
+        scale[r, lane, d1 + c] = decay  # VW's "spare" slot: read again by the step below
+        per_update += x2 * decay
     sum_norm = stats[r, lane, SUM_NORM] + w * norm_x
     total = stats[r, lane, TOTAL] + w
     stats[r, lane, SUM_NORM] = sum_norm
@@ -117,8 +120,7 @@ def _normalized_update(theta, sq_grads, scale, stats, r, lane, cols, vals, score
         else:
             v = 1.0
             c = d
-        decay = (1.0 / math.sqrt(sq_grads[r, lane, c])) * (1.0 / scale[r, lane, c])
-        theta[r, lane, c] = theta[r, lane, c] + update * v * decay
+        theta[r, lane, c] = theta[r, lane, c] + update * v * scale[r, lane, d1 + c]
 
 
 class NormalizedLinear(WeakLearner):
@@ -138,7 +140,8 @@ class NormalizedLinear(WeakLearner):
 
     1. for each present coordinate: ``G_k ← G_k + 4w(p − y)²x_k²``; if ``|x_k| > s_k`` then
        ``θ_k ← θ_k·s_k/|x_k|`` (when ``s_k > 0``: the weight is rescaled as if the new scale had
-       been the old one) and ``s_k ← |x_k|``; ``d_k = 1/(√G_k·s_k)``;
+       been the old one) and ``s_k ← |x_k|``; ``d_k = 1/(√G_k·s_k)`` (kept, as VW keeps it in its
+       spare slot, for step 4);
     2. ``N ← N + w·Σ_k x_k²/s_k²``, ``W ← W + w``, ``μ = √(W/N)`` (the normalizing multiplier),
        ``h = μ·Σ_k x_k² d_k`` (the prediction's change per unit update);
     3. ``u = μ·(y − p)(1 − e^{−2ηwh})/h`` (``u = μ·2(y − p)ηw`` when ``ηwh < 10⁻⁶``): the limit of
@@ -208,11 +211,13 @@ class NormalizedLinear(WeakLearner):
         shape = (spec.n_replicates, spec.n_lanes, spec.n_features + 1)
         self._theta = np.zeros(shape)
         self._sq_grads = np.zeros(shape)  # G_k
-        self._scale = np.zeros(shape)  # s_k
+        # s_k, then the step's factor d_k = 1/(√G_k·s_k) of the last update (VW's spare slot)
+        self._scale = np.zeros((*shape[:2], 2 * shape[2]))
         self._stats = np.zeros((spec.n_replicates, spec.n_lanes, 4))  # N, W, lo, hi
 
     def kernel_state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``θ``, ``G``, ``s`` (R, L, d + 1) and the lanes' statistics (R, L, 4), for a kernel."""
+        """``θ``, ``G`` (R, L, d + 1), ``s`` and ``d`` side by side (R, L, 2(d + 1)) and the lanes'
+        statistics (R, L, 4), for a kernel (which updates them in place)."""
         return self._theta, self._sq_grads, self._scale, self._stats
 
     def _sign(self) -> bool:
@@ -247,14 +252,17 @@ class NormalizedLinear(WeakLearner):
         x2 = a * a
         g2 = w * 4.0 * (p - y) ** 2
         self._sq_grads = np.where(present, self._sq_grads + g2[:, :, None] * x2, self._sq_grads)
-        grows = present & (a > self._scale)
+        d1 = self._theta.shape[2]
+        s = self._scale[:, :, :d1]
+        grows = present & (a > s)
         with np.errstate(divide="ignore", invalid="ignore"):
-            rescaled = self._theta * (self._scale / a)
-            self._theta = np.where(grows & (self._scale > 0.0), rescaled, self._theta)
-            self._scale = np.where(grows, a, self._scale)
-            s = self._scale
-            decay = np.where(present, (1.0 / np.sqrt(self._sq_grads)) * (1.0 / s), 0.0)
+            rescaled = self._theta * (s / a)
+            self._theta = np.where(grows & (s > 0.0), rescaled, self._theta)
+            s = np.where(grows, a, s)
+            decay = np.where(present, 1.0 / (np.sqrt(self._sq_grads) * s), 0.0)
             norm_x = np.where(present, x2 / (s * s), 0.0).sum(axis=2)
+        self._scale[:, :, :d1] = s
+        self._scale[:, :, d1:] = np.where(present, decay, self._scale[:, :, d1:])
         per_update = (x2 * decay).sum(axis=2)
         stats[:, :, SUM_NORM] = np.where(
             moves, stats[:, :, SUM_NORM] + w * norm_x, stats[:, :, SUM_NORM]
