@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
+from numba import njit
 
 from arena.boosting.components import TASKS, Booster, check_task
 from arena.boosting.metrics import BoostingBlock, BoostingCore
@@ -43,8 +44,8 @@ from arena.oco.losses import EXAMPLE_LOSSES, RoundData, is_sparse, prediction_lo
 from arena.protocol import GameProtocol, PreparedGame, Stepper
 from arena.results import TraceWriter, list_column
 from arena.spec import GameSpec
+from arena.validation import Who, describe, real_array
 from arena.validation import call_component as _call
-from arena.validation import describe, real_array
 from arena.validation import first_offender as _first
 from arena.validation import readonly as _readonly
 
@@ -158,6 +159,16 @@ class BoostingProtocol(GameProtocol):
         return BoostingTraceWriter(path, game.ids)
 
 
+@njit(cache=True)
+def _add_by_round(total, values):
+    """``total[r] += values[r, j]`` for j = 0, 1, … in order: the per-round sums, compiled."""
+    for r in range(values.shape[0]):
+        acc = total[r]
+        for j in range(values.shape[1]):
+            acc += values[r, j]
+        total[r] = acc
+
+
 def _serves_blocks(adversary: OCOAdversary) -> bool:
     return type(adversary).data_block is not OCOAdversary.data_block
 
@@ -203,8 +214,9 @@ class BoostingStepper(Stepper):
                 sparse, x = x, np.zeros((spec.n_replicates, n, 0))
             else:
                 x = x.densify()
-        x = real_array(x, describe("adversary", adv), "x of its round data", round=t0)
-        y = real_array(raw.y, describe("adversary", adv), "y of its round data", round=t0)
+        who = Who("adversary", adv)  # rendered only in an error: a repr costs ~1 ms a chunk
+        x = real_array(x, who, "x of its round data", round=t0)
+        y = real_array(raw.y, who, "y of its round data", round=t0)
         n_rep, dim = spec.n_replicates, spec.dim
         x_shape = (n_rep, n, dim) if sparse is None else (n_rep, n, 0)
         for name, arr, shape in (("x", x, x_shape), ("y", y, (n_rep, n))):
@@ -228,7 +240,7 @@ class BoostingStepper(Stepper):
     def predictions(self, raw: Any, t0: int, n: int) -> np.ndarray:
         """The booster's validated predictions (R, n)."""
         player = self.player
-        pred = real_array(raw, describe("player", player), "play_block", round=t0)
+        pred = real_array(raw, Who("player", player), "play_block", round=t0)
         shape = (self.spec.n_replicates, n)
         if pred.shape != shape:
             raise GameError(
@@ -289,10 +301,9 @@ class BoostingStepper(Stepper):
             base_values = self.losses(self.base, base_pred, y, t0)
         core = self.core
         # round by round, so the totals are the same to the last bit however rounds are chunked
-        for j in range(n):
-            core.loss += values[:, j]
-            if base_values is not None:
-                core.base_loss += base_values[:, j]
+        _add_by_round(core.loss, values)
+        if base_values is not None:
+            _add_by_round(core.base_loss, base_values)
         if self.spec.task == "classification":
             core.mistakes += (y * pred <= 0.0).sum(axis=1)
             if base_pred is not None:
