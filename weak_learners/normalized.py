@@ -154,7 +154,7 @@ class NormalizedLinear(WeakLearner):
     ``power_t`` = 0.5 (so ``G_k^{−power_t} = 1/√G_k``) and the squared loss, whose prediction is
     clipped to the labels seen. VW computes in float32 and this learner in float64: on the same
     stream their scores agree to VW's rounding (``tests/weak_learners/test_normalized.py`` pins
-    VW 9.11.9's own predictions; ``benchmarks/bench_vw_boosting.py --check-learner`` re-measures).
+    VW 9.11.9's own predictions; ``benchmarks/vw_learner_check.py`` re-measures).
 
     Parameters
     ----------
