@@ -8,10 +8,14 @@ For d ∈ {10⁴, 10⁵}, about 50 non-zeros a row (``sparse_stream``, rows of n
 * **game**: ``run_game(..., metrics=["loss"])`` divided by T (the stream, the checks, the
   losses and the metric included), best of 2.
 
-Dense rows are the sparse ones densified (``representation="dense"``: the same examples). Run::
+Dense rows are the sparse ones densified (``representation="dense"``: the same examples).
+``--boosting`` times boosting games instead: ``online_bbm`` (N = 10) over ``linear`` and
+``normalized_linear`` lanes on ``sparse_stream`` at d ∈ {10³, 10⁵}, T = 5,000, R = 1, sparse
+rows (read by the chunk kernel in O(nnz) per lane and round) against the same rows dense. Run::
 
-    .venv/bin/python benchmarks/bench_sparse.py           # about a minute
-    .venv/bin/python benchmarks/bench_sparse.py --quick   # smoke test, numbers not meaningful
+    .venv/bin/python benchmarks/bench_sparse.py              # about a minute
+    .venv/bin/python benchmarks/bench_sparse.py --boosting   # about a minute
+    .venv/bin/python benchmarks/bench_sparse.py --quick      # smoke test, numbers not meaningful
 """
 
 from __future__ import annotations
@@ -103,10 +107,51 @@ def game_time(name, pp, ap, d, horizon, representation, repeats):
     return best / horizon
 
 
+BOOSTING = [
+    ("linear", {"weak_learner": "linear"}),
+    ("normalized_linear", {"weak_learner": "normalized_linear", "mode": "potential"}),
+]
+
+
+def boosting_time(params: dict, d: int, n: int, representation: str) -> float:
+    """Seconds per round of an ``online_bbm`` (N = 10) game on ``sparse_stream`` (R = 1)."""
+    kw = dict(
+        player_params={"n_learners": 10, **params},
+        adversary_params={"nnz": 50, "representation": representation},
+        n_actions=d,
+        replicates=1,
+        metrics=["mistakes"],
+    )
+    run_game("online_bbm", "sparse_stream", horizon=20, **kw)  # compile / load the kernels
+    started = time.perf_counter()
+    run_game("online_bbm", "sparse_stream", horizon=n, **kw)
+    return (time.perf_counter() - started) / n
+
+
+def boosting_main(quick: bool) -> None:
+    """The boosting table: µs per round, sparse rows against the same rows dense."""
+    n = 200 if quick else 5000
+    print("| online_bbm (N = 10) over | d | game µs/round sparse | dense | dense / sparse |")
+    print("|---|---|---|---|---|")
+    for label, params in BOOSTING:
+        for d in (10**3, 10**5):
+            sparse = boosting_time(params, d, n, "sparse")
+            dense = boosting_time(params, d, n if d <= 10**3 else n // 25, "dense")
+            print(
+                f"| {label} | {d:.0e} | {sparse * 1e6:.1f} | {dense * 1e6:.1f} "
+                f"| {dense / sparse:.1f}× |",
+                flush=True,
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--boosting", action="store_true", help="the boosting table instead")
     args = parser.parse_args()
+    if args.boosting:
+        boosting_main(args.quick)
+        return
     dims = (10**4, 10**5)
     rounds = {10**4: 2000, 10**5: 400} if not args.quick else {10**4: 50, 10**5: 20}
     for d in dims:

@@ -15,13 +15,19 @@ parsing and workspace creation included, fastest of the repeats), for N = 10 and
 VW's plain linear learner as the baseline.
 
 Our side (:func:`ours_progressive_error`) runs the registered boosters on the same game (same
-seed and replicates, so the same examples): ``online_bbm`` (importance weights, γ = 2 × VW's
-``--gamma``) beside ``--alg BBM``, ``adaboost_ol`` and ``adaboost_ol_s`` beside
-``--alg adaptive``, all over N ``linear`` weak learners (AdaGrad on the logistic loss, answering
-±1), and the weak learner alone beside VW's linear learner. Two ablation rows replace
-``linear`` by :class:`RealValuedLinear`, a squared-loss regressor answering real values as VW's
-weak learners do. Each of our rows records the paired difference ours − VW over the replicates
-(:func:`paired_gap`: mean and standard error of the per-replicate differences).
+seed and replicates, so the same examples): ``online_bbm`` (γ = 2 × VW's ``--gamma``) beside
+``--alg BBM``, ``adaboost_ol`` and ``adaboost_ol_s`` beside ``--alg adaptive``, over N
+``normalized_linear`` weak learners (VW's own default learner, answering its clipped score as
+VW's do; Online BBM feeding VW's unnormalized weights, ``mode="potential"``) and over N
+``linear`` weak learners (AdaGrad on the logistic loss, answering ±1, importance weights
+``w/W_i``), and each learner alone beside VW's linear learner. Two ablation rows replace
+``linear`` by :class:`RealValuedLinear`, an AdaGrad squared-loss regressor answering real
+values. Each of our rows records the paired difference ours − VW over the replicates
+(:func:`paired_gap`; the tables give means ± 95% t-interval half-widths, :func:`half_width`).
+
+``--speed-only`` times one stream (R = 1, T = 20,000) instead: ``online_bbm`` and
+``adaboost_ol`` over ``normalized_linear`` against ``vw --boosting N`` (N = 10, 100), the
+contenders alternated in one run (:func:`speed_rows`), in µs per example.
 
 Conventions that differ between VW and the thesis (Luo 2016, §3.1.2; BKL 2015):
 
@@ -46,18 +52,23 @@ Conventions that differ between VW and the thesis (Luo 2016, §3.1.2; BKL 2015):
   would map 0 to −1. We count ``y·p ≤ 0`` as a mistake (the arena's rule, and the thesis's
   ``1{s_N ≤ 0}``), so a zero vote (every weak learner at 0 before its first update) is a mistake.
 * **the weak learners**: VW's is its default linear learner (normalized adaptive,
-  importance-aware gradient descent on the squared loss, float32); ours is ``linear`` (AdaGrad on
-  the logistic loss, answering ±1). Alone they err alike (the "linear alone" row).
-* **the normalization by** ``W_i``: ``online_bbm`` passes ``w^i/W_i`` where VW passes ``2w^i``.
-  For our AdaGrad learner the two are the same: scaling every weight of a lane by one constant
-  ``c > 0`` scales its gradients and ``√G`` by c, and leaves its steps unchanged.
+  importance-aware gradient descent on the squared loss, float32), which ``normalized_linear``
+  is (its scores equal VW's to float32 rounding, ``vw_learner_check.py``); ``linear`` is AdaGrad
+  on the logistic loss, answering ±1.
+* **the normalization by** ``W_i``: ``online_bbm`` passes ``w^i/W_i`` (``mode="importance"``)
+  where VW passes ``2w^i`` (``mode="potential"``). For the AdaGrad learner the two are the same:
+  scaling every weight of a lane by one constant ``c > 0`` scales its gradients and ``√G`` by c,
+  and leaves its steps unchanged; VW's learner is not invariant to it (its invariant step depends
+  on ``η·w``), so the rows over it use ``mode="potential"``.
 
 Run::
 
-    .venv/bin/python benchmarks/bench_vw_boosting.py          # about 2 minutes (+ the install)
-    .venv/bin/python benchmarks/bench_vw_boosting.py --quick  # a smoke test
+    .venv/bin/python benchmarks/bench_vw_boosting.py               # errors, ~4 min (+ install)
+    .venv/bin/python benchmarks/bench_vw_boosting.py --speed-only  # speed, ~3 min
+    .venv/bin/python benchmarks/bench_vw_boosting.py --quick       # a smoke test
 
-Results go to ``benchmarks/results/vw_boosting.json`` and ``vw_boosting.md``.
+Results go to ``benchmarks/results/vw_boosting.json`` / ``.md`` and ``vw_boosting_speed.json``
+/ ``.md``.
 """
 
 from __future__ import annotations
@@ -148,13 +159,45 @@ def ours_configs(n_learners: tuple[int, ...]) -> list[tuple[str, str, dict, str]
     """``(label, registry name, parameters, VW options of the counterpart)`` of our runs.
 
     online_bbm's γ is the thesis's, twice VW's ``--gamma`` (see the module docstring). VW has no
-    sampling variant, so AdaBoost.OL.S is set beside ``--alg adaptive`` too. The first row is
-    the weak learner alone (Online BBM with N = 1 feeds its one learner every example with
-    weight ``w/W_1 = 1`` and predicts its sign) beside VW's linear learner; the rows marked
-    "real-valued" replace ``linear`` by :class:`RealValuedLinear`.
+    sampling variant, so AdaBoost.OL.S is set beside ``--alg adaptive`` too. The first rows are
+    the weak learners alone (Online BBM with N = 1 feeds its one learner every example with
+    weight ``w/W_1 = 1``, or ``2w = 1`` in mode ``potential``, and predicts its sign) beside VW's
+    linear learner; the rows "…, VW's learner" run over ``normalized_linear`` (VW's default
+    learner, answering its clipped score as VW's weak learners do) with Online BBM feeding VW's
+    weights (``mode="potential"``); the rows marked "real-valued" replace ``linear`` by
+    :class:`RealValuedLinear`.
     """
     linear = {"weak_learner": "linear"}
-    configs = [("linear alone", "online_bbm", {"n_learners": 1, "gamma": 0.2, **linear}, "")]
+    vw_learner = {"weak_learner": "normalized_linear"}
+    configs = [
+        ("linear alone", "online_bbm", {"n_learners": 1, "gamma": 0.2, **linear}, ""),
+        (
+            "normalized_linear alone",
+            "online_bbm",
+            {"n_learners": 1, "gamma": 0.2, "mode": "potential", **vw_learner},
+            "",
+        ),
+    ]
+    for n in n_learners:
+        for gamma in (VW_GAMMA, VW_GAMMA / 2):
+            bbm = {"n_learners": n, "gamma": 2.0 * gamma, "mode": "potential"}
+            configs.append(
+                (
+                    "online_bbm, VW's learner",
+                    "online_bbm",
+                    {**bbm, **vw_learner},
+                    f"--boosting {n} --alg BBM --gamma {gamma}",
+                )
+            )
+        for name in ("adaboost_ol", "adaboost_ol_s"):
+            configs.append(
+                (
+                    f"{name}, VW's learner",
+                    name,
+                    {"n_learners": n, **vw_learner},
+                    f"--boosting {n} --alg adaptive",
+                )
+            )
     for n in n_learners:
         for gamma in (VW_GAMMA, VW_GAMMA / 2):
             bbm = {"n_learners": n, "gamma": 2.0 * gamma}
@@ -186,6 +229,20 @@ def ours_configs(n_learners: tuple[int, ...]) -> list[tuple[str, str, dict, str]
             ),
         ]
     return configs
+
+
+def half_width(values: list[float]) -> float:
+    """The 95% t-interval's half-width of the mean of ``values`` (replicates: i.i.d. shuffles).
+
+    Examples
+    --------
+    >>> round(half_width([0.1, 0.2, 0.3]), 4)  # t_{0.975, 2} = 4.303, s.e. 0.0577
+    0.2484
+    """
+    from scipy.stats import t
+
+    v = np.asarray(values, dtype=np.float64)
+    return float(t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size))
 
 
 def paired_gap(ours: list[float], vw: list[float]) -> tuple[float, float]:
@@ -235,12 +292,115 @@ def ours_progressive_error(
     return {"error": errors, "examples_per_s": horizon * replicates / seconds}
 
 
+SPEED_PAIRS = (
+    (
+        "online_bbm",
+        "BBM",
+        lambda n: {"n_learners": n, "gamma": 2.0 * VW_GAMMA, "mode": "potential"},
+    ),
+    ("adaboost_ol", "adaptive", lambda n: {"n_learners": n}),
+)
+"""Our booster, VW's ``--alg`` and our parameters, for the speed rows (over VW's learner)."""
+
+
+def time_ours(name: str, params: dict, stream: tuple, horizon: int) -> float:
+    """Wall seconds of ``run_game`` (R = 1, the ``mistakes`` metric, setup included)."""
+    from arena.game import run_game
+
+    started = time.perf_counter()
+    run_game(
+        name,
+        stream[0],
+        adversary_params=stream[1],
+        player_params={**params, "weak_learner": "normalized_linear"},
+        horizon=horizon,
+        replicates=1,
+        metrics={"mistakes": {}},
+    )
+    return time.perf_counter() - started
+
+
+def speed_rows(python, horizon: int, repeats: int, n_learners: tuple[int, ...]) -> list[dict]:
+    """µs per example of our boosters and ``vw --boosting N`` on one stream (replicate 0).
+
+    The same T examples go to both: VW's driver reads them from the text file (workspace creation
+    and parsing included, timed inside its process), ours is ``run_game`` with R = 1 (setup and
+    the data adversary included). The contenders alternate within each repeat (VW, then ours,
+    for each configuration), so both see the same load; each keeps its fastest repeat. Our
+    kernels are compiled (and cached) by one untimed run first.
+    """
+    rows = []
+    for stream_name, stream in STREAMS.items():
+        x, y = export_stream(*stream, horizon=horizon, replicates=1)
+        path = write_vw_text(x[0], y[0], WORK / f"speed-{stream_name}.vw")
+        configs = [(name, alg, n, make(n)) for n in n_learners for name, alg, make in SPEED_PAIRS]
+        for name, _, _, params in configs:
+            time_ours(name, params, stream, 50)  # compile / load the kernels, untimed
+        best = {}
+        for _ in range(repeats):
+            for name, alg, n, params in configs:
+                options = f"--boosting {n} --alg {alg}" + (
+                    f" --gamma {VW_GAMMA}" if alg == "BBM" else ""
+                )
+                vw = run_vw(python, path, options)["seconds"]
+                ours = time_ours(name, params, stream, horizon)
+                key = (name, n, options)
+                old = best.get(key, (np.inf, np.inf))
+                best[key] = (min(old[0], ours), min(old[1], vw))
+        for (name, n, options), (ours, vw) in best.items():
+            rows.append(
+                {
+                    "stream": stream_name,
+                    "ours": name,
+                    "n_learners": n,
+                    "vw_options": options,
+                    "horizon": horizon,
+                    "ours_us_per_example": 1e6 * ours / horizon,
+                    "vw_us_per_example": 1e6 * vw / horizon,
+                    "vw_over_ours": vw / ours,
+                }
+            )
+    return rows
+
+
+def speed_table(rows: list[dict]) -> str:
+    """Markdown table of the speed rows: µs per example and VW's time over ours."""
+    lines = [
+        "| stream | ours (over `normalized_linear`) | N | VW options | T | ours µs/example "
+        "| VW µs/example | VW / ours |",
+        "| :--- | :--- | ---: | :--- | ---: | ---: | ---: | ---: |",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['stream']} | {r['ours']} | {r['n_learners']} | `{r['vw_options']}` "
+            f"| {r['horizon']:,} | {r['ours_us_per_example']:.1f} | {r['vw_us_per_example']:.1f} "
+            f"| {r['vw_over_ours']:.2f}× |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small runs (a smoke test)")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--replicates", type=int, default=10)
+    parser.add_argument("--speed-horizon", type=int, default=20_000, help="T of the speed rows")
+    parser.add_argument("--speed-repeats", type=int, default=3)
+    parser.add_argument("--speed-only", action="store_true", help="only the speed rows")
     ns = parser.parse_args()
+    if ns.speed_only:
+        python = ensure_vw()
+        WORK.mkdir(parents=True, exist_ok=True)
+        horizon = 2_000 if ns.quick else ns.speed_horizon
+        rows = speed_rows(python, horizon, ns.speed_repeats, (10,) if ns.quick else N_LEARNERS)
+        table = speed_table(rows)
+        print(table)
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        (RESULTS / "vw_boosting_speed.json").write_text(
+            json.dumps({"repeats": ns.speed_repeats, "rows": rows}, indent=2) + "\n"
+        )
+        (RESULTS / "vw_boosting_speed.md").write_text(table)
+        return
     horizon = 300 if ns.quick else 2_000
     replicates = 2 if ns.quick else ns.replicates
     n_learners = (10,) if ns.quick else N_LEARNERS
@@ -276,6 +436,7 @@ def main() -> None:
                     "error": errors,
                     "error_mean": float(np.mean(errors)),
                     "error_se": float(np.std(errors, ddof=1) / np.sqrt(len(errors))),
+                    "error_hw95": half_width(errors),
                     "zero_votes": zeros,
                     "examples_per_s": horizon * replicates / best,
                 }
@@ -299,12 +460,15 @@ def main() -> None:
             if result is not None:
                 errors = result["error"]
                 gap, gap_se = paired_gap(errors, vw_errors[vw_options])
+                diffs = np.asarray(errors) - np.asarray(vw_errors[vw_options])
                 row.update(
                     error=errors,
                     error_mean=float(np.mean(errors)),
                     error_se=float(np.std(errors, ddof=1) / np.sqrt(len(errors))),
+                    error_hw95=half_width(errors),
                     gap_vs_vw=gap,
                     gap_se=gap_se,
+                    gap_hw95=half_width(diffs.tolist()),
                     examples_per_s=result["examples_per_s"],
                 )
             rows.append(row)
@@ -325,7 +489,7 @@ def main() -> None:
 def vw_table(rows: list[dict]) -> str:
     """Markdown table of VW's runs: errors per replicate, zero votes, examples/s."""
     lines = [
-        "| stream | VW algorithm | N | options | progressive error (mean ± s.e.) "
+        "| stream | VW algorithm | N | options | progressive error (mean ± 95% half-width) "
         "| zero votes | examples/s |",
         "| :--- | :--- | ---: | :--- | ---: | ---: | ---: |",
     ]
@@ -335,7 +499,7 @@ def vw_table(rows: list[dict]) -> str:
         n = "" if r["n_learners"] is None else r["n_learners"]
         lines.append(
             f"| {r['stream']} | {r['algorithm']} | {n} | `{r['options'] or '(default)'}` "
-            f"| {r['error_mean']:.4f} ± {r['error_se']:.4f} | {r['zero_votes']} "
+            f"| {r['error_mean']:.4f} ± {r['error_hw95']:.4f} | {r['zero_votes']} "
             f"| {r['examples_per_s']:,.0f} |"
         )
     return "\n".join(lines) + "\n"
@@ -345,8 +509,8 @@ def comparison_table(rows: list[dict]) -> str:
     """Markdown table of our boosters beside their VW counterparts on the same streams."""
     vw = {(r["stream"], r["options"]): r for r in rows if r["side"] == "VW"}
     lines = [
-        "| stream | ours | N | our parameters | error (mean ± s.e.) | VW counterpart "
-        "| VW error (mean ± s.e.) | ours − VW (paired, ± s.e.) | ours ex/s |",
+        "| stream | ours | N | our parameters | error (mean ± 95%) | VW counterpart "
+        "| VW error (mean ± 95%) | ours − VW (paired, ± 95%) | ours ex/s |",
         "| :--- | :--- | ---: | :--- | ---: | :--- | ---: | ---: | ---: |",
     ]
     for r in rows:
@@ -357,13 +521,13 @@ def comparison_table(rows: list[dict]) -> str:
         if r["error"] is None:
             ours, gap, speed = "not available", "", ""
         else:
-            ours = f"{r['error_mean']:.4f} ± {r['error_se']:.4f}"
-            gap = f"{r['gap_vs_vw']:+.4f} ± {r['gap_se']:.4f}"
+            ours = f"{r['error_mean']:.4f} ± {r['error_hw95']:.4f}"
+            gap = f"{r['gap_vs_vw']:+.4f} ± {r['gap_hw95']:.4f}"
             speed = f"{r['examples_per_s']:,.0f}"
         lines.append(
             f"| {r['stream']} | {r['algorithm']} | {r['n_learners']} | {params} | {ours} "
             f"| `{r['vw_counterpart'] or '(default)'}` "
-            f"| {peer['error_mean']:.4f} ± {peer['error_se']:.4f} "
+            f"| {peer['error_mean']:.4f} ± {peer['error_hw95']:.4f} "
             f"| {gap} | {speed} |"
         )
     return "\n".join(lines) + "\n"

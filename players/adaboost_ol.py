@@ -17,10 +17,11 @@ from arena import registry
 from arena.boosting.components import WEAK_LEARNER_CONSTRAINTS, Booster, WeakLearner, check_task
 from arena.errors import ArenaError, ConfigError
 from arena.experts.components import ExpertsPlayer
+from arena.oco.losses import is_sparse
 from arena.params import InstanceOf, IsNone
 from arena.spec import GameSpec, PlayerTags
 from players.hedge import DOUBLING, FIXED, Hedge, _epoch_rate
-from weak_learners.linear import LinearLearner, lane_output, lane_score, lane_update
+from weak_learners._compiled import compiled_lanes, dense_csr, lane_learn, lane_output, lane_score
 
 ALPHA_RADIUS = 2.0
 """The combination weights live in ``[−2, 2]`` (Luo 2016, §3.1.4: "it suffices to restrict α")."""
@@ -88,18 +89,20 @@ def _hedge_rate(mode, eta, log_n, t):
 
 
 @njit(cache=True)
-def _adaboost_linear_block(
-    x, y, theta, sq_grads, code, rate, alpha, t0, hedge, cum, rounds0, uniform, draws, totals, out
+def _adaboost_block(
+    indptr, indices, values, y, lanes, alpha, t0, hedge, cum, rounds0, uniform, draws, totals, out
 ):
-    """AdaBoost.OL(.S) over ``linear`` lanes and a Hedge final layer for a whole chunk.
+    """AdaBoost.OL(.S) over compiled lanes and a Hedge final layer for a whole chunk.
 
     The per-round loop of :meth:`AdaBoostOL.predict` and :meth:`AdaBoostOL.update`: ``alpha``
     (R, N), Hedge's cumulative losses ``cum`` (R, N), the current ``uniform`` (R,) and ``totals``
     (3, R, N) are updated in place; ``draws`` (R, n, N + 1) holds each round's N sampling
     uniforms (AdaBoost.OL.S) and the next round's uniform, last (AdaBoost.OL: (R, n, 1)).
-    ``hedge`` is ``(mode, η, ln N, lo, scale)`` of :class:`~players.hedge.Hedge`.
+    ``hedge`` is ``(mode, η, ln N, lo, scale)`` of :class:`~players.hedge.Hedge`; the rows are
+    CSR arrays (row ``r·n + j``) and ``lanes`` a :class:`weak_learners._compiled.CompiledLanes`.
     """
-    n_rep, n, _ = x.shape
+    kind, code, rate, bound, theta, aux, norms, stats = lanes
+    n_rep, n = y.shape
     n_learners = theta.shape[1]
     sampling = draws.shape[2] > 1
     mode, eta, log_n, lo, scale = hedge
@@ -108,11 +111,13 @@ def _adaboost_linear_block(
     v = np.empty(n_learners)
     for r in range(n_rep):
         for j in range(n):
-            xj = x[r, j]
+            row = r * n + j
+            cols = indices[indptr[row] : indptr[row + 1]]
+            vals = values[indptr[row] : indptr[row + 1]]
             label = y[r, j]
             for i in range(n_learners):
-                scores[i] = lane_score(theta, r, i, xj)
-                z[i] = label * lane_output(scores[i], True, 1.0)
+                scores[i] = lane_score(theta, r, i, cols, vals)
+                z[i] = label * lane_output(kind, code, bound, stats, r, i, scores[i])
             # the drawn expert: inverse CDF of Hedge's p_t at the current uniform
             step_eta = _hedge_rate(mode, eta, log_n, rounds0 + j + 1)
             lowest = cum[r, 0]
@@ -147,7 +152,8 @@ def _adaboost_linear_block(
                 passed = w
                 if sampling:
                     passed = 1.0 if draws[r, j, i] < w else 0.0
-                lane_update(theta, sq_grads, r, i, xj, scores[i], label, passed, code, rate, 1.0)
+                lane_learn(kind, code, rate, bound, theta, aux, norms, stats, r, i, cols, vals,
+                           scores[i], label, passed)  # fmt: skip
                 totals[0, r, i] += w
                 totals[1, r, i] += w * z[i]
                 if passed > 0.0:
@@ -234,7 +240,9 @@ class AdaBoostOL(Booster):
     """
 
     name = "adaboost_ol"
-    tags: ClassVar[PlayerTags] = PlayerTags(protocols=frozenset({"boosting"}), randomized=True)
+    tags: ClassVar[PlayerTags] = PlayerTags(
+        protocols=frozenset({"boosting"}), randomized=True, sparse_input=True
+    )
     tasks: ClassVar[frozenset[str]] = frozenset({"classification"})
     sampling: ClassVar[bool] = False
     """AdaBoost.OL.S passes each example with probability ``w`` instead of weight ``w``."""
@@ -331,18 +339,25 @@ class AdaBoostOL(Booster):
         drawn = np.minimum((cdf <= self._uniform[:, None]).sum(axis=1), votes.shape[1] - 1)
         return votes[np.arange(votes.shape[0]), drawn]
 
-    def play_block(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """Play a chunk: one compiled loop over ``linear`` lanes and a Hedge final layer.
+    def play_block(self, x: Any, y: np.ndarray) -> np.ndarray:
+        """Play a chunk: one compiled loop over compiled lanes and a Hedge final layer.
 
-        With the registered ``linear`` weak learner (every step rule and loss) and the final
-        layer :class:`~players.hedge.Hedge` (every rate schedule), :func:`_adaboost_linear_block`
+        With a weak learner that has compiled lanes (``linear``, every step rule and loss, and
+        ``normalized_linear``: :func:`weak_learners._compiled.compiled_lanes`) and the final
+        layer :class:`~players.hedge.Hedge` (every rate schedule), :func:`_adaboost_block`
         plays the :meth:`predict` / :meth:`update` loop in one compiled pass, reading the same
         uniforms of each replicate's stream in the same order, and leaves α, the learners' θ and
         G, Hedge's cumulative losses and the totals where the loop leaves them (to rounding in
         the order of the learners' dot products and of Hedge's normalization). Any other weak
-        learner or final layer plays the per-round loop.
+        learner or final layer plays the per-round loop. A sparse chunk
+        (:class:`~arena.oco.losses.SparseRows`, the tag ``sparse_input``) is read as CSR arrays
+        by the compiled loop, in O(nnz) per lane and round, and densified one round at a time
+        by the per-round loop.
         """
-        if type(self._learners) is not LinearLearner or type(self._experts) is not Hedge:
+        lanes = compiled_lanes(self._learners)
+        if lanes is None or type(self._experts) is not Hedge:
+            if is_sparse(x):
+                return self._sparse_rounds(x, y)
             return super().play_block(x, y)
         n_rep, n = y.shape
         n_learners = int(self.n_learners)
@@ -358,16 +373,13 @@ class AdaBoostOL(Booster):
             float(experts._lo),
             float(experts._scale),
         )
-        theta, sq_grads = self._learners.kernel_state()
         totals = np.stack([self._weight, self._edge, self._calls])
         out = np.empty((n_rep, n))
-        _adaboost_linear_block(
-            np.require(x, np.float64, ["C", "W"]),  # the driver's chunks are read-only views
-            np.require(y, np.float64, ["C", "W"]),
-            theta,
-            sq_grads,
-            self._learners.kernel_code(),
-            float(self._learners.rate),
+        csr = (x.indptr, x.indices, x.values) if is_sparse(x) else dense_csr(x)
+        _adaboost_block(
+            *csr,
+            np.ascontiguousarray(y, np.float64),
+            lanes,
             self._alpha,
             self._t,
             hedge,
@@ -381,6 +393,15 @@ class AdaBoostOL(Booster):
         self._t += n
         experts._rounds += n
         self._weight, self._edge, self._calls = totals[0], totals[1], totals[2]
+        return out
+
+    def _sparse_rounds(self, x: Any, y: np.ndarray) -> np.ndarray:
+        """The per-round loop on a sparse chunk, densifying one round at a time."""
+        out = np.empty(y.shape)
+        for j in range(y.shape[1]):
+            xj = x.round(j).densify()
+            out[:, j] = self.predict(xj)
+            self.update(xj, y[:, j])
         return out
 
     def update(self, x: np.ndarray, y: np.ndarray) -> None:

@@ -5,6 +5,7 @@ Luo 2016, §3.1.2, Algorithm 7; Beygelzimer, Kale & Luo 2015.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -13,13 +14,15 @@ from numba import njit
 from scipy.special import bdtr, gammaln
 
 from arena.boosting.components import WEAK_LEARNER_CONSTRAINTS, Booster, WeakLearner, check_task
+from arena.oco.losses import is_sparse
 from arena.params import Interval, OneOf
-from arena.spec import GameSpec
-from weak_learners.linear import LinearLearner, lane_output, lane_score, lane_update
+from arena.spec import GameSpec, PlayerTags
+from weak_learners._compiled import compiled_lanes, dense_csr, lane_learn, lane_output, lane_score
 
-MODES = ("importance", "sampling")
-"""How Online BBM feeds weak learner i: importance weight ``w/W_i``, or the example with
-probability ``w/W_i`` (Luo 2016, §3.1.1, step 5)."""
+MODES = ("importance", "sampling", "potential")
+"""How Online BBM feeds weak learner i: importance weight ``w/W_i``, the example with
+probability ``w/W_i`` (Luo 2016, §3.1.1, step 5), or importance weight ``2w`` (Vowpal Wabbit's
+``boosting.cc``)."""
 
 
 def _coin(gamma: float) -> tuple[float, float]:
@@ -111,63 +114,84 @@ def bbm_weight_bound(n_learners: int, gamma: float) -> np.ndarray:
     return np.maximum(_half_pmf(mode, m, gamma), _half_pmf(mode - 1.0, m, gamma))
 
 
-def bbm_share_table(n_learners: int, gamma: float) -> tuple[np.ndarray, np.ndarray]:
-    """Return ``w^i`` and ``min(w^i/W_i, 1)`` for every learner and previous margin, (N, 2N + 1).
+def _fed_weight(w: np.ndarray, bound: np.ndarray, mode: str) -> np.ndarray:
+    """What learner i is fed from its weight ``w^i``: ``min(w/W_i, 1)`` (the importance weight,
+    or the sampling probability), or ``2w`` (``mode="potential"``, Vowpal Wabbit's weight)."""
+    if mode == "potential":
+        return 2.0 * w
+    return np.minimum(w / bound, 1.0)  # ≤ 1 by construction; min guards rounding
 
-    Entry ``[i − 1, s + N]`` is learner i's weight given ``s^{i−1} = s`` (``|s| ≤ i − 1``; the
-    rest are never read), computed by the very expressions of :meth:`OnlineBBM._feed`, so the
-    compiled chunk (:func:`_bbm_linear_block`) looks up the readable path's numbers bit for bit.
+
+def bbm_share_table(
+    n_learners: int, gamma: float, mode: str = "importance"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``w^i`` and what learner i is fed, for every learner and binomial index k, (N, N).
+
+    Learner i's weight depends on the previous margin only through ``k = ⌊(N − i − s + 1)/2⌋``
+    (:func:`bbm_weight`): entry ``[i − 1, k]`` holds ``½·C(N − i, k) p^k q^{N−i−k}`` for
+    ``0 ≤ k ≤ N − i`` (0 elsewhere, where the vote is decided), computed by the very expressions
+    of :meth:`OnlineBBM._feed`, so the compiled chunk (:func:`_bbm_block`) looks up the readable
+    path's numbers bit for bit, for integer and real margins alike.
 
     Examples
     --------
     >>> w, share = bbm_share_table(3, 0.2)
-    >>> float(w[2, 3]), float(share[2, 3])  # the last learner on a tied vote: w = ½ = W_N
+    >>> float(w[2, 0]), float(share[2, 0])  # the last learner on a tied vote: w = ½ = W_N
     (0.5, 1.0)
     """
     n = int(n_learners)
     m = (float(n) - np.arange(1, n + 1, dtype=np.float64))[:, None]
-    s = np.arange(-n, n + 1, dtype=np.float64)[None, :]
-    w = _half_pmf(np.floor((m - s + 1.0) / 2.0), m, float(gamma))
-    return w, np.minimum(w / bbm_weight_bound(n, float(gamma))[:, None], 1.0)
+    k = np.arange(n, dtype=np.float64)[None, :]
+    w = _half_pmf(k, m, float(gamma))
+    return w, _fed_weight(w, bbm_weight_bound(n, float(gamma))[:, None], mode)
 
 
 @njit(cache=True)
-def _bbm_linear_block(
-    x, y, theta, sq_grads, code, rate, bound, w_table, share_table, uniforms, totals, out
-):
-    """Online BBM over ``linear`` lanes for a whole chunk: :meth:`OnlineBBM.play_block`'s loop.
+def _bbm_block(indptr, indices, values, y, lanes, w_table, share_table, uniforms, totals, out):
+    """Online BBM over compiled lanes for a whole chunk: :meth:`OnlineBBM.play_block`'s loop.
 
-    ``uniforms`` (R, n, N) are the sampling draws (empty when ``mode="importance"``);
-    ``totals`` (3, R, N) the running ``weight``, ``edge`` and ``calls``, updated in place.
+    The chunk's rows are CSR arrays (row ``r·n + j``; a dense chunk as :func:`dense_csr`);
+    ``lanes`` is :class:`weak_learners._compiled.CompiledLanes`; ``uniforms`` (R, n, N) are the
+    sampling draws (empty unless ``mode="sampling"``); ``totals`` (3, R, N) the running
+    ``weight``, ``edge`` and ``calls``, updated in place.
     """
-    n_rep, n, _ = x.shape
+    kind, code, rate, bound, theta, aux, scale, stats = lanes
+    n_rep, n = y.shape
     n_learners = theta.shape[1]
     sampling = uniforms.shape[0] > 0
     scores = np.empty(n_learners)
     votes = np.empty(n_learners)
     for r in range(n_rep):
         for j in range(n):
-            xj = x[r, j]
+            row = r * n + j
+            cols = indices[indptr[row] : indptr[row + 1]]
+            vals = values[indptr[row] : indptr[row + 1]]
             total = 0.0
             for i in range(n_learners):
-                scores[i] = lane_score(theta, r, i, xj)
-                votes[i] = lane_output(scores[i], True, bound)
+                scores[i] = lane_score(theta, r, i, cols, vals)
+                votes[i] = lane_output(kind, code, bound, stats, r, i, scores[i])
                 total += votes[i]
             out[r, j] = 1.0 if total > 0.0 else (-1.0 if total < 0.0 else 0.0)
             label = y[r, j]
-            s_prev = 0
+            s_prev = 0.0
             for i in range(n_learners):
                 z = label * votes[i]
-                w = w_table[i, s_prev + n_learners]
-                share = share_table[i, s_prev + n_learners]
+                m = n_learners - 1 - i
+                k = math.floor((m - s_prev + 1.0) / 2.0)
+                w = 0.0
+                share = 0.0
+                if 0.0 <= k <= m:
+                    w = w_table[i, int(k)]
+                    share = share_table[i, int(k)]
                 if sampling:
                     share = 1.0 if uniforms[r, j, i] < share else 0.0
                 totals[0, r, i] += w
                 totals[1, r, i] += w * z
                 if share > 0.0:
                     totals[2, r, i] += 1.0
-                lane_update(theta, sq_grads, r, i, xj, scores[i], label, share, code, rate, bound)
-                s_prev += int(z)
+                lane_learn(kind, code, rate, bound, theta, aux, scale, stats, r, i, cols, vals,
+                           scores[i], label, share)  # fmt: skip
+                s_prev += z
 
 
 class OnlineBBM(Booster):
@@ -197,6 +221,11 @@ class OnlineBBM(Booster):
     on the run's weighted examples, which no arena run certifies, so no ``bound`` is declared; the
     identity is checked by the tests through :meth:`learner_totals`.
 
+    **Confidence-rated learners.** A weak learner may answer real values ``h ∈ [−1, 1]``
+    (``normalized_linear`` with ``output="score"``, as VW's learners do): then ``z_t^i`` and the
+    margins are real, ``k`` floors a real number (exactly VW's rule) and the vote is the sign of
+    the real sum; the identity above holds for ±1 answers only.
+
     **Which γ.** The potentials assume each learner correct with probability ``(1+γ)/2``, so
     weak learners correct with probability ``½ + e`` (``edge_oracle`` with ``edge = e``) are
     matched by ``γ = 2e``: the identity's slack ``Σ_i (w^i·z^i − γ‖w^i‖₁)`` then has mean zero and
@@ -210,9 +239,13 @@ class OnlineBBM(Booster):
         N, the number of weak learners.
     gamma : float
         The assumed edge γ ∈ (0, ½).
-    mode : {"importance", "sampling"}
+    mode : {"importance", "sampling", "potential"}
         How the weak learners are fed (above). Sampling draws N uniforms per replicate and round
         from the booster's own stream in ``update``, whether or not they are used.
+        ``"potential"`` feeds the importance weight ``2w_t^i = Φ_i(s−1) − Φ_i(s+1)``, unnormalized,
+        as Vowpal Wabbit's ``--boosting`` does (its ``--gamma g`` is this γ = 2g): the two
+        importance modes differ only by a constant factor per learner, which changes nothing
+        for AdaGrad lanes (``linear``) but does for ``normalized_linear`` (VW's learner).
     weak_learner : str or WeakLearner
         Registry name (group ``arena.weak_learners``) or instance; default ``oracle``.
     weak_learner_params : dict or None
@@ -236,6 +269,7 @@ class OnlineBBM(Booster):
     """
 
     name = "online_bbm"
+    tags: ClassVar[PlayerTags] = PlayerTags(protocols=frozenset({"boosting"}), sparse_input=True)
     parameter_constraints: ClassVar = {
         **WEAK_LEARNER_CONSTRAINTS,
         "gamma": [Interval(0, 0.5, closed="neither")],
@@ -274,59 +308,55 @@ class OnlineBBM(Booster):
     def update(self, x: np.ndarray, y: np.ndarray) -> None:
         self._feed(x, y, self._learners.predict(x))
 
-    def play_block(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    def play_block(self, x: Any, y: np.ndarray) -> np.ndarray:
         """The per-round loop, querying the learners once per round (predict and update share
         the outputs, which the update does not change before it uses them).
 
-        Over the registered ``linear`` weak learner (every step rule and loss) the whole chunk is
-        one compiled loop (:func:`_bbm_linear_block`) that leaves the learners' θ and G, the
-        totals and the sampling stream where this loop leaves them (to rounding in the order of
-        the learners' dot products); any other weak learner plays the loop below.
+        Over a weak learner with compiled lanes (``linear``, every step rule and loss, and
+        ``normalized_linear``: :func:`weak_learners._compiled.compiled_lanes`) the whole chunk is
+        one compiled loop (:func:`_bbm_block`) that leaves the learners' state, the totals and
+        the sampling stream where this loop leaves them (to rounding in the order of the
+        learners' dot products); any other weak learner plays the loop below. ``x`` may be a
+        :class:`~arena.oco.losses.SparseRows` chunk (the tag ``sparse_input``): the compiled loop
+        reads its CSR arrays as they are, in O(nnz) per lane and round; the loop below densifies
+        one round at a time for a learner without compiled lanes.
         """
-        if type(self._learners) is LinearLearner:
-            return self._linear_block(x, y)
+        lanes = compiled_lanes(self._learners)
+        if lanes is not None:
+            return self._compiled_block(lanes, x, y)
         n_rep, n = y.shape
         out = np.empty((n_rep, n))
         for j in range(n):
-            h = self._learners.predict(x[:, j])
+            xj = x.round(j).densify() if is_sparse(x) else x[:, j]
+            h = self._learners.predict(xj)
             out[:, j] = np.sign(h.sum(axis=1))
-            self._feed(x[:, j], y[:, j], h)
+            self._feed(xj, y[:, j], h)
         return out
 
-    def _linear_block(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    def _compiled_block(self, lanes: Any, x: Any, y: np.ndarray) -> np.ndarray:
         n_rep, n = y.shape
         n_learners = int(self.n_learners)
         if getattr(self, "_tables", None) is None:
-            self._tables = bbm_share_table(n_learners, float(self.gamma))
+            self._tables = bbm_share_table(n_learners, float(self.gamma), self.mode)
         if self.mode == "sampling":
             # one draw of n·N doubles is the stream of n consecutive draws of N (PCG64 doubles)
             uniforms = np.stack([rng.random((n, n_learners)) for rng in self._rngs])
         else:
             uniforms = np.empty((0, 0, 0))
         totals = np.stack([self._weight, self._edge, self._calls])
-        theta, sq_grads = self._learners.kernel_state()
         out = np.empty((n_rep, n))
-        _bbm_linear_block(
-            np.require(x, np.float64, ["C", "W"]),  # the driver's chunks are read-only views
-            np.require(y, np.float64, ["C", "W"]),
-            theta,
-            sq_grads,
-            self._learners.kernel_code(),
-            float(self._learners.rate),
-            float(self._learners._spec.bound),
-            *self._tables,
-            uniforms,
-            totals,
-            out,
-        )
+        csr = (x.indptr, x.indices, x.values) if is_sparse(x) else dense_csr(x)
+        _bbm_block(*csr, np.ascontiguousarray(y, np.float64), lanes, *self._tables, uniforms,
+                   totals, out)  # fmt: skip
         self._weight, self._edge, self._calls = totals[0], totals[1], totals[2]
         return out
 
     def _feed(self, x: np.ndarray, y: np.ndarray, h: np.ndarray) -> None:
         z = y[:, None] * h
-        s_prev = np.cumsum(z, axis=1) - z  # s^{i−1}: exact, small integers
+        s = np.cumsum(z, axis=1)  # sequential sums, as the compiled chunk adds them
+        s_prev = np.concatenate([np.zeros((z.shape[0], 1)), s[:, :-1]], axis=1)  # s^{i−1}
         w = _half_pmf(np.floor((self._m - s_prev + 1.0) / 2.0), self._m, float(self.gamma))
-        share = np.minimum(w / self._bound, 1.0)  # ≤ 1 by construction; min guards rounding
+        share = _fed_weight(w, self._bound, self.mode)
         if self.mode == "sampling":
             u = np.stack([rng.random(share.shape[1]) for rng in self._rngs])
             share = np.where(u < share, 1.0, 0.0)
@@ -350,3 +380,4 @@ class OnlineBBM(Booster):
         # perceptron lanes (LaneSGD) through both modes against the literal transcription
         yield {"n_learners": 5, "gamma": 0.2}
         yield {"n_learners": 4, "gamma": 0.1, "mode": "sampling"}
+        yield {"n_learners": 3, "gamma": 0.2, "mode": "potential"}

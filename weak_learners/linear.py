@@ -76,6 +76,46 @@ def lane_update(theta, sq_grads, r, lane, x, score, target, weight, code, rate, 
                 theta[r, lane, k] = theta[r, lane, k] - rate * g / math.sqrt(sq)
 
 
+@njit(cache=True)
+def _linear_slope(score, target, code, bound):
+    """The factor ``s`` of the gradient ``s·x̃`` (:meth:`LinearLearner._gradient_scale`)."""
+    loss = code % 4
+    if loss == 3:
+        return lane_output(score, False, bound) - target
+    margin = target * score
+    if loss == 0:
+        return -target * (1.0 / (1.0 + math.exp(margin)))  # expit(−m), as scipy computes it
+    if (loss == 1 and margin < 1.0) or (loss == 2 and margin <= 0.0):
+        return -target
+    return 0.0
+
+
+@njit(cache=True)
+def linear_update_row(
+    theta, sq_grads, r, lane, cols, vals, score, target, weight, code, rate, bound
+):
+    """:func:`lane_update` over a row's entries ``(cols, vals)`` (CSR), the bias last.
+
+    A coordinate absent from the row has ``g_k = 0``: its θ and G would not move, so it is not
+    visited, and the row of all d entries does :func:`lane_update`'s operations in its order.
+    """
+    if weight <= 0.0:
+        return
+    scale = weight * _linear_slope(score, target, code, bound)
+    d = theta.shape[2] - 1
+    n = cols.shape[0]
+    for k in range(n + 1):
+        c = cols[k] if k < n else d
+        g = scale * (vals[k] if k < n else 1.0)
+        if code < 4:
+            theta[r, lane, c] = theta[r, lane, c] - rate * g
+        else:
+            sq = sq_grads[r, lane, c] + g * g
+            sq_grads[r, lane, c] = sq
+            if sq > 0.0:
+                theta[r, lane, c] = theta[r, lane, c] - rate * g / math.sqrt(sq)
+
+
 class LinearLearner(WeakLearner):
     """Online linear weak learner: ``θ ∈ ℝ^{d+1}`` per lane, moved by importance-weighted steps.
 

@@ -165,7 +165,8 @@ def _weights(seed: int, n: int) -> np.ndarray:
 
 
 def check_weak_output_range(learner: WeakLearner) -> None:
-    """Outputs have shape (R, L): ±1 in classification, within ``[−D, D]`` in regression."""
+    """Outputs have shape (R, L): ±1 in classification (in ``[−1, 1]`` for a learner whose
+    ``answers_labels()`` is False), within ``[−D, D]`` in regression."""
     for task in sorted(type(learner).tasks):
         x, y = _data(task, 40, 11)
         w = _reset_weak(learner, task, list(range(LANES)), 12)
@@ -182,8 +183,13 @@ def check_weak_output_range(learner: WeakLearner) -> None:
                     f"predict returned shape {out.shape} at round {j + 1}, expected "
                     f"{(REPLICATES, LANES)} (replicates, lanes)",
                 )
-            if task == "classification" and not np.isin(out, (-1.0, 1.0)).all():
+            labels = learner.answers_labels()
+            if task == "classification" and labels and not np.isin(out, (-1.0, 1.0)).all():
                 fail("check_weak_output_range", learner, "a classification output is not ±1")
+            if task == "classification" and not (np.abs(out) <= 1.0).all():
+                fail(
+                    "check_weak_output_range", learner, "a classification output is not in [−1, 1]"
+                )
             if task == "regression" and not (np.abs(out) <= 1.0 + 1e-12).all():
                 fail("check_weak_output_range", learner, "a regression output exceeds D = 1")
             w.update(x[:, j].copy(), np.repeat(y[:, j, None], LANES, axis=1), weights[:, j])

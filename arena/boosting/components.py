@@ -243,6 +243,12 @@ class WeakLearner(Component):
         """Learn from ``x`` (R, d) with per-lane targets and importance weights (R, L), ≥ 0."""
         raise NotImplementedError
 
+    def answers_labels(self) -> bool:
+        """Whether a classification lane answers labels ±1 (the default) rather than confidences
+        in ``[−1, 1]`` (a learner answering its clipped score, as Vowpal Wabbit's do; every
+        booster of the sources reads ``y·h(x)`` as a real edge either way)."""
+        return True
+
     def footprint(self, spec: WeakSpec) -> Footprint:
         """The R × L learners' state: by default a linear learner's, three float64 arrays of
         shape (R, L, d + 1) (weights, gradient sums, an update's temporary) and O(d) work per

@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
+from numba import njit
 
 from arena.boosting.components import TASKS, Booster, check_task
 from arena.boosting.metrics import BoostingBlock, BoostingCore
@@ -43,8 +44,8 @@ from arena.oco.losses import EXAMPLE_LOSSES, RoundData, is_sparse, prediction_lo
 from arena.protocol import GameProtocol, PreparedGame, Stepper
 from arena.results import TraceWriter, list_column
 from arena.spec import GameSpec
+from arena.validation import Who, describe, real_array
 from arena.validation import call_component as _call
-from arena.validation import describe, real_array
 from arena.validation import first_offender as _first
 from arena.validation import readonly as _readonly
 
@@ -140,8 +141,9 @@ class BoostingProtocol(GameProtocol):
         )
         check_task(player, spec)
         config = {"dim": dim, "loss": loss, "task": task}
-        # boosters and weak learners read dense rows: a sparse stream's chunk is densified
-        # (or the game refused when that does not fit in memory)
+        # a booster tagged sparse_input reads the chunks' CSR rows (its compiled lanes in
+        # O(nnz)); any other sees each chunk densified (or the game is refused when that does
+        # not fit in memory)
         if sparse_stream_check(player, adversary, task, dim, loss, int(ids.size)):
             config["sparse"] = True
         return spec, config
@@ -155,6 +157,16 @@ class BoostingProtocol(GameProtocol):
 
     def trace_writer(self, path: Path, game: PreparedGame) -> BoostingTraceWriter:
         return BoostingTraceWriter(path, game.ids)
+
+
+@njit(cache=True)
+def _add_by_round(total, values):
+    """``total[r] += values[r, j]`` for j = 0, 1, … in order: the per-round sums, compiled."""
+    for r in range(values.shape[0]):
+        acc = total[r]
+        for j in range(values.shape[1]):
+            acc += values[r, j]
+        total[r] = acc
 
 
 def _serves_blocks(adversary: OCOAdversary) -> bool:
@@ -186,20 +198,28 @@ class BoostingStepper(Stepper):
     def _fail(self, kind: str, comp: Any, what: str, t: int, r: int) -> None:
         raise GameError(describe(kind, comp), what, round=int(t), replicate=int(self.ids[r]))
 
-    def data(self, t0: int, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """The chunk's validated examples ``x`` (R, n, d) and labels ``y`` (R, n)."""
+    def data(self, t0: int, n: int) -> tuple[Any, np.ndarray]:
+        """The chunk's validated examples ``x`` (R, n, d) and labels ``y`` (R, n); a sparse
+        chunk stays :class:`~arena.oco.losses.SparseRows` for a booster tagged
+        ``sparse_input``."""
         adv, spec = self.adversary, self.spec
         raw = _call("adversary", adv, "data_block", t0, adv.data_block, t0, n, rounds=n)
         if not isinstance(raw, RoundData) or raw.x is None or raw.y is None:
             raise GameError(describe("adversary", adv), "returned no examples (x, y)", round=t0)
         x = raw.x
-        if is_sparse(x):  # checked in O(nnz), then densified for the booster
+        sparse = None
+        if is_sparse(x):  # checked in O(nnz); densified for a booster without sparse_input
             x = check_sparse_rows(adv, x, (spec.n_replicates, n, spec.dim), t0, self.ids)
-            x = x.densify()
-        x = real_array(x, describe("adversary", adv), "x of its round data", round=t0)
-        y = real_array(raw.y, describe("adversary", adv), "y of its round data", round=t0)
+            if self.player.tags.sparse_input:
+                sparse, x = x, np.zeros((spec.n_replicates, n, 0))
+            else:
+                x = x.densify()
+        who = Who("adversary", adv)  # rendered only in an error: a repr costs ~1 ms a chunk
+        x = real_array(x, who, "x of its round data", round=t0)
+        y = real_array(raw.y, who, "y of its round data", round=t0)
         n_rep, dim = spec.n_replicates, spec.dim
-        for name, arr, shape in (("x", x, (n_rep, n, dim)), ("y", y, (n_rep, n))):
+        x_shape = (n_rep, n, dim) if sparse is None else (n_rep, n, 0)
+        for name, arr, shape in (("x", x, x_shape), ("y", y, (n_rep, n))):
             if arr.shape != shape:
                 raise GameError(
                     describe("adversary", adv),
@@ -215,12 +235,12 @@ class BoostingStepper(Stepper):
             if bad.any():
                 r, j = _first(bad)
                 self._fail("adversary", adv, f"label {float(y[r, j])!r} is not ±1", t0 + j, r)
-        return x, y
+        return (x if sparse is None else sparse), y
 
     def predictions(self, raw: Any, t0: int, n: int) -> np.ndarray:
         """The booster's validated predictions (R, n)."""
         player = self.player
-        pred = real_array(raw, describe("player", player), "play_block", round=t0)
+        pred = real_array(raw, Who("player", player), "play_block", round=t0)
         shape = (self.spec.n_replicates, n)
         if pred.shape != shape:
             raise GameError(
@@ -269,20 +289,21 @@ class BoostingStepper(Stepper):
 
     def step(self, t0: int, n: int) -> BoostingBlock:
         x, y = self.data(t0, n)
-        x, y = _readonly(x), _readonly(y)
+        x, y = (x.readonly() if is_sparse(x) else _readonly(x)), _readonly(y)
         raw = _call("player", self.player, "play_block", t0, self.player.play_block, x, y, rounds=n)
         pred = self.predictions(raw, t0, n)
         values = self.losses(self.player, pred, y, t0)
         base_pred = base_values = None
+        if self.base is not None and is_sparse(x):  # the base learner reads dense rows
+            x = _readonly(x.densify())
         if self.base is not None:
             base_pred = self.base_block(x, y, t0)
             base_values = self.losses(self.base, base_pred, y, t0)
         core = self.core
         # round by round, so the totals are the same to the last bit however rounds are chunked
-        for j in range(n):
-            core.loss += values[:, j]
-            if base_values is not None:
-                core.base_loss += base_values[:, j]
+        _add_by_round(core.loss, values)
+        if base_values is not None:
+            _add_by_round(core.base_loss, base_values)
         if self.spec.task == "classification":
             core.mistakes += (y * pred <= 0.0).sum(axis=1)
             if base_pred is not None:
@@ -311,7 +332,7 @@ class BoostingTraceWriter(TraceWriter):
         return [
             pa.array(np.repeat(self._ids, n)),
             pa.array(np.tile(np.arange(block.t0, block.t0 + n, dtype=np.int64), n_rep)),
-            list_column(block.x),
+            list_column(block.x.densify() if is_sparse(block.x) else block.x),
             pa.array(block.y.reshape(-1)),
             pa.array(block.predictions.reshape(-1)),
             pa.array(block.values.reshape(-1)),

@@ -103,15 +103,21 @@ def test_online_bbm_kernel_equals_the_readable_loop(mode):
         )
 
 
-def test_online_bbm_tables_are_the_readable_weights():
-    """The kernel's lookup tables hold exactly the weights :meth:`OnlineBBM._feed` computes."""
+@pytest.mark.parametrize("mode", ["importance", "potential"])
+def test_online_bbm_tables_are_the_readable_weights(mode):
+    """The kernel's lookup tables, indexed by ``k = ⌊(N − i − s + 1)/2⌋``, hold exactly the
+    weights :meth:`OnlineBBM._feed` computes for every margin that maps to k (0 where none)."""
     n, gamma = 9, 0.3
-    w, share = bbm_share_table(n, gamma)
+    w, share = bbm_share_table(n, gamma, mode)
     for i in range(1, n + 1):
         s = np.arange(-(i - 1), i)
-        assert np.array_equal(w[i - 1, s + n], bbm_weight(i, s, n, gamma))
+        k = np.floor((n - i - s + 1) / 2).astype(int)
+        inside = (k >= 0) & (k <= n - i)
+        assert np.array_equal(w[i - 1, k[inside]], bbm_weight(i, s[inside], n, gamma))
+        assert (bbm_weight(i, s[~inside], n, gamma) == 0).all()
         bound = bbm_weight_bound(n, gamma)[i - 1]
-        assert np.array_equal(share[i - 1, s + n], np.minimum(w[i - 1, s + n] / bound, 1.0))
+        fed = 2 * w[i - 1] if mode == "potential" else np.minimum(w[i - 1] / bound, 1.0)
+        assert np.array_equal(share[i - 1], fed)
 
 
 @pytest.mark.parametrize("cls", [AdaBoostOL, AdaBoostOLS])
@@ -147,3 +153,120 @@ def test_other_learners_and_final_layers_play_the_readable_loop():
     ):
         readable, block = _reset(make(), x), _reset(make(), x)
         assert np.array_equal(_loop(readable, x, y), _chunks(block, x, y))
+
+
+NORMALIZED = [{"output": "score"}, {"output": "sign"}, {"output": "score", "rate": 1.5}]
+
+
+@pytest.mark.parametrize("mode", ["importance", "sampling", "potential"])
+def test_online_bbm_kernel_over_normalized_lanes_equals_the_readable_loop(mode):
+    """Over ``normalized_linear`` (real answers with ``output="score"``: real margins, k the floor
+    of a real number) the compiled chunk is the readable loop too."""
+    for n_learners, params in zip((1, 7, 20), NORMALIZED, strict=True):
+        _assert_same_run(
+            lambda n=n_learners, p=params: OnlineBBM(
+                n_learners=n,
+                gamma=0.2,
+                mode=mode,
+                weak_learner="normalized_linear",
+                weak_learner_params=p,
+            ),
+            n_rep=2,
+            horizon=150,
+            seed=n_learners + 3,
+        )
+
+
+@pytest.mark.parametrize("cls", [AdaBoostOL, AdaBoostOLS])
+def test_adaboost_ol_kernel_over_normalized_lanes_equals_the_readable_loop(cls):
+    for n_learners, params in zip((1, 6, 15), NORMALIZED, strict=True):
+        readable, compiled = _assert_same_run(
+            lambda n=n_learners, p=params: cls(
+                n_learners=n, weak_learner="normalized_linear", weak_learner_params=p
+            ),
+            n_rep=2,
+            horizon=150,
+            seed=n_learners + 5,
+        )
+        assert _close(readable.alphas(), compiled.alphas())
+        assert np.array_equal(readable._experts._cum, compiled._experts._cum)
+
+
+def _sparse_data(n_rep: int, horizon: int, d: int, seed: int):
+    """The noisy threshold data with about 60% of the entries set to 0 (absent)."""
+    x, y = _data(n_rep, horizon, d, seed)
+    x[np.random.default_rng(seed + 1).random(x.shape) < 0.6] = 0.0
+    return x, y
+
+
+SPARSE_CASES = [
+    lambda: OnlineBBM(n_learners=6, gamma=0.2, weak_learner="linear"),
+    lambda: OnlineBBM(
+        n_learners=5,
+        gamma=0.2,
+        mode="sampling",
+        weak_learner="linear",
+        weak_learner_params={"step": "sgd", "loss": "hinge"},
+    ),
+    lambda: OnlineBBM(n_learners=8, gamma=0.2, mode="potential", weak_learner="normalized_linear"),
+    lambda: AdaBoostOL(n_learners=6, weak_learner="linear"),
+    lambda: AdaBoostOLS(n_learners=5, weak_learner="normalized_linear"),
+    lambda: AdaBoostOL(n_learners=4, weak_learner=LaneSGD()),  # no compiled lanes
+    lambda: OnlineBBM(n_learners=4, weak_learner=LaneSGD()),
+]
+
+
+@pytest.mark.parametrize("case", range(len(SPARSE_CASES)))
+def test_sparse_chunks_equal_the_dense_chunks(case):
+    """A chunk of :class:`SparseRows` (the CSR rows of the boosting game's sparse streams) gives
+    the dense chunk's predictions exactly and its state to 1e-12: the compiled lanes visit only
+    a row's entries, which for ``linear`` are the dense kernel's operations less the ones that
+    add 0 (bit for bit), and for ``normalized_linear`` the very same (it skips zeros in both);
+    a learner without compiled lanes sees each round densified."""
+    from arena.oco.losses import SparseRows
+
+    x, y = _sparse_data(2, 120, 6, 40 + case)
+    dense, sparse = _reset(SPARSE_CASES[case](), x), _reset(SPARSE_CASES[case](), x)
+    edges = [0, 1, 17, 64, 120]
+    got, expected = [], []
+    for a, b in itertools.pairwise(edges):
+        expected.append(dense.play_block(x[:, a:b], y[:, a:b]))
+        got.append(sparse.play_block(SparseRows.from_dense(x[:, a:b]).readonly(), y[:, a:b]))
+    assert np.array_equal(np.concatenate(expected, 1), np.concatenate(got, 1))
+    states = getattr(dense._learners, "kernel_state", None)
+    if states is not None:
+        for u, v in zip(states(), sparse._learners.kernel_state(), strict=True):
+            assert _close(u, v)
+    totals_a, totals_b = dense.learner_totals(), sparse.learner_totals()
+    assert all(_close(totals_a[k], totals_b[k]) for k in totals_a)
+
+
+@pytest.mark.parametrize(
+    ("player", "params"),
+    [
+        ("online_bbm", {"n_learners": 5, "gamma": 0.2, "weak_learner": "linear"}),
+        ("online_bbm", {"n_learners": 5, "mode": "potential", "weak_learner": "normalized_linear"}),
+    ],
+)
+def test_sparse_boosting_game_equals_the_dense_game(player, params):
+    """The boosting protocol hands a booster tagged ``sparse_input`` the stream's CSR rows; the
+    game's rows (mistakes, losses, the base learner's) equal those of the same examples dense.
+    (A randomized booster's stream is keyed by the cell, which names the representation, so the
+    deterministic Online BBM is compared here; the chunk test above covers AdaBoost.OL.)"""
+    from arena.game import run_game
+
+    runs = [
+        run_game(
+            player,
+            "sparse_stream",
+            player_params=params,
+            adversary_params={"nnz": 4, "representation": rep},
+            n_actions=40,
+            horizon=150,
+            replicates=2,
+            metrics=["mistakes", "loss", "base_mistakes"],
+        ).rows
+        for rep in ("sparse", "dense")
+    ]
+    assert runs[0].value.tolist() == runs[1].value.tolist()
+    assert runs[0].value.max() > 0

@@ -231,3 +231,41 @@ def test_scaling_tournament_config_plays():
         metrics=list(config["metrics"]),
     ).rows
     assert {"mistakes", "weighted_edge"} <= set(rows.metric)
+
+
+def test_potential_mode_feeds_vowpal_wabbits_weights():
+    """``mode="potential"`` feeds ``2w^i = C(N−i, k)(½ + g)^k(½ − g)^{N−i−k}`` with VW's
+    ``--gamma g = γ/2`` and ``k = ⌊(N − i − s + 1)/2⌋`` (VW 9.11.9, ``boosting.cc``,
+    ``predict_or_learn``: ``k = floorf((N − i₀ − s)/2)`` with 0-based ``i₀ = i − 1``), for real
+    margins s too (VW's learners answer reals). Exact up to 1e-15 (float64 products)."""
+    from players.online_bbm import bbm_share_table
+
+    n, gamma = 7, 0.2
+    _, fed = bbm_share_table(n, gamma, "potential")
+    g = gamma / 2
+    for i0 in range(n):
+        for s in (-2.5, -1.0, 0.0, 0.3, 1.7, 3.0):
+            k = math.floor((n - i0 - s) / 2)
+            m = n - (i0 + 1)
+            vw = math.comb(m, k) * (0.5 + g) ** k * (0.5 - g) ** (m - k) if 0 <= k <= m else 0.0
+            ours = fed[i0, k] if 0 <= k <= m else 0.0
+            assert abs(ours - vw) <= 1e-15
+
+
+def test_potential_mode_equals_importance_mode_for_adagrad_lanes():
+    """AdaGrad's steps do not change when all of a lane's weights are scaled by one constant,
+    so feeding ``2w`` instead of ``w/W_i`` (a factor ``2W_i`` per learner) leaves the predictions
+    of ``linear`` lanes as they were (rounding aside: 300 rounds, no tie flips)."""
+    rows = [
+        run_game(
+            OnlineBBM(n_learners=7, gamma=0.2, mode=mode, weak_learner="linear"),
+            ThresholdStream(),
+            n_actions=3,
+            horizon=300,
+            replicates=2,
+            metrics=["mistakes"],
+        ).rows.value.tolist()
+        for mode in ("importance", "potential")
+    ]
+    assert rows[0] == rows[1]
+    assert max(rows[0]) > 0

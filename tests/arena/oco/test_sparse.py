@@ -327,7 +327,8 @@ def test_the_sparse_player_of_the_plugin_guide_passes_the_suite():
 
 
 # ---------------------------------------------------------------------------------------------
-# the boosting protocol hosts sparse streams: boosters are shown densified rows
+# the boosting protocol hosts sparse streams: boosters tagged sparse_input (online_bbm,
+# adaboost_ol) read the CSR rows, the others are shown densified rows
 
 
 def test_boosting_on_a_sparse_stream_equals_dense_and_its_reference():
@@ -357,9 +358,11 @@ def test_boosting_on_a_sparse_stream_equals_dense_and_its_reference():
 
 
 def test_a_booster_over_the_memory_estimate_is_refused(monkeypatch):
+    from arena.boosting.testing import MajorityVote
+
     monkeypatch.setattr(oco_game, "available_memory", lambda: 10 * 2**20)
-    with pytest.raises(ConfigError, match=r"player online_bbm.*sparse stream sparse_stream"):
-        run_game("online_bbm", SparseStream(), n_actions=10**5, horizon=5, metrics=["mistakes"])
+    with pytest.raises(ConfigError, match=r"player .*majority.*sparse stream sparse_stream"):
+        run_game(MajorityVote(), SparseStream(), n_actions=10**5, horizon=5, metrics=["mistakes"])
 
 
 def test_online_to_batch_reads_a_sparse_test_split():
