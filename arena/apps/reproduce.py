@@ -449,9 +449,17 @@ def _kept(reports: Sequence[GalleryReport], outputs: Path) -> str:
 
 def _write_table(gallery: Sequence[GalleryReport], reports_dir: Path) -> int:
     """Rewrite the gallery table of ``reports_dir/README.md`` from the rows of
-    ``configs/gallery.yaml`` and the reports' CSV tables; name every quantity that moved off its
-    pin (:func:`arena.apps.gallery.check_pins`). Returns the exit status: 1 when one moved."""
-    from arena.apps.gallery import check_pins, default_rows, load_rows, render_table
+    ``configs/gallery.yaml`` and the reports' CSV tables (the verdicts computed by the rows'
+    rules); name every quantity that moved off its pin (:func:`arena.apps.gallery.check_pins`)
+    and every row whose verdict is not its pinned one (:func:`arena.apps.gallery.
+    check_verdicts`). Returns the exit status: 1 when one moved or changed verdict."""
+    from arena.apps.gallery import (
+        check_pins,
+        check_verdicts,
+        default_rows,
+        load_rows,
+        render_table,
+    )
 
     rows = load_rows(default_rows(), [r.name for r in gallery])
     readme = reports_dir / "README.md"
@@ -469,11 +477,14 @@ def _write_table(gallery: Sequence[GalleryReport], reports_dir: Path) -> int:
             f"under {reports_dir}: {', '.join(unreadable)} (first: {first.error}); regenerate "
             f"them with arena reproduce --only NAME"
         )
+    flipped = check_verdicts(rows, reports_dir)
     changed = render_table(rows, readme)
     print(f"gallery table: {len(rows)} rows -> {readme}{'' if changed else ' (unchanged)'}")
     for m in moved:
         print(f"arena reproduce: {m.line()}", file=sys.stderr)
-    return 1 if moved else 0
+    for f in flipped:
+        print(f"arena reproduce: {f.line()}", file=sys.stderr)
+    return 1 if moved or flipped else 0
 
 
 def _options(args: Sequence[str]) -> list[str]:

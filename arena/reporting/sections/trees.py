@@ -92,6 +92,9 @@ def tree_experts(ctx: ReportContext) -> Section | None:
             f"awake edges, Ô(√(m·L̃*·ln N)) for Adapt-ML-Prod's sleeping version, and "
             f"O(√(m·L*)) for exponential weights over the prunings when m and L* are known "
             f"(Helmbold & Schapire 1997); time per round linear in the depth for all three. "
+            f"The section has no experiment: the comparison below is ours, and "
+            f"{code('pruning_hedge')} is tuned by default for T and the worst-case pruning, not "
+            f"for L* and m, which are unknown in practice (§2.3.4). "
             f"The time column is the cell's wall time divided by T·R (all replicates are played "
             f"together, so it is the amortized cost of one round of one game)."
         ),
