@@ -10,6 +10,7 @@ so that a change of the code that moves a result or flips a verdict fails here a
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -65,6 +66,27 @@ def test_every_row_names_a_gallery_report_and_cells_of_its_tournaments():
 def test_the_committed_reports_hold_every_pinned_number():
     moved = check_pins(ROWS, REPORTS)
     assert not moved, "\n".join(m.line() for m in moved)
+
+
+@pytest.mark.parametrize("report", sorted(GALLERY))
+def test_a_committed_report_records_no_revision_or_wall_time(report):
+    """What a rerun changes (git revisions, wall times, the build time) is kept out of the
+    committed files (in the git-ignored ``run/``), so that `arena reproduce` on an unchanged clean
+    tree leaves the clone clean, and no committed report can claim a dirty or stale revision."""
+    import re
+
+    folder = REPORTS / report
+    listed = json.loads((folder / "report-files.json").read_text(encoding="utf-8"))["files"]
+    committed = [f for f in listed if not f.startswith("run/")]
+    assert "report.md" in committed and "tables/cells.csv" in committed
+    revision = re.compile(r"\b[0-9a-f]{40}\b|-dirty\b")
+    for rel in committed:
+        if rel.endswith((".md", ".html", ".csv", ".json")):
+            text = (folder / rel).read_text(encoding="utf-8")
+            assert not revision.search(text), f"{report}/{rel} records a git revision"
+            for needle in ("wall_time_s", "us_per_round", "wall time (s)", "Report built in"):
+                assert needle not in text, f"{report}/{rel} records a wall time ({needle})"
+    assert "reports/*/run/" in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
 
 
 def test_the_committed_reports_give_every_pinned_verdict():
