@@ -1,18 +1,37 @@
-"""The reproduction gallery: one row per reproduced result of the sources, pinned and rendered.
+"""The reproduction gallery: one row per checked result, its verdict computed by a stated rule.
 
-``configs/gallery.yaml`` lists the rows. Each row names the source's result, what it shows, our
-setup and what differs, the source's number, a verdict, and the **quantities** behind our number:
-where each is read in a committed report's CSV tables (``reports/<report>/tables/``), the value
-it is pinned to, and the tolerance of that pin. The tolerance is the quantity's 95% confidence
-half-width when its table has an interval (a mean over ``k`` independent rows combines their
-half-widths as ``sqrt(Σ hᵢ²)/k``); otherwise the row states a tolerance and why.
+``configs/gallery.yaml`` lists the rows. Each row names the published result, what it shows, our
+setup and what differs, the source's number, the **rule** it claims (:data:`RULES`) with the
+**tests** that decide it, the verdict those tests give (pinned), and the **quantities** behind
+our number: where each is read in a committed report's CSV tables (``reports/<report>/tables/``),
+the value it is pinned to, and the tolerance of that pin. The tolerance is the quantity's 95%
+confidence half-width when its table has an interval (a mean over ``k`` independent rows
+combines their half-widths as ``sqrt(Σ hᵢ²)/k``); otherwise the row states a tolerance and why,
+and the tolerance stands in for the interval.
 
-Three things use the rows:
+A row's verdict is computed, never declared (:func:`verdict`): the claimed rule when every one
+of its tests passes (:func:`run_test`), *differs* otherwise.
 
-* :func:`render_table` writes the gallery table into ``reports/README.md`` (between the markers
+* *reproduced*: the source's number lies in our 95% interval (``contains``; with ``rel_tol``,
+  our interval may instead lie within that relative distance of it);
+* *bound holds*: a measured/bound ratio, the largest over the replicates, is at most 1
+  (``at_most``);
+* *by construction* / *sanity*: the agreement follows from the setup (the row says why in
+  ``reason``); the tests still check that it does;
+* *qualitative*: a stated pattern, checked by its tests: an ordering whose intervals do not
+  overlap (``ordered``), a value within a stated range (``within``), an interval above a
+  threshold (``above``), two values equal (``equal``), a value at most a bound (``at_most``).
+
+Rows about results outside the sources (classical results the lab checks) carry
+``table: classical`` and are rendered in a table of their own.
+
+Four things use the rows:
+
+* :func:`render_table` writes the two tables into ``reports/README.md`` (between the markers
   :data:`START` and :data:`END`) from the committed CSVs; ``arena reproduce`` calls it after it
   has rebuilt reports, and ``arena reproduce --table`` alone.
 * :func:`check_pins` compares each quantity with its pin and names the rows that moved.
+* :func:`check_verdicts` names the rows whose computed verdict is not the pinned one.
 * :func:`rerun` plays a row's cells alone (``rerun`` in the row: which players and adversaries of
   which tournament make the number), builds the report over them, and returns the tables folder;
   the slow tests measure the rows there, so that a change of the code that moves a reproduced
@@ -25,10 +44,13 @@ Examples
 ('bbm-learners', 'boosting')
 >>> sorted(rows[0].quantities)[:1]
 ['bbm']
+>>> rows[0].rule, [t.kind for t in rows[0].tests]
+('by construction', ['contains', 'at_most'])
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import string
@@ -46,20 +68,32 @@ from arena.errors import ArenaError
 START = "<!-- gallery table: written by `arena reproduce --table` from configs/gallery.yaml -->"
 END = "<!-- end of gallery table -->"
 
-VERDICTS = ("reproduced", "qualitative", "differs")
+RULES = ("reproduced", "bound holds", "by construction", "sanity", "qualitative")
+"""The verdicts a row may claim; each is granted only when the row's tests pass."""
+VERDICTS = (*RULES, "differs")
+TABLES = ("sources", "classical")
+"""``sources``: the results of the sources; ``classical``: classical results the lab checks."""
+TESTS = ("contains", "at_most", "within", "above", "ordered", "equal")
+RULE_TESTS = {"reproduced": ("contains",), "bound holds": ("at_most",)}
+"""The tests a rule is restricted to (the others take any)."""
 ROW_KEYS = (
     "id",
     "report",
+    "table",
     "source",
     "shows",
     "setup",
     "theirs",
     "ours",
+    "rule",
+    "reason",
+    "tests",
     "verdict",
     "why",
     "quantities",
     "rerun",
 )
+OPTIONAL_KEYS = ("table", "reason", "rerun")
 QUANTITY_KEYS = ("table", "where", "column", "agg", "ci", "pin", "tol", "tol_why")
 AGGREGATES = ("mean", "max", "min")
 
@@ -115,10 +149,55 @@ class Measurement:
 
 
 @dataclass(frozen=True)
-class GalleryRow:
-    """One reproduced result: the source's claim, ours, the verdict, and how ours is measured.
+class RuleTest:
+    """One test of a row's rule, over some of its quantities.
 
-    ``ours`` is a format string over the quantities: ``{NAME}`` is the value and ``{NAME_lo}``,
+    Attributes
+    ----------
+    kind : str
+        One of :data:`TESTS`:
+
+        * ``contains``: ``value`` (the source's number) lies in the quantity's 95% interval, or,
+          with ``rel_tol``, the interval lies within ``rel_tol·|value|`` of it;
+        * ``at_most``: the quantity's value is at most ``value`` (for *bound holds*, a
+          measured/bound ratio read as the largest over the replicates, and ``value`` = 1);
+        * ``within``: each quantity's value lies in ``[low, high]``;
+        * ``above``: each quantity's whole interval lies above ``value``;
+        * ``ordered``: each quantity's interval lies above the next one's (its low end exceeds
+          ``factor`` times the next's high end): a decreasing order, intervals apart;
+        * ``equal``: the quantities' values are equal (to 1e-12 relative).
+    quantities : tuple of str
+        The quantities tested, in order.
+    value, low, high, rel_tol : float or None
+        The test's numbers (see ``kind``).
+    factor : float
+        ``ordered``'s factor (1: plain non-overlap).
+    """
+
+    kind: str
+    quantities: tuple[str, ...]
+    value: float | None = None
+    low: float | None = None
+    high: float | None = None
+    rel_tol: float | None = None
+    factor: float = 1.0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A test's result: whether it passed, and the comparison in words (``31 ∈ [30.8, 32.8]``)."""
+
+    test: RuleTest
+    passed: bool
+    text: str
+
+
+@dataclass(frozen=True)
+class GalleryRow:
+    """One checked result: the source's claim, ours, the rule and its tests, how ours is measured.
+
+    ``verdict`` is the pinned outcome of the tests (:func:`verdict` computes it). ``ours`` is a
+    format string over the quantities: ``{NAME}`` is the value and ``{NAME_lo}``,
     ``{NAME_hi}``, ``{NAME_hw}`` its interval and half-width (for a quantity without interval,
     value ± its stated tolerance; ``str.format`` specs apply: ``{bbm:.1f}``). ``rerun`` maps a
     tournament of the report (its configuration's name) to the ``players`` and ``adversaries``
@@ -132,10 +211,14 @@ class GalleryRow:
     setup: str
     theirs: str
     ours: str
+    rule: str
+    tests: tuple[RuleTest, ...]
     verdict: str
     why: str
     quantities: Mapping[str, Quantity]
     rerun: Mapping[str, Mapping[str, tuple[Any, ...]]] = field(default_factory=dict)
+    table: str = "sources"
+    reason: str = ""
 
     def link(self) -> str:
         """The markdown link to the row's report, relative to ``reports/README.md``."""
@@ -154,8 +237,10 @@ def load_rows(path: str | Path, reports: Sequence[str] | None = None) -> list[Ga
     ------
     ArenaError
         Naming the file, the row and the key, for an unreadable file, an unknown or missing key,
-        a duplicate id, an unknown verdict or report, a quantity without pin, or without interval
-        and stated tolerance, or an ``ours`` that names an unknown quantity.
+        a duplicate id, an unknown rule, verdict, table or report, a rule without tests (or with
+        a test it does not allow), a *by construction* or *sanity* row without its reason, a
+        test naming an unknown quantity, a quantity without pin, or without interval and stated
+        tolerance, or an ``ours`` that names an unknown quantity.
     """
     import yaml
 
@@ -175,16 +260,28 @@ def load_rows(path: str | Path, reports: Sequence[str] | None = None) -> list[Ga
             raise ArenaError(f"{where}: must be a mapping with an id")
         where = f"{who}, row {entry['id']!r}"
         unknown = sorted(set(entry) - set(ROW_KEYS))
-        missing = [k for k in ROW_KEYS if k not in entry and k != "rerun"]
+        missing = [k for k in ROW_KEYS if k not in entry and k not in OPTIONAL_KEYS]
         if unknown or missing:
             bad = unknown[0] if unknown else missing[0]
             what = "unknown" if unknown else "missing"
             raise ArenaError(f"{where}: {what} key {bad!r} (keys: {', '.join(ROW_KEYS)})")
         if any(r.id == entry["id"] for r in rows):
             raise ArenaError(f"{where}: listed twice")
+        if entry["rule"] not in RULES:
+            raise ArenaError(f"{where}: rule must be one of {RULES}, got {entry['rule']!r}")
         if entry["verdict"] not in VERDICTS:
             got = entry["verdict"]
             raise ArenaError(f"{where}: verdict must be one of {VERDICTS}, got {got!r}")
+        if entry["verdict"] not in (entry["rule"], "differs"):
+            raise ArenaError(
+                f"{where}: verdict {entry['verdict']!r} is neither its rule "
+                f"{entry['rule']!r} nor 'differs'"
+            )
+        table = entry.get("table", "sources")
+        if table not in TABLES:
+            raise ArenaError(f"{where}: table must be one of {TABLES}, got {table!r}")
+        if entry["rule"] in ("by construction", "sanity") and not entry.get("reason"):
+            raise ArenaError(f"{where}: a {entry['rule']!r} row states its reason")
         if reports is not None and entry["report"] not in reports:
             raise ArenaError(f"{where}: unknown report {entry['report']!r}")
         quantities = entry["quantities"]
@@ -192,6 +289,7 @@ def load_rows(path: str | Path, reports: Sequence[str] | None = None) -> list[Ga
             raise ArenaError(f"{where}: quantities must be a non-empty mapping")
         parsed = {str(k): _quantity(where, str(k), v) for k, v in quantities.items()}
         _check_format(where, str(entry["ours"]), parsed)
+        tests = _tests(where, entry["rule"], entry["tests"], parsed)
         rerun = entry.get("rerun") or {}
         if not isinstance(rerun, dict) or not all(
             isinstance(v, dict) and set(v) <= {"players", "adversaries"} for v in rerun.values()
@@ -209,9 +307,13 @@ def load_rows(path: str | Path, reports: Sequence[str] | None = None) -> list[Ga
                 setup=str(entry["setup"]),
                 theirs=str(entry["theirs"]),
                 ours=str(entry["ours"]),
+                rule=str(entry["rule"]),
+                tests=tests,
                 verdict=str(entry["verdict"]),
                 why=str(entry["why"]),
                 quantities=parsed,
+                table=str(table),
+                reason=str(entry.get("reason") or ""),
                 rerun={
                     str(k): {key: tuple(v.get(key) or ()) for key in ("players", "adversaries")}
                     for k, v in rerun.items()
@@ -256,6 +358,55 @@ def _quantity(where: str, name: str, entry: Any) -> Quantity:
         tol=float(tol) if tol is not None else None,
         tol_why=entry.get("tol_why"),
     )
+
+
+def _tests(
+    where: str, rule: str, entries: Any, quantities: Mapping[str, Quantity]
+) -> tuple[RuleTest, ...]:
+    """Check a row's tests: a non-empty list of ``{KIND: {quantity | quantities, ...}}``."""
+    if not isinstance(entries, list) or not entries:
+        raise ArenaError(f"{where}: tests must be a non-empty list (rule {rule!r})")
+    allowed = {
+        "contains": {"value", "rel_tol"},
+        "at_most": {"value"},
+        "within": {"low", "high"},
+        "above": {"value"},
+        "ordered": {"factor"},
+        "equal": set(),
+    }
+    out = []
+    for entry in entries:
+        if not isinstance(entry, dict) or len(entry) != 1:
+            raise ArenaError(f"{where}: a test is a mapping {{KIND: {{...}}}}, got {entry!r}")
+        kind, spec = next(iter(entry.items()))
+        if kind not in TESTS:
+            raise ArenaError(f"{where}: test must be one of {TESTS}, got {kind!r}")
+        if kind not in RULE_TESTS.get(rule, TESTS):
+            raise ArenaError(f"{where}: rule {rule!r} is decided by {RULE_TESTS[rule]} tests")
+        spec = dict(spec or {})
+        names = spec.pop("quantities", None) or [spec.pop("quantity", None)]
+        unknown = sorted(set(spec) - allowed[kind])
+        needed = sorted(allowed[kind] - {"rel_tol", "factor"} - set(spec))
+        if unknown or needed:
+            bad = f"unknown key {unknown[0]!r}" if unknown else f"missing key {needed[0]!r}"
+            raise ArenaError(f"{where}: test {kind}: {bad}")
+        for name in names:
+            if name not in quantities:
+                raise ArenaError(f"{where}: test {kind} names {name!r}, which is not a quantity")
+        if kind in ("ordered", "equal") and len(names) < 2:
+            raise ArenaError(f"{where}: test {kind} compares two quantities or more")
+        if kind == "contains" and len(names) != 1:
+            raise ArenaError(f"{where}: test contains reads one quantity")
+        if rule == "bound holds" and spec.get("value") != 1:
+            raise ArenaError(f"{where}: rule 'bound holds' tests a ratio at most 1")
+        out.append(
+            RuleTest(
+                kind,
+                tuple(map(str, names)),
+                **{k: float(v) for k, v in spec.items()},
+            )
+        )
+    return tuple(out)
 
 
 def _check_format(where: str, text: str, quantities: Mapping[str, Quantity]) -> None:
@@ -396,28 +547,165 @@ def check_pins(rows: Sequence[GalleryRow], reports_dir: str | Path) -> list[Move
 
 
 # ----------------------------------------------------------------------------------------------
+# verdicts
+
+
+def measured(row: GalleryRow, reports_dir: str | Path) -> dict[str, Measurement]:
+    """Each quantity of ``row`` read in ``reports_dir`` (its report's ``tables/`` there, or
+    ``reports_dir`` itself when it is a ``tables`` folder, as :func:`rerun` returns); a quantity
+    without an interval gets its stated tolerance as one (value ± tol)."""
+    tables = Path(reports_dir)
+    if tables.name != "tables":
+        tables = tables / row.report / "tables"
+    out = {}
+    for name, quantity in row.quantities.items():
+        m = measure(quantity, tables)
+        if quantity.ci is None:  # no interval: the stated tolerance stands in for it
+            m = Measurement(m.value, m.value - quantity.tol, m.value + quantity.tol)
+        out[name] = m
+    return out
+
+
+def _g(x: float) -> str:
+    """A number in a test's text: four significant digits, a typographic minus."""
+    return f"{x:.4g}".replace("-", "−")
+
+
+def _interval(m: Measurement) -> str:
+    return f"[{_g(m.low)}, {_g(m.high)}]"
+
+
+def run_test(test: RuleTest, values: Mapping[str, Measurement]) -> Outcome:
+    """Apply ``test`` to the measured quantities ``values`` (by name).
+
+    Examples
+    --------
+    >>> m = {"a": Measurement(1.0, 0.5, 1.5), "b": Measurement(3.0, 2.0, 4.0)}
+    >>> run_test(RuleTest("contains", ("a",), value=1.2), m).passed
+    True
+    >>> o = run_test(RuleTest("ordered", ("b", "a")), m)
+    >>> o.passed, o.text
+    (True, 'b [2, 4] > a [0.5, 1.5]')
+    >>> run_test(RuleTest("ordered", ("b", "a"), factor=2.0), m).passed  # 2 > 2 × 1.5 fails
+    False
+    """
+    q = [values[name] for name in test.quantities]
+    names = test.quantities
+    if test.kind == "contains":
+        (m,) = q
+        x = float(test.value)
+        inside = m.low <= x <= m.high
+        text = f"{_g(x)} {'∈' if inside else '∉'} {names[0]} {_interval(m)}"
+        if not inside and test.rel_tol is not None:
+            inside = max(abs(m.low - x), abs(m.high - x)) <= test.rel_tol * abs(x)
+            text += f"; {'within' if inside else 'not within'} {test.rel_tol:.0%} of it"
+        return Outcome(test, bool(inside), text)
+    if test.kind == "at_most":
+        ok = [m.value <= test.value for m in q]
+        text = "; ".join(
+            f"{n} {_g(m.value)} {'≤' if o else '>'} {_g(test.value)}"
+            for n, m, o in zip(names, q, ok, strict=True)
+        )
+        return Outcome(test, all(ok), text)
+    if test.kind == "within":
+        ok = [test.low <= m.value <= test.high for m in q]
+        text = "; ".join(
+            f"{n} {_g(m.value)} {'∈' if o else '∉'} [{_g(test.low)}, {_g(test.high)}]"
+            for n, m, o in zip(names, q, ok, strict=True)
+        )
+        return Outcome(test, all(ok), text)
+    if test.kind == "above":
+        ok = [m.low > test.value for m in q]
+        text = "; ".join(
+            f"{n} {_interval(m)} {'>' if o else '≯'} {_g(test.value)}"
+            for n, m, o in zip(names, q, ok, strict=True)
+        )
+        return Outcome(test, all(ok), text)
+    if test.kind == "ordered":
+        ok = [a.low > test.factor * b.high for a, b in itertools.pairwise(q)]
+        times = "" if test.factor == 1 else f"{_g(test.factor)} × "
+        parts = [f"{names[0]} {_interval(q[0])}"]
+        for name, m, o in zip(names[1:], q[1:], ok, strict=True):
+            parts.append(f"{'>' if o else '≯'} {times}{name} {_interval(m)}")
+        return Outcome(test, all(ok), " ".join(parts))
+    if test.kind == "equal":
+        first = q[0].value
+        ok = all(math.isclose(m.value, first, rel_tol=1e-12, abs_tol=0.0) for m in q)
+        text = f" {'=' if ok else '≠'} ".join(
+            f"{n} {_g(m.value)}" for n, m in zip(names, q, strict=True)
+        )
+        return Outcome(test, ok, text)
+    raise ArenaError(f"unknown test {test.kind!r}")
+
+
+def verdict(row: GalleryRow, reports_dir: str | Path) -> tuple[str, list[Outcome]]:
+    """The verdict the row's tests give in ``reports_dir``: its rule when every test passes,
+    ``differs`` otherwise; with the tests' outcomes."""
+    values = measured(row, reports_dir)
+    outcomes = [run_test(test, values) for test in row.tests]
+    return (row.rule if all(o.passed for o in outcomes) else "differs"), outcomes
+
+
+@dataclass(frozen=True)
+class Flipped:
+    """A row whose computed verdict is not its pinned one."""
+
+    row: GalleryRow
+    computed: str
+    outcomes: list[Outcome]
+
+    def line(self) -> str:
+        """One line naming the row, both verdicts and the tests that decided."""
+        failed = "; ".join(o.text for o in self.outcomes if not o.passed) or "every test passes"
+        return (
+            f"gallery row {self.row.id!r} ({self.row.source}): verdict {self.computed!r}, "
+            f"pinned {self.row.verdict!r} (rule {self.row.rule!r}; {failed})"
+        )
+
+
+def check_verdicts(rows: Sequence[GalleryRow], reports_dir: str | Path) -> list[Flipped]:
+    """The rows whose verdict computed in ``reports_dir`` differs from their pinned ``verdict``."""
+    out = []
+    for row in rows:
+        computed, outcomes = verdict(row, reports_dir)
+        if computed != row.verdict:
+            out.append(Flipped(row, computed, outcomes))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
 # rendering
 
 
 def format_ours(row: GalleryRow, reports_dir: str | Path) -> str:
     """The row's ``ours`` text with its quantities measured in ``reports_dir``."""
-    tables = Path(reports_dir) / row.report / "tables"
     fields: dict[str, float] = {}
-    for name, quantity in row.quantities.items():
-        m = measure(quantity, tables)
-        if quantity.ci is None:  # no interval: the stated tolerance stands in for it
-            m = Measurement(m.value, m.value - quantity.tol, m.value + quantity.tol)
+    for name, m in measured(row, reports_dir).items():
         fields |= {name: m.value, f"{name}_lo": m.low, f"{name}_hi": m.high}
         fields[f"{name}_hw"] = m.half_width
     # typographic minus for negative numbers only (not in names, not in exponents)
     return re.sub(r"(?<![\w.])-(?=\d)", "−", row.ours.format(**fields))
 
 
-def table_markdown(rows: Sequence[GalleryRow], reports_dir: str | Path) -> str:
-    """The gallery table: one line per row, our numbers measured in ``reports_dir``."""
+def verdict_cell(row: GalleryRow, reports_dir: str | Path) -> str:
+    """The verdict column: the computed verdict, the rule claimed when it failed, the tests'
+    comparisons (✗ before a failed one), the reason (by construction, sanity) and the why."""
+    computed, outcomes = verdict(row, reports_dir)
+    head = f"**{computed}**"
+    if computed != row.rule:
+        head += f" (claimed: {row.rule})"
+    tests = "; ".join(("" if o.passed else "✗ ") + o.text for o in outcomes)
+    reason = f" Why it must agree: {row.reason}" if row.reason else ""
+    return f"{head}. Test: {tests}.{reason} {row.why}"
+
+
+def table_markdown(
+    rows: Sequence[GalleryRow], reports_dir: str | Path, source_column: str = "source's number"
+) -> str:
+    """A gallery table: one line per row, our numbers measured in ``reports_dir``."""
     head = [
-        "| source | what it shows | our setup, and what differs | source's number "
-        "| ours (95% interval) | verdict | report |",
+        "| source | what it shows | our setup, and what differs | "
+        f"{source_column} | ours (95% interval) | verdict: rule and test | report |",
         "|---|---|---|---|---|---|---|",
     ]
     lines = []
@@ -428,7 +716,7 @@ def table_markdown(rows: Sequence[GalleryRow], reports_dir: str | Path) -> str:
             row.setup,
             row.theirs,
             format_ours(row, reports_dir),
-            f"**{row.verdict}**: {row.why}",
+            verdict_cell(row, reports_dir),
             row.link(),
         ]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
@@ -436,15 +724,29 @@ def table_markdown(rows: Sequence[GalleryRow], reports_dir: str | Path) -> str:
 
 
 def counts(rows: Sequence[GalleryRow]) -> dict[str, int]:
-    """How many rows have each verdict."""
+    """How many rows have each (pinned) verdict."""
     return {v: sum(r.verdict == v for r in rows) for v in VERDICTS}
 
 
-def render_table(rows: Sequence[GalleryRow], readme: str | Path) -> bool:
-    """Write the gallery table into ``readme`` between :data:`START` and :data:`END`.
+def summary(rows: Sequence[GalleryRow]) -> str:
+    """The line counting each verdict.
 
-    The reports are read from the folder holding ``readme``. Returns whether the file changed;
-    the write is atomic (a temporary file, then a rename).
+    Examples
+    --------
+    >>> summary([])
+    '0 rows: 0 reproduced, 0 bound holds, 0 by construction, 0 sanity, 0 qualitative, 0 differ.'
+    """
+    c = counts(rows)
+    kinds = ", ".join(f"{c[v]} {'differ' if v == 'differs' else v}" for v in VERDICTS)
+    return f"{len(rows)} rows: {kinds}."
+
+
+def render_table(rows: Sequence[GalleryRow], readme: str | Path) -> bool:
+    """Write the gallery's two tables into ``readme`` between :data:`START` and :data:`END`.
+
+    The reports are read from the folder holding ``readme``; the verdicts shown are computed
+    (:func:`verdict`). Returns whether the file changed; the write is atomic (a temporary file,
+    then a rename).
 
     Raises
     ------
@@ -457,12 +759,23 @@ def render_table(rows: Sequence[GalleryRow], readme: str | Path) -> bool:
         raise ArenaError(f"{readme}: no gallery markers ({START!r} ... {END!r})")
     before, rest = text.split(START, 1)
     _, after = rest.split(END, 1)
-    c = counts(rows)
-    summary = (
-        f"{len(rows)} rows: {c['reproduced']} reproduced, {c['qualitative']} reproduced "
-        f"qualitatively, {c['differs']} differ."
-    )
-    new = f"{before}{START}\n{summary}\n\n{table_markdown(rows, readme.parent)}\n{END}{after}"
+    sources = [r for r in rows if r.table == "sources"]
+    classical = [r for r in rows if r.table == "classical"]
+    body = [
+        f"{summary(rows)[:-1]} ({len(sources)} results of the sources, {len(classical)} "
+        "classical results).",
+        "",
+        f"### Results of the sources\n\n{summary(sources)}",
+        "",
+        table_markdown(sources, readme.parent),
+        "",
+        "### Classical results the lab checks\n\n"
+        "Results outside the sources, checked on the same machinery. "
+        f"{summary(classical)}",
+        "",
+        table_markdown(classical, readme.parent, "the result's number"),
+    ]
+    new = f"{before}{START}\n" + "\n".join(body) + f"\n{END}{after}"
     if new == text:
         return False
     tmp = readme.with_name(f".{readme.name}.tmp")
@@ -593,21 +906,33 @@ def rerun(
 
 __all__ = [
     "END",
+    "RULES",
     "START",
+    "TESTS",
+    "VERDICTS",
+    "Flipped",
     "GalleryRow",
     "Measurement",
     "Moved",
+    "Outcome",
     "Quantity",
+    "RuleTest",
     "check_pins",
+    "check_verdicts",
     "counts",
     "default_rows",
     "format_ours",
     "load_rows",
     "measure",
+    "measured",
     "render_table",
     "rerun",
     "rerun_config",
+    "run_test",
     "select_rows",
+    "summary",
     "table_markdown",
     "tolerance",
+    "verdict",
+    "verdict_cell",
 ]

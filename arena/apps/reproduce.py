@@ -96,14 +96,54 @@ class ReportOutcome:
     wall_time_s: float = 0.0
     index: Path | None = None
     failures: list[Path] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    """The report's files (relative, the build's record ``run/`` left out) whose bytes differ
+    from the report's before this build, new ones and removed ones included."""
 
     def summary(self) -> str:
-        """One line: cells run, already done, failed, seconds, where the report is."""
+        """One line: cells run, already done, failed, seconds, where the report is, and whether
+        its files changed."""
         failed = f", {self.failed} failed" if self.failed else ""
+        if not self.changed:
+            change = "unchanged"
+        else:
+            shown = ", ".join(self.changed[:4])
+            more = f" and {len(self.changed) - 4} more" if len(self.changed) > 4 else ""
+            change = f"{len(self.changed)} file(s) changed: {shown}{more}"
         return (
             f"{self.name}: {self.cells} cells ({self.run} run, {self.done} already done{failed}), "
-            f"{self.wall_time_s:.0f} s -> {self.index.parent if self.index else '-'}"
+            f"{self.wall_time_s:.0f} s -> {self.index.parent if self.index else '-'} ({change})"
         )
+
+
+def report_digest(folder: Path) -> dict[str, str]:
+    """The SHA-256 of every file of the report in ``folder`` (relative path → digest), the
+    build's record (``run/``) and the build's own bookkeeping left out: what a rebuild that
+    reproduces the report leaves byte for byte. Empty when ``folder`` does not exist.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> _ = (d / "report.md").write_text("x")
+    >>> (d / "run").mkdir(); _ = (d / "run" / "report.md").write_text("12 s")
+    >>> list(report_digest(d))
+    ['report.md']
+    """
+    import hashlib
+
+    from arena.reporting.sections.context import RUN_DIR
+    from arena.results import LOCK_NAME
+
+    if not folder.is_dir():
+        return {}
+    out = {}
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder).as_posix()
+        if not path.is_file() or path.is_symlink() or rel.split("/")[0] in (RUN_DIR, LOCK_NAME):
+            continue
+        out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
 
 
 def default_list() -> Path:
@@ -267,7 +307,9 @@ def reproduce(
     Returns
     -------
     list of ReportOutcome
-        Per report: cells, cells run now, already done, failed, wall time, report index.
+        Per report: cells, cells run now, already done, failed, wall time, report index, and
+        the report's files that changed (:func:`report_digest`; the build's record ``run/``,
+        which every build rewrites, left out).
     """
     from arena.apps.tournament import Tournament
     from arena.reporting import build_report, check_report_folder
@@ -329,12 +371,17 @@ def reproduce(
                 outcome.failed += len(result.failed)
                 if result.failed:
                     outcome.failures.append(tournament.directory / "failures.parquet")
+            before = report_digest(reports_dir / report.name)
             outcome.index = build_report(
                 outputs / report.results,
                 reports_dir / report.name,
                 name=report.name,
                 metrics=report.metrics,
                 warn=warn,
+            )
+            after = report_digest(reports_dir / report.name)
+            outcome.changed = sorted(
+                rel for rel in before.keys() | after.keys() if before.get(rel) != after.get(rel)
             )
             outcome.wall_time_s = time.perf_counter() - started
             outcomes.append(outcome)
@@ -449,9 +496,17 @@ def _kept(reports: Sequence[GalleryReport], outputs: Path) -> str:
 
 def _write_table(gallery: Sequence[GalleryReport], reports_dir: Path) -> int:
     """Rewrite the gallery table of ``reports_dir/README.md`` from the rows of
-    ``configs/gallery.yaml`` and the reports' CSV tables; name every quantity that moved off its
-    pin (:func:`arena.apps.gallery.check_pins`). Returns the exit status: 1 when one moved."""
-    from arena.apps.gallery import check_pins, default_rows, load_rows, render_table
+    ``configs/gallery.yaml`` and the reports' CSV tables (the verdicts computed by the rows'
+    rules); name every quantity that moved off its pin (:func:`arena.apps.gallery.check_pins`)
+    and every row whose verdict is not its pinned one (:func:`arena.apps.gallery.
+    check_verdicts`). Returns the exit status: 1 when one moved or changed verdict."""
+    from arena.apps.gallery import (
+        check_pins,
+        check_verdicts,
+        default_rows,
+        load_rows,
+        render_table,
+    )
 
     rows = load_rows(default_rows(), [r.name for r in gallery])
     readme = reports_dir / "README.md"
@@ -469,11 +524,14 @@ def _write_table(gallery: Sequence[GalleryReport], reports_dir: Path) -> int:
             f"under {reports_dir}: {', '.join(unreadable)} (first: {first.error}); regenerate "
             f"them with arena reproduce --only NAME"
         )
+    flipped = check_verdicts(rows, reports_dir)
     changed = render_table(rows, readme)
     print(f"gallery table: {len(rows)} rows -> {readme}{'' if changed else ' (unchanged)'}")
     for m in moved:
         print(f"arena reproduce: {m.line()}", file=sys.stderr)
-    return 1 if moved else 0
+    for f in flipped:
+        print(f"arena reproduce: {f.line()}", file=sys.stderr)
+    return 1 if moved or flipped else 0
 
 
 def _options(args: Sequence[str]) -> list[str]:
@@ -538,6 +596,7 @@ __all__ = [
     "ReportOutcome",
     "default_list",
     "load_gallery",
+    "report_digest",
     "reproduce",
     "select",
 ]

@@ -21,11 +21,11 @@ from pathlib import Path, PurePosixPath
 
 from arena.errors import ConfigError, ReportPathError
 from arena.reporting.load import check_complete, load_source
-from arena.reporting.render import Block, Heading, render_html, render_markdown
+from arena.reporting.render import Block, Heading, Para, render_html, render_markdown
 from arena.reporting.sections.bandit import bandit_feedback
 from arena.reporting.sections.boosting import boosting
 from arena.reporting.sections.bound_ratios import bound_ratios
-from arena.reporting.sections.context import ReportContext
+from arena.reporting.sections.context import RUN_DIR, ReportContext
 from arena.reporting.sections.dynamics import game_dynamics
 from arena.reporting.sections.failures import failures
 from arena.reporting.sections.files import files
@@ -117,7 +117,7 @@ def build_report(
     with folder_lock(out, f"arena report {name}") as held:
         held.remove_if_empty = held.created  # a folder made for a build that fails goes again
         old = _own_files(_earlier_files(out))  # again, under the lock
-        held.refuse_links(MANIFEST, "figures", "tables", "report.md", "index.html", *old)
+        held.refuse_links(MANIFEST, "figures", "tables", RUN_DIR, "report.md", "index.html", *old)
         for stale in held.entries():  # left by a killed build: no other build can be running
             if stale.startswith(_STAGING):
                 _remove_entry(held.path / stale)
@@ -180,6 +180,20 @@ def _write(ctx: ReportContext, out: Path, name: str) -> Path:
     index = out / "index.html"
     ctx.written.append("index.html")
     index.write_text(render_html(title, blocks, nav), encoding="utf-8")
+    # the build's record: what a rerun of the same results changes (revisions, wall times)
+    ctx.run_dir.mkdir(exist_ok=True)
+    ctx.written.append(f"{RUN_DIR}/report.md")
+    record = [
+        Para(
+            "What this build of the report recorded that a rerun of the same configuration "
+            "changes; the report itself (../report.md) leaves it out, so that rebuilding "
+            "unchanged results on an unchanged tree rewrites it byte for byte."
+        ),
+        *ctx.run_blocks,
+    ]
+    (ctx.run_dir / "report.md").write_text(
+        render_markdown(f"{title}: this build", record), encoding="utf-8"
+    )
     return index
 
 

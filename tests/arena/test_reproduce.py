@@ -85,8 +85,20 @@ def test_only_builds_one_report_and_a_rerun_resumes(tmp_path, capsys):
     assert not (tmp_path / "reports" / "other").exists()  # --only: the demo is not run
     assert len(list((tmp_path / "out" / "tiny" / "parts").glob("results-*.parquet"))) == 2
 
+    assert "(unchanged)" not in first and "file(s) changed: figures/" in first
+    report = tmp_path / "reports" / "tiny-report"
+    assert (report / "run" / "report.md").is_file()  # the build's record, beside the report
     assert main(common) == 0
-    assert "tiny-report: 2 cells (0 run, 2 already done)" in capsys.readouterr().out
+    again = capsys.readouterr().out
+    assert "tiny-report: 2 cells (0 run, 2 already done)" in again and "(unchanged)" in again
+    # the cells played again from scratch: new wall times, the same report byte for byte
+    record = (report / "run" / "cells.csv").read_bytes()
+    files = {p: p.read_bytes() for p in report.rglob("*") if p.is_file() and "run" not in p.parts}
+    assert main([*common, "--fresh"]) == 0
+    fresh = capsys.readouterr().out
+    assert "tiny-report: 2 cells (2 run, 0 already done)" in fresh and "(unchanged)" in fresh
+    assert {p: p.read_bytes() for p in files} == files
+    assert (report / "run" / "cells.csv").read_bytes() != record  # only the record moved
 
     # a changed configuration is refused before anything runs, until --fresh starts over
     (tmp_path / "tiny.yaml").write_text(TINY_TOURNAMENT.replace("horizon: 50", "horizon: 40"))

@@ -14,6 +14,11 @@ from arena.reporting.load import Source
 from arena.reporting.render import Block, Figure
 from arena.reporting.sections.formatting import int_range
 
+RUN_DIR = "run"
+"""The folder, inside a report's, of the build's record: what a rerun of the same results changes
+(git revisions, wall times, the build's time). The gallery's reports do not commit it
+(``.gitignore``), so that ``arena reproduce`` on an unchanged tree leaves the clone clean."""
+
 
 @dataclass
 class Section:
@@ -42,7 +47,12 @@ class ReportContext:
     fig_dir, tab_dir : Path
         Where figures (PNG and SVG) and tables (CSV) go.
     started : float
-        :func:`time.perf_counter` when the build started (the report states its build time).
+        :func:`time.perf_counter` when the build started (the build's record states its time).
+    run_dir : Path or None
+        Where the build's record goes (:data:`RUN_DIR` beside ``tables/``): what changes from one
+        run to the next of the same results (git revisions, wall times, the build's time), kept
+        out of the report itself so that a rerun on an unchanged tree rewrites it byte for byte.
+        None: ``tab_dir``'s sibling.
 
     Attributes
     ----------
@@ -57,6 +67,8 @@ class ReportContext:
     written : list of str
         Every file written so far, relative to the report folder: the report's manifest, so
         that a rebuild deletes these files and nothing else.
+    run_blocks : list of Block
+        The blocks of the build's record (``run/report.md``), in the order sections add them.
     """
 
     src: Source
@@ -65,15 +77,19 @@ class ReportContext:
     fig_dir: Path
     tab_dir: Path
     started: float
+    run_dir: Path | None = None
     logged: set[str] = field(init=False)
     styles: dict[str, Style] = field(init=False)
     tables: dict[str, str] = field(default_factory=dict)
     figures: list[FigureOut] = field(default_factory=list)
     written: list[str] = field(default_factory=list)
+    run_blocks: list[Block] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.logged = set(map(str, self.rows["metric"].unique()))
         self.styles = player_styles(self.src.player_labels)
+        if self.run_dir is None:
+            self.run_dir = self.tab_dir.parent / RUN_DIR
 
     @property
     def rows(self) -> pd.DataFrame:
@@ -131,6 +147,14 @@ class ReportContext:
         self.written.append(f"tables/{name}")
         frame.to_csv(self.tab_dir / name, index=index, float_format="%.10g")
         self.tables[label] = f"tables/{name}"
+
+    def write_run_csv(self, frame: pd.DataFrame, name: str) -> str:
+        """Write ``frame`` as ``run/<name>`` (the build's record); return its relative path."""
+        name = file_name(name)
+        self.run_dir.mkdir(exist_ok=True)
+        self.written.append(f"{RUN_DIR}/{name}")
+        frame.to_csv(self.run_dir / name, index=False, float_format="%.10g")
+        return f"{RUN_DIR}/{name}"
 
     def add_figure(self, fig: FigureOut) -> Figure:
         """Save ``fig`` under ``figures/``, list it; return the block that shows it."""

@@ -5,11 +5,12 @@ from __future__ import annotations
 import time
 
 from arena.reporting.render import Block, Links, Para
-from arena.reporting.sections.context import ReportContext, Section
+from arena.reporting.sections.context import RUN_DIR, ReportContext, Section
 
 
 def files(ctx: ReportContext) -> Section:
-    """The files section: links to every CSV table and figure file, and the build time.
+    """The files section: links to every CSV table and figure file, and to the build's record
+    (whose last line is the build time).
 
     It must be built last, once every other section has written its files.
     """
@@ -24,6 +25,13 @@ def files(ctx: ReportContext) -> Section:
             "Figures: ",
         ),
     ]
+    blocks.append(
+        Para(
+            f"This build's git revisions, wall times and build time: {RUN_DIR}/report.md "
+            f"(rewritten by every build, unlike the rest when the results are the same).",
+            note=True,
+        )
+    )
     elapsed = time.perf_counter() - ctx.started
-    blocks.append(Para(f"Report built in {elapsed:.1f} s by regret-arena.", note=True))
+    ctx.run_blocks.append(Para(f"Report built in {elapsed:.1f} s by regret-arena.", note=True))
     return Section("Files", "files", blocks)

@@ -1,7 +1,7 @@
 """The "Minimax values" section: each player's mean regret against the game's exact value.
 
 Some lower-bound constructions force a regret that does not depend on the player at all. Against
-fair coins (i.i.d. Bernoulli(½) losses) and against COMB (Gravin, Peres & Sivan 2016), every
+fair coins (i.i.d. Bernoulli(½) losses) and against COMB (the randomized comb), every
 expert's loss is 1 with probability ½ whatever happened before, so every non-anticipating
 player has ``E[p_t·l_t | past] = ½`` and
 
@@ -10,7 +10,9 @@ player has ``E[p_t·l_t | past] = ½`` and
 a number fixed by the adversary: ``LB(T, N) = T/2 − Σ_{k=1}^{T} P(Bin(T, ½) ≥ k)^N`` for fair
 coins (Cesa-Bianchi et al. 1997; Cesa-Bianchi & Lugosi 2006, Theorem 3.7), Cover's
 ``V_T = ½ Σ_{j ≤ ⌊(T−1)/2⌋} C(2j, j)/4^j`` for COMB with two experts (Cover 1965), and the exact
-dynamic program of :func:`adversaries.lower_bound.comb_values` for COMB with K ≥ 3. An
+dynamic program of :func:`adversaries.lower_bound.comb_values` for COMB with K ≥ 3 (this
+project's own computation; Gravin, Peres & Sivan 2016 prove the K = 3 value asymptotically
+``√(8T/(9π))``). An
 adversary says which of its declared lower bounds are such exact values with
 :meth:`arena.components.Adversary.exact_values`; this section is shown when some game of the
 results has ``lower_bound:<metric>`` rows of one of them.
@@ -252,7 +254,8 @@ def minimax_values(ctx: ReportContext) -> Section | None:
             "E[R_t] = t/2 − E[min_i L_{t,i}]. Fair coins give LB(t, N) = t/2 − "
             "Σ_{k=1}^{t} P(Bin(t, ½) ≥ k)^N (Cesa-Bianchi et al. 1997), COMB with two experts "
             "Cover's V_t = ½ Σ_{j ≤ ⌊(t−1)/2⌋} C(2j, j)/4^j (Cover 1965), COMB with K ≥ 3 "
-            "the exact dynamic program over its sorted gaps (Gravin, Peres & Sivan 2016). The "
+            "this project's exact dynamic program over its sorted gaps (not a published table; "
+            "Gravin, Peres & Sivan 2016 prove √(8t/(9π)) asymptotically for K = 3). The "
             f"adversary declares the value ({code('lower_bound:regret')}) and says it is exact "
             f"({code('exact_values')}); each row compares a player's mean over replicates at T "
             f"with it ({ctx.pct} t interval)."

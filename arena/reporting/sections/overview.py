@@ -16,6 +16,9 @@ def overview(ctx: ReportContext, checks: BoundChecks) -> Section:
     src, rows, games = ctx.src, ctx.rows, ctx.games
     n_units = rows.groupby(["game_label", *stats.UNIT], observed=True).ngroups
     total_wall = float(np.nansum(src.cells["wall_time_s"].to_numpy(float)))
+    ctx.run_blocks.append(
+        Para(f"Total cell wall time: {total_wall:.1f} s ({len(src.cells)} cells).")
+    )
     horizon = sorted(set(src.games.horizon.tolist()))
     n_actions = sorted(set(src.games.n_actions.tolist()))
     blocks: list[Block] = [
@@ -34,7 +37,7 @@ def overview(ctx: ReportContext, checks: BoundChecks) -> Section:
             f"({n_units} (game, seed, replicate) units), horizon T = "
             f"{', '.join(map(str, horizon))}, N = {', '.join(map(str, n_actions))}; "
             f"{rows['t'].nunique()} checkpoints; {len(rows):,} rows from {len(src.files)} "
-            f"results files; total cell wall time {total_wall:.1f} s."
+            "results files."
         ),
         Para(
             f"Players: {', '.join(src.player_labels)}. Games: {', '.join(games)}. Metrics logged: "

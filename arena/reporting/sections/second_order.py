@@ -480,8 +480,10 @@ def _sweep_blocks(ctx: ReportContext, best: pd.DataFrame, fam_order: list[str]) 
                 "Luo 2016, Figure 4.2 (no numbers are printed, only the plot): AdaGrad degrades "
                 "as κ grows; Oja-SON with m = 0 (gradient descent) is worse than AdaGrad; m = 5 "
                 'is much better and m = 10 "substantially better and hardly worsens with κ". '
-                "A truly invariant learner would make the same mistakes at every κ (the streams "
-                "are invertible linear maps of one problem)."
+                "The thesis's streams have T = 10,000 examples and its figure shows AdaGrad and "
+                "Oja-SON only; the other players here (full SON, FD-SON) are ours, for "
+                "comparison. A truly invariant learner would make the same mistakes at every κ "
+                "(the streams are invertible linear maps of one problem)."
             )
         )
     return blocks

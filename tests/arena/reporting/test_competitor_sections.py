@@ -97,6 +97,13 @@ def test_the_report_shows_both_sections_and_both_tournaments(folder, tmp_path):
     assert (tmp_path / "r" / "figures" / "tree_regret_vs_n.png").is_file()
     table = pd.read_csv(tmp_path / "r" / "tables" / "tree_regret.csv")
     assert set(table.player_label) == {"ada_normal_hedge", "pruning_hedge"}
+    # the wall time per round changes from run to run: the build's record holds it
+    timing = pd.read_csv(tmp_path / "r" / "run" / "tree_timing.csv")
+    assert "us_per_round" not in table and (timing.us_per_round > 0).all()
+    assert (
+        "µs / round" not in text
+        and "µs / round" in (tmp_path / "r" / "run" / "report.md").read_text()
+    )
 
 
 def test_sections_are_absent_without_their_metrics(tmp_path):

@@ -5,8 +5,9 @@ reproduces its means.
 The tournaments are ``configs/tournament/minimax_values*.yaml`` (``arena reproduce --only
 minimax-values`` rebuilds the report). Against fair coins and COMB every non-anticipating player's
 expected regret is ``T/2 − E[min_i L_{T,i}]``: ``LB(T, N)`` for fair coins (Cesa-Bianchi et al.
-1997), Cover's ``V_T`` for COMB with two experts (Cover 1965) and the exact dynamic program of
-``comb_values`` for K ≥ 3 (Gravin, Peres & Sivan 2016).
+1997), Cover's ``V_T`` for COMB with two experts (Cover 1965) and this project's exact dynamic
+program ``comb_values`` for K ≥ 3 (Gravin, Peres & Sivan 2016 prove the K = 3 value
+asymptotically).
 """
 
 from __future__ import annotations
