@@ -19,6 +19,7 @@ from arena.errors import ConfigError
 from arena.oco.components import OCOPlayer, game_dim
 from arena.oco.losses import (
     EXAMPLE_LOSSES,
+    LOSS_CODES,
     Feedback,
     RoundData,
     SparseRows,
@@ -405,6 +406,295 @@ def _son_play_block(
     return eta_sum
 
 
+@njit(cache=True)
+def _lower_cholesky(a, lower):
+    """Cholesky ``a = LLᵀ`` into ``lower`` (m×m, numba); False when ``a`` is not numerically
+    positive definite (a pivot ≤ 0 or not finite), where ``np.linalg.cholesky`` raises."""
+    m = a.shape[0]
+    for i in range(m):
+        for j in range(m):
+            lower[i, j] = 0.0
+    for j in range(m):
+        acc = a[j, j]
+        for p in range(j):
+            acc -= lower[j, p] * lower[j, p]
+        if not (acc > 0.0 and math.isfinite(acc)):
+            return False
+        root = math.sqrt(acc)
+        lower[j, j] = root
+        for i in range(j + 1, m):
+            acc = a[i, j]
+            for p in range(j):
+                acc -= lower[i, p] * lower[j, p]
+            lower[i, j] = acc / root
+    return True
+
+
+@njit(cache=True)
+def _forward_solve(lower, rhs, out):
+    """``out = L^{-1} rhs`` for a lower-triangular L (m×m) and a vector rhs (numba)."""
+    m = lower.shape[0]
+    for i in range(m):
+        acc = rhs[i]
+        for p in range(i):
+            acc -= lower[i, p] * out[p]
+        out[i] = acc / lower[i, i]
+
+
+@njit(cache=True)
+def _son_sparse_block(
+    loss_code, indptr, indices, values, y, oja, alpha, c, lip, eta0, sig, t0, diagonal,
+    rebase, spread, u, dsum, b, basis, h, f, k, lam, draws, gsq, ghsq, pred, out, points,
+):  # fmt: skip
+    """Play a block of Sparse RP-SON / Oja-SON rounds on CSR rows (row ``r·n + j``), numba twin
+    of :meth:`SON.predict` / :meth:`SON.update` with ``sparse=True`` (Luo 2016, Alg. 15, 22–23).
+
+    O(m·s + m²) a round for RP and O(m·s + m³) for Oja (s the row's nonzeros): the prediction
+    ``⟨w_t, x_t⟩ = ⟨ū, x⟩ − c‖x‖² + ⟨b + c·dir, Bx⟩`` is read off the representation
+    ``w_t = ū − cx + Bᵀ(b + c·dir)`` (B = ``basis``: S for RP, Z for Oja) on x's support, and
+    written to ``pred[r, j]``. With ``points`` the point ``w_t`` itself is also written to
+    ``out[r, j]`` (O(md), what the protocol records today); Oja's rebase round (the dense
+    round of :meth:`SON._oja_sparse_update`) is O(m²d). ``h`` is RP's H, ``f``, ``k``, ``lam``
+    Oja's F, K = ZZᵀ and Λ; ``draws[r, j]`` RP's ``r_t``.
+    """
+    n_rep, d = u.shape
+    n = pred.shape[1]
+    m = b.shape[1]
+    width = 1
+    for kk in range(n_rep * n):
+        width = max(width, indptr[kk + 1] - indptr[kk])
+    xv = np.empty(width)
+    gv = np.empty(width)
+    ghv = np.empty(width)
+    raw = np.empty(width)
+    bx = np.empty(m)
+    xh = np.empty(m)
+    dxh = np.empty(m)
+    direction = np.empty(m)
+    coefs = np.empty(m)
+    zg = np.empty(m)
+    fzg = np.empty(m)
+    delta = np.empty(m)
+    bg = np.empty(m)
+    tmp = np.empty(m)
+    fkf = np.empty((m, m))
+    kf = np.empty((m, m))
+    lower = np.empty((m, m))
+    fnew = np.empty((m, m))
+    col = np.empty(m)
+    for r in range(n_rep):
+        br = b[r]
+        for j in range(n):
+            t = t0 + j + 1
+            done = t - 1
+            lo = indptr[r * n + j]
+            s = indptr[r * n + j + 1] - lo
+            inner = 0.0
+            xx = 0.0
+            for q in range(s):
+                i = indices[lo + q]
+                xv[q] = (
+                    values[lo + q] * (1.0 / math.sqrt(dsum[r, i])) if diagonal else values[lo + q]
+                )
+                inner += u[r, i] * xv[q]
+                xx += xv[q] * xv[q]
+            for a in range(m):  # Bx on the support
+                acc = 0.0
+                for q in range(s):
+                    acc += basis[r, a, indices[lo + q]] * xv[q]
+                bx[a] = acc
+                inner += br[a] * acc
+            # the projection (Alg. 15 / 22, lines 3–5)
+            if oja:
+                for a in range(m):
+                    acc = 0.0
+                    for p in range(a + 1):  # F is lower triangular
+                        acc += f[r, a, p] * bx[p]
+                    xh[a] = acc
+                    energy = done * lam[r, a]
+                    dxh[a] = energy / (alpha + energy) * acc
+                for a in range(m):
+                    acc = 0.0
+                    for p in range(a, m):
+                        acc += f[r, p, a] * dxh[p]
+                    direction[a] = acc
+            else:
+                for a in range(m):
+                    xh[a] = bx[a]
+                for a in range(m):
+                    acc = 0.0
+                    for p in range(m):
+                        acc += h[r, a, p] * xh[p]
+                    dxh[a] = acc
+                    direction[a] = acc
+            coef = 0.0
+            if abs(inner) > c:
+                shift = math.copysign(abs(inner) - c, inner)
+                acc = 0.0
+                for a in range(m):
+                    acc += xh[a] * dxh[a]
+                den = xx - acc
+                if den > 0.0:
+                    coef = shift / den
+            p_t = inner - coef * xx
+            for a in range(m):
+                coefs[a] = br[a] + coef * direction[a]
+                p_t += coef * direction[a] * bx[a]
+            pred[r, j] = p_t
+            if points:
+                for i in range(d):
+                    acc = u[r, i]
+                    for a in range(m):
+                        acc += basis[r, a, i] * coefs[a]
+                    out[r, j, i] = acc
+                for q in range(s):
+                    out[r, j, indices[lo + q]] -= coef * xv[q]
+                if diagonal:
+                    for i in range(d):
+                        out[r, j, i] *= 1.0 / math.sqrt(dsum[r, i])
+            _, dl = prediction_loss_scalar(loss_code, p_t, y[r, j])
+            if abs(dl) > lip:
+                dl = math.copysign(lip, dl)
+            # the update (Alg. 15 lines 6–9; Alg. 22 lines 7–9 with Alg. 23)
+            sketch_scale = math.sqrt(sig + eta0 / math.sqrt(t))
+            gg = 0.0
+            hh = 0.0
+            for q in range(s):
+                i = indices[lo + q]
+                raw[q] = dl * values[lo + q]
+                gv[q] = raw[q] * (1.0 / math.sqrt(dsum[r, i])) if diagonal else raw[q]
+                ghv[q] = sketch_scale * gv[q]
+                gg += gv[q] * gv[q]
+                hh += ghv[q] * ghv[q]
+                u[r, i] -= coef * xv[q]
+            for a in range(m):
+                br[a] += coef * direction[a]
+            gsq[r] += gg
+            ghsq[r] += hh
+            if not oja:
+                rv = draws[r, j]
+                rb = 0.0
+                for a in range(m):
+                    rb += rv[a] * br[a]
+                    acc = 0.0
+                    for q in range(s):
+                        i = indices[lo + q]
+                        basis[r, a, i] += rv[a] * ghv[q]
+                        acc += basis[r, a, i] * ghv[q]
+                    zg[a] = acc - (hh / 2.0) * rv[a]
+                _sherman_morrison(h[r], zg, rv)
+                _sherman_morrison(h[r], rv, zg)
+                for q in range(s):
+                    u[r, indices[lo + q]] -= rb * ghv[q] + gv[q] / alpha
+                for a in range(m):
+                    acc = 0.0
+                    for q in range(s):
+                        acc += basis[r, a, indices[lo + q]] * gv[q]
+                    bg[a] = acc
+                for a in range(m):
+                    acc = 0.0
+                    for p in range(m):
+                        acc += h[r, a, p] * bg[p]
+                    br[a] += acc / alpha
+            else:
+                gamma = 1.0 / t
+                for a in range(m):
+                    acc = 0.0
+                    for q in range(s):
+                        acc += basis[r, a, indices[lo + q]] * ghv[q]
+                    zg[a] = acc
+                for a in range(m):
+                    acc = 0.0
+                    for p in range(a + 1):
+                        acc += f[r, a, p] * zg[p]
+                    fzg[a] = acc
+                    lam[r, a] = (1.0 - gamma) * lam[r, a] + gamma * acc * acc
+                    tmp[a] = gamma * acc
+                _forward_solve(f[r], tmp, delta)  # δ = F^{-1}ΓFZĝ (F lower triangular)
+                db = 0.0
+                for a in range(m):
+                    db += delta[a] * br[a]
+                kmax = 0.0
+                for a in range(m):
+                    for p in range(m):
+                        k[r, a, p] += delta[a] * zg[p] + zg[a] * delta[p] + hh * delta[a] * delta[p]
+                        kmax = max(kmax, abs(k[r, a, p])) if math.isfinite(k[r, a, p]) else math.inf
+                for a in range(m):
+                    for q in range(s):
+                        basis[r, a, indices[lo + q]] += delta[a] * ghv[q]
+                for q in range(s):
+                    u[r, indices[lo + q]] -= gv[q] / alpha + db * ghv[q]
+                ok = kmax <= rebase
+                if ok:  # FKFᵀ = LLᵀ; F ← L^{-1}F (k_gram_schmidt)
+                    for a in range(m):
+                        for p in range(m):
+                            acc = 0.0
+                            for e in range(p + 1):
+                                acc += k[r, a, e] * f[r, p, e]
+                            kf[a, p] = acc
+                    for a in range(m):
+                        for p in range(m):
+                            acc = 0.0
+                            for e in range(a + 1):
+                                acc += f[r, a, e] * kf[e, p]
+                            fkf[a, p] = acc
+                    ok = _lower_cholesky(fkf, lower)
+                    if ok:
+                        lo_d = math.inf
+                        hi_d = 0.0
+                        for a in range(m):
+                            lo_d = min(lo_d, lower[a, a])
+                            hi_d = max(hi_d, lower[a, a])
+                        ok = lo_d >= hi_d / spread
+                if ok:
+                    for p in range(m):
+                        for a in range(m):
+                            tmp[a] = f[r, a, p]
+                        _forward_solve(lower, tmp, col)
+                        for a in range(m):
+                            fnew[a, p] = col[a]
+                    for a in range(m):
+                        for p in range(m):
+                            f[r, a, p] = fnew[a, p] if p <= a else 0.0
+                else:  # the dense round: ū ← ū + Zᵀb, Z ← GramSchmidt(FZ), F ← I, b ← 0
+                    for i in range(d):
+                        acc = 0.0
+                        for a in range(m):
+                            acc += basis[r, a, i] * br[a]
+                        u[r, i] += acc
+                    fz = np.ascontiguousarray(f[r]) @ np.ascontiguousarray(basis[r])
+                    q_, r_ = np.linalg.qr(fz.T)
+                    for a in range(m):
+                        sign = -1.0 if r_[a, a] < 0.0 else 1.0
+                        for i in range(d):
+                            basis[r, a, i] = q_[i, a] * sign
+                    kz = np.ascontiguousarray(basis[r]) @ np.ascontiguousarray(basis[r]).T
+                    for a in range(m):
+                        br[a] = 0.0
+                        for p in range(m):
+                            k[r, a, p] = kz[a, p]
+                            f[r, a, p] = 1.0 if a == p else 0.0
+                for a in range(m):
+                    acc = 0.0
+                    for q in range(s):
+                        acc += basis[r, a, indices[lo + q]] * gv[q]
+                    bg[a] = acc
+                for a in range(m):
+                    acc = 0.0
+                    for p in range(a + 1):
+                        acc += f[r, a, p] * bg[p]
+                    energy = t * lam[r, a]
+                    tmp[a] = energy / (alpha + energy) * acc
+                for a in range(m):
+                    acc = 0.0
+                    for p in range(a, m):
+                        acc += f[r, p, a] * tmp[p]
+                    br[a] += acc / alpha
+            if diagonal:
+                for q in range(s):
+                    dsum[r, indices[lo + q]] += raw[q] * raw[q]
+
+
 class SON(OCOPlayer):
     """Sketched Online Newton: ONS with the example-wise projection ``K_t = {w : |⟨w, x_t⟩| ≤ C}``.
 
@@ -636,6 +926,7 @@ class SON(OCOPlayer):
         if self.sketch == "oja" and m > d:
             raise ConfigError(who, "m", f"oja needs m <= d = {d} orthonormal rows, got {m}")
         loss = spec.loss or "squared"
+        self._loss = loss
         c = math.inf if self.C is None else float(self.C)
         lip = scalar_lipschitz(loss, c, spec.protocol) if self.C is not None else None
         if self.eta is None:
@@ -899,7 +1190,9 @@ class SON(OCOPlayer):
         (equally valid) subgradients; the kernel is deterministic and independent of the block
         split.
         """
-        if self.sparse or self._alpha == 0.0:
+        if self.sparse:
+            return self._play_sparse(data, points=True)[1]
+        if self._alpha == 0.0:
             return super().play_block(data, spec)
         loss_code, _, x, y, _, _ = kernel_data(data, spec.loss)
         n_rep, n, d = self._u.shape[0], x.shape[1], self._d
@@ -939,6 +1232,85 @@ class SON(OCOPlayer):
         )
         self._t += n
         return out
+
+    def play_predictions(self, data: RoundData, spec: GameSpec) -> np.ndarray:
+        """Play a block and return the predictions ``⟨w_t, x_t⟩`` (R, n) only, no points.
+
+        ``sparse=True``: the kernel :func:`_son_sparse_block` reads each prediction off the
+        representation ``w = ū + Bᵀb`` on the row's support, O(m·s + m²) (RP) or O(m·s + m³)
+        (Oja) a round, and never forms ``w_t`` (O(md)); :meth:`current_point` gives the point
+        when asked. The dense sketches play :meth:`play_block` and take ``⟨w_t, x_t⟩``.
+        """
+        if self.sparse:
+            return self._play_sparse(data, points=False)[0]
+        points = self.play_block(data, spec)
+        x = data.x
+        if is_sparse(x):
+            return x.dot(points)
+        return np.einsum("rnd,rnd->rn", points, np.asarray(x, dtype=np.float64))
+
+    def current_point(self, x: np.ndarray | SparseRows | None = None) -> np.ndarray:
+        """Return the exact dense point ``w_t`` (R, d) of the next round, O(md).
+
+        With the round's features ``x`` (dense (R, d) or :class:`SparseRows`) it is the point
+        played against them, the projection of Lemma 11 included (:meth:`predict`, pure); with
+        None it is ``u_t`` before the projection (``ū + Bᵀb`` in the sparse representation,
+        ``D_t^{-1/2}``-scaled with diagonal adaptation). For a protocol that records points
+        only when asked, after :meth:`play_predictions`.
+        """
+        return self.predict(x)
+
+    def _play_sparse(self, data: RoundData, points: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Sparse RP-/Oja-SON over a block in :func:`_son_sparse_block`; returns
+        ``(predictions (R, n), points (R, n, d) or a dummy)``. Dense rows are read as CSR."""
+        x = data.x
+        if not is_sparse(x):
+            x = SparseRows.from_dense(np.asarray(x, dtype=np.float64))
+        n_rep, n, d = self._u.shape[0], x.shape[1], self._d
+        oja = self.sketch == "oja"
+        if oja:
+            draws = np.zeros((1, 1, 1))
+        else:
+            sd = 1.0 / math.sqrt(self._m)
+            draws = np.stack([rng.normal(0.0, sd, (n, self._m)) for rng in self._rngs])
+        pred = np.empty((n_rep, n))
+        out = np.empty((n_rep, n, d)) if points else np.empty((1, 1, 1))
+        dummy = np.zeros((n_rep, 1, 1))
+        _son_sparse_block(
+            LOSS_CODES[self._loss],
+            x.indptr,
+            x.indices,
+            x.values,
+            np.ascontiguousarray(data.y, dtype=np.float64),
+            oja,
+            self._alpha,
+            self._c,
+            math.inf if self._lip is None else self._lip,
+            self._eta0,
+            self._sig,
+            self._t,
+            bool(self.diagonal),
+            SPARSE_OJA_REBASE,
+            SPARSE_OJA_SPREAD,
+            self._u,
+            self._dsum,
+            self._b,
+            self._z if oja else self._s,
+            dummy if oja else self._h,
+            self._f if oja else dummy,
+            self._k if oja else dummy,
+            self._lam if oja else np.zeros((n_rep, 1)),
+            draws,
+            self._gsq,
+            self._ghsq,
+            pred,
+            out,
+            points,
+        )
+        for j in range(n):
+            self._eta_sum += self._eta0 / math.sqrt(self._t + j + 1)
+        self._t += n
+        return pred, out
 
     def _update_sparse_rows(self, fb: Feedback) -> None:
         """:meth:`update` of the sparse sketches on sparse rows: the same steps, with the
@@ -1184,5 +1556,5 @@ class SON(OCOPlayer):
         yield {"sketch": "fd_epoch", "m": 2, "C": 1.5, "eta": 0.5}
         yield {"sketch": "rp", "m": 3, "C": 1.5, "eta": 0.5}
         yield {"sketch": "oja", "m": 2, "C": 2.0, "eta": 0.5, "diagonal": True}
-        yield {"sketch": "rp", "m": 3, "C": 1.0, "eta": 0.5, "sparse": True}
-        yield {"sketch": "oja", "m": 2, "C": 1.0, "eta": 0.5, "sparse": True}
+        yield {"sketch": "rp", "m": 3, "C": 1.5, "eta": 0.5, "sparse": True}
+        yield {"sketch": "oja", "m": 2, "C": 1.5, "eta": 0.5, "sparse": True}
