@@ -194,6 +194,29 @@ def _sherman_morrison(h, p, q):
 
 
 @njit(cache=True)
+def _gram_schmidt_rows(v):
+    """Modified Gram–Schmidt on the rows of ``v`` in row order, in place (numba twin of
+    :func:`orthonormalize_rows`, the QR with a positive diagonal: the same rows up to round-off
+    of order ε·cond(v), here ε for Oja's ``V + Γ(Vĝ)ĝᵀ``). O(m²d) in loops over contiguous rows:
+    no LAPACK call, so no thread pool to start each round (Householder QR of the d×m
+    transpose was most of dense Oja-SON's round at d = 1000)."""
+    m, d = v.shape
+    for a in range(m):
+        for p in range(a):
+            acc = 0.0
+            for k in range(d):
+                acc += v[p, k] * v[a, k]
+            for k in range(d):
+                v[a, k] -= acc * v[p, k]
+        acc = 0.0
+        for k in range(d):
+            acc += v[a, k] * v[a, k]
+        norm = math.sqrt(acc)
+        for k in range(d):
+            v[a, k] /= norm
+
+
+@njit(cache=True)
 def _sketch_update_row(code, alpha, t, gh, root, s, h, v, lam, rv):
     """SketchUpdate(ĝ) of one replicate in place (numba twin of ``SON._sketch_update``).
 
@@ -304,18 +327,15 @@ def _sketch_update_row(code, alpha, t, gh, root, s, h, v, lam, rv):
         for k in range(d):
             acc += v[a, k] * gh[k]
         vg[a] = acc
-    raw = np.empty((d, m))  # (V + Γ(Vĝ)ĝᵀ)ᵀ, for the QR of orthonormalize_rows
     for a in range(m):
         lam[a] = (1.0 - gamma) * lam[a] + gamma * vg[a] * vg[a]
         for k in range(d):
-            raw[k, a] = v[a, k] + gamma * (vg[a] * gh[k])
-    q_, r_ = np.linalg.qr(raw)
+            v[a, k] += gamma * (vg[a] * gh[k])
+    _gram_schmidt_rows(v)  # orthonormalize_rows without a LAPACK call
     for a in range(m):
-        sign = -1.0 if r_[a, a] < 0.0 else 1.0
         energy = t * lam[a]
         root = math.sqrt(energy)
         for k in range(d):
-            v[a, k] = q_[k, a] * sign
             s[a, k] = root * v[a, k]
         for b in range(m):
             h[a, b] = 0.0
