@@ -197,11 +197,19 @@ def _sherman_morrison(h, p, q):
 def _gram_schmidt_rows(v):
     """Modified Gram–Schmidt on the rows of ``v`` in row order, in place (numba twin of
     :func:`orthonormalize_rows`, the QR with a positive diagonal: the same rows up to round-off
-    of order ε·cond(v), here ε for Oja's ``V + Γ(Vĝ)ĝᵀ``). O(m²d) in loops over contiguous rows:
-    no LAPACK call, so no thread pool to start each round (Householder QR of the d×m
-    transpose was most of dense Oja-SON's round at d = 1000)."""
+    of order ε·cond(v), here ε for Oja's well-conditioned ``V + Γ(Vĝ)ĝᵀ``). O(m²d) in loops
+    over contiguous rows: no LAPACK call, so no thread pool to start each round (the Householder
+    QR of the d×m transpose was most of dense Oja-SON's round at d = 1000).
+
+    Returns False, with ``v`` partly overwritten, when a row loses more than half of float64's
+    digits to the projections (``‖row after‖ < 1e-8·‖row before‖``, a large ĝ swamping V, Luo
+    2016, footnote 13): the caller then takes the Householder QR, which stays orthonormal.
+    """
     m, d = v.shape
     for a in range(m):
+        before = 0.0
+        for k in range(d):
+            before += v[a, k] * v[a, k]
         for p in range(a):
             acc = 0.0
             for k in range(d):
@@ -211,9 +219,12 @@ def _gram_schmidt_rows(v):
         acc = 0.0
         for k in range(d):
             acc += v[a, k] * v[a, k]
+        if not (acc > 1e-16 * before and math.isfinite(acc)):
+            return False
         norm = math.sqrt(acc)
         for k in range(d):
             v[a, k] /= norm
+    return True
 
 
 @njit(cache=True)
@@ -327,11 +338,18 @@ def _sketch_update_row(code, alpha, t, gh, root, s, h, v, lam, rv):
         for k in range(d):
             acc += v[a, k] * gh[k]
         vg[a] = acc
+    raw = np.empty((m, d))  # V + Γ(Vĝ)ĝᵀ
     for a in range(m):
         lam[a] = (1.0 - gamma) * lam[a] + gamma * vg[a] * vg[a]
         for k in range(d):
-            v[a, k] += gamma * (vg[a] * gh[k])
-    _gram_schmidt_rows(v)  # orthonormalize_rows without a LAPACK call
+            raw[a, k] = v[a, k] + gamma * (vg[a] * gh[k])
+            v[a, k] = raw[a, k]
+    if not _gram_schmidt_rows(v):  # orthonormalize_rows; LAPACK only when ill-conditioned
+        q_, r_ = np.linalg.qr(raw.T)
+        for a in range(m):
+            sign = -1.0 if r_[a, a] < 0.0 else 1.0
+            for k in range(d):
+                v[a, k] = q_[k, a] * sign
     for a in range(m):
         energy = t * lam[a]
         root = math.sqrt(energy)
@@ -462,9 +480,29 @@ def _forward_solve(lower, rhs, out):
 
 
 @njit(cache=True)
+def _basis_dot(oja, basis, zt, r, indices, lo, s, vec, out):
+    """``out = B[:, support] @ vec`` of replicate r: B = Z read from its transpose ``zt``
+    (d, m) rows (Oja: a feature's m entries are adjacent), or S (m, d) (RP)."""
+    m = out.shape[0]
+    for a in range(m):
+        out[a] = 0.0
+    if oja:
+        for q in range(s):
+            i = indices[lo + q]
+            for a in range(m):
+                out[a] += zt[r, i, a] * vec[q]
+    else:
+        for a in range(m):
+            acc = 0.0
+            for q in range(s):
+                acc += basis[r, a, indices[lo + q]] * vec[q]
+            out[a] = acc
+
+
+@njit(cache=True)
 def _son_sparse_block(
     loss_code, indptr, indices, values, y, oja, alpha, c, lip, eta0, sig, t0, diagonal,
-    rebase, spread, u, dsum, b, basis, h, f, k, lam, draws, gsq, ghsq, pred, out, points,
+    rebase, spread, u, dsum, b, basis, zt, h, f, k, lam, draws, gsq, ghsq, pred, out, points,
 ):  # fmt: skip
     """Play a block of Sparse RP-SON / Oja-SON rounds on CSR rows (row ``r·n + j``), numba twin
     of :meth:`SON.predict` / :meth:`SON.update` with ``sparse=True`` (Luo 2016, Alg. 15, 22–23).
@@ -474,8 +512,9 @@ def _son_sparse_block(
     ``w_t = ū − cx + Bᵀ(b + c·dir)`` (B = ``basis``: S for RP, Z for Oja) on x's support, and
     written to ``pred[r, j]``. With ``points`` the point ``w_t`` itself is also written to
     ``out[r, j]`` (O(md), what the protocol records today); Oja's rebase round (the dense
-    round of :meth:`SON._oja_sparse_update`) is O(m²d). ``h`` is RP's H, ``f``, ``k``, ``lam``
-    Oja's F, K = ZZᵀ and Λ; ``draws[r, j]`` RP's ``r_t``.
+    round of :meth:`SON._oja_sparse_update`) is O(m²d). ``basis`` is RP's S (R, m, d), ``zt``
+    Oja's Zᵀ (R, d, m), ``h`` RP's H, ``f``, ``k``, ``lam`` Oja's F, K = ZZᵀ and Λ;
+    ``draws[r, j]`` RP's ``r_t``.
     """
     n_rep, d = u.shape
     n = pred.shape[1]
@@ -518,12 +557,9 @@ def _son_sparse_block(
                 )
                 inner += u[r, i] * xv[q]
                 xx += xv[q] * xv[q]
-            for a in range(m):  # Bx on the support
-                acc = 0.0
-                for q in range(s):
-                    acc += basis[r, a, indices[lo + q]] * xv[q]
-                bx[a] = acc
-                inner += br[a] * acc
+            _basis_dot(oja, basis, zt, r, indices, lo, s, xv, bx)  # Bx on the support
+            for a in range(m):
+                inner += br[a] * bx[a]
             # the projection (Alg. 15 / 22, lines 3–5)
             if oja:
                 for a in range(m):
@@ -564,8 +600,12 @@ def _son_sparse_block(
             if points:
                 for i in range(d):
                     acc = u[r, i]
-                    for a in range(m):
-                        acc += basis[r, a, i] * coefs[a]
+                    if oja:
+                        for a in range(m):
+                            acc += zt[r, i, a] * coefs[a]
+                    else:
+                        for a in range(m):
+                            acc += basis[r, a, i] * coefs[a]
                     out[r, j, i] = acc
                 for q in range(s):
                     out[r, j, indices[lo + q]] -= coef * xv[q]
@@ -606,11 +646,7 @@ def _son_sparse_block(
                 _sherman_morrison(h[r], rv, zg)
                 for q in range(s):
                     u[r, indices[lo + q]] -= rb * ghv[q] + gv[q] / alpha
-                for a in range(m):
-                    acc = 0.0
-                    for q in range(s):
-                        acc += basis[r, a, indices[lo + q]] * gv[q]
-                    bg[a] = acc
+                _basis_dot(oja, basis, zt, r, indices, lo, s, gv, bg)
                 for a in range(m):
                     acc = 0.0
                     for p in range(m):
@@ -618,11 +654,7 @@ def _son_sparse_block(
                     br[a] += acc / alpha
             else:
                 gamma = 1.0 / t
-                for a in range(m):
-                    acc = 0.0
-                    for q in range(s):
-                        acc += basis[r, a, indices[lo + q]] * ghv[q]
-                    zg[a] = acc
+                _basis_dot(oja, basis, zt, r, indices, lo, s, ghv, zg)
                 for a in range(m):
                     acc = 0.0
                     for p in range(a + 1):
@@ -639,9 +671,10 @@ def _son_sparse_block(
                     for p in range(m):
                         k[r, a, p] += delta[a] * zg[p] + zg[a] * delta[p] + hh * delta[a] * delta[p]
                         kmax = max(kmax, abs(k[r, a, p])) if math.isfinite(k[r, a, p]) else math.inf
-                for a in range(m):
-                    for q in range(s):
-                        basis[r, a, indices[lo + q]] += delta[a] * ghv[q]
+                for q in range(s):
+                    i = indices[lo + q]
+                    for a in range(m):
+                        zt[r, i, a] += delta[a] * ghv[q]
                 for q in range(s):
                     u[r, indices[lo + q]] -= gv[q] / alpha + db * ghv[q]
                 ok = kmax <= rebase
@@ -653,7 +686,7 @@ def _son_sparse_block(
                                 acc += k[r, a, e] * f[r, p, e]
                             kf[a, p] = acc
                     for a in range(m):
-                        for p in range(m):
+                        for p in range(a + 1):  # the lower half: all the Cholesky reads
                             acc = 0.0
                             for e in range(a + 1):
                                 acc += f[r, a, e] * kf[e, p]
@@ -680,25 +713,22 @@ def _son_sparse_block(
                     for i in range(d):
                         acc = 0.0
                         for a in range(m):
-                            acc += basis[r, a, i] * br[a]
+                            acc += zt[r, i, a] * br[a]
                         u[r, i] += acc
-                    fz = np.ascontiguousarray(f[r]) @ np.ascontiguousarray(basis[r])
-                    q_, r_ = np.linalg.qr(fz.T)
+                    q_, r_ = np.linalg.qr(
+                        np.ascontiguousarray(zt[r]) @ np.ascontiguousarray(f[r]).T
+                    )
                     for a in range(m):
                         sign = -1.0 if r_[a, a] < 0.0 else 1.0
                         for i in range(d):
-                            basis[r, a, i] = q_[i, a] * sign
-                    kz = np.ascontiguousarray(basis[r]) @ np.ascontiguousarray(basis[r]).T
+                            zt[r, i, a] = q_[i, a] * sign
+                    kz = np.ascontiguousarray(zt[r]).T @ np.ascontiguousarray(zt[r])
                     for a in range(m):
                         br[a] = 0.0
                         for p in range(m):
                             k[r, a, p] = kz[a, p]
                             f[r, a, p] = 1.0 if a == p else 0.0
-                for a in range(m):
-                    acc = 0.0
-                    for q in range(s):
-                        acc += basis[r, a, indices[lo + q]] * gv[q]
-                    bg[a] = acc
+                _basis_dot(oja, basis, zt, r, indices, lo, s, gv, bg)
                 for a in range(m):
                     acc = 0.0
                     for p in range(a + 1):
@@ -788,8 +818,9 @@ class SON(OCOPlayer):
         ``rp`` and ``oja`` only: the sparse implementations of Luo 2016, §4.5 — Sparse RP-SON
         (Algorithm 15, ``w = ū + Sᵀb``, O(m² + ms) per round for s nonzeros) and Sparse Oja-SON
         (Algorithms 22–23, ``w = ū + Zᵀb`` with ``V = FZ``, O(m³ + ms); line 3 of Alg. 23 needs
-        ``F^{-1}`` where Eq. 4.6 prints ``A^{-1}``) — plus the O(md) of returning ``w_t``
-        itself, which the arena's protocol needs every round. On a sparse stream
+        ``F^{-1}`` where Eq. 4.6 prints ``A^{-1}``). The prediction ``⟨w_t, x_t⟩`` is read off
+        the representation on x's support (:meth:`play_predictions`); forming ``w_t`` itself
+        costs O(md) more (:meth:`play_block`, :meth:`current_point`). On a sparse stream
         (:class:`~arena.oco.losses.SparseRows`; the player is tagged ``sparse_input``) the rows'
         support is read from the CSR arrays and the gradient formed on it, never densified; the
         dense sketches densify the rows. Same predictions as the dense
@@ -856,8 +887,12 @@ class SON(OCOPlayer):
 
     Speed: :meth:`play_block` (oblivious adversaries) runs the dense sketches (``fd_epoch``
     included) in a numba kernel
-    (:func:`_son_play_block`) that reproduces :meth:`predict`/:meth:`update` to ~1e-14; the
-    sparse versions and α = 0 use the readable loop.
+    (:func:`_son_play_block`) that reproduces :meth:`predict`/:meth:`update` to ~1e-14 (dense
+    Oja orthonormalizes by Gram–Schmidt in loops, :func:`_gram_schmidt_rows`, no LAPACK call a
+    round), and the sparse versions in :func:`_son_sparse_block` (to ~1e-11 relative: the
+    prediction is summed from the representation, see the tests); α = 0 uses the readable loop.
+    A game runs with one BLAS thread unless ``ARENA_BLAS_THREADS`` says otherwise
+    (:func:`arena.resources.blas_threads`).
 
     Examples
     --------
@@ -981,7 +1016,10 @@ class SON(OCOPlayer):
             self._lam = np.zeros((n, m))
         self._b = np.zeros((n, m))  # sparse: w = ū + Sᵀb (RP) or ū + Zᵀb (Oja), ū in _u
         if self.sparse and self.sketch == "oja":  # V = FZ, K = ZZᵀ (Luo 2016, Alg. 22)
-            self._z = self._v.copy()
+            # Z stored as its transpose (R, d, m), so that a feature's m entries are adjacent for
+            # the kernel; _z is the (R, m, d) view the readable code reads and writes
+            self._zt = self._v.transpose(0, 2, 1).copy()
+            self._z = self._zt.transpose(0, 2, 1)
             self._f = np.broadcast_to(np.eye(m), (n, m, m)).copy()
             self._k = self._f.copy()
         self._t = 0
@@ -1315,7 +1353,8 @@ class SON(OCOPlayer):
             self._u,
             self._dsum,
             self._b,
-            self._z if oja else self._s,
+            dummy if oja else self._s,
+            self._zt if oja else dummy,
             dummy if oja else self._h,
             self._f if oja else dummy,
             self._k if oja else dummy,
