@@ -39,7 +39,13 @@ from arena.errors import ArenaError, ConfigError, GameError
 from arena.metric import Metric, metric_problem
 from arena.params import validate_params
 from arena.protocol import GameProtocol, PreparedGame, game_protocol, protocol_for
-from arena.resources import check_memory, check_resources, check_rows, game_footprints
+from arena.resources import (
+    blas_threads,
+    check_memory,
+    check_resources,
+    check_rows,
+    game_footprints,
+)
 from arena.results import GameRun, assemble_rows
 from arena.seeding import replicate_streams
 from arena.spec import GameSpec
@@ -373,23 +379,24 @@ def run_game(
             desc=f"{game.constants['player']} vs {game.constants['adversary']}",
         )
     try:
-        t0 = 1
-        for stop in game.grid.tolist():
-            while t0 <= stop:
-                n = min(max_chunk, stop - t0 + 1)
-                block = stepper.step(t0, n)
-                for m in active:
-                    m.advance(block, core)
-                if trace is not None:
-                    trace.write(block)
-                if bar is not None:
-                    bar.update(n)
-                t0 += n
-            if stop in checkpoint_set:
-                snap_t.append(stop)
-                vals = [np.asarray(m.values(core), dtype=np.float64) for m in active]
-                _check_values(vals, active, spec, stop, game.ids)
-                snap_vals.append(vals)
+        with blas_threads():  # one BLAS thread per game unless ARENA_BLAS_THREADS says
+            t0 = 1
+            for stop in game.grid.tolist():
+                while t0 <= stop:
+                    n = min(max_chunk, stop - t0 + 1)
+                    block = stepper.step(t0, n)
+                    for m in active:
+                        m.advance(block, core)
+                    if trace is not None:
+                        trace.write(block)
+                    if bar is not None:
+                        bar.update(n)
+                    t0 += n
+                if stop in checkpoint_set:
+                    snap_t.append(stop)
+                    vals = [np.asarray(m.values(core), dtype=np.float64) for m in active]
+                    _check_values(vals, active, spec, stop, game.ids)
+                    snap_vals.append(vals)
     except BaseException:
         if trace is not None:
             trace.abort()

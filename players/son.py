@@ -19,6 +19,7 @@ from arena.errors import ConfigError
 from arena.oco.components import OCOPlayer, game_dim
 from arena.oco.losses import (
     EXAMPLE_LOSSES,
+    LOSS_CODES,
     Feedback,
     RoundData,
     SparseRows,
@@ -193,6 +194,40 @@ def _sherman_morrison(h, p, q):
 
 
 @njit(cache=True)
+def _gram_schmidt_rows(v):
+    """Modified Gram–Schmidt on the rows of ``v`` in row order, in place (numba twin of
+    :func:`orthonormalize_rows`, the QR with a positive diagonal: the same rows up to round-off
+    of order ε·cond(v), here ε for Oja's well-conditioned ``V + Γ(Vĝ)ĝᵀ``). O(m²d) in loops
+    over contiguous rows: no LAPACK call, so no thread pool to start each round (the Householder
+    QR of the d×m transpose was most of dense Oja-SON's round at d = 1000).
+
+    Returns False, with ``v`` partly overwritten, when a row loses more than half of float64's
+    digits to the projections (``‖row after‖ < 1e-8·‖row before‖``, a large ĝ swamping V, Luo
+    2016, footnote 13): the caller then takes the Householder QR, which stays orthonormal.
+    """
+    m, d = v.shape
+    for a in range(m):
+        before = 0.0
+        for k in range(d):
+            before += v[a, k] * v[a, k]
+        for p in range(a):
+            acc = 0.0
+            for k in range(d):
+                acc += v[p, k] * v[a, k]
+            for k in range(d):
+                v[a, k] -= acc * v[p, k]
+        acc = 0.0
+        for k in range(d):
+            acc += v[a, k] * v[a, k]
+        if not (acc > 1e-16 * before and math.isfinite(acc)):
+            return False
+        norm = math.sqrt(acc)
+        for k in range(d):
+            v[a, k] /= norm
+    return True
+
+
+@njit(cache=True)
 def _sketch_update_row(code, alpha, t, gh, root, s, h, v, lam, rv):
     """SketchUpdate(ĝ) of one replicate in place (numba twin of ``SON._sketch_update``).
 
@@ -303,18 +338,22 @@ def _sketch_update_row(code, alpha, t, gh, root, s, h, v, lam, rv):
         for k in range(d):
             acc += v[a, k] * gh[k]
         vg[a] = acc
-    raw = np.empty((d, m))  # (V + Γ(Vĝ)ĝᵀ)ᵀ, for the QR of orthonormalize_rows
+    raw = np.empty((m, d))  # V + Γ(Vĝ)ĝᵀ
     for a in range(m):
         lam[a] = (1.0 - gamma) * lam[a] + gamma * vg[a] * vg[a]
         for k in range(d):
-            raw[k, a] = v[a, k] + gamma * (vg[a] * gh[k])
-    q_, r_ = np.linalg.qr(raw)
+            raw[a, k] = v[a, k] + gamma * (vg[a] * gh[k])
+            v[a, k] = raw[a, k]
+    if not _gram_schmidt_rows(v):  # orthonormalize_rows; LAPACK only when ill-conditioned
+        q_, r_ = np.linalg.qr(raw.T)
+        for a in range(m):
+            sign = -1.0 if r_[a, a] < 0.0 else 1.0
+            for k in range(d):
+                v[a, k] = q_[k, a] * sign
     for a in range(m):
-        sign = -1.0 if r_[a, a] < 0.0 else 1.0
         energy = t * lam[a]
         root = math.sqrt(energy)
         for k in range(d):
-            v[a, k] = q_[k, a] * sign
             s[a, k] = root * v[a, k]
         for b in range(m):
             h[a, b] = 0.0
@@ -405,6 +444,307 @@ def _son_play_block(
     return eta_sum
 
 
+@njit(cache=True)
+def _lower_cholesky(a, lower):
+    """Cholesky ``a = LLᵀ`` into ``lower`` (m×m, numba); False when ``a`` is not numerically
+    positive definite (a pivot ≤ 0 or not finite), where ``np.linalg.cholesky`` raises."""
+    m = a.shape[0]
+    for i in range(m):
+        for j in range(m):
+            lower[i, j] = 0.0
+    for j in range(m):
+        acc = a[j, j]
+        for p in range(j):
+            acc -= lower[j, p] * lower[j, p]
+        if not (acc > 0.0 and math.isfinite(acc)):
+            return False
+        root = math.sqrt(acc)
+        lower[j, j] = root
+        for i in range(j + 1, m):
+            acc = a[i, j]
+            for p in range(j):
+                acc -= lower[i, p] * lower[j, p]
+            lower[i, j] = acc / root
+    return True
+
+
+@njit(cache=True)
+def _forward_solve(lower, rhs, out):
+    """``out = L^{-1} rhs`` for a lower-triangular L (m×m) and a vector rhs (numba)."""
+    m = lower.shape[0]
+    for i in range(m):
+        acc = rhs[i]
+        for p in range(i):
+            acc -= lower[i, p] * out[p]
+        out[i] = acc / lower[i, i]
+
+
+@njit(cache=True)
+def _basis_dot(oja, basis, zt, r, indices, lo, s, vec, out):
+    """``out = B[:, support] @ vec`` of replicate r: B = Z read from its transpose ``zt``
+    (d, m) rows (Oja: a feature's m entries are adjacent), or S (m, d) (RP)."""
+    m = out.shape[0]
+    for a in range(m):
+        out[a] = 0.0
+    if oja:
+        for q in range(s):
+            i = indices[lo + q]
+            for a in range(m):
+                out[a] += zt[r, i, a] * vec[q]
+    else:
+        for a in range(m):
+            acc = 0.0
+            for q in range(s):
+                acc += basis[r, a, indices[lo + q]] * vec[q]
+            out[a] = acc
+
+
+@njit(cache=True)
+def _son_sparse_block(
+    loss_code, indptr, indices, values, y, oja, alpha, c, lip, eta0, sig, t0, diagonal,
+    rebase, spread, u, dsum, b, basis, zt, h, f, k, lam, draws, gsq, ghsq, pred, out, points,
+):  # fmt: skip
+    """Play a block of Sparse RP-SON / Oja-SON rounds on CSR rows (row ``r·n + j``), numba twin
+    of :meth:`SON.predict` / :meth:`SON.update` with ``sparse=True`` (Luo 2016, Alg. 15, 22–23).
+
+    O(m·s + m²) a round for RP and O(m·s + m³) for Oja (s the row's nonzeros): the prediction
+    ``⟨w_t, x_t⟩ = ⟨ū, x⟩ − c‖x‖² + ⟨b + c·dir, Bx⟩`` is read off the representation
+    ``w_t = ū − cx + Bᵀ(b + c·dir)`` (B = ``basis``: S for RP, Z for Oja) on x's support, and
+    written to ``pred[r, j]``. With ``points`` the point ``w_t`` itself is also written to
+    ``out[r, j]`` (O(md), what the protocol records today); Oja's rebase round (the dense
+    round of :meth:`SON._oja_sparse_update`) is O(m²d). ``basis`` is RP's S (R, m, d), ``zt``
+    Oja's Zᵀ (R, d, m), ``h`` RP's H, ``f``, ``k``, ``lam`` Oja's F, K = ZZᵀ and Λ;
+    ``draws[r, j]`` RP's ``r_t``.
+    """
+    n_rep, d = u.shape
+    n = pred.shape[1]
+    m = b.shape[1]
+    width = 1
+    for kk in range(n_rep * n):
+        width = max(width, indptr[kk + 1] - indptr[kk])
+    xv = np.empty(width)
+    gv = np.empty(width)
+    ghv = np.empty(width)
+    raw = np.empty(width)
+    bx = np.empty(m)
+    xh = np.empty(m)
+    dxh = np.empty(m)
+    direction = np.empty(m)
+    coefs = np.empty(m)
+    zg = np.empty(m)
+    fzg = np.empty(m)
+    delta = np.empty(m)
+    bg = np.empty(m)
+    tmp = np.empty(m)
+    fkf = np.empty((m, m))
+    kf = np.empty((m, m))
+    lower = np.empty((m, m))
+    fnew = np.empty((m, m))
+    col = np.empty(m)
+    for r in range(n_rep):
+        br = b[r]
+        for j in range(n):
+            t = t0 + j + 1
+            done = t - 1
+            lo = indptr[r * n + j]
+            s = indptr[r * n + j + 1] - lo
+            inner = 0.0
+            xx = 0.0
+            for q in range(s):
+                i = indices[lo + q]
+                xv[q] = (
+                    values[lo + q] * (1.0 / math.sqrt(dsum[r, i])) if diagonal else values[lo + q]
+                )
+                inner += u[r, i] * xv[q]
+                xx += xv[q] * xv[q]
+            _basis_dot(oja, basis, zt, r, indices, lo, s, xv, bx)  # Bx on the support
+            for a in range(m):
+                inner += br[a] * bx[a]
+            # the projection (Alg. 15 / 22, lines 3–5)
+            if oja:
+                for a in range(m):
+                    acc = 0.0
+                    for p in range(a + 1):  # F is lower triangular
+                        acc += f[r, a, p] * bx[p]
+                    xh[a] = acc
+                    energy = done * lam[r, a]
+                    dxh[a] = energy / (alpha + energy) * acc
+                for a in range(m):
+                    acc = 0.0
+                    for p in range(a, m):
+                        acc += f[r, p, a] * dxh[p]
+                    direction[a] = acc
+            else:
+                for a in range(m):
+                    xh[a] = bx[a]
+                for a in range(m):
+                    acc = 0.0
+                    for p in range(m):
+                        acc += h[r, a, p] * xh[p]
+                    dxh[a] = acc
+                    direction[a] = acc
+            coef = 0.0
+            if abs(inner) > c:
+                shift = math.copysign(abs(inner) - c, inner)
+                acc = 0.0
+                for a in range(m):
+                    acc += xh[a] * dxh[a]
+                den = xx - acc
+                if den > 0.0:
+                    coef = shift / den
+            p_t = inner - coef * xx
+            for a in range(m):
+                coefs[a] = br[a] + coef * direction[a]
+                p_t += coef * direction[a] * bx[a]
+            pred[r, j] = p_t
+            if points:
+                for i in range(d):
+                    acc = u[r, i]
+                    if oja:
+                        for a in range(m):
+                            acc += zt[r, i, a] * coefs[a]
+                    else:
+                        for a in range(m):
+                            acc += basis[r, a, i] * coefs[a]
+                    out[r, j, i] = acc
+                for q in range(s):
+                    out[r, j, indices[lo + q]] -= coef * xv[q]
+                if diagonal:
+                    for i in range(d):
+                        out[r, j, i] *= 1.0 / math.sqrt(dsum[r, i])
+            _, dl = prediction_loss_scalar(loss_code, p_t, y[r, j])
+            if abs(dl) > lip:
+                dl = math.copysign(lip, dl)
+            # the update (Alg. 15 lines 6–9; Alg. 22 lines 7–9 with Alg. 23)
+            sketch_scale = math.sqrt(sig + eta0 / math.sqrt(t))
+            gg = 0.0
+            hh = 0.0
+            for q in range(s):
+                i = indices[lo + q]
+                raw[q] = dl * values[lo + q]
+                gv[q] = raw[q] * (1.0 / math.sqrt(dsum[r, i])) if diagonal else raw[q]
+                ghv[q] = sketch_scale * gv[q]
+                gg += gv[q] * gv[q]
+                hh += ghv[q] * ghv[q]
+                u[r, i] -= coef * xv[q]
+            for a in range(m):
+                br[a] += coef * direction[a]
+            gsq[r] += gg
+            ghsq[r] += hh
+            if not oja:
+                rv = draws[r, j]
+                rb = 0.0
+                for a in range(m):
+                    rb += rv[a] * br[a]
+                    acc = 0.0
+                    for q in range(s):
+                        i = indices[lo + q]
+                        basis[r, a, i] += rv[a] * ghv[q]
+                        acc += basis[r, a, i] * ghv[q]
+                    zg[a] = acc - (hh / 2.0) * rv[a]
+                _sherman_morrison(h[r], zg, rv)
+                _sherman_morrison(h[r], rv, zg)
+                for q in range(s):
+                    u[r, indices[lo + q]] -= rb * ghv[q] + gv[q] / alpha
+                _basis_dot(oja, basis, zt, r, indices, lo, s, gv, bg)
+                for a in range(m):
+                    acc = 0.0
+                    for p in range(m):
+                        acc += h[r, a, p] * bg[p]
+                    br[a] += acc / alpha
+            else:
+                gamma = 1.0 / t
+                _basis_dot(oja, basis, zt, r, indices, lo, s, ghv, zg)
+                for a in range(m):
+                    acc = 0.0
+                    for p in range(a + 1):
+                        acc += f[r, a, p] * zg[p]
+                    fzg[a] = acc
+                    lam[r, a] = (1.0 - gamma) * lam[r, a] + gamma * acc * acc
+                    tmp[a] = gamma * acc
+                _forward_solve(f[r], tmp, delta)  # δ = F^{-1}ΓFZĝ (F lower triangular)
+                db = 0.0
+                for a in range(m):
+                    db += delta[a] * br[a]
+                kmax = 0.0
+                for a in range(m):
+                    for p in range(m):
+                        k[r, a, p] += delta[a] * zg[p] + zg[a] * delta[p] + hh * delta[a] * delta[p]
+                        kmax = max(kmax, abs(k[r, a, p])) if math.isfinite(k[r, a, p]) else math.inf
+                for q in range(s):
+                    i = indices[lo + q]
+                    for a in range(m):
+                        zt[r, i, a] += delta[a] * ghv[q]
+                for q in range(s):
+                    u[r, indices[lo + q]] -= gv[q] / alpha + db * ghv[q]
+                ok = kmax <= rebase
+                if ok:  # FKFᵀ = LLᵀ; F ← L^{-1}F (k_gram_schmidt)
+                    for a in range(m):
+                        for p in range(m):
+                            acc = 0.0
+                            for e in range(p + 1):
+                                acc += k[r, a, e] * f[r, p, e]
+                            kf[a, p] = acc
+                    for a in range(m):
+                        for p in range(a + 1):  # the lower half: all the Cholesky reads
+                            acc = 0.0
+                            for e in range(a + 1):
+                                acc += f[r, a, e] * kf[e, p]
+                            fkf[a, p] = acc
+                    ok = _lower_cholesky(fkf, lower)
+                    if ok:
+                        lo_d = math.inf
+                        hi_d = 0.0
+                        for a in range(m):
+                            lo_d = min(lo_d, lower[a, a])
+                            hi_d = max(hi_d, lower[a, a])
+                        ok = lo_d >= hi_d / spread
+                if ok:
+                    for p in range(m):
+                        for a in range(m):
+                            tmp[a] = f[r, a, p]
+                        _forward_solve(lower, tmp, col)
+                        for a in range(m):
+                            fnew[a, p] = col[a]
+                    for a in range(m):
+                        for p in range(m):
+                            f[r, a, p] = fnew[a, p] if p <= a else 0.0
+                else:  # the dense round: ū ← ū + Zᵀb, Z ← GramSchmidt(FZ), F ← I, b ← 0
+                    for i in range(d):
+                        acc = 0.0
+                        for a in range(m):
+                            acc += zt[r, i, a] * br[a]
+                        u[r, i] += acc
+                    q_, r_ = np.linalg.qr(
+                        np.ascontiguousarray(zt[r]) @ np.ascontiguousarray(f[r]).T
+                    )
+                    for a in range(m):
+                        sign = -1.0 if r_[a, a] < 0.0 else 1.0
+                        for i in range(d):
+                            zt[r, i, a] = q_[i, a] * sign
+                    kz = np.ascontiguousarray(zt[r]).T @ np.ascontiguousarray(zt[r])
+                    for a in range(m):
+                        br[a] = 0.0
+                        for p in range(m):
+                            k[r, a, p] = kz[a, p]
+                            f[r, a, p] = 1.0 if a == p else 0.0
+                _basis_dot(oja, basis, zt, r, indices, lo, s, gv, bg)
+                for a in range(m):
+                    acc = 0.0
+                    for p in range(a + 1):
+                        acc += f[r, a, p] * bg[p]
+                    energy = t * lam[r, a]
+                    tmp[a] = energy / (alpha + energy) * acc
+                for a in range(m):
+                    acc = 0.0
+                    for p in range(a, m):
+                        acc += f[r, p, a] * tmp[p]
+                    br[a] += acc / alpha
+            if diagonal:
+                for q in range(s):
+                    dsum[r, indices[lo + q]] += raw[q] * raw[q]
+
+
 class SON(OCOPlayer):
     """Sketched Online Newton: ONS with the example-wise projection ``K_t = {w : |⟨w, x_t⟩| ≤ C}``.
 
@@ -478,8 +818,9 @@ class SON(OCOPlayer):
         ``rp`` and ``oja`` only: the sparse implementations of Luo 2016, §4.5 — Sparse RP-SON
         (Algorithm 15, ``w = ū + Sᵀb``, O(m² + ms) per round for s nonzeros) and Sparse Oja-SON
         (Algorithms 22–23, ``w = ū + Zᵀb`` with ``V = FZ``, O(m³ + ms); line 3 of Alg. 23 needs
-        ``F^{-1}`` where Eq. 4.6 prints ``A^{-1}``) — plus the O(md) of returning ``w_t``
-        itself, which the arena's protocol needs every round. On a sparse stream
+        ``F^{-1}`` where Eq. 4.6 prints ``A^{-1}``). The prediction ``⟨w_t, x_t⟩`` is read off
+        the representation on x's support (:meth:`play_predictions`); forming ``w_t`` itself
+        costs O(md) more (:meth:`play_block`, :meth:`current_point`). On a sparse stream
         (:class:`~arena.oco.losses.SparseRows`; the player is tagged ``sparse_input``) the rows'
         support is read from the CSR arrays and the gradient formed on it, never densified; the
         dense sketches densify the rows. Same predictions as the dense
@@ -546,8 +887,12 @@ class SON(OCOPlayer):
 
     Speed: :meth:`play_block` (oblivious adversaries) runs the dense sketches (``fd_epoch``
     included) in a numba kernel
-    (:func:`_son_play_block`) that reproduces :meth:`predict`/:meth:`update` to ~1e-14; the
-    sparse versions and α = 0 use the readable loop.
+    (:func:`_son_play_block`) that reproduces :meth:`predict`/:meth:`update` to ~1e-14 (dense
+    Oja orthonormalizes by Gram–Schmidt in loops, :func:`_gram_schmidt_rows`, no LAPACK call a
+    round), and the sparse versions in :func:`_son_sparse_block` (to ~1e-11 relative: the
+    prediction is summed from the representation, see the tests); α = 0 uses the readable loop.
+    A game runs with one BLAS thread unless ``ARENA_BLAS_THREADS`` says otherwise
+    (:func:`arena.resources.blas_threads`).
 
     Examples
     --------
@@ -636,6 +981,7 @@ class SON(OCOPlayer):
         if self.sketch == "oja" and m > d:
             raise ConfigError(who, "m", f"oja needs m <= d = {d} orthonormal rows, got {m}")
         loss = spec.loss or "squared"
+        self._loss = loss
         c = math.inf if self.C is None else float(self.C)
         lip = scalar_lipschitz(loss, c, spec.protocol) if self.C is not None else None
         if self.eta is None:
@@ -670,7 +1016,10 @@ class SON(OCOPlayer):
             self._lam = np.zeros((n, m))
         self._b = np.zeros((n, m))  # sparse: w = ū + Sᵀb (RP) or ū + Zᵀb (Oja), ū in _u
         if self.sparse and self.sketch == "oja":  # V = FZ, K = ZZᵀ (Luo 2016, Alg. 22)
-            self._z = self._v.copy()
+            # Z stored as its transpose (R, d, m), so that a feature's m entries are adjacent for
+            # the kernel; _z is the (R, m, d) view the readable code reads and writes
+            self._zt = self._v.transpose(0, 2, 1).copy()
+            self._z = self._zt.transpose(0, 2, 1)
             self._f = np.broadcast_to(np.eye(m), (n, m, m)).copy()
             self._k = self._f.copy()
         self._t = 0
@@ -899,7 +1248,9 @@ class SON(OCOPlayer):
         (equally valid) subgradients; the kernel is deterministic and independent of the block
         split.
         """
-        if self.sparse or self._alpha == 0.0:
+        if self.sparse:
+            return self._play_sparse(data, points=True)[1]
+        if self._alpha == 0.0:
             return super().play_block(data, spec)
         loss_code, _, x, y, _, _ = kernel_data(data, spec.loss)
         n_rep, n, d = self._u.shape[0], x.shape[1], self._d
@@ -939,6 +1290,86 @@ class SON(OCOPlayer):
         )
         self._t += n
         return out
+
+    def play_predictions(self, data: RoundData, spec: GameSpec) -> np.ndarray:
+        """Play a block and return the predictions ``⟨w_t, x_t⟩`` (R, n) only, no points.
+
+        ``sparse=True``: the kernel :func:`_son_sparse_block` reads each prediction off the
+        representation ``w = ū + Bᵀb`` on the row's support, O(m·s + m²) (RP) or O(m·s + m³)
+        (Oja) a round, and never forms ``w_t`` (O(md)); :meth:`current_point` gives the point
+        when asked. The dense sketches play :meth:`play_block` and take ``⟨w_t, x_t⟩``.
+        """
+        if self.sparse:
+            return self._play_sparse(data, points=False)[0]
+        points = self.play_block(data, spec)
+        x = data.x
+        if is_sparse(x):
+            return x.dot(points)
+        return np.einsum("rnd,rnd->rn", points, np.asarray(x, dtype=np.float64))
+
+    def current_point(self, x: np.ndarray | SparseRows | None = None) -> np.ndarray:
+        """Return the exact dense point ``w_t`` (R, d) of the next round, O(md).
+
+        With the round's features ``x`` (dense (R, d) or :class:`SparseRows`) it is the point
+        played against them, the projection of Lemma 11 included (:meth:`predict`, pure); with
+        None it is ``u_t`` before the projection (``ū + Bᵀb`` in the sparse representation,
+        ``D_t^{-1/2}``-scaled with diagonal adaptation). For a protocol that records points
+        only when asked, after :meth:`play_predictions`.
+        """
+        return self.predict(x)
+
+    def _play_sparse(self, data: RoundData, points: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Sparse RP-/Oja-SON over a block in :func:`_son_sparse_block`; returns
+        ``(predictions (R, n), points (R, n, d) or a dummy)``. Dense rows are read as CSR."""
+        x = data.x
+        if not is_sparse(x):
+            x = SparseRows.from_dense(np.asarray(x, dtype=np.float64))
+        n_rep, n, d = self._u.shape[0], x.shape[1], self._d
+        oja = self.sketch == "oja"
+        if oja:
+            draws = np.zeros((1, 1, 1))
+        else:
+            sd = 1.0 / math.sqrt(self._m)
+            draws = np.stack([rng.normal(0.0, sd, (n, self._m)) for rng in self._rngs])
+        pred = np.empty((n_rep, n))
+        out = np.empty((n_rep, n, d)) if points else np.empty((1, 1, 1))
+        dummy = np.zeros((n_rep, 1, 1))
+        _son_sparse_block(
+            LOSS_CODES[self._loss],
+            x.indptr,
+            x.indices,
+            x.values,
+            np.ascontiguousarray(data.y, dtype=np.float64),
+            oja,
+            self._alpha,
+            self._c,
+            math.inf if self._lip is None else self._lip,
+            self._eta0,
+            self._sig,
+            self._t,
+            bool(self.diagonal),
+            SPARSE_OJA_REBASE,
+            SPARSE_OJA_SPREAD,
+            self._u,
+            self._dsum,
+            self._b,
+            dummy if oja else self._s,
+            self._zt if oja else dummy,
+            dummy if oja else self._h,
+            self._f if oja else dummy,
+            self._k if oja else dummy,
+            self._lam if oja else np.zeros((n_rep, 1)),
+            draws,
+            self._gsq,
+            self._ghsq,
+            pred,
+            out,
+            points,
+        )
+        for j in range(n):
+            self._eta_sum += self._eta0 / math.sqrt(self._t + j + 1)
+        self._t += n
+        return pred, out
 
     def _update_sparse_rows(self, fb: Feedback) -> None:
         """:meth:`update` of the sparse sketches on sparse rows: the same steps, with the
@@ -1184,5 +1615,5 @@ class SON(OCOPlayer):
         yield {"sketch": "fd_epoch", "m": 2, "C": 1.5, "eta": 0.5}
         yield {"sketch": "rp", "m": 3, "C": 1.5, "eta": 0.5}
         yield {"sketch": "oja", "m": 2, "C": 2.0, "eta": 0.5, "diagonal": True}
-        yield {"sketch": "rp", "m": 3, "C": 1.0, "eta": 0.5, "sparse": True}
-        yield {"sketch": "oja", "m": 2, "C": 1.0, "eta": 0.5, "sparse": True}
+        yield {"sketch": "rp", "m": 3, "C": 1.5, "eta": 0.5, "sparse": True}
+        yield {"sketch": "oja", "m": 2, "C": 1.5, "eta": 0.5, "sparse": True}
