@@ -5,8 +5,9 @@ with ``path=FILE``, or a name of the sources' catalog (:mod:`arena.data.catalog`
 found in ``data_dir`` (or ``ARENA_DATA_DIR``) or read from ``path``, checked against its
 published shape. The file is read once per process (:func:`arena.data.files.read_examples`) and
 its preprocessed features once per set of options (:func:`prepared`), so replicates and games
-share one copy; sparse features stay sparse until a block of rounds is emitted
-(:func:`arena.data.files.take_rows`).
+share one copy; a sparse file's blocks of rounds are emitted as
+:class:`~arena.oco.losses.SparseRows` (:func:`sparse_block`, O(nnz) per block), a dense file's
+as arrays.
 """
 
 from __future__ import annotations
@@ -31,9 +32,11 @@ from arena.data.files import (
     read_examples,
     standardized,
     stored_bytes,
+    take_sparse_rows,
     with_intercept,
 )
 from arena.errors import ConfigError
+from arena.oco.losses import SparseRows
 from arena.params import Boolean, InstanceOf, Interval, IsNone, ListOf, OneOf
 
 FILE = "file"
@@ -296,6 +299,8 @@ def multiclass(component, standardize: bool, intercept: bool) -> tuple[Any, np.n
 
 
 def _freeze(X: Any) -> None:
+    if sp.issparse(X) and not X.has_canonical_format:  # sorted, no duplicates: SparseRows' form
+        X.sum_duplicates()  # a copy made by standardized/with_intercept or the reader's own
     if sp.issparse(X):
         for a in (X.data, X.indices, X.indptr):
             a.flags.writeable = False
@@ -303,31 +308,80 @@ def _freeze(X: Any) -> None:
         X.flags.writeable = False
 
 
+def sparse_block(X: sp.csr_matrix, idx: np.ndarray) -> SparseRows:
+    """Return the examples ``idx`` (R, n) of a canonical CSR matrix as a block of sparse rows
+    of dense shape (R, n, d), in O(nnz of those rows): row ``r·n + j`` is example ``idx[r, j]``.
+
+    Examples
+    --------
+    >>> X = sp.csr_matrix([[0.0, 1.0], [2.0, 0.0]])
+    >>> block = sparse_block(X, np.array([[1, 0, 1]]))
+    >>> block.shape, block.nnz, block.densify().tolist()
+    ((1, 3, 2), 3, [[[2.0, 0.0], [0.0, 1.0], [2.0, 0.0]]])
+    """
+    idx = np.asarray(idx)
+    return SparseRows.from_scipy(take_sparse_rows(X, idx), (*idx.shape, int(X.shape[1])))
+
+
+def sparse_block_bytes(X: sp.csr_matrix, rows: int) -> int:
+    """Return an upper bound on the bytes of ``rows`` sparse rows of ``X`` (:func:`sparse_block`):
+    ``rows`` times the largest row's entries, at 16 bytes each (int64 index, float64 value), and
+    the row pointers.
+
+    Examples
+    --------
+    >>> sparse_block_bytes(sp.csr_matrix([[0.0, 1.0], [2.0, 3.0]]), 10)  # 10 · 2 · 16 + 11 · 8
+    408
+    """
+    widest = int(np.diff(X.indptr).max()) if X.shape[0] else 0
+    return int(rows) * widest * 16 + 8 * (int(rows) + 1)
+
+
 def stream_footprint(
-    component, X: Any, y: np.ndarray, n_rep: int, n_train: int, m_test: int, chunk_rounds: int
+    component,
+    X: Any,
+    y: np.ndarray,
+    n_rep: int,
+    n_train: int,
+    m_test: int,
+    chunk_rounds: int,
+    sparse_rows: bool = False,
 ) -> Footprint:
     """Return what a file stream holds: the data once (shared by replicates and games, never
     copied per replicate; the file's examples and the preprocessed copy when ``standardize`` or
-    ``intercept`` makes one), the replicates' permutations, the densified blocks of rounds (the
-    kept block and the copy handed out, of ``max(chunk_rounds·R·d, 2¹⁸)`` values each) and the
-    densified test split."""
+    ``intercept`` makes one), the replicates' permutations, two blocks of rounds (the kept block
+    and the copy handed out) and the test split.
+
+    With ``sparse_rows`` (a sparse file emitting :class:`~arena.oco.losses.SparseRows`) a block
+    and the test split are counted by their entries (:func:`sparse_block_bytes`, the widest row
+    times the rows), not ``R·n·d``: the engine counts the densified rows a player without the tag
+    ``sparse_input`` is shown (:func:`arena.oco.game.sparse_stream_check`). Otherwise the blocks
+    are dense, ``max(chunk_rounds·R·d, 2¹⁸)`` values each, and so is the test split.
+    """
     d = int(X.shape[1])
     raw = examples(component)
     data = stored_bytes(X) + y.nbytes + raw.y.nbytes  # the mapped labels and the file's
     if raw.X is not X:  # standardized or with an intercept: the file's copy is kept too
         data += stored_bytes(raw.X)
-    block = 2 * 8 * max(chunk_rounds * n_rep * d, 2**18)
     perms = 8 * n_rep * n_train * (2 if m_test else 1)
-    test = 8 * n_rep * m_test * (d + 1)
+    if sparse_rows:
+        block = 2 * sparse_block_bytes(X, chunk_rounds * n_rep)
+        test = sparse_block_bytes(X, n_rep * m_test) + 8 * n_rep * m_test if m_test else 0
+        rows = "sparse rows of"
+    else:
+        block = 2 * 8 * max(chunk_rounds * n_rep * d, 2**18)
+        test = 8 * n_rep * m_test * (d + 1)
+        rows = "densified"
     kind = "sparse CSR" if sp.issparse(X) else "dense"
     what = (
         f"the examples of {component.dataset} ({X.shape[0]} × {d}, {kind}: stored once), "
         f"{n_rep} replicates' permutations and blocks of {shape_text(n_rep, chunk_rounds, d)} "
-        "densified rounds"
+        f"{rows} rounds"
     )
+    work = n_rep * 2 * (sparse_block_bytes(X, 1) // 16 if sparse_rows else d)
     return Footprint(
         memory=float(data + block + perms + test),
-        work=float(n_rep * d * 2),
+        work=float(work),
         parameter=_culprit(component),
         what=what,
     )

@@ -11,6 +11,7 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 
 from adversaries import _file_data as files
 from adversaries._oco_stream import DOMAIN, EXAMPLE_LOSS, InstanceTags, StreamAdversary, make_domain
@@ -19,7 +20,7 @@ from arena.data.catalog import CATALOG
 from arena.data.files import row_abs_max, row_abs_sums, row_norms, take_rows
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
-from arena.oco.losses import RoundData
+from arena.oco.losses import RoundData, SparseRows
 from arena.params import POSITIVE, Boolean, Interval, IsNone, ListOf, OneOf
 from arena.spec import AdversaryTags, GameSpec
 
@@ -383,14 +384,18 @@ class DatasetStream(StreamAdversary):
 
     **A user's file or a source's dataset** (``dataset=file`` or a catalog name, docs/data.md):
     the file is read once per process and shared by every replicate and game (never copied per
-    replicate); sparse files (svmlight, sparse ``.npz``) stay sparse in memory and each block of
-    rounds emitted is densified alone (:func:`arena.data.files.take_rows`); the footprint counts
-    the data once plus those blocks. ``standardize`` on a file divides each feature by its
-    standard deviation **without centring it**, whatever the format (centring would fill every
-    zero of a sparse file, and one rule makes the same examples the same game in every format;
-    ``intercept`` gives a linear predictor the offset centring would remove); a regression
-    target is centred and scaled as ``diabetes``'s. The data's identity (the file's name, size and
-    SHA-256) enters the game key and the manifest; the folder does not, so the same file in
+    replicate); sparse files (svmlight, sparse ``.npz``) stay sparse in memory and the stream
+    declares :meth:`sparse_features`: each block of rounds, and the test split, is emitted as
+    :class:`~arena.oco.losses.SparseRows` taken in O(nnz) from the one CSR copy
+    (:func:`adversaries._file_data.sparse_block`), so players tagged ``sparse_input`` read the
+    rows as they are and the others are shown them densified by the engine (within its memory
+    estimate). The footprint counts the data once plus those blocks by their entries.
+    ``standardize`` on a file divides each feature by its standard deviation **without centring
+    it**, whatever the format (centring would fill every zero of a sparse file, and one rule
+    makes the same examples the same game in every format; ``intercept`` gives a linear
+    predictor the offset centring would remove); a regression target is centred and scaled as
+    ``diabetes``'s. The data's identity (the file's name, size and SHA-256) enters the game key
+    and the manifest; the folder does not, so the same file in
     another folder plays the same game.
 
     These are stand-ins, not the thesis datasets: scikit-learn's breast cancer is WDBC, not the
@@ -530,6 +535,17 @@ class DatasetStream(StreamAdversary):
         (399, 170)
         """
         return held_out_split(self, int(self._data()[0].shape[0]), self.test_fraction)
+
+    def sparse_features(self) -> bool:
+        """Whether the rounds' features are :class:`~arena.oco.losses.SparseRows`: a user's file
+        or a catalog set stored sparse (svmlight, sparse ``.npz``).
+
+        Examples
+        --------
+        >>> DatasetStream("breast_cancer").sparse_features()
+        False
+        """
+        return files.is_file_data(self.dataset) and sp.issparse(self._data()[0])
 
     def _data(self) -> tuple[np.ndarray, np.ndarray]:
         files.check_location(self, tuple(DATASETS))
@@ -687,6 +703,7 @@ class DatasetStream(StreamAdversary):
         if int(spec.dim) != X.shape[1]:
             raise ConfigError(self.label(), "n_actions", f"the dataset has d = {X.shape[1]}")
         self._X, self._y = X, y
+        self._sparse = sp.issparse(X)
         self._rngs = list(rngs)
         n_rep, (n_train, m) = len(self._rngs), self.split_sizes()
         self._train = np.broadcast_to(np.arange(n_train), (n_rep, n_train))
@@ -694,7 +711,7 @@ class DatasetStream(StreamAdversary):
         if m:
             splits = np.stack([rng.permutation(X.shape[0]) for rng in self._rngs])
             test, self._train = np.sort(splits[:, :m], axis=1), np.sort(splits[:, m:], axis=1)
-            self._test = RoundData(x=take_rows(X, test), y=y[test])
+            self._test = RoundData(x=self.rows(test), y=y[test])
         n_samples = self._train.shape[1]
         self._perm = np.empty((n_rep, n_samples), dtype=np.int64)
         self._pos = n_samples  # position in the current epoch (n: a new epoch starts)
@@ -705,20 +722,24 @@ class DatasetStream(StreamAdversary):
         idx = np.take_along_axis(self._train, idx, axis=1)  # the identity without a split
         return RoundData(x=self.rows(idx), y=self._y[idx])
 
-    def rows(self, idx: np.ndarray) -> np.ndarray:
-        """Return the features of examples ``idx`` (R, n) as a dense (R, n, d) block: the one
-        place a sparse file's rows are densified (valid after ``reset``)."""
+    def rows(self, idx: np.ndarray) -> np.ndarray | SparseRows:
+        """Return the features of examples ``idx`` (R, n) as a block of dense shape (R, n, d):
+        :class:`~arena.oco.losses.SparseRows` in O(nnz) for a sparse file, an array otherwise
+        (valid after ``reset``)."""
+        if self._sparse:
+            return files.sparse_block(self._X, idx)
         return take_rows(self._X, idx)
 
     def footprint(self, spec: GameSpec) -> Footprint:
-        """A file's examples once (shared by the replicates), the permutations and the densified
-        blocks (:func:`adversaries._file_data.stream_footprint`); bundled sets are negligible."""
+        """A file's examples once (shared by the replicates), the permutations and two blocks of
+        rounds, sparse ones counted by their entries
+        (:func:`adversaries._file_data.stream_footprint`); bundled sets are negligible."""
         if not files.is_file_data(self.dataset):
             return super().footprint(spec)
         X, y = self._data()
         n_train, m = self.split_sizes()
         n_rep = int(spec.n_replicates)
-        return files.stream_footprint(self, X, y, n_rep, n_train, m, 16)
+        return files.stream_footprint(self, X, y, n_rep, n_train, m, 16, sp.issparse(X))
 
     @classmethod
     def _unit_test_params(cls):

@@ -12,7 +12,7 @@ from adversaries._oco_stream import InstanceTags, haar_orthogonal
 from arena.errors import ConfigError
 from arena.oco.components import OCOAdversary
 from arena.oco.domains import Domain
-from arena.oco.losses import RoundData
+from arena.oco.losses import RoundData, dense_features
 from arena.params import POSITIVE, InstanceOf, Interval, IsNone, ListOf, OneOf
 from arena.spec import AdversaryTags, GameSpec
 
@@ -232,8 +232,9 @@ class Rescaled(OCOAdversary):
     # -- transforms ------------------------------------------------------------------------------
 
     def _forward(self, a: np.ndarray) -> np.ndarray:
-        """``a ↦ M a`` on the last axis; ``a`` is (R, d) or (R, n, d)."""
-        a = np.asarray(a, dtype=np.float64)
+        """``a ↦ M a`` on the last axis; ``a`` is (R, d) or (R, n, d) (a sparse base's rows are
+        densified: the rescaled rows are dense, and this stream declares no sparse features)."""
+        a = np.asarray(dense_features(a), dtype=np.float64)
         if self.mode == "diagonal":
             return a * (self._c if a.ndim == 2 else self._c[:, None, :])
         # (M a)_i = Σ_j M_ij a_j summed in j order: bitwise the same whatever the block size
@@ -276,7 +277,7 @@ class Rescaled(OCOAdversary):
         if raw is None:
             self._shown = None
             return None
-        raw = np.asarray(raw, dtype=np.float64).copy()
+        raw = np.asarray(dense_features(raw), dtype=np.float64).copy()
         shown = self._forward(raw)
         self._shown = (int(t), raw, shown)
         return shown.copy()
@@ -289,7 +290,7 @@ class Rescaled(OCOAdversary):
             shown is not None
             and shown[0] == int(t)
             and rd.x is not None
-            and np.array_equal(np.asarray(rd.x, dtype=np.float64), shown[1])
+            and np.array_equal(np.asarray(dense_features(rd.x), dtype=np.float64), shown[1])
         ):
             out = out._replace(x=shown[2].copy())  # exactly the features shown before predicting
         self._shown = None

@@ -361,14 +361,17 @@ def run_game(
         m.start(spec)
     stepper = protocol.start(game)
     core = stepper.core
+    trace = protocol.trace_writer(Path(trace_path), game) if trace_path is not None else None
+    if trace is not None:
+        stepper.will_trace()
+    width = stepper.round_elements or spec.n_actions
     max_chunk = max(
         min(protocol.min_chunk_rounds, chunk_elements),
-        chunk_elements // (spec.n_replicates * spec.n_actions),
+        chunk_elements // (spec.n_replicates * width),
     )
     checkpoint_set = set(game.grid.tolist())
     snap_t: list[int] = []
     snap_vals: list[list[np.ndarray]] = []
-    trace = protocol.trace_writer(Path(trace_path), game) if trace_path is not None else None
     bar = None
     if progress:
         from tqdm.auto import tqdm

@@ -184,10 +184,17 @@ class Stepper:
     """
 
     core: Any
+    round_elements: int | None = None
+    """Values a chunk buffer holds per round and replicate (None: the game's ``n_actions``); the
+    driver sizes its chunks to ``chunk_elements // (R·round_elements)`` rounds."""
 
     def step(self, t0: int, n: int) -> Any:
         """Play rounds ``t0 .. t0+n-1`` of every replicate; return the block the metrics read."""
         raise NotImplementedError
+
+    def will_trace(self) -> None:
+        """Told by the driver before round 1 when it writes a per-round trace: the blocks must
+        then carry everything the trace writer reads (default: nothing to change)."""
 
 
 def game_protocol(player: Any, adversary: Any) -> str:

@@ -6,7 +6,10 @@ For d ∈ {10⁴, 10⁵}, about 50 non-zeros a row (``sparse_stream``, rows of n
   player's arithmetic, with the one O(d) write of ``w_t`` a round that the protocol records,
   measured alone as the floor), best of 3;
 * **game**: ``run_game(..., metrics=["loss"])`` divided by T (the stream, the checks, the
-  losses and the metric included), best of 2.
+  losses and the metric included), best of 2; for a player that plays sparse games through
+  predictions (``ogd``: no ``w_t`` written a round, the module docstring of
+  :mod:`arena.oco.components`) also through points, its ``plays_predictions`` turned off: the
+  game as it was played before, O(d) a round.
 
 Dense rows are the sparse ones densified (``representation="dense"``: the same examples).
 ``--boosting`` times boosting games instead: ``online_bbm`` (N = 10) over ``linear`` and
@@ -94,8 +97,19 @@ def record_floor(d, n, repeats):
     return best / n
 
 
-def game_time(name, pp, ap, d, horizon, representation, repeats):
-    """Best seconds per round of a whole ``run_game``."""
+def game_time(name, pp, ap, d, horizon, representation, repeats, points=False):
+    """Best seconds per round of a whole ``run_game`` (``points``: with the player's
+    ``plays_predictions`` turned off, so that the game records ``w_t`` every round)."""
+    from arena import registry
+
+    if points:
+        cls = type(registry.make("player", name))
+        saved = cls.plays_predictions
+        cls.plays_predictions = lambda self: False
+        try:
+            return game_time(name, pp, ap, d, horizon, representation, repeats)
+        finally:
+            cls.plays_predictions = saved
     params = {"nnz": 50, "representation": representation, **ap}
     kw = dict(n_actions=d, horizon=horizon, metrics=["loss"], player_params=pp)
     run_game(name, "sparse_stream", **{**kw, "horizon": 20}, adversary_params=params)
@@ -148,12 +162,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--boosting", action="store_true", help="the boosting table instead")
+    parser.add_argument("--players", nargs="+", help="registry names (default: all five)")
     args = parser.parse_args()
     if args.boosting:
         boosting_main(args.quick)
         return
     dims = (10**4, 10**5)
     rounds = {10**4: 2000, 10**5: 400} if not args.quick else {10**4: 50, 10**5: 20}
+    # the games run longer, so that the setup (the stream's planted d-vector) weighs less
+    game_rounds = {10**4: 4000, 10**5: 4000} if not args.quick else rounds
     for d in dims:
         floor = record_floor(d, rounds[d], 1 if args.quick else 3)
         us = floor * 1e6
@@ -161,19 +178,28 @@ def main() -> None:
     print()
     print(
         "| player | d | player µs/round sparse | dense | ratio "
-        "| game µs/round sparse | dense | ratio |"
+        "| game µs/round sparse | through points | dense | ratio |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name, pp, ap in PLAYERS:
+        if args.players and name not in args.players:
+            continue
         for d in dims:
             n = rounds[d]
             ps = player_time(name, pp, ap, d, n, "sparse", 1 if args.quick else 3)
             pdn = player_time(name, pp, ap, d, n, "dense", 1 if args.quick else 3)
-            gs = game_time(name, pp, ap, d, n, "sparse", 1 if args.quick else 2)
-            gd = game_time(name, pp, ap, d, n, "dense", 1 if args.quick else 2)
+            gs = game_time(name, pp, ap, d, game_rounds[d], "sparse", 1 if args.quick else 2)
+            gp = (
+                game_time(name, pp, ap, d, game_rounds[d], "sparse", 1 if args.quick else 2, True)
+                if name == "ogd"
+                else gs
+            )
+            gd = game_time(name, pp, ap, d, game_rounds[d], "dense", 1 if args.quick else 2)
+            through = f"{gp * 1e6:.1f}" if name == "ogd" else "="
             print(
                 f"| {_label(name, pp, ap)} | {d:.0e} | {ps * 1e6:.1f} | {pdn * 1e6:.1f} | "
-                f"{pdn / ps:.1f}× | {gs * 1e6:.1f} | {gd * 1e6:.1f} | {gd / gs:.1f}× |",
+                f"{pdn / ps:.1f}× | {gs * 1e6:.1f} | {through} | {gd * 1e6:.1f} | "
+                f"{gd / gs:.1f}× |",
                 flush=True,
             )
 

@@ -67,7 +67,21 @@ def _ogd_play_block(
 
 @njit(cache=True)
 def _ogd_sparse_block(
-    loss_code, ball, radius, indptr, indices, values, y, mode, scale, rounds_done, w, acc, out
+    loss_code,
+    ball,
+    radius,
+    indptr,
+    indices,
+    values,
+    y,
+    mode,
+    scale,
+    rounds_done,
+    w,
+    acc,
+    out,
+    record,
+    pred,
 ):
     """Play a block of sparse rows (CSR, row ``r·n + j``) in O(nnz) arithmetic a round.
 
@@ -76,10 +90,12 @@ def _ogd_sparse_block(
     projection onto the ball multiplies ``a``. Unconstrained, ``a`` stays 1 and every operation
     is the dense kernel's on the same coordinates (bitwise equal); on the ball the incremental
     norm rounds differently (relative 1e-15 a round). Writing ``out[r, j] = a·v`` — the point
-    the protocol records — is the one O(d) pass a round.
+    the protocol records — is the one O(d) pass a round, skipped when ``record`` is False (a
+    game played through predictions: ``pred[r, j] = ⟨w_t, x_t⟩`` only, and the O(d) passes are
+    once a block: ``‖v‖²`` at its start and folding ``a`` into ``v`` at its end).
     """
     n_rep, d = w.shape
-    n = out.shape[1]
+    n = pred.shape[1]
     for r in range(n_rep):
         v = w[r]
         a = 1.0
@@ -89,12 +105,14 @@ def _ogd_sparse_block(
                 sq += v[i] * v[i]
         for j in range(n):
             t = rounds_done + j + 1
-            for i in range(d):
-                out[r, j, i] = a * v[i]
+            if record:
+                for i in range(d):
+                    out[r, j, i] = a * v[i]
             k = r * n + j
             p = 0.0
             for q in range(indptr[k], indptr[k + 1]):
                 p += values[q] * (a * v[indices[q]])
+            pred[r, j] = p
             _, dl = prediction_loss_scalar(loss_code, p, y[r, j])
             eta = _step_size(mode, scale, t)
             gsq = 0.0
@@ -118,8 +136,9 @@ def _ogd_sparse_block(
                         v[i] *= a
                         sq += v[i] * v[i]
                     a = 1.0
-        for i in range(d):
-            v[i] = a * v[i]
+        if a != 1.0:  # fold the scale in: w holds the exact point w_{t+1} between blocks
+            for i in range(d):
+                v[i] = a * v[i]
 
 
 class OGD(OCOPlayer):
@@ -258,6 +277,9 @@ class OGD(OCOPlayer):
         self._w = domain.project(np.zeros((n_rep, dim)))
         self._acc = np.zeros(n_rep)
         self._rounds = 0
+        self._sparse_game = (
+            bool(spec.sparse) and not self._sigma_game and domain.kind in ("unconstrained", "ball")
+        )
 
     def step_size(self, t: int) -> float:
         """Return ``η_t``, the step taken after round ``t``."""
@@ -309,10 +331,24 @@ class OGD(OCOPlayer):
             and self._domain.kind in ("unconstrained", "ball")
         )
 
-    def _play_sparse(self, data: RoundData) -> np.ndarray:
+    def plays_predictions(self) -> bool:
+        """A sparse game with σ = 0 on ℝ^d or a ball (the O(nnz) kernel's games)."""
+        return bool(self._sparse_game)
+
+    def play_predictions(self, data: RoundData, spec: GameSpec) -> np.ndarray:
+        """The sparse kernel without the record of ``w_t``: O(nnz) a round, the lazy scale
+        folded into ``w`` once at the end of the block."""
+        return self._play_sparse(data, record=False)
+
+    def point(self) -> np.ndarray:
+        """``w_{t+1}``: the kernel leaves the exact point in ``_w`` (the scale folded in)."""
+        return self._w.copy()
+
+    def _play_sparse(self, data: RoundData, record: bool = True) -> np.ndarray:
         x = data.x
         n_rep, n, d = x.shape
-        out = np.empty((n_rep, n, d))
+        out = np.empty((n_rep, n, d) if record else (0, 0, 0))
+        pred = np.empty((n_rep, n))
         _ogd_sparse_block(
             LOSS_CODES[self._loss],
             self._domain.kind == "ball",
@@ -327,9 +363,11 @@ class OGD(OCOPlayer):
             self._w,
             self._acc,
             out,
+            record,
+            pred,
         )
         self._rounds += n
-        return out
+        return out if record else pred
 
     def bounds(self, t: int) -> dict[tuple[str, float], np.ndarray]:
         """Declare the data-dependent regret bound of the Notes after ``t`` rounds."""

@@ -219,6 +219,66 @@ def check_oco_sparse_matches_dense(player: OCOPlayer) -> None:
                 )
 
 
+def check_oco_predictions_match_points(player: OCOPlayer) -> None:
+    """A player that plays sparse games through predictions predicts what its points give.
+
+    In every classification / regression partner game played sparse with σ = 0 where the player
+    declares :meth:`~arena.oco.components.OCOPlayer.plays_predictions`, two consecutive blocks
+    are played by ``play_predictions`` and by ``play_block``: the predictions must equal
+    ``⟨w_t, x_t⟩`` of the points to :data:`~arena.testing.common.BLOCK_ATOL` (relative to
+    their size), and ``point()`` after each block must be the first point ``play_block`` plays
+    in the next one (the same tolerance).
+    """
+    games = [
+        a
+        for a in _partner_adversaries(player)
+        if a.tags.protocol in ("classification", "regression") and not a.declared_sigma()
+    ]
+    checked = False
+    for adversary in games:
+        spec = replace(_spec_for(adversary), sparse=True)
+        data = _data(adversary, spec, 11, 2 * HORIZON)
+        x = np.asarray(dense_features(data.x), dtype=np.float64)
+        x = np.where(np.abs(x) < 0.5, 0.0, x)
+        halves = [
+            data._replace(x=SparseRows.from_dense(x[:, lo : lo + HORIZON]))._replace(
+                y=data.y[:, lo : lo + HORIZON]
+            )
+            for lo in (0, HORIZON)
+        ]
+        by_points, by_predictions = player.clone(), player.clone()
+        by_points.reset(spec, rngs(11, spec.n_replicates))
+        by_predictions.reset(spec, rngs(11, spec.n_replicates))
+        if not by_predictions.plays_predictions():
+            continue
+        checked = True
+        first_next = None
+        for k, half in enumerate(halves):
+            w = np.asarray(by_points.play_block(half, spec), dtype=np.float64)
+            if first_next is not None:
+                err = float(np.abs(first_next - w[:, 0]).max())
+                if err > BLOCK_ATOL * max(1.0, float(np.abs(w).max())):
+                    fail(
+                        "check_oco_predictions_match_points",
+                        player,
+                        f"point() differs from the next point played by {err:.3g} "
+                        f"against {adversary!r}",
+                    )
+            want = half.x.dot(w.reshape(-1, spec.dim)).reshape(w.shape[:2])
+            got = np.asarray(by_predictions.play_predictions(half, spec), dtype=np.float64)
+            err = float(np.abs(got - want).max()) if got.shape == want.shape else np.inf
+            if err > BLOCK_ATOL * max(1.0, float(np.abs(want).max())):
+                fail(
+                    "check_oco_predictions_match_points",
+                    player,
+                    f"play_predictions differs from ⟨w_t, x_t⟩ of play_block by {err:.3g} "
+                    f"(block {k + 1}) against {adversary!r}",
+                )
+            first_next = np.asarray(by_predictions.point(), dtype=np.float64)
+    if not checked:
+        raise SkipCheck("plays no partner game through predictions")
+
+
 def check_oco_predict_is_pure(player: OCOPlayer) -> None:
     """Calling ``predict`` twice gives the same point and changes no state attribute."""
     adversary = _partner_adversaries(player)[0]
@@ -509,6 +569,7 @@ CHECKS = ProtocolChecks(
         check_oco_predict_is_pure,
         check_oco_block_matches_loop,
         check_oco_sparse_matches_dense,
+        check_oco_predictions_match_points,
         check_oco_update_does_not_alias_input,
         check_oco_reset_restores_initial_state,
         check_oco_bounded_memory,

@@ -10,6 +10,23 @@ One round t of the ``oco`` protocol, for R replicates at once (architecture: the
 4. the arena evaluates ``f_t(w_t)`` and a subgradient and hands them to ``update``
    (:class:`~arena.oco.losses.Feedback`).
 
+**contract — games played through predictions.** A sparse game (``spec.sparse``: a stream of
+:class:`~arena.oco.losses.SparseRows` and a player tagged ``sparse_input``) need not cost O(d) a
+round: the losses, mistakes, the subgradient bound and every built-in metric but
+``online_to_batch`` read only ``⟨w_t, x_t⟩``, the label and ``x_t``. A player that can play a
+block without writing its points says so after ``reset`` (:meth:`OCOPlayer.plays_predictions`)
+and implements :meth:`OCOPlayer.play_predictions` (the predictions ``⟨w_t, x_t⟩`` (R, n) of
+the rounds it played) and :meth:`OCOPlayer.point` (its next point ``w_{t+1}``, exact: a lazy
+scale applied). The engine then plays an oblivious sparse game with σ = 0 through predictions
+when no active metric reads points (:attr:`arena.oco.metrics.OCOMetric.reads_points`) and no
+trace is written: it evaluates ``f_t`` and ``ℓ'`` from the predictions (O(R·n)), checks them
+finite and the gradient bound as ``|ℓ'|·‖x_t‖`` (O(nnz)), checks the player's next point
+(finite, in the domain) once a chunk (O(R·d) a chunk, not a round), and gives the metrics
+``OCOBlock.w = None`` and ``OCOCore.last_w = None``. Any other game, or a player that does not
+declare it, plays :meth:`OCOPlayer.play_block` exactly as before. The conformance check
+``check_predictions_match_points`` proves a player's predictions equal ``⟨w_t, x_t⟩`` of the
+points ``play_block`` returns on the same data, and ``point()`` the next point it plays.
+
 OCO players are deterministic: there is no action draw. Classification-native players
 (Perceptron, Winnow, PA) are players of the same protocol whose ``w_t`` is a linear classifier;
 OCO players run in classification through the surrogate loss the adversary declares.
@@ -101,6 +118,36 @@ class OCOPlayer(Player):
                 mark_failure(exc, offset=j)
                 raise
         return out
+
+    def plays_predictions(self) -> bool:
+        """Return whether this game (after ``reset``) can be played through
+        :meth:`play_predictions` and :meth:`point`, without writing ``w_t`` every round
+        (module docstring: games played through predictions). Default False.
+        """
+        return False
+
+    def play_predictions(self, data: RoundData, spec: GameSpec) -> np.ndarray:
+        """Play n rounds of sparse rows as :meth:`play_block` does, but return the predictions
+        ``⟨w_t, x_t⟩`` (R, n) instead of the points (R, n, d).
+
+        Called only when :meth:`plays_predictions` is True, on oblivious sparse games with
+        σ = 0 (``data.x`` is :class:`~arena.oco.losses.SparseRows` (R, n, d)). The state after
+        the call is the state :meth:`play_block` leaves on the same data; each prediction adds
+        the row's products in increasing column order, as
+        :meth:`~arena.oco.losses.SparseRows.dot` does, so the losses equal those of the
+        points path to rounding.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} declares plays_predictions() but not play_predictions"
+        )
+
+    def point(self) -> np.ndarray:
+        """Return the point ``w_{t+1}`` the player would play next, shape (R, d), exactly (a
+        lazy scale or any deferred operation applied; a copy). Called once a chunk in a game
+        played through predictions, O(R·d)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} declares plays_predictions() but not point"
+        )
 
     @declares_nothing
     def bounds(self, t: int) -> dict[tuple[str, float], Any]:

@@ -18,6 +18,7 @@ Appendix A.3 (DGv3, the OCO ε-regret, Algorithm 25, Theorem 22).
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import numpy as np
 
@@ -135,6 +136,8 @@ def grid_regrets_bruteforce(spec: GameSpec, points, w, data: RoundData):
 
 class _GridMetric(OCOMetric):
     """Running ``F_t(w) = Σ_{τ≤t} f_τ(w)`` at the points of a fixed grid of the domain."""
+
+    reads_points: ClassVar[bool] = False
 
     def grid_cells(self, spec: GameSpec) -> int:
         """Return the cells per axis in use (the ``grid`` parameter or :data:`DEFAULT_GRID`)."""

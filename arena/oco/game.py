@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 
 from arena.errors import ConfigError, GameError
+from arena.metric import EVERY_PROTOCOL
 from arena.oco.components import (
     MULTICLASS,
     OCO_FAMILY,
@@ -43,6 +44,7 @@ from arena.oco.losses import (
     evaluate,
     feedback,
     is_sparse,
+    prediction_loss,
     sparse_gradient_norms,
 )
 from arena.oco.metrics import OCO_DEFAULT_METRICS, OCOBlock, OCOCore
@@ -316,9 +318,23 @@ class OCOStepper(Stepper):
             self.adversary, "data_block"
         )
         self.checker = _Checker(self.player, self.adversary, self.spec, game.ids)
+        self.predictions = self.oblivious and plays_predictions(self.player, self.spec, game)
+        if self.predictions:
+            self.core.last_w = None
+            self.round_elements = min(self.spec.dim, PREDICTION_ROUND_ELEMENTS)
+
+    def will_trace(self) -> None:
+        """The trace records ``w_t``: play through points."""
+        if self.predictions:
+            self.predictions = False
+            self.round_elements = None
+            self.core.last_w = np.zeros((self.spec.n_replicates, self.spec.dim))
 
     def step(self, t0: int, n: int) -> OCOBlock:
-        chunk = _oblivious_chunk if self.oblivious else _adaptive_chunk
+        if self.predictions:
+            chunk = _prediction_chunk
+        else:
+            chunk = _oblivious_chunk if self.oblivious else _adaptive_chunk
         block = chunk(self.player, self.adversary, self.spec, self.checker, t0, n)
         core = self.core
         core.learner += block.values.sum(axis=1)
@@ -328,8 +344,29 @@ class OCOStepper(Stepper):
         elif self.spec.protocol == MULTICLASS:
             core.mistakes += (block.predictions != block.data.y).sum(axis=1)
         core.t = t0 + n - 1
-        core.last_w = block.w[:, -1].copy()
+        if block.w is not None:
+            core.last_w = block.w[:, -1].copy()
         return block
+
+
+PREDICTION_ROUND_ELEMENTS = 64
+"""Chunk width per round of a game played through predictions (the driver's chunks then hold
+``chunk_elements // (R·64)`` rounds: a sparse row's entries, not d, fill the buffers)."""
+
+
+def plays_predictions(player: Any, spec: GameSpec, game: PreparedGame) -> bool:
+    """Return whether an oblivious game is played through predictions (module docstring of
+    :mod:`arena.oco.components`): a sparse game with σ = 0 and an example loss, a player that
+    declares it after ``reset``, and no active metric that reads points (an OCO metric reads
+    them unless it says otherwise; a protocol-generic one, such as the declared bounds, reads no
+    block). The driver turns it off when it writes a trace (:meth:`OCOStepper.will_trace`)."""
+    if not spec.sparse or spec.sigma or spec.loss not in EXAMPLE_LOSSES:
+        return False
+    for m in game.metrics:
+        generic = getattr(m, "protocols", None) is EVERY_PROTOCOL
+        if getattr(m, "reads_points", not generic):
+            return False
+    return bool(player.plays_predictions())
 
 
 def _overrides(adversary: OCOAdversary, method: str) -> bool:
@@ -405,6 +442,23 @@ class _Checker:
     def sparse_rows(self, x: Any, shape: tuple[int, ...], t0: int) -> Any:
         """Validate sparse features (declared, canonical CSR of the expected shape, finite)."""
         return check_sparse_rows(self.adversary, x, shape, t0, self.ids)
+
+    def predictions(self, pred: Any, t0: int, n: int) -> np.ndarray:
+        """Check the predictions (R, n) a player returned from ``play_predictions``: shape and
+        finite values (O(R·n))."""
+        pred = real_array(pred, self.who_player, "predictions", round=t0)
+        shape = (self.spec.n_replicates, n)
+        if pred.shape != shape:
+            raise GameError(
+                describe("player", self.player),
+                f"returned predictions of shape {pred.shape}, expected {shape}",
+                round=t0,
+            )
+        bad = ~np.isfinite(pred)
+        if bad.any():
+            r, j = _first(bad)
+            self._fail("player", self.player, "returned a non-finite prediction", t0 + j, r)
+        return pred
 
     def points(self, w: np.ndarray, t0: int) -> np.ndarray:
         spec, player = self.spec, self.player
@@ -516,6 +570,26 @@ def _oblivious_chunk(player, adversary, spec, checker, t0, n) -> OCOBlock:
     w = _call("player", player, "play_block", t0, player.play_block, shown, spec, rounds=n)
     w = checker.points(w, t0)
     return _evaluate_block(spec, checker, w, data, t0)
+
+
+def _prediction_chunk(player, adversary, spec, checker, t0, n) -> OCOBlock:
+    """A chunk of a game played through predictions: the player returns ``⟨w_t, x_t⟩`` (R, n),
+    the arena evaluates the losses from them, and the player's next point is checked once."""
+    raw = _call("adversary", adversary, "data_block", t0, adversary.data_block, t0, n, rounds=n)
+    data = checker.data(raw, t0, n)
+    shown = shown_data(data, spec)
+    pred = _call(
+        "player", player, "play_predictions", t0, player.play_predictions, shown, spec, rounds=n
+    )
+    pred = checker.predictions(pred, t0, n)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused just below
+        values, dloss = prediction_loss(spec.loss, pred, data.y)
+    norms = np.abs(dloss) * np.sqrt(data.x.row_norms_sq())
+    checker.finite_losses(values, norms[..., None], t0)
+    checker.gradient_norms(norms, t0)
+    point = _call("player", player, "point", t0 + n, player.point)
+    checker.points(np.asarray(point)[:, None, :], t0 + n)  # w_{t0+n}: finite, in the domain
+    return OCOBlock(None, values, None, data, pred, t0, dloss)
 
 
 def _adaptive_chunk(player, adversary, spec, checker, t0, n) -> OCOBlock:

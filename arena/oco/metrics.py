@@ -55,8 +55,9 @@ class OCOBlock(NamedTuple):
 
     Attributes
     ----------
-    w : ndarray (R, n, d)
-        Points played.
+    w : ndarray (R, n, d) or None
+        Points played; None in a game played through predictions, where no active metric
+        reads points (:attr:`OCOMetric.reads_points`).
     values : ndarray (R, n)
         ``f_t(w_t)``.
     grads : ndarray (R, n, d) or None
@@ -96,7 +97,8 @@ class OCOCore:
         self.t = 0
         self.learner = np.zeros(n_replicates)
         self.mistakes = np.zeros(n_replicates)
-        self.last_w = np.zeros((n_replicates, dim))
+        self.last_w: np.ndarray | None = np.zeros((n_replicates, dim))
+        """The last point played (R, d); None in a game played through predictions."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -131,15 +133,26 @@ def learner_loss_bruteforce(record: OCORecord) -> float:
 
 
 class OCOMetric(Metric):
-    """Base of metrics of the OCO protocols: ``advance(block: OCOBlock, core: OCOCore)``."""
+    """Base of metrics of the OCO protocols: ``advance(block: OCOBlock, core: OCOCore)``.
+
+    **contract — points.** ``reads_points`` says whether ``advance`` or ``values`` read the
+    points played (``block.w``, ``core.last_w``). True by default (a plugin metric is assumed to
+    read them); a metric that reads only losses, predictions, ``dloss`` and the data sets it
+    False. When every active metric says False, no trace is written, and the player plays a
+    sparse game through predictions (:meth:`~arena.oco.components.OCOPlayer.plays_predictions`),
+    the engine never materializes ``w_t``: ``block.w`` and ``core.last_w`` are then None.
+    """
 
     protocols: ClassVar[frozenset[str] | None] = frozenset(
         {"oco", "classification", "regression", MULTICLASS}
     )
+    reads_points: ClassVar[bool] = True
 
 
 class OCOLoss(OCOMetric):
     """Cumulative loss ``Σ_{s≤t} f_s(w_s)`` of the learner."""
+
+    reads_points: ClassVar[bool] = False
 
     name = "loss"
 
@@ -158,6 +171,8 @@ class Mistakes(OCOMetric):
     require. In ``multiclass`` it counts ``ŷ_s ≠ y_s`` (the cumulative 0-1 loss), where a tie
     between the true label and another for the top score is a mistake (§5.3.2).
     """
+
+    reads_points: ClassVar[bool] = False
 
     name = "mistakes"
     protocols = frozenset({"classification", MULTICLASS})
@@ -215,6 +230,8 @@ class OCORegret(OCOMetric):
     ball comparator, a second-order cone program, is not applicable). Unbounded comparator
     problems (linear losses on ℝ^d, logistic on ℝ^d) are not applicable; set ``radius``.
     """
+
+    reads_points: ClassVar[bool] = False
 
     name = "regret"
     param_name = "radius"
@@ -327,6 +344,8 @@ class ComparatorRegret(OCOMetric):
     ``Σ g`` for linear losses, ``Σ x xᵀ, Σ y x, Σ y²`` for the squared loss, the stored examples
     otherwise (refused above :data:`MAX_STORED_FLOATS`).
     """
+
+    reads_points: ClassVar[bool] = False
 
     name = "comparator_regret"
     param_name = "c"
@@ -470,6 +489,8 @@ class _History:
 
 class _PerRoundBest(OCOMetric):
     """Shared state of ``dynamic_regret`` and ``path_length`` (per-round minimizers)."""
+
+    reads_points: ClassVar[bool] = False
 
     def game_reason(self, spec: GameSpec) -> str | None:
         if spec.domain.kind == "unconstrained" and spec.loss == "linear" and not spec.sigma:

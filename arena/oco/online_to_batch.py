@@ -132,6 +132,8 @@ class OnlineToBatch(OCOMetric):
     "Last" and "Averaging" conversions (§B.3.3).
     """
 
+    reads_points: ClassVar[bool] = True  # the average iterate and the last one
+
     name = PREFIX
     protocols: ClassVar[frozenset[str]] = frozenset({"classification", "regression"})
     requires = frozenset({"test_split"})

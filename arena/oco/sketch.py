@@ -76,6 +76,8 @@ class SketchError(OCOMetric):
     (2016), "Efficient second order online learning by sketching", NIPS 29.
     """
 
+    reads_points: ClassVar[bool] = False
+
     name = "sketch_error"
     param_name = "k"
     infinite_values = True  # a relative error where the exact eigenvalue is 0 (early rounds)
