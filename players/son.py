@@ -1307,6 +1307,17 @@ class SON(OCOPlayer):
             return x.dot(points)
         return np.einsum("rnd,rnd->rn", points, np.asarray(x, dtype=np.float64))
 
+    def plays_predictions(self) -> bool:
+        """Return whether a sparse game may be played through :meth:`play_predictions`: the
+        sparse sketches without the projection of Lemma 11 (``C=None``), whose next point does
+        not depend on the next round's features, so :meth:`point` is the point played."""
+        return bool(self.sparse) and self.C is None
+
+    def point(self) -> np.ndarray:
+        """Return the point ``w_{t+1}`` of the next round (R, d), exactly: ``ū + Bᵀb`` formed
+        once, O(md) (:meth:`current_point` without features; ``C=None`` only)."""
+        return self.current_point(None)
+
     def current_point(self, x: np.ndarray | SparseRows | None = None) -> np.ndarray:
         """Return the exact dense point ``w_t`` (R, d) of the next round, O(md).
 
@@ -1617,3 +1628,5 @@ class SON(OCOPlayer):
         yield {"sketch": "oja", "m": 2, "C": 2.0, "eta": 0.5, "diagonal": True}
         yield {"sketch": "rp", "m": 3, "C": 1.5, "eta": 0.5, "sparse": True}
         yield {"sketch": "oja", "m": 2, "C": 1.5, "eta": 0.5, "sparse": True}
+        # no projection: sparse games are played through predictions (plays_predictions)
+        yield {"sketch": "oja", "m": 2, "C": None, "eta": 0.5, "sparse": True}
