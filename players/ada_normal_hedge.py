@@ -58,20 +58,30 @@ def log_weight(big_r: np.ndarray, big_c: np.ndarray) -> np.ndarray:
     0.0
     """
     big_r, big_c = np.broadcast_arrays(np.asarray(big_r, float), np.asarray(big_c, float))
-    d = 3.0 * (big_c + 1.0)
-    out = np.full(big_r.shape, -np.inf)
-    mid = (big_r > -1.0) & (big_r <= 1.0)
-    high = big_r > 1.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        x = np.where(mid, (big_r + 1.0) ** 2 / d, 1.0)
-        small = mid & (x < SMALL_X)
-        lg = np.log(np.where(mid, big_r + 1.0, 1.0))
-        out = np.where(mid & ~small, np.log(np.expm1(x)) - LN2, out)
-        out = np.where(small, 2.0 * lg - np.log(d) + 0.5 * x - LN2, out)
-        rm1 = np.where(high, big_r - 1.0, 0.0)
-        delta = np.where(high, 4.0 * big_r / d, 1.0)
-        out = np.where(high, rm1 * rm1 / d + np.log(np.expm1(delta)) - LN2, out)
+    # One compiled pass instead of ~20 numpy calls: a wrapped AdaNormalHedge calls this twice a
+    # round on (1, K) arrays, where the calls' overhead, not the arithmetic, was the cost.
+    out = np.empty(big_r.shape)
+    _log_weight_into(np.ravel(big_r), np.ravel(big_c), out.reshape(-1))
     return out
+
+
+@njit(cache=True)
+def _log_weight_into(big_r, big_c, out):
+    """:func:`log_weight` on flat arrays into ``out``: the same operations in the same order as
+    :func:`_log_w`, except that a NaN ``R`` gives ``−inf`` (neither branch's mask holds)."""
+    for i in range(big_r.size):
+        r = big_r[i]
+        d = 3.0 * (big_c[i] + 1.0)
+        if r > -1.0 and r <= 1.0:
+            x = (r + 1.0) * (r + 1.0) / d
+            if x < SMALL_X:
+                out[i] = 2.0 * math.log(r + 1.0) - math.log(d) + 0.5 * x - LN2
+            else:
+                out[i] = math.log(math.expm1(x)) - LN2
+        elif r > 1.0:
+            out[i] = (r - 1.0) * (r - 1.0) / d + math.log(math.expm1(4.0 * r / d)) - LN2
+        else:
+            out[i] = -np.inf
 
 
 def ada_probs(

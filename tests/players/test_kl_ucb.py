@@ -86,20 +86,22 @@ def test_golden_values():
     assert probs[0].argmax(axis=1).tolist() == [0, 1, 0, 0, 0, 0, 0, 1, 0]
 
 
-@pytest.mark.slow
-def test_a_million_rounds_stay_finite():
-    run = run_game("kl_ucb", "bernoulli", n_actions=9, horizon=10**6, replicates=2,
-                   metrics=["regret", "arm_pulls"], per_decade=1)  # fmt: skip
-    assert np.isfinite(run.rows.value).all()
-    last = run.rows[(run.rows.t == 10**6) & (run.rows.metric == "arm_pulls")]
-    assert last.groupby("replicate").value.sum().tolist() == [10**6, 10**6]
-
-
 def test_long_games_stay_finite():
-    """The fast version of the million-round test (an index solve per arm per round): 10⁵."""
-    run = run_game("kl_ucb", "bernoulli", n_actions=9, horizon=10**5, replicates=1,
+    """K = 9 arms, two batched replicates, 10⁵ rounds (an index solve per arm per round): finite
+    values, and every round pulls exactly one arm in each replicate.
+
+    The long-horizon robustness (large log t in the index, an optimal arm pulled ~T times) is
+    checked at 10⁷ rounds by ``tests/arena/bandit/test_long_runs.py::
+    test_ten_million_rounds_stay_finite[kl_ucb]``, which reaches larger counts and log t than the
+    million-round K = 9 game this test replaced (10 s): what that game checked beyond it, nine
+    arms, two replicates and the exact pull count, does not depend on the horizon and is kept
+    here."""
+    horizon = 10**5
+    run = run_game("kl_ucb", "bernoulli", n_actions=9, horizon=horizon, replicates=2,
                    metrics=["regret", "arm_pulls"], per_decade=1)  # fmt: skip
     assert np.isfinite(run.rows.value).all()
+    last = run.rows[(run.rows.t == horizon) & (run.rows.metric == "arm_pulls")]
+    assert last.groupby("replicate").value.sum().tolist() == [horizon, horizon]
 
 
 @pytest.mark.parametrize(
