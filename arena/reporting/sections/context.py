@@ -88,7 +88,7 @@ class ReportContext:
     def __post_init__(self) -> None:
         self.logged = set(map(str, self.rows["metric"].unique()))
         self.styles = player_styles(self.src.player_labels)
-        if self.run_dir is None:
+        if self.run_dir is None and self.tab_dir is not None:  # a context that writes nothing
             self.run_dir = self.tab_dir.parent / RUN_DIR
 
     @property
