@@ -41,11 +41,13 @@ test: $(STAMP) lint
 
 # The package as users install it: build the wheel, install it into a fresh environment and play a
 # game, a tournament and a report from a folder outside the repository (the configs ship inside).
+# --no-compile: byte-compiling the dependencies' sources at install cost 30 of the step's 40 s of
+# CPU, and Python compiles what the three commands import anyway.
 test-wheel: $(STAMP)
 	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	$(PY) -m pip wheel -q --no-deps -w "$$tmp/dist" . ; \
 	$(PYTHON) -m venv "$$tmp/venv"; \
-	"$$tmp/venv/bin/pip" install -q "$$tmp"/dist/*.whl; \
+	"$$tmp/venv/bin/pip" install -q --no-compile "$$tmp"/dist/*.whl; \
 	cd "$$tmp"; \
 	venv/bin/arena run player=hedge adversary=fair_coin horizon=200 replicates=2 hydra.run.dir=run >/dev/null; \
 	venv/bin/arena tournament tournament=demo tournament.horizon=200 tournament.replicates=2 \

@@ -694,7 +694,10 @@ def _tournament(args: list[str]) -> int:
     for item in overrides:
         if item.startswith("tournament=") and "," not in item:
             _check_tournament_name(item.partition("=")[2], search)
-    check_command_line("tournament", "tournament_run", overrides, output_key="out")
+    # Hydra composes the command line twice more before the task starts: a refused tournament
+    # is refused here, after one composition, and before anything is written
+    for cfg in check_command_line("tournament", "tournament_run", overrides, output_key="out"):
+        _check_tournament_job(cfg)
 
     @hydra.main(version_base=None, config_path=str(config_dir()), config_name="tournament_run")
     def task(cfg) -> None:
@@ -906,6 +909,33 @@ def _hydra_main(task, prog: str, overrides: list[str]) -> int:
     finally:
         sys.argv = saved
     return 0
+
+
+def _check_tournament_job(cfg) -> None:
+    """Check one job of ``arena tournament`` as its run would, playing no cell.
+
+    ``cfg`` is the job's configuration composed with Hydra's
+    (:func:`arena.apps.hydra_support.check_command_line`). Raises the
+    :class:`~arena.errors.ArenaError` the tournament would stop with before its first cell: a bad
+    option, a bad tournament key, a cell that cannot start
+    (:meth:`arena.apps.tournament.TournamentConfig.validate`).
+    """
+    from omegaconf import OmegaConf
+
+    from arena.apps.tournament import Tournament, TournamentConfig
+
+    job = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"])
+    container = OmegaConf.to_container(job, resolve=True)
+    _flag("tournament", "progress", container["progress"], auto=True)
+    config = TournamentConfig.from_mapping(container["tournament"])
+    Tournament(
+        config,
+        container["out"],
+        executor=container["executor"],
+        n_jobs=container["n_jobs"],
+        scheduler=container["scheduler"],
+    )
+    config.validate()
 
 
 def _tournament_task(cfg) -> int:

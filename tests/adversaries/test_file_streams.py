@@ -21,7 +21,7 @@ from arena.metrics.boosting import VoteTrainError
 from arena.oco.losses import SparseRows, dense_features
 from arena.spec import GameSpec
 from players.ogb_span import OGBSpan
-from tests.helpers.cli import arena
+from tests.helpers.cli import arena_in_process
 
 FORMATS = ("d.svm", "d.svm.gz", "d.csv", "d.parquet", "d.npz", "d_sparse.npz")
 LIGHT = {"loss": {}, "mistakes": {}}
@@ -262,7 +262,7 @@ def test_every_example_stream_plays_a_file_from_the_command_line(tmp_path, examp
     }
     for protocol, args in runs.items():
         out = tmp_path / protocol
-        res = arena(
+        res = arena_in_process(
             "run", *args, "adversary=dataset_stream", "adversary.dataset=file", "horizon=40",
             "replicates=2", f"hydra.run.dir={out}", cwd=tmp_path,
         )  # fmt: skip
@@ -271,7 +271,7 @@ def test_every_example_stream_plays_a_file_from_the_command_line(tmp_path, examp
         assert config["protocol"] == protocol and "sha256" in config["data"]["dataset"]
         assert config["data_files"]["path"].startswith(args[1].split("=", 1)[1])
     out = tmp_path / "multiclass"
-    res = arena(
+    res = arena_in_process(
         "run", "player=multiclass_perceptron", "adversary=multiclass_dataset_stream",
         "adversary.dataset=file", f"adversary.path={multi}", "adversary.classes=[3,2,1]",
         "horizon=40", "metrics=boosting_protocol", f"hydra.run.dir={out}", cwd=tmp_path,
@@ -283,7 +283,7 @@ def test_every_example_stream_plays_a_file_from_the_command_line(tmp_path, examp
     heart = sp.random(270, 13, density=0.7, random_state=rng, format="csr")
     save_examples(tmp_path / "data" / "heart_scale.gz", heart, rng.choice([-1.0, 1.0], 270))
     out = tmp_path / "heart"
-    res = arena(
+    res = arena_in_process(
         "run", "player=ogd", "adversary=dataset_stream", "adversary.dataset=heart",
         f"adversary.data_dir={tmp_path / 'data'}", "adversary.domain=ball", "horizon=40",
         "metrics=boosting_protocol", f"hydra.run.dir={out}", cwd=tmp_path,
@@ -294,7 +294,7 @@ def test_every_example_stream_plays_a_file_from_the_command_line(tmp_path, examp
     assert config["data_files"]["path"].startswith(str(tmp_path / "data" / "heart_scale.gz"))
     bad = tmp_path / "bad.csv"
     bad.write_text("y,x\n1,2\n-1,2,3\n")
-    res = arena(
+    res = arena_in_process(
         "run", "player=ogd", "adversary=dataset_stream", "adversary.dataset=file",
         f"adversary.path={bad}", f"hydra.run.dir={tmp_path / 'bad'}", cwd=tmp_path,
     )  # fmt: skip
