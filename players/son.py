@@ -1584,25 +1584,47 @@ class SON(OCOPlayer):
         out[:, :width] = est[:, :width]
         return out
 
-    def regret_bound(self, comparator_norm: float = 0.0) -> np.ndarray | None:
+    def declares_regret_bound(self) -> bool:
+        """Return whether :meth:`regret_bound` evaluates a bound in this game (after ``reset``).
+
+        True for ``full``, ``fd`` and ``fd_epoch`` without diagonal adaptation, with C, a loss
+        of known scalar Lipschitz constant L, ``α > 0`` and ``σ + η_t > 0`` (σ > 0 or η > 0).
+        """
+        return (
+            self.sketch in BOUNDED_SKETCHES
+            and not self.diagonal
+            and self._lip is not None
+            and self._alpha > 0.0
+            and (self._sig > 0.0 or self._eta0 > 0.0)
+        )
+
+    def invariant_regret_bound(self, comparator_norm: float | np.ndarray) -> np.ndarray | None:
+        """Return the bound the metric ``invariant_regret`` compares with, shape (R,), or None.
+
+        :meth:`regret_bound` at ``‖w‖ = comparator_norm`` (one norm, or one per replicate): the
+        bound of Luo 2016, Thm 16 (``full``) or Thm 18 (``fd``, ``fd_epoch``) on
+        ``R_t(w)`` for ``w ∈ K``; before the first round ``(α/2)‖w‖²`` (``R_0(w) = 0``). None
+        where the player declares no bound (:meth:`declares_regret_bound`).
+        """
+        if not self.declares_regret_bound():
+            return None
+        norm = np.broadcast_to(np.asarray(comparator_norm, dtype=np.float64), self._u.shape[:1])
+        if self._t == 0:
+            return self._alpha / 2.0 * norm**2
+        return self.regret_bound(norm)
+
+    def regret_bound(self, comparator_norm: float | np.ndarray = 0.0) -> np.ndarray | None:
         """Return the Notes' bound on ``R_t(w)`` for ``‖w‖ = comparator_norm``, shape (R,).
 
         None for ``rp`` and ``oja`` (no deterministic bound), with diagonal adaptation, without C,
         when L is unknown, or for the α = 0 variant (whose bound, Luo 2016, Eq. C.2 and Thm 23,
         is not evaluated).
         Valid for comparators ``w ∈ K`` and losses meeting the assumptions with the given σ.
+        ``comparator_norm``: one norm, or one per replicate (shape (R,)).
         """
-        if (
-            self.sketch not in BOUNDED_SKETCHES
-            or self.diagonal
-            or self._lip is None
-            or self._t == 0
-            or self._alpha == 0.0
-        ):
+        if not self.declares_regret_bound() or self._t == 0:
             return None
         curv = self._sig + self._eta0 / math.sqrt(self._t)
-        if curv <= 0.0:
-            return None
         base = self._alpha / 2.0 * comparator_norm**2 + 2.0 * (self._c * self._lip) ** 2 * (
             self._eta_sum
         )
