@@ -860,7 +860,9 @@ class SON(OCOPlayer):
 
     :meth:`regret_bound` evaluates these for a comparator norm ``‖w‖``. :meth:`bounds` declares
     none: the arena's ``regret`` compares with the best point of the whole domain, which need not
-    lie in ``K`` (the theorems' comparator set).
+    lie in ``K`` (the theorems' comparator set). The metric ``invariant_regret``
+    (:class:`arena.oco.sketch.InvariantRegret`) measures the regret to the best comparator of
+    ``K`` and logs :meth:`invariant_regret_bound` at that comparator's norm beside it.
 
     Invariance (Luo 2016, §4.3.2): the predictions are unchanged when every ``x_t`` is replaced by
     ``Mx_t`` for ``M = sQ`` (Q orthogonal) and α by ``s²α`` (``A'_t = MA_tMᵀ``; full, rp with the
