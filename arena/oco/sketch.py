@@ -255,12 +255,14 @@ class InvariantRegret(OCOMetric):
     over the stored examples (O(R·t·d) state; squared loss ``½(p − y)²`` only, whose minimum
     over K is that projection problem).
 
-    Where the player declares ``invariant_regret_bound(norms)`` (:class:`players.son.SON`:
-    ``full``, ``fd`` and ``fd_epoch`` with a known L), the metric also logs
-    ``bound:invariant_regret``, that bound at the best comparator's norm: Luo 2016, Theorem 16
-    (full) or Theorem 18 (Frequent Directions) holds for every ``w ∈ K``, so
+    Where the player declares ``invariant_regret_bound(norms, spectrum)``
+    (:class:`players.son.SON`: ``full``, ``fd`` and ``fd_epoch`` with a known L), the metric
+    also logs ``bound:invariant_regret``, that bound at the best comparator's norm: Luo 2016,
+    Theorem 16 (full) or Theorem 18 (Frequent Directions) holds for every ``w ∈ K``, so
     ``R_t ≤ bound`` on every sequence meeting the theorems' assumptions, and the report's
-    measured / bound table shows how close it comes.
+    measured / bound table shows how close it comes. For a player with ``sketch_weight`` the
+    metric also keeps ``Σ_s ĝ_sĝ_sᵀ`` (``ĝ_s = √(σ + η_s) g_s``, O(R·d²)) and passes its
+    spectrum, with which Thm 18's sketching term ``mΩ_k/(m − k)`` is taken at its best k.
 
     Examples
     --------
@@ -300,6 +302,8 @@ class InvariantRegret(OCOMetric):
         self._c = float(player.C)
         declares = getattr(player, "invariant_regret_bound", None)
         self._player = player if callable(declares) and declares(0.0) is not None else None
+        weight = getattr(player, "sketch_weight", None)
+        self._weight = weight if self._player is not None and callable(weight) else None
 
     def row_keys(self, spec: GameSpec) -> list[tuple[str, float]]:
         keys = [(self.name, math.nan)]
@@ -312,12 +316,19 @@ class InvariantRegret(OCOMetric):
         self._x = np.empty((spec.n_replicates, spec.horizon, feature_dim(spec)))
         self._y = np.empty((spec.n_replicates, spec.horizon))
         self._t = 0
+        d = feature_dim(spec)
+        self._gram = np.zeros((spec.n_replicates, d, d)) if self._weight is not None else None
 
     def advance(self, block: OCOBlock, core: OCOCore) -> None:
         n = block.data.y.shape[1]
         self._x[:, self._t : self._t + n] = dense_features(block.data.x)
         self._y[:, self._t : self._t + n] = block.data.y
         self._t += n
+        if self._gram is not None:  # Σ_s ĝ_sĝ_sᵀ, ĝ_s = √(σ + η_s) g_s, as sketch_error keeps it
+            grads = np.asarray(block.dense_grads(self._spec.sigma), dtype=np.float64)
+            weights = np.array([self._weight(block.t0 + i) for i in range(n)])
+            scaled = grads * weights[None, :, None]
+            self._gram += np.einsum("rnd,rne->rde", scaled, scaled)
 
     def values(self, core: OCOCore) -> np.ndarray:
         n_rep, t = self._spec.n_replicates, self._t
@@ -327,7 +338,9 @@ class InvariantRegret(OCOMetric):
             norms[r] = np.linalg.norm(w)
         cols = [core.learner - best]
         if self._player is not None:
-            cols.append(np.asarray(self._player.invariant_regret_bound(norms), dtype=np.float64))
+            spectrum = None if self._gram is None else np.linalg.eigvalsh(self._gram)
+            bound = self._player.invariant_regret_bound(norms, spectrum)
+            cols.append(np.asarray(bound, dtype=np.float64))
         return np.stack(cols, axis=1)
 
     def reference(self, record: OCORecord, param: float) -> float:
@@ -349,12 +362,22 @@ class InvariantRegret(OCOMetric):
         player = records[0].player
         declares = getattr(player, "invariant_regret_bound", None)
         if callable(declares) and declares(0.0) is not None:
+            weight = getattr(player, "sketch_weight", None)
             norms = np.zeros(len(records))
+            spectra = None
             for rec in records:
                 x = np.asarray(dense_features(rec.data.x), dtype=np.float64).reshape(rec.t, -1)
                 w, _ = best_in_slab(x, np.asarray(rec.data.y, dtype=np.float64), self._c_of(rec))
                 norms[rec.replicate] = np.linalg.norm(w)
-            bound = np.asarray(declares(norms), dtype=np.float64)
+                if callable(weight):  # Σ_s ĝ_sĝ_sᵀ round by round from the record's gradients
+                    gram = np.zeros((rec.grads.shape[1],) * 2)
+                    for s, g in enumerate(rec.grads, start=1):
+                        v = weight(s) * np.asarray(g, dtype=np.float64)
+                        gram += np.outer(v, v)
+                    if spectra is None:
+                        spectra = np.zeros((len(records), gram.shape[0]))
+                    spectra[rec.replicate] = np.linalg.eigvalsh(gram)
+            bound = np.asarray(declares(norms, spectra), dtype=np.float64)
             rows.append(
                 (f"bound:{self.name}", math.nan, [float(bound[r.replicate]) for r in records])
             )

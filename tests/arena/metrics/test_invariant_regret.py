@@ -112,3 +112,19 @@ def test_no_bound_rows_for_sketches_without_a_theorem_and_refusals():
     hinge = GameSpec("classification", 3, 5, dim=3, domain=Domain(), loss="hinge")
     assert "squared loss" in metric.game_reason(hinge)
     assert math.isnan(metric.row_keys(hinge)[0][1])
+
+
+def test_theorem_18_sketching_term_is_its_least_over_k():
+    from players.son import fd_sketching_term
+
+    rng = np.random.default_rng(4)
+    for m, d in [(3, 8), (5, 5), (9, 4)]:
+        spectra = rng.exponential(size=(6, d)) ** 3
+        got = fd_sketching_term(spectra, m)
+        for r, lam in enumerate(np.sort(spectra, axis=1)[:, ::-1]):
+            tail = [lam[k:].sum() if k < d else 0.0 for k in range(m)]  # Ω_k = Σ_{i>k} λ_i
+            want = min(m * tail[k] / (m - k) for k in range(m))
+            assert got[r] == pytest.approx(want, rel=1e-12)
+            assert got[r] <= lam.sum() * (1 + 1e-12)  # never above k = 0's Ω_0
+    # fewer than m nonzero eigenvalues: Frequent Directions is exact, no sketching error
+    assert fd_sketching_term(np.array([[4.0, 1.0, 0.0, 0.0]]), 3).tolist() == [0.0]
