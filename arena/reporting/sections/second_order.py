@@ -358,8 +358,13 @@ def _tuning_blocks(ctx: ReportContext) -> list[Block]:
     if families.empty or "mistakes" not in ctx.logged:
         return []
     grid = tuning_grid(ctx.rows, families, ctx.level)
+    # a family with one step in a game was not tuned there (a fixed-step cell of another
+    # tournament, e.g. second_order_bounds, whose parameters match a tuned family's but for it)
+    tried = grid.groupby(["game_label", "family"])["step"].transform("count")
+    grid = grid[tried.to_numpy() > 1].reset_index(drop=True)
     if grid.empty:
         return []
+    families = families[families["family"].isin(set(grid["family"]))]
     best = best_tuned(grid)
     ctx.write_csv("error rate over the step grid", grid, "tuning_grid.csv")
     ctx.write_csv("error rate at the best step", best, "tuned_error.csv")
@@ -385,11 +390,11 @@ def _tuning_blocks(ctx: ReportContext) -> list[Block]:
             if r["at_edge"]:
                 edges.add((i, j))
         body.append(line)
-    grids = families.groupby("family")["step"].agg(["min", "max", "count"])
+    grids = grid.groupby("family")["step"].agg(["min", "max", "nunique"])
     grid_text = "; ".join(
         f"{code(f)}: {families[families.family == f]['tuned'].iloc[0]} from "
         f"{_power_of_two(grids.loc[f, 'min'])} to {_power_of_two(grids.loc[f, 'max'])} "
-        f"({int(grids.loc[f, 'count'])} values)"
+        f"({int(grids.loc[f, 'nunique'])} values)"
         for f in fam_order
     )
     blocks: list[Block] = [
