@@ -72,6 +72,35 @@ holds in expectation / with high probability for a sketch size ``m = Ω((r + ln(
 unspecified constants; Oja-SON has no guarantee (Luo 2016, end of §4.4.3)."""
 
 
+def fd_sketching_term(spectrum: np.ndarray, m: int) -> np.ndarray:
+    """Return ``min_{0≤k<m} mΩ_k/(m − k)``, ``Ω_k = Σ_{i>k} λ_i``, per row of ``spectrum``.
+
+    The sketching error of Frequent Directions in Luo 2016, Thm 18 (``Σ_t ρ_t ≤ Ω_k/(m − k)``
+    for every k < m, Ghashami et al. 2016), at its best k. ``spectrum``: eigenvalues of
+    ``Σ_s ĝ_sĝ_sᵀ``, shape (R, d), any order (negative round-off counts 0); ``k = 0`` gives
+    ``Ω_0``, the trace. A spectrum with at most ``m − 1`` nonzero values gives 0 (the sketch is
+    exact).
+
+    Examples
+    --------
+    >>> fd_sketching_term(np.array([[9.0, 1.0, 1.0, 1.0]]), 2).tolist()  # k = 1: 2·3/1
+    [6.0]
+    >>> fd_sketching_term(np.array([[1.0, 1.0, 1.0, 1.0]]), 2).tolist()  # k = 0: the trace
+    [4.0]
+    """
+    lam = -np.sort(-np.maximum(np.asarray(spectrum, dtype=np.float64), 0.0), axis=1)
+    n_rep, d = lam.shape
+    width = max(m, d)
+    padded = np.zeros((n_rep, width))
+    padded[:, :d] = lam
+    # Ω_k = Σ_{i>k} λ_i = total − (sum of the top k)
+    tails = padded.sum(axis=1, keepdims=True) - np.concatenate(
+        [np.zeros((n_rep, 1)), np.cumsum(padded, axis=1)[:, : m - 1]], axis=1
+    )
+    ks = np.arange(m)
+    return (m * np.maximum(tails, 0.0) / (m - ks)).min(axis=1)
+
+
 def tau(y: float, c: float) -> float:
     """Return ``τ_C(y) = sign(y)·max{|y| − C, 0}`` (Luo 2016, Lemma 11).
 
@@ -847,7 +876,9 @@ class SON(OCOPlayer):
       ``R_T(w) ≤ (α/2)‖w‖² + 2(CL)² Σ_t η_t + d/(2(σ + η_T)) ln(1 + (σ + η_T) Σ_t ‖g_t‖²/(dα))``;
     * fd (Luo 2016, Thm 18, taken at ``k = 0`` where ``Ω_0 = tr(G_TᵀG_T) = Σ_t ‖ĝ_t‖²``):
       ``R_T(w) ≤ (α/2)‖w‖² + m/(2(σ + η_T)) ln(1 + tr(S_TᵀS_T)/(mα))
-      + Σ_t ‖ĝ_t‖²/(2(σ + η_T)α) + 2(CL)² Σ_t η_t``;
+      + Σ_t ‖ĝ_t‖²/(2(σ + η_T)α) + 2(CL)² Σ_t η_t``; given the spectrum of ``G_TᵀG_T`` (which
+      the player does not keep), the ``Σ_t ‖ĝ_t‖²`` term becomes its best
+      ``min_{k<m} mΩ_k/(m − k)`` (:func:`fd_sketching_term`);
     * fd_epoch (Luo 2016, §4.5.2: "the exact same guarantee with the only price of doubling the
       sketch size"): the fd bound with ``2m`` for m in the logarithmic term,
       ``m ln(1 + tr/(mα))`` ↦ ``2m ln(1 + tr(S_TᵀS_T)/(2mα))`` (``rank S_T ≤ 2m − 1``). The
@@ -860,7 +891,9 @@ class SON(OCOPlayer):
 
     :meth:`regret_bound` evaluates these for a comparator norm ``‖w‖``. :meth:`bounds` declares
     none: the arena's ``regret`` compares with the best point of the whole domain, which need not
-    lie in ``K`` (the theorems' comparator set).
+    lie in ``K`` (the theorems' comparator set). The metric ``invariant_regret``
+    (:class:`arena.oco.sketch.InvariantRegret`) measures the regret to the best comparator of
+    ``K`` and logs :meth:`invariant_regret_bound` at that comparator's norm beside it.
 
     Invariance (Luo 2016, §4.3.2): the predictions are unchanged when every ``x_t`` is replaced by
     ``Mx_t`` for ``M = sQ`` (Q orthogonal) and α by ``s²α`` (``A'_t = MA_tMᵀ``; full, rp with the
@@ -1584,25 +1617,56 @@ class SON(OCOPlayer):
         out[:, :width] = est[:, :width]
         return out
 
-    def regret_bound(self, comparator_norm: float = 0.0) -> np.ndarray | None:
+    def declares_regret_bound(self) -> bool:
+        """Return whether :meth:`regret_bound` evaluates a bound in this game (after ``reset``).
+
+        True for ``full``, ``fd`` and ``fd_epoch`` without diagonal adaptation, with C, a loss
+        of known scalar Lipschitz constant L, ``α > 0`` and ``σ + η_t > 0`` (σ > 0 or η > 0).
+        """
+        return (
+            self.sketch in BOUNDED_SKETCHES
+            and not self.diagonal
+            and self._lip is not None
+            and self._alpha > 0.0
+            and (self._sig > 0.0 or self._eta0 > 0.0)
+        )
+
+    def invariant_regret_bound(
+        self, comparator_norm: float | np.ndarray, spectrum: np.ndarray | None = None
+    ) -> np.ndarray | None:
+        """Return the bound the metric ``invariant_regret`` compares with, shape (R,), or None.
+
+        :meth:`regret_bound` at ``‖w‖ = comparator_norm`` (one norm, or one per replicate) and
+        the spectrum of ``Σ_s ĝ_sĝ_sᵀ`` if given: the bound of Luo 2016, Thm 16 (``full``) or
+        Thm 18 (``fd``, ``fd_epoch``) on ``R_t(w)`` for ``w ∈ K``; before the first round
+        ``(α/2)‖w‖²`` (``R_0(w) = 0``). None where the player declares no bound
+        (:meth:`declares_regret_bound`).
+        """
+        if not self.declares_regret_bound():
+            return None
+        norm = np.broadcast_to(np.asarray(comparator_norm, dtype=np.float64), self._u.shape[:1])
+        if self._t == 0:
+            return self._alpha / 2.0 * norm**2
+        return self.regret_bound(norm, spectrum)
+
+    def regret_bound(
+        self, comparator_norm: float | np.ndarray = 0.0, spectrum: np.ndarray | None = None
+    ) -> np.ndarray | None:
         """Return the Notes' bound on ``R_t(w)`` for ``‖w‖ = comparator_norm``, shape (R,).
 
         None for ``rp`` and ``oja`` (no deterministic bound), with diagonal adaptation, without C,
         when L is unknown, or for the α = 0 variant (whose bound, Luo 2016, Eq. C.2 and Thm 23,
         is not evaluated).
         Valid for comparators ``w ∈ K`` and losses meeting the assumptions with the given σ.
+        ``comparator_norm``: one norm, or one per replicate (shape (R,)). ``spectrum`` (fd and
+        fd_epoch; shape (R, d)): the eigenvalues of ``Σ_s ĝ_sĝ_sᵀ`` (the player keeps only its
+        sketch, not this matrix); with it Thm 18's sketching term is taken at its best k,
+        ``min_{k<m} mΩ_k/(m − k)`` (:func:`fd_sketching_term`), without it at ``k = 0``
+        (``Ω_0 = Σ_t ‖ĝ_t‖²``).
         """
-        if (
-            self.sketch not in BOUNDED_SKETCHES
-            or self.diagonal
-            or self._lip is None
-            or self._t == 0
-            or self._alpha == 0.0
-        ):
+        if not self.declares_regret_bound() or self._t == 0:
             return None
         curv = self._sig + self._eta0 / math.sqrt(self._t)
-        if curv <= 0.0:
-            return None
         base = self._alpha / 2.0 * comparator_norm**2 + 2.0 * (self._c * self._lip) ** 2 * (
             self._eta_sum
         )
@@ -1611,10 +1675,11 @@ class SON(OCOPlayer):
             return base + d / (2.0 * curv) * np.log1p(curv * self._gsq / (d * self._alpha))
         rows = self._s.shape[1]  # m, or 2m for fd_epoch (rank S_T ≤ 2m − 1)
         trace = np.einsum("rij,rij->r", self._s, self._s)
+        tail = self._ghsq if spectrum is None else fd_sketching_term(spectrum, int(self.m))
         return (
             base
             + rows / (2.0 * curv) * np.log1p(trace / (rows * self._alpha))
-            + self._ghsq / (2.0 * curv * self._alpha)
+            + tail / (2.0 * curv * self._alpha)
         )
 
     @classmethod

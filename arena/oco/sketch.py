@@ -1,4 +1,4 @@
-"""Accuracy of a second-order player's sketch: relative error of its top-k eigenvalues.
+"""Second-order players' own measures: their sketch's accuracy, their regret on the invariant set.
 
 ``sketch_error`` — ``max_{i≤k} |λ̂_i − λ_i| / λ_i``, where ``λ_i`` is the i-th largest eigenvalue
 of ``G_tᵀG_t = Σ_{s≤t} ĝ_sĝ_sᵀ`` (the to-sketch vectors ``ĝ_s = √(σ + η_s) g_s`` of Sketched
@@ -6,19 +6,34 @@ Online Newton, accumulated by the metric from the arena's gradients) and ``λ̂_
 estimate (:meth:`players.son.SON.sketch_eigenvalues`). This is the quantity of Luo 2016,
 Figure 4.1 (top-10 eigenvalues ``tΛ_{t,i}`` of Oja's sketch).
 
+``invariant_regret`` — ``R_t = Σ_{s≤t} f_s(w_s) − min_{w∈K} F_t(w)`` over the invariant set
+``K = {w : |⟨w, x_s⟩| ≤ C, s ≤ t}`` of Luo 2016, §4.1 (Eq. 4.1), with the player's C: the
+regret Theorems 16 and 18 bound; beside it ``bound:invariant_regret``, the player's bound at the
+best comparator's norm.
+
 References
 ----------
-Luo 2016, §4.4.3 and §4.6.1, Figure 4.1; Luo, Agarwal, Cesa-Bianchi & Langford (2016).
+Luo 2016, §4.1, §4.4.3 and §4.6.1, Figure 4.1, Theorems 16 and 18; Luo, Agarwal, Cesa-Bianchi &
+Langford (2016).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar
 
 import numpy as np
 
 from arena.oco.components import feature_dim
-from arena.oco.metrics import MAX_STORED_FLOATS, OCOBlock, OCOCore, OCOMetric, OCORecord
+from arena.oco.losses import dense_features
+from arena.oco.metrics import (
+    MAX_STORED_FLOATS,
+    OCOBlock,
+    OCOCore,
+    OCOMetric,
+    OCORecord,
+    learner_loss_bruteforce,
+)
 from arena.spec import GameSpec
 
 
@@ -151,3 +166,219 @@ class SketchError(OCOMetric):
         padded[: min(kmax, dim)] = exact[: min(kmax, dim)]
         errors = relative_eigen_errors(np.where(estimate > floor, estimate, 0.0), padded)
         return float(errors[: int(param)].max())
+
+
+SLAB_GAP = 1e-9
+"""Relative suboptimality at which :func:`best_in_slab` stops: its barrier method ends within
+``2t·τ + λ²/2`` of the minimum (Boyd & Vandenberghe 2004, §11.2.2 and §9.5.1; λ the last Newton
+decrement), stopped once that is at most ``SLAB_GAP·max(1, ½‖y‖²)``: far below the regrets it
+is subtracted from (tens to thousands)."""
+
+
+def best_in_slab(x: np.ndarray, y: np.ndarray, c: float) -> tuple[np.ndarray, float]:
+    """Return the minimum-norm minimizer of ``½‖Xw − y‖²`` over ``{w : |⟨w, x_s⟩| ≤ c ∀s}`` and
+    the minimum.
+
+    ``x`` (t, d), ``y`` (t,), ``c > 0``. With ``X = U S Vᵀ`` (thin SVD, singular values below
+    ``max(t, d)·ε·s_1`` dropped) and ``v = S Vᵀw``, the problem is the projection of ``Uᵀy``
+    onto the polytope ``{v : |Uv|_∞ ≤ c}``, solved by the log-barrier method with Newton steps
+    (Boyd & Vandenberghe 2004, §11.3) from the strictly feasible ``v = 0``, barrier weight τ
+    divided by 20 per stage until ``2t·τ`` and the last stage's ``λ²/2`` are each at most half of
+    :data:`SLAB_GAP` ``·max(1, ½‖y‖²)``; every iterate
+    is strictly feasible, so the returned ``w = V S^{-1} v`` lies in the set (up to the rounding
+    of ``Xw``) whatever the stopping point, and its value is at most :data:`SLAB_GAP` (relative)
+    above the minimum.
+
+    Examples
+    --------
+    >>> w, best = best_in_slab(np.array([[1.0, 0.0], [0.0, 2.0]]), np.array([3.0, 0.5]), 1.0)
+    >>> np.round(w, 4).tolist(), round(best, 6)  # x₁: 3 clipped to 1; x₂: 0.5 reachable
+    ([1.0, 0.25], 2.0)
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    t, d = x.shape
+    if t == 0:
+        return np.zeros(d), 0.0
+    u, s, vt = np.linalg.svd(x, full_matrices=False)
+    keep = s > max(t, d) * np.finfo(np.float64).eps * s[0] if s[0] > 0 else s > 0
+    u, s, vt = u[:, keep], s[keep], vt[keep]
+    b = u.T @ y
+    v = np.zeros(len(s))
+    rest = 0.5 * float(y @ y - b @ b)  # the part of ½‖y‖² outside range(X)
+
+    def barrier_value(v: np.ndarray, tau: float) -> float:
+        a = u @ v
+        lo, hi = c + a, c - a
+        if np.any(lo <= 0.0) or np.any(hi <= 0.0):
+            return math.inf
+        return 0.5 * float((v - b) @ (v - b)) - tau * float(np.log(lo).sum() + np.log(hi).sum())
+
+    target = SLAB_GAP * max(1.0, 0.5 * float(y @ y))
+    tau = 1.0
+    while True:
+        for _ in range(200):  # Newton's method on the barrier problem of weight tau
+            a = u @ v
+            lo, hi = c + a, c - a
+            grad = v - b + tau * (u.T @ (1.0 / hi - 1.0 / lo))
+            hess = np.eye(len(v)) + tau * (u.T * (1.0 / hi**2 + 1.0 / lo**2)) @ u
+            step = -np.linalg.solve(hess, grad)
+            decrement = -float(grad @ step)  # λ², the Newton decrement squared
+            if decrement <= target:  # λ²/2 ≤ target/2 above this stage's minimum
+                break
+            da = u @ step
+            room = np.concatenate([hi[da > 0] / da[da > 0], lo[da < 0] / -da[da < 0]])
+            size = min(1.0, 0.99 * float(room.min())) if room.size else 1.0
+            now = barrier_value(v, tau)
+            while barrier_value(v + size * step, tau) > now - 0.25 * size * decrement:
+                size *= 0.5
+                if size < 1e-12:
+                    break
+            if size < 1e-12:
+                break
+            v = v + size * step
+        if 2.0 * t * tau <= 0.5 * target:
+            break
+        tau *= 0.05
+    w = vt.T @ (v / s)
+    return w, 0.5 * float((v - b) @ (v - b)) + rest
+
+
+class InvariantRegret(OCOMetric):
+    """Regret to the best comparator of the invariant set, the regret Luo 2016's Thms 16 and 18
+    bound: ``R_t = Σ_{s≤t} f_s(w_s) − min_{w∈K_t} F_t(w)``, ``K_t = {w : |⟨w, x_s⟩| ≤ C, s ≤ t}``.
+
+    Luo 2016, §4.1 (Eq. 4.1) measures Sketched Online Newton against the comparators whose
+    predictions on the examples seen are bounded by C (``R_T = sup_{w∈K} R_T(w)``), not against
+    a norm ball: K is invariant under ``x ↦ Mx``. C is the player's own (its attribute ``C``,
+    the bound its projection enforces); the best comparator is found by :func:`best_in_slab`
+    over the stored examples (O(R·t·d) state; squared loss ``½(p − y)²`` only, whose minimum
+    over K is that projection problem).
+
+    Where the player declares ``invariant_regret_bound(norms, spectrum)``
+    (:class:`players.son.SON`: ``full``, ``fd`` and ``fd_epoch`` with a known L), the metric
+    also logs ``bound:invariant_regret``, that bound at the best comparator's norm: Luo 2016,
+    Theorem 16 (full) or Theorem 18 (Frequent Directions) holds for every ``w ∈ K``, so
+    ``R_t ≤ bound`` on every sequence meeting the theorems' assumptions, and the report's
+    measured / bound table shows how close it comes. For a player with ``sketch_weight`` the
+    metric also keeps ``Σ_s ĝ_sĝ_sᵀ`` (``ĝ_s = √(σ + η_s) g_s``, O(R·d²)) and passes its
+    spectrum, with which Thm 18's sketching term ``mΩ_k/(m − k)`` is taken at its best k.
+
+    Examples
+    --------
+    >>> from arena import play
+    >>> df = play("son", "ill_conditioned", n_actions=5, horizon=60, replicates=1,
+    ...           player_params={"sketch": "full", "C": 1.0, "sigma": 0.125, "eta": 0.0},
+    ...           adversary_params={"n_large": 2}, metrics={"invariant_regret": {}})
+    >>> last = df[df.t == 60].set_index("metric").value
+    >>> bool(0.0 < last["invariant_regret"] <= last["bound:invariant_regret"])
+    True
+
+    References
+    ----------
+    Luo 2016, §4.1 (Eq. 4.1), §4.3 (Theorem 16) and §4.4.2 (Theorem 18).
+    """
+
+    reads_points: ClassVar[bool] = False
+
+    name = "invariant_regret"
+    protocols: ClassVar[frozenset[str]] = frozenset({"classification", "regression"})
+
+    def applicable(self, player: Any, adversary: Any) -> str | None:
+        c = getattr(player, "C", None)
+        if not isinstance(c, int | float) or isinstance(c, bool) or not c > 0:
+            return "player bounds no predictions (no C > 0): its invariant set K is undefined"
+        return super().applicable(player, adversary)
+
+    def game_reason(self, spec: GameSpec) -> str | None:
+        if spec.loss != "squared" or spec.sigma:
+            return "the best comparator of K is solved for the squared loss (no σ-term) only"
+        need = spec.n_replicates * spec.horizon * (feature_dim(spec) + 1)
+        if need > MAX_STORED_FLOATS:
+            return f"the history needs R·T·(d+1) = {need} floats"
+        return None
+
+    def attach(self, player: Any, adversary: Any) -> None:
+        self._c = float(player.C)
+        declares = getattr(player, "invariant_regret_bound", None)
+        self._player = player if callable(declares) and declares(0.0) is not None else None
+        weight = getattr(player, "sketch_weight", None)
+        self._weight = weight if self._player is not None and callable(weight) else None
+
+    def row_keys(self, spec: GameSpec) -> list[tuple[str, float]]:
+        keys = [(self.name, math.nan)]
+        if getattr(self, "_player", None) is not None:
+            keys.append((f"bound:{self.name}", math.nan))
+        return keys
+
+    def start(self, spec: GameSpec) -> None:
+        super().start(spec)
+        self._x = np.empty((spec.n_replicates, spec.horizon, feature_dim(spec)))
+        self._y = np.empty((spec.n_replicates, spec.horizon))
+        self._t = 0
+        d = feature_dim(spec)
+        self._gram = np.zeros((spec.n_replicates, d, d)) if self._weight is not None else None
+
+    def advance(self, block: OCOBlock, core: OCOCore) -> None:
+        n = block.data.y.shape[1]
+        self._x[:, self._t : self._t + n] = dense_features(block.data.x)
+        self._y[:, self._t : self._t + n] = block.data.y
+        self._t += n
+        if self._gram is not None:  # Σ_s ĝ_sĝ_sᵀ, ĝ_s = √(σ + η_s) g_s, as sketch_error keeps it
+            grads = np.asarray(block.dense_grads(self._spec.sigma), dtype=np.float64)
+            weights = np.array([self._weight(block.t0 + i) for i in range(n)])
+            scaled = grads * weights[None, :, None]
+            self._gram += np.einsum("rnd,rne->rde", scaled, scaled)
+
+    def values(self, core: OCOCore) -> np.ndarray:
+        n_rep, t = self._spec.n_replicates, self._t
+        best, norms = np.empty(n_rep), np.empty(n_rep)
+        for r in range(n_rep):
+            w, best[r] = best_in_slab(self._x[r, :t], self._y[r, :t], self._c)
+            norms[r] = np.linalg.norm(w)
+        cols = [core.learner - best]
+        if self._player is not None:
+            spectrum = None if self._gram is None else np.linalg.eigvalsh(self._gram)
+            bound = self._player.invariant_regret_bound(norms, spectrum)
+            cols.append(np.asarray(bound, dtype=np.float64))
+        return np.stack(cols, axis=1)
+
+    def reference(self, record: OCORecord, param: float) -> float:
+        """From the definition: the learner's losses added round by round, less the least
+        ``Σ_s ½(⟨w, x_s⟩ − y_s)²`` over ``|⟨w, x_s⟩| ≤ C`` for the record's examples
+        (:func:`best_in_slab`, the one solver of this problem, on the record's rows)."""
+        x = np.asarray(dense_features(record.data.x), dtype=np.float64).reshape(record.t, -1)
+        _, best = best_in_slab(x, np.asarray(record.data.y, dtype=np.float64), self._c_of(record))
+        return learner_loss_bruteforce(record) - best
+
+    @staticmethod
+    def _c_of(record: OCORecord) -> float:
+        return float(record.player.C)
+
+    def reference_rows(self, records) -> list[tuple[str, float, list[float]]]:
+        """The regret, and where the player declares it the bound at each replicate's best
+        comparator norm (the player's ``invariant_regret_bound``, read after round t)."""
+        rows = [(self.name, math.nan, [self.reference(rec, math.nan) for rec in records])]
+        player = records[0].player
+        declares = getattr(player, "invariant_regret_bound", None)
+        if callable(declares) and declares(0.0) is not None:
+            weight = getattr(player, "sketch_weight", None)
+            norms = np.zeros(len(records))
+            spectra = None
+            for rec in records:
+                x = np.asarray(dense_features(rec.data.x), dtype=np.float64).reshape(rec.t, -1)
+                w, _ = best_in_slab(x, np.asarray(rec.data.y, dtype=np.float64), self._c_of(rec))
+                norms[rec.replicate] = np.linalg.norm(w)
+                if callable(weight):  # Σ_s ĝ_sĝ_sᵀ round by round from the record's gradients
+                    gram = np.zeros((rec.grads.shape[1],) * 2)
+                    for s, g in enumerate(rec.grads, start=1):
+                        v = weight(s) * np.asarray(g, dtype=np.float64)
+                        gram += np.outer(v, v)
+                    if spectra is None:
+                        spectra = np.zeros((len(records), gram.shape[0]))
+                    spectra[rec.replicate] = np.linalg.eigvalsh(gram)
+            bound = np.asarray(declares(norms, spectra), dtype=np.float64)
+            rows.append(
+                (f"bound:{self.name}", math.nan, [float(bound[r.replicate]) for r in records])
+            )
+        return rows
