@@ -62,6 +62,10 @@ def test_gap_table_reads_the_gap_games_of_adanormalhedge_with_the_uniform_prior(
     assert r["t_from"] == 1000
     assert r["slope"] == pytest.approx((1.0 + math.log10(2.0)) / 2, rel=1e-12)
     assert r["slope_ci_low"] < r["slope"] < r["slope_ci_high"]
+    # the references over the same rounds: A/α's own growth and a ln t growth's
+    a_ratio = gap_constant(10, 10_000) / gap_constant(10, 1000)
+    assert r["bound_slope"] == pytest.approx(math.log10(a_ratio), rel=1e-12)
+    assert r["log_slope"] == pytest.approx(math.log10(4 / 3), rel=1e-12)
 
 
 def test_gap_table_is_empty_without_gap_games():
