@@ -15,7 +15,9 @@ of its tests passes (:func:`run_test`), *differs* otherwise.
 * *reproduced*: the source's number lies in our 95% interval (``contains``; with ``rel_tol``,
   our interval may instead lie within that relative distance of it);
 * *bound holds*: a measured/bound ratio, the largest over the replicates, is at most 1
-  (``at_most``);
+  (``at_most``); for a bound on an expectation (a randomized player's, e.g. Luo 2016,
+  Theorem 21), where one replicate above it is no violation, the upper end of the mean ratio's
+  95% interval;
 * *by construction* / *sanity*: the agreement follows from the setup (the row says why in
   ``reason``); the tests still check that it does;
 * *qualitative*: a stated pattern, checked by its tests: an ordering whose intervals do not
@@ -160,7 +162,8 @@ class RuleTest:
         * ``contains``: ``value`` (the source's number) lies in the quantity's 95% interval, or,
           with ``rel_tol``, the interval lies within ``rel_tol·|value|`` of it;
         * ``at_most``: the quantity's value is at most ``value`` (for *bound holds*, a
-          measured/bound ratio read as the largest over the replicates, and ``value`` = 1);
+          measured/bound ratio read as the largest over the replicates, or the upper end of
+          the mean ratio's 95% interval for a bound on an expectation, and ``value`` = 1);
         * ``within``: each quantity's value lies in ``[low, high]``;
         * ``above``: each quantity's whole interval lies above ``value``;
         * ``ordered``: each quantity's interval lies above the next one's (its low end exceeds

@@ -31,6 +31,7 @@ from arena.reporting.sections.failures import failures
 from arena.reporting.sections.files import files
 from arena.reporting.sections.flags import check_bounds, flags
 from arena.reporting.sections.leaderboards import leaderboards
+from arena.reporting.sections.luo_bounds import drifting_bounds, stochastic_gap
 from arena.reporting.sections.methods import methods
 from arena.reporting.sections.metric_curves import metric_curves
 from arena.reporting.sections.minimax_values import minimax_values
@@ -155,6 +156,8 @@ def _write(ctx: ReportContext, out: Path, name: str) -> Path:
         other_notions(ctx),
         time_varying(ctx),
         tree_experts(ctx),
+        stochastic_gap(ctx),
+        drifting_bounds(ctx),
         second_order(ctx),
         online_to_batch(ctx),
         boosting(ctx),

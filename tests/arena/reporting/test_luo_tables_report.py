@@ -1,12 +1,13 @@
 """The committed report of Luo 2016's Tables 2.1, 2.3 and 2.4 (reports/luo-tables/): the README's
 numbers are the report's, and the report's numbers are what the arena measures today.
 
-The tournaments are ``configs/tournament/luo_table_2_1.yaml``, ``changing_environments.yaml`` and
-``tree_experts.yaml`` (``make reports`` rebuilds the report; Table 2.1's horizon differs from the
-others', so every game's label names its T). A cell is a pure function of its player, adversary,
-parameters and seed, so a cell played alone reproduces the tournament's rows. The tolerance, 1e-6
-relative, only absorbs last-bit differences of the math library between machines; any change of a
-player, an adversary, a metric or the seeding moves these numbers by far more.
+The tournaments are ``configs/tournament/luo_table_2_1.yaml``, ``changing_environments.yaml``,
+``tree_experts.yaml``, ``luo_gap.yaml``, ``luo_dg_bandit.yaml`` and ``luo_dg_oco.yaml`` (``make
+reports`` rebuilds the report; their horizons differ, so every game's label names its T). A cell
+is a pure function of its player, adversary, parameters and seed, so a cell played alone
+reproduces the tournament's rows. The tolerance, 1e-6 relative, only absorbs last-bit differences
+of the math library between machines; any change of a player, an adversary, a metric or the
+seeding moves these numbers by far more.
 """
 
 from __future__ import annotations
@@ -174,9 +175,14 @@ def test_table_2_1_ratios_cover_every_game_and_stay_below_one():
         ]
         assert len(rows) == len(games) * len(TABLE_2_1_BOUNDED), (metric, param)
         assert (rows.n == TABLE_2_1["replicates"]).all()
-    # every declared bound holds on every replicate (the ratios below 1), and at ε = 1/N = 0.1
-    # (k = 1) the quantile regret and its bound are the regret and its bound
-    assert (ratios.basis == "per replicate").all() and (ratios.ratio_max <= 1 + 1e-9).all()
+    # every declared bound holds on every replicate (the ratios below 1), but the bandit
+    # player's (Luo 2016, Theorem 21), which bounds an expectation: there the mean's upper 95%
+    # limit; and at ε = 1/N = 0.1 (k = 1) the quantile regret and its bound are the regret and
+    # its bound
+    per = ratios[ratios.basis == "per replicate"]
+    mean = ratios[ratios.basis == "in expectation"]
+    assert len(per) + len(mean) == len(ratios) and (per.ratio_max <= 1 + 1e-9).all()
+    assert set(mean.player) <= {"dg_bandit"} and (mean.ratio_ci_high <= 1).all()
     regret = sub[sub.metric == "regret"].set_index(["game", "player"]).sort_index()
     first = sub[(sub.metric == "quantile_regret") & (sub.param == 0.1)]
     first = first.set_index(["game", "player"]).sort_index()
