@@ -31,6 +31,7 @@ from arena.reporting.sections.failures import failures
 from arena.reporting.sections.files import files
 from arena.reporting.sections.flags import check_bounds, flags
 from arena.reporting.sections.leaderboards import leaderboards
+from arena.reporting.sections.lower_bound_ratios import lower_bound_section
 from arena.reporting.sections.methods import methods
 from arena.reporting.sections.metric_curves import metric_curves
 from arena.reporting.sections.minimax_values import minimax_values
@@ -147,6 +148,7 @@ def _write(ctx: ReportContext, out: Path, name: str) -> Path:
         overview(ctx, checks),
         flags(ctx, checks),
         bound_ratios(ctx),
+        lower_bound_section(ctx),
         leaderboards(ctx),
         overall(ctx),
         regret_curves(ctx),
