@@ -24,6 +24,7 @@ from arena.reporting.load import check_complete, load_source
 from arena.reporting.render import Block, Heading, Para, render_html, render_markdown
 from arena.reporting.sections.bandit import bandit_feedback
 from arena.reporting.sections.boosting import boosting
+from arena.reporting.sections.boosting_exp_bound import boosting_exp_bound
 from arena.reporting.sections.bound_ratios import bound_ratios
 from arena.reporting.sections.context import RUN_DIR, ReportContext
 from arena.reporting.sections.dynamics import game_dynamics
@@ -160,6 +161,7 @@ def _write(ctx: ReportContext, out: Path, name: str) -> Path:
         second_order(ctx),
         online_to_batch(ctx),
         boosting(ctx),
+        boosting_exp_bound(ctx),
         bandit_feedback(ctx),
         game_dynamics(ctx),
         failures(ctx),

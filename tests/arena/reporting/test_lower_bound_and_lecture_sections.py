@@ -1,5 +1,6 @@
-"""The "Lower bound / measured" table and the online-to-batch section's lecture-bound table, on
-hand-made rows: every ratio, interval and maximum is computed here by hand."""
+"""The "Lower bound / measured" table, the online-to-batch section's lecture-bound table and the
+boosting exp-bound table, on hand-made rows: every ratio, interval and maximum is computed here
+by hand."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
+from arena.reporting.sections.boosting_exp_bound import boosting_exp_bounds
 from arena.reporting.sections.lower_bound_ratios import lower_bound_ratios
 from arena.reporting.sections.online_to_batch import lecture_bound_ratios
 
@@ -110,3 +112,34 @@ def test_lecture_bound_ratios_by_hand():
         _t_half([0.4 / bound, 0.8 / bound]), rel=1e-9
     )
     assert table.loc[("clean", "last")].ratio_max == pytest.approx(0.2 / bound, rel=1e-12)
+
+
+def test_boosting_exp_bounds_by_hand():
+    def boost(player, params, metric, values):
+        label = f"{player}{params}"
+        return _rows("b", label, metric, values).assign(player=player, player_params=params)
+
+    rows = pd.concat(
+        [
+            boost("hedge", '{"eta": 0.4}', "vote_train_error", [0.1, 0.0, 0.05]),
+            boost("hedge", '{"eta": 0.4}', "mean_edge", [0.2, 0.3, 0.25]),
+            # a tuned η is not in the rows, another player has no α: no row
+            boost("hedge", '{"eta": "tuned"}', "vote_train_error", [0.1, 0.1, 0.1]),
+            boost("hedge", '{"eta": "tuned"}', "mean_edge", [0.2, 0.2, 0.2]),
+            boost("normal_hedge_dt", "{}", "vote_train_error", [0.1, 0.1, 0.1]),
+            boost("normal_hedge_dt", "{}", "mean_edge", [0.2, 0.2, 0.2]),
+        ],
+        ignore_index=True,
+    )
+    table = boosting_exp_bounds(rows)
+    assert len(table) == 1
+    r = table.iloc[0]
+    alpha, edges = 0.2, np.array([0.2, 0.3, 0.25])
+    bounds = np.exp(-HORIZON * (2 * alpha * edges - alpha**2 / 2))  # Hoeffding, per round
+    ratios = np.array([0.1, 0.0, 0.05]) / bounds
+    assert r.alpha == alpha and r.t == HORIZON and r.n == 3
+    assert r.bound == pytest.approx(bounds.mean(), rel=1e-12)
+    assert r.ratio_max == pytest.approx(ratios.max(), rel=1e-12)
+    assert r.ratio_mean == pytest.approx(ratios.mean(), rel=1e-12)
+    assert r.thesis_bound == pytest.approx(math.exp(-2 * 0.1**2 * HORIZON), rel=1e-12)
+    assert np.all(bounds <= math.exp(-2 * 0.1**2 * HORIZON))  # every edge ≥ γ = α/2 = 0.1
