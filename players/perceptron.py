@@ -157,6 +157,14 @@ class Perceptron(OCOPlayer):
         """
         return lemma19(self._x_max * np.asarray(u_norm, dtype=np.float64), hinge)
 
+    def comparator_mistake_bound(self, u, hinge) -> np.ndarray:
+        """Return Cor 5's bound on ``|M|`` at the comparator ``u`` (R, d), per replicate (R,).
+
+        ``hinge`` is ``Σ_{t∈M}[1 − y_t⟨u, x_t⟩]₊`` (R,); the ``mistake_bound`` metric calls this
+        with an adversary's declared comparator.
+        """
+        return self.mistake_bound(np.linalg.norm(np.asarray(u, dtype=np.float64), axis=-1), hinge)
+
     @classmethod
     def _unit_test_params(cls):
         yield {}

@@ -119,6 +119,15 @@ class PNormPerceptron(OCOPlayer):
         b = self._x_max * np.asarray(u_qnorm, dtype=np.float64) * np.sqrt(self._p - 1.0)
         return lemma19(b, hinge)
 
+    def comparator_mistake_bound(self, u, hinge) -> np.ndarray:
+        """Return Cor 7's bound on ``|M|`` at the comparator ``u`` (R, d), per replicate (R,).
+
+        ``hinge`` is ``Σ_{t∈M}[1 − y_t⟨u, x_t⟩]₊`` (R,); ``‖u‖_q`` uses ``q = p/(p − 1)``. The
+        ``mistake_bound`` metric calls this with an adversary's declared comparator.
+        """
+        q = self._p / (self._p - 1.0)
+        return self.mistake_bound(pnorm(np.asarray(u, dtype=np.float64), q), hinge)
+
     @classmethod
     def _unit_test_params(cls):
         yield {}

@@ -157,17 +157,33 @@ class Winnow(OCOPlayer):
         hinge : float or ndarray (R,)
             ``H = Σ_{t∈M}[γ − y_t⟨u, x_t⟩]₊`` of a comparator u in the simplex (``‖u‖₁ ≤ 1`` if
             signed) over the mistake rounds.
-        gamma : float
+        gamma : float or ndarray (R,)
             The margin γ > 0 of the hinge.
         """
         h = np.asarray(hinge, dtype=np.float64)
-        gamma = float(gamma)
+        gamma = np.asarray(gamma, dtype=np.float64)
         if self.variant == "balanced":
             denom = gamma - self._x_mist**2 / (2.0 * self._c)
             with np.errstate(divide="ignore"):
                 return np.where(denom > 0.0, (self._c * self._log_n + h) / denom, np.inf)
         b = 2.0 * self._x_all * math.sqrt(self._log_n) / gamma
         return lemma19(b, h / gamma)
+
+    def comparator_mistake_bound(self, u, hinge) -> np.ndarray:
+        """Return the Notes' bound on ``|M|`` at the comparator ``u`` (R, d), per replicate (R,).
+
+        ``u`` has margin 1 where the data is clean (the convention of the classification
+        streams' comparators) and ``hinge`` is ``Σ_{t∈M}[1 − y_t⟨u, x_t⟩]₊`` (R,). Winnow's bounds
+        need a comparator in the simplex (``‖·‖₁ ≤ 1`` if signed): ``u/‖u‖₁`` with margin
+        ``γ = 1/‖u‖₁`` and hinge ``Σ_{t∈M}[γ − y_t⟨u/‖u‖₁, x_t⟩]₊ = γ·hinge``. ``inf`` (no bound
+        from this comparator) where ``u`` has a negative entry and the player is not signed.
+        """
+        u = np.asarray(u, dtype=np.float64)
+        l1 = np.abs(u).sum(axis=-1)
+        gamma = 1.0 / np.where(l1 > 0.0, l1, 1.0)
+        bound = self.mistake_bound(gamma * np.asarray(hinge, dtype=np.float64), gamma)
+        outside = (l1 <= 0.0) | ((u < 0.0).any(axis=-1) & (not self.signed))
+        return np.where(outside, np.inf, bound)
 
     @classmethod
     def _unit_test_params(cls):

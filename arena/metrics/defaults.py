@@ -41,6 +41,7 @@ DEFAULT_METRICS: dict[str, dict] = {
     "mean_edge": {},
     "mistakes": {},
     "comparator_regret": {"c": [0.5, 1.0, 2.0, 4.0]},
+    "mistake_bound": {},
     "path_length": {},
     "online_to_batch": {},
     "arm_pulls": {},

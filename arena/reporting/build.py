@@ -24,6 +24,7 @@ from arena.reporting.load import check_complete, load_source
 from arena.reporting.render import Block, Heading, Para, render_html, render_markdown
 from arena.reporting.sections.bandit import bandit_feedback
 from arena.reporting.sections.boosting import boosting
+from arena.reporting.sections.boosting_exp_bound import boosting_exp_bound
 from arena.reporting.sections.bound_ratios import bound_ratios
 from arena.reporting.sections.context import RUN_DIR, ReportContext
 from arena.reporting.sections.dynamics import game_dynamics
@@ -31,6 +32,7 @@ from arena.reporting.sections.failures import failures
 from arena.reporting.sections.files import files
 from arena.reporting.sections.flags import check_bounds, flags
 from arena.reporting.sections.leaderboards import leaderboards
+from arena.reporting.sections.lower_bound_ratios import lower_bound_section
 from arena.reporting.sections.luo_bounds import drifting_bounds, stochastic_gap
 from arena.reporting.sections.methods import methods
 from arena.reporting.sections.metric_curves import metric_curves
@@ -148,6 +150,7 @@ def _write(ctx: ReportContext, out: Path, name: str) -> Path:
         overview(ctx, checks),
         flags(ctx, checks),
         bound_ratios(ctx),
+        lower_bound_section(ctx),
         leaderboards(ctx),
         overall(ctx),
         regret_curves(ctx),
@@ -161,6 +164,7 @@ def _write(ctx: ReportContext, out: Path, name: str) -> Path:
         second_order(ctx),
         online_to_batch(ctx),
         boosting(ctx),
+        boosting_exp_bound(ctx),
         bandit_feedback(ctx),
         game_dynamics(ctx),
         failures(ctx),
