@@ -50,10 +50,11 @@ class EdgeBoostingOracle(AdaptiveAdversary):
     This is the weak-learning assumption of Luo 2016, §2.2 (``γ_t ≥ γ > 0``) met with the edge
     known, which Theorem 3 needs to be checked: NH-Boost.DT's training error after T rounds is
     ``Õ(exp(−Tγ²/3))`` and its fraction of examples with margin ≤ θ < 2γ vanishes. Under uniform
-    weights each round is a uniformly random set of ``⌈(½ + γ)N⌉`` examples, so an example is
-    right with probability about ``½ + γ`` independently of the past, as in the weak learners of
-    the lower bound of Luo 2016, Theorem 10 (which make the binomial tail ``≈ exp(−2Tγ²)`` the
-    best any vote can do). It is not the worst weak learner for a given booster.
+    weights each round is a uniformly random set of ``⌈(½ + γ)N⌉`` examples (up to the rounding
+    of the cumulative weights), so an example is right with probability about ``½ + γ``, as with
+    the independent weak learners of the lower bound of Luo 2016, Theorem 10; a vote of T
+    independent such hypotheses errs with probability ``P[Bin(T, ½ + γ) ≤ T/2] ≤ exp(−2Tγ²)``
+    (Hoeffding). It is not the worst weak learner for a given booster.
 
     The vote's running sums (:meth:`train_votes`) and the edges (:meth:`edges`) are what the
     ``vote_train_error``, ``margin_frac`` and ``mean_edge`` metrics read; there is no held-out

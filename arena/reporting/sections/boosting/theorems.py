@@ -148,7 +148,7 @@ def theorem3_table(ctx: ReportContext) -> pd.DataFrame:
     replicate (:func:`decay_rate`, mean and interval) beside the exponent the proof gives
     ``(2γ − θ)²/12``, the one the theorem states (``γ²/3`` at θ = 0, ``(θ − 2γ)²/3`` above) and
     the Chernoff exponent ``KL(½ + θ/2 ‖ ½ + γ)`` of a vote of independent hypotheses each right
-    with probability ½ + γ (ours: about what a random weak learner gives)."""
+    with probability ½ + γ (ours, for comparison)."""
     rows = _edge_games(ctx)
     columns = [
         "game",
@@ -287,8 +287,8 @@ def theorem3_blocks(ctx: ReportContext) -> list[Block]:
             caption="θ = 0 is the training error. Max ratio: the largest measured/bound over "
             "every replicate and checkpoint (≤ 1: the bound holds). Stated: the theorem's exponent "
             "(γ²/3 at θ = 0, (θ − 2γ)²/3 above). KL: the Chernoff exponent of a majority of "
-            "independent hypotheses each right with probability ½ + γ (ours; the random weak "
-            "learner is close to it, the theorem's bound covers every weak learner).",
+            "independent hypotheses each right with probability ½ + γ (ours, for comparison; "
+            "the theorem's bound covers every weak learner).",
             text_columns={0, 1},
         ),
     ]
