@@ -76,7 +76,7 @@ class HullLowerBound(StreamAdversary):
 
     References
     ----------
-    Beygelzimer, Hazan, Kale & Luo 2015, Theorem 3 and its proof; Luo 2016, §3.2.4, Theorem 15.
+    Beygelzimer, Hazan, Kale & Luo 2015, Theorem 3 and its proof; Luo 2016, §3.2.3, Theorem 15.
     """
 
     name = "hull_lower_bound"

@@ -26,9 +26,14 @@ Shown when the results hold rows of either kind:
   and Theorems 9 and 12's sufficient counts, the majority error at N = 51 beside its exact value
   and Hoeffding's bound, and a figure of the error rate against N.
 
+* **The theorems beside their bounds** (:mod:`.theorems`): NH-Boost.DT's training error and
+  margins against a weak learner of known edge (Luo 2016, Theorem 3), the examples a booster needs
+  after an uninformative warm-up (Theorem 10's sample-complexity half), and ``ogb_hull`` on the
+  lower-bound stream of Theorems 14 and 15.
+
 One module per part, in the order the section shows them: :mod:`.batch` (boosting as a game),
-:mod:`.scaling` (how many weak learners) and :mod:`.online` (online boosting); :mod:`.rows` holds
-what they read alike from the rows.
+:mod:`.scaling` (how many weak learners), :mod:`.online` (online boosting) and :mod:`.theorems`;
+:mod:`.rows` holds what they read alike from the rows.
 """
 
 from __future__ import annotations
@@ -36,12 +41,13 @@ from __future__ import annotations
 from arena.reporting.sections.boosting.batch import game_table
 from arena.reporting.sections.boosting.online import online_table
 from arena.reporting.sections.boosting.scaling import scaling_blocks
+from arena.reporting.sections.boosting.theorems import theorem_blocks
 from arena.reporting.sections.context import ReportContext, Section
 
 
 def boosting(ctx: ReportContext) -> Section | None:
     """The boosting section; ``None`` without rows of either kind."""
-    blocks = game_table(ctx) + scaling_blocks(ctx) + online_table(ctx)
+    blocks = game_table(ctx) + scaling_blocks(ctx) + online_table(ctx) + theorem_blocks(ctx)
     if not blocks:
         return None
     return Section("Boosting", "boosting", blocks)

@@ -48,12 +48,19 @@ MARGIN_TABLE_THETAS = (0.0, 0.1, 0.2, 0.3)
 """The θ of the margin table (the figure shows every logged θ)."""
 
 
+THEOREM_ADVERSARIES = ("edge_boosting_oracle",)
+"""Batch-boosting adversaries of :mod:`.theorems` (a weak learner of known edge on examples without
+features), left out of the Table 2.2 and Figures 2.2–2.3 analogues."""
+
+
 def _boosting_games(ctx: ReportContext) -> list[str]:
-    """The batch-boosting games (those logging ``vote_train_error``), in report order."""
+    """The batch-boosting games (those logging ``vote_train_error``) of the Table 2.2 analogue,
+    in report order (not those of :data:`THEOREM_ADVERSARIES`)."""
     rows = ctx.rows
-    logged = set(
-        map(str, rows.loc[(rows["metric"] == "vote_train_error").to_numpy(), "game_label"])
-    )
+    mask = (rows["metric"] == "vote_train_error").to_numpy() & ~rows["adversary"].astype(str).isin(
+        THEOREM_ADVERSARIES
+    ).to_numpy()
+    logged = set(map(str, rows.loc[mask, "game_label"]))
     return [g for g in ctx.games if g in logged]
 
 
@@ -479,7 +486,12 @@ def margin_blocks(ctx: ReportContext) -> list[Block]:
 
 def game_table(ctx: ReportContext) -> list[Block]:
     """The Table 2.2 analogue and the margin table (batch boosting as an experts game)."""
-    train = by_game_player(final_means(ctx, "vote_train_error"))
+    games = set(_boosting_games(ctx))
+    train = {
+        k: v
+        for k, v in by_game_player(final_means(ctx, "vote_train_error")).items()
+        if k[0] in games
+    }
     if not train:
         return []
     test = by_game_player(final_means(ctx, "vote_test_error"))

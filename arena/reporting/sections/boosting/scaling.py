@@ -161,6 +161,8 @@ def scaling_rates(ctx: ReportContext) -> pd.DataFrame:
     )
     final = final[(final.adversary == "edge_oracle") & final.player.isin(SCALING_BOOSTERS)]
     final = final[final.player_params.map(lambda p: _param(p, "weak_learner") == "oracle")]
+    # a warm-up (Theorem 10's second construction) is the theorems part's, not Table 3.1's
+    final = final[final.adversary_params.map(lambda p: not _param(p, "warmup"))]
     if final.empty:
         return pd.DataFrame(columns=columns)
     final = final.assign(
