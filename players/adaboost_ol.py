@@ -351,8 +351,9 @@ class AdaBoostOL(Booster):
         the order of the learners' dot products and of Hedge's normalization). Any other weak
         learner or final layer plays the per-round loop. A sparse chunk
         (:class:`~arena.oco.losses.SparseRows`, the tag ``sparse_input``) is read as CSR arrays
-        by the compiled loop, in O(nnz) per lane and round, and densified one round at a time
-        by the per-round loop.
+        by the compiled loop, in O(nnz) per lane and round; the per-round loop hands each
+        round's rows as they are to a learner that reads them (``stump``, O(nnz) per lane and
+        round) and densifies them for the others.
         """
         lanes = compiled_lanes(self._learners)
         if lanes is None or type(self._experts) is not Hedge:
@@ -396,10 +397,12 @@ class AdaBoostOL(Booster):
         return out
 
     def _sparse_rounds(self, x: Any, y: np.ndarray) -> np.ndarray:
-        """The per-round loop on a sparse chunk, densifying one round at a time."""
+        """The per-round loop on a sparse chunk: each round's rows as they are to a learner that
+        reads them (``stump``: its attribute ``sparse_rows``), densified for the others."""
+        rows = getattr(self._learners, "sparse_rows", False)
         out = np.empty(y.shape)
         for j in range(y.shape[1]):
-            xj = x.round(j).densify()
+            xj = x.round(j) if rows else x.round(j).densify()
             out[:, j] = self.predict(xj)
             self.update(xj, y[:, j])
         return out
