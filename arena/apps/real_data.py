@@ -8,8 +8,10 @@ swaps a stand-in for that set when a copy is in ``DIR`` (``dataset=NAME data_dir
 and checked against its published shape by the stream, :mod:`arena.data.catalog`) and keeps the
 stand-in otherwise; :func:`data_table` writes which one each game used beside the report.
 
-The pairing is ours (the sources do not name stand-ins): the set of the same table, closest to
-the stand-in in kind and size, whose copy the catalog can check.
+The pairing is ours (the sources do not name stand-ins): a set of the same table, of the
+stand-in's task, whose shape is published (so the catalog can check the copy); the table's row
+of the same data where there is one (breast-cancer for WDBC, mnist for digits in Table D.3),
+else its smallest set (splice in Table 2.2) or one of its binary or regression sets.
 
 Examples
 --------

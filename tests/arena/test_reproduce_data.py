@@ -149,3 +149,7 @@ def test_data_dir_never_writes_into_the_committed_reports(tmp_path, capsys, repo
     assert "never into the committed gallery" in capsys.readouterr().err
     assert main(["reproduce", "--data-dir", str(data), "--table"]) == 2
     assert "not with --data-dir" in capsys.readouterr().err
+    args = _args(tmp_path, _listing(tmp_path), tmp_path / "missing")
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "--data-dir" in err and "missing: not a folder" in err
