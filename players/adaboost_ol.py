@@ -14,7 +14,13 @@ from numba import njit
 from scipy.special import expit
 
 from arena import registry
-from arena.boosting.components import WEAK_LEARNER_CONSTRAINTS, Booster, WeakLearner, check_task
+from arena.boosting.components import (
+    WEAK_LEARNER_CONSTRAINTS,
+    Booster,
+    WeakLearner,
+    check_task,
+    held_out_rows,
+)
 from arena.errors import ArenaError, ConfigError
 from arena.experts.components import ExpertsPlayer
 from arena.oco.losses import is_sparse
@@ -428,12 +434,14 @@ class AdaBoostOL(Booster):
         self._experts.update((s <= 0.0).astype(np.float64))
         self._uniform = np.array([rng.random() for rng in self._rngs])
 
-    def score(self, x: np.ndarray) -> np.ndarray:
-        """Return the sign of the ``p_t``-weighted mean partial vote on ``x`` (R, m, d); pure."""
+    def score(self, x: Any) -> np.ndarray:
+        """Return the sign of the ``p_t``-weighted mean partial vote on ``x`` (R, m, d); pure.
+        ``x`` may be a ``SparseRows`` block (:func:`~arena.boosting.components.held_out_rows`)."""
         p = self.expert_distribution()
         out = np.empty(x.shape[:2])
         for k in range(x.shape[1]):
-            votes = partial_votes(self._alpha, self._learners.predict(x[:, k]))
+            rows = held_out_rows(x, k, self._learners)
+            votes = partial_votes(self._alpha, self._learners.predict(rows))
             out[:, k] = np.sign(np.einsum("rn,rn->r", p, votes))
         return out
 
