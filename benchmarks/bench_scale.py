@@ -35,9 +35,13 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 PLAYERS = {
     "ogd": {"eta": 0.5},
-    "son": {"sketch": "oja", "m": 10, "sparse": True},
-}
-"""The players streamed and their parameters (ogd's step η/√t; son's defaults otherwise)."""
+    "son": {"sketch": "oja", "m": 10, "sparse": True, "C": None, "alpha": 1.0, "sigma": 0.25,
+            "eta": 0.0},
+}  # fmt: skip
+"""The players streamed and their parameters: ogd's step η/√t; son's fastest sparse
+configuration, sparse Oja with m = 10 and no projection (``C=None``: it plays through
+predictions, so no round costs O(d)), with α, σ and η as matched to VW's ``--OjaNewton`` in
+``bench_son_vw_speed.py`` (η = 0: ``eta`` has no default without C)."""
 
 
 def generate(path: Path, n: int, d: int, nnz: int = 50, seed: int = 0, block: int = 100_000):
@@ -142,7 +146,7 @@ def run_cli(path: Path, player: str, horizon: int, out: Path) -> dict:
     shutil.rmtree(out, ignore_errors=True)
     arena = str(Path(sys.executable).with_name("arena"))
     args = [
-        f"player.{k}={str(v).lower() if isinstance(v, bool) else v}"
+        f"player.{k}={'null' if v is None else str(v).lower() if isinstance(v, bool) else v}"
         for k, v in PLAYERS[player].items()
     ]
     cmd = [

@@ -13,8 +13,10 @@ For d ∈ {10⁴, 10⁵}, about 50 non-zeros a row (``sparse_stream``, rows of n
 
 Dense rows are the sparse ones densified (``representation="dense"``: the same examples).
 ``--boosting`` times boosting games instead: ``online_bbm`` (N = 10) over ``linear`` and
-``normalized_linear`` lanes on ``sparse_stream`` at d ∈ {10³, 10⁵}, T = 5,000, R = 1, sparse
-rows (read by the chunk kernel in O(nnz) per lane and round) against the same rows dense. Run::
+``normalized_linear`` lanes and over ``stump`` on ``sparse_stream`` at d ∈ {10³, 10⁵},
+T = 5,000, R = 1, sparse rows (read in O(nnz) per lane and round: by the chunk kernel, and by
+the stumps' sparse path in the per-round loop) against the same rows dense (``--weak stump``:
+that learner only). Run::
 
     .venv/bin/python benchmarks/bench_sparse.py              # about a minute
     .venv/bin/python benchmarks/bench_sparse.py --boosting   # about a minute
@@ -124,6 +126,7 @@ def game_time(name, pp, ap, d, horizon, representation, repeats, points=False):
 BOOSTING = [
     ("linear", {"weak_learner": "linear"}),
     ("normalized_linear", {"weak_learner": "normalized_linear", "mode": "potential"}),
+    ("stump", {"weak_learner": "stump"}),
 ]
 
 
@@ -142,12 +145,15 @@ def boosting_time(params: dict, d: int, n: int, representation: str) -> float:
     return (time.perf_counter() - started) / n
 
 
-def boosting_main(quick: bool) -> None:
-    """The boosting table: µs per round, sparse rows against the same rows dense."""
+def boosting_main(quick: bool, weak: list[str] | None = None) -> None:
+    """The boosting table: µs per round, sparse rows against the same rows dense (``weak``: only
+    these weak learners)."""
     n = 200 if quick else 5000
     print("| online_bbm (N = 10) over | d | game µs/round sparse | dense | dense / sparse |")
     print("|---|---|---|---|---|")
     for label, params in BOOSTING:
+        if weak and label not in weak:
+            continue
         for d in (10**3, 10**5):
             sparse = boosting_time(params, d, n, "sparse")
             dense = boosting_time(params, d, n if d <= 10**3 else n // 25, "dense")
@@ -163,9 +169,10 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--boosting", action="store_true", help="the boosting table instead")
     parser.add_argument("--players", nargs="+", help="registry names (default: all five)")
+    parser.add_argument("--weak", nargs="+", help="--boosting: only these weak learners")
     args = parser.parse_args()
     if args.boosting:
-        boosting_main(args.quick)
+        boosting_main(args.quick, args.weak)
         return
     dims = (10**4, 10**5)
     rounds = {10**4: 2000, 10**5: 400} if not args.quick else {10**4: 50, 10**5: 20}

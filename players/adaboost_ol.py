@@ -14,7 +14,13 @@ from numba import njit
 from scipy.special import expit
 
 from arena import registry
-from arena.boosting.components import WEAK_LEARNER_CONSTRAINTS, Booster, WeakLearner, check_task
+from arena.boosting.components import (
+    WEAK_LEARNER_CONSTRAINTS,
+    Booster,
+    WeakLearner,
+    check_task,
+    held_out_rows,
+)
 from arena.errors import ArenaError, ConfigError
 from arena.experts.components import ExpertsPlayer
 from arena.oco.losses import is_sparse
@@ -351,8 +357,9 @@ class AdaBoostOL(Booster):
         the order of the learners' dot products and of Hedge's normalization). Any other weak
         learner or final layer plays the per-round loop. A sparse chunk
         (:class:`~arena.oco.losses.SparseRows`, the tag ``sparse_input``) is read as CSR arrays
-        by the compiled loop, in O(nnz) per lane and round, and densified one round at a time
-        by the per-round loop.
+        by the compiled loop, in O(nnz) per lane and round; the per-round loop hands each
+        round's rows as they are to a learner that reads them (``stump``, O(nnz) per lane and
+        round) and densifies them for the others.
         """
         lanes = compiled_lanes(self._learners)
         if lanes is None or type(self._experts) is not Hedge:
@@ -396,10 +403,12 @@ class AdaBoostOL(Booster):
         return out
 
     def _sparse_rounds(self, x: Any, y: np.ndarray) -> np.ndarray:
-        """The per-round loop on a sparse chunk, densifying one round at a time."""
+        """The per-round loop on a sparse chunk: each round's rows as they are to a learner that
+        reads them (``stump``: its attribute ``sparse_rows``), densified for the others."""
+        rows = getattr(self._learners, "sparse_rows", False)
         out = np.empty(y.shape)
         for j in range(y.shape[1]):
-            xj = x.round(j).densify()
+            xj = x.round(j) if rows else x.round(j).densify()
             out[:, j] = self.predict(xj)
             self.update(xj, y[:, j])
         return out
@@ -425,12 +434,14 @@ class AdaBoostOL(Booster):
         self._experts.update((s <= 0.0).astype(np.float64))
         self._uniform = np.array([rng.random() for rng in self._rngs])
 
-    def score(self, x: np.ndarray) -> np.ndarray:
-        """Return the sign of the ``p_t``-weighted mean partial vote on ``x`` (R, m, d); pure."""
+    def score(self, x: Any) -> np.ndarray:
+        """Return the sign of the ``p_t``-weighted mean partial vote on ``x`` (R, m, d); pure.
+        ``x`` may be a ``SparseRows`` block (:func:`~arena.boosting.components.held_out_rows`)."""
         p = self.expert_distribution()
         out = np.empty(x.shape[:2])
         for k in range(x.shape[1]):
-            votes = partial_votes(self._alpha, self._learners.predict(x[:, k]))
+            rows = held_out_rows(x, k, self._learners)
+            votes = partial_votes(self._alpha, self._learners.predict(rows))
             out[:, k] = np.sign(np.einsum("rn,rn->r", p, votes))
         return out
 

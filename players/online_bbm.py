@@ -318,16 +318,18 @@ class OnlineBBM(Booster):
         the sampling stream where this loop leaves them (to rounding in the order of the
         learners' dot products); any other weak learner plays the loop below. ``x`` may be a
         :class:`~arena.oco.losses.SparseRows` chunk (the tag ``sparse_input``): the compiled loop
-        reads its CSR arrays as they are, in O(nnz) per lane and round; the loop below densifies
-        one round at a time for a learner without compiled lanes.
+        reads its CSR arrays as they are, in O(nnz) per lane and round; the loop below hands
+        each round's rows as they are to a learner that reads them (``stump``: its attribute
+        ``sparse_rows``, O(nnz) per lane and round) and densifies them for the others.
         """
         lanes = compiled_lanes(self._learners)
         if lanes is not None:
             return self._compiled_block(lanes, x, y)
         n_rep, n = y.shape
         out = np.empty((n_rep, n))
+        rows = getattr(self._learners, "sparse_rows", False)  # the learner reads sparse rows
         for j in range(n):
-            xj = x.round(j).densify() if is_sparse(x) else x[:, j]
+            xj = (x.round(j) if rows else x.round(j).densify()) if is_sparse(x) else x[:, j]
             h = self._learners.predict(xj)
             out[:, j] = np.sign(h.sum(axis=1))
             self._feed(xj, y[:, j], h)

@@ -9,7 +9,9 @@ import numpy as np
 
 from arena.base import Footprint, shape_text
 from arena.boosting.components import WeakLearner, WeakSpec
+from arena.oco.losses import is_sparse
 from arena.params import POSITIVE, Interval
+from weak_learners import _sparse_stump
 from weak_learners._lanes import active_lanes, with_bias
 
 
@@ -44,6 +46,15 @@ class Stump(WeakLearner):
     rate : float
         SGD step size η > 0 (regression).
 
+    **Sparse rows.** :meth:`predict` and :meth:`update` also take a round's rows as
+    :class:`~arena.oco.losses.SparseRows` of shape (R, d) (:attr:`sparse_rows`; the boosters'
+    per-round loops pass them so). A classification round on them costs O(nnz·(K + log d)) per
+    lane instead of O(d·K): the errors are held as lazy per-group offsets plus two segment trees
+    of the least and largest error (:mod:`weak_learners._sparse_stump`), the dense path's sums
+    reassociated, so the two give the same stumps wherever the sums are exact (0/1 or other
+    dyadic weights) and the same to rounding otherwise; a lane's first K examples, which become
+    its candidates, cost O(d·K) each either way. A regression round densifies the rows.
+
     Notes
     -----
     No guarantee is claimed: a stump class is weak on purpose (Luo 2016, §3.2.5 finds boosting
@@ -71,6 +82,8 @@ class Stump(WeakLearner):
         "n_thresholds": [Interval(1, None, integer=True)],
         "rate": [POSITIVE],
     }
+    sparse_rows: ClassVar[bool] = True
+    """:meth:`predict` and :meth:`update` take a round's rows as ``SparseRows`` (R, d) too."""
 
     def __init__(self, n_thresholds: int = 16, rate: float = 0.1):
         self.n_thresholds = n_thresholds
@@ -86,8 +99,9 @@ class Stump(WeakLearner):
         if spec.task != "classification":
             return super().footprint(spec)
         k = int(self.n_thresholds)
+        # on sparse rows, also the lazy errors (d × K) and four trees of 2·D ≤ 4d entries a group
         return Footprint(
-            memory=8 * n_rep * lanes * (3 * d * k + 2 * k + 2),
+            memory=8 * n_rep * lanes * (4 * d * k + 2 * k + 4 + 32 * d),
             work=4 * n_rep * lanes * d * k,
             parameter="n_thresholds",
             what=f"n_thresholds={k}: {lanes} lanes of {shape_text(n_rep, d, k)} thresholds",
@@ -105,6 +119,7 @@ class Stump(WeakLearner):
             self._kept_x = np.zeros((n_rep, lanes, k, d))  # the first K examples
             self._kept_y = np.zeros((n_rep, lanes, k))
             self._kept_w = np.zeros((n_rep, lanes, k))
+            self._lazy: dict[str, np.ndarray] | None = None  # the sparse rows' state
         else:
             self._theta = np.zeros((n_rep, lanes, d + 1))
             self._losses = np.zeros((n_rep, lanes, d + 1))  # Λ_j
@@ -152,6 +167,55 @@ class Stump(WeakLearner):
         self._total = np.where(active, self._total + w, self._total)
         self._seen = seen
 
+    def _to_lazy(self) -> dict[str, np.ndarray]:
+        """The sparse rows' state: ``base`` = the errors (offsets 0) and the lanes' trees."""
+        if self._lazy is None:
+            n_rep, lanes, d, _ = self._thresholds.shape
+            size = 2 * _sparse_stump.tree_size(d)
+            lazy = {
+                "base": self._errors.copy(),
+                "off": np.zeros((n_rep, lanes, 2)),
+                "tmin_v": np.empty((n_rep, lanes, 2, size)),
+                "tmin_i": np.empty((n_rep, lanes, 2, size), dtype=np.int64),
+                "tmax_v": np.empty((n_rep, lanes, 2, size)),
+                "tmax_i": np.empty((n_rep, lanes, 2, size), dtype=np.int64),
+            }
+            _sparse_stump.rebuild_all(
+                self._thresholds, lazy["base"], self._seen, *self._trees(lazy)
+            )
+            self._lazy = lazy
+        return self._lazy
+
+    def _to_dense(self) -> None:
+        """Back to the dense errors: ``E = base + G`` of each candidate's group."""
+        if self._lazy is not None:
+            off = self._lazy["off"][:, :, None, None, :]
+            group = np.where(0.0 >= self._thresholds, off[..., 0], off[..., 1])
+            self._errors = self._lazy["base"] + group
+            self._lazy = None
+
+    @staticmethod
+    def _trees(lazy: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
+        return lazy["tmin_v"], lazy["tmin_i"], lazy["tmax_v"], lazy["tmax_i"]
+
+    def _classify_sparse(self, x: Any) -> np.ndarray:
+        lazy = self._to_lazy()
+        out = np.empty(self._seen.shape)
+        _sparse_stump.predict(
+            x.indptr, x.indices, x.values, self._seen, self._total, self._thresholds,
+            lazy["off"], *self._trees(lazy), out,
+        )  # fmt: skip
+        return out
+
+    def _learn_sparse(self, x: Any, y: np.ndarray, w: np.ndarray, active: np.ndarray) -> None:
+        lazy = self._to_lazy()
+        _sparse_stump.update(
+            x.indptr, x.indices, x.values, np.ascontiguousarray(y), np.ascontiguousarray(w),
+            np.ascontiguousarray(active), self._seen, self._total, self._thresholds,
+            lazy["base"], lazy["off"], self._kept_x, self._kept_y, self._kept_w,
+            *self._trees(lazy),
+        )  # fmt: skip
+
     # ------------------------------------------------------------------------------------------
     # regression
 
@@ -175,19 +239,38 @@ class Stump(WeakLearner):
 
     # ------------------------------------------------------------------------------------------
 
-    def predict(self, x: np.ndarray) -> np.ndarray:
-        x = np.asarray(x, dtype=np.float64)
+    def _rows(self, x: Any) -> Any:
+        """``x`` as the path reads it: a ``SparseRows`` of the round's R rows for the sparse
+        classification path, else a dense (R, d) array (the sparse state folded back first)."""
+        if is_sparse(x):
+            if x.shape != (self._spec.n_replicates, self._spec.n_features):
+                raise ValueError(
+                    f"{self.label()}: sparse rows of shape {x.shape}, expected one round's "
+                    f"{(self._spec.n_replicates, self._spec.n_features)}"
+                )
+            if self._spec.task == "classification":
+                return x
+            return x.densify()
         if self._spec.task == "classification":
-            return self._classify(x)
+            self._to_dense()
+        return np.asarray(x, dtype=np.float64)
+
+    def predict(self, x: Any) -> np.ndarray:
+        x = self._rows(x)
+        if self._spec.task == "classification":
+            return self._classify_sparse(x) if is_sparse(x) else self._classify(x)
         return self._regress(x)
 
-    def update(self, x: np.ndarray, target: np.ndarray, weight: np.ndarray) -> None:
-        x = np.asarray(x, dtype=np.float64)
+    def update(self, x: Any, target: np.ndarray, weight: np.ndarray) -> None:
+        x = self._rows(x)
         target = np.asarray(target, dtype=np.float64)
         weight = np.asarray(weight, dtype=np.float64)
         shape = (self._spec.n_replicates, self._spec.n_lanes)
         active = active_lanes(weight, shape, self.label())
         if self._spec.task == "classification":
-            self._learn_stumps(x, target, weight, active)
+            if is_sparse(x):
+                self._learn_sparse(x, target, weight, active)
+            else:
+                self._learn_stumps(x, target, weight, active)
         else:
             self._learn_features(x, target, weight, active)

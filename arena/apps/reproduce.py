@@ -29,6 +29,13 @@ from arena.apps.yaml_guard import check_yaml_file
 from arena.errors import ArenaError
 
 REPORT_KEYS = ("name", "tournaments", "results", "metrics")
+DATA_OUTPUTS = "outputs/real-data/tournaments"
+"""The tournaments' folder of ``arena reproduce --data-dir`` (apart from the gallery's: the
+same tournament on other data is another tournament)."""
+DATA_REPORTS = "outputs/real-data/reports"
+"""The reports' folder of ``arena reproduce --data-dir`` (never the committed ``reports/``)."""
+DATA_TABLE = "data.md"
+"""The file beside a report of ``--data-dir`` saying which data each game played."""
 TOURNAMENT_KEYS = ("config", "file", "out")
 
 
@@ -49,12 +56,32 @@ class GalleryTournament:
     where: str = ""
     """Where it is listed (``gallery list FILE, report 'NAME'``), named in its errors."""
 
-    def config(self):
+    def config(self, data_dir: str | Path | None = None):
         """The :class:`~arena.apps.tournament.TournamentConfig` the file describes, as ``arena
-        tournament`` composes it (the file's keys, ``name`` defaulting to the file's stem)."""
-        from omegaconf import OmegaConf
+        tournament`` composes it (the file's keys, ``name`` defaulting to the file's stem); with
+        ``data_dir``, its stand-ins swapped for the sources' sets present there
+        (:func:`arena.apps.real_data.real_data_config`)."""
+        node = self.mapping()
+        if data_dir is not None:
+            from arena.apps.real_data import real_data_config
 
+            node, _ = real_data_config(node, data_dir)
+        return self.config_of(node)
+
+    def config_of(self, node: dict[str, Any]):
+        """The :class:`~arena.apps.tournament.TournamentConfig` of a mapping of this file's
+        keys (:meth:`mapping`, perhaps changed), an unknown key named with the file."""
         from arena.apps.tournament import TournamentConfig
+
+        try:
+            return TournamentConfig.from_mapping(node)
+        except ArenaError as exc:  # an unknown key: name the file it is in, and the list
+            listed = f"{self.where}: " if self.where else ""
+            raise ArenaError(f"{listed}tournament file {self.source}: {exc}") from None
+
+    def mapping(self) -> dict[str, Any]:
+        """The file's keys as a plain mapping, ``name`` defaulting to the file's stem."""
+        from omegaconf import OmegaConf
 
         check_yaml_file(self.source, f"tournament file {self.source}")
         try:
@@ -67,11 +94,7 @@ class GalleryTournament:
         if not isinstance(node, dict):
             raise ArenaError(f"tournament file {self.source}: must be a mapping of tournament keys")
         node.setdefault("name", self.source.stem)
-        try:
-            return TournamentConfig.from_mapping(node)
-        except ArenaError as exc:  # an unknown key: name the file it is in, and the list
-            listed = f"{self.where}: " if self.where else ""
-            raise ArenaError(f"{listed}tournament file {self.source}: {exc}") from None
+        return node
 
 
 @dataclass(frozen=True)
@@ -285,8 +308,8 @@ def select(reports: Sequence[GalleryReport], only: Sequence[str]) -> list[Galler
 def reproduce(
     reports: Sequence[GalleryReport],
     *,
-    outputs: str | Path = "outputs/tournaments",
-    reports_dir: str | Path = "reports",
+    outputs: str | Path | None = None,
+    reports_dir: str | Path | None = None,
     fresh: bool = False,
     executor: str = "local",
     n_jobs: int | None = None,
@@ -294,6 +317,7 @@ def reproduce(
     progress: bool = False,
     echo: Callable[[str], None] = print,
     warn: Callable[[str], None] | None = None,
+    data_dir: str | Path | None = None,
 ) -> list[ReportOutcome]:
     """Run the tournaments of ``reports`` and write each report into ``reports_dir/<name>``.
 
@@ -303,6 +327,14 @@ def reproduce(
     empties and removes the tournament folders of ``reports`` (and their ``results`` folders),
     each under its lock (:func:`clear_folders`): a folder in use by a running tournament, or a
     symbolic link among them, is refused before anything is removed.
+
+    With ``data_dir`` (``arena reproduce --data-dir DIR``), each tournament's stand-ins are
+    swapped for the sources' sets present in ``data_dir`` and kept otherwise
+    (:func:`arena.apps.real_data.real_data_config`, checked against the catalog's shapes when the
+    tournaments are validated, before anything runs), and each report gets a ``data.md`` beside
+    it saying which one every such game played (:func:`arena.apps.real_data.data_table`; a
+    report without such a game gets none). The committed reports folder is refused
+    (:func:`refuse_committed_reports`): these reports are not the gallery's.
 
     Returns
     -------
@@ -315,11 +347,14 @@ def reproduce(
     from arena.reporting import build_report, check_report_folder
     from arena.results import refuse_symlinks
 
-    outputs = Path(outputs)
-    reports_dir = Path(reports_dir)
+    outputs = Path(outputs or (DATA_OUTPUTS if data_dir is not None else "outputs/tournaments"))
+    reports_dir = Path(reports_dir or (DATA_REPORTS if data_dir is not None else "reports"))
+    if data_dir is not None:
+        refuse_committed_reports(reports_dir)
     folders = sorted({f for r in reports for f in (r.results, *(t.out for t in r.tournaments))})
     refuse_symlinks(outputs, *folders)  # no tournament reads or writes through a link
     plan: list[tuple[GalleryReport, list[tuple[Tournament, int]]]] = []
+    played: dict[str, list] = {}  # report → what its dataset games play (with data_dir)
     total = done = 0
 
     def tick(cell, ok: bool) -> None:
@@ -331,8 +366,16 @@ def reproduce(
         check_report_folder(reports_dir / report.name)  # before the minutes, not after them
         runs = []
         for entry in report.tournaments:
-            config = entry.config()
-            config.validate()
+            if data_dir is None:
+                config = entry.config()
+                config.validate()
+            else:
+                from arena.apps.real_data import identify, real_data_config
+
+                node, uses = real_data_config(entry.mapping(), data_dir)
+                config = entry.config_of(node)
+                config.validate()  # reads the sets' copies and checks their shapes
+                played.setdefault(report.name, []).extend(identify(uses, config))
             tournament = Tournament(
                 config,
                 outputs / entry.out,
@@ -379,6 +422,14 @@ def reproduce(
                 metrics=report.metrics,
                 warn=warn,
             )
+            if played.get(report.name):
+                from arena.apps.real_data import data_table
+                from arena.results import write_text_atomic
+
+                write_text_atomic(
+                    data_table(played[report.name], data_dir),
+                    reports_dir / report.name / DATA_TABLE,
+                )
             after = report_digest(reports_dir / report.name)
             outcome.changed = sorted(
                 rel for rel in before.keys() | after.keys() if before.get(rel) != after.get(rel)
@@ -393,6 +444,19 @@ def reproduce(
         if bar is not None:
             bar.close()
     return outcomes
+
+
+def refuse_committed_reports(reports_dir: Path) -> None:
+    """Refuse the committed gallery's reports folder (``reports/`` of the checkout, or of the
+    working folder) as where ``arena reproduce --data-dir`` writes: the gallery stays on its
+    stand-ins, and reports of the user's data go under the outputs folder."""
+    committed = {Path("reports").resolve(), (config_dir().parent / "reports").resolve()}
+    if reports_dir.resolve() in committed or (reports_dir / "README.md").is_file():
+        raise ArenaError(
+            f"reproduce: --data-dir writes its reports under the outputs folder (default "
+            f"{DATA_REPORTS}), never into the committed gallery's {reports_dir}: give --reports "
+            "another folder"
+        )
 
 
 def clear_folders(outputs: Path, folders: Sequence[str], what: str) -> None:
@@ -433,9 +497,17 @@ def main(args: Sequence[str]) -> int:
     """``arena reproduce [--only NAME ...] [--fresh] [--list FILE] [--reports DIR] ...``."""
     ns = _parser().parse_args(list(_options(args)))
     gallery = load_gallery(ns.list or default_list())
+    if ns.data_dir is not None and ns.table:
+        raise ArenaError(
+            "reproduce: --table rewrites the committed gallery table; not with --data-dir"
+        )
+    ns.outputs = ns.outputs or (DATA_OUTPUTS if ns.data_dir is not None else "outputs/tournaments")
+    ns.reports = ns.reports or (DATA_REPORTS if ns.data_dir is not None else "reports")
     if ns.table:
         return _write_table(gallery, Path(ns.reports))
     reports = select(gallery, ns.only or [])
+    if ns.data_dir is not None:
+        reports = _real_data_reports(reports, bool(ns.only))
     progress = sys.stderr.isatty() if ns.progress == "auto" else ns.progress == "true"
     started = time.perf_counter()
     try:
@@ -449,9 +521,10 @@ def main(args: Sequence[str]) -> int:
             scheduler=ns.scheduler,
             progress=progress,
             warn=lambda line: print(f"arena reproduce: {line}", file=sys.stderr),
+            data_dir=ns.data_dir,
         )
     except KeyboardInterrupt:  # Ctrl-C: one line (arena.apps.cli) saying what the folders keep
-        raise KeyboardInterrupt(_kept(reports, Path(ns.outputs))) from None
+        raise KeyboardInterrupt(_kept(reports, Path(ns.outputs), ns.data_dir)) from None
     if progress:  # the bar printed the per-report lines above itself; repeat them together
         for outcome in outcomes:
             print(outcome.summary())
@@ -461,7 +534,9 @@ def main(args: Sequence[str]) -> int:
         f"gallery: {len(outcomes)} report(s), {cells} cells ({ran} run), "
         f"{time.perf_counter() - started:.0f} s in total"
     )
-    if ns.list is None and (Path(ns.reports) / "README.md").is_file():
+    if ns.data_dir is not None:
+        print(f"data played: {DATA_TABLE} beside each report under {ns.reports}")
+    elif ns.list is None and (Path(ns.reports) / "README.md").is_file():
         _write_table(gallery, Path(ns.reports))
     failed = [path for o in outcomes for path in o.failures]
     if failed:
@@ -474,7 +549,27 @@ def main(args: Sequence[str]) -> int:
     return 0
 
 
-def _kept(reports: Sequence[GalleryReport], outputs: Path) -> str:
+def _real_data_reports(reports: Sequence[GalleryReport], named: bool) -> list[GalleryReport]:
+    """The reports of ``reports`` with a real-data row (a stand-in paired with a catalog set,
+    :func:`arena.apps.real_data.is_real_data`); a report named with ``--only`` without one is
+    refused."""
+    from arena.apps.real_data import is_real_data
+
+    kept = []
+    for report in reports:
+        if any(is_real_data(t.mapping()) for t in report.tournaments):
+            kept.append(report)
+        elif named:
+            raise ArenaError(
+                f"reproduce: report {report.name!r} has no real-data row (no stand-in for a "
+                "source's dataset, docs/data.md); --data-dir runs those only"
+            )
+    if not kept:
+        raise ArenaError("reproduce: --data-dir: no report of the list has a real-data row")
+    return kept
+
+
+def _kept(reports: Sequence[GalleryReport], outputs: Path, data_dir: str | None = None) -> str:
     """What an interrupted ``arena reproduce`` keeps: the finished cells of its tournaments."""
     from arena.apps.tournament import Tournament
 
@@ -482,7 +577,9 @@ def _kept(reports: Sequence[GalleryReport], outputs: Path) -> str:
     for report in reports:
         for entry in report.tournaments:
             try:
-                tournament = Tournament(entry.config(), outputs / entry.out, executor="serial")
+                tournament = Tournament(
+                    entry.config(data_dir), outputs / entry.out, executor="serial"
+                )
                 cells = {c.id for c in tournament.config.cells()}
                 kept += len(cells & tournament.finished_cells())
             except ArenaError:  # a folder that holds something else: nothing of ours in it
@@ -572,9 +669,25 @@ def _parser():
         help="only rewrite the gallery table of reports/README.md (configs/gallery.yaml) from "
         "the reports' tables, naming the rows whose numbers moved off their pins",
     )
-    parser.add_argument("--reports", default="reports", metavar="DIR", help="reports folder")
     parser.add_argument(
-        "--outputs", default="outputs/tournaments", metavar="DIR", help="tournaments folder"
+        "--reports",
+        default=None,
+        metavar="DIR",
+        help=f"reports folder (default: reports; with --data-dir, {DATA_REPORTS})",
+    )
+    parser.add_argument(
+        "--outputs",
+        default=None,
+        metavar="DIR",
+        help=f"tournaments folder (default: outputs/tournaments; with --data-dir, {DATA_OUTPUTS})",
+    )
+    parser.add_argument(
+        "--data-dir",
+        default=None,
+        metavar="DIR",
+        help="play the gallery's real-data rows on the sources' sets found in DIR (the "
+        "stand-ins where a set is not there); reports under the outputs folder, each with "
+        f"{DATA_TABLE} saying which data every game played (docs/data.md)",
     )
     parser.add_argument("--executor", default="local", choices=["serial", "local", "dask"])
     parser.add_argument("--n-jobs", type=_positive, default=None, metavar="N")

@@ -273,6 +273,27 @@ WEAK_LEARNER_CONSTRAINTS: dict[str, list] = {
 """The parameters every booster shares (the number N and the weak learner with its parameters)."""
 
 
+def held_out_rows(x: Any, k: int, learners: Any = None) -> Any:
+    """Example ``k`` of every replicate of a held-out block ``x`` (R, m, d), as a booster's
+    learners read it: ``x[:, k]`` of a dense block; of a :class:`~arena.oco.losses.SparseRows`
+    block, its rows as they are when ``learners`` read sparse rows (their attribute
+    ``sparse_rows``, e.g. ``stump``), else densified (O(R·d) for the example).
+
+    Examples
+    --------
+    >>> from arena.oco.losses import SparseRows
+    >>> x = SparseRows([0, 1, 1], [2], [5.0], (1, 2, 3))
+    >>> held_out_rows(x, 0).tolist(), held_out_rows(np.ones((1, 2, 3)), 1).tolist()
+    ([[0.0, 0.0, 5.0]], [[1.0, 1.0, 1.0]])
+    """
+    from arena.oco.losses import is_sparse
+
+    if not is_sparse(x):
+        return x[:, k]
+    rows = x.round(k)
+    return rows if getattr(learners, "sparse_rows", False) else rows.densify()
+
+
 class Booster(Player):
     """Base of boosters: predict ``ŷ_t`` from N weak learners, then feed them ``(x_t, y_t)``.
 
@@ -322,13 +343,18 @@ class Booster(Player):
                 raise
         return out
 
-    def score(self, x: np.ndarray) -> np.ndarray:
+    def score(self, x: Any) -> np.ndarray:
         """Return the booster's predictions on held-out examples ``x`` (R, m, d), shape (R, m).
 
         Does not change the state (test error at checkpoints). The default calls :meth:`predict`
         on each example; a randomized booster overrides it with its deterministic hypothesis.
+        ``x`` may be :class:`~arena.oco.losses.SparseRows` (a booster tagged ``sparse_input``):
+        each example is then read as :func:`held_out_rows` gives it.
         """
-        return np.stack([self.predict(x[:, k]) for k in range(x.shape[1])], axis=1)
+        learners = getattr(self, "_learners", None)
+        return np.stack(
+            [self.predict(held_out_rows(x, k, learners)) for k in range(x.shape[1])], axis=1
+        )
 
     # ------------------------------------------------------------------------------------------
     # diagnostics read by the metrics (None: not reported)
