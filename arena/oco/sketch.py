@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from arena.errors import ArenaError
 from arena.oco.components import feature_dim
 from arena.oco.losses import dense_features
 from arena.oco.metrics import (
@@ -187,7 +188,9 @@ def best_in_slab(x: np.ndarray, y: np.ndarray, c: float) -> tuple[np.ndarray, fl
     :data:`SLAB_GAP` ``·max(1, ½‖y‖²)``; every iterate
     is strictly feasible, so the returned ``w = V S^{-1} v`` lies in the set (up to the rounding
     of ``Xw``) whatever the stopping point, and its value is at most :data:`SLAB_GAP` (relative)
-    above the minimum.
+    above the minimum. A last stage that stops before its decrement reaches the target (200
+    Newton steps, or a line search below 1e-12) raises :class:`~arena.errors.ArenaError`: the
+    value would then carry no certificate.
 
     Examples
     --------
@@ -217,6 +220,7 @@ def best_in_slab(x: np.ndarray, y: np.ndarray, c: float) -> tuple[np.ndarray, fl
     target = SLAB_GAP * max(1.0, 0.5 * float(y @ y))
     tau = 1.0
     while True:
+        decrement = math.inf
         for _ in range(200):  # Newton's method on the barrier problem of weight tau
             a = u @ v
             lo, hi = c + a, c - a
@@ -240,6 +244,12 @@ def best_in_slab(x: np.ndarray, y: np.ndarray, c: float) -> tuple[np.ndarray, fl
         if 2.0 * t * tau <= 0.5 * target:
             break
         tau *= 0.05
+    if not decrement <= target:  # the last stage stopped short: the gap above is not certified
+        raise ArenaError(
+            f"best_in_slab: the barrier method stopped short of its accuracy (Newton decrement² "
+            f"{decrement:.3g} > {target:.3g} after 200 steps or a vanishing line search; t = {t}, "
+            f"d = {d}, c = {c})"
+        )
     w = vt.T @ (v / s)
     return w, 0.5 * float((v - b) @ (v - b)) + rest
 

@@ -52,7 +52,8 @@ def lower_bound_ratios(rows: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     same cell, seed, replicate and param. Per group: the measured mean with its t interval
     (``value``, ``value_ci_low``, ``value_ci_high``), the lower bound's mean, and the ratio
     ``lower bound / value`` of each replicate whose value is positive (``n`` counts them): its
-    mean with a t interval and its largest value. Returns :data:`LOWER_RATIO_COLUMNS`.
+    mean with a t interval and its largest value, which is infinite where a replicate's value is
+    ≤ 0 under a positive lower bound (the bound is broken). Returns :data:`LOWER_RATIO_COLUMNS`.
 
     Examples
     --------
@@ -84,9 +85,15 @@ def lower_bound_ratios(rows: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
             lower = part["lower"].to_numpy(dtype=np.float64)
             v = stats.mean_ci(value, level)
             positive = value > 0
-            ratio = np.where(positive, lower / np.where(positive, value, 1.0), np.nan)
+            # a value ≤ 0 under a positive lower bound breaks it: an infinite ratio, which the
+            # largest ratio keeps (the mean and interval are over the finite ratios)
+            ratio = np.where(
+                positive,
+                lower / np.where(positive, value, 1.0),
+                np.where(lower > 0, np.inf, np.nan),
+            )
             r = stats.mean_ci(ratio, level)
-            finite = ratio[np.isfinite(ratio)]
+            seen = ratio[~np.isnan(ratio)]
             out.append(
                 {
                     "game": game,
@@ -102,7 +109,7 @@ def lower_bound_ratios(rows: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
                     "ratio_mean": r["mean"],
                     "ratio_ci_low": r["ci_low"],
                     "ratio_ci_high": r["ci_high"],
-                    "ratio_max": float(finite.max()) if finite.size else math.nan,
+                    "ratio_max": float(seen.max()) if seen.size else math.nan,
                 }
             )
     if not out:

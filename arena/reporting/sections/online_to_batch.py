@@ -132,6 +132,21 @@ def _clean_hinge_stream(name: str, params: str) -> tuple[float, float] | None:
     return float(p.get("feature_radius", 1.0)), 1.0 / float(p.get("margin", 0.1))
 
 
+def _lecture_ftrl(player: str, params: str, big_g: float, big_b: float) -> bool:
+    """Whether the player is the lecture's: ℓ2 FTRL on linearized losses with the √t schedule
+    and the step ``η = B/(2√2 G)`` (``λ_t = √(2G²/(B²t))``, i.e. ``η_t = η/√t``)."""
+    if player != "ftrl":
+        return False
+    p = json.loads(params)
+    eta = p.get("eta")
+    return (
+        p.get("regularizer", "l2") == "l2"
+        and p.get("schedule", "sqrt") == "sqrt"
+        and eta is not None
+        and math.isclose(float(eta), big_b / (2.0 * math.sqrt(2.0) * big_g), rel_tol=1e-9)
+    )
+
+
 def lecture_bound_ratios(rows: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     """Per (game, player, iterate): held-out excess risk at T over ``√(32G²B²/T)``.
 
@@ -142,8 +157,9 @@ def lecture_bound_ratios(rows: pd.DataFrame, level: float = 0.95) -> pd.DataFram
     bound. Only games of a clean hinge ``separable_stream`` are read, where ``G = R`` (the feature
     radius), ``B = 1/γ`` and the best risk in the ball is 0, so the excess risk is the test
     risk ``online_to_batch:avg_risk`` (and ``last_risk``, for which the lecture states no
-    bound). Per group: the risk's mean and t interval, the bound, and the per-replicate ratio's
-    mean, t interval and maximum. Returns :data:`LECTURE_COLUMNS`.
+    bound), and only the lecture's player (``ftrl``, ℓ2, √t schedule, ``η = B/(2√2 G)``): the
+    bound covers no other. Per group: the risk's mean and t interval, the bound, and the
+    per-replicate ratio's mean, t interval and maximum. Returns :data:`LECTURE_COLUMNS`.
 
     Examples
     --------
@@ -151,6 +167,7 @@ def lecture_bound_ratios(rows: pd.DataFrame, level: float = 0.95) -> pd.DataFram
     ...     "metric": "online_to_batch:avg_risk", "param": np.nan, "t": 200, "horizon": 200,
     ...     "replicate": [0, 1], "game_label": "g", "player_label": "p",
     ...     "adversary": "separable_stream", "adversary_params": '{"margin": 0.5, "noise": 0.0}',
+    ...     "player": "ftrl", "player_params": '{"eta": 0.7071067811865476}',  # B/(2√2 G)
     ...     "value": [0.1, 0.3]})
     >>> r = lecture_bound_ratios(rows).iloc[0]  # √(32·1·4/200) = 0.8
     >>> round(float(r.bound), 6), round(float(r.ratio_max), 6)
@@ -163,15 +180,18 @@ def lecture_bound_ratios(rows: pd.DataFrame, level: float = 0.95) -> pd.DataFram
         if final.empty:
             continue
         groups = final.groupby(
-            ["game_label", "player_label", "adversary", "adversary_params"],
+            ["game_label", "player_label", "adversary", "adversary_params", "player",
+             "player_params"],
             observed=True,
             sort=True,
-        )
-        for (game, player, adversary, params), part in groups:
+        )  # fmt: skip
+        for (game, player, adversary, params, name, player_params), part in groups:
             gb = _clean_hinge_stream(str(adversary), str(params))
             if gb is None:
                 continue
             big_g, big_b = gb
+            if not _lecture_ftrl(str(name), str(player_params), big_g, big_b):
+                continue
             t = int(part["t"].max())
             bound = math.sqrt(32.0 * big_g**2 * big_b**2 / t)
             risk = part["value"].to_numpy(dtype=np.float64)

@@ -51,7 +51,8 @@ def test_lower_bound_ratios_by_hand():
             # an earlier checkpoint below its lower bound: not at T, not counted
             _rows("g", "a", "mistakes", [1.0, 1.0, 1.0], t=5),
             _rows("g", "a", "lower_bound:mistakes", [5.0, 5.0, 5.0], t=5),
-            # a value ≤ 0 has no ratio; the measured mean still counts it
+            # a value ≤ 0 under a positive lower bound breaks it: the largest ratio is infinite,
+            # the mean and interval are over the finite ratios, the measured mean counts it
             _rows("g", "b", "regret", [-2.0, 4.0, 8.0]),
             _rows("g", "b", "lower_bound:regret", [2.0, 2.0, 2.0]),
             # measured without a lower bound: no row
@@ -70,11 +71,18 @@ def test_lower_bound_ratios_by_hand():
     assert a.value == pytest.approx(70 / 3)
     assert a.value_ci_low == pytest.approx(70 / 3 - _t_half([10, 20, 40]), rel=1e-9)
     b = table.loc[("b", "regret")]
-    assert b.n == 2 and b.ratio_max == 0.5 and b.ratio_mean == pytest.approx(0.375)
+    assert b.n == 2 and b.ratio_max == math.inf and b.ratio_mean == pytest.approx(0.375)
     assert b.value == pytest.approx(10 / 3)
 
 
-def _o2b(game, params, values, adversary="separable_stream", t=200, metric="avg_risk"):
+LECTURE_FTRL = json.dumps({"eta": 2.0 / (2 * math.sqrt(2) * 2.0), "schedule": "sqrt"})
+"""The lecture's step for G = 2, B = 2: η = B/(2√2 G)."""
+
+
+def _o2b(
+    game, params, values, adversary="separable_stream", t=200, metric="avg_risk", player="ftrl",
+    player_params=LECTURE_FTRL,
+):  # fmt: skip
     return _rows(
         game,
         "p",
@@ -83,7 +91,7 @@ def _o2b(game, params, values, adversary="separable_stream", t=200, metric="avg_
         t=t,
         adversary=adversary,
         adversary_params=json.dumps(params, sort_keys=True),
-    ).assign(horizon=t)
+    ).assign(horizon=t, player=player, player_params=player_params)
 
 
 def test_lecture_bound_ratios_by_hand():
@@ -97,6 +105,10 @@ def test_lecture_bound_ratios_by_hand():
             # another loss or another adversary: no row
             _o2b("logistic", {**clean, "loss": "logistic"}, [0.4, 0.8]),
             _o2b("data", {}, [0.4, 0.8], adversary="dataset_stream"),
+            # another player, or FTRL off the lecture's step or schedule: the bound covers none
+            _o2b("ogd", clean, [0.4, 0.8], player="ogd", player_params="{}"),
+            _o2b("step", clean, [0.4, 0.8], player_params='{"eta": 1.0}'),
+            _o2b("fixed", clean, [0.4, 0.8], player_params=LECTURE_FTRL.replace("sqrt", "fixed")),
         ],
         ignore_index=True,
     )

@@ -160,9 +160,12 @@ def scaling_rates(ctx: ReportContext) -> pd.DataFrame:
         {"player": str, "adversary": str, "player_params": str, "adversary_params": str}
     )
     final = final[(final.adversary == "edge_oracle") & final.player.isin(SCALING_BOOSTERS)]
-    final = final[final.player_params.map(lambda p: _param(p, "weak_learner") == "oracle")]
+    # masks cast to bool: an empty object-dtype mask would select columns, not rows
+    final = final[
+        final.player_params.map(lambda p: _param(p, "weak_learner") == "oracle").astype(bool)
+    ]
     # a warm-up (Theorem 10's second construction) is the theorems part's, not Table 3.1's
-    final = final[final.adversary_params.map(lambda p: not _param(p, "warmup"))]
+    final = final[final.adversary_params.map(lambda p: not _param(p, "warmup")).astype(bool)]
     if final.empty:
         return pd.DataFrame(columns=columns)
     final = final.assign(
