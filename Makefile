@@ -31,7 +31,7 @@ reports: $(STAMP)
 # The whole suite: lint, every test (slow statistical ones included), the doctests, the
 # kernel-free reference path (NUMBA_DISABLE_JIT=1) on the fast tests, and the installed wheel.
 test: $(STAMP) lint
-	$(PY) -m pytest -q -n auto -m "slow or not slow" tests examples/plugin-adversary/tests
+	$(PY) -m pytest -q -n auto -m "slow or not slow" --durations=25 tests examples/plugin-adversary/tests
 	$(PY) -m pytest -q -n auto --doctest-modules arena players adversaries weak_learners
 	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -n auto -m "not slow" -p no:cacheprovider \
 		tests/arena/metrics/test_builtin.py tests/arena/engine/test_reference_equivalence.py \
