@@ -48,6 +48,7 @@ DEFAULT_METRICS: dict[str, dict] = {
     "arm_pseudo_regret": {},
     "estimate_bias": {},
     "sketch_error": {"k": [10]},
+    "invariant_regret": {},
     "base_mistakes": {},
     "base_loss": {},
     "improvement": {},
