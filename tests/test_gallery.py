@@ -3,9 +3,10 @@ is pinned.
 
 Fast: the rows are well formed and name cells that exist, the committed reports hold every pinned
 number within its tolerance and give every pinned verdict, the committed tables are what the rows
-render to, and the rule tests decide each verdict on small hand-made cells. Slow (run in CI): each
-report's rows are measured again by playing their cells alone (:func:`arena.apps.gallery.rerun`),
-so that a change of the code that moves a result or flips a verdict fails here and names the row.
+render to, and the rule tests decide each verdict on small hand-made cells. Slow
+(`make test-slow`): each report's rows are measured again by playing their cells alone
+(:func:`arena.apps.gallery.rerun`), so that a change of the code that moves a result or flips a
+verdict fails here and names the row.
 """
 
 from __future__ import annotations
