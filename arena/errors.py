@@ -7,6 +7,13 @@ class ArenaError(Exception):
     """Base class of every error the arena raises on purpose (bad input, bad component output)."""
 
 
+def _rebuild(cls: type, args: tuple, kwargs: dict, state: dict) -> BaseException:
+    """Unpickle an error whose ``__init__`` takes other arguments than its message."""
+    exc = cls(*args, **kwargs)
+    exc.__dict__.update(state)
+    return exc
+
+
 class ConfigError(ArenaError, ValueError):
     """An invalid hyperparameter, game parameter or metric parameter, found before any round runs.
 
@@ -25,7 +32,14 @@ class ConfigError(ArenaError, ValueError):
     def __init__(self, component: str, parameter: str, message: str, *, noun: str = "parameter"):
         self.component = component
         self.parameter = parameter
+        self._init = ((component, parameter, message), {"noun": noun})
         super().__init__(f"{component}: {noun} {parameter!r}: {message}")
+
+    def __reduce__(self):
+        # a process pool or Dask worker sends a cell's error back pickled; the default rebuilds
+        # it from its message alone, which this __init__ does not take
+        args, kwargs = self._init
+        return _rebuild, (type(self), args, kwargs, dict(self.__dict__))
 
 
 class ReportPathError(ArenaError, ValueError):
@@ -71,12 +85,18 @@ class GameError(ArenaError, RuntimeError):
         self.component = component
         self.round = round
         self.replicate = replicate
+        self._init = ((component, message), {"round": round, "replicate": replicate,
+                                              "last_round": last_round})  # fmt: skip
         where = "all replicates" if replicate is None else f"replicate {replicate}"
         # a block call that raised without saying at which of its rounds: name them all, never
         # its first round as if it were the one
         many = last_round is not None and last_round != round
         rounds = f"rounds {round}..{last_round}" if many else f"round {round}"
         super().__init__(f"{component}: {message} ({rounds}, {where})")
+
+    def __reduce__(self):
+        args, kwargs = self._init
+        return _rebuild, (type(self), args, kwargs, dict(self.__dict__))
 
 
 class UndeclaredDistributionError(GameError):
