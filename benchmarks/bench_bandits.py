@@ -537,7 +537,7 @@ def main() -> None:
             stock_check = _fmt_check(stock_checks.get(row["player"]))
             policy, kwargs, why = STOCK_TIMED[row["player"]]
             lines.append(
-                f"| {name} | `{policy}` {kwargs or ''} ({why}) | "
+                f"| {name} | `{policy}`{f' {kwargs}' if kwargs else ''} ({why}) | "
                 f"{stock_check} | | | | {row['stock_peer_ns']:.0f} | "
                 f"{row['stock_ratio_batched']:.0f}× | {row['stock_ratio_single']:.1f}× |"
             )
