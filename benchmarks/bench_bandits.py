@@ -1,28 +1,52 @@
-"""Bandit players against SMPyBandits, the simulator bandit researchers would use instead.
+"""Bandit players against SMPyBandits on matched algorithms, checked to agree before they are timed.
 
-Both sides play K = 9 Bernoulli arms for T = 10⁴ rounds; the arena plays R = 100 replicates in
-one batched game with the regret metric only, SMPyBandits its bare policy loop
-(``choice`` → a Bernoulli draw → ``getReward``) in one process. The measure is time per
-policy-step (one round of one replicate): the arena's game time / (T·R), SMPyBandits' loop time /
-(T·runs). The two sides alternate (interleaved timing, so a slow spell of the machine hits both)
-and each keeps its minimum over the repeats. SMPyBandits is never a dependency of the project:
-the script creates a benchmark-only virtual environment for it (SMPyBandits 0.9.7 with
-``scipy<1.14``, ``numpy<2``, ``pandas<2.3``, the versions it installs with on Python 3.11).
+Every bandit player of ours is paired with the SMPyBandits policy that is the same algorithm: the
+same rates, mixing, estimator, horizon knowledge, no forced initial pulls on either side (ours
+have none), and the same tie-breaking. Where SMPyBandits has no option for what our player does,
+a small subclass in ``bandits_peer.py`` (run by the peer's own Python) changes what differs and
+says so; :data:`PAIRS` names, for each pair, the peer policy, its configuration and what was
+matched. Before any timing, each pair must agree:
+
+* deterministic index policies (``ucb1``, ``moss``, ``kl_ucb``): both sides play the same
+  pre-drawn (T, K) tables of Bernoulli rewards (ours through the player's own ``play_block``
+  kernel, the code a game runs), and the arm sequences must be identical;
+* randomized policies: mean pseudo-regret at T over independent replicates (the arena's
+  ``pseudo_regret`` metric over R games; ``Σ_t (μ* − μ_{I_t})`` over the peer's runs), with 95%
+  intervals; they agree when the intervals overlap or the difference is within 3 standard errors
+  of the difference.
+
+A pair that fails its check is not timed. Timing is time per policy-step (one round of one
+replicate): ours ``arena.game.run_game(player, "bernoulli", ..., metrics={"regret": {}})`` at
+R = 100 (batched) and at R = 1 (a single replicate), wall time / (T·R); the peer its bare loop
+(``choice`` → a Bernoulli draw → ``getReward``) in a child process of its environment, after an
+untimed warm-up run. The contenders
+alternate over the repeats (interleaved, so a slow spell of the machine hits all of them) and
+each keeps its best. The ratios peer/ours are reported against the issue's targets (≥ 300×
+batched, ≥ 30× single replicate). The kernel-alone column (``play_block`` on pre-drawn losses)
+splits our batched time into the player's share and the game's.
+
+SMPyBandits is never a dependency of the project: the script creates a benchmark-only virtual
+environment for it (``benchmarks/results/peer-venv``: SMPyBandits 0.9.7 with ``scipy<1.14``,
+``numpy<2``, ``pandas<2.3``). SMPyBandits' optional numba path imports ``numba.decorators``,
+which numba removed long before any release for Python 3.11, so its kl functions run in pure
+Python whether numba is installed or not.
 
 Run::
 
-    .venv/bin/python benchmarks/bench_bandits.py          # about 3 minutes (+ the first install)
-    .venv/bin/python benchmarks/bench_bandits.py --quick  # smaller runs, a smoke test
+    .venv/bin/python benchmarks/bench_bandits.py              # ~11 min on a busy 2-core machine
+    .venv/bin/python benchmarks/bench_bandits.py --quick      # smoke test, < 60 s
+    .venv/bin/python benchmarks/bench_bandits.py --only ucb1,tsallis_inf
 
-The peer environment lives in ``benchmarks/results/peer-venv`` (ignored by git); results go to
-``benchmarks/results/bandits.json``.
+Results go to ``benchmarks/results/bandits.json`` and ``benchmarks/results/bandits.md``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -32,39 +56,132 @@ from peer_env import ensure_venv
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 PEER_VENV = RESULTS / "peer-venv"
+PEER_SCRIPT = HERE / "bandits_peer.py"
 PEER_REQUIREMENTS = ["SMPyBandits==0.9.7", "scipy<1.14", "numpy<2", "pandas<2.3"]
 
-#: arena player → SMPyBandits policy (class name, constructor keywords)
-PAIRS = {
-    "ucb1": ("UCB", {}),
-    "thompson": ("Thompson", {}),
-    "exp3": ("Exp3", {"gamma": 0.1}),
-    "tsallis_inf": ("TsallisInf", {}),
-}
 K = 9
 REWARD_MEANS = np.linspace(0.1, 0.9, K)  # SMPyBandits plays rewards; the arena, losses 1 − reward
+TARGET_BATCHED, TARGET_SINGLE = 300.0, 30.0
 
-PEER_LOOP = r"""
-import json, sys, time, warnings
-warnings.filterwarnings("ignore")
-import numpy as np
-from SMPyBandits import Policies
-policy, kwargs, means, horizon, runs = json.loads(sys.argv[1])
-means = np.array(means)
-rng = np.random.default_rng(0)
-cls = getattr(Policies, policy)
-best = float("inf")
-total = 0.0
-for run in range(runs):
-    p = cls(len(means), **kwargs)
-    p.startGame()
-    start = time.perf_counter()
-    for t in range(horizon):
-        arm = p.choice()
-        p.getReward(arm, float(rng.random() < means[arm]))
-    total += time.perf_counter() - start
-print(json.dumps({"seconds": total, "steps": horizon * runs}))
-"""
+
+def exp3_eta(horizon: int) -> float:
+    """Our ``exp3`` / ``exp3_ix`` ``eta="tuned"``: ``sqrt(2 ln K / (K T))``."""
+    return math.sqrt(2.0 * math.log(K) / (K * horizon))
+
+
+def dg_eta(horizon: int) -> float:
+    """Our ``dg_bandit`` ``eta="tuned"`` with ε = 1/K: ``sqrt(2 ln K / (T (1 + K √e)))``."""
+    return math.sqrt(2.0 * math.log(K) / (horizon * (1.0 + K * math.sqrt(math.e))))
+
+
+#: our player → (our parameters, peer policy, peer kwargs(T), check, what is matched). Peer
+#: policies ending in ``Matched``/``Fixed`` are the subclasses of ``bandits_peer.py``.
+PAIRS: dict[str, dict] = {
+    "ucb1": {
+        "params": {},
+        "peer": "UCBMatched",
+        "peer_kwargs": lambda T: {},
+        "stock": "UCB",
+        "check": "sequence",
+        "matched": "index `mean + sqrt(2 ln n / n_i)`, n = rounds played; unplayed arms first; "
+        "subclass: ties to the lowest arm (stock: uniform among tied arms)",
+    },
+    "moss": {
+        "params": {},
+        "peer": "MOSSHMatched",
+        "peer_kwargs": lambda T: {"horizon": T},
+        "stock": "MOSSH(horizon=T)",
+        "check": "sequence",
+        "matched": "horizon-T index `sqrt(ln⁺(T/(K n_i)) / n_i)` (SMPyBandits' `MOSS` is the "
+        "anytime index, with t for T); subclass: ties to the lowest arm",
+    },
+    "kl_ucb": {
+        "params": {},
+        "peer": "KLUCBMatched",
+        "peer_kwargs": lambda T: {"tolerance": 1e-12},
+        "stock": "klUCB(tolerance=1e-12)",
+        "check": "sequence",
+        "matched": "Bernoulli kl, exploration `ln n / n_i` (our c = 0 is their c = 1); bisection "
+        "to 1e-12 (stock tolerance 1e-4); subclass: ties to the lowest arm",
+    },
+    "thompson": {
+        "params": {},
+        "peer": "Thompson",
+        "peer_kwargs": lambda T: {},
+        "stock": "Thompson",
+        "check": "regret",
+        "matched": "Beta(1, 1) prior, Beta posterior per arm, K samples a round; stock policy",
+    },
+    "epsilon_greedy": {
+        "params": {},
+        "peer": "EpsilonGreedyMatched",
+        "peer_kwargs": lambda T: {"c": 5.0, "d": 0.1},
+        "stock": "EpsilonGreedy",
+        "check": "regret",
+        "matched": "subclass: `ε_t = min(1, cK/(d² t))` (c = 5, d = 0.1; no such schedule in "
+        "SMPyBandits), greedy on empirical means with unplayed arms first (stock: on sums of "
+        "rewards), exploration over all K arms (stock `randint(0, K − 1)` never explores the "
+        "last arm)",
+    },
+    "exp3": {
+        "params": {},
+        "peer": "Exp3Matched",
+        "peer_kwargs": lambda T: {"eta": exp3_eta(T)},
+        "stock": "Exp3",
+        "check": "regret",
+        "matched": "subclass: loss-based estimate `(1 − r)/p`, `η = sqrt(2 ln K/(K T))`, no γ "
+        "mixing, no forced initial pulls (stock: reward-based, η = γ/K with γ the mixing too, "
+        "each arm pulled once first)",
+    },
+    "exp3_ix": {
+        "params": {},
+        "peer": "Exp3Matched",
+        "peer_kwargs": lambda T: {"eta": exp3_eta(T), "ix_gamma": exp3_eta(T) / 2.0},
+        "stock": "— (no Exp3-IX in SMPyBandits)",
+        "check": "regret",
+        "matched": "no peer Exp3-IX: the same `Exp3` subclass with the IX estimate "
+        "`(1 − r)/(p + γ)`, `γ = η/2`; the peer's cost of this algorithm in its own framework",
+    },
+    "exp3pp": {
+        "params": {},
+        "peer": "Exp3PlusPlusMatched",
+        "peer_kwargs": lambda T: {"c": 18.0},
+        "stock": "Exp3PlusPlus",
+        "check": "regret",
+        "matched": "subclass: Seldin & Lugosi 2017 (gap `min(1, (L̃ − min L̃)/t)`, "
+        "`ε = min(1/(2K), β_t, ξ_t)`, c = 18), no forced initial pulls, the drawn probability "
+        "as importance weight (stock: Seldin & Slivkins 2014's LCB gap, and a bug: mixes with the "
+        "scalar η_t instead of ε_t(a), so the gap never acts)",
+    },
+    "tsallis_inf": {
+        "params": {"estimator": "iw"},
+        "peer": "TsallisInfFixed",
+        "peer_kwargs": lambda T: {},
+        "stock": "TsallisInf",
+        "check": "regret",
+        "matched": "ours with `estimator='iw'` (our default is 'rv', which SMPyBandits lacks): "
+        "`w = (η_t (L̂ − x))^{-2}`, `η_t = 1/√t`; subclass: root by brentq on its bracket (stock "
+        "`minimize_scalar` lands on the wrong branch), no forced initial pulls, rate of round t "
+        "`1/√t` (stock `1/√(t − 1)`)",
+    },
+    "dg_bandit": {
+        "params": {},
+        "peer": "Exp3Matched",
+        "peer_kwargs": lambda T: {"eta": dg_eta(T)},
+        "stock": "— (no drifting-game player in SMPyBandits)",
+        "check": "regret",
+        "matched": "no peer drifting-game player; with the exp potential it is loss-based Exp3 "
+        "at `η* = sqrt(2 ln K/(T(1 + K√e)))` (Luo 2016, App. A.2): the `Exp3` subclass at η*",
+    },
+}
+
+#: extra peer contenders timed beside the matched ones, not matched (not in the ratio targets):
+#: our player → (peer policy, kwargs, why it is shown)
+STOCK_TIMED = {
+    "kl_ucb": ("KLUCBMatched", {"tolerance": 1e-4}, "stock tolerance 1e-4; not checked"),
+    "exp3": ("Exp3", {"gamma": 0.1}, "stock, γ = 0.1, reward-based; not matched"),
+    "tsallis_inf": ("TsallisInf", {}, "stock, root bug; not matched"),
+}
 
 
 def ensure_peer_venv() -> Path:
@@ -72,30 +189,63 @@ def ensure_peer_venv() -> Path:
     return ensure_venv(PEER_VENV.name, PEER_REQUIREMENTS)
 
 
-def peer_step_seconds(python: Path, policy: str, kwargs: dict, horizon: int, runs: int) -> float:
-    """Seconds per policy-step of SMPyBandits' bare loop (one child process)."""
-    args = json.dumps([policy, kwargs, REWARD_MEANS.tolist(), horizon, runs])
-    out = subprocess.run(
-        [str(python), "-c", PEER_LOOP, args], capture_output=True, text=True, check=True
-    )
-    data = json.loads(out.stdout.strip().splitlines()[-1])
+class Peer:
+    """``bandits_peer.py serve`` in the peer's environment: one interpreter for every job (its
+    imports of SMPyBandits, scipy and numba take seconds), one JSON line per job and answer."""
+
+    def __init__(self, python: Path):
+        self.proc = subprocess.Popen(
+            [str(python), str(PEER_SCRIPT), "serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self._answer()  # {"ready": true}, after the imports' own chatter
+
+    def _answer(self) -> dict:
+        for line in self.proc.stdout:
+            if line.startswith("{"):
+                return json.loads(line)
+        raise RuntimeError(f"the peer process ended (exit {self.proc.wait()}); see its stderr")
+
+    def __call__(self, job: dict) -> dict:
+        """Run one job of ``bandits_peer.py``; return its JSON answer."""
+        self.proc.stdin.write(json.dumps({"means": REWARD_MEANS.tolist(), **job}) + "\n")
+        self.proc.stdin.flush()
+        return self._answer()
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def peer_step_seconds(python: Peer, policy: str, kwargs: dict, horizon: int, runs: int) -> float:
+    """Seconds per policy-step of SMPyBandits' bare loop (one child process, after a warm-up)."""
+    job = {"mode": "time", "policy": policy, "kwargs": kwargs, "horizon": horizon, "runs": runs}
+    data = python(job)
     return data["seconds"] / data["steps"]
 
 
-def ours_step_seconds(player: str, horizon: int, replicates: int) -> float:
-    """Seconds per policy-step of the arena's batched game (regret only)."""
+def _game(player: str, horizon: int, replicates: int, metrics: dict, seed: int = 0):
     from arena.game import run_game
 
-    started = time.perf_counter()
-    run_game(
+    return run_game(
         player,
         "bernoulli",
+        player_params=PAIRS[player]["params"],
         adversary_params={"means": (1.0 - REWARD_MEANS).tolist()},
         n_actions=K,
         horizon=horizon,
         replicates=replicates,
-        metrics={"regret": {}},
+        metrics=metrics,
+        seed=seed,
     )
+
+
+def ours_step_seconds(player: str, horizon: int, replicates: int) -> float:
+    """Seconds per policy-step of the arena's game (regret only), whole call included."""
+    started = time.perf_counter()
+    _game(player, horizon, replicates, {"regret": {}})
     return (time.perf_counter() - started) / (horizon * replicates)
 
 
@@ -105,8 +255,6 @@ def kernel_step_seconds(player: str, horizon: int, replicates: int) -> float:
     entries), so the policy's share of :func:`ours_step_seconds`; the rest is the game (every
     arm's Bernoulli loss, the action uniforms, the regret core, validation, logging)."""
     from arena.game import DEFAULT_CHUNK_ELEMENTS
-    from arena.registry import load
-    from arena.spec import GameSpec
 
     rng = np.random.default_rng(0)
     rounds = max(1, DEFAULT_CHUNK_ELEMENTS // (replicates * K))
@@ -115,71 +263,314 @@ def kernel_step_seconds(player: str, horizon: int, replicates: int) -> float:
         n = min(rounds, horizon - t0)
         losses = (rng.random((replicates, n, K)) < 1.0 - REWARD_MEANS).astype(np.float64)
         chunks.append((losses, rng.random((replicates, n))))
-    spec = GameSpec("bandit", K, horizon, (0.0, 1.0), n_replicates=replicates)
-    policy = load("player", player)()
-    policy.reset(spec, [np.random.default_rng(r) for r in range(replicates)])
+    policy = _reset_player(player, horizon, replicates)
     started = time.perf_counter()
     for losses, uniforms in chunks:
         policy.play_block(losses, uniforms)
     return (time.perf_counter() - started) / (horizon * replicates)
 
 
+def _reset_player(player: str, horizon: int, replicates: int):
+    from arena.registry import load
+    from arena.spec import GameSpec
+
+    spec = GameSpec("bandit", K, horizon, (0.0, 1.0), n_replicates=replicates)
+    policy = load("player", player)(**PAIRS[player]["params"])
+    policy.reset(spec, [np.random.default_rng(r) for r in range(replicates)])
+    return policy
+
+
+def reward_tables(n: int, horizon: int) -> np.ndarray:
+    """``n`` pre-drawn (T, K) tables of Bernoulli rewards (means :data:`REWARD_MEANS`)."""
+    return np.stack(
+        [
+            (np.random.default_rng([2026, i]).random((horizon, K)) < REWARD_MEANS).astype(float)
+            for i in range(n)
+        ]
+    )
+
+
+def ours_arm_sequences(player: str, tables: np.ndarray) -> np.ndarray:
+    """Our player's arms on the reward tables (n, T, K), one replicate per table: its kernel
+    ``play_block`` on losses ``1 − reward``; a deterministic player commits point masses."""
+    n, horizon, _ = tables.shape
+    policy = _reset_player(player, horizon, n)
+    probs = policy.play_block(1.0 - tables, np.zeros((n, horizon)))
+    assert np.all(probs.max(axis=-1) == 1.0), "not a point mass: not a deterministic player"
+    return probs.argmax(axis=-1)
+
+
+def check_sequences(
+    python: Peer, player: str, horizon: int, n_tables: int, peer: tuple | None = None
+) -> dict:
+    """Both sides on the same reward tables: the fraction of rounds with the same arm.
+    ``peer`` (policy, kwargs) replaces the pair's matched peer policy."""
+    pair = PAIRS[player]
+    policy, kwargs = peer or (pair["peer"], pair["peer_kwargs"](horizon))
+    tables = reward_tables(n_tables, horizon)
+    ours = ours_arm_sequences(player, tables)
+    with tempfile.TemporaryDirectory() as tmp:
+        path, out = Path(tmp) / "tables.npy", Path(tmp) / "arms.npy"
+        np.save(path, tables)
+        job = {"mode": "table", "policy": policy, "kwargs": kwargs}
+        python({**job, "path": str(path), "out": str(out)})
+        peer = np.load(out)
+    same = ours == peer
+    first = [int(np.argmin(row)) + 1 if not row.all() else None for row in same]
+    return {
+        "kind": "sequence",
+        "tables": n_tables,
+        "rounds": int(same.size),
+        "agreeing_fraction": float(same.mean()),
+        "first_divergence": first,
+        "agree": bool(same.all()),
+    }
+
+
+def _interval(values: np.ndarray) -> tuple[float, float]:
+    mean = float(np.mean(values))
+    se = float(np.std(values, ddof=1) / math.sqrt(len(values))) if len(values) > 1 else math.inf
+    return mean, se
+
+
+def compare_means(ours: np.ndarray, peer: np.ndarray) -> dict:
+    """Mean ± 95% intervals of both sides; agree if they overlap or |Δ| ≤ 3 SE(Δ)."""
+    mo, so = _interval(ours)
+    mp, sp = _interval(peer)
+    se_diff = math.hypot(so, sp)
+    overlap = abs(mo - mp) <= 1.96 * (so + sp)
+    within = abs(mo - mp) <= 3.0 * se_diff
+    return {
+        "ours_mean": mo,
+        "ours_se": so,
+        "ours_n": len(ours),
+        "peer_mean": mp,
+        "peer_se": sp,
+        "peer_n": len(peer),
+        "diff_in_se": (mo - mp) / se_diff if se_diff > 0 else 0.0,
+        "intervals_overlap": bool(overlap),
+        "agree": bool(overlap or within),
+    }
+
+
+def ours_pseudo_regrets(player: str, horizon: int, replicates: int) -> np.ndarray:
+    rows = _game(player, horizon, replicates, {"pseudo_regret": {}}, seed=1).rows
+    return rows[(rows.t == horizon) & (rows.metric == "pseudo_regret")].value.to_numpy()
+
+
+def peer_pseudo_regrets(
+    python: Peer, policy: str, kwargs: dict, horizon: int, runs: int
+) -> np.ndarray:
+    job = {"mode": "regret", "policy": policy, "kwargs": kwargs, "horizon": horizon}
+    return np.array(python({**job, "runs": runs, "seed": 1000})["pseudo_regret"])
+
+
+def check_regret(
+    python: Peer, player: str, horizon: int, replicates: int, runs: int, peer: tuple | None = None
+) -> dict:
+    """Mean pseudo-regret of both sides (:func:`compare_means`); ``peer`` as in
+    :func:`check_sequences`."""
+    pair = PAIRS[player]
+    policy, kwargs = peer or (pair["peer"], pair["peer_kwargs"](horizon))
+    ours = ours_pseudo_regrets(player, horizon, replicates)
+    theirs = peer_pseudo_regrets(python, policy, kwargs, horizon, runs)
+    return {"kind": "regret", **compare_means(ours, theirs)}
+
+
+def tsallis_root_bug(python: Peer, horizon: int, runs: int) -> dict:
+    """Stock ``TsallisInf``: rounds whose weights sum far from 1 before renormalizing."""
+    job = {"mode": "tsallis_bug", "policy": "TsallisInfCounting", "kwargs": {}}
+    data = python({**job, "horizon": horizon, "runs": runs, "seed": 2000})
+    sums, wrong = np.array(data["sums"]), np.array(data["wrong"])
+    far = np.abs(sums - 1.0) > 1e-3
+    return {
+        "horizon": horizon,
+        "runs": runs,
+        "rounds_far_from_1_per_run": far.sum(axis=1).tolist(),
+        "wrong_branch_rounds_per_run": wrong.sum(axis=1).tolist(),
+        "max_sum": float(sums.max()),
+        "pseudo_regret": data["pseudo_regret"],
+    }
+
+
+def _fmt_check(check: dict | None) -> str:
+    if check is None:
+        return "—"
+    if check["kind"] == "sequence":
+        frac = check["agreeing_fraction"]
+        head = "identical" if check["agree"] else f"{100 * frac:.2f}% rounds same"
+        return f"{head} arm sequences ({check['tables']} tables, {check['rounds']} rounds)"
+    verdict = "agree" if check["agree"] else "DISAGREE"
+    return (
+        f"{check['ours_mean']:.1f} ± {1.96 * check['ours_se']:.1f} (R={check['ours_n']}) vs "
+        f"{check['peer_mean']:.1f} ± {1.96 * check['peer_se']:.1f} ({check['peer_n']} runs), "
+        f"Δ = {check['diff_in_se']:+.1f} SE: {verdict}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small runs (a smoke test)")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=None, help="timing repeats (default 3)")
+    parser.add_argument("--only", default=None, help="comma-separated players, e.g. ucb1,exp3")
+    parser.add_argument("--agree-runs", type=int, default=None, help="peer runs per check")
     ns = parser.parse_args()
-    horizon = 2_000 if ns.quick else 10_000
-    replicates = 10 if ns.quick else 100
-    peer_runs = 1 if ns.quick else 2
-    python = ensure_peer_venv()
-    for player in PAIRS:  # compile the kernels before timing
+    players = list(PAIRS) if ns.only is None else [p.strip() for p in ns.only.split(",")]
+    unknown = [p for p in players if p not in PAIRS]
+    if unknown:
+        parser.error(f"unknown players {unknown}; choose among {list(PAIRS)}")
+    horizon = 1_000 if ns.quick else 10_000
+    batch = 20 if ns.quick else 100
+    repeats = ns.repeats or (1 if ns.quick else 3)
+    agree_runs = ns.agree_runs or (3 if ns.quick else 10)
+    n_tables = 1 if ns.quick else 3
+    bug_horizon, bug_runs = (500, 1) if ns.quick else (3_000, 3)
+    started = time.perf_counter()
+    python = Peer(ensure_peer_venv())
+    for player in players:  # compile or load the kernels before any timing
         ours_step_seconds(player, 50, 2)
-    ours: dict[str, float] = {p: float("inf") for p in PAIRS}
-    peer: dict[str, float] = {p: float("inf") for p in PAIRS}
-    kernel: dict[str, float] = {p: float("inf") for p in PAIRS}
-    for _ in range(ns.repeats):
-        for player, (policy, kwargs) in PAIRS.items():  # alternate: ours, then the peer
-            ours[player] = min(ours[player], ours_step_seconds(player, horizon, replicates))
-            kernel[player] = min(kernel[player], kernel_step_seconds(player, horizon, replicates))
-            step = peer_step_seconds(python, policy, kwargs, horizon, peer_runs)
-            peer[player] = min(peer[player], step)
-    rows = []
-    print(f"K = {K}, T = {horizon}, arena R = {replicates}, SMPyBandits runs = {peer_runs}")
-    print(
-        f"{'player':<12} {'arena ns/step':>14} {'SMPyBandits ns/step':>20} {'speed-up':>9} "
-        f"{'kernel ns/step':>15} {'game ns/step':>13}"
-    )
-    for player, (policy, _) in PAIRS.items():
-        ratio = peer[player] / ours[player]
-        game = max(ours[player] - kernel[player], 0.0)
-        rows.append(
-            {
-                "player": player,
-                "peer_policy": policy,
-                "arena_ns_per_step": ours[player] * 1e9,
-                "peer_ns_per_step": peer[player] * 1e9,
-                "speedup": ratio,
-                "kernel_ns_per_step": kernel[player] * 1e9,
-                "game_ns_per_step": game * 1e9,
-            }
-        )
+        kernel_step_seconds(player, 50, 2)
+
+    print(f"K = {K} Bernoulli arms, reward means 0.1 … 0.9, T = {horizon}")
+    checks: dict[str, dict] = {}
+    for player in players:
+        pair = PAIRS[player]
+        if pair["check"] == "sequence":
+            checks[player] = check_sequences(python, player, horizon, n_tables)
+        else:
+            checks[player] = check_regret(python, player, horizon, batch, agree_runs)
+        print(f"  check {player:<15} {_fmt_check(checks[player])}", flush=True)
+    stock_checks: dict[str, dict] = {}
+    bug = None
+    for player, (policy, kwargs, _) in STOCK_TIMED.items():  # what the unmatched peer does
+        if player not in players:
+            continue
+        if PAIRS[player]["check"] == "sequence":
+            check = check_sequences(python, player, horizon, n_tables, (policy, kwargs))
+        else:
+            check = check_regret(python, player, horizon, batch, agree_runs, (policy, kwargs))
+        stock_checks[player] = check
+        print(f"  unmatched {policy} {kwargs} vs {player}: {_fmt_check(check)}", flush=True)
+    if "tsallis_inf" in players:
+        bug = tsallis_root_bug(python, bug_horizon, bug_runs)
         print(
-            f"{player:<12} {ours[player] * 1e9:>14.0f} {peer[player] * 1e9:>20.0f} {ratio:>8.0f}× "
-            f"{kernel[player] * 1e9:>15.0f} {game * 1e9:>13.0f}"
+            f"  stock TsallisInf root: {bug['rounds_far_from_1_per_run']} of {bug_horizon} rounds "
+            f"per run sum far from 1 (|Σw − 1| > 1e-3) before renormalizing, "
+            f"{bug['wrong_branch_rounds_per_run']} with x ≥ min L̂; max Σw = {bug['max_sum']:.3g}"
         )
-    ratio = ours["tsallis_inf"] / ours["exp3"]
-    print(f"tsallis_inf / exp3 in the arena: {ratio:.2f}×")
+
+    timed = [p for p in players if checks[p]["agree"]]
+    inf = float("inf")
+    ours_b = dict.fromkeys(timed, inf)
+    ours_1 = dict.fromkeys(timed, inf)
+    kernel = dict.fromkeys(timed, inf)
+    peer = dict.fromkeys(timed, inf)
+    stock_t = {p: inf for p in STOCK_TIMED if p in timed}
+    for _ in range(repeats):
+        for player in timed:  # alternate: ours batched, ours single, kernel, the peer
+            pair = PAIRS[player]
+            ours_b[player] = min(ours_b[player], ours_step_seconds(player, horizon, batch))
+            ours_1[player] = min(ours_1[player], ours_step_seconds(player, horizon, 1))
+            kernel[player] = min(kernel[player], kernel_step_seconds(player, horizon, batch))
+            step = peer_step_seconds(python, pair["peer"], pair["peer_kwargs"](horizon), horizon, 1)
+            peer[player] = min(peer[player], step)
+            if player in stock_t:
+                name, kwargs, _ = STOCK_TIMED[player]
+                step = peer_step_seconds(python, name, kwargs, horizon, 1)
+                stock_t[player] = min(stock_t[player], step)
+
+    python.close()
+    rows = []
+    for player in players:
+        pair = PAIRS[player]
+        row = {
+            "player": player,
+            "params": pair["params"],
+            "peer_policy": pair["peer"],
+            "peer_kwargs": pair["peer_kwargs"](horizon),
+            "stock_policy": pair["stock"],
+            "matched": pair["matched"],
+            "check": checks[player],
+        }
+        if player in timed:
+            row.update(
+                ours_batched_ns=ours_b[player] * 1e9,
+                ours_single_ns=ours_1[player] * 1e9,
+                kernel_ns=kernel[player] * 1e9,
+                peer_ns=peer[player] * 1e9,
+                ratio_batched=peer[player] / ours_b[player],
+                ratio_single=peer[player] / ours_1[player],
+            )
+            if player in stock_t:
+                row["stock_peer_ns"] = stock_t[player] * 1e9
+                row["stock_ratio_batched"] = stock_t[player] / ours_b[player]
+                row["stock_ratio_single"] = stock_t[player] / ours_1[player]
+        rows.append(row)
+
+    header = (
+        f"K = {K}, T = {horizon}, ours R = {batch} (batched) and R = 1, SMPyBandits 1 run per "
+        f"repeat, {repeats} interleaved repeats (best of each); agreement: {agree_runs} peer runs, "
+        f"{n_tables} reward tables"
+    )
+    if ns.quick:
+        header += " (--quick: a smoke test, the times are not meaningful)"
+    lines = [
+        header,
+        "",
+        f"| ours | peer policy | agreement | ours ns/step R={batch} | ours ns/step R=1 "
+        f"| kernel ns/step | peer ns/step | ratio R={batch} (≥ 300×) | ratio R=1 (≥ 30×) |",
+        "| :--- | :--- | :--- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for row in rows:
+        params = ", ".join(f"{k}={v!r}" for k, v in row["params"].items())
+        name = f"`{row['player']}`" + (f" ({params})" if params else "")
+        check = _fmt_check(row["check"])
+        if "peer_ns" not in row:
+            lines.append(f"| {name} | `{row['peer_policy']}` | {check} | not timed | | | | | |")
+            continue
+        mark_b = "✓" if row["ratio_batched"] >= TARGET_BATCHED else "✗"
+        mark_1 = "✓" if row["ratio_single"] >= TARGET_SINGLE else "✗"
+        lines.append(
+            f"| {name} | `{row['peer_policy']}` | {check} | {row['ours_batched_ns']:.0f} | "
+            f"{row['ours_single_ns']:.0f} | {row['kernel_ns']:.0f} | {row['peer_ns']:.0f} | "
+            f"{row['ratio_batched']:.0f}× {mark_b} | {row['ratio_single']:.1f}× {mark_1} |"
+        )
+        if "stock_peer_ns" in row:
+            stock_check = _fmt_check(stock_checks.get(row["player"]))
+            policy, kwargs, why = STOCK_TIMED[row["player"]]
+            lines.append(
+                f"| {name} | `{policy}`{f' {kwargs}' if kwargs else ''} ({why}) | "
+                f"{stock_check} | | | | {row['stock_peer_ns']:.0f} | "
+                f"{row['stock_ratio_batched']:.0f}× | {row['stock_ratio_single']:.1f}× |"
+            )
+    if bug is not None:
+        lines += [
+            "",
+            f"Stock `TsallisInf` root finder (T = {bug['horizon']}, {bug['runs']} runs): "
+            f"{bug['rounds_far_from_1_per_run']} rounds per run with |Σw − 1| > 1e-3 before "
+            f"renormalizing ({bug['wrong_branch_rounds_per_run']} with x ≥ min L̂, the wrong "
+            f"branch); largest Σw {bug['max_sum']:.3g}.",
+        ]
+    text = "\n".join(lines)
+    print()
+    print(text)
+    elapsed = time.perf_counter() - started
+    print(f"\n{elapsed:.0f} s in all")
     RESULTS.mkdir(parents=True, exist_ok=True)
     record = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "horizon": horizon,
-        "replicates": replicates,
-        "peer_runs": peer_runs,
-        "repeats": ns.repeats,
+        "batched_replicates": batch,
+        "repeats": repeats,
+        "agree_runs": agree_runs,
+        "tables": n_tables,
+        "seconds": elapsed,
         "rows": rows,
-        "tsallis_over_exp3": ratio,
+        "stock_checks": stock_checks,
+        "tsallis_root_bug": bug,
     }
     (RESULTS / "bandits.json").write_text(json.dumps(record, indent=2) + "\n")
+    (RESULTS / "bandits.md").write_text(text + "\n")
 
 
 if __name__ == "__main__":

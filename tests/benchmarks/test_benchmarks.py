@@ -100,6 +100,39 @@ def test_bandit_benchmark_plays_every_pair_in_the_arena(bench_path):
         assert 0.0 < bench.kernel_step_seconds(player, 20, 2) < 1.0
 
 
+def test_bandit_benchmark_index_conventions_match_the_peers(bench_path):
+    """The arm sequences the bandit benchmark compares: our UCB1 and MOSS kernels on a reward
+    table pick the arms of SMPyBandits' ``UCB`` / ``MOSSH`` indices written out here (rewards,
+    ``t`` = rounds played, unplayed arms first, ties to the lowest arm)."""
+    bench = importlib.import_module("bench_bandits")
+    tables = bench.reward_tables(2, 300)
+    for player in ("ucb1", "moss"):
+        ours = bench.ours_arm_sequences(player, tables)
+        for table, arms in zip(tables, ours, strict=True):
+            pulls, rewards = np.zeros(bench.K), np.zeros(bench.K)
+            for t, row in enumerate(table):
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    if player == "ucb1":
+                        bonus = np.sqrt(2 * np.log(t) / pulls)
+                    else:
+                        bonus = np.sqrt(np.maximum(0.0, np.log(300 / (bench.K * pulls))) / pulls)
+                    index = np.where(pulls < 1, np.inf, rewards / pulls + bonus)
+                arm = int(np.argmax(index))
+                assert arms[t] == arm, (player, t)
+                pulls[arm] += 1
+                rewards[arm] += row[arm]
+
+
+def test_bandit_benchmark_agreement_rule(bench_path):
+    """Two samples agree when their 95% intervals overlap or |Δ| ≤ 3 SE(Δ)."""
+    bench = importlib.import_module("bench_bandits")
+    rng = np.random.default_rng(0)
+    same = bench.compare_means(rng.normal(100, 10, 100), rng.normal(100, 10, 20))
+    assert same["agree"] and same["intervals_overlap"]
+    apart = bench.compare_means(rng.normal(100, 10, 100), rng.normal(200, 10, 20))
+    assert not apart["agree"] and apart["diff_in_se"] < -3
+
+
 def test_vw_export_writes_the_engine_stream_in_vw_text_format(bench_path, tmp_path):
     """The Vowpal Wabbit benchmarks feed VW the examples run_game shows (VW itself is not needed):
     one line per round, label then features 1..d with the float64 values read back exactly."""
