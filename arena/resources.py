@@ -351,9 +351,28 @@ def blas_threads(limit: int | None = None) -> Any:
     """
     import contextlib
 
-    from threadpoolctl import threadpool_limits
-
     cap = blas_thread_limit() if limit is None else int(limit)
     if cap is None:
         return contextlib.nullcontext()
-    return threadpool_limits(limits=cap, user_api="blas")
+    return _controller().limit(limits=cap, user_api="blas")
+
+
+_CONTROLLER: list = []  # [(len(sys.modules) when made, ThreadpoolController)]
+
+
+def _controller() -> Any:
+    """A ``threadpoolctl.ThreadpoolController``, made again only after new modules were imported.
+
+    Making one lists the process's shared libraries by reading ``/proc/self/maps`` (about 5 ms
+    with numba's and LLVM's mappings, and a game enters :func:`blas_threads` three times: most
+    of a short game's fixed cost). A BLAS library arrives with the extension module that links
+    it (numpy's, SciPy's), so the controller is kept while ``sys.modules`` has not grown.
+    """
+    import sys
+
+    from threadpoolctl import ThreadpoolController
+
+    n_modules = len(sys.modules)
+    if not _CONTROLLER or _CONTROLLER[0][0] != n_modules:
+        _CONTROLLER[:] = [(n_modules, ThreadpoolController())]
+    return _CONTROLLER[0][1]

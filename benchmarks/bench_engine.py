@@ -21,6 +21,15 @@ N ∈ {10, 1000} experts and R ∈ {1, 64} replicates:
     baseline).
 (c) Peak RSS (``resource.getrusage`` max RSS) of a fresh subprocess per horizon T, to show that
     memory does not grow with T. The subprocess is this script with ``--memory-probe T N R M``.
+(d) The marginal cost per replicate-round at N = 10, R = 64 of three metric sets: regret only,
+    the regret family :data:`FAMILY` (regret, loss, ε-quantile, shifting k ≤ 16, adaptive,
+    strongly adaptive, dynamic regret) and the default set; the family against the naive loop
+    restricted to the same family (``naive_replicate(..., family=True)``, checked like (a)), the
+    default set against the family.
+(e) The per-game fixed cost of ``run_game`` (validation, metric setup, seeding, resets, the
+    rounds of a 1- or 10-round game, row assembly), split into its parts.
+
+``--only d,e`` runs some sections (a–e) only.
 
 The markdown tables are printed and written to ``benchmarks/results/latest.md`` (git-ignored).
 """
@@ -75,6 +84,21 @@ QUICK = {
 }
 CONFIGS = [(10, 1), (10, 64), (1000, 1), (1000, 64)]
 
+FAMILY: dict[str, dict] = {
+    "loss": {},
+    "regret": {},
+    "quantile_regret": {"eps": [0.01, 0.1, 0.25]},
+    "shifting_regret": {"k": [1, 2, 4, 8, 16]},
+    "adaptive_regret": {},
+    "sa_regret": {"tau": [100, 1000]},
+    "dynamic_regret": {},
+}
+"""The regret family of (d): the metrics a plain per-round numpy loop computes, with the
+default parameters (:data:`arena.metrics.defaults.DEFAULT_METRICS`)."""
+FAMILY_ROWS = {"loss", "regret", "quantile_regret", "shifting_regret", "adaptive_regret"}
+FAMILY_ROWS |= {"sa_regret", "dynamic_regret"}
+MARGINAL = {"full": {"ours": 30_000, "naive": 10_000}, "quick": {"ours": 1_000, "naive": 300}}
+
 
 # ----------------------------------------------------------------------------------------------
 # the naive per-round loop (one replicate at a time)
@@ -87,10 +111,11 @@ def bernoulli_means(n_actions: int) -> np.ndarray:
     return mu
 
 
-def naive_replicate(n_actions, horizon, grid, adv_rng, act_rng):
+def naive_replicate(n_actions, horizon, grid, adv_rng, act_rng, family=False):
     """Play Hedge vs Bernoulli for one replicate, round by round, computing the default metrics.
 
     Returns a list of ``(t, metric, param, value)`` snapshots at the checkpoint rounds ``grid``.
+    With ``family`` only the metrics of :data:`FAMILY` are computed (no action is drawn).
     """
     from arena.metrics.base import exact_quantile_rank
 
@@ -118,15 +143,16 @@ def naive_replicate(n_actions, horizon, grid, adv_rng, act_rng):
         p = w / w.sum()
         loss = (adv_rng.random(n) < mu).astype(np.float64)
         h = float(p @ loss)
-        action = int(np.searchsorted(np.cumsum(p), act_rng.random(), side="right"))
-        if action == n:
-            action = int(np.flatnonzero(p > 0.0)[-1])
         learner += h
-        realized += loss[action]
         sum_min += loss.min()
         cum += loss
-        learner_mean += float(p @ mu)
-        cum_means += mu
+        if not family:
+            action = int(np.searchsorted(np.cumsum(p), act_rng.random(), side="right"))
+            if action == n:
+                action = int(np.flatnonzero(p > 0.0)[-1])
+            realized += loss[action]
+            learner_mean += float(p @ mu)
+            cum_means += mu
 
         # shifting regret: stay (same budget) or switch in from the best of budget b - 1
         best_b = table.min(axis=1)
@@ -160,14 +186,10 @@ def naive_replicate(n_actions, horizon, grid, adv_rng, act_rng):
             best_loss = cum.min()
             kth = np.partition(cum, [k - 1 for k in sorted(set(ranks))])
             shifting = table.min(axis=1)
-            pos = p[p > 0]
             nan = math.nan
             out += [
                 (t, "loss", nan, learner),
-                (t, "realized_loss", nan, realized),
                 (t, "regret", nan, learner - best_loss),
-                (t, "bound:regret", nan, math.log(n) / eta + eta * t / 8.0),
-                (t, "realized_regret", nan, realized - best_loss),
                 *[
                     (t, "quantile_regret", e, learner - kth[k - 1])
                     for e, k in zip(epss, ranks, strict=True)
@@ -176,10 +198,17 @@ def naive_replicate(n_actions, horizon, grid, adv_rng, act_rng):
                 (t, "adaptive_regret", nan, adaptive),
                 *[(t, "sa_regret", tau, v) for tau, v in zip(taus, sa_best, strict=True)],
                 (t, "dynamic_regret", nan, learner - sum_min),
-                (t, "pseudo_regret", nan, learner_mean - cum_means.min()),
-                (t, "zero_weight_frac", nan, float((p == 0.0).mean())),
-                (t, "entropy", nan, float(-(pos * np.log(pos)).sum())),
             ]
+            if not family:
+                pos = p[p > 0]
+                out += [
+                    (t, "realized_loss", nan, realized),
+                    (t, "bound:regret", nan, math.log(n) / eta + eta * t / 8.0),
+                    (t, "realized_regret", nan, realized - best_loss),
+                    (t, "pseudo_regret", nan, learner_mean - cum_means.min()),
+                    (t, "zero_weight_frac", nan, float((p == 0.0).mean())),
+                    (t, "entropy", nan, float(-(pos * np.log(pos)).sum())),
+                ]
     return out
 
 
@@ -197,19 +226,21 @@ def engine_streams(n_actions, horizon, replicates):
     return [replicate_streams(SEED, game_key, cell_key, r)[:2] for r in range(replicates)]
 
 
-def naive_game(n_actions, horizon, replicates):
+def naive_game(n_actions, horizon, replicates, family=False):
     """Run :func:`naive_replicate` for each replicate in turn; return rows with a replicate id."""
     from arena.checkpoints import log_grid
 
     grid = log_grid(horizon)
     rows = []
     for r, (adv_rng, act_rng) in enumerate(engine_streams(n_actions, horizon, replicates)):
-        rows += [(r, *row) for row in naive_replicate(n_actions, horizon, grid, adv_rng, act_rng)]
+        replicate = naive_replicate(n_actions, horizon, grid, adv_rng, act_rng, family)
+        rows += [(r, *row) for row in replicate]
     return rows
 
 
 def check_naive(horizon: int) -> str:
-    """Assert that the naive loop reproduces ``run_game``'s default-metric rows (same streams).
+    """Assert that the naive loop reproduces ``run_game``'s default-metric rows (same streams),
+    and that its family-only variant reproduces the rows of ``metrics=FAMILY``, exactly those.
 
     Every row of the naive loop must match the engine's to 1e-9. Engine rows the naive loop does
     not compute (metrics added to the defaults later) only make the comparison conservative: they
@@ -220,11 +251,18 @@ def check_naive(horizon: int) -> str:
     from arena import play
 
     extra: set[str] = set()
-    for n_actions in (10, 50):
-        ours = play("hedge", "bernoulli", horizon=horizon, n_actions=n_actions, replicates=2)
+    for n_actions, family in ((10, False), (50, False), (10, True), (50, True)):
+        ours = play(
+            "hedge", "bernoulli", horizon=horizon, n_actions=n_actions, replicates=2,
+            metrics=FAMILY if family else None,
+        )  # fmt: skip
         naive = pd.DataFrame(
-            naive_game(n_actions, horizon, 2), columns=["replicate", "t", "metric", "param", "v"]
+            naive_game(n_actions, horizon, 2, family),
+            columns=["replicate", "t", "metric", "param", "v"],
         )
+        if family:  # the same rows, no more
+            assert set(ours.metric) == set(naive.metric) == FAMILY_ROWS
+            assert len(ours) == len(naive)
         keys = ["replicate", "t", "metric", "param"]
         for df in (ours, naive):
             df["param"] = df["param"].fillna(-1.0)
@@ -235,11 +273,14 @@ def check_naive(horizon: int) -> str:
         assert err < 1e-9, f"naive loop disagrees with run_game by {err:g} (N={n_actions})"
         regret = merged[(merged.metric == "regret") & (merged.t == horizon)]["v"]
         assert np.isfinite(regret).all() and len(regret) == 2
-        extra |= set(ours.metric) - set(naive.metric)
+        if not family:
+            extra |= set(ours.metric) - set(naive.metric)
+            n_naive = naive.metric.nunique()
     note = f"; engine-only rows, not in the naive loop: {', '.join(sorted(extra))}" if extra else ""
     return (
-        f"naive loop == run_game on all {naive.metric.nunique()} metrics it computes (N = 10, 50; "
-        f"T = {horizon:,}; R = 2; same random streams; max |Δ| < 1e-9){note}"
+        f"naive loop == run_game on all {n_naive} metrics it "
+        f"computes, and its family-only variant on the {len(FAMILY_ROWS)} of the family "
+        f"(N = 10, 50; T = {horizon:,}; R = 2; same random streams; max |Δ| < 1e-9){note}"
     )
 
 
@@ -444,7 +485,126 @@ def fmt_rate(x: float) -> str:
 # main
 
 
-def main(quick: bool) -> str:
+def marginal_costs(quick: bool) -> list[str]:
+    """(d): marginal ns per replicate-round of regret only, the family and the default set."""
+    sizes = MARGINAL["quick" if quick else "full"]
+    n_actions, replicates, horizon, naive_t = 10, 64, sizes["ours"], sizes["naive"]
+    sets = {"regret only": {"regret": {}}, "regret family": FAMILY, "default set": None}
+    contenders = []
+    for spec in sets.values():
+        contenders += [
+            lambda spec=spec: ours(n_actions, horizon, replicates, spec),
+            lambda spec=spec: ours(n_actions, 10, replicates, spec),
+        ]
+    contenders += [
+        lambda: naive_game(n_actions, naive_t, 1, family=True),
+        lambda: naive_game(n_actions, naive_t, 1),
+    ]
+    for fn in contenders[:6]:
+        fn()  # warm-up: every metric's kernels
+    best, k = best_times(contenders, budget=60.0)
+    naive_ns = {"regret family": best[6] / naive_t * 1e9, "default set": best[7] / naive_t * 1e9}
+    lines = [
+        "",
+        f"## (d) marginal cost per replicate-round (N = {n_actions}, R = {replicates})",
+        "",
+        f"(T(ours) − 10 rounds) / (R·(T − 10)) with T = {horizon:,}, against the naive loop with "
+        f"the same metrics (1 replicate × {naive_t:,} rounds); best of {k} interleaved rounds.",
+        "",
+        "| metrics | rows per checkpoint | ours ns/rr | naive ns/rr | speedup | vs family | "
+        "target |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    cost = {}
+    for g, (label, spec) in enumerate(sets.items()):
+        run = ours(n_actions, 10, 1, spec)
+        n_rows = int((run.rows.t == 10).sum())
+        cost[label] = (best[2 * g] - best[2 * g + 1]) / (replicates * (horizon - 10)) * 1e9
+        naive = naive_ns.get(label)
+        speedup = f"{naive / cost[label]:,.1f}×" if naive else ""
+        rel = cost[label] / cost["regret family"] if "regret family" in cost else math.nan
+        target = ""
+        if label == "regret family":
+            target = "≥ 100×: " + ("met" if naive / cost[label] >= 100 else "**missed**")
+        elif label == "default set":
+            target = "≤ 1.5× family: " + ("met" if rel <= 1.5 else "**missed**")
+        row = (
+            f"| {label} | {n_rows} | {cost[label]:.1f} | "
+            f"{'' if naive is None else f'{naive:,.0f}'} | {speedup} | "
+            f"{'' if math.isnan(rel) else f'{rel:.2f}'} | {target} |"
+        )
+        lines.append(row)
+        print(row, flush=True)
+    return lines
+
+
+def fixed_costs(quick: bool) -> list[str]:
+    """(e): the per-game fixed cost of ``run_game`` at R = 1, split into its parts.
+
+    ``prepare_game`` (validation, metric resolution and parameter checks, run id and cell key,
+    seeding, the components' resets) and ``assemble_rows`` are timed inside the call by wrapping
+    the names ``arena.game`` calls; the rest is metric start-up, the rounds and the snapshots.
+    """
+    import arena.game as game
+
+    parts = {"prepare": 0.0, "rows": 0.0}
+    prepare, assemble = game.prepare_game, game.assemble_rows
+
+    def timed(key, fn):
+        def wrapper(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                parts[key] += time.perf_counter() - start
+
+        return wrapper
+
+    repeats = 5 if quick else 30
+    lines = [
+        "",
+        "## (e) per-game fixed cost of `run_game` (N = 10, R = 1; hedge vs bernoulli)",
+        "",
+        f"Best of {repeats} calls, in ms: the whole call's wall time and its CPU time "
+        "(`time.process_time`, less sensitive to other processes on a shared machine), and the "
+        "wall time of `prepare_game` (validation, metrics' parameters, run id and cell key, "
+        "seeding, resets), of `assemble_rows` (the tidy table) and of the rest (metric "
+        "start-up, the rounds, the checkpoint snapshots) in the best call.",
+        "",
+        "| metrics | T | checkpoints | rows | run_game ms | CPU ms | prepare ms | rows ms "
+        "| rest ms |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    game.prepare_game, game.assemble_rows = timed("prepare", prepare), timed("rows", assemble)
+    try:
+        for label, spec in (("regret only", {"regret": {}}), ("default set", None)):
+            for horizon in (1, 10):
+                best, cpu = None, math.inf
+                for _ in range(repeats):
+                    parts.update(prepare=0.0, rows=0.0)
+                    start, cpu_start = time.perf_counter(), time.process_time()
+                    run = game.run_game(
+                        "hedge", "bernoulli", horizon=horizon, n_actions=10, replicates=1,
+                        seed=SEED, metrics=spec,
+                    )  # fmt: skip
+                    total = time.perf_counter() - start
+                    cpu = min(cpu, time.process_time() - cpu_start)
+                    if best is None or total < best[0]:
+                        best = (total, parts["prepare"], parts["rows"])
+                total, prep, rows = best
+                row = (
+                    f"| {label} | {horizon} | {len(run.config['checkpoints'])} | {len(run.rows)} "
+                    f"| {total * 1e3:.1f} | {cpu * 1e3:.1f} | {prep * 1e3:.1f} | "
+                    f"{rows * 1e3:.1f} | {(total - prep - rows) * 1e3:.1f} |"
+                )
+                lines.append(row)
+                print(row, flush=True)
+    finally:
+        game.prepare_game, game.assemble_rows = prepare, assemble
+    return lines
+
+
+def main(quick: bool, only: str = "abcde") -> str:
     sizes = QUICK if quick else FULL
     started = time.perf_counter()
     lines = [f"# Engine benchmark ({'quick' if quick else 'full'})", "", machine(), ""]
@@ -459,83 +619,90 @@ def main(quick: bool) -> str:
         np.testing.assert_allclose(
             run_fused(10, 2_000, 2, kernel=kernel), run_fused(10, 2_000, 2), rtol=0, atol=1e-9
         )
-    lines += [f"Sanity check: {check_naive(sizes['check'])}.", ""]
-    print(lines[-2], flush=True)
+    if set(only) & set("ad"):
+        lines += [f"Sanity check: {check_naive(sizes['check'])}.", ""]
+        print(lines[-2], flush=True)
 
-    # (a) all default metrics vs the naive loop
-    lines += [
-        "## (a) all default metrics: `run_game(metrics=None)` vs naive per-round loop",
-        "",
-        "| N | R | T (ours) | ours rr/s | naive reps × T | naive rr/s | speedup | target |",
-        "|---:|---:|---:|---:|---:|---:|---:|---|",
-    ]
-    for n_actions, replicates in CONFIGS:
-        horizon = sizes["ours_all"][(n_actions, replicates)]
-        naive_reps = min(replicates, 2)
-        naive_t = sizes["naive"][n_actions] // naive_reps
-        (sec, nsec), k = best_times(
-            [
-                lambda: ours(n_actions, horizon, replicates, None),  # noqa: B023
-                lambda: naive_game(n_actions, naive_t, naive_reps),  # noqa: B023
-            ]
-        )
-        rate = replicates * horizon / sec
-        nrate = naive_reps * naive_t / nsec
-        target = ""
-        if (n_actions, replicates) == (10, 64):
-            target = "≥ 100×: " + ("met" if rate / nrate >= 100 else "**missed**")
-        row = (
-            f"| {n_actions} | {replicates} | {horizon:,} | {fmt_rate(rate)} | "
-            f"{naive_reps} × {naive_t:,} | {fmt_rate(nrate)} | {rate / nrate:,.1f}× | {target} |"
-        )
-        lines.append(row)
-        print(row, f"(best of {k} interleaved rounds)", flush=True)
+    if "a" in only:  # all default metrics vs the naive loop
+        lines += [
+            "## (a) all default metrics: `run_game(metrics=None)` vs naive per-round loop",
+            "",
+            "| N | R | T (ours) | ours rr/s | naive reps × T | naive rr/s | speedup | target |",
+            "|---:|---:|---:|---:|---:|---:|---:|---|",
+        ]
+        for n_actions, replicates in CONFIGS:
+            horizon = sizes["ours_all"][(n_actions, replicates)]
+            naive_reps = min(replicates, 2)
+            naive_t = sizes["naive"][n_actions] // naive_reps
+            (sec, nsec), k = best_times(
+                [
+                    lambda: ours(n_actions, horizon, replicates, None),  # noqa: B023
+                    lambda: naive_game(n_actions, naive_t, naive_reps),  # noqa: B023
+                ]
+            )
+            rate = replicates * horizon / sec
+            nrate = naive_reps * naive_t / nsec
+            target = ""
+            if (n_actions, replicates) == (10, 64):
+                target = "≥ 100×: " + ("met" if rate / nrate >= 100 else "**missed**")
+            row = (
+                f"| {n_actions} | {replicates} | {horizon:,} | {fmt_rate(rate)} | "
+                f"{naive_reps} × {naive_t:,} | {fmt_rate(nrate)} | {rate / nrate:,.1f}× | "
+                f"{target} |"
+            )
+            lines.append(row)
+            print(row, f"(best of {k} interleaved rounds)", flush=True)
 
-    # (b) regret only vs the fused numba kernel
-    lines += [
-        "",
-        "## (b) regret only: `run_game(metrics={'regret': {}})` vs hand-fused numba kernel",
-        "",
-        "| N | R | T | ours rr/s | fused rr/s (scalar exp) | fused rr/s (SIMD exp) "
-        "| ours time / best fused time | target |",
-        "|---:|---:|---:|---:|---:|---:|---:|---|",
-    ]
-    for n_actions, replicates in CONFIGS:
-        horizon = sizes["ours_regret"][(n_actions, replicates)]
-        spec = {"regret": {}}
-        (sec, fsec, ssec), k = best_times(
-            [
-                lambda: ours(n_actions, horizon, replicates, spec),  # noqa: B023
-                lambda: run_fused(n_actions, horizon, replicates),  # noqa: B023
-                lambda: run_fused(n_actions, horizon, replicates, kernel=fused_simd_chunk),  # noqa: B023
-            ]
-        )
-        rr = replicates * horizon
-        ratio = sec / min(fsec, ssec)
-        row = (
-            f"| {n_actions} | {replicates} | {horizon:,} | {fmt_rate(rr / sec)} | "
-            f"{fmt_rate(rr / fsec)} | {fmt_rate(rr / ssec)} | {ratio:.2f} | "
-            f"≤ 2: {'met' if ratio <= 2 else '**missed**'} |"
-        )
-        lines.append(row)
-        print(row, f"(best of {k} interleaved rounds)", flush=True)
+    if "b" in only:  # regret only vs the fused numba kernel
+        lines += [
+            "",
+            "## (b) regret only: `run_game(metrics={'regret': {}})` vs hand-fused numba kernel",
+            "",
+            "| N | R | T | ours rr/s | fused rr/s (scalar exp) | fused rr/s (SIMD exp) "
+            "| ours time / best fused time | target |",
+            "|---:|---:|---:|---:|---:|---:|---:|---|",
+        ]
+        for n_actions, replicates in CONFIGS:
+            horizon = sizes["ours_regret"][(n_actions, replicates)]
+            spec = {"regret": {}}
+            (sec, fsec, ssec), k = best_times(
+                [
+                    lambda: ours(n_actions, horizon, replicates, spec),  # noqa: B023
+                    lambda: run_fused(n_actions, horizon, replicates),  # noqa: B023
+                    lambda: run_fused(n_actions, horizon, replicates, kernel=fused_simd_chunk),  # noqa: B023
+                ]
+            )
+            rr = replicates * horizon
+            ratio = sec / min(fsec, ssec)
+            row = (
+                f"| {n_actions} | {replicates} | {horizon:,} | {fmt_rate(rr / sec)} | "
+                f"{fmt_rate(rr / fsec)} | {fmt_rate(rr / ssec)} | {ratio:.2f} | "
+                f"≤ 2: {'met' if ratio <= 2 else '**missed**'} |"
+            )
+            lines.append(row)
+            print(row, f"(best of {k} interleaved rounds)", flush=True)
 
-    # (c) memory flat in T
-    lines += [
-        "",
-        "## (c) peak RSS vs horizon (fresh subprocess each; N = 10, R = 1)",
-        "",
-        "| T | metrics | RSS after warm-up (MiB) | peak RSS (MiB) | growth (MiB) | wall (s) |",
-        "|---:|---|---:|---:|---:|---:|",
-    ]
-    for horizon, metrics in sizes["memory"]:
-        res = probe(horizon, 10, 1, metrics)
-        row = (
-            f"| {horizon:,} | {metrics} | {res['base_mib']:.1f} | {res['peak_mib']:.1f} | "
-            f"{res['peak_mib'] - res['base_mib']:.1f} | {res['wall_s']:.1f} |"
-        )
-        lines.append(row)
-        print(row, flush=True)
+    if "d" in only:
+        lines += marginal_costs(quick)
+    if "e" in only:
+        lines += fixed_costs(quick)
+
+    if "c" in only:  # memory flat in T
+        lines += [
+            "",
+            "## (c) peak RSS vs horizon (fresh subprocess each; N = 10, R = 1)",
+            "",
+            "| T | metrics | RSS after warm-up (MiB) | peak RSS (MiB) | growth (MiB) | wall (s) |",
+            "|---:|---|---:|---:|---:|---:|",
+        ]
+        for horizon, metrics in sizes["memory"]:
+            res = probe(horizon, 10, 1, metrics)
+            row = (
+                f"| {horizon:,} | {metrics} | {res['base_mib']:.1f} | {res['peak_mib']:.1f} | "
+                f"{res['peak_mib'] - res['base_mib']:.1f} | {res['wall_s']:.1f} |"
+            )
+            lines.append(row)
+            print(row, flush=True)
 
     lines += [
         "",
@@ -561,6 +728,7 @@ def main(quick: bool) -> str:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes (smoke test)")
+    parser.add_argument("--only", default="abcde", help="sections to run, e.g. 'd,e' (a–e)")
     parser.add_argument(
         "--memory-probe", nargs=4, metavar=("T", "N", "R", "METRICS"), help=argparse.SUPPRESS
     )
@@ -569,7 +737,7 @@ if __name__ == "__main__":
         t, n, r, m = args.memory_probe
         memory_probe(int(t), int(n), int(r), m)
         sys.exit(0)
-    report = main(args.quick)
+    report = main(args.quick, args.only.replace(",", ""))
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(report)
     print(f"\nwritten to {RESULTS}")

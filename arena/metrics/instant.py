@@ -116,6 +116,26 @@ def _add_in_round_order(per_round, sums):
             sums[r] += per_round[r, j]
 
 
+@njit(cache=True, nogil=True)
+def _add_gaps_in_round_order(expected, losses, sums):
+    """Add ``expected[r, j] − min_i losses[r, j, i]`` to ``sums[r]`` one round after the other.
+
+    The same values as ``_add_in_round_order(expected − losses.min(axis=2), sums)`` to the last
+    bit (the minimum is exact and propagates a NaN as numpy's does), in one pass and without
+    the (R, n) temporary: numpy's reduction over a last axis of N = 10 costs several times the
+    loop.
+    """
+    n_rep, n, n_act = losses.shape
+    for r in range(n_rep):
+        for j in range(n):
+            m = losses[r, j, 0]
+            for i in range(1, n_act):
+                x = losses[r, j, i]
+                if x < m or x != x:
+                    m = x
+            sums[r] += expected[r, j] - m
+
+
 def window_regret(probs: np.ndarray, losses: np.ndarray, previous: int) -> float:
     """Average of ``p_s·l_s − min_i l_{s,i}`` over the rounds ``previous < s ≤ T``.
 
@@ -159,7 +179,7 @@ class WindowRegret(ExpertsMetric):
         self._rounds = 0
 
     def advance(self, block: Block, core: Core) -> None:
-        _add_in_round_order(block.expected - block.losses.min(axis=2), self._sum)
+        _add_gaps_in_round_order(block.expected, block.losses, self._sum)
         self._rounds += block.expected.shape[1]
 
     def values(self, core: Core) -> np.ndarray:
@@ -171,6 +191,95 @@ class WindowRegret(ExpertsMetric):
     def reference(self, record: ExpertsRecord, param: float) -> float:
         """The brute-force definition: :func:`window_regret`."""
         return window_regret(record.probs, record.losses, record.previous)
+
+
+@njit(cache=True, nogil=True)
+def _pairwise_block(a, lo, n):
+    """numpy's pairwise summation of ``a[lo:lo+n]`` for ``n ≤ 128``: a plain loop below 8
+    terms, else eight partial sums over the multiples of 8, combined as a tree, then the rest."""
+    if n < 8:
+        res = -0.0
+        for i in range(n):
+            res += a[lo + i]
+        return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    while i < n - n % 8:
+        k = lo + i
+        r0 += a[k]
+        r1 += a[k + 1]
+        r2 += a[k + 2]
+        r3 += a[k + 3]
+        r4 += a[k + 4]
+        r5 += a[k + 5]
+        r6 += a[k + 6]
+        r7 += a[k + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@njit(cache=True, nogil=True)
+def _pairwise_sum(a, n):
+    """``a[:n].sum()`` added exactly as numpy adds a contiguous run (``pairwise_sum`` in numpy's
+    ``loops_utils.h``): blocks of at most 128 terms (:func:`_pairwise_block`), and above that
+    the sum of the two halves, the first rounded down to a multiple of 8, recursively. So a
+    kernel reproduces ``x.sum(axis=-1)`` to the last bit (``0.0 + _pairwise_sum(...)``: numpy's
+    reduction starts from its identity, +0). The recursion runs on an explicit stack: numba's
+    on-disk cache cannot load a self-recursive function."""
+    if n <= 128:
+        return _pairwise_block(a, 0, n)
+    f_lo = np.empty(64, np.int64)
+    f_n = np.empty(64, np.int64)
+    f_stage = np.zeros(64, np.int64)  # 1: waiting for the left half, 2: for the right half
+    f_left = np.empty(64)
+    depth = 0
+    f_lo[0], f_n[0], f_stage[0] = 0, n, 0
+    while True:
+        lo, size = f_lo[depth], f_n[depth]
+        half = size // 2
+        half -= half % 8
+        if f_stage[depth] == 0:  # the left half
+            f_stage[depth] = 1
+            if half > 128:
+                depth += 1
+                f_lo[depth], f_n[depth], f_stage[depth] = lo, half, 0
+                continue
+            f_left[depth] = _pairwise_block(a, lo, half)
+        # the right half
+        if size - half > 128:
+            f_stage[depth] = 2
+            depth += 1
+            f_lo[depth], f_n[depth], f_stage[depth] = lo + half, size - half, 0
+            continue
+        value = f_left[depth] + _pairwise_block(a, lo + half, size - half)
+        # hand the value up until a frame still needs its right half
+        while True:
+            if depth == 0:
+                return value
+            depth -= 1
+            if f_stage[depth] == 1:
+                f_left[depth] = value
+                break
+            value = f_left[depth] + value
+
+
+@njit(cache=True, nogil=True)
+def _add_pseudo_gaps_in_round_order(probs, means, lowest, sums):
+    """Add ``p_{r,j}·μ_{r,j} − lowest[r, j]`` to ``sums[r]`` one round after the other: the
+    values of ``_add_in_round_order((probs * means).sum(axis=2) − lowest, sums)`` to the last
+    bit (the products, then numpy's own summation order), without the (R, n, N) temporary."""
+    n_rep, n, n_act = probs.shape
+    row = np.empty(n_act)
+    for r in range(n_rep):
+        for j in range(n):
+            for i in range(n_act):
+                row[i] = probs[r, j, i] * means[r, j, i]
+            sums[r] += (0.0 + _pairwise_sum(row, n_act)) - lowest[r, j]
 
 
 def window_pseudo_regret(probs: np.ndarray, means: np.ndarray, previous: int) -> float:
@@ -199,7 +308,10 @@ class WindowPseudoRegret(WindowRegret):
 
     def advance(self, block: Block, core: Core) -> None:
         mu = block.means
-        _add_in_round_order((block.probs * mu).sum(axis=2) - mu.min(axis=2), self._sum)
+        # constant means come broadcast with stride 0 over rounds: one round's minimum is them all
+        lowest = mu[:, :1].min(axis=2) if mu.strides[1] == 0 else mu.min(axis=2)
+        lowest = np.broadcast_to(lowest, mu.shape[:2])
+        _add_pseudo_gaps_in_round_order(block.probs, mu, lowest, self._sum)
         self._rounds += mu.shape[1]
 
     def reference(self, record: ExpertsRecord, param: float) -> float:

@@ -398,3 +398,40 @@ def test_hedge_large_eta_is_ftl_and_small_eta_is_uniform(tmp_path):
     # η = 1e-9: p_i ∝ e^{−η L_i} with L ≤ 300 differs from 1/N by ≤ η·300 = 3e-7
     _, small = traced(Hedge(eta=1e-9), Replay(path=path), tmp_path, **kw)
     np.testing.assert_allclose(small["probs"], 1.0 / n_act, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["binary", "uniform", "integer grid", "wide range"])
+def test_fixed_rate_lookup_equals_the_three_passes_bitwise(kind):
+    """A fixed rate with whole-number gaps takes its weights from a table of ``np.exp(−η k)``:
+    the same doubles as the exponents / ``np.exp`` / normalize passes, and the same ``cum``;
+    other losses (uniform) fall back to those passes."""
+    from players.hedge import (
+        FIXED,
+        _hedge_block_exponents,
+        _hedge_play_block,
+        _normalize_rows,
+    )
+
+    rng = np.random.default_rng(len(kind))
+    for _ in range(30):
+        shape = tuple(int(x) for x in rng.integers(1, [5, 40, 25]))
+        lo, scale = 0.0, 1.0
+        if kind == "binary":
+            losses = (rng.random(shape) < 0.5).astype(float)
+        elif kind == "uniform":
+            losses = rng.random(shape)
+        elif kind == "integer grid":
+            losses, lo, scale = rng.integers(-3, 4, shape).astype(float), -3.0, 6.0
+        else:
+            losses = (rng.random(shape) < 0.5) * 1e6
+            scale = 1e6
+        eta = float(rng.choice([0.0, 1e-3, 0.3, 7.0]))
+        start = rng.integers(0, 50, (shape[0], shape[2])).astype(float)
+        want, cum_want = np.empty(shape), start.copy()
+        _hedge_block_exponents(losses, cum_want, 0, FIXED, eta, 1.0, lo, scale, want)
+        np.exp(want, out=want)
+        _normalize_rows(want)
+        got, cum_got = np.empty(shape), start.copy()
+        _hedge_play_block(losses, cum_got, 0, FIXED, eta, 1.0, lo, scale, got)
+        np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64))
+        np.testing.assert_array_equal(cum_got, cum_want)

@@ -84,3 +84,36 @@ def test_leader_metrics_on_a_hand_example_and_their_relations():
                       checkpoints=[40], metrics=["window_leader_regret"]).rows  # fmt: skip
     np.testing.assert_allclose(40 * single.value.to_numpy(), wide.regret.xs(40, level="t"),
                                rtol=0, atol=1e-12)  # fmt: skip
+
+
+@pytest.mark.parametrize("n_act", [1, 2, 7, 8, 9, 10, 16, 17, 100, 128, 129, 300, 1000])
+def test_window_kernels_equal_the_numpy_expressions_they_replace_bitwise(n_act):
+    """The window metrics' one-pass kernels give the sums of the numpy expressions they replaced
+    to the last bit (the minimum is exact; the dot products follow numpy's pairwise summation),
+    on wide-range values, constant means broadcast over rounds, signed zeros and NaN; a numpy
+    that changed its summation order would show here first."""
+    from arena.metrics.instant import (
+        _add_gaps_in_round_order,
+        _add_in_round_order,
+        _add_pseudo_gaps_in_round_order,
+    )
+
+    rng = np.random.default_rng(n_act)
+    shape = (3, 5, n_act)
+    wide = rng.standard_normal(shape) * 10.0 ** rng.integers(-8, 8, shape)
+    probs = rng.random(shape)
+    expected = rng.random(shape[:2])
+    zeros = -np.zeros(shape)
+    nan = wide.copy()
+    nan[1, 2, n_act // 2] = np.nan
+    for losses in (wide, zeros, nan, (wide > 0).astype(float)):
+        want, got = np.zeros(3), np.zeros(3)
+        _add_in_round_order(expected - losses.min(axis=2), want)
+        _add_gaps_in_round_order(expected, losses, got)
+        np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64))
+    for means in (wide, zeros, np.broadcast_to(rng.random(n_act), shape)):
+        lowest = means.min(axis=2)
+        want, got = np.zeros(3), np.zeros(3)
+        _add_in_round_order((probs * means).sum(axis=2) - lowest, want)
+        _add_pseudo_gaps_in_round_order(probs, means, np.broadcast_to(lowest, shape[:2]), got)
+        np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64))
