@@ -104,7 +104,7 @@ def dg_probs(state: np.ndarray, eta: float) -> np.ndarray:
     return w / w.sum(axis=-1, keepdims=True)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _dg_bandit_play_block(losses, uniforms, est, paid, eta, lo, scale, probs):
     """Play a chunk: ``p_t`` from the chip positions, the arena's draw, ``s_t = s_{t−1} + z_t``.
 

@@ -13,7 +13,7 @@ from arena.spec import GameSpec, PlayerTags
 from players._empirical_means import EmpiricalMeansPlayer
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _epsilon(decaying, epsilon, c, d, n_act, t):
     """ε_t: the constant ε, or ``min(1, c K / (d² t))`` (decaying)."""
     if decaying:
@@ -38,7 +38,7 @@ def epsilon_greedy_probs(sums: np.ndarray, counts: np.ndarray, epsilon: float) -
     return p
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _eg_play_block(
     losses, uniforms, sums, counts, rounds_done, decaying, eps, c, d, lo, scale, probs
 ):

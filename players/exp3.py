@@ -35,7 +35,7 @@ def exp3_probs(estimates: np.ndarray, eta: float, gamma: float) -> np.ndarray:
     return (1.0 - gamma) * (w / w.sum(axis=-1, keepdims=True)) + gamma / n_act
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def exp_weights_row(est, eta, out):
     """Write ``q_i = exp(−η (L̂_i − min_j L̂_j)) / Σ_k exp(−η (L̂_k − min_j L̂_j))`` of one
     replicate's estimates ``est`` (K,) into ``out`` (K,): the stable softmax of every
@@ -53,7 +53,7 @@ def exp_weights_row(est, eta, out):
         out[i] = out[i] / total
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _exp3_rate(mode, eta, log_k, n_act, t):
     """η_t: the fixed rate, or ``sqrt(ln K / (K t))`` (anytime)."""
     if mode == ANYTIME:
@@ -61,7 +61,7 @@ def _exp3_rate(mode, eta, log_k, n_act, t):
     return eta
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _exp3_play_block(losses, uniforms, est, rounds_done, mode, eta, gamma, log_k, lo, scale, probs):
     """Play a chunk: per round ``p_t`` from the estimates, the arena's draw, the estimate update.
 

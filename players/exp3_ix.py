@@ -16,7 +16,7 @@ from arena.spec import GameSpec, PlayerTags
 from players.exp3 import ANYTIME, exp3_probs, exp3_rate, exp_weights_row
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ix_rates(mode, eta, gamma, log_k, n_act, t):
     """``(η_t, γ_t)``: fixed, or anytime ``η_t = sqrt(ln K / (K t))``; ``γ_t = η_t / 2`` when
     ``gamma`` is negative (the default, "half the rate")."""
@@ -25,7 +25,7 @@ def _ix_rates(mode, eta, gamma, log_k, n_act, t):
     return e, g
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ix_play_block(losses, uniforms, est, rounds_done, mode, eta, gamma, log_k, lo, scale, probs):
     """Play a chunk of Exp3-IX; reads only the drawn arm's loss, advances ``est`` in place."""
     n_rep, n, n_act = losses.shape

@@ -53,7 +53,7 @@ def exp3pp_probs(estimates: np.ndarray, t: int, c: float) -> np.ndarray:
     return (1.0 - eps.sum(axis=-1, keepdims=True)) * rho + eps
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _exp3pp_round(est, t, c, out):
     """Write ``ρ̃_t`` of one replicate's estimates ``est`` (K,) into ``out`` (see
     :func:`exp3pp_probs`: the same operations in the same order)."""
@@ -79,7 +79,7 @@ def _exp3pp_round(est, t, c, out):
         out[i] = (1.0 - eps_sum) * out[i] + eps[i]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _exp3pp_play_block(losses, uniforms, est, rounds_done, c, lo, scale, probs):
     """Play a chunk of EXP3++: per round ``ρ̃_t``, the arena's draw, ``L̃_t(A_t) += ℓ/ρ̃_t(A_t)``.
 

@@ -18,7 +18,7 @@ BETA, GAUSSIAN = 0, 1
 """Kernel codes of the priors."""
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _thompson_draw(prior, successes, failures, rewards, counts, rng):
     """Draw one posterior sample per arm from ``rng``; return the arm of the largest (the lowest
     index on ties). Beta: ``θ_i ~ Beta(S_i + 1, F_i + 1)``; Gaussian: ``θ_i ~ N(μ̂_i, 1/(k_i + 1))``
@@ -36,7 +36,7 @@ def _thompson_draw(prior, successes, failures, rewards, counts, rng):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _thompson_observe(prior, successes, failures, rewards, counts, arm, reward, rng):
     """Record arm ``arm``'s reward in [0, 1]. Beta: the Bernoulli trick, a success with
     probability ``reward`` (one uniform of ``rng``); Gaussian: the reward itself."""
@@ -49,7 +49,7 @@ def _thompson_observe(prior, successes, failures, rewards, counts, arm, reward, 
             failures[arm] += 1.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _thompson_play_rep(losses, uniforms, prior, successes, failures, rewards, counts, arm, lo,
                        scale, rng, probs):  # fmt: skip
     """Play a chunk of one replicate (its own stream ``rng``); ``arm`` (1,) holds the sampled arm

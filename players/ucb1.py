@@ -34,7 +34,7 @@ def ucb1_arm(sums: np.ndarray, counts: np.ndarray, plays: int) -> np.ndarray:
     return index.argmin(axis=-1)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ucb1_play_block(losses, uniforms, sums, counts, rounds_done, lo, scale, probs):
     """Play a chunk of UCB1 (point masses); reads only the pulled arm's loss.
 
