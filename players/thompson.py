@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
-from numba import njit
+from numba import njit, typed
 
 from arena.bandit.components import BanditPlayer
 from arena.params import OneOf
-from arena.sampling import sample_action
 from arena.spec import GameSpec, PlayerTags
 
 BETA, GAUSSIAN = 0, 1
@@ -19,50 +19,65 @@ BETA, GAUSSIAN = 0, 1
 
 
 @njit(cache=True, nogil=True)
-def _thompson_draw(prior, successes, failures, rewards, counts, rng):
-    """Draw one posterior sample per arm from ``rng``; return the arm of the largest (the lowest
-    index on ties). Beta: ``θ_i ~ Beta(S_i + 1, F_i + 1)``; Gaussian: ``θ_i ~ N(μ̂_i, 1/(k_i + 1))``
-    with ``μ̂_i = (Σ rewards_i)/(k_i + 1)``. Draws K variates, in arm order."""
-    best = 0
-    best_theta = -np.inf
-    for i in range(successes.shape[0]):
-        if prior == BETA:
-            theta = rng.beta(successes[i] + 1.0, failures[i] + 1.0)
-        else:
-            k = counts[i]
-            theta = rng.normal(rewards[i] / (k + 1.0), 1.0 / math.sqrt(k + 1.0))
-        if theta > best_theta:
-            best, best_theta = i, theta
-    return best
-
-
-@njit(cache=True, nogil=True)
-def _thompson_observe(prior, successes, failures, rewards, counts, arm, reward, rng):
-    """Record arm ``arm``'s reward in [0, 1]. Beta: the Bernoulli trick, a success with
-    probability ``reward`` (one uniform of ``rng``); Gaussian: the reward itself."""
-    counts[arm] += 1.0
-    rewards[arm] += reward
+def _posterior_sample(prior, successes, failures, total, pulls, rng):
+    """Draw one arm's posterior sample from ``rng``, given its counts (scalars):
+    ``Beta(S + 1, F + 1)`` by numba's ``Generator.beta`` (numpy's algorithm on numpy's stream,
+    bit for bit the draw of ``rng.beta`` outside the kernel), or ``N(μ̂, 1/(k + 1))`` with
+    ``μ̂ = total/(k + 1)`` and k the pulls."""
     if prior == BETA:
-        if rng.random() < reward:
-            successes[arm] += 1.0
-        else:
-            failures[arm] += 1.0
+        return rng.beta(successes + 1.0, failures + 1.0)
+    return rng.normal(total / (pulls + 1.0), 1.0 / math.sqrt(pulls + 1.0))
 
 
 @njit(cache=True, nogil=True)
-def _thompson_play_rep(losses, uniforms, prior, successes, failures, rewards, counts, arm, lo,
-                       scale, rng, probs):  # fmt: skip
-    """Play a chunk of one replicate (its own stream ``rng``); ``arm`` (1,) holds the sampled arm
-    of the next round; reads only the pulled arm's loss."""
-    n, n_act = losses.shape
-    for j in range(n):
-        for i in range(n_act):
-            probs[j, i] = 0.0
-        probs[j, arm[0]] = 1.0
-        a = sample_action(probs[j], uniforms[j])
-        reward = 1.0 - (losses[j, a] - lo) / scale
-        _thompson_observe(prior, successes, failures, rewards, counts, a, reward, rng)
-        arm[0] = _thompson_draw(prior, successes, failures, rewards, counts, rng)
+def _thompson_play_block(losses, uniforms, prior, successes, failures, rewards, counts, arms, lo,
+                         scale, rngs, probs):  # fmt: skip
+    """Play a chunk of every replicate r from its own stream ``rngs[r]``; ``arms`` (R,) holds the
+    sampled arm of each replicate's next round; reads only the pulled arm's loss.
+
+    A round commits the point mass on the sampled arm (the arena's draw from a point mass is its
+    arm), records the reward (Beta: the Bernoulli trick, a success with probability ``reward``,
+    one uniform of the stream; Gaussian: the reward itself), then draws K posterior samples in arm
+    order (:func:`_posterior_sample`) and keeps the arm of the largest (the lowest index on ties).
+    Everything is indexed in place: row views passed to helper functions cost reference-count
+    updates that, per round, add up to a third of the K Beta draws.
+
+    ``rngs`` is a typed list of the replicates' generators, built once per game: numba unboxes a
+    ``Generator`` argument through ctypes at every call (tens of microseconds), so a call per
+    replicate and chunk would cost more than its rounds."""
+    n_rep, n, n_act = losses.shape
+    for r in range(n_rep):
+        rng = rngs[r]
+        arm = arms[r]
+        for j in range(n):
+            for i in range(n_act):
+                probs[r, j, i] = 0.0
+            probs[r, j, arm] = 1.0
+            reward = 1.0 - (losses[r, j, arm] - lo) / scale
+            counts[r, arm] += 1.0
+            rewards[r, arm] += reward
+            if prior == BETA:
+                if rng.random() < reward:
+                    successes[r, arm] += 1.0
+                else:
+                    failures[r, arm] += 1.0
+            best = 0
+            best_theta = -np.inf
+            for i in range(n_act):
+                theta = _posterior_sample(
+                    prior, successes[r, i], failures[r, i], rewards[r, i], counts[r, i], rng
+                )
+                if theta > best_theta:
+                    best, best_theta = i, theta
+            arm = best
+        arms[r] = arm
+
+
+def _kernel_streams(rngs: Sequence[np.random.Generator]):
+    """The generators as the kernel takes them: a numba typed list (a plain list without JIT)."""
+    if not rngs or os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"):
+        return list(rngs)
+    return typed.List(rngs)
 
 
 class Thompson(BanditPlayer):
@@ -127,7 +142,13 @@ class Thompson(BanditPlayer):
         self._successes, self._failures = np.zeros(shape), np.zeros(shape)
         self._rewards, self._counts = np.zeros(shape), np.zeros(shape)
         self._rngs = list(rngs)
+        self._streams = None  # the kernel's typed list of the generators, built at first use
         self._arm = np.array([self._sample(r) for r in range(spec.n_replicates)], dtype=np.int64)
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state["_streams"] = None  # rebuilt from _rngs at the next play_block
+        return state
 
     def _sample(self, r: int) -> int:
         """Draw replicate r's posterior sample (K variates from its stream); return its best arm."""
@@ -163,24 +184,22 @@ class Thompson(BanditPlayer):
 
     def play_block(self, losses: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
         probs = np.empty_like(losses)
-        arm = np.empty(1, dtype=np.int64)
-        for r, rng in enumerate(self._rngs):
-            arm[0] = self._arm[r]
-            _thompson_play_rep(
-                losses[r],
-                uniforms[r],
-                self._code,
-                self._successes[r],
-                self._failures[r],
-                self._rewards[r],
-                self._counts[r],
-                arm,
-                self._lo,
-                self._scale,
-                rng,
-                probs[r],
-            )
-            self._arm[r] = arm[0]
+        if self._streams is None:
+            self._streams = _kernel_streams(self._rngs)
+        _thompson_play_block(
+            losses,
+            uniforms,
+            self._code,
+            self._successes,
+            self._failures,
+            self._rewards,
+            self._counts,
+            self._arm,
+            self._lo,
+            self._scale,
+            self._streams,
+            probs,
+        )
         return probs
 
     @classmethod
