@@ -351,9 +351,46 @@ def blas_threads(limit: int | None = None) -> Any:
     """
     import contextlib
 
-    from threadpoolctl import threadpool_limits
-
     cap = blas_thread_limit() if limit is None else int(limit)
     if cap is None:
         return contextlib.nullcontext()
-    return threadpool_limits(limits=cap, user_api="blas")
+    return _blas_controller().limit(limits=cap, user_api="blas")
+
+
+_CONTROLLER: list = [None, -1]
+"""The threadpoolctl controller :func:`blas_threads` reuses and the count of loaded shared objects
+it was built with."""
+
+
+def _loaded_objects() -> int:
+    """The number of shared objects loaded in the process (``dl_iterate_phdr``), or -1 where it
+    cannot be counted (then :func:`_blas_controller` rebuilds its controller every time)."""
+    import ctypes
+
+    try:
+        iterate = ctypes.CDLL(None).dl_iterate_phdr
+    except (AttributeError, OSError):
+        return -1
+    count = [0]
+    callback_type = ctypes.CFUNCTYPE(
+        ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p
+    )
+
+    def one(info, size, data):
+        count[0] += 1
+        return 0
+
+    iterate(callback_type(one), None)
+    return count[0]
+
+
+def _blas_controller() -> Any:
+    """A threadpoolctl controller of the loaded BLAS libraries, built again only when a shared
+    object was loaded since: building one scans every library (about 5 ms, three times a game),
+    counting them takes tens of microseconds."""
+    from threadpoolctl import ThreadpoolController
+
+    loaded = _loaded_objects()
+    if _CONTROLLER[0] is None or loaded < 0 or loaded != _CONTROLLER[1]:
+        _CONTROLLER[0], _CONTROLLER[1] = ThreadpoolController(), loaded
+    return _CONTROLLER[0]
