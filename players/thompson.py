@@ -19,13 +19,58 @@ BETA, GAUSSIAN = 0, 1
 
 
 @njit(cache=True, nogil=True)
+def _gamma_constants(shape):
+    """The constants ``b = a − 1/3`` and ``c = 1/sqrt(9 b)`` of Marsaglia & Tsang's method for
+    ``Gamma(a)``, as numpy computes them (``a ≥ 1``)."""
+    b = shape - 1.0 / 3.0
+    return b, 1.0 / np.sqrt(9 * b)
+
+
+@njit(cache=True, nogil=True)
+def _standard_gamma(rng, shape, b, c):
+    """``Gamma(shape)`` for ``shape ≥ 1`` from ``rng``, numpy's ``random_standard_gamma`` step for
+    step (an exponential at shape 1; else Marsaglia & Tsang 2000, with numpy's squeeze and the
+    same operations), given the constants of :func:`_gamma_constants`: its draws and the stream
+    it leaves are numpy's, bit for bit, and a kernel that keeps the constants per arm saves a
+    square root and a division per variate."""
+    if shape == 1.0:
+        return rng.standard_exponential()
+    while True:
+        while True:
+            x = rng.standard_normal()
+            v = 1.0 + c * x
+            if v > 0.0:
+                break
+        v = v * v * v
+        u = rng.random()
+        if u < 1.0 - 0.0331 * (x * x) * (x * x):
+            return b * v
+        if np.log(u) < 0.5 * x * x + b * (1.0 - v + np.log(v)):
+            return b * v
+
+
+@njit(cache=True, nogil=True)
+def _beta(rng, a, b, a_b, a_c, b_b, b_c):
+    """``Beta(a, b)`` for ``a, b ≥ 1`` as numpy's ``Generator.beta`` draws it: Jöhnk's method when
+    ``a, b ≤ 1`` (numba's ``Generator.beta``, numpy's algorithm), else ``G_a/(G_a + G_b)`` with
+    two :func:`_standard_gamma` variates, given their constants ``(a_b, a_c)``, ``(b_b, b_c)``."""
+    if a <= 1.0 and b <= 1.0:
+        return rng.beta(a, b)
+    ga = _standard_gamma(rng, a, a_b, a_c)
+    gb = _standard_gamma(rng, b, b_b, b_c)
+    return ga / (ga + gb)
+
+
+@njit(cache=True, nogil=True)
 def _posterior_sample(prior, successes, failures, total, pulls, rng):
-    """Draw one arm's posterior sample from ``rng``, given its counts (scalars):
-    ``Beta(S + 1, F + 1)`` by numba's ``Generator.beta`` (numpy's algorithm on numpy's stream,
-    bit for bit the draw of ``rng.beta`` outside the kernel), or ``N(μ̂, 1/(k + 1))`` with
-    ``μ̂ = total/(k + 1)`` and k the pulls."""
+    """Draw one arm's posterior sample from ``rng``, given its counts (scalars): ``Beta(S + 1,
+    F + 1)`` (:func:`_beta`, the kernel's sampler: bit for bit numpy's ``rng.beta``), or
+    ``N(μ̂, 1/(k + 1))`` with ``μ̂ = total/(k + 1)`` and k the pulls."""
     if prior == BETA:
-        return rng.beta(successes + 1.0, failures + 1.0)
+        a, b = successes + 1.0, failures + 1.0
+        a_b, a_c = _gamma_constants(a)
+        b_b, b_c = _gamma_constants(b)
+        return _beta(rng, a, b, a_b, a_c, b_b, b_c)
     return rng.normal(total / (pulls + 1.0), 1.0 / math.sqrt(pulls + 1.0))
 
 
@@ -38,17 +83,23 @@ def _thompson_play_block(losses, uniforms, prior, successes, failures, rewards, 
     A round commits the point mass on the sampled arm (the arena's draw from a point mass is its
     arm), records the reward (Beta: the Bernoulli trick, a success with probability ``reward``,
     one uniform of the stream; Gaussian: the reward itself), then draws K posterior samples in arm
-    order (:func:`_posterior_sample`) and keeps the arm of the largest (the lowest index on ties).
-    Everything is indexed in place: row views passed to helper functions cost reference-count
-    updates that, per round, add up to a third of the K Beta draws.
+    order and keeps the arm of the largest (the lowest index on ties). The Beta draws are
+    :func:`_beta`'s with each arm's Gamma constants kept (only the pulled arm's change); the
+    Gaussian ones :func:`_posterior_sample`'s. Everything is indexed in place: row views passed
+    to helper functions cost reference-count updates that add up to a third of the K Beta draws.
 
     ``rngs`` is a typed list of the replicates' generators, built once per game: numba unboxes a
     ``Generator`` argument through ctypes at every call (tens of microseconds), so a call per
     replicate and chunk would cost more than its rounds."""
     n_rep, n, n_act = losses.shape
+    s_b, s_c = np.empty(n_act), np.empty(n_act)  # Gamma constants of S_i + 1 and F_i + 1
+    f_b, f_c = np.empty(n_act), np.empty(n_act)
     for r in range(n_rep):
         rng = rngs[r]
         arm = arms[r]
+        for i in range(n_act):
+            s_b[i], s_c[i] = _gamma_constants(successes[r, i] + 1.0)
+            f_b[i], f_c[i] = _gamma_constants(failures[r, i] + 1.0)
         for j in range(n):
             for i in range(n_act):
                 probs[r, j, i] = 0.0
@@ -56,19 +107,25 @@ def _thompson_play_block(losses, uniforms, prior, successes, failures, rewards, 
             reward = 1.0 - (losses[r, j, arm] - lo) / scale
             counts[r, arm] += 1.0
             rewards[r, arm] += reward
+            best = 0
+            best_theta = -np.inf
             if prior == BETA:
                 if rng.random() < reward:
                     successes[r, arm] += 1.0
+                    s_b[arm], s_c[arm] = _gamma_constants(successes[r, arm] + 1.0)
                 else:
                     failures[r, arm] += 1.0
-            best = 0
-            best_theta = -np.inf
-            for i in range(n_act):
-                theta = _posterior_sample(
-                    prior, successes[r, i], failures[r, i], rewards[r, i], counts[r, i], rng
-                )
-                if theta > best_theta:
-                    best, best_theta = i, theta
+                    f_b[arm], f_c[arm] = _gamma_constants(failures[r, arm] + 1.0)
+                for i in range(n_act):
+                    theta = _beta(rng, successes[r, i] + 1.0, failures[r, i] + 1.0, s_b[i],
+                                  s_c[i], f_b[i], f_c[i])  # fmt: skip
+                    if theta > best_theta:
+                        best, best_theta = i, theta
+            else:
+                for i in range(n_act):
+                    theta = _posterior_sample(prior, 0.0, 0.0, rewards[r, i], counts[r, i], rng)
+                    if theta > best_theta:
+                        best, best_theta = i, theta
             arm = best
         arms[r] = arm
 
