@@ -8,6 +8,7 @@ signature, so a component round-trips through ``eval(repr(c))`` and through cano
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import math
@@ -172,6 +173,19 @@ def declared_footprint(component: Any, spec: Any) -> Footprint:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
+def _init_param_names(init: Any) -> tuple[str, ...]:
+    """The hyperparameter names of an ``__init__``, cached per function: ``inspect.signature``
+    costs up to a millisecond (an ``__init__`` inherited from ``object`` is parsed from its text
+    signature), and a game asks for its components' names about sixteen times."""
+    sig = inspect.signature(init)
+    return tuple(
+        p.name
+        for p in sig.parameters.values()
+        if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    )
+
+
 class Component:
     """Base of players, adversaries and metrics: parameters only in ``__init__``.
 
@@ -220,12 +234,7 @@ class Component:
     @classmethod
     def param_names(cls) -> list[str]:
         """Return the hyperparameter names, in ``__init__`` signature order."""
-        sig = inspect.signature(cls.__init__)
-        return [
-            p.name
-            for p in sig.parameters.values()
-            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-        ]
+        return list(_init_param_names(cls.__init__))
 
     @classmethod
     def param_defaults(cls) -> dict[str, Any]:
