@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
-from numba import njit, typed
+from numba import njit
 
 from arena.bandit.components import BanditPlayer
+from arena.bandit.streams import generator_handles, jit_disabled, stream
 from arena.params import OneOf
 from arena.spec import GameSpec, PlayerTags
 
@@ -76,7 +76,7 @@ def _posterior_sample(prior, successes, failures, total, pulls, rng):
 
 @njit(cache=True, nogil=True)
 def _thompson_play_block(losses, uniforms, prior, successes, failures, rewards, counts, arms, lo,
-                         scale, rngs, probs):  # fmt: skip
+                         scale, handles, rngs, probs):  # fmt: skip
     """Play a chunk of every replicate r from its own stream ``rngs[r]``; ``arms`` (R,) holds the
     sampled arm of each replicate's next round; reads only the pulled arm's loss.
 
@@ -88,14 +88,15 @@ def _thompson_play_block(losses, uniforms, prior, successes, failures, rewards, 
     Gaussian ones :func:`_posterior_sample`'s. Everything is indexed in place: row views passed
     to helper functions cost reference-count updates that add up to a third of the K Beta draws.
 
-    ``rngs`` is a typed list of the replicates' generators, built once per game: numba unboxes a
-    ``Generator`` argument through ctypes at every call (tens of microseconds), so a call per
-    replicate and chunk would cost more than its rounds."""
+    Replicate r draws from its own generator, :func:`arena.bandit.streams.stream` of ``handles``
+    (``rngs``, the generators themselves, without JIT): one call for the whole chunk, where a
+    ``Generator`` argument per replicate would cost numba's ctypes unboxing, tens of microseconds,
+    R times a chunk."""
     n_rep, n, n_act = losses.shape
     s_b, s_c = np.empty(n_act), np.empty(n_act)  # Gamma constants of S_i + 1 and F_i + 1
     f_b, f_c = np.empty(n_act), np.empty(n_act)
     for r in range(n_rep):
-        rng = rngs[r]
+        rng = stream(handles, rngs, r)
         arm = arms[r]
         for i in range(n_act):
             s_b[i], s_c[i] = _gamma_constants(successes[r, i] + 1.0)
@@ -128,13 +129,6 @@ def _thompson_play_block(losses, uniforms, prior, successes, failures, rewards, 
                         best, best_theta = i, theta
             arm = best
         arms[r] = arm
-
-
-def _kernel_streams(rngs: Sequence[np.random.Generator]):
-    """The generators as the kernel takes them: a numba typed list (a plain list without JIT)."""
-    if not rngs or os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"):
-        return list(rngs)
-    return typed.List(rngs)
 
 
 class Thompson(BanditPlayer):
@@ -199,12 +193,12 @@ class Thompson(BanditPlayer):
         self._successes, self._failures = np.zeros(shape), np.zeros(shape)
         self._rewards, self._counts = np.zeros(shape), np.zeros(shape)
         self._rngs = list(rngs)
-        self._streams = None  # the kernel's typed list of the generators, built at first use
+        self._handles = None  # the generators' interface for the kernel, read at first use
         self._arm = np.array([self._sample(r) for r in range(spec.n_replicates)], dtype=np.int64)
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
-        state["_streams"] = None  # rebuilt from _rngs at the next play_block
+        state["_handles"] = None  # pointers into this process's generators: read them again
         return state
 
     def _sample(self, r: int) -> int:
@@ -241,8 +235,8 @@ class Thompson(BanditPlayer):
 
     def play_block(self, losses: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
         probs = np.empty_like(losses)
-        if self._streams is None:
-            self._streams = _kernel_streams(self._rngs)
+        if self._handles is None:
+            self._handles = generator_handles(self._rngs)
         _thompson_play_block(
             losses,
             uniforms,
@@ -254,7 +248,8 @@ class Thompson(BanditPlayer):
             self._arm,
             self._lo,
             self._scale,
-            self._streams,
+            self._handles,
+            self._rngs if jit_disabled() else None,
             probs,
         )
         return probs
