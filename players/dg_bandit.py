@@ -14,7 +14,7 @@ from arena.errors import ConfigError
 from arena.params import POSITIVE, Interval, IsNone, OneOf
 from arena.sampling import sample_action
 from arena.spec import GameSpec, PlayerTags
-from players.exp3 import exp_weights_row
+from players.exp3 import exp_weights_after_update, exp_weights_normalize, exp_weights_refresh
 
 SQRT_E = math.sqrt(math.e)
 
@@ -104,7 +104,7 @@ def dg_probs(state: np.ndarray, eta: float) -> np.ndarray:
     return w / w.sum(axis=-1, keepdims=True)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _dg_bandit_play_block(losses, uniforms, est, paid, eta, lo, scale, probs):
     """Play a chunk: ``p_t`` from the chip positions, the arena's draw, ``s_t = s_{t−1} + z_t``.
 
@@ -112,14 +112,20 @@ def _dg_bandit_play_block(losses, uniforms, est, paid, eta, lo, scale, probs):
     drawn arm's ``est`` gains ``ℓ/p_{t,i_t}`` and ``paid`` gains ``ℓ``. Reads only
     ``losses[r, j, i_t]``; ``est`` (R, K) and ``paid`` (R,) advance in place.
     """
-    n_rep, n, _ = losses.shape
+    n_rep, n, n_act = losses.shape
+    w = np.empty(n_act)
     for r in range(n_rep):
+        m = exp_weights_refresh(est, r, eta, w)
         for j in range(n):
-            exp_weights_row(est[r], eta, probs[r, j])
+            if m == np.inf:
+                m = exp_weights_refresh(est, r, eta, w)
+            exp_weights_normalize(w, probs, r, j)
             a = sample_action(probs[r, j], uniforms[r, j])
             unit = (losses[r, j, a] - lo) / scale
             est[r, a] += unit / probs[r, j, a]
             paid[r] += unit
+            # one exponential a round: only the drawn arm's weight moves (exp3's kernel)
+            m = exp_weights_after_update(est, r, a, eta, w, m)
 
 
 class DriftingGameBandit(BanditPlayer):

@@ -13,7 +13,7 @@ from arena.spec import GameSpec, PlayerTags
 from players._empirical_means import EmpiricalMeansPlayer
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _epsilon(decaying, epsilon, c, d, n_act, t):
     """ε_t: the constant ε, or ``min(1, c K / (d² t))`` (decaying)."""
     if decaying:
@@ -38,28 +38,34 @@ def epsilon_greedy_probs(sums: np.ndarray, counts: np.ndarray, epsilon: float) -
     return p
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _eg_play_block(
     losses, uniforms, sums, counts, rounds_done, decaying, eps, c, d, lo, scale, probs
 ):
-    """Play a chunk of ε-greedy; reads only the drawn arm's loss."""
+    """Play a chunk of ε-greedy; reads only the drawn arm's loss.
+
+    Each replicate caches its arms' means (−inf for an arm not yet pulled), recomputed for the
+    drawn arm only: a round costs one division, not K."""
     n_rep, n, n_act = losses.shape
+    mean = np.empty(n_act)
     for r in range(n_rep):
+        for i in range(n_act):
+            k = counts[r, i]
+            mean[i] = -np.inf if k == 0.0 else sums[r, i] / k
         for j in range(n):
             e = _epsilon(decaying, eps, c, d, n_act, rounds_done + j + 1)
             best = 0
             best_mean = np.inf
             for i in range(n_act):
-                k = counts[r, i]
-                m = -np.inf if k == 0.0 else sums[r, i] / k
-                if m < best_mean:
-                    best, best_mean = i, m
+                if mean[i] < best_mean:
+                    best, best_mean = i, mean[i]
             for i in range(n_act):
                 probs[r, j, i] = e / n_act
             probs[r, j, best] += 1.0 - e
             a = sample_action(probs[r, j], uniforms[r, j])
             sums[r, a] += (losses[r, j, a] - lo) / scale
             counts[r, a] += 1.0
+            mean[a] = sums[r, a] / counts[r, a]
 
 
 class EpsilonGreedy(EmpiricalMeansPlayer):

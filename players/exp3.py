@@ -35,7 +35,7 @@ def exp3_probs(estimates: np.ndarray, eta: float, gamma: float) -> np.ndarray:
     return (1.0 - gamma) * (w / w.sum(axis=-1, keepdims=True)) + gamma / n_act
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def exp_weights_row(est, eta, out):
     """Write ``q_i = exp(−η (L̂_i − min_j L̂_j)) / Σ_k exp(−η (L̂_k − min_j L̂_j))`` of one
     replicate's estimates ``est`` (K,) into ``out`` (K,): the stable softmax of every
@@ -53,7 +53,46 @@ def exp_weights_row(est, eta, out):
         out[i] = out[i] / total
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
+def exp_weights_refresh(est, r, eta, w):
+    """Fill ``w[i] = exp(−η (L̂_{r,i} − m))`` from row r of the estimates ``est`` (R, K), with
+    ``m = min_i L̂_{r,i}``, and return m: the unnormalized weights of :func:`exp_weights_row`, the
+    same operations, kept between rounds by the kernels whose rate is fixed."""
+    n_act = est.shape[1]
+    m = np.inf
+    for i in range(n_act):
+        m = est[r, i] if est[r, i] < m else m
+    for i in range(n_act):
+        w[i] = math.exp(-eta * (est[r, i] - m))
+    return m
+
+
+@njit(cache=True, nogil=True)
+def exp_weights_normalize(w, probs, r, j):
+    """Write ``w / Σ w`` (summed in arm order) into ``probs[r, j]``: with the weights of
+    :func:`exp_weights_refresh`, bit for bit what :func:`exp_weights_row` writes."""
+    total = 0.0
+    for i in range(w.shape[0]):
+        total += w[i]
+    for i in range(w.shape[0]):
+        probs[r, j, i] = w[i] / total
+
+
+@njit(cache=True, nogil=True)
+def exp_weights_after_update(est, r, a, eta, w, m):
+    """Keep ``w`` the weights of row r after ``L̂_{r,a}`` changed, at the cost of one exponential:
+    only ``w[a]`` moves unless the minimum did (then every weight does: +inf is returned, and the
+    caller refreshes them all). Return the minimum the weights are relative to."""
+    m_new = np.inf
+    for i in range(est.shape[1]):
+        m_new = est[r, i] if est[r, i] < m_new else m_new
+    if m_new != m:
+        return np.inf
+    w[a] = math.exp(-eta * (est[r, a] - m))
+    return m
+
+
+@njit(cache=True, nogil=True)
 def _exp3_rate(mode, eta, log_k, n_act, t):
     """η_t: the fixed rate, or ``sqrt(ln K / (K t))`` (anytime)."""
     if mode == ANYTIME:
@@ -61,21 +100,29 @@ def _exp3_rate(mode, eta, log_k, n_act, t):
     return eta
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _exp3_play_block(losses, uniforms, est, rounds_done, mode, eta, gamma, log_k, lo, scale, probs):
     """Play a chunk: per round ``p_t`` from the estimates, the arena's draw, the estimate update.
 
     Reads only ``losses[r, j, I]`` of the drawn arm ``I``; ``est`` (R, K) advances in place.
+    With a fixed rate only the drawn arm's weight changes (unless the minimum estimate moves), so
+    a round costs one exponential instead of K, and ``p_t`` is bit for bit the same.
     """
     n_rep, n, n_act = losses.shape
+    w = np.empty(n_act)
     for r in range(n_rep):
+        m = np.inf  # the weights w are stale
         for j in range(n):
             e = _exp3_rate(mode, eta, log_k, n_act, rounds_done + j + 1)
-            exp_weights_row(est[r], e, probs[r, j])
+            if mode == ANYTIME or m == np.inf:
+                m = exp_weights_refresh(est, r, e, w)
+            exp_weights_normalize(w, probs, r, j)
             for i in range(n_act):
                 probs[r, j, i] = (1.0 - gamma) * probs[r, j, i] + gamma / n_act
             a = sample_action(probs[r, j], uniforms[r, j])
             est[r, a] += ((losses[r, j, a] - lo) / scale) / probs[r, j, a]
+            if mode != ANYTIME:
+                m = exp_weights_after_update(est, r, a, e, w, m)
 
 
 def exp3_rate(player: BanditPlayer, spec: GameSpec) -> tuple[int, float]:

@@ -13,10 +13,17 @@ from arena.bandit.components import BanditPlayer
 from arena.params import Interval, IsNone, OneOf
 from arena.sampling import sample_action
 from arena.spec import GameSpec, PlayerTags
-from players.exp3 import ANYTIME, exp3_probs, exp3_rate, exp_weights_row
+from players.exp3 import (
+    ANYTIME,
+    exp3_probs,
+    exp3_rate,
+    exp_weights_after_update,
+    exp_weights_normalize,
+    exp_weights_refresh,
+)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ix_rates(mode, eta, gamma, log_k, n_act, t):
     """``(η_t, γ_t)``: fixed, or anytime ``η_t = sqrt(ln K / (K t))``; ``γ_t = η_t / 2`` when
     ``gamma`` is negative (the default, "half the rate")."""
@@ -25,16 +32,22 @@ def _ix_rates(mode, eta, gamma, log_k, n_act, t):
     return e, g
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ix_play_block(losses, uniforms, est, rounds_done, mode, eta, gamma, log_k, lo, scale, probs):
     """Play a chunk of Exp3-IX; reads only the drawn arm's loss, advances ``est`` in place."""
     n_rep, n, n_act = losses.shape
+    w = np.empty(n_act)
     for r in range(n_rep):
+        m = np.inf  # the weights w are stale
         for j in range(n):
             e, g = _ix_rates(mode, eta, gamma, log_k, n_act, rounds_done + j + 1)
-            exp_weights_row(est[r], e, probs[r, j])
+            if mode == ANYTIME or m == np.inf:
+                m = exp_weights_refresh(est, r, e, w)
+            exp_weights_normalize(w, probs, r, j)
             a = sample_action(probs[r, j], uniforms[r, j])
             est[r, a] += ((losses[r, j, a] - lo) / scale) / (probs[r, j, a] + g)
+            if mode != ANYTIME:  # one exponential a round (exp3's kernel)
+                m = exp_weights_after_update(est, r, a, e, w, m)
 
 
 class Exp3IX(BanditPlayer):

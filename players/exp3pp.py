@@ -53,10 +53,10 @@ def exp3pp_probs(estimates: np.ndarray, t: int, c: float) -> np.ndarray:
     return (1.0 - eps.sum(axis=-1, keepdims=True)) * rho + eps
 
 
-@njit(cache=True)
-def _exp3pp_round(est, t, c, out):
+@njit(cache=True, nogil=True)
+def _exp3pp_round(est, t, c, out, eps):
     """Write ``ρ̃_t`` of one replicate's estimates ``est`` (K,) into ``out`` (see
-    :func:`exp3pp_probs`: the same operations in the same order)."""
+    :func:`exp3pp_probs`: the same operations in the same order); ``eps`` (K,) is scratch."""
     n_act = est.shape[0]
     beta = 0.5 * math.sqrt(math.log(n_act) / (t * n_act))
     floor = min(0.5 / n_act, beta)
@@ -65,7 +65,6 @@ def _exp3pp_round(est, t, c, out):
     for i in range(n_act):
         m = est[i] if est[i] < m else m
     eps_sum = 0.0
-    eps = np.empty(n_act)
     for i in range(n_act):
         gap = min(1.0, (est[i] - m) / t)
         x = t * gap * gap
@@ -79,16 +78,17 @@ def _exp3pp_round(est, t, c, out):
         out[i] = (1.0 - eps_sum) * out[i] + eps[i]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _exp3pp_play_block(losses, uniforms, est, rounds_done, c, lo, scale, probs):
     """Play a chunk of EXP3++: per round ``ρ̃_t``, the arena's draw, ``L̃_t(A_t) += ℓ/ρ̃_t(A_t)``.
 
     Reads only ``losses[r, j, A_t]``; ``est`` (R, K) advances in place.
     """
-    n_rep, n, _ = losses.shape
+    n_rep, n, n_act = losses.shape
+    eps = np.empty(n_act)  # scratch: one allocation a chunk, not a round
     for r in range(n_rep):
         for j in range(n):
-            _exp3pp_round(est[r], rounds_done + j + 1, c, probs[r, j])
+            _exp3pp_round(est[r], rounds_done + j + 1, c, probs[r, j], eps)
             a = sample_action(probs[r, j], uniforms[r, j])
             est[r, a] += ((losses[r, j, a] - lo) / scale) / probs[r, j, a]
 

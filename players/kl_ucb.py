@@ -9,7 +9,6 @@ import numpy as np
 from numba import njit
 
 from arena.params import Interval
-from arena.sampling import sample_action
 from arena.spec import GameSpec, PlayerTags
 from players._empirical_means import EmpiricalMeansPlayer
 
@@ -20,7 +19,7 @@ WALK = 64
 """At most this many floats are stepped over after Newton to settle the index's last bit."""
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def bernoulli_kl(p, q):
     """Return ``kl(p, q) = p ln(p/q) + (1 − p) ln((1 − p)/(1 − q))``, with ``0 ln 0 = 0``.
 
@@ -37,7 +36,7 @@ def bernoulli_kl(p, q):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def kl_upper(mean, delta):
     """Return ``max{q ∈ [mean, 1) : kl(mean, q) ≤ delta}``, as a bisection on q to the last bit
     finds it: the largest float q < 1 with ``kl(mean, q) ≤ delta`` (where kl is evaluated
@@ -104,7 +103,7 @@ def kl_ucb_exploration(plays: int, c: float) -> float:
     return _exploration(plays, c)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _exploration(plays, c):
     n = max(plays, 1)
     out = math.log(n)
@@ -135,29 +134,128 @@ def kl_ucb_arm(sums: np.ndarray, counts: np.ndarray, plays: int, c: float) -> np
     return out
 
 
-@njit(cache=True)
+SLACK = 1e-8
+"""Margin of the index bounds that spare the exact solves: :func:`kl_upper` is within 1e-12 of the
+true root, so a bound widened by ``SLACK`` holds for the computed index too, and an arm whose upper
+bound is ``SLACK`` below another's computed index has a strictly larger loss index ``1 − U``."""
+
+
+@njit(cache=True, nogil=True)
+def _tangent_slope(mean, q):
+    """An upper bound on ``dU/dδ`` at the index ``q`` of ``mean``: ``1/kl'(q − SLACK)``, +inf when
+    ``q − SLACK ≤ mean`` (``kl' = (q − mean)/(q(1 − q))`` is increasing, and the exact root lies
+    above ``q − SLACK``), widened by 1e-9 relative for rounding."""
+    qm = q - SLACK
+    if qm <= mean:
+        return np.inf
+    return qm * (1.0 - qm) / (qm - mean) * (1.0 + 1e-9)
+
+
+@njit(cache=True, nogil=True)
 def _kl_ucb_play_block(losses, uniforms, sums, counts, rounds_done, c, lo, scale, probs):
-    """Play a chunk of KL-UCB (point masses); reads only the pulled arm's loss."""
+    """Play a chunk of KL-UCB (point masses); reads only the pulled arm's loss.
+
+    Every arm's index moves each round (δ_i = f(n)/n_i, f increasing), but the winner is settled
+    by about one exact solve a round, from bounds kept per arm. For a fixed mean p the index
+    ``U(p, δ)`` is increasing and concave in δ (the inverse of the convex, increasing
+    ``q ↦ kl(p, q)``) with ``U(p, 0) = p``, and increasing in p. An arm last solved at
+    ``(p₀, δ₀)`` with index ``q₀`` and now at ``(p, δ)`` therefore has
+
+    * ``U(p, δ) ≥ U(p₀, δ) ≥ q₀`` (δ ≥ δ₀) or the chord ``p₀ + (q₀ − p₀) δ/δ₀`` (δ < δ₀) when
+      ``p ≥ p₀``, and ``U ≥ p`` always;
+    * ``U(p, δ) ≤ U(p₀, δ) ≤ q₀`` (δ ≤ δ₀) or ``q₀ + (δ − δ₀)/kl'(q₀)`` (the tangent, δ > δ₀)
+      when ``p ≤ p₀``, else ``U ≤ p + sqrt(δ/2)`` (Pinsker); and ``U ≤ 1``.
+
+    The bounds are widened by ``SLACK`` (the solve is within 1e-12 of the root). If the arm of
+    the largest upper bound has its lower bound above every other upper bound, it is the winner
+    unsolved; otherwise arms are solved exactly (:func:`kl_upper`, the same call with the same
+    arguments as the readable :func:`kl_ucb_arm`) in decreasing order of their upper bounds until
+    the next one lies ``SLACK`` below the best index solved. Either way the pulled arm is the
+    argmin of ``1 − U`` that solving all K indices gives, ties to the lowest index included.
+    """
     n_rep, n, n_act = losses.shape
+    mean = np.empty(n_act)  # the reward means 1 − S_i/n_i of the played arms
+    ref_mean = np.empty(n_act)  # each arm's last solve: at (ref_mean, ref_delta), index ref_u
+    ref_delta = np.empty(n_act)
+    ref_u = np.empty(n_act)
+    ref_slope = np.empty(n_act)  # an upper bound on dU/dδ there (+inf: none)
+    solved = np.empty(n_act, dtype=np.bool_)
+    low = np.empty(n_act)
+    high = np.empty(n_act)
+    delta = np.empty(n_act)
     for r in range(n_rep):
+        unplayed = 0
+        for i in range(n_act):
+            solved[i] = False
+            if counts[r, i] == 0.0:
+                unplayed += 1
+            else:
+                mean[i] = 1.0 - sums[r, i] / counts[r, i]
         for j in range(n):
             explore = _exploration(rounds_done + j, c)
             best = 0
-            best_index = np.inf
-            for i in range(n_act):
-                k = counts[r, i]
-                if k == 0.0:
-                    index = -np.inf
+            if unplayed > 0:
+                while counts[r, best] != 0.0:
+                    best += 1
+                unplayed -= 1
+            else:
+                top, second = 0, -np.inf
+                for i in range(n_act):
+                    d = explore / counts[r, i]
+                    delta[i] = d
+                    p = mean[i]
+                    lo_i, hi_i = -np.inf, np.inf
+                    if solved[i]:
+                        p0, d0, u0 = ref_mean[i], ref_delta[i], ref_u[i]
+                        lo_i = p
+                        if p >= p0:
+                            if d >= d0:
+                                lo_i = max(lo_i, u0)
+                            elif d0 > 0.0:
+                                lo_i = max(lo_i, p0 + (u0 - p0) * (d / d0))
+                        if p <= p0 and d <= d0:
+                            hi_i = u0
+                        elif p <= p0 and ref_slope[i] < np.inf:
+                            hi_i = u0 + ref_slope[i] * (d - d0)
+                        else:
+                            hi_i = p + math.sqrt(0.5 * d)
+                        lo_i -= SLACK
+                        hi_i = min(hi_i, 1.0) + SLACK
+                    low[i], high[i] = lo_i, hi_i
+                    if i == 0:
+                        continue
+                    if hi_i > high[top]:
+                        second = max(second, high[top])
+                        top = i
+                    else:
+                        second = max(second, hi_i)
+                if low[top] > second:
+                    best = top  # its index is below every other arm's: nothing to solve
                 else:
-                    index = 1.0 - kl_upper(1.0 - sums[r, i] / k, explore / k)
-                if index < best_index:
-                    best, best_index = i, index
+                    best_index = np.inf
+                    best_u = -np.inf
+                    while True:
+                        i = -1
+                        for k in range(n_act):
+                            if high[k] > -np.inf and (i < 0 or high[k] > high[i]):
+                                i = k
+                        if i < 0 or high[i] < best_u - SLACK:
+                            break
+                        high[i] = -np.inf
+                        u = kl_upper(mean[i], delta[i])
+                        solved[i] = True
+                        ref_mean[i], ref_delta[i], ref_u[i] = mean[i], delta[i], u
+                        ref_slope[i] = _tangent_slope(mean[i], u)
+                        index = 1.0 - u
+                        if index < best_index or (index == best_index and i < best):
+                            best, best_index = i, index
+                        best_u = max(best_u, u)
             for i in range(n_act):
                 probs[r, j, i] = 0.0
             probs[r, j, best] = 1.0
-            a = sample_action(probs[r, j], uniforms[r, j])
-            sums[r, a] += (losses[r, j, a] - lo) / scale
-            counts[r, a] += 1.0
+            sums[r, best] += (losses[r, j, best] - lo) / scale
+            counts[r, best] += 1.0
+            mean[best] = 1.0 - sums[r, best] / counts[r, best]
 
 
 class KLUCB(EmpiricalMeansPlayer):

@@ -32,13 +32,13 @@ def moss_arm(sums: np.ndarray, counts: np.ndarray, horizon: int) -> np.ndarray:
     return index.argmin(axis=-1)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _moss_index(sum_, count, horizon, n_act):
     """Arm index ``S_i/n_i − sqrt(max(ln(T / (K n_i)), 0) / n_i)`` of a pulled arm."""
     return sum_ / count - math.sqrt(max(math.log(horizon / (n_act * count)), 0.0) / count)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _moss_play_block(losses, uniforms, sums, counts, horizon, lo, scale, probs):
     """Play a chunk of MOSS (point masses); reads only the pulled arm's loss.
 

@@ -72,7 +72,7 @@ def tsallis_probs(estimates: np.ndarray, eta: float) -> np.ndarray:
     return w / w.sum(axis=-1, keepdims=True)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _tsallis_normalize(est, eta, out):
     """Write the ½-Tsallis-INF distribution of one row ``est`` (K,) into ``out`` (see
     :func:`tsallis_probs`: the same Newton iteration with the bracketing fallback)."""
@@ -113,7 +113,7 @@ def _tsallis_normalize(est, eta, out):
         out[i] /= total
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _tsallis_play_block(losses, uniforms, est, rounds_done, estimator, lo, scale, probs):
     """Play a chunk of Tsallis-INF: per round the normalization, the arena's draw and the
     estimate update with the ``p_t`` drawn from; reads only ``losses[r, j, I_t]``."""

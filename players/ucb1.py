@@ -34,7 +34,7 @@ def ucb1_arm(sums: np.ndarray, counts: np.ndarray, plays: int) -> np.ndarray:
     return index.argmin(axis=-1)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ucb1_play_block(losses, uniforms, sums, counts, rounds_done, lo, scale, probs):
     """Play a chunk of UCB1 (point masses); reads only the pulled arm's loss.
 
@@ -48,17 +48,15 @@ def _ucb1_play_block(losses, uniforms, sums, counts, rounds_done, lo, scale, pro
     for r in range(n_rep):
         for i in range(n_act):
             c = counts[r, i]
-            mean[i] = sums[r, i] / c if c > 0.0 else 0.0
+            # an arm not yet pulled has the index −inf − s·0 = −inf: no branch in the loop below
+            mean[i] = sums[r, i] / c if c > 0.0 else -np.inf
             width[i] = 1.0 / math.sqrt(c) if c > 0.0 else 0.0
         for j in range(n):
             s = math.sqrt(2.0 * math.log(max(rounds_done + j, 1)))
             best = 0
             best_index = np.inf
             for i in range(n_act):
-                if counts[r, i] == 0.0:
-                    index = -np.inf
-                else:
-                    index = mean[i] - s * width[i]
+                index = mean[i] - s * width[i]
                 if index < best_index:
                     best, best_index = i, index
             for i in range(n_act):

@@ -170,7 +170,7 @@ def dgv2_moments_bruteforce(probs, losses) -> DGv2Moments:
     return DGv2Moments(mean, second, weighted, minimum)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _dgv2_advance(probs, losses, actions, lo, scale, estimates, paid):
     """Move the chips of every round of a chunk: ``L̂_{I} += ℓ_I/p_I`` and ``C += ℓ_I``.
 

@@ -22,7 +22,7 @@ from arena.metrics.literal import required
 from arena.spec import GameSpec
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _count_pulls(actions, counts):
     """Add one to ``counts[r, I]`` for every drawn arm ``I = actions[r, j]`` of a chunk."""
     n_rep, n = actions.shape
@@ -31,7 +31,7 @@ def _count_pulls(actions, counts):
             counts[r, actions[r, j]] += 1.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _gap_weights_advance(probs, means, cum):
     """Add ``p_{s,i} (μ_{s,i} − min_j μ_{s,j})`` of every round of a chunk to ``cum[r, i]``."""
     n_rep, n, n_act = probs.shape
@@ -45,7 +45,7 @@ def _gap_weights_advance(probs, means, cum):
                 cum[r, i] += probs[r, j, i] * (means[r, j, i] - best)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _add_unit_losses(losses, lo, scale, cum):
     """Add ``(l_{s,i} − lo)/scale`` of every round of a chunk to ``cum[r, i]``, round by round
     (the order of the reference loop's sum, so both agree to the last bit)."""

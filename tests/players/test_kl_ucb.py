@@ -116,3 +116,42 @@ def test_beats_ucb1_on_bernoulli_arms(adversary, params):
     kl = run_game("kl_ucb", adversary, **kw).rows.groupby("t").value.mean()
     ucb = run_game("ucb1", adversary, **kw).rows.groupby("t").value.mean()
     assert kl[5000] < 0.8 * ucb[5000]
+
+
+@pytest.mark.parametrize("c", [0.0, 3.0])
+@pytest.mark.parametrize("kind", ["spread", "equal", "close", "extreme", "fractional"])
+def test_kernel_solves_few_indices_yet_pulls_the_argmin_of_all(kind, c):
+    """The kernel solves about one index a round (bounds from each arm's last solve settle the
+    rest), yet pulls exactly the arm that solving all K indices gives (the readable
+    :func:`kl_ucb_arm` before each round), ties to the lowest index included: equal arms (exact
+    ties), means 0.01 apart, means 0, ½ and 1, fractional and quantized losses, chunks of random
+    length (the bounds are rebuilt at each chunk)."""
+    from players.kl_ucb import kl_ucb_arm
+
+    rng = np.random.default_rng(["spread", "equal", "close", "extreme", "fractional"].index(kind))
+    n_rep, horizon, k = 3, 1500, 7
+    means = {
+        "spread": rng.random(k),
+        "equal": np.full(k, 0.4),
+        "close": 0.5 + 0.01 * rng.standard_normal(k),
+        "extreme": rng.choice([0.0, 0.5, 1.0], k),
+        "fractional": rng.random(k),
+    }[kind]
+    losses = (rng.random((n_rep, horizon, k)) < means).astype(float)
+    if kind == "fractional":
+        losses[0] = rng.random((horizon, k)) * means
+        losses[1] = np.round(4 * rng.random((horizon, k)) * means) / 4
+    losses[2, :, 1:] = losses[2, :, :1]  # replicate 2: every arm's loss equal, indices tie
+    player, _ = run_block(KLUCB(c=c), losses[:, :0], np.zeros((n_rep, 0)), horizon=horizon)
+    sums, counts, t0 = np.zeros((n_rep, k)), np.zeros((n_rep, k)), 0
+    while t0 < horizon:
+        n = min(int(rng.integers(1, 400)), horizon - t0)
+        probs = player.play_block(
+            np.ascontiguousarray(losses[:, t0 : t0 + n]), np.zeros((n_rep, n))
+        )
+        for j in range(n):
+            arms = kl_ucb_arm(sums, counts, t0 + j, c)
+            assert probs[:, j].argmax(axis=1).tolist() == arms.tolist(), (t0 + j, kind)
+            sums[np.arange(n_rep), arms] += losses[np.arange(n_rep), t0 + j, arms]
+            counts[np.arange(n_rep), arms] += 1.0
+        t0 += n

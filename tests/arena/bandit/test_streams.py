@@ -1,0 +1,35 @@
+"""The replicates' generators inside a kernel (:mod:`arena.bandit.streams`): numpy's draws, bit
+for bit, on the generator's own state."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from arena.bandit.streams import generator_handles, jit_disabled, stream
+
+
+@njit
+def _draws(handles, rngs, n, out):
+    for r in range(out.shape[0]):
+        rng = stream(handles, rngs, r)
+        for k in range(n):
+            out[r, 3 * k] = rng.beta(2.0, 7.0)
+            out[r, 3 * k + 1] = rng.standard_normal()
+            out[r, 3 * k + 2] = rng.random()
+
+
+def test_kernel_draws_are_each_generators_own():
+    """Each row draws from its own generator exactly what numpy draws from it, and leaves the
+    generator where numpy would: Python continues the same stream after the kernel."""
+    rngs = [np.random.default_rng(s) for s in (3, 1, 4)]
+    copies = [np.random.default_rng(s) for s in (3, 1, 4)]
+    out = np.empty((3, 30))
+    _draws(generator_handles(rngs), rngs if jit_disabled() else None, 10, out)
+    for r, rng in enumerate(copies):
+        want = []
+        for _ in range(10):
+            want += [rng.beta(2.0, 7.0), rng.standard_normal(), rng.random()]
+        assert out[r].tolist() == want
+        assert rngs[r].bit_generator.state == rng.bit_generator.state
+        assert rngs[r].random() == rng.random()
