@@ -53,10 +53,11 @@ N_JOBS_VARIABLE = "ARENA_N_JOBS"
 integer, ``-1`` or ``auto``). A process pool of the user's own that plays games in parallel sets
 it to 1 in its workers, as the tournament's executors do through ``n_jobs``."""
 
-AUTO_MIN_ELEMENTS = 2**22
+AUTO_MIN_ELEMENTS = 2**24
 """Least R·N·T (replicates × actions or dimension × rounds) that ``n_jobs="auto"`` splits: about
-0.05 s of one core at the experts kernels' 10⁸ element-rounds per second, against about a
-millisecond of threads and per-block preparation."""
+0.2 s of one core at the experts kernels' 10⁸ element-rounds per second, against what a split
+adds: the threads and one more preparation of the game (measured 25–35 ms at N = 10–1000,
+R = 64 on a busy 2-core machine; explicit ``n_jobs=2`` on a 0.03 s game doubled its time)."""
 
 
 def usable_cores() -> int:
