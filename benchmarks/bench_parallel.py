@@ -10,7 +10,8 @@ shared with other work); and, for R = 64, the game's two halves played at once i
 processes, which no GIL limits: threads that keep up with processes lose nothing to the GIL.
 Prints a Markdown table (see benchmarks/README.md).
 
-    .venv/bin/python benchmarks/bench_parallel.py [--repeats 5] [--quick]
+    .venv/bin/python benchmarks/bench_parallel.py [--repeats 3] [--quick]
+        [--metrics default|"regret only"|both] [--replicates 1 64]
 """
 
 from __future__ import annotations
@@ -81,8 +82,10 @@ def timed(kw: dict, n_jobs: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--metrics", choices=[*METRICS, "both"], default="both")
+    parser.add_argument("--replicates", type=int, nargs="+", default=[1, 64])
     args = parser.parse_args()
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     print(
@@ -97,9 +100,9 @@ def main() -> None:
         "M updates/s (1 → 2) |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for metrics in METRICS:
+    for metrics in METRICS if args.metrics == "both" else [args.metrics]:
         for n in (10, 100, 1000):
-            for r in (1, 64):
+            for r in args.replicates:
                 horizon = max(100, elements(r, metrics, args.quick) // (n * r))
                 kw = dict(n_actions=n, replicates=r, horizon=horizon, metrics=METRICS[metrics])
                 small = {**kw, "horizon": 50}
