@@ -23,7 +23,8 @@ one thread per cell when the cells already run in parallel processes).
 
 One thread, whatever ``n_jobs`` says (:func:`plan_blocks` returns the reason):
 
-* one replicate (nothing to split: the work of a replicate is a chain over rounds);
+* one replicate (nothing to split: the work of a replicate is a chain over rounds), or fewer
+  than two blocks of :data:`MIN_BLOCK` replicates (R = 2 or 3);
 * a per-round trace (``trace_path``): its rows are written chunk by chunk in the one-thread
   order, replicate-major within each chunk, which blocks could only reproduce by holding each
   other's chunks;
@@ -58,6 +59,15 @@ AUTO_MIN_ELEMENTS = 2**24
 0.2 s of one core at the experts kernels' 10⁸ element-rounds per second, against what a split
 adds: the threads and one more preparation of the game (measured 25–35 ms at N = 10–1000,
 R = 64 on a busy 2-core machine; explicit ``n_jobs=2`` on a 0.03 s game doubled its time)."""
+
+
+MIN_BLOCK = 2
+"""Fewest replicates in a block. A replicate alone can take other numpy loops than in a batch
+(a length-1 axis is collapsed): ``passive_aggressive`` against ``hull_lower_bound`` gives
+``loss``, ``comparator_regret`` and ``dynamic_regret`` that differ in the last bits (≤ 1e-12)
+at R = 1 from the same replicate in a batch, against the seeding contract (a known bug,
+``test_a_replicate_alone_matches_its_batch`` in ``tests/arena/engine/test_parallel_replicates.py``).
+Blocks of at least two replicates keep the split bit-identical there too."""
 
 
 def usable_cores() -> int:
@@ -129,7 +139,8 @@ def plan_blocks(game: Any, n_jobs: Any, *, tracing: bool) -> tuple[list[np.ndarr
     """Split a prepared game's replicates into the blocks its threads play.
 
     Returns the blocks (contiguous runs of the game's replicate ids, in order, sizes differing
-    by at most one) and, when there is a single block, why the game stays on one thread.
+    by at most one, at least :data:`MIN_BLOCK` each) and, when there is a single block, why the
+    game stays on one thread.
     """
     ids = game.ids
     threads, auto = resolve_n_jobs(n_jobs)
@@ -139,6 +150,8 @@ def plan_blocks(game: Any, n_jobs: Any, *, tracing: bool) -> tuple[list[np.ndarr
         reason = "n_jobs is 1 (or one core is usable)"
     elif ids.size <= 1:
         reason = "one replicate: nothing to split"
+    elif ids.size < 2 * MIN_BLOCK:
+        reason = f"{ids.size} replicates: fewer than two blocks of {MIN_BLOCK}"
     elif tracing:
         reason = "a per-round trace is written in the one-thread order"
     elif auto:
@@ -150,7 +163,7 @@ def plan_blocks(game: Any, n_jobs: Any, *, tracing: bool) -> tuple[list[np.ndarr
             reason = "n_jobs=auto: the components' setup outweighs the rounds"
     if reason:
         return [ids], reason
-    n_blocks = min(threads, int(ids.size))
+    n_blocks = min(threads, int(ids.size) // MIN_BLOCK)
     return [block for block in np.array_split(ids, n_blocks)], ""
 
 

@@ -45,6 +45,20 @@ GAMES = {
     "perceptron_separable": ("perceptron", {}, "separable_stream", {}, 5, 200),
     "pa_threshold_search": ("passive_aggressive", {}, "threshold_search", {}, 4, 120),
     "ogd_contrarian": ("ogd", {"eta": 0.1}, "contrarian", {}, 3, 150),
+    # regression, multiclass, boosting (a booster's lanes; the boosting oracle's stumps)
+    "pa_hull_lower_bound": ("passive_aggressive", {}, "hull_lower_bound", {}, None, 120),
+    "multiclass_perceptron": (
+        "multiclass_perceptron",
+        {},
+        "multiclass_separable_stream",
+        {},
+        None,
+        120,
+    ),
+    "online_bbm_separable": ("online_bbm", {}, "separable_stream", {}, 5, 120),
+    "hedge_boosting_oracle": ("hedge", {}, "boosting_oracle", {}, None, 100),
+    # a pilot simulation in reset, shared by every replicate and seeded apart from them
+    "exp3_two_instance": ("exp3", {}, "two_instance", {}, 3, 150),
 }
 
 
@@ -84,7 +98,7 @@ def _assert_same_run(one, many) -> None:
 
 
 @pytest.mark.parametrize("name", list(GAMES))
-@pytest.mark.parametrize("replicates", [3, 64])
+@pytest.mark.parametrize("replicates", [5, 64])
 def test_rows_are_bit_identical(name, replicates, blocks_played):
     kw = _game(name, replicates)  # default metrics: every one the protocol computes by default
     one = run_game(n_jobs=1, **kw)
@@ -107,19 +121,34 @@ def test_uneven_blocks_explicit_ids_and_the_whole_games_chunks(name, blocks_play
 
 
 def test_more_threads_than_replicates(blocks_played):
-    kw = _game("hedge_bernoulli", 3)
+    kw = _game("hedge_bernoulli", 5)
     many = run_game(n_jobs=8, **kw)
-    assert blocks_played == [3]  # one replicate per block
+    assert blocks_played == [2]  # blocks of at least two replicates: 3 + 2
     _assert_same_run(run_game(n_jobs=1, **kw), many)
 
 
-def test_one_replicate_stays_on_one_thread(blocks_played):
-    kw = _game("hedge_bernoulli", 1)
+@pytest.mark.parametrize(("replicates", "why"), [(1, "one replicate"), (3, "fewer than two")])
+def test_one_to_three_replicates_stay_on_one_thread(replicates, why, blocks_played):
+    kw = _game("pa_hull_lower_bound", replicates)
     many = run_game(n_jobs=2, **kw)
     assert blocks_played == []
     _assert_same_run(run_game(n_jobs=1, **kw), many)
-    _, why = plan_blocks(prepare_game(**kw), 2, tracing=False)
-    assert "one replicate" in why
+    assert why in plan_blocks(prepare_game(**kw), 2, tracing=False)[1]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known bug, not of the split: a replicate played alone (R = 1) takes other numpy loops "
+    "in this regression game and its loss differs in the last bits from the same replicate in a "
+    "batch, against the seeding contract; the split keeps blocks of ≥ 2 replicates "
+    "(arena.parallel.MIN_BLOCK)",
+)
+def test_a_replicate_alone_matches_its_batch():
+    kw = _game("pa_hull_lower_bound", 3)
+    batch = run_game(n_jobs=1, **kw).rows
+    alone = run_game(n_jobs=1, **{**kw, "replicates": [2]}).rows
+    want = batch[batch.replicate == 2].reset_index(drop=True)
+    pd.testing.assert_frame_equal(alone, want, check_exact=True)
 
 
 def test_a_trace_stays_on_one_thread_and_is_identical(tmp_path, blocks_played):
@@ -140,6 +169,7 @@ def test_auto_splits_only_a_large_game(monkeypatch):
     monkeypatch.setattr(arena.parallel, "AUTO_MIN_ELEMENTS", 1)
     blocks, why = plan_blocks(small, "auto", tracing=False)
     assert [b.tolist() for b in blocks] == [[0, 1], [2, 3]] and why == ""
+    assert len(plan_blocks(small, 8, tracing=False)[0]) == 2  # blocks of two replicates at least
     # the environment variable (a tournament worker's, a user's process pool) wins over the cores
     monkeypatch.setenv(N_JOBS_VARIABLE, "1")
     blocks, why = plan_blocks(small, None, tracing=False)
