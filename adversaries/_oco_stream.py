@@ -137,7 +137,7 @@ def concat_rounds(parts: list[RoundData]) -> RoundData:
 # a fixed order, so each row's result is bitwise the same whatever the block size.
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _row_dot_kernel(a, b, out):
     for i in range(a.shape[0]):
         s = a[i, 0] * b[i, 0]
@@ -146,7 +146,7 @@ def _row_dot_kernel(a, b, out):
         out[i] = s
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _rows_times_kernel(a, mt, out):
     for i in range(a.shape[0]):
         for e in range(mt.shape[1]):

@@ -297,7 +297,7 @@ class StochasticallyConstrained(MeanDrivenBernoulli):
 CORRUPTION_STRATEGIES = ("early", "periodic", "random")
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _corrupt_block(losses, eligible, best, decoy, budget, spent):
     """Corrupt ``losses`` (R, n, N) in place, in round order, while the budget lasts.
 

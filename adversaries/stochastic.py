@@ -21,7 +21,7 @@ from arena.params import NON_NEGATIVE, POSITIVE, Interval, IsNone, ListOf, OneOf
 from arena.spec import AdversaryTags, GameSpec
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _bernoulli_threshold(uniforms, means):
     """Replace each ``U[r, j, i]`` by ``1.0`` if ``U < μ_i`` else ``0.0``, in place.
 

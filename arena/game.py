@@ -23,6 +23,7 @@ protocol: a protocol module imports the driver, never the reverse.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import time
@@ -37,6 +38,7 @@ from arena import registry
 from arena.base import canonical_json
 from arena.errors import ArenaError, ConfigError, GameError
 from arena.metric import Metric, metric_problem
+from arena.parallel import Stopped, check_n_jobs, plan_blocks, run_blocks
 from arena.params import validate_params
 from arena.protocol import GameProtocol, PreparedGame, game_protocol, protocol_for
 from arena.resources import (
@@ -313,6 +315,7 @@ def run_game(
     trace_path: str | Path | None = None,
     chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
     progress: bool = False,
+    n_jobs: int | str | None = None,
     **game: Any,
 ) -> GameRun:
     """Play R replicates of a game of any protocol and return the tidy metric rows.
@@ -345,7 +348,7 @@ def run_game(
         Constructor parameters (with a registry name) or overrides (with an instance).
 
         These game parameters (``horizon`` to ``adversary_params``) are the keyword arguments of
-        :func:`prepare_game`; the three below are the driver's own.
+        :func:`prepare_game`; the four below are the driver's own.
     trace_path : path, optional
         Also stream the per-round trace of every replicate to this Parquet file (experts:
         ``p_t``, ``l_t``, ``I_t``; OCO: ``w_t``, ``f_t(w_t)`` and the round's data).
@@ -353,13 +356,89 @@ def run_game(
         Bound on R·n·N per chunk buffer (memory vs per-chunk overhead).
     progress : bool
         Show a progress bar over rounds.
+    n_jobs : int or "auto", optional
+        Threads that share the replicates (:mod:`arena.parallel`): a count, ``-1`` for every
+        core, or None / ``"auto"`` (default): ``ARENA_N_JOBS`` if set, else every usable core
+        for a game large enough to gain. The rows, the run id and the config are the same for
+        every value; a game with one replicate or a trace is played on one thread.
 
     Returns
     -------
     GameRun
     """
     started = time.perf_counter()
-    game = prepare_game(player, adversary, **game)
+    check_n_jobs(n_jobs)  # refused before any work, as every other game parameter
+    prepared = prepare_game(player, adversary, **game)
+    blocks, _ = plan_blocks(prepared, n_jobs, tracing=trace_path is not None)
+    if len(blocks) > 1:
+        # the whole game was prepared for its checks, config and rows' constants; its reset
+        # components are let go before the blocks reset theirs
+        config, skipped, spec, ids = prepared.config, prepared.skipped, prepared.spec, prepared.ids
+        constants, prepared = prepared.constants, None
+        played = _play_blocks(player, adversary, game, blocks, chunk_elements, progress, spec)
+        if played is not None:
+            snap_t, snap_vals, metrics = played
+            rows = assemble_rows(snap_t, snap_vals, metrics, spec, ids, constants)
+            return GameRun(rows, config, skipped, time.perf_counter() - started)
+        prepared = prepare_game(player, adversary, **game)  # a block failed: replay on one thread
+    snap_t, snap_vals = _play_rounds(
+        prepared, trace_path=trace_path, chunk_elements=chunk_elements, progress=progress
+    )
+    rows = assemble_rows(
+        snap_t, snap_vals, prepared.metrics, prepared.spec, prepared.ids, prepared.constants
+    )
+    return GameRun(rows, prepared.config, prepared.skipped, time.perf_counter() - started)
+
+
+def _play_blocks(player, adversary, game, blocks, chunk_elements, progress, spec):
+    """Play a game's replicate blocks in threads (:mod:`arena.parallel`); return the checkpoints,
+    the metrics' values of all replicates in order and block 0's metrics, or None if one failed.
+
+    Each block is a game of its own (:func:`prepare_game` on its replicates), played on the
+    whole game's chunk boundaries; block 0 shows the progress bar.
+    """
+
+    def play_block(index, ids, halt):
+        block = prepare_game(player, adversary, **{**game, "replicates": ids})
+        snaps = _play_rounds(
+            block,
+            chunk_elements=chunk_elements,
+            progress=progress and index == 0,
+            chunk_replicates=spec.n_replicates,
+            halt=halt,
+            limit_blas=False,
+        )
+        return (*snaps, block.metrics)
+
+    with blas_threads():  # once, around every thread: threadpoolctl's limits are per process
+        played = run_blocks(blocks, play_block)
+    if played is None:
+        return None
+    snap_t, _, metrics = played[0]
+    snap_vals = [
+        [np.concatenate([b[1][s][m] for b in played], axis=0) for m in range(len(metrics))]
+        for s in range(len(snap_t))
+    ]
+    return snap_t, snap_vals, metrics
+
+
+def _play_rounds(
+    game: PreparedGame,
+    *,
+    trace_path: str | Path | None = None,
+    chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+    progress: bool = False,
+    chunk_replicates: int | None = None,
+    halt: Any = None,
+    limit_blas: bool = True,
+) -> tuple[list[int], list[list[np.ndarray]]]:
+    """Play a prepared game's rounds; return the checkpoints and the metrics' values at each.
+
+    ``chunk_replicates`` sizes the chunks for that many replicates (a block of a split game is
+    played on the whole game's chunk boundaries); ``halt`` (a ``threading.Event``) ends the
+    game at the next chunk once set (another block failed); ``limit_blas`` False leaves the BLAS
+    threads as the caller set them (the split game caps them once, around all its threads).
+    """
     spec, active, protocol = game.spec, game.metrics, game.protocol
     for m in active:
         m.start(spec)
@@ -371,7 +450,7 @@ def run_game(
     width = stepper.round_elements or spec.n_actions
     max_chunk = max(
         min(protocol.min_chunk_rounds, chunk_elements),
-        chunk_elements // (spec.n_replicates * width),
+        chunk_elements // ((chunk_replicates or spec.n_replicates) * width),
     )
     checkpoint_set = set(game.grid.tolist())
     snap_t: list[int] = []
@@ -386,10 +465,12 @@ def run_game(
             desc=f"{game.constants['player']} vs {game.constants['adversary']}",
         )
     try:
-        with blas_threads():  # one BLAS thread per game unless ARENA_BLAS_THREADS says
+        with blas_threads() if limit_blas else contextlib.nullcontext():
             t0 = 1
             for stop in game.grid.tolist():
                 while t0 <= stop:
+                    if halt is not None and halt.is_set():
+                        raise Stopped
                     n = min(max_chunk, stop - t0 + 1)
                     block = stepper.step(t0, n)
                     for m in active:
@@ -413,8 +494,7 @@ def run_game(
             bar.close()
     if trace is not None:
         trace.commit()
-    rows = assemble_rows(snap_t, snap_vals, active, spec, game.ids, game.constants)
-    return GameRun(rows, game.config, game.skipped, time.perf_counter() - started)
+    return snap_t, snap_vals
 
 
 def _check_values(

@@ -8,7 +8,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def normalize_log_weights(out, m):
     """Turn log-weights into a distribution in place: ``out ← exp(out − m) / Σ exp(out − m)``.
 

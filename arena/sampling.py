@@ -5,7 +5,7 @@ from __future__ import annotations
 from numba import njit
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def sample_action(p, u):
     """Inverse-CDF draw: the first i with ``p_1 + … + p_i > u``; the last positive one if none.
 
@@ -26,7 +26,7 @@ def sample_action(p, u):
     return last
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def sample_actions(probs, uniforms, out):
     """Fill ``out[r]`` with the draw of ``probs[r]`` (R, N) at ``uniforms[r]`` (R,)."""
     for r in range(probs.shape[0]):

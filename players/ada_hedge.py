@@ -16,7 +16,7 @@ TIE_RTOL = 1e-12
 count as leaders, as in :mod:`players.ftl`, so that rounding in the sums does not split a tie."""
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _mix(cum, eta, w):
     """Fill ``w`` with Hedge's weights at rate ``eta`` on the cumulative losses ``cum``.
 
@@ -48,7 +48,7 @@ def _mix(cum, eta, w):
     return m, math.log(s / n)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _rate(gap, log_n):
     """AdaHedge's rate ``η = ln N / Δ``, or ``∞`` (FTL) while ``Δ = 0`` or when N = 1."""
     if gap > 0.0 and log_n > 0.0:
@@ -58,7 +58,7 @@ def _rate(gap, log_n):
     return np.inf
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _gap_step(cum, u, eta, w, m0, ls0, scratch):
     """Add the unit losses ``u`` to ``cum`` after playing ``w`` at rate ``eta``.
 
@@ -86,13 +86,13 @@ def _gap_step(cum, u, eta, w, m0, ls0, scratch):
     return 0.0, max(delta, 0.0)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _adahedge_probs(cum, gap, log_n, out):
     for r in range(cum.shape[0]):
         _mix(cum[r], _rate(gap[r], log_n), out[r])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _adahedge_update(cum, gap, absorbed, log_n, unit):
     n_act = cum.shape[1]
     w = np.empty(n_act)
@@ -105,7 +105,7 @@ def _adahedge_update(cum, gap, absorbed, log_n, unit):
         absorbed[r] += small
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ada_hedge_play_block(losses, cum, gap, absorbed, log_n, lo, scale, probs):
     """Play a chunk: ``probs[r, j]`` is p at the chunk's round j; ``cum`` and ``gap`` advance."""
     n_rep, n, n_act = losses.shape

@@ -24,7 +24,7 @@ QUANTILE_EPS = (0.1, 0.25)
 """The ε of the declared quantile-regret bounds (Luo 2016, §2.3, the ε-regret form of (2.6))."""
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _log_w(big_r, big_c):
     """``ln w(R, C)`` for ``w(R, C) = ½[Φ(R+1, C+1) − Φ(R−1, C+1)]``; ``−inf`` when ``R ≤ −1``.
 
@@ -65,7 +65,7 @@ def log_weight(big_r: np.ndarray, big_c: np.ndarray) -> np.ndarray:
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _log_weight_into(big_r, big_c, out):
     """:func:`log_weight` on flat arrays into ``out``: the same operations in the same order as
     :func:`_log_w`, except that a NaN ``R`` gives ``−inf`` (neither branch's mask holds)."""
@@ -121,7 +121,7 @@ def _probs_and_fallback(big_r, big_c, log_q, confidences):
     return w / w.sum(axis=-1, keepdims=True), dead
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _quantile_root(c_top, log_q_low, log_budget, out):
     """Bisection for ``sup{y ≥ 0 : Σ_j e^{ln q_j + y/(3 c_j)} ≤ B}`` per row; ``out = sqrt(y)``.
 
@@ -207,7 +207,7 @@ def subset_uniform_bound(
     return np.sqrt(3.0 * c_top * (relative_entropy + log_budget + 1.0))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ada_play_block(
     losses, confidences, has_conf, big_r, big_c, log_q, lo, scale, probs, scratch, fallbacks
 ):
@@ -261,7 +261,7 @@ LINEAR_MIN_SUM = 1e-280
 """...and while their sum is not tiny; otherwise the round is recomputed in the log domain."""
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _linear_weights(big_r, big_c, q, confidences, has_conf, j, r, out):
     """Try the round's p in the linear domain (2 transcendental calls per expert instead of 3).
 
@@ -297,7 +297,7 @@ def _linear_weights(big_r, big_c, q, confidences, has_conf, j, r, out):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _finish_round(losses, confidences, has_conf, big_r, big_c, lo, scale, probs, r, j):
     """Advance ``R`` and ``C`` of replicate r with round j's losses, given ``probs[r, j]``."""
     n_act = losses.shape[2]

@@ -29,7 +29,7 @@ INITIAL_CAPACITY = 1024
 # kernels
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _weight_parts(big_r, big_c):
     """Return ``(b, f)`` with ``w(R, C) = ½ e^b f``: ``b = [R−1]_+²/D``, ``f = expm1(δ)``.
 
@@ -45,7 +45,7 @@ def _weight_parts(big_r, big_c):
     return (big_r - 1.0) * (big_r - 1.0) / d, math.expm1(4.0 * big_r / d)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _accumulate(m_buf, s_buf, i, e, f):
     """Add ``e^e f`` to expert i's streaming sum ``e^{m_i} s_i`` (rescaled on a new max)."""
     if f <= 0.0:
@@ -57,7 +57,7 @@ def _accumulate(m_buf, s_buf, i, e, f):
         s_buf[i] += f * math.exp(e - m_buf[i])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _finish_round(losses, r, j, lo, scale, probs, m_buf, s_buf, r_out):
     """Normalize ``e^{m_i} s_i`` into ``probs[r, j]``, write ``r_t`` to ``r_out``, return max|r|."""
     n_act = m_buf.shape[0]
@@ -84,7 +84,7 @@ def _finish_round(losses, r, j, lo, scale, probs, m_buf, s_buf, r_out):
     return biggest
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _tv_all_play_block(
     losses, pre_r, pre_c, log_prior, t_done, lo, scale, probs, m_buf, s_buf, r_buf, shift_mass
 ):
@@ -117,7 +117,7 @@ def _tv_all_play_block(
                 pre_c[r, t, i] = pre_c[r, t - 1, i] + abs(r_buf[i])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _tv_geometric_play_block(
     losses, lev_r, lev_c, total_c, t_done, lo, scale, probs, m_buf, s_buf, r_buf, shift_mass
 ):
@@ -160,7 +160,7 @@ def _tv_geometric_play_block(
                 total_c[r, i] += abs(r_buf[i])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _tv_all_bound_terms(pre_c, t, out_budget, out_adaptive):
     """Per replicate: ``B'_t`` and ``max_{τ ≤ t, i} C_{[τ,t],i} ln(τ² B'_t)`` from the prefixes."""
     n_rep = pre_c.shape[0]

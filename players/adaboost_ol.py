@@ -84,7 +84,7 @@ def partial_votes(alpha: np.ndarray, h: np.ndarray) -> np.ndarray:
     return np.sign(np.cumsum(alpha * h, axis=-1))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _hedge_rate(mode, eta, log_n, t):
     """Hedge's ``learning_rate()`` at round t: fixed, anytime ``√(8 ln N/t)`` or doubling."""
     if mode == FIXED:
@@ -94,7 +94,7 @@ def _hedge_rate(mode, eta, log_n, t):
     return math.sqrt(8.0 * log_n / t)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _adaboost_block(
     indptr, indices, values, y, lanes, alpha, t0, hedge, cum, rounds0, uniform, draws, totals, out
 ):

@@ -32,7 +32,7 @@ DIAGONAL, NORM = 0, 1
 _NEWTON_ITERATIONS = 100
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def mahalanobis_ball_row(y, a, radius, out):
     """Write ``argmin_{‖x‖₂ ≤ radius} Σ_i a_i (x_i − y_i)²`` into ``out`` (``a ≥ 0``; numba).
 
@@ -81,7 +81,7 @@ def mahalanobis_ball_row(y, a, radius, out):
             out[i] *= radius / nrm
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _adagrad_step(variant, kind_code, radius, eta, x, grad, sumsq, y, a):
     """One AdaGrad step of a single game: ``sumsq`` accumulates, ``x`` moves in place
     (``y`` and ``a`` are scratch buffers of length d)."""
@@ -108,7 +108,7 @@ def _adagrad_step(variant, kind_code, radius, eta, x, grad, sumsq, y, a):
             project_row(kind_code, radius, y, x)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _adagrad_play_block(
     loss_code, sigma, kind_code, radius, g, x, y, z, has_z, variant, eta, w, sumsq, out
 ):
@@ -126,7 +126,7 @@ def _adagrad_play_block(
             _adagrad_step(variant, kind_code, radius, eta, w[r], grad, sumsq[r], buf, roots)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _adagrad_sparse_block(
     loss_code, variant, box, radius, indptr, indices, values, y, eta, w, sumsq, out
 ):

@@ -20,7 +20,7 @@ ESTIMATORS = ("iw", "ix")
 """``iw``: importance weighting ``ℓ/p``; ``ix``: implicit exploration ``ℓ/(p + γ_ix)``."""
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _wrapper_first_bad_q(q, neg_tol, sum_tol):
     """Index of the first row of ``q`` (R, K) that is not a distribution (non-finite, below
     ``−neg_tol`` or not summing to 1 within ``sum_tol``), or −1."""
@@ -37,7 +37,7 @@ def _wrapper_first_bad_q(q, neg_tol, sum_tol):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _wrapper_estimates(actions, losses, probs, lo, scale, ix_gamma, out):
     """Fill ``out`` (R, K) with ``ℓ̂_{t,i} = 1{I_t = i} ((l − lo)/scale) / (p_{t,I_t} + γ_ix)``;
     return the first replicate whose estimate is not finite, or −1."""

@@ -17,7 +17,7 @@ VARIANCE_FACTOR = 2.2
 """``E_k = Σ_s 2.2 r²_{k,s}``: the constant of opera's ``R/BOA.R`` (Gaillard & Goude)."""
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _boa_probs_row(var, reg, log_pi, pi, out):
     """opera's weights: experts with ``E_k > 0`` share their prior mass in proportion to
     ``π_k E_k^{−1/2} exp(R̃_k/√E_k)``; experts with ``E_k = 0`` keep ``π_k``."""
@@ -44,7 +44,7 @@ def _boa_probs_row(var, reg, log_pi, pi, out):
         out[i] /= total
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _boa_update_row(var, reg, p, u):
     """``r_k = ℓ̂ − u_k`` (``ℓ̂ = min u + p·(u − min u)``), ``E_k += 2.2 r_k²``, and where
     ``E_k > 0``: ``R̃_k += r_k − r_k²/√E_k`` (with the updated ``E_k``)."""
@@ -64,13 +64,13 @@ def _boa_update_row(var, reg, p, u):
             reg[i] += r - r * r / math.sqrt(var[i])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _boa_probs(var, reg, log_pi, pi, out):
     for r in range(var.shape[0]):
         _boa_probs_row(var[r], reg[r], log_pi, pi, out[r])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _boa_update(var, reg, log_pi, pi, unit):
     p = np.empty(var.shape[1])
     for r in range(var.shape[0]):
@@ -78,7 +78,7 @@ def _boa_update(var, reg, log_pi, pi, unit):
         _boa_update_row(var[r], reg[r], p, unit[r])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _boa_play_block(losses, var, reg, log_pi, pi, lo, scale, probs):
     """Play a chunk: ``probs[r, j]`` is p at the chunk's round j; the state advances."""
     n_rep, n, n_act = losses.shape

@@ -91,7 +91,7 @@ def window_masses(x: np.ndarray, w: np.ndarray, radius: float, lambdas: np.ndarr
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _loss_at(loss_code, sigma, points, k, g, x, y, z, has_z, r, j):
     """``f_t(points[k])`` at round j of replicate r, by the formulas of :mod:`arena.oco.losses`."""
     d = points.shape[1]
@@ -113,7 +113,7 @@ def _loss_at(loss_code, sigma, points, k, g, x, y, z, has_z, r, j):
     return val
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _log_weight(s, t, code, eta):
     """``log(Φ_t(s − 1) − Φ_t(s + 1))`` up to a constant (``−inf``: weight 0), for the potentials
     of :func:`players.drifting_potential.potential_log_weights` (same closed forms)."""
@@ -129,7 +129,7 @@ def _log_weight(s, t, code, eta):
     return a + math.log(-math.expm1(b - a)) if a > b else -np.inf
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _cew_mean(s, log_omega, nodes, t, code, eta, lw, out):
     """Write Algorithm 25's mean ``Σ_k p_k x_k`` into ``out``, ``p_k ∝ ω_k (Φ_t(s_k − 1) −
     Φ_t(s_k + 1))``, normalized in the log domain. If every potential weight is 0 (``nh_dt`` with
@@ -156,7 +156,7 @@ def _cew_mean(s, log_omega, nodes, t, code, eta, lw, out):
         out[i] /= total
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _cew_play_block(
     loss_code, sigma, g, x, y, z, has_z, nodes, log_omega, s, w, rounds_done, code, eta, scale, out
 ):

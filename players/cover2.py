@@ -55,7 +55,7 @@ def cover_value(horizon: int) -> float:
     return 0.5 * (2 * j + 1) * central(j)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _advance(state, n, a, b):
     """Advance one replicate's state after the binary losses ``(a, b)`` of experts 0 and 1.
 
@@ -92,7 +92,7 @@ def _advance(state, n, a, b):
     _clamp(state)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _clamp(state):
     """Keep ``u`` in [½, 1], where it lies exactly (rounding could leave 1 + 1e-16)."""
     if state[2] > 1.0:
@@ -101,7 +101,7 @@ def _clamp(state):
         state[2] = 0.5
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _fill_probs(state, out):
     if state[0] == 0:
         out[0] = 0.5
@@ -112,13 +112,13 @@ def _fill_probs(state, out):
         out[1 - lead] = 1.0 - state[2]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _cover2_update(states, unit_losses, n):
     for r in range(states.shape[0]):
         _advance(states[r], n, unit_losses[r, 0], unit_losses[r, 1])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _cover2_play_block(states, unit_losses, rounds_done, horizon, probs):
     n_rep, n, _ = unit_losses.shape
     for r in range(n_rep):

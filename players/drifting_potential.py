@@ -158,14 +158,14 @@ def potential_log_weights(
     raise ValueError(f"unknown potential {potential!r}")
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _log_binom_pmf_half(n, j):
     if j < 0 or j > n:
         return -np.inf
     return math.lgamma(n + 1.0) - math.lgamma(j + 1.0) - math.lgamma(n - j + 1.0) - n * LN2
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _row_probs(s, t, code, eta, horizon, margin, out):
     """Fill ``out`` with Algorithm 3's p at round t for one replicate's chip positions ``s``."""
     n_act = s.shape[0]
@@ -208,14 +208,14 @@ def _row_probs(s, t, code, eta, horizon, margin, out):
     normalize_log_weights(out, m)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _drifting_probs(s, t, code, eta, horizon, margin, out):
     """Fill ``out`` (R, N) with Algorithm 3's p at round t for the positions ``s`` (R, N)."""
     for r in range(s.shape[0]):
         _row_probs(s[r], t, code, eta, horizon, margin, out[r])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _drifting_play_block(losses, s, rounds_done, code, eta, horizon, margin, lo, scale, probs):
     """Play a chunk: ``probs[r, j]`` is p at round ``rounds_done + j + 1``; ``s`` advances."""
     n_rep, n, n_act = losses.shape

@@ -61,7 +61,7 @@ def log_probs(log_weights: np.ndarray) -> np.ndarray:
     return w / w.sum(axis=-1, keepdims=True)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _posterior(lw, losses, eta, lo, scale, out):
     """``out = ln v`` with ``v ∝ exp(lw) e^{−η l'}`` normalized (``l' = (l − lo)/scale``)."""
     n_act = lw.shape[0]
@@ -79,7 +79,7 @@ def _posterior(lw, losses, eta, lo, scale, out):
         out[i] -= shift
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _probs_into(lw, out):
     """``out = exp(lw − max) / Σ``, the distribution of the log weights ``lw``."""
     n_act = lw.shape[0]
@@ -95,7 +95,7 @@ def _probs_into(lw, out):
         out[i] /= s
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _share(lv, alpha, out):
     """Fixed Share mixing in log space: ``out = ln(α/N + (1−α) exp(lv))`` (``lv`` when α = 0)."""
     n_act = lv.shape[0]
@@ -107,7 +107,7 @@ def _share(lv, alpha, out):
         out[i] = math.log(alpha / n_act + (1.0 - alpha) * math.exp(lv[i]))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _fixed_share_update(losses, lw, eta, alpha, lo, scale):
     """One round for every replicate: ``lw`` (R, N) becomes ``ln w_{t+1}`` after losses (R, N)."""
     n_rep, n_act = losses.shape
@@ -117,7 +117,7 @@ def _fixed_share_update(losses, lw, eta, alpha, lo, scale):
         _share(lv, alpha, lw[r])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _fixed_share_play_block(losses, lw, eta, alpha, lo, scale, probs):
     """Play a chunk (R, n, N): ``probs[r, j] = w_t`` then the update; ``lw`` advances n rounds."""
     n_rep, n, n_act = losses.shape

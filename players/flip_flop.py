@@ -18,12 +18,12 @@ FTL, AH = 0, 1
 """Regime codes: Follow the Leader, AdaHedge."""
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _regime_rate(regime, gap_ah, log_n):
     return np.inf if regime == FTL else _rate(gap_ah, log_n)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _flip_flop_round(cum, gaps, regime, u, log_n, phi_over_alpha, alpha, w, scratch):
     """Play one round on one replicate: fill ``w`` with p_t, advance the state, return the regime.
 
@@ -41,13 +41,13 @@ def _flip_flop_round(cum, gaps, regime, u, log_n, phi_over_alpha, alpha, w, scra
     return regime
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _flip_flop_probs(cum, gaps, regime, log_n, out):
     for r in range(cum.shape[0]):
         _mix(cum[r], _regime_rate(regime[r], gaps[r, AH], log_n), out[r])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _flip_flop_update(cum, gaps, regime, log_n, phi_over_alpha, alpha, unit):
     n_act = cum.shape[1]
     w = np.empty(n_act)
@@ -58,7 +58,7 @@ def _flip_flop_update(cum, gaps, regime, log_n, phi_over_alpha, alpha, unit):
         )
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _flip_flop_play_block(
     losses, cum, gaps, regime, log_n, phi_over_alpha, alpha, lo, scale, probs
 ):

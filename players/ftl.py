@@ -34,7 +34,7 @@ def ftl_probs(cum_losses: np.ndarray, lowest: bool) -> np.ndarray:
     return leaders / leaders.sum(axis=-1, keepdims=True)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ftl_play_block(losses, cum, lowest, probs):
     n_rep, n, n_act = losses.shape
     for r in range(n_rep):

@@ -28,7 +28,7 @@ def draw_noise(rng: np.random.Generator, noise: str, n: int, n_actions: int) -> 
     return rng.standard_exponential(size=(n, n_actions))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _leader(cum, z, eta):
     """Return ``argmin_i (L_i − z_i/η)`` (lowest index among exact ties)."""
     best = 0
@@ -41,7 +41,7 @@ def _leader(cum, z, eta):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ftpl_play_block(losses, cum, current, fresh, eta, lo, scale, probs):
     """Play a chunk (R, n, N). Round j of the block uses ``current`` (j = 0) or ``fresh[:, j−1]``;
     on return ``current`` holds ``fresh[:, n−1]``, the perturbation of the next round."""

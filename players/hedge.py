@@ -40,7 +40,7 @@ def hedge_probs(cum_losses: np.ndarray, eta: float) -> np.ndarray:
     return w / w.sum(axis=-1, keepdims=True)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _epoch_rate(t, log_n):
     """Doubling trick: round t lies in epoch m = ⌊log2 t⌋ (rounds 2^m .. 2^{m+1} − 1), whose rate is
     ``sqrt(8 ln N / 2^m)``, Hedge tuned for the epoch's length 2^m."""
@@ -50,7 +50,7 @@ def _epoch_rate(t, log_n):
     return math.sqrt(8.0 * log_n / (1 << m))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _hedge_block_exponents(losses, cum, rounds_done, mode, eta, log_n, lo, scale, out):
     """Write ``−η_t (L_{t−1,i} − min_j L_{t−1,j})`` for each round of a chunk into ``out``.
 
@@ -84,7 +84,7 @@ def _hedge_block_exponents(losses, cum, rounds_done, mode, eta, log_n, lo, scale
                     cum[r, i] += (losses[r, j, i] - lo) / scale
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _normalize_rows(w):
     """Divide each ``w[r, j]`` by its sum, in place."""
     n_rep, n, n_act = w.shape

@@ -52,13 +52,13 @@ def kt_log_potential(t: int, x, delta: float = 0.0, eps: float = 1.0):
     )
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def kt_bet(coin_sum, wealth, t, delta):
     """The KT bet of round t: ``w_t = β_t · Wealth_{t−1}`` with ``β_t = (Σ_{s<t} c_s)/(t + δ)``."""
     return coin_sum / (t + delta) * wealth
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _kt_coin_betting(coins, delta, eps, wealth_out):
     """Bet on coins ``c_1..c_T ∈ [−1, 1]`` from wealth ε; ``wealth_out[t] = Wealth_t``."""
     wealth = eps
@@ -88,7 +88,7 @@ def kt_coin_betting(coins, delta: float = 0.0, eps: float = 1.0) -> np.ndarray:
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _kt_round(coin_sums, wealth, prior, t, delta, losses, scale, p, bets):
     """Play round t of one replicate: fill ``p`` (the prediction), then update the N bettors.
 
@@ -114,7 +114,7 @@ def _kt_round(coin_sums, wealth, prior, t, delta, losses, scale, p, bets):
         coin_sums[i] = 0.0 if abs(g) <= COIN_TIE * t else g
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _kt_predict(coin_sums, wealth, prior, t, delta, p, bets):
     """``bets_i = w_{t,i}``; ``p ∝ π_i [w_{t,i}]_+``, or ``p = π`` when every bet is ≤ 0."""
     n_act = prior.shape[0]
@@ -132,7 +132,7 @@ def _kt_predict(coin_sums, wealth, prior, t, delta, p, bets):
             p[i] = prior[i]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _kt_predict_all(coin_sums, wealth, prior, t, delta, probs):
     n_rep, n_act = coin_sums.shape
     bets = np.empty(n_act)
@@ -140,7 +140,7 @@ def _kt_predict_all(coin_sums, wealth, prior, t, delta, probs):
         _kt_predict(coin_sums[r], wealth[r], prior, t, delta, probs[r], bets)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _kt_update_all(losses, coin_sums, wealth, prior, t, delta, scale):
     n_rep, n_act = losses.shape
     bets = np.empty(n_act)
@@ -149,7 +149,7 @@ def _kt_update_all(losses, coin_sums, wealth, prior, t, delta, scale):
         _kt_round(coin_sums[r], wealth[r], prior, t, delta, losses[r], scale, p, bets)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _kt_play_block(losses, coin_sums, wealth, prior, rounds_done, delta, scale, probs):
     """Play a chunk (R, n, N): ``probs[r, j] = p_t`` at ``t = rounds_done + j + 1``."""
     n_rep, n, n_act = losses.shape

@@ -60,7 +60,7 @@ def learning_rate_grid(horizon: int, diameter: float, grad: float) -> tuple[np.n
     return etas, prior
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _metagrad_step(
     w, g, ws, sig, logpi, smat, etas, inv_d2, kind, radius, half_sigma, quad, sq, eig_q, eig_lam,
     lam_i, work, hbuf, chol, t1, t2,
@@ -158,7 +158,7 @@ def _metagrad_step(
         w[a] = u[a] / norm
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _scratch(b):
     """Work arrays of :func:`_metagrad_step` for blocks of b coordinates (allocated once)."""
     return (
@@ -167,7 +167,7 @@ def _scratch(b):
     )  # fmt: skip
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _metagrad_round(
     w, g, ws, sig, logpi, smat, etas, inv_d2, kind, radius, half_sigma, quad, sq, scratch
 ):
@@ -183,7 +183,7 @@ def _metagrad_round(
         )  # fmt: skip
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _metagrad_play_block(
     loss_code, sigma, g, x, y, z, has_z, w, ws, sig, logpi, smat, etas, inv_d2, kind, radius,
     quad, sq, out,

@@ -22,7 +22,7 @@ SHIFT_KS = (1, 2, 4, 8)
 """Switch budgets k at which the k-switch regret bound is declared."""
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _mpp_step(lw, losses, t, scheme, eta, alpha, lo, scale, running, history, decay, lv, mix):
     """One round of one replicate: ``lw = ln w_t`` becomes ``ln w_{t+1}`` after ``l_t``.
 
@@ -55,7 +55,7 @@ def _mpp_step(lw, losses, t, scheme, eta, alpha, lo, scale, running, history, de
             history[t, i] = v
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _mpp_update(losses, lw, t, scheme, eta, alpha, lo, scale, running, history, decay):
     """One round for every replicate; ``t`` is the round just played (1-based)."""
     n_rep, n_act = losses.shape
@@ -79,7 +79,7 @@ def _mpp_update(losses, lw, t, scheme, eta, alpha, lo, scale, running, history, 
         )
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _mpp_play_block(
     losses, lw, rounds_done, scheme, eta, alpha, lo, scale, running, history, decay, probs
 ):

@@ -17,7 +17,7 @@ QUANTILES = (0.1, 0.25)
 """ε values of the declared ``quantile_regret`` bounds."""
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ml_prod_probs_row(log_w, eta, conf, has_conf, out):
     """``p_k ∝ I_k η_k w_k``, a softmax of ``ln I_k + ln η_k + ln w_k`` (``I ≡ 1`` without
     confidences: the term is skipped, so the plain game is computed exactly as before)."""
@@ -40,7 +40,7 @@ def _ml_prod_probs_row(log_w, eta, conf, has_conf, out):
     normalize_log_weights(out, mx)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ml_prod_update_row(log_w, eta, sq, eta_sq, log_n, p, u, conf, has_conf):
     """One ML-Prod update with ``r_k = I_k(ℓ̂ − u_k)`` (``ℓ̂ = m + p·(u − m)``, m the smallest
     loss of an awake expert; ``I ≡ 1`` without confidences).
@@ -75,13 +75,13 @@ def _ml_prod_update_row(log_w, eta, sq, eta_sq, log_n, p, u, conf, has_conf):
     return excess
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ml_prod_probs(log_w, eta, conf, has_conf, out):
     for r in range(log_w.shape[0]):
         _ml_prod_probs_row(log_w[r], eta[r], conf[r if has_conf else 0], has_conf, out[r])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ml_prod_update(log_w, eta, sq, eta_sq, excess, log_n, unit, conf, has_conf):
     p = np.empty(log_w.shape[1])
     for r in range(log_w.shape[0]):
@@ -92,7 +92,7 @@ def _ml_prod_update(log_w, eta, sq, eta_sq, excess, log_n, unit, conf, has_conf)
         )
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ml_prod_play_block(
     losses, conf, has_conf, log_w, eta, sq, eta_sq, excess, log_n, lo, scale, probs
 ):

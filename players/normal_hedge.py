@@ -18,7 +18,7 @@ MAX_BISECTIONS = 200
 """Safety cap on the safeguarded Newton iterations for ``log c`` (typically 5-10 suffice)."""
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def normal_hedge_scale(regret, tol, buf):
     """Return the scale ``c`` with ``Σ_i exp([R_i]_+²/c) = N e``, or NaN if every ``R_i ≤ 0``.
 
@@ -83,7 +83,7 @@ def normal_hedge_scale(regret, tol, buf):
     return math.exp(u)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _nh_row_probs(regret, tol, buf, out):
     """Fill ``out`` with NormalHedge's p for one replicate's regrets (uniform in the fallback)."""
     n_act = regret.shape[0]
@@ -111,7 +111,7 @@ def _nh_row_probs(regret, tol, buf, out):
         out[i] /= total
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def normal_hedge_probs(regret, tol, out):
     """Fill ``out`` (R, N) with NormalHedge's p for the regrets ``regret`` (R, N)."""
     buf = np.empty(regret.shape[1])
@@ -119,7 +119,7 @@ def normal_hedge_probs(regret, tol, out):
         _nh_row_probs(regret[r], tol, buf, out[r])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _normal_hedge_play_block(losses, regret, rounds_done, lo, scale, probs):
     """Play a chunk: ``probs[r, j]`` is p at round ``rounds_done + j + 1``; ``regret`` advances."""
     n_rep, n, n_act = losses.shape

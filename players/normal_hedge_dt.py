@@ -73,7 +73,7 @@ def harmonic_exp_sum(t: int) -> float:
     return float(np.expm1(4.0 / (3.0 * tau)).sum())
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _nhdt_linear_probs(regret, d, out):
     """Try p in the linear domain (2 transcendental calls per expert instead of 3).
 
@@ -103,7 +103,7 @@ def _nhdt_linear_probs(regret, d, out):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _nhdt_row_probs(regret, t, out):
     """Fill ``out`` with NormalHedge.DT's p at round ``t`` for one replicate's regrets."""
     n_act = regret.shape[0]
@@ -132,7 +132,7 @@ def _nhdt_row_probs(regret, t, out):
     normalize_log_weights(out, m)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _nhdt_play_block(losses, uniforms, regret, rounds_done, realized, lo, scale, probs):
     """Play a chunk: ``probs[r, j]`` is p at round ``rounds_done + j + 1``; ``regret`` advances.
 

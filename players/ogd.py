@@ -30,7 +30,7 @@ FIXED, SQRT, STRONG = 0, 1, 2
 """Kernel codes of the step-size schedules."""
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _step_size(mode, scale, t):
     """η_t of the schedule: ``scale`` (FIXED), ``scale/√t`` (SQRT), ``1/(scale·t)`` (STRONG)."""
     if mode == SQRT:
@@ -40,7 +40,7 @@ def _step_size(mode, scale, t):
     return scale
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ogd_play_block(
     loss_code, sigma, kind_code, radius, g, x, y, z, has_z, mode, scale, rounds_done, w, acc, out
 ):
@@ -65,7 +65,7 @@ def _ogd_play_block(
             project_row(kind_code, radius, v, w[r])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ogd_sparse_block(
     loss_code,
     ball,

@@ -146,7 +146,7 @@ def bbm_share_table(
     return w, _fed_weight(w, bbm_weight_bound(n, float(gamma))[:, None], mode)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _bbm_block(indptr, indices, values, y, lanes, w_table, share_table, uniforms, totals, out):
     """Online BBM over compiled lanes for a whole chunk: :meth:`OnlineBBM.play_block`'s loop.
 

@@ -24,7 +24,7 @@ SECULAR_MAX_ITER = 200
 """Newton iterations allowed for the ball projection's multiplier (it converges in ~5-10)."""
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def ball_generalized_projection(a_mat, y, radius, out):
     """Write ``argmin_{‖x‖ ≤ radius} (x − y)ᵀ A (x − y)`` into ``out`` (A symmetric, A ≻ 0).
 
@@ -90,7 +90,7 @@ def woodbury_capacity(dim: int) -> int:
     return max(4, round(2.0 * dim ** (2.0 / 3.0)))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _shifted_apply(lam, h, k, chol, mu, v, out, t1, t2):
     """``out = (Λ + μI + H Hᵀ)^{-1} v`` by Woodbury, with ``chol`` the Cholesky factor of
     ``K = I_k + Hᵀ(Λ + μI)^{-1}H`` (all in the eigenbasis of the refreshed matrix)."""
@@ -121,7 +121,7 @@ def _shifted_apply(lam, h, k, chol, mu, v, out, t1, t2):
         out[i] -= s / (lam[i] + mu)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _lowrank_ball_projection(q_mat, lam, h, k, c, radius, out, xt, st, chol, t1, t2):
     """Generalized projection onto the ball with ``A = Q(Λ + H Hᵀ)Qᵀ`` and ``c = Qᵀ A y``.
 
@@ -178,7 +178,7 @@ def _lowrank_ball_projection(q_mat, lam, h, k, c, radius, out, xt, st, chol, t1,
             out[j] *= radius / nrm
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ons_step(w, g, a_mat, a_inv, q_mat, lam, h, kk, r, beta, dom, radius, work, chol):
     """One ONS update of replicate ``r`` in place; returns ``g_tᵀ A_t^{-1} g_t``.
 
@@ -257,7 +257,7 @@ def _ons_step(w, g, a_mat, a_inv, q_mat, lam, h, kk, r, beta, dom, radius, work,
     return q / den
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ons_play_block(
     lin_g,
     feat,

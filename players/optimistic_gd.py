@@ -28,7 +28,7 @@ def optimistic_gd_probs(center: np.ndarray, hint: np.ndarray, eta: float) -> np.
     return project_simplex(center - eta * hint)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _project_rows(v, out):
     """Project each row of ``v`` onto the simplex into ``out`` (the per-round path: one call per
     round for all replicates, where self-play spends its time)."""
@@ -36,7 +36,7 @@ def _project_rows(v, out):
         project_simplex_row(v[r], out[r])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _optimistic_gd_play_block(losses, center, last, sq, eta, lo, scale, probs):
     """Fill ``probs`` with ``f_t = Π(g_{t−1} − η m_t)`` for each round of a chunk, hint
     ``m_t = l̃_{t−1}`` (``last``); then advance ``center`` (``g_t = Π(g_{t−1} − η l̃_t)``),

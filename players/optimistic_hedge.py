@@ -28,7 +28,7 @@ def optimistic_hedge_probs(cum_losses: np.ndarray, hint: np.ndarray, eta: float)
     return w / w.sum(axis=-1, keepdims=True)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _optimistic_hedge_exponents(losses, cum, last, sq, eta, lo, scale, out):
     """Write ``−η (L_{t−1,i} + m_{t,i} − min_j (L_{t−1,j} + m_{t,j}))`` for each round of a chunk
     into ``out``, with the hint ``m_t = l̃_{t−1}`` (``last``); then advance ``cum`` (``L``),
@@ -52,7 +52,7 @@ def _optimistic_hedge_exponents(losses, cum, last, sq, eta, lo, scale, out):
             sq[r] += worst * worst
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _normalize_rows(w):
     """Divide each ``w[r, j]`` by its sum, in place."""
     n_rep, n, n_act = w.shape

@@ -21,7 +21,7 @@ PA, PA1, PA2 = 0, 1, 2
 """Kernel codes of the variants."""
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _pa_sparse_block(
     indptr, indices, values, y, variant, C, eps, regression, w, mistakes, sq_loss, x_max, x_min, out
 ):

@@ -16,7 +16,7 @@ from arena.spec import GameSpec, PlayerTags
 from players._quasi_additive import lemma19, read_example, sparse_axpy
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _perceptron_sparse_block(indptr, indices, values, y, c, total, mistakes, x_max, out):
     """Play a block of sparse rows (CSR, row ``r·n + j``): O(nnz) arithmetic a round.
 

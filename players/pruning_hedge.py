@@ -19,7 +19,7 @@ LN2 = math.log(2.0)
 LOG_HALF = -LN2
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _log_add(a, b):
     """``ln(e^a + e^b)`` without overflow."""
     if a < b:
@@ -103,7 +103,7 @@ def path_update(
             log_w[e] = -eta * cum[e]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _pruning_play_block(losses, confidences, has_conf, cum, log_w, eta, lo, scale, probs, path):
     """Play a chunk; ``probs[r, j]`` is p at the chunk's round j; ``cum``, ``log_w`` advance.
 

@@ -31,7 +31,7 @@ def regret_matching_probs(regrets: np.ndarray) -> np.ndarray:
     return np.where(total > 0.0, pos / safe, uniform)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _rm_play_block(losses, cum, plus, lo, scale, probs):
     """Fill ``probs`` with RM's (``plus`` False) or RM⁺'s distributions for a chunk; ``cum``
     (the regrets R, or RM⁺'s clipped Q, on unit-range losses) advances over the chunk."""

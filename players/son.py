@@ -140,7 +140,7 @@ UPDATED_INVERSE_SKETCHES = frozenset({"rp", "fd_epoch"})
 :func:`inverse_is_plausible` is recomputed by :func:`stable_sketch_inverse`."""
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _apply_ainv_row(code, alpha, root, s, h, v, out):
     """Write ``A^{-1}v`` of one replicate into ``out`` (numba twin of ``SON._apply_ainv``)."""
     d = v.shape[0]
@@ -199,7 +199,7 @@ def _apply_ainv_row(code, alpha, root, s, h, v, out):
         out[i] = (v[i] - acc) / alpha
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sherman_morrison(h, p, q):
     """``H ← (H^{-1} + p qᵀ)^{-1} = H − (Hp)(qᵀH)/(1 + qᵀHp)`` in place (numba)."""
     m = h.shape[0]
@@ -222,7 +222,7 @@ def _sherman_morrison(h, p, q):
             h[a, b] -= hp[a] * qh[b] / den
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _gram_schmidt_rows(v):
     """Modified Gram–Schmidt on the rows of ``v`` in row order, in place (numba twin of
     :func:`orthonormalize_rows`, the QR with a positive diagonal: the same rows up to round-off
@@ -256,7 +256,7 @@ def _gram_schmidt_rows(v):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sketch_update_row(code, alpha, t, gh, root, s, h, v, lam, rv):
     """SketchUpdate(ĝ) of one replicate in place (numba twin of ``SON._sketch_update``).
 
@@ -389,7 +389,7 @@ def _sketch_update_row(code, alpha, t, gh, root, s, h, v, lam, rv):
         h[a, a] = 1.0 / (alpha + energy)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _son_play_block(
     loss_code, x, y, code, alpha, c, lip, eta0, sig, t0, eta_sum, diagonal,
     u, dsum, root, s, h, v, lam, draws, gsq, ghsq, out,
@@ -473,7 +473,7 @@ def _son_play_block(
     return eta_sum
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _lower_cholesky(a, lower):
     """Cholesky ``a = LLᵀ`` into ``lower`` (m×m, numba); False when ``a`` is not numerically
     positive definite (a pivot ≤ 0 or not finite), where ``np.linalg.cholesky`` raises."""
@@ -497,7 +497,7 @@ def _lower_cholesky(a, lower):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _forward_solve(lower, rhs, out):
     """``out = L^{-1} rhs`` for a lower-triangular L (m×m) and a vector rhs (numba)."""
     m = lower.shape[0]
@@ -508,7 +508,7 @@ def _forward_solve(lower, rhs, out):
         out[i] = acc / lower[i, i]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _basis_dot(oja, basis, zt, r, indices, lo, s, vec, out):
     """``out = B[:, support] @ vec`` of replicate r: B = Z read from its transpose ``zt``
     (d, m) rows (Oja: a feature's m entries are adjacent), or S (m, d) (RP)."""
@@ -528,7 +528,7 @@ def _basis_dot(oja, basis, zt, r, indices, lo, s, vec, out):
             out[a] = acc
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _son_sparse_block(
     loss_code, indptr, indices, values, y, oja, alpha, c, lip, eta0, sig, t0, diagonal,
     rebase, spread, u, dsum, b, basis, zt, h, f, k, lam, draws, gsq, ghsq, pred, out, points,

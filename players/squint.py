@@ -30,7 +30,7 @@ _SPLIT = 1048576.0
 """2^20: ``x = xh + xl`` with ``xh`` on a 2^-20 grid, so ``xh²`` is exact for ``x < 8``."""
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def erfcx(x):
     """Scaled complementary error function ``e^{x²} erfc(x)`` for ``x ≥ 0``.
 
@@ -58,7 +58,7 @@ def erfcx(x):
     return s / (x * SQRT_PI)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def mills_h(x):
     """``1 − √π x erfcx(x)`` for ``x ≥ 0`` without cancellation (≈ ``1/(2x²)`` for large x).
 
@@ -76,7 +76,7 @@ def mills_h(x):
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _log_integrals_left(a, b, need_i1, gl_eta, gl_w):
     """``(ln I0, ln I1)`` of :func:`log_integrals` for ``a ≤ b/2`` (the mass leans towards η = 0).
 
@@ -127,7 +127,7 @@ def _log_integrals_left(a, b, need_i1, gl_eta, gl_w):
     return l0, math.log(i1)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def log_integrals(a, b, need_i1, gl_eta, gl_w):
     """Return ``(ln I0(a, b), ln I1(a, b))`` for real ``a`` and ``b ≥ 0``, where
 
@@ -157,7 +157,7 @@ def log_integrals(a, b, need_i1, gl_eta, gl_w):
     return d + l0, d + l0 + math.log(0.5 - math.exp(l1 - l0))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _squint_probs_row(big_r, big_v, log_pi, uniform_prior, gl_eta, gl_w, out):
     n = big_r.size
     mx = -np.inf
@@ -170,7 +170,7 @@ def _squint_probs_row(big_r, big_v, log_pi, uniform_prior, gl_eta, gl_w, out):
     normalize_log_weights(out, mx)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _squint_update_row(big_r, big_v, p, u):
     """``r_i = ℓ̂ − u_i`` with ``ℓ̂ = min u + Σ p (u − min u)``; ``R += r``, ``V += r²``."""
     n = u.size
@@ -188,13 +188,13 @@ def _squint_update_row(big_r, big_v, p, u):
         big_v[i] += r * r
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _squint_probs(big_r, big_v, log_pi, uniform_prior, gl_eta, gl_w, out):
     for r in range(big_r.shape[0]):
         _squint_probs_row(big_r[r], big_v[r], log_pi, uniform_prior, gl_eta, gl_w, out[r])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _squint_update(big_r, big_v, log_pi, uniform_prior, gl_eta, gl_w, unit):
     p = np.empty(big_r.shape[1])
     for r in range(big_r.shape[0]):
@@ -202,7 +202,7 @@ def _squint_update(big_r, big_v, log_pi, uniform_prior, gl_eta, gl_w, unit):
         _squint_update_row(big_r[r], big_v[r], p, unit[r])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _squint_play_block(losses, big_r, big_v, log_pi, uniform_prior, gl_eta, gl_w, lo, scale, probs):
     """Play a chunk: ``probs[r, j]`` is p at the chunk's round j; ``R`` and ``V`` advance."""
     n_rep, n, n_act = losses.shape

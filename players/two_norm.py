@@ -39,7 +39,7 @@ def normalize_rows(w: np.ndarray) -> np.ndarray:
         return np.where(s > 0.0, w / np.where(s > 0.0, s, 1.0), uniform)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _two_norm_play_block(losses, regret, lo, scale, probs):
     """Play a chunk: ``probs[r, j]`` is p of the j-th round of the chunk; ``regret`` advances."""
     n_rep, n, n_act = losses.shape

@@ -96,7 +96,7 @@ def dense_csr(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return indptr, indices, np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def lane_score(theta, r, lane, cols, vals):
     """``θ·x̃`` of lane ``(r, lane)`` on the row's entries ``(cols, vals)``, the bias last."""
     acc = 0.0
@@ -105,7 +105,7 @@ def lane_score(theta, r, lane, cols, vals):
     return acc + theta[r, lane, theta.shape[2] - 1]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def lane_output(kind, code, bound, stats, r, lane, score):
     """The lane's answer to a classification example with score ``θ·x̃``."""
     if kind == LINEAR:
@@ -113,7 +113,7 @@ def lane_output(kind, code, bound, stats, r, lane, score):
     return _normalized_output(stats, r, lane, score, code == 1)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def lane_learn(kind, code, rate, bound, theta, aux, scale, stats, r, lane, cols, vals, score, y, w):
     """One update of lane ``(r, lane)`` with target ``y`` and weight ``w`` (0: a no-op)."""
     if kind == LINEAR:

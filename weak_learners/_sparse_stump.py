@@ -37,7 +37,7 @@ def tree_size(d: int) -> int:
     return size
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _leaf(thr, base, r, lane, j, n_valid, group):
     """Least and largest ``base`` of feature j's valid candidates in ``group`` (0: A, 1: B),
     each with its flat index j·K + k (the first k on ties)."""
@@ -56,7 +56,7 @@ def _leaf(thr, base, r, lane, j, n_valid, group):
     return lo, lo_i, hi, hi_i
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _pull(tmin_v, tmin_i, tmax_v, tmax_i, r, lane, g, node):
     """Recompute an internal node from its two children (least: first index on ties)."""
     a, b = 2 * node, 2 * node + 1
@@ -74,7 +74,7 @@ def _pull(tmin_v, tmin_i, tmax_v, tmax_i, r, lane, g, node):
         tmax_v[r, lane, g, node], tmax_i[r, lane, g, node] = va, ia
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _set_feature(thr, base, tmin_v, tmin_i, tmax_v, tmax_i, r, lane, j, n_valid):
     """Refresh feature j's leaves in both trees and their ancestors."""
     size = tmin_v.shape[3] // 2
@@ -89,7 +89,7 @@ def _set_feature(thr, base, tmin_v, tmin_i, tmax_v, tmax_i, r, lane, j, n_valid)
             node //= 2
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def rebuild(thr, base, seen, tmin_v, tmin_i, tmax_v, tmax_i, r, lane):
     """Build one lane's trees from its candidates (O(d·K))."""
     d, k_max = thr.shape[2], thr.shape[3]
@@ -108,7 +108,7 @@ def rebuild(thr, base, seen, tmin_v, tmin_i, tmax_v, tmax_i, r, lane):
             _pull(tmin_v, tmin_i, tmax_v, tmax_i, r, lane, g, node)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def rebuild_all(thr, base, seen, tmin_v, tmin_i, tmax_v, tmax_i):
     """Build every lane's trees."""
     for r in range(thr.shape[0]):
@@ -116,7 +116,7 @@ def rebuild_all(thr, base, seen, tmin_v, tmin_i, tmax_v, tmax_i):
             rebuild(thr, base, seen, tmin_v, tmin_i, tmax_v, tmax_i, r, lane)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _row_value(indptr, indices, values, r, j):
     """``x_j`` of CSR row r (binary search in its ascending column indices)."""
     lo, hi = indptr[r], indptr[r + 1]
@@ -131,7 +131,7 @@ def _row_value(indptr, indices, values, r, j):
     return 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def predict(indptr, indices, values, seen, total, thr, off, tmin_v, tmin_i, tmax_v, tmax_i, out):
     """Every lane's least-error stump on its replicate's row: ``out`` (R, L) of ±1 (+1 before
     any example). The candidates: the least ``E_+`` of each group (``base + G``) and the least
@@ -164,7 +164,7 @@ def predict(indptr, indices, values, seen, total, thr, off, tmin_v, tmin_i, tmax
             out[r, lane] = sign if x >= thr[r, lane, j, k] else -sign
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def update(
     indptr,
     indices,

@@ -24,7 +24,7 @@ CLASSIFICATION_LOSSES = ("logistic", "hinge", "perceptron")
 # the compiled lane: the same rule on one lane's state arrays, for the boosters' chunk kernels
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def lane_score(theta, r, lane, x):
     """``θ·x̃`` of lane ``(r, lane)`` of ``theta`` (R, L, d + 1) on ``x`` (d,), the bias last."""
     d = x.shape[0]
@@ -34,7 +34,7 @@ def lane_score(theta, r, lane, x):
     return acc + theta[r, lane, d]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def lane_output(score, classification, bound):
     """``A(x)``: ``sign(θ·x̃)`` (+1 on a tie) in classification, else ``clip(θ·x̃, −D, D)``."""
     if classification:
@@ -42,7 +42,7 @@ def lane_output(score, classification, bound):
     return min(max(score, -bound), bound)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def lane_update(theta, sq_grads, r, lane, x, score, target, weight, code, rate, bound):
     """One step of :meth:`LinearLearner.update` on lane ``(r, lane)``; ``weight = 0`` is a no-op.
 
@@ -76,7 +76,7 @@ def lane_update(theta, sq_grads, r, lane, x, score, target, weight, code, rate, 
                 theta[r, lane, k] = theta[r, lane, k] - rate * g / math.sqrt(sq)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _linear_slope(score, target, code, bound):
     """The factor ``s`` of the gradient ``s·x̃`` (:meth:`LinearLearner._gradient_scale`)."""
     loss = code % 4
@@ -90,7 +90,7 @@ def _linear_slope(score, target, code, bound):
     return 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def linear_update_row(
     theta, sq_grads, r, lane, cols, vals, score, target, weight, code, rate, bound
 ):

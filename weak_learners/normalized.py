@@ -30,7 +30,7 @@ SUM_NORM, TOTAL, LOW, HIGH = 0, 1, 2, 3
 # the compiled lane: one lane's prediction and update over a row's non-zero entries
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _normalized_score(theta, r, lane, cols, vals):
     """``θ·x̃`` of lane ``(r, lane)`` over the row's entries ``(cols, vals)``, the bias last."""
     d = theta.shape[2] - 1
@@ -42,7 +42,7 @@ def _normalized_score(theta, r, lane, cols, vals):
     return acc + theta[r, lane, d]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _normalized_output(stats, r, lane, score, sign):
     """The lane's answer: ``clip(score, lo, hi)`` over the labels seen, or its sign (+1 on 0)."""
     if sign:
@@ -50,7 +50,7 @@ def _normalized_output(stats, r, lane, score, sign):
     return min(max(score, stats[r, lane, LOW]), stats[r, lane, HIGH])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _normalized_update(theta, sq_grads, scale, stats, r, lane, cols, vals, score, y, w, rate):
     """One step of :meth:`NormalizedLinear.update` on lane ``(r, lane)``; ``w = 0`` is a no-op.
 

@@ -232,6 +232,7 @@ def _check_job(cfg) -> None:
     container = OmegaConf.to_container(job, resolve=True)
     _flag("run", "trace", container["trace"])
     _flag("run", "progress", container["progress"], auto=True)
+    _run_n_jobs(container)
     player_params = {k: v for k, v in container["player"].items() if k != "_target_"}
     adversary_params = {k: v for k, v in container["adversary"].items() if k != "_target_"}
     weak = container.get("weak_learner")
@@ -257,6 +258,16 @@ def _check_job(cfg) -> None:
         player_params=player_params,
         adversary_params=adversary_params,
     )
+
+
+def _run_n_jobs(container: dict) -> int | str | None:
+    """The ``n_jobs`` option of ``arena run`` (absent in a config written before it: auto),
+    checked as :func:`arena.game.run_game` checks it."""
+    from arena.parallel import check_n_jobs
+
+    value = container.get("n_jobs", "auto")
+    check_n_jobs(value)
+    return value
 
 
 def _run_job(cfg) -> int:
@@ -340,6 +351,7 @@ def _run_task(cfg) -> int:
         # YAML/Hydra hand over `trace=maybe` as a string, which Python would take as true
         trace = _flag("run", "trace", container["trace"])
         progress = _flag("run", "progress", container["progress"], auto=True)
+        n_jobs = _run_n_jobs(container)
         game = prepare_game(choices["player"], choices["adversary"], **game_kwargs)
         # refused before the lock too, so that a refused run touches nothing in the folder; no
         # file of the run is written through a link out of the folder
@@ -356,6 +368,7 @@ def _run_task(cfg) -> int:
                 choices["adversary"],
                 trace_path=out_dir / "trace.parquet" if trace else None,
                 progress=bool(progress),
+                n_jobs=n_jobs,
                 **game_kwargs,
             )
             path = write_run(

@@ -342,11 +342,15 @@ def _expand(kind: str, entry: Any) -> list[tuple[str, dict[str, Any]]]:
 # one cell, run anywhere
 
 
-def run_cell(cell: Cell, config: TournamentConfig, progress: bool = False) -> dict[str, Any]:
+def run_cell(
+    cell: Cell, config: TournamentConfig, progress: bool = False, n_jobs: int | None = None
+) -> dict[str, Any]:
     """Play one cell and return its rows and manifest, or its error (never raises).
 
     Runs in the coordinating process or in a worker (process pool, Dask); the coordinator writes
-    the files, so workers need no shared file system.
+    the files, so workers need no shared file system. ``n_jobs`` is the threads the cell's game
+    may use (:mod:`arena.parallel`; None: the game's default), which the executors set from the
+    cores each worker owns (:meth:`Tournament.cell_threads`); it changes no row.
     """
     from arena.game import run_game
 
@@ -365,6 +369,7 @@ def run_cell(cell: Cell, config: TournamentConfig, progress: bool = False) -> di
             per_decade=config.per_decade,
             checkpoints=config.checkpoints,
             progress=progress,
+            n_jobs=n_jobs,
         )
     except Exception as exc:  # a failing cell must not stop the tournament
         return {
@@ -439,6 +444,17 @@ class Tournament:
         self.scheduler = scheduler
         self.progress = progress
         self.on_cell = on_cell
+
+    def cell_threads(self, workers: int) -> int | None:
+        """Threads each cell's game may use when ``workers`` cells run at once (``n_jobs`` of
+        :func:`arena.game.run_game`): the cores left to each worker, so that cells played in
+        parallel processes never oversubscribe the machine (one thread each when there are at
+        least as many cells as cores); None (the game's default, every core) for the serial
+        executor, whose cells run one at a time in this process.
+        """
+        if self.executor == "serial":
+            return None
+        return max(1, self.n_jobs // max(1, workers))
 
     # -- files ----------------------------------------------------------------------------------
 
@@ -657,7 +673,11 @@ class Tournament:
             return
         if self.executor == "serial" or (self.executor == "local" and self.n_jobs == 1):
             single = self.progress and len(todo) == 1
-            cells = ((cell, run_cell(cell, self.config, progress=single)) for cell in todo)
+            threads = self.cell_threads(1)
+            cells = (
+                (cell, run_cell(cell, self.config, progress=single, n_jobs=threads))
+                for cell in todo
+            )
         elif self.executor == "local":
             cells = self._execute_processes(todo)
         else:
@@ -677,8 +697,10 @@ class Tournament:
 
         # spawn: workers start clean (no inherited numba/threads state), on every platform
         context = multiprocessing.get_context("spawn")
+        workers = min(self.n_jobs, len(todo))
+        threads = self.cell_threads(workers)
         pool = ProcessPoolExecutor(
-            max_workers=min(self.n_jobs, len(todo)),
+            max_workers=workers,
             mp_context=context,
             initializer=_exit_with_parent,
             initargs=(os.getpid(),),
@@ -687,7 +709,9 @@ class Tournament:
             # the workers are started by submit(): they inherit an ignored SIGINT, so that a
             # terminal's Ctrl-C (sent to the whole process group) reaches the coordinator only
             with _sigint_ignored():
-                pending = {pool.submit(run_cell, cell, self.config): cell for cell in todo}
+                pending = {
+                    pool.submit(run_cell, cell, self.config, False, threads): cell for cell in todo
+                }
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in done:
@@ -713,6 +737,8 @@ class Tournament:
                 "executor=dask needs the optional extra: pip install 'regret-arena[dask]'"
             ) from exc
         cluster = None
+        # a remote cluster's workers may run several cells each: one thread per cell there
+        threads = 1 if self.scheduler else self.cell_threads(min(self.n_jobs, len(todo)))
         # the local cluster's processes inherit an ignored SIGINT (see _execute_processes)
         with _sigint_ignored():
             if self.scheduler:
@@ -727,7 +753,9 @@ class Tournament:
                 client = Client(cluster)
         try:
             futures = {
-                client.submit(run_cell, cell, self.config, pure=False, key=f"cell-{cell.id}"): cell
+                client.submit(
+                    run_cell, cell, self.config, False, threads, pure=False, key=f"cell-{cell.id}"
+                ): cell
                 for cell in todo
             }
             for fut in as_completed(list(futures)):

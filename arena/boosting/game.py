@@ -159,7 +159,7 @@ class BoostingProtocol(GameProtocol):
         return BoostingTraceWriter(path, game.ids)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _add_by_round(total, values):
     """``total[r] += values[r, j]`` for j = 0, 1, … in order: the per-round sums, compiled."""
     for r in range(values.shape[0]):

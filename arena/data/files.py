@@ -693,7 +693,7 @@ def take_sparse_rows(X: Any, idx: np.ndarray) -> sp.csr_matrix:
 # plays the same game.
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _dense_row_sums(X, square):
     out = np.zeros(X.shape[0])
     for i in range(X.shape[0]):
@@ -706,7 +706,7 @@ def _dense_row_sums(X, square):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _csr_row_sums(indptr, data, square):
     n = indptr.shape[0] - 1
     out = np.zeros(n)
@@ -720,7 +720,7 @@ def _csr_row_sums(indptr, data, square):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _dense_column_moments(X):
     s1 = np.zeros(X.shape[1])
     s2 = np.zeros(X.shape[1])
@@ -733,7 +733,7 @@ def _dense_column_moments(X):
     return s1, s2
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _csr_column_moments(indptr, indices, data, d):
     s1 = np.zeros(d)
     s2 = np.zeros(d)

@@ -36,7 +36,7 @@ from arena.validation import Who, component_failure, describe, failure_where, re
 # kernels
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _core_advance(
     probs,
     losses,
@@ -71,7 +71,7 @@ def _core_advance(
             sum_min[r] += m
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _regret_increments(losses, expected, out):
     """Fill ``out[j, r, i] = expected[r, j] − losses[r, j, i]``, the round-major layout of
     :class:`~arena.metrics.base.Block`'s ``increments``.
@@ -89,7 +89,7 @@ def _regret_increments(losses, expected, out):
                     out[j, r, i] = h - losses[r, j, i]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _count_outside(flat, lo, hi):
     """Count the entries of a 1-d array that are not finite or lie outside ``[lo, hi]``.
 
@@ -103,7 +103,7 @@ def _count_outside(flat, lo, hi):
     return bad
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _first_bad_losses(losses, lo, hi):
     """Return (code, r, j, i) of the earliest loss that is not finite (1) or out of range (2).
 
@@ -134,7 +134,7 @@ def _first_bad_losses(losses, lo, hi):
     return found_code, found_r, found_j, found_i
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _probs_valid(probs, neg_tol, sum_tol):
     """True when every row of the C-contiguous ``probs`` is finite, ≥ −neg_tol, sums to 1 ± tol."""
     if _count_outside(probs.reshape(-1), -neg_tol, np.inf) != 0:
@@ -150,7 +150,7 @@ def _probs_valid(probs, neg_tol, sum_tol):
     return bad == 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _first_bad_probs(probs, neg_tol, sum_tol):
     """Return (code, r, j, i) of the earliest bad distribution: non-finite/negative (1), sum (2)."""
     if _probs_valid(probs, neg_tol, sum_tol):

@@ -19,7 +19,7 @@ from arena.spec import GameSpec
 # adaptive regret: Kadane per expert
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _kadane_advance(increments, current, best):
     """Kadane over ``r_{t,i}``: ``current`` = best interval ending now, ``best`` = max so far.
 
@@ -106,7 +106,7 @@ class AdaptiveRegret(ExpertsMetric):
 # strongly adaptive regret: sliding-window minimum of the prefix regret with a monotone deque
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _windows_advance(increments, t0, taus, offsets, prefix, starts, prefix_min, best):
     """Advance the max interval regret over windows of length ≤ τ, for every τ in one pass.
 

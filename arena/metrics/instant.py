@@ -106,7 +106,7 @@ class InstantPseudoRegret(InstantRegret):
         return instant_pseudo_regret(record.probs, required(record, "means", self.name))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _add_in_round_order(per_round, sums):
     """Add ``per_round[r, j]`` to ``sums[r]`` one round after the other, so that the sum is the
     same to the last bit however the rounds were split into chunks."""
@@ -321,7 +321,7 @@ class WindowPseudoRegret(WindowRegret):
         )
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _add_rows_in_round_order(per_round, sums):
     """Add ``per_round[r, j, i]`` to ``sums[r, i]`` one round after the other (chunk-invariant
     sums, as :func:`_add_in_round_order`)."""

@@ -11,7 +11,7 @@ from arena.metrics.literal import check_history, learner_losses, required
 from arena.spec import GameSpec
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _pseudo_advance(probs, means, cum_means, learner_mean):
     n_rep, n, n_act = probs.shape
     for r in range(n_rep):

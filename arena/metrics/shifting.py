@@ -18,7 +18,7 @@ from arena.metrics.literal import check_history, check_losses, learner_losses
 from arena.spec import GameSpec
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _shifting_advance(losses, table, best, carry):
     """Advance the k-switch DP over a chunk.
 

@@ -13,7 +13,7 @@ from arena.metrics.literal import required
 from arena.spec import GameSpec
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sleeping_advance(losses, expected, confidences, cum):
     n_rep, n, n_act = losses.shape
     for r in range(n_rep):

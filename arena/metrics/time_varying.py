@@ -63,7 +63,7 @@ TV_METRICS = ("tv_regret", "tv_variation", "tv_loss")
 """The metrics of this module: ``R(u_{1:t})``, ``V(u_{1:t})``, ``L̃(u_{1:t})``."""
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _tv_advance(losses, expected, competitor, last, sums):
     """Add each round's ``u_t·r_t``, ``Σ_i [u_{t,i} − u_{t−1,i}]_+`` and ``Σ_i u_{t,i}[ℓ_{t,i} −
     ℓ̂_t]_+`` to ``sums[r, 0:3]``, one round after the other (so the sums are the same to the last

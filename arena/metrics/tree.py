@@ -120,7 +120,7 @@ def best_pruning(parents: np.ndarray, node_losses: np.ndarray) -> tuple[float, n
     return float(total), leaves
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _pruning_dp(parents, inner, node_losses, penalty, below, out):
     """``out[r] = min_P Σ_{e leaf of P} A_{r,e} + penalty·c(P)`` for every replicate r.
 
@@ -168,7 +168,7 @@ def pruning_values(parents: np.ndarray, node_losses: np.ndarray, penalty: float 
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _accumulate_awake(reached, losses, node_losses):
     """``A_{r,e} += reached·ℓ`` round by round (the same sums however the rounds are chunked)."""
     n_rep, n, n_act = losses.shape

@@ -180,7 +180,7 @@ def project_simplex(v: np.ndarray, z: float = 1.0) -> np.ndarray:
     return np.maximum(v - theta, 0.0)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def project_simplex_row(v, out):
     """Project one vector ``v`` onto the probability simplex into ``out`` (numba; Fig 7.1)."""
     d = v.shape[0]
@@ -197,7 +197,7 @@ def project_simplex_row(v, out):
         out[i] = x if x > 0.0 else 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def project_row(kind_code, radius, v, out):
     """Project one vector onto the domain ``kind_code`` (0 free, 1 ball, 2 box, 3 simplex)."""
     d = v.shape[0]

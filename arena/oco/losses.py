@@ -272,14 +272,14 @@ def dense_features(x: Any) -> Any:
     return x.densify() if isinstance(x, SparseRows) else x
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sparse_scatter(indptr, indices, values, out):
     for k in range(out.shape[0]):
         for p in range(indptr[k], indptr[k + 1]):
             out[k, indices[p]] += values[p]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sparse_row_sq(indptr, values, out):
     for k in range(out.shape[0]):
         s = 0.0
@@ -288,7 +288,7 @@ def _sparse_row_sq(indptr, values, out):
         out[k] = s
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sparse_row_dots(indptr, indices, values, w, per_row, out):
     """``out[k] = ⟨w[k // per_row], row k⟩``, products added in increasing column order."""
     for k in range(out.shape[0]):
@@ -299,7 +299,7 @@ def _sparse_row_dots(indptr, indices, values, w, per_row, out):
         out[k] = s
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sparse_canonical(indptr, indices):
     for k in range(indptr.shape[0] - 1):
         for p in range(indptr[k] + 1, indptr[k + 1]):
@@ -595,7 +595,7 @@ def feedback(kind: str, sigma: float, w: np.ndarray, data: RoundData) -> Feedbac
     return Feedback(w, value, grad, data, prediction, dloss, sigma)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def prediction_loss_scalar(code, p, y):
     """Return ``(ℓ(p, y), ℓ'(p, y))`` for the loss of :data:`LOSS_CODES` ``code`` (numba)."""
     if code == 1:
@@ -639,7 +639,7 @@ def kernel_data(data: RoundData, loss: str | None):
     return code, g, x, y, z, has_z
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def round_gradient(loss_code, sigma, w, g, x, y, z, has_z, r, j, grad):
     """Write the arena's subgradient of round ``j`` of replicate ``r`` at ``w`` into ``grad``.
 

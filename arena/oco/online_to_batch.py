@@ -41,7 +41,7 @@ PREFIX = "online_to_batch"
 """The rows of :class:`OnlineToBatch` are named ``online_to_batch:<quantity>``."""
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _add_points_in_round_order(w, sums):
     """Add the points ``w[r, j]`` (R, n, d) to ``sums[r]`` one round after the other, so the sum is
     the same to the last bit however the rounds were split into chunks."""
