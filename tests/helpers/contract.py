@@ -47,9 +47,16 @@ def run_in_process(argv: list[str], cwd: Path) -> Result:
 
 
 def snapshot(root: Path) -> dict[str, tuple[int, int, str]]:
-    """Every file and folder under ``root``: (size, mtime in ns, SHA-1 of the content)."""
+    """Every file and folder under ``root``: (size, mtime in ns, SHA-1 of the content).
+
+    Python's own bytecode cache (``__pycache__``, written when a command imports a plugin module
+    from the folder, unless ``PYTHONDONTWRITEBYTECODE`` is set) is not counted: the contract is
+    about what the arena writes.
+    """
     state = {}
     for path in sorted(root.rglob("*")):
+        if "__pycache__" in path.relative_to(root).parts:
+            continue
         info = path.lstat()
         digest = hashlib.sha1(path.read_bytes()).hexdigest() if path.is_file() else "dir"
         state[str(path.relative_to(root))] = (info.st_size, info.st_mtime_ns, digest)
