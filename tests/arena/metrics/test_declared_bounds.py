@@ -142,7 +142,19 @@ round, O(N·T²) per game), and the meta-players FLH, CBCE and SAOL (one Python 
 tests cover them (:data:`SHORT_GROWING`)."""
 
 
-@pytest.mark.parametrize("player", declaring_players())
+META_PLAYERS = {"flh", "cbce", "saol"}
+"""The meta-players of :data:`GROWING_COST` (8–9 s each here, a third of this sweep's time): their
+sweep runs with the slow tests (``make test-slow``); in ``make test`` their own tests check their
+bounds on adaptive adversaries and the conformance suite on its adversaries."""
+
+
+@pytest.mark.parametrize(
+    "player",
+    [
+        pytest.param(p, marks=pytest.mark.slow) if p in META_PLAYERS else p
+        for p in declaring_players()
+    ],
+)
 def test_declared_bounds_hold(player, files):
     horizon = SHORT_GROWING if player in GROWING_COST else SHORT
     assert run_all(player, horizon, files) > 0
