@@ -48,9 +48,10 @@ test: $(STAMP) lint
 	$(MAKE) test-wheel
 
 # The slow statistical tests (pytest -m slow): the gallery's replays of its pinned cells, declared
-# bounds on longer games, ten-million-round runs. 3 min 31 s on 2 cores; they no longer fit in
-# CI's 15 minutes beside the rest, so run them before changing a player, a metric or a pinned
-# result (`arena reproduce` also names every gallery number that moves off its pin).
+# bounds on longer games and of the meta-players, ten-million-round runs. 4 min 15 s on 2 cores;
+# they no longer fit in CI's 15 minutes beside the rest, so run them before changing a player, a
+# metric or a pinned result (`arena reproduce` also names every gallery number that moves off its
+# pin).
 test-slow: $(STAMP)
 	$(PY) -m pytest -q -n auto -m slow --durations=10 tests examples/plugin-adversary/tests
 
