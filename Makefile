@@ -55,22 +55,30 @@ test: $(STAMP) lint
 test-slow: $(STAMP)
 	$(PY) -m pytest -q -n auto -m slow --durations=10 tests examples/plugin-adversary/tests
 
-# The package as users install it: build the wheel, install it into a fresh environment and play a
-# game, a tournament and a report from a folder outside the repository (the configs ship inside).
+# The package as users install it: build the wheel, install it into a fresh environment beside a
+# distribution that owns top-level `players`, `adversaries` and `weak_learners` packages (the wheel
+# installs only `arena`, so neither shadows the other), and play a game, a tournament and a report
+# from a folder outside the repository (the configs ship inside).
 # --no-compile: byte-compiling the dependencies' sources at install cost 30 of the step's 40 s of
 # CPU, and Python compiles what the three commands import anyway.
 test-wheel: $(STAMP)
 	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	$(PY) -m pip wheel -q --no-deps -w "$$tmp/dist" . ; \
+	$(PY) tests/helpers/squatter.py "$$tmp/dist" >/dev/null; \
+	$(PY) -c 'import sys, zipfile; names = zipfile.ZipFile(sys.argv[1]).namelist(); \
+		top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}; \
+		assert top == {"arena"}, f"the wheel installs {sorted(top)}"' "$$tmp"/dist/regret_arena-*.whl; \
 	$(PYTHON) -m venv "$$tmp/venv"; \
 	"$$tmp/venv/bin/pip" install -q --no-compile "$$tmp"/dist/*.whl; \
 	cd "$$tmp"; \
+	venv/bin/python -c 'import players, adversaries, weak_learners, arena.players.hedge; \
+		assert players.OWNER == adversaries.OWNER == weak_learners.OWNER == "squatter"'; \
 	venv/bin/arena run player=hedge adversary=fair_coin horizon=200 replicates=2 hydra.run.dir=run >/dev/null; \
 	venv/bin/arena tournament tournament=demo tournament.horizon=200 tournament.replicates=2 \
 		out=tour executor=serial >/dev/null; \
 	venv/bin/arena report tour --name wheel --reports reports >/dev/null; \
 	test -s run/results.parquet && test -s tour/manifest.json && test -s reports/wheel/report.md; \
-	echo "wheel: installed, played a game, a tournament and a report outside the repository"
+	echo "wheel: installed beside top-level players/adversaries/weak_learners of another distribution, played a game, a tournament and a report outside the repository"
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not slow" tests

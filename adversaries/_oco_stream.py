@@ -1,12 +1,13 @@
 """Shared machinery of the data-stream OCO adversaries: ordered block generation and samplers.
 
-Every oblivious data adversary of :mod:`adversaries.random_linear`,
-:mod:`adversaries.separable_stream`, :mod:`adversaries.ill_conditioned`,
-:mod:`adversaries.strongly_convex` and :mod:`adversaries.dataset_stream` draws its rounds forward,
-in round order, from the replicate's stream: :class:`StreamAdversary` turns that generator into
-``data_block(t0, n)`` for any split of the rounds into consecutive blocks (the last block is kept,
-so asking for it again, as the per-round ``features``/``reveal`` path does, returns the same data).
-The samplers consume a fixed number of draws per round, so the split never changes the data.
+Every oblivious data adversary of :mod:`arena.adversaries.random_linear`,
+:mod:`arena.adversaries.separable_stream`, :mod:`arena.adversaries.ill_conditioned`,
+:mod:`arena.adversaries.strongly_convex` and :mod:`arena.adversaries.dataset_stream` draws its
+rounds forward, in round order, from the replicate's stream: :class:`StreamAdversary` turns that
+generator into ``data_block(t0, n)`` for any split of the rounds into consecutive blocks (the last
+block is kept, so asking for it again, as the per-round ``features``/``reveal`` path does, returns
+the same data). The samplers consume a fixed number of draws per round, so the split never changes
+the data.
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ class StreamAdversary(ObliviousOCOAdversary):
     def feature_bound(self) -> float | None:
         """Return ``X ≥ ‖x_t‖₂`` for every round (example-based data), or None if unknown.
 
-        :class:`adversaries.rescaled.Rescaled` multiplies it by the largest scale to declare the
-        rescaled game's gradient bound.
+        :class:`arena.adversaries.rescaled.Rescaled` multiplies it by the largest scale to declare
+        the rescaled game's gradient bound.
         """
         return None
 

@@ -33,7 +33,7 @@ class Greedy(AdaptiveAdversary):
     Examples
     --------
     >>> from arena import play
-    >>> from players.ftl import FollowTheLeader
+    >>> from arena.players.ftl import FollowTheLeader
     >>> df = play(FollowTheLeader(tie_break="lowest"), "greedy", n_actions=2, horizon=100,
     ...           metrics={"loss": {}})
     >>> float(df.value.iloc[-1])  # a deterministic pure player loses every round

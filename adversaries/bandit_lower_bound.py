@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from adversaries.stochastic import MeanDrivenBernoulli
+from arena.adversaries.stochastic import MeanDrivenBernoulli
 from arena.base import Footprint, declared_footprint
 from arena.errors import ArenaError, ConfigError
 from arena.experts.components import AdaptiveAdversary

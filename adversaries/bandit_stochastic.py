@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 from scipy.stats import norm
 
-from adversaries.stochastic import EXPERT_INDEX, MeanDrivenBernoulli, _default_means
+from arena.adversaries.stochastic import EXPERT_INDEX, MeanDrivenBernoulli, _default_means
 from arena.errors import ConfigError
 from arena.experts.components import ObliviousAdversary
 from arena.params import (
@@ -119,7 +119,7 @@ class GaussianArms(ObliviousAdversary):
         return (0.0, 1.0)
 
     def resolve_n_actions(self, requested: int | None) -> int:
-        from adversaries.stochastic import _n_from_list
+        from arena.adversaries.stochastic import _n_from_list
 
         return _n_from_list(self, "locations", requested)
 
@@ -413,7 +413,7 @@ class Corrupted(ObliviousAdversary):
         return (0.0, 1.0)
 
     def resolve_n_actions(self, requested: int | None) -> int:
-        from adversaries.stochastic import _n_from_list
+        from arena.adversaries.stochastic import _n_from_list
 
         return _n_from_list(self, "means", requested)
 
@@ -522,7 +522,7 @@ class Rotting(MeanDrivenBernoulli):
         return (0.0, 1.0)
 
     def resolve_n_actions(self, requested: int | None) -> int:
-        from adversaries.stochastic import _n_from_list
+        from arena.adversaries.stochastic import _n_from_list
 
         for name in ("initial", "decay"):
             if getattr(self, name) is not None:
@@ -575,7 +575,7 @@ class UCBTrap(ObliviousAdversary):
     arm has loss at most T/K, hence regret ``≥ T(1 − 1/K)`` (exactly ``T − min_i L_{T,i}``).
     The sequence is oblivious (it does not depend on the game's player), so Exp3 and
     Tsallis-INF keep their adversarial ``O(sqrt(KT))`` bounds on it. It is the bandit analogue of
-    :class:`adversaries.lower_bound.FTLKiller`. Zimmert & Seldin (2021) show that UCB1 and
+    :class:`arena.adversaries.lower_bound.FTLKiller`. Zimmert & Seldin (2021) show that UCB1 and
     Thompson sampling also fail in a *stochastically constrained* environment (gaps fixed in
     expectation): that is :class:`StochasticallyConstrained`, which also reaches Thompson
     sampling, which no deterministic simulation can trap.

@@ -7,8 +7,8 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from adversaries import _file_data as files
-from adversaries.dataset_stream import held_out_split, load_dataset
+from arena.adversaries import _file_data as files
+from arena.adversaries.dataset_stream import held_out_split, load_dataset
 from arena.base import Footprint, shape_text
 from arena.data.catalog import CATALOG
 from arena.data.files import take_rows
@@ -405,6 +405,6 @@ class BoostingOracle(AdaptiveAdversary):
 
 def _example_file():
     """The small sparse svmlight file of ``dataset_stream``'s conformance parameters."""
-    from adversaries.dataset_stream import _example_file as example
+    from arena.adversaries.dataset_stream import _example_file as example
 
     return example()

@@ -13,8 +13,14 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from adversaries import _file_data as files
-from adversaries._oco_stream import DOMAIN, EXAMPLE_LOSS, InstanceTags, StreamAdversary, make_domain
+from arena.adversaries import _file_data as files
+from arena.adversaries._oco_stream import (
+    DOMAIN,
+    EXAMPLE_LOSS,
+    InstanceTags,
+    StreamAdversary,
+    make_domain,
+)
 from arena.base import Footprint
 from arena.data.catalog import CATALOG
 from arena.data.files import row_abs_max, row_abs_sums, row_norms, take_rows
@@ -387,7 +393,7 @@ class DatasetStream(StreamAdversary):
     replicate); sparse files (svmlight, sparse ``.npz``) stay sparse in memory and the stream
     declares :meth:`sparse_features`: each block of rounds, and the test split, is emitted as
     :class:`~arena.oco.losses.SparseRows` taken in O(nnz) from the one CSR copy
-    (:func:`adversaries._file_data.sparse_block`), so players tagged ``sparse_input`` read the
+    (:func:`arena.adversaries._file_data.sparse_block`), so players tagged ``sparse_input`` read the
     rows as they are and the others are shown them densified by the engine (within its memory
     estimate). The footprint counts the data once plus those blocks by their entries.
     ``standardize`` on a file divides each feature by its standard deviation **without centring
@@ -733,7 +739,7 @@ class DatasetStream(StreamAdversary):
     def footprint(self, spec: GameSpec) -> Footprint:
         """A file's examples once (shared by the replicates), the permutations and two blocks of
         rounds, sparse ones counted by their entries
-        (:func:`adversaries._file_data.stream_footprint`); bundled sets are negligible."""
+        (:func:`arena.adversaries._file_data.stream_footprint`); bundled sets are negligible."""
         if not files.is_file_data(self.dataset):
             return super().footprint(spec)
         X, y = self._data()

@@ -42,10 +42,10 @@ class EdgeBoostingOracle(AdaptiveAdversary):
     (:func:`random_correct_set`) and wrong on the rest, so its edge
     ``γ_t = ½ Σ_i p_{t,i} y_i h_t(x_i)`` is at least γ (at most γ plus the largest weight); the
     losses are ``ℓ_{t,i} = 1{h_t(x_i) = y_i}``, the reduction of
-    :class:`adversaries.boosting_oracle.BoostingOracle` (Luo 2016, §2.2): ``normal_hedge_dt`` is
-    NH-Boost.DT (Algorithm 4), ``normal_hedge`` NH-Boost, ``hedge`` AdaBoost with a constant step.
-    The examples have no features: only whether each ``h_t`` gets each one right matters to the
-    booster, its unweighted vote ``sign(Σ_t h_t)`` and its margins ``(1/t) Σ_s y_i h_s(x_i)``.
+    :class:`arena.adversaries.boosting_oracle.BoostingOracle` (Luo 2016, §2.2): ``normal_hedge_dt``
+    is NH-Boost.DT (Algorithm 4), ``normal_hedge`` NH-Boost, ``hedge`` AdaBoost with a constant
+    step. The examples have no features: only whether each ``h_t`` gets each one right matters to
+    the booster, its unweighted vote ``sign(Σ_t h_t)`` and its margins ``(1/t) Σ_s y_i h_s(x_i)``.
 
     This is the weak-learning assumption of Luo 2016, §2.2 (``γ_t ≥ γ > 0``) met with the edge
     known, which Theorem 3 needs to be checked: NH-Boost.DT's training error after T rounds is

@@ -10,7 +10,7 @@ from typing import ClassVar
 import numpy as np
 from scipy.stats import binom
 
-from adversaries._oco_stream import (
+from arena.adversaries._oco_stream import (
     DOMAIN,
     EXAMPLE_LOSS,
     InstanceTags,

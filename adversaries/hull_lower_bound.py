@@ -8,7 +8,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from adversaries._oco_stream import StreamAdversary
+from arena.adversaries._oco_stream import StreamAdversary
 from arena.errors import ConfigError
 from arena.oco.losses import RoundData
 from arena.params import Interval, IsNone

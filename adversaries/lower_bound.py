@@ -15,7 +15,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from adversaries.stochastic import MeanDrivenBernoulli, fair_coin_lower_bound
+from arena.adversaries.stochastic import MeanDrivenBernoulli, fair_coin_lower_bound
 from arena.errors import ConfigError
 from arena.experts.components import ObliviousAdversary
 from arena.params import POSITIVE, Interval, IsNone, OneOf

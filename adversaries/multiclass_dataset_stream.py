@@ -10,9 +10,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from adversaries import _file_data as files
-from adversaries._oco_stream import StreamAdversary
-from adversaries.dataset_stream import _require_sklearn, _zscore, epoch_indices
+from arena.adversaries import _file_data as files
+from arena.adversaries._oco_stream import StreamAdversary
+from arena.adversaries.dataset_stream import _require_sklearn, _zscore, epoch_indices
 from arena.base import Footprint
 from arena.data.catalog import CATALOG
 from arena.data.files import row_norms, take_rows

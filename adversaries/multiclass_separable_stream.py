@@ -8,7 +8,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from adversaries._oco_stream import (
+from arena.adversaries._oco_stream import (
     StreamAdversary,
     ball_points,
     haar_orthogonal,

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from adversaries._oco_stream import (
+from arena.adversaries._oco_stream import (
     DOMAIN,
     EXAMPLE_LOSS,
     StreamAdversary,

@@ -10,8 +10,8 @@ from typing import ClassVar
 import numpy as np
 from scipy.special import gammaln
 
-from adversaries._oco_stream import DOMAIN, StreamAdversary, make_domain, row_norm
-from adversaries.stochastic import fair_coin_lower_bound
+from arena.adversaries._oco_stream import DOMAIN, StreamAdversary, make_domain, row_norm
+from arena.adversaries.stochastic import fair_coin_lower_bound
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
 from arena.params import POSITIVE, OneOf
@@ -75,8 +75,8 @@ class RandomLinear(StreamAdversary):
     * ``rademacher`` on a box: ``min_u ⟨Σg, u⟩ = −radius‖Σg‖₁`` gives ``radius·G·√d·E|S_t|``;
     * ``rademacher`` on the simplex: ``E[max_i (−Σg)_i] = (G/√d)·E[max_i S_{t,i}] =
       (G/√d)·2·LB(t, d)`` with ``LB`` the fair-coin value
-      (:func:`adversaries.stochastic.fair_coin_lower_bound`; ``E max_i S_i = t − 2E min_i B_i``
-      for ``S = 2B − t``, ``B ~ Bin(t, ½)``);
+      (:func:`arena.adversaries.stochastic.fair_coin_lower_bound`; ``E max_i S_i = t − 2E min_i
+      B_i`` for ``S = 2B − t``, ``B ~ Bin(t, ½)``);
     * d = 1 on the simplex (K = {1}): 0.
 
     Other cases (a ball with d > 1, the sphere distribution with d > 1, ℝ^d) declare none.

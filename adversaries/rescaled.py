@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from adversaries._oco_stream import InstanceTags, haar_orthogonal
+from arena.adversaries._oco_stream import InstanceTags, haar_orthogonal
 from arena.errors import ConfigError
 from arena.oco.components import OCOAdversary
 from arena.oco.domains import Domain
@@ -74,7 +74,7 @@ class Rescaled(OCOAdversary):
 
     Examples
     --------
-    >>> from adversaries.separable_stream import SeparableStream
+    >>> from arena.adversaries.separable_stream import SeparableStream
     >>> base, adv = SeparableStream(), Rescaled(SeparableStream(), mode="linear")
     >>> spec = GameSpec("classification", 4, 5, dim=4)
     >>> base.reset(spec, [np.random.default_rng(0)]); adv.reset(spec, [np.random.default_rng(0)])

@@ -8,7 +8,7 @@ from typing import ClassVar
 import numpy as np
 from scipy.special import betaincc, betainccinv
 
-from adversaries._oco_stream import (
+from arena.adversaries._oco_stream import (
     DOMAIN,
     EXAMPLE_LOSS,
     InstanceTags,

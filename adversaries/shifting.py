@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from adversaries.stochastic import MeanDrivenBernoulli
+from arena.adversaries.stochastic import MeanDrivenBernoulli
 from arena.errors import ConfigError
 from arena.params import Interval, OneOf
 from arena.spec import AdversaryTags, GameSpec

@@ -63,7 +63,7 @@ class Sleeping(ObliviousAdversary):
     Examples
     --------
     >>> from arena import play
-    >>> from players.ada_normal_hedge import AdaNormalHedge
+    >>> from arena.players.ada_normal_hedge import AdaNormalHedge
     >>> df = play(AdaNormalHedge(), Sleeping(mode="specialists", n_contexts=3), n_actions=4,
     ...           horizon=300, metrics={"sleeping_regret": {}, "bound": {}})
     >>> last = df[df.t == 300].set_index("metric").value

@@ -1,7 +1,7 @@
 """Stochastic adversaries: independent Bernoulli or Beta losses, fixed, piecewise or drifting means.
 
 Also the exact fair-coin lower bound ``LB(T, N)`` (:func:`fair_coin_lower_bound`) shared with the
-planted lower-bound constructions of :mod:`adversaries.lower_bound`.
+planted lower-bound constructions of :mod:`arena.adversaries.lower_bound`.
 """
 
 from __future__ import annotations

@@ -48,10 +48,10 @@ def _child(tree: str, scale: float) -> None:
     """Time every game with the driver of ``tree``; print ``{label: seconds}`` as JSON."""
     sys.path.insert(0, tree)
     import arena
-    import players.hedge
+    import arena.players.hedge
     from arena import run_game
 
-    for module in (arena, players.hedge):  # the tree under test, not the installed checkout
+    for module in (arena, arena.players.hedge):  # the tree under test, not the installed checkout
         if not Path(module.__file__).resolve().is_relative_to(Path(tree).resolve()):
             raise RuntimeError(f"{module.__name__} loaded from {module.__file__}, not {tree}")
 

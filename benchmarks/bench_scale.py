@@ -89,7 +89,7 @@ def _child_play(path: str, player: str, params: dict, horizon: int) -> None:
     (the examples' digest for the game key, the gradient bound: cached), then play the game with
     ``run_game``; print those seconds and the game's own wall time (``GameRun.wall_time``), as
     the command line computes them before its clock starts too."""
-    from adversaries.dataset_stream import DatasetStream
+    from arena.adversaries.dataset_stream import DatasetStream
     from arena.game import run_game
 
     start = time.perf_counter()

@@ -53,7 +53,7 @@ QUICK = {"rounds": 200, "readable_rounds": 40, "repeats": 1}
 
 def stream(dim: int, rounds: int):
     """A block of the ill-conditioned stream (κ = 100) and its game spec, one replicate."""
-    from adversaries.ill_conditioned import IllConditioned
+    from arena.adversaries.ill_conditioned import IllConditioned
     from arena.oco.domains import Domain
     from arena.spec import GameSpec
 
@@ -64,13 +64,13 @@ def stream(dim: int, rounds: int):
 
 
 def son(sketch: str, m: int):
-    from players.son import SON
+    from arena.players.son import SON
 
     return SON(sketch=sketch, m=m, alpha=1.0, C=1.0)
 
 
 def adagrad():
-    from players.adagrad import AdaGrad
+    from arena.players.adagrad import AdaGrad
 
     return AdaGrad(variant="diagonal", eta=1.0)
 

@@ -105,8 +105,8 @@ def write_vw(x, y: np.ndarray, path) -> None:
 def player_seconds(params: dict, spec, x, y: np.ndarray, block: int = 1000):
     """Seconds of ``play_predictions`` over the stream in blocks; returns (seconds, predictions)."""
     from arena.oco.losses import RoundData, is_sparse
+    from arena.players.son import SON
     from arena.resources import blas_threads
-    from players.son import SON
 
     horizon = y.shape[1]
     chunks = []

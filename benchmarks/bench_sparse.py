@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from adversaries.sparse_stream import SparseStream
+from arena.adversaries.sparse_stream import SparseStream
 from arena.game import DEFAULT_CHUNK_ELEMENTS, run_game
 from arena.oco.domains import Domain
 from arena.oco.game import MIN_CHUNK_ROUNDS

@@ -84,7 +84,7 @@ from vw_peer import WORK, ensure_vw, export_stream, progressive_error, run_vw, w
 
 from arena.boosting.components import WeakLearner
 from arena.params import POSITIVE
-from weak_learners._lanes import active_lanes, with_bias
+from arena.weak_learners._lanes import active_lanes, with_bias
 
 STREAMS = {
     "breast_cancer": ("dataset_stream", {"dataset": "breast_cancer"}),

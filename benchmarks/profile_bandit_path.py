@@ -10,8 +10,8 @@ microseconds per chunk, so the total is a little above an untimed game's.
 
 ``--thompson`` adds Thompson sampling's irreducible work: K Beta draws per round alone, with the
 posterior parameters of a game replayed (its pulls and Bernoulli-trick outcomes), by numba's
-``Generator.beta`` and by the kernel's sampler (:func:`players.thompson._beta`, the same draws with
-each arm's Gamma constants kept), against the player's kernel alone and the whole game.
+``Generator.beta`` and by the kernel's sampler (:func:`arena.players.thompson._beta`, the same draws
+with each arm's Gamma constants kept), against the player's kernel alone and the whole game.
 
 Run::
 
@@ -31,7 +31,7 @@ from numba import njit
 
 import arena.experts.game as eg
 from arena.game import run_game
-from players.thompson import _beta, _gamma_constants
+from arena.players.thompson import _beta, _gamma_constants
 
 POLICIES = [
     "ucb1",

@@ -61,7 +61,7 @@ def vw_scores(x: np.ndarray, y: np.ndarray, weight: np.ndarray, name: str) -> np
 def our_scores(x: np.ndarray, y: np.ndarray, weight: np.ndarray) -> np.ndarray:
     """``normalized_linear``'s raw scores on the same stream, one lane, before each update."""
     from arena.boosting.components import WeakSpec
-    from weak_learners.normalized import NormalizedLinear
+    from arena.weak_learners.normalized import NormalizedLinear
 
     wl = NormalizedLinear()
     wl.reset(WeakSpec("classification", x.shape[1], 1), [[None]])

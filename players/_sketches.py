@@ -11,8 +11,8 @@ One readable function per step of Luo 2016, §4.4–4.5, each checked by its doc
   Sherman–Morrison-updated one lost its digits, and :func:`psd_pseudo_inverse` /
   :func:`pseudo_inverse_direction` for the α = 0 variant (Appendix C).
 
-:class:`players.son.SON` calls them in its readable path; its numba kernels are their twins and
-live beside it in :mod:`players.son`.
+:class:`arena.players.son.SON` calls them in its readable path; its numba kernels are their twins
+and live beside it in :mod:`arena.players.son`.
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ from arena.spec import GameSpec, PlayerTags
 
 TIE_RTOL = 1e-12
 """At η = ∞ (FTL steps), experts within ``TIE_RTOL·max(1, |min L|)`` of the least cumulative loss
-count as leaders, as in :mod:`players.ftl`, so that rounding in the sums does not split a tie."""
+count as leaders, as in :mod:`arena.players.ftl`, so that rounding in the sums does not split a
+tie."""
 
 
 @njit(cache=True, nogil=True)

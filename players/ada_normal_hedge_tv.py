@@ -11,8 +11,8 @@ from numba import njit
 
 from arena.experts.components import ExpertsPlayer
 from arena.params import OneOf
+from arena.players.ada_normal_hedge import log_weight
 from arena.spec import GameSpec, PlayerTags
-from players.ada_normal_hedge import log_weight
 
 STARTS = ("all", "geometric")
 

@@ -25,9 +25,15 @@ from arena.errors import ArenaError, ConfigError
 from arena.experts.components import ExpertsPlayer
 from arena.oco.losses import is_sparse
 from arena.params import InstanceOf, IsNone
+from arena.players.hedge import DOUBLING, FIXED, Hedge, _epoch_rate
 from arena.spec import GameSpec, PlayerTags
-from players.hedge import DOUBLING, FIXED, Hedge, _epoch_rate
-from weak_learners._compiled import compiled_lanes, dense_csr, lane_learn, lane_output, lane_score
+from arena.weak_learners._compiled import (
+    compiled_lanes,
+    dense_csr,
+    lane_learn,
+    lane_output,
+    lane_score,
+)
 
 ALPHA_RADIUS = 2.0
 """The combination weights live in ``[−2, 2]`` (Luo 2016, §3.1.4: "it suffices to restrict α")."""
@@ -104,8 +110,9 @@ def _adaboost_block(
     (R, N), Hedge's cumulative losses ``cum`` (R, N), the current ``uniform`` (R,) and ``totals``
     (3, R, N) are updated in place; ``draws`` (R, n, N + 1) holds each round's N sampling
     uniforms (AdaBoost.OL.S) and the next round's uniform, last (AdaBoost.OL: (R, n, 1)).
-    ``hedge`` is ``(mode, η, ln N, lo, scale)`` of :class:`~players.hedge.Hedge`; the rows are
-    CSR arrays (row ``r·n + j``) and ``lanes`` a :class:`weak_learners._compiled.CompiledLanes`.
+    ``hedge`` is ``(mode, η, ln N, lo, scale)`` of :class:`~arena.players.hedge.Hedge`; the rows are
+    CSR arrays (row ``r·n + j``) and ``lanes`` a
+    :class:`arena.weak_learners._compiled.CompiledLanes`.
     """
     kind, code, rate, bound, theta, aux, norms, stats = lanes
     n_rep, n = y.shape
@@ -213,7 +220,7 @@ class AdaBoostOL(Booster):
     The draw is inverse-CDF: ``i_t`` is the first i with ``Σ_{j≤i} p_t^j > u_t``.
 
     **Log-weights.** Hedge's weights ``v^i = e^{−M_i}`` underflow after about 745 mistakes;
-    :class:`~players.hedge.Hedge` computes ``p ∝ exp(−η(M_i − min_j M_j))``, which never does.
+    :class:`~arena.players.hedge.Hedge` computes ``p ∝ exp(−η(M_i − min_j M_j))``, which never does.
 
     **Held-out score.** :meth:`score` is deterministic: the sign of the ``p_t``-weighted mean of
     the N partial votes (the experts player's weighted majority; 0 on a tie).
@@ -349,8 +356,8 @@ class AdaBoostOL(Booster):
         """Play a chunk: one compiled loop over compiled lanes and a Hedge final layer.
 
         With a weak learner that has compiled lanes (``linear``, every step rule and loss, and
-        ``normalized_linear``: :func:`weak_learners._compiled.compiled_lanes`) and the final
-        layer :class:`~players.hedge.Hedge` (every rate schedule), :func:`_adaboost_block`
+        ``normalized_linear``: :func:`arena.weak_learners._compiled.compiled_lanes`) and the final
+        layer :class:`~arena.players.hedge.Hedge` (every rate schedule), :func:`_adaboost_block`
         plays the :meth:`predict` / :meth:`update` loop in one compiled pass, reading the same
         uniforms of each replicate's stream in the same order, and leaves α, the learners' θ and
         G, Hedge's cumulative losses and the totals where the loop leaves them (to rounding in

@@ -10,8 +10,8 @@ import numpy as np
 from arena.oco.components import OCOPlayer, game_dim
 from arena.oco.losses import EXAMPLE_LOSSES, Feedback
 from arena.params import POSITIVE
+from arena.players._quasi_additive import read_example
 from arena.spec import GameSpec, PlayerTags
-from players._quasi_additive import read_example
 
 
 class AggressivePerceptron(OCOPlayer):

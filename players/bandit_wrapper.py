@@ -380,7 +380,7 @@ class BanditWrapper(BanditPlayer):
 
     def is_exp3(self) -> bool:
         """Whether this wrapper is loss-based Exp3: inner ``hedge`` at a fixed rate, ``"iw"``."""
-        from players.hedge import Hedge
+        from arena.players.hedge import Hedge
 
         inner = self._inner
         eta = inner.eta if type(inner) is Hedge else None

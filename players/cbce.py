@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from arena.experts.components import ExpertsPlayer
-from players.flh import BASE_CONSTRAINTS, CopyMixture
+from arena.players.flh import BASE_CONSTRAINTS, CopyMixture
 
 ZETA2 = math.pi**2 / 6.0
 
@@ -80,7 +80,8 @@ class CBCE(CopyMixture):
     **Covering.** Intervals ``J = [a, a + 2^k − 1]``, ``a = m 2^k``, m ≥ 1 (Daniely, Gonen &
     Shalev-Shwartz 2015). Intervals with the same start run the same black box on the same
     losses, so one copy per start serves them all (it lives ``2^{ν₂(a)}`` rounds,
-    :func:`~players.flh.lifetime`); ``mult_t(a)`` (:func:`multiplicity`) of them are awake at t.
+    :func:`~arena.players.flh.lifetime`); ``mult_t(a)`` (:func:`multiplicity`) of them are awake at
+    t.
 
     **Meta-learner** (Jun, Orabona, Wright & Willett 2017, Algorithm "Sleeping CB" and CBCE): the
     reduction of learning with expert advice to KT coin betting of Orabona & Pál (2016,
@@ -109,14 +110,14 @@ class CBCE(CopyMixture):
     ``Σ r_{t,J} ≤ sqrt(2 (n + 1) (ln(1/π_J) − ln F_n(0)))`` with
     ``ln(1/π_J) ≤ ln(π²/6) + ln(a² (1 + ⌊log₂ a⌋))``; ``−ln F_n(0)`` grows with n (property
     (c) of the potential at g = 0). Every interval ``[s, e] ⊆ [1, t]`` is cut by
-    :func:`~players.ada_normal_hedge_tv.cover_partition` into ``m ≤ m_t = ⌊log₂ t⌋ + 1``
+    :func:`~arena.players.ada_normal_hedge_tv.cover_partition` into ``m ≤ m_t = ⌊log₂ t⌋ + 1``
     prefixes of covering intervals of distinct levels; Cauchy-Schwarz over them gives, in units
     of ``hi − lo``, with ``D_t = ln(π²/6) + ln(t² (1 + ⌊log₂ t⌋)) − ln F_t(0)``,
 
     ``regret on [s, e] ≤ sqrt(2 m_t (e − s + 1 + m_t) D_t) + Σ_k max_{a: ν₂(a) = k} M_a``
 
     with ``M_a`` the running maximum of the regret bound copy a declares
-    (:meth:`~players.flh.CopyMixture.base_bound_terms`). Declared as ``bound:adaptive_regret``
+    (:meth:`~arena.players.flh.CopyMixture.base_bound_terms`). Declared as ``bound:adaptive_regret``
     (and ``bound:regret``) with ``e − s + 1 = t`` when the base declares a regret bound;
     ``O(sqrt(|I| log t)) + Σ base`` per interval, the strongly adaptive rate of Jun et al.
     (2017) (their Theorem 2 states it as ``O(sqrt(|I| log T))`` plus the black box's regret).

@@ -14,11 +14,11 @@ from arena.errors import ConfigError
 from arena.oco.components import OCO_PROTOCOLS, OCOPlayer, game_dim, game_domain
 from arena.oco.losses import Feedback, RoundData, kernel_data, prediction_loss_scalar
 from arena.params import POSITIVE, IsNone, OneOf
+from arena.players.drifting_potential import log_cosh
 from arena.spec import GameSpec, PlayerTags
-from players.drifting_potential import log_cosh
 
 POTENTIALS = ("exp", "two_norm", "nh_dt")
-"""Potential families (the codes of :mod:`players.drifting_potential`'s kernel: 0, 1, 2)."""
+"""Potential families (the codes of :mod:`arena.players.drifting_potential`'s kernel: 0, 1, 2)."""
 
 MAX_DIM = 2
 
@@ -116,7 +116,7 @@ def _loss_at(loss_code, sigma, points, k, g, x, y, z, has_z, r, j):
 @njit(cache=True, nogil=True)
 def _log_weight(s, t, code, eta):
     """``log(Φ_t(s − 1) − Φ_t(s + 1))`` up to a constant (``−inf``: weight 0), for the potentials
-    of :func:`players.drifting_potential.potential_log_weights` (same closed forms)."""
+    of :func:`arena.players.drifting_potential.potential_log_weights` (same closed forms)."""
     if code == 0:
         return -eta * s
     a = min(s - 1.0, 0.0)
@@ -200,7 +200,7 @@ class ContinuousExpWeights(OCOPlayer):
     ``p_t(x) ∝ exp(−(η/B) Σ_{τ<t} f_τ(x))``, continuous exponential weights (Cover 1991;
     Hazan, Agarwal & Kale 2007); the thesis's parameter-free potentials ``two_norm`` and
     ``nh_dt`` are available too (Luo 2016, §2.1.4, Lemmas 1–2; see
-    :func:`players.drifting_potential.potential_values`). The algorithm is inefficient in
+    :func:`arena.players.drifting_potential.potential_values`). The algorithm is inefficient in
     general: it needs integrals over K.
 
     **Quadrature.** The integrals are sums over a composite Gauss–Legendre rule

@@ -168,7 +168,7 @@ class Cover2(ExpertsPlayer):
     --------
     >>> import os, tempfile
     >>> from arena import play
-    >>> from adversaries.replay import Replay
+    >>> from arena.adversaries.replay import Replay
     >>> f = os.path.join(tempfile.mkdtemp(), "l.npy")
     >>> np.save(f, np.tile([[1.0, 0.0], [0.0, 1.0]], (5, 1))[:9])
     >>> df = play(Cover2(), Replay(path=f), horizon=9, metrics={"regret": {}})

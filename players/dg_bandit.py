@@ -12,9 +12,9 @@ from numba import njit
 from arena.bandit.components import BanditPlayer
 from arena.errors import ConfigError
 from arena.params import POSITIVE, Interval, IsNone, OneOf
+from arena.players.exp3 import exp_weights_after_update, exp_weights_normalize, exp_weights_refresh
 from arena.sampling import sample_action
 from arena.spec import GameSpec, PlayerTags
-from players.exp3 import exp_weights_after_update, exp_weights_normalize, exp_weights_refresh
 
 SQRT_E = math.sqrt(math.e)
 

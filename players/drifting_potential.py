@@ -271,8 +271,9 @@ class DriftingPotential(ExpertsPlayer):
       "Exponential Weights (EXP) Algorithm"):
       ``R_(k)(t) ≤ (ln(N/k) + t ln cosh η)/η``; the thesis's relaxation ``ln(N/k)/η + tη/2`` is
       weaker than Hedge's textbook ``η t/8`` only because it uses the range of z.
-    * ``two_norm``: the same p as :class:`players.two_norm.TwoNorm`, bound ``sqrt(tN/k)``.
-    * ``nh_dt``: the same p as :class:`players.normal_hedge_dt.NormalHedgeDT` (expected state),
+    * ``two_norm``: the same p as :class:`arena.players.two_norm.TwoNorm`, bound ``sqrt(tN/k)``.
+    * ``nh_dt``: the same p as :class:`arena.players.normal_hedge_dt.NormalHedgeDT` (expected
+    state),
       bound ``sqrt(3t ln((N/k)(1 − b_0) + 1))`` with ``1 − b_0 = ½ Σ_{τ≤t} (e^{4/(3τ)} − 1)``.
     * ``bbm``: the boost-by-majority potential for a known horizon T (Luo 2016, §2.1.1, with
       the recursion written in the indexing of Eq. 2.1: the printed one defines ``Φ_t`` from

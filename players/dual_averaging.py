@@ -44,9 +44,9 @@ class DualAveraging(OCOPlayer):
     states the looser ``4√(LUT) = 2GM√T``). Note M is the radius of the comparator set, not its
     diameter. No bound is declared on an unbounded domain.
 
-    The lazy update differs from greedy projected OGD (:class:`~players.ogd.OGD`) on bounded
+    The lazy update differs from greedy projected OGD (:class:`~arena.players.ogd.OGD`) on bounded
     domains; on ℝ^d with a fixed c both are ``w_{t+1} = w_t − g_t/c``. It is
-    :class:`~players.ftrl.FTRL` with the ``"l2"`` regularizer and ``η_t = 1/c_t``.
+    :class:`~arena.players.ftrl.FTRL` with the ``"l2"`` regularizer and ``η_t = 1/c_t``.
 
     Examples
     --------

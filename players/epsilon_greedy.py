@@ -8,9 +8,9 @@ import numpy as np
 from numba import njit
 
 from arena.params import Interval, OneOf
+from arena.players._empirical_means import EmpiricalMeansPlayer
 from arena.sampling import sample_action
 from arena.spec import GameSpec, PlayerTags
-from players._empirical_means import EmpiricalMeansPlayer
 
 
 @njit(cache=True, nogil=True)

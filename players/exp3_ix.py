@@ -11,9 +11,7 @@ from numba import njit
 
 from arena.bandit.components import BanditPlayer
 from arena.params import Interval, IsNone, OneOf
-from arena.sampling import sample_action
-from arena.spec import GameSpec, PlayerTags
-from players.exp3 import (
+from arena.players.exp3 import (
     ANYTIME,
     exp3_probs,
     exp3_rate,
@@ -21,6 +19,8 @@ from players.exp3 import (
     exp_weights_normalize,
     exp_weights_refresh,
 )
+from arena.sampling import sample_action
+from arena.spec import GameSpec, PlayerTags
 
 
 @njit(cache=True, nogil=True)

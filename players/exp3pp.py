@@ -12,9 +12,9 @@ from numba import njit
 
 from arena.bandit.components import BanditPlayer
 from arena.params import NON_NEGATIVE
+from arena.players.exp3 import exp_weights_row
 from arena.sampling import sample_action
 from arena.spec import GameSpec, PlayerTags
-from players.exp3 import exp_weights_row
 
 DEFAULT_C = 18.0
 """The constant ``c`` of the exploration parameters ``ξ_t(a)`` (Seldin & Lugosi 2017, Theorem 2

@@ -13,8 +13,8 @@ from arena.base import Footprint
 from arena.errors import ArenaError, ConfigError
 from arena.experts.components import ExpertsPlayer
 from arena.params import InstanceOf, Interval, IsNone, OneOf
+from arena.players.ada_normal_hedge_tv import geometric_levels
 from arena.spec import GameSpec, PlayerTags
-from players.ada_normal_hedge_tv import geometric_levels
 
 STARTS = ("all", "geometric")
 
@@ -37,7 +37,7 @@ def lifetime(start: int, starts: str) -> float:
     interval ``[a, a + 2^k − 1]`` of the geometric covering of Daniely, Gonen & Shalev-Shwartz
     (2015) that starts at ``a`` (levels ``k ≤ ν₂(a)``), so it lives ``2^{ν₂(a)}`` rounds; the
     copies alive at round t are then exactly the distinct starts of
-    :func:`~players.ada_normal_hedge_tv.geometric_levels` ``(t)``.
+    :func:`~arena.players.ada_normal_hedge_tv.geometric_levels` ``(t)``.
 
     Examples
     --------
@@ -348,7 +348,7 @@ class FLH(CopyMixture):
 
     * ``"all"``: ``adaptive_regret ≤ ln t/η + η t/8 + max_j M_j``;
     * ``"geometric"``: split ``[s, e]`` by
-      :func:`~players.ada_normal_hedge_tv.cover_partition` into pieces starting at a copy's
+      :func:`~arena.players.ada_normal_hedge_tv.cover_partition` into pieces starting at a copy's
       birth, of distinct levels ``k ≤ ⌊log₂ t⌋``, so at most ``m_t = ⌊log₂ t⌋ + 1`` pieces:
       ``adaptive_regret ≤ m_t ln t/η + η t/8 + Σ_k max_{j: ν₂(j) = k} M_j``.
 

@@ -11,8 +11,8 @@ from numba import njit
 
 from arena.experts.components import ExpertsPlayer
 from arena.params import POSITIVE, Interval
+from arena.players.ada_hedge import _gap_step, _mix, _rate
 from arena.spec import GameSpec, PlayerTags
-from players.ada_hedge import _gap_step, _mix, _rate
 
 FTL, AH = 0, 1
 """Regime codes: Follow the Leader, AdaHedge."""
@@ -96,7 +96,7 @@ class FlipFlop(ExpertsPlayer):
       ``η_t = ln N / Δ^ah`` in the AdaHedge regime (also ∞ while ``Δ^ah = 0``);
     * ``p_{t,i} ∝ exp(−η_t L_{t−1,i})``; the round's mixability gap
       ``δ_t = p_t·ℓ_t − (M_{η_t}(L_t) − M_{η_t}(L_{t−1}))`` (as in
-      :class:`players.ada_hedge.AdaHedge`, rounding-level values counted as 0; at η = ∞ it is
+      :class:`arena.players.ada_hedge.AdaHedge`, rounding-level values counted as 0; at η = ∞ it is
       ``p_t·ℓ_t − (min L_t − min L_{t−1})``) is added to the current regime's gap;
     * then the FTL regime switches to AdaHedge when ``Δ^ftl > (φ/α) Δ^ah``, and the AdaHedge
       regime switches to FTL when ``Δ^ah > α Δ^ftl``.

@@ -12,8 +12,8 @@ from arena.errors import ConfigError
 from arena.oco.components import OCO_PROTOCOLS, OCOPlayer, game_dim, game_domain
 from arena.oco.losses import Feedback
 from arena.params import POSITIVE, InstanceOf, Interval, IsNone, OneOf
+from arena.players.regularizers import REGULARIZERS, Regularizer, make_regularizer
 from arena.spec import GameSpec, PlayerTags
-from players.regularizers import REGULARIZERS, Regularizer, make_regularizer
 
 SCHEDULES = ("fixed", "sqrt")
 
@@ -31,7 +31,7 @@ class FTRL(OCOPlayer):
         ``"l2"``: ``½‖w‖²`` on the game's domain (link: Euclidean projection; every domain);
         ``"entropic"``: relative entropy to uniform (link: softmax; simplex only); ``"pnorm"``:
         ``‖w‖_q²/(2(q−1))`` (p-norm link; unconstrained only). A
-        :class:`~players.regularizers.Regularizer` instance is used as given, moved onto the
+        :class:`~arena.players.regularizers.Regularizer` instance is used as given, moved onto the
         game's domain with ``on`` (programmatic use: instances are not JSON parameters). The
         class tags list every domain; ``reset`` raises ConfigError when the regularizer does not
         support the game's domain.
@@ -63,8 +63,8 @@ class FTRL(OCOPlayer):
     ``Ψ = ½‖w‖²`` but ``η = 1/(2λ)`` for the lecture's ``Ψ = ‖w‖²`` (slides "FTRL for Linear
     Problems" and "Follow the Regularized Linearized Leader"; beware the factor 2).
     With ``"l2"`` on ℝ^d and a fixed η this is fixed-step OGD; on a bounded domain it is the lazy
-    projection, i.e. :class:`~players.dual_averaging.DualAveraging` with ``c = 1/η``; with
-    ``"entropic"`` it is :class:`~players.eg.EG`.
+    projection, i.e. :class:`~arena.players.dual_averaging.DualAveraging` with ``c = 1/η``; with
+    ``"entropic"`` it is :class:`~arena.players.eg.EG`.
 
     Examples
     --------
@@ -148,7 +148,7 @@ class FTRL(OCOPlayer):
 
     @property
     def regularizer_object(self) -> Regularizer:
-        """The :class:`~players.regularizers.Regularizer` this game uses (after ``reset``)."""
+        """The :class:`~arena.players.regularizers.Regularizer` this game uses (after ``reset``)."""
         return self._reg
 
     def learning_rate(self, t: int) -> float:

@@ -9,8 +9,8 @@ import numpy as np
 from numba import njit
 
 from arena.params import Interval
+from arena.players._empirical_means import EmpiricalMeansPlayer
 from arena.spec import GameSpec, PlayerTags
-from players._empirical_means import EmpiricalMeansPlayer
 
 MAX_ITER = 200
 """Iteration cap of the index solve (bisection alone needs about 40 steps to 1e-12)."""

@@ -14,8 +14,8 @@ from arena.errors import ConfigError
 from arena.oco.components import OCO_PROTOCOLS, OCOPlayer, game_dim, game_domain
 from arena.oco.losses import Feedback, RoundData, kernel_data, round_gradient
 from arena.params import POSITIVE, IsNone, OneOf
+from arena.players.ons import _lowrank_ball_projection
 from arena.spec import GameSpec, PlayerTags
-from players.ons import _lowrank_ball_projection
 
 VARIANTS = ("full", "diagonal")
 
@@ -230,7 +230,7 @@ class MetaGrad(OCOPlayer):
     Σ is kept by Sherman–Morrison (O(d²) per slave per round); the projection onto a ball is a
     Newton solve of the 1-d secular equation for the KKT multiplier in the eigenbasis of
     ``Σ_s g_s g_sᵀ``, which serves every slave (one O(d³) eigendecomposition in a round where
-    some slave leaves the ball; :func:`players.ons.ball_generalized_projection` explains the
+    some slave leaves the ball; :func:`arena.players.ons.ball_generalized_projection` explains the
     iteration). On an interval (d = 1) or a box with diagonal Σ it is clipping.
 
     Parameters

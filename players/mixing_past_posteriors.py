@@ -12,8 +12,14 @@ from numba import njit
 from arena.errors import ConfigError
 from arena.experts.components import ExpertsPlayer
 from arena.params import NON_NEGATIVE, POSITIVE, Interval, OneOf
+from arena.players.fixed_share import (
+    _posterior,
+    _probs_into,
+    log_probs,
+    switching_bracket,
+    xlog_inv,
+)
 from arena.spec import GameSpec, PlayerTags
-from players.fixed_share import _posterior, _probs_into, log_probs, switching_bracket, xlog_inv
 
 SCHEMES = ("uniform", "decaying")
 UNIFORM, DECAYING = 0, 1

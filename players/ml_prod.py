@@ -186,7 +186,7 @@ class MLProd(ExpertsPlayer):
     ...           adversary_params={"gap": 0.2}, metrics={"regret": {}})
     >>> bool(df.value.iloc[-1] < 30)
     True
-    >>> from adversaries.sleeping import Sleeping
+    >>> from arena.adversaries.sleeping import Sleeping
     >>> df = play(MLProd(), Sleeping(mode="confidence", awake_prob=0.6), n_actions=4,
     ...           horizon=300, metrics={"sleeping_regret": {}, "bound": {}})
     >>> last = df[df.t == 300].set_index("metric").value

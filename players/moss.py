@@ -9,8 +9,8 @@ import numpy as np
 from numba import njit
 
 from arena.errors import ConfigError
+from arena.players._empirical_means import EmpiricalMeansPlayer
 from arena.spec import GameSpec, PlayerTags
-from players._empirical_means import EmpiricalMeansPlayer
 
 
 def moss_arm(sums: np.ndarray, counts: np.ndarray, horizon: int) -> np.ndarray:

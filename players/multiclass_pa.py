@@ -10,8 +10,8 @@ import numpy as np
 from arena.oco.components import MULTICLASS, OCOPlayer, feature_dim
 from arena.oco.losses import MULTICLASS_LOSSES, Feedback, multiclass_margin
 from arena.params import POSITIVE, OneOf
+from arena.players.passive_aggressive import pa1_mistake_bound, pa2_squared_loss_bound, pa_step
 from arena.spec import GameSpec, PlayerTags
-from players.passive_aggressive import pa1_mistake_bound, pa2_squared_loss_bound, pa_step
 
 VARIANTS = ("pa", "pa1", "pa2")
 RULES = ("max_loss", "prediction")

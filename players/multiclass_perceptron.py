@@ -10,8 +10,8 @@ import numpy as np
 from arena.oco.components import MULTICLASS, OCOPlayer, feature_dim
 from arena.oco.losses import MULTICLASS_LOSSES, Feedback, multiclass_scores
 from arena.params import POSITIVE, OneOf
+from arena.players._quasi_additive import lemma19
 from arena.spec import GameSpec, PlayerTags
-from players._quasi_additive import lemma19
 
 VARIANTS = ("max", "uniform")
 

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 
 from arena.boosting.components import WeakLearner
+from arena.players._ogb import GradientBooster, squared_loss_parameters
 from arena.spec import GameSpec
-from players._ogb import GradientBooster, squared_loss_parameters
 
 
 def hull_weights(n_learners: int) -> np.ndarray:
@@ -47,7 +47,7 @@ class OGBHull(GradientBooster):
     ``Σ_t ℓ_t(ŷ_t) − min_{f∈CH(F)} Σ_t ℓ_t(f(x_t)) ≤ 8β_D D² T/N + L_D R(T)``
 
     (β_D = 1, L_D = 1 + Y here); the 1/N rate is optimal (Theorem 3,
-    :class:`adversaries.hull_lower_bound.HullLowerBound`). No ``bounds`` are declared: R(T) is
+    :class:`arena.adversaries.hull_lower_bound.HullLowerBound`). No ``bounds`` are declared: R(T) is
     a property of the weak learner that the run does not know (the tests check the inequality with
     Hedge weak learners of known regret and the comparator found by a quadratic program).
 

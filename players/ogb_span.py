@@ -11,8 +11,8 @@ import numpy as np
 from arena.boosting.components import WeakLearner
 from arena.errors import ConfigError
 from arena.params import Interval, IsNone
+from arena.players._ogb import GradientBooster, span_radius, squared_loss_parameters
 from arena.spec import GameSpec
-from players._ogb import GradientBooster, span_radius, squared_loss_parameters
 
 
 def default_step(n_learners: int) -> float:
@@ -37,7 +37,7 @@ class OGBSpan(GradientBooster):
     ``y^i = Π_B((1 − σ^i η)·y^{i−1} + η λ A^i(x_t))``, i = 1 … N, predict ``ŷ_t = y^N``,
 
     where ``Π_B`` clips to ``[−B, B]`` and the radius is
-    ``B = min{ηNλD, inf{b ≥ λD : η β_b b² ≥ ε_b λD}}`` (:func:`players._ogb.span_radius`; B =
+    ``B = min{ηNλD, inf{b ≥ λD : η β_b b² ≥ ε_b λD}}`` (:func:`arena.players._ogb.span_radius`; B =
     ``min{ηN, 1}`` for labels in [−1, 1] and λ = 1). After the label ``y*_t``, stage i's gradient
     is ``c^i = ℓ′_t(y^{i−1}) = y^{i−1} − y*_t`` (the arena's loss ``½(y − y*)²``); weak learner i
     is fed the linear loss ``(c^i/L_B)·v`` (target ``A^i(x_t) − c^i/L_B``, weight 1; ``L_B = B + Y``

@@ -17,7 +17,13 @@ from arena.boosting.components import WEAK_LEARNER_CONSTRAINTS, Booster, WeakLea
 from arena.oco.losses import is_sparse
 from arena.params import Interval, OneOf
 from arena.spec import GameSpec, PlayerTags
-from weak_learners._compiled import compiled_lanes, dense_csr, lane_learn, lane_output, lane_score
+from arena.weak_learners._compiled import (
+    compiled_lanes,
+    dense_csr,
+    lane_learn,
+    lane_output,
+    lane_score,
+)
 
 MODES = ("importance", "sampling", "potential")
 """How Online BBM feeds weak learner i: importance weight ``w/W_i``, the example with
@@ -151,8 +157,8 @@ def _bbm_block(indptr, indices, values, y, lanes, w_table, share_table, uniforms
     """Online BBM over compiled lanes for a whole chunk: :meth:`OnlineBBM.play_block`'s loop.
 
     The chunk's rows are CSR arrays (row ``r·n + j``; a dense chunk as :func:`dense_csr`);
-    ``lanes`` is :class:`weak_learners._compiled.CompiledLanes`; ``uniforms`` (R, n, N) are the
-    sampling draws (empty unless ``mode="sampling"``); ``totals`` (3, R, N) the running
+    ``lanes`` is :class:`arena.weak_learners._compiled.CompiledLanes`; ``uniforms`` (R, n, N) are
+    the sampling draws (empty unless ``mode="sampling"``); ``totals`` (3, R, N) the running
     ``weight``, ``edge`` and ``calls``, updated in place.
     """
     kind, code, rate, bound, theta, aux, scale, stats = lanes
@@ -254,7 +260,7 @@ class OnlineBBM(Booster):
     Examples
     --------
     >>> from arena.game import run_game
-    >>> from adversaries.edge_oracle import EdgeOracle, majority_error
+    >>> from arena.adversaries.edge_oracle import EdgeOracle, majority_error
     >>> run = run_game(OnlineBBM(n_learners=21, gamma=0.4), EdgeOracle(edge=0.2), n_actions=21,
     ...                horizon=400, metrics=["mistakes"])
     >>> round(400 * majority_error(21, 0.2), 1)  # the expected mistakes of the majority vote
@@ -313,8 +319,8 @@ class OnlineBBM(Booster):
         the outputs, which the update does not change before it uses them).
 
         Over a weak learner with compiled lanes (``linear``, every step rule and loss, and
-        ``normalized_linear``: :func:`weak_learners._compiled.compiled_lanes`) the whole chunk is
-        one compiled loop (:func:`_bbm_block`) that leaves the learners' state, the totals and
+        ``normalized_linear``: :func:`arena.weak_learners._compiled.compiled_lanes`) the whole chunk
+        is one compiled loop (:func:`_bbm_block`) that leaves the learners' state, the totals and
         the sampling stream where this loop leaves them (to rounding in the order of the
         learners' dot products); any other weak learner plays the loop below. ``x`` may be a
         :class:`~arena.oco.losses.SparseRows` chunk (the tag ``sparse_input``): the compiled loop

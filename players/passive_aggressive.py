@@ -13,8 +13,8 @@ from numba import njit
 from arena.oco.components import OCOPlayer, game_dim
 from arena.oco.losses import EXAMPLE_LOSSES, Feedback, RoundData, is_sparse
 from arena.params import NON_NEGATIVE, POSITIVE, OneOf
+from arena.players._quasi_additive import read_example, sparse_axpy
 from arena.spec import GameSpec, PlayerTags
-from players._quasi_additive import read_example, sparse_axpy
 
 VARIANTS = ("pa", "pa1", "pa2")
 PA, PA1, PA2 = 0, 1, 2

@@ -12,8 +12,8 @@ from numba import njit
 from arena.oco.components import OCOPlayer, game_dim
 from arena.oco.losses import EXAMPLE_LOSSES, Feedback, RoundData, is_sparse
 from arena.params import POSITIVE
+from arena.players._quasi_additive import lemma19, read_example, sparse_axpy
 from arena.spec import GameSpec, PlayerTags
-from players._quasi_additive import lemma19, read_example, sparse_axpy
 
 
 @njit(cache=True, nogil=True)

@@ -10,8 +10,7 @@ import numpy as np
 from arena.oco.components import OCOPlayer, game_dim
 from arena.oco.losses import EXAMPLE_LOSSES, Feedback
 from arena.params import POSITIVE
-from arena.spec import GameSpec, PlayerTags
-from players._quasi_additive import (
+from arena.players._quasi_additive import (
     P_CONSTRAINTS,
     lemma19,
     pnorm,
@@ -19,6 +18,7 @@ from players._quasi_additive import (
     read_example,
     resolve_p,
 )
+from arena.spec import GameSpec, PlayerTags
 
 
 class PNormPerceptron(OCOPlayer):

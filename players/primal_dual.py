@@ -17,8 +17,7 @@ from arena.oco.components import OCO_PROTOCOLS, OCOPlayer, game_dim, game_domain
 from arena.oco.domains import Domain
 from arena.oco.losses import Feedback
 from arena.params import POSITIVE, Boolean, Interval, IsNone, OneOf
-from arena.spec import GameSpec, PlayerTags
-from players._quasi_additive import (
+from arena.players._quasi_additive import (
     P_CONSTRAINTS,
     check_domain_contains_l1_ball,
     lemma19,
@@ -26,7 +25,8 @@ from players._quasi_additive import (
     resolve_p,
     softmax,
 )
-from players.regularizers import make_regularizer
+from arena.players.regularizers import make_regularizer
+from arena.spec import GameSpec, PlayerTags
 
 REGULARIZERS = ("l2", "entropic", "pnorm")
 RULES = ("conservative", "aggressive")
@@ -58,7 +58,7 @@ class PNormOnQBall:
 
     Examples
     --------
-    >>> from players.regularizers import PNorm
+    >>> from arena.players.regularizers import PNorm
     >>> reg = PNormOnQBall(PNorm(p=2.0), 1.0)  # p = q = 2: the Euclidean ball
     >>> reg.link(np.array([[3.0, 4.0]])).tolist(), float(reg.conjugate(np.array([[3.0, 4.0]]))[0])
     ([[0.6000000000000001, 0.8]], 4.5)
@@ -208,7 +208,7 @@ class PrimalDual(OCOPlayer):
 
     References
     ----------
-    The regularizers (link, conjugate, dual norm, ``max f``) are :mod:`players.regularizers`.
+    The regularizers (link, conjugate, dual norm, ``max f``) are :mod:`arena.players.regularizers`.
     Shalev-Shwartz 2007: Figure 3.1, Lemma 1 and Corollary 1 (§3.3-3.4); Figure 3.2, Lemma 2 and
     Corollary 2, Lemma 3, Theorem 2 and Corollary 4 (§3.5; Definition 2 and Theorem 1 of §3.4 for
     self-bounded losses); Figure 5.1 and Eq. (5.2) (§5.1); Figure 5.2 (§5.1.3); Eqs. (5.14)-(5.17),

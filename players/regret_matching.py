@@ -102,7 +102,7 @@ class RegretMatching(ExpertsPlayer):
     RM is the unconditional (external-regret) form of Hart & Mas-Colell's regret-matching
     procedure; in self-play on a zero-sum matrix game the average strategies of two RM (or RM⁺)
     players form an ε-equilibrium with ε → 0 at the rate of the bound above (Freund & Schapire
-    1999; see ``adversaries.matrix_game``).
+    1999; see ``arena.adversaries.matrix_game``).
 
     Examples
     --------

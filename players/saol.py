@@ -12,9 +12,9 @@ import numpy as np
 
 from arena.experts.components import ExpertsPlayer
 from arena.params import Interval, ListOf
+from arena.players.ada_normal_hedge_tv import cover_partition, geometric_levels
+from arena.players.flh import BASE_CONSTRAINTS, CopyMixture, _Copy
 from arena.spec import GameSpec
-from players.ada_normal_hedge_tv import cover_partition, geometric_levels
-from players.flh import BASE_CONSTRAINTS, CopyMixture, _Copy
 
 
 def level_rate(level: int) -> float:
@@ -135,7 +135,7 @@ class SAOL(CopyMixture):
     -----
     **Covering.** Level k holds the intervals ``I = [m 2^k, (m + 1) 2^k − 1]``, m ≥ 1; round t
     lies in exactly one interval of each level ``k ≤ ⌊log₂ t⌋`` (the active set, of size
-    ``⌊log₂ t⌋ + 1``, :func:`~players.ada_normal_hedge_tv.geometric_levels`).
+    ``⌊log₂ t⌋ + 1``, :func:`~arena.players.ada_normal_hedge_tv.geometric_levels`).
 
     **Algorithm** (Daniely, Gonen & Shalev-Shwartz 2015, §3, Algorithm "SAOL^B"). Each interval
     I = [q, s] runs a black-box learner ``B_I`` started at q. With ``x_t(I)`` = ``q_{t,I}`` its
@@ -155,7 +155,7 @@ class SAOL(CopyMixture):
 
     *One copy per start.* The intervals starting at a (levels ``k ≤ ν₂(a)``) run the same black
     box on the same losses, so one copy serves them all (it lives ``2^{ν₂(a)}`` rounds,
-    :func:`~players.flh.lifetime`; a base tuned for its horizon is tuned for the longest of
+    :func:`~arena.players.flh.lifetime`; a base tuned for its horizon is tuned for the longest of
     them). For an anytime or fixed-rate base this is exactly the paper's one instance per
     interval (the test's literal transcription has one per interval); each interval keeps its
     own weight and rate.
@@ -171,7 +171,7 @@ class SAOL(CopyMixture):
     ``Σ_{u=q}^{q+n−1} r_u(I) ≤ P(k, n) = min(n, ln K_t/η_k + η_k n)`` (:func:`piece_meta_bound`).
 
     An interval ``[s, e] ⊆ [1, t]`` of length ≤ τ is cut by
-    :func:`~players.ada_normal_hedge_tv.cover_partition` into whole covering intervals of
+    :func:`~arena.players.ada_normal_hedge_tv.cover_partition` into whole covering intervals of
     distinct levels (lengths ``2^k`` summing to b) and a last piece of n rounds (``b + n ≤ τ``),
     a prefix of the covering interval of level ``⌈log₂ n⌉`` starting where it starts
     (:meth:`partition`). The meta regret on the pieces is at most
@@ -328,8 +328,8 @@ class SAOL(CopyMixture):
     @staticmethod
     def partition(s: int, e: int) -> list[tuple[int, int, int]]:
         """Return the pieces ``(start, end, level)`` the bound charges for ``[s, e]``: the
-        :func:`~players.ada_normal_hedge_tv.cover_partition` pieces, the last one relabelled to
-        the shortest covering interval starting where it starts that contains it.
+        :func:`~arena.players.ada_normal_hedge_tv.cover_partition` pieces, the last one relabelled
+        to the shortest covering interval starting where it starts that contains it.
 
         Examples
         --------

@@ -2,8 +2,8 @@
 
 FD comes in two versions: per-round (Alg. 13) and epoch (Alg. 16–17, sketch of 2m rows).
 
-The readable sketch updates and inverses are in :mod:`players._sketches`; this module holds the
-player and its numba kernels, their twins."""
+The readable sketch updates and inverses are in :mod:`arena.players._sketches`; this module holds
+the player and its numba kernels, their twins."""
 
 from __future__ import annotations
 
@@ -28,8 +28,7 @@ from arena.oco.losses import (
     prediction_loss_scalar,
 )
 from arena.params import NON_NEGATIVE, POSITIVE, Boolean, Interval, IsNone, OneOf
-from arena.spec import GameSpec, PlayerTags
-from players._sketches import (
+from arena.players._sketches import (
     INVERSE_SLACK,
     fd_epoch_update,
     fd_shrink,
@@ -41,6 +40,7 @@ from players._sketches import (
     rp_inverse_update,
     stable_sketch_inverse,
 )
+from arena.spec import GameSpec, PlayerTags
 
 SKETCHES = ("full", "rp", "fd", "oja", "fd_epoch")
 """``full``: ``A_t = αI + Σ_s ĝ_s ĝ_sᵀ`` exactly; ``rp``: Gaussian random projection (Alg. 12);

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
+from arena.players._empirical_means import EmpiricalMeansPlayer
 from arena.spec import PlayerTags
-from players._empirical_means import EmpiricalMeansPlayer
 
 
 def ucb1_arm(sums: np.ndarray, counts: np.ndarray, plays: int) -> np.ndarray:

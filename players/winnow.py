@@ -12,8 +12,13 @@ from arena.errors import ConfigError
 from arena.oco.components import OCOPlayer, game_dim
 from arena.oco.losses import EXAMPLE_LOSSES, Feedback
 from arena.params import POSITIVE, Boolean, OneOf
+from arena.players._quasi_additive import (
+    check_domain_contains_l1_ball,
+    lemma19,
+    read_example,
+    softmax,
+)
 from arena.spec import GameSpec, PlayerTags
-from players._quasi_additive import check_domain_contains_l1_ball, lemma19, read_example, softmax
 
 VARIANTS = ("balanced", "self_tuned")
 

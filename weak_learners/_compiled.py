@@ -2,14 +2,14 @@
 
 A booster's chunk kernel (``players/online_bbm.py``, ``players/adaboost_ol.py``) plays every
 round of a chunk in one numba loop when its weak learner has a compiled lane: ``linear``
-(:mod:`weak_learners.linear`) and ``normalized_linear`` (:mod:`weak_learners.normalized`).
-:func:`compiled_lanes` hands the kernel the learner's kind, constants and state arrays;
-:func:`lane_score`, :func:`lane_output` and :func:`lane_learn` dispatch on the kind. The rows
-are CSR arrays (``indptr``, ``indices``, ``values``: row ``r·n + j`` is replicate r's example of
-round j, as :class:`arena.oco.losses.SparseRows`), so a lane reads and moves only the row's
-entries and the bias: O(nnz) per lane and round. A dense chunk is passed as the CSR arrays of
-all its entries (:func:`dense_csr`), which the lanes read in the dense kernels' order, so the
-two forms give the same numbers (``tests/players/test_boosting_kernels.py``).
+(:mod:`arena.weak_learners.linear`) and ``normalized_linear``
+(:mod:`arena.weak_learners.normalized`). :func:`compiled_lanes` hands the kernel the learner's kind,
+constants and state arrays; :func:`lane_score`, :func:`lane_output` and :func:`lane_learn` dispatch
+on the kind. The rows are CSR arrays (``indptr``, ``indices``, ``values``: row ``r·n + j`` is
+replicate r's example of round j, as :class:`arena.oco.losses.SparseRows`), so a lane reads and
+moves only the row's entries and the bias: O(nnz) per lane and round. A dense chunk is passed as the
+CSR arrays of all its entries (:func:`dense_csr`), which the lanes read in the dense kernels' order,
+so the two forms give the same numbers (``tests/players/test_boosting_kernels.py``).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import njit
 
-from weak_learners.linear import LinearLearner, linear_update_row
-from weak_learners.normalized import (
+from arena.weak_learners.linear import LinearLearner, linear_update_row
+from arena.weak_learners.normalized import (
     NormalizedLinear,
     _normalized_output,
     _normalized_update,

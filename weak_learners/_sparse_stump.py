@@ -1,6 +1,6 @@
 """The classification stump's O(nnz) round on sparse rows: lazy offsets and two segment trees.
 
-:class:`weak_learners.stump.Stump` keeps, per lane, the weighted error ``E_{j,k,+}`` of every
+:class:`arena.weak_learners.stump.Stump` keeps, per lane, the weighted error ``E_{j,k,+}`` of every
 candidate stump ``h_{j,c_k,+}(x) = +1 if x_j ≥ c_k else −1`` and predicts with the least of the
 ``E_{j,k,+}`` and ``E_{j,k,−} = W − E_{j,k,+}``. A dense round adds every candidate's miss:
 O(d·K) per lane. On a sparse row most ``x_j`` are 0, and a zero feature's miss depends on the

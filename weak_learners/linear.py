@@ -11,7 +11,7 @@ from numba import njit
 
 from arena.boosting.components import WeakLearner, WeakSpec
 from arena.params import POSITIVE, OneOf
-from weak_learners._lanes import active_lanes, logistic_slope, sign_output, with_bias
+from arena.weak_learners._lanes import active_lanes, logistic_slope, sign_output, with_bias
 
 STEPS = ("sgd", "adagrad")
 """Step rules: a fixed step size, or AdaGrad's per-coordinate steps."""

@@ -11,7 +11,7 @@ from scipy.special import expit
 from arena.base import Footprint, shape_text
 from arena.boosting.components import WeakLearner, WeakSpec
 from arena.params import POSITIVE, Interval
-from weak_learners._lanes import active_lanes, logistic_slope, sign_output, with_bias
+from arena.weak_learners._lanes import active_lanes, logistic_slope, sign_output, with_bias
 
 
 class Neural(WeakLearner):

@@ -11,7 +11,7 @@ from numba import njit
 
 from arena.boosting.components import WeakLearner, WeakSpec
 from arena.params import POSITIVE, OneOf
-from weak_learners._lanes import active_lanes, sign_output, with_bias
+from arena.weak_learners._lanes import active_lanes, sign_output, with_bias
 
 OUTPUTS = ("score", "sign")
 """What a lane answers in classification: its clipped score (a confidence) or the score's sign."""

@@ -11,8 +11,8 @@ from arena.base import Footprint, shape_text
 from arena.boosting.components import WeakLearner, WeakSpec
 from arena.oco.losses import is_sparse
 from arena.params import POSITIVE, Interval
-from weak_learners import _sparse_stump
-from weak_learners._lanes import active_lanes, with_bias
+from arena.weak_learners import _sparse_stump
+from arena.weak_learners._lanes import active_lanes, with_bias
 
 
 class Stump(WeakLearner):
@@ -50,7 +50,7 @@ class Stump(WeakLearner):
     :class:`~arena.oco.losses.SparseRows` of shape (R, d) (:attr:`sparse_rows`; the boosters'
     per-round loops pass them so). A classification round on them costs O(nnz·(K + log d)) per
     lane instead of O(d·K): the errors are held as lazy per-group offsets plus two segment trees
-    of the least and largest error (:mod:`weak_learners._sparse_stump`), the dense path's sums
+    of the least and largest error (:mod:`arena.weak_learners._sparse_stump`), the dense path's sums
     reassociated, so the two give the same stumps wherever the sums are exact (0/1 or other
     dyadic weights) and the same to rounding otherwise; a lane's first K examples, which become
     its candidates, cost O(d·K) each either way. A regression round densifies the rows.

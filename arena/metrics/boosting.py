@@ -1,7 +1,7 @@
 """Boosting metrics: the majority vote's training and test error, its margins and the mean edge.
 
 Computed against an adversary that plays batch boosting as an experts game
-(:class:`adversaries.boosting_oracle.BoostingOracle`), which keeps the vote's running sums.
+(:class:`arena.adversaries.boosting_oracle.BoostingOracle`), which keeps the vote's running sums.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ class VoteTrainError(_VoteMetric):
     Examples
     --------
     >>> from arena import play
-    >>> from adversaries.boosting_oracle import BoostingOracle
+    >>> from arena.adversaries.boosting_oracle import BoostingOracle
     >>> df = play("hedge", BoostingOracle(), player_params={"eta": 0.5}, horizon=30,
     ...           metrics=[VoteTrainError()])
     >>> bool(df.value.iloc[-1] < 0.1)
@@ -122,7 +122,7 @@ class VoteTestError(_VoteMetric):
     Examples
     --------
     >>> from arena import play
-    >>> from adversaries.boosting_oracle import BoostingOracle
+    >>> from arena.adversaries.boosting_oracle import BoostingOracle
     >>> df = play("normal_hedge_dt", BoostingOracle(), horizon=30, metrics=[VoteTestError()])
     >>> bool(df.value.iloc[-1] < 0.15)
     True
@@ -170,7 +170,7 @@ class MarginFraction(_VoteMetric):
     Examples
     --------
     >>> from arena import play
-    >>> from adversaries.boosting_oracle import BoostingOracle
+    >>> from arena.adversaries.boosting_oracle import BoostingOracle
     >>> df = play("normal_hedge_dt", BoostingOracle(), horizon=30,
     ...           metrics=[MarginFraction(theta=[-1.0, 1.0])])
     >>> df.value.tolist()[-2:]
@@ -213,7 +213,7 @@ class MeanEdge(_VoteMetric):
     Examples
     --------
     >>> from arena import play
-    >>> from adversaries.boosting_oracle import BoostingOracle
+    >>> from arena.adversaries.boosting_oracle import BoostingOracle
     >>> df = play("normal_hedge_dt", BoostingOracle(), horizon=10, metrics=[MeanEdge()])
     >>> bool(0.0 < df.value.iloc[-1] <= 0.5)
     True

@@ -1,7 +1,7 @@
 """Drifting-game metrics: the fraction of experts (or chips) beating the learner by at least R.
 
 ``dg_score`` reads the run's own totals, ``R_{t,i} = Ĥ_t − L_{t,i}``; ``dg_loss`` reads the chip
-positions of a drifting-game adversary (:class:`adversaries.drifting_game.DriftingGame`).
+positions of a drifting-game adversary (:class:`arena.adversaries.drifting_game.DriftingGame`).
 """
 
 from __future__ import annotations

@@ -48,14 +48,14 @@ class DualityGap(ExpertsMetric):
     rounds so far (accumulated here, block by block) and ``q̄_t`` the column player's, read
     from the adversary. The gap is ≥ 0, is 0 exactly at a saddle point, and equals
     ``(a_max − a_min)(R^row_t + R^col_t)/t`` for the rescaled losses of
-    :class:`adversaries.matrix_game.MatrixGame`, so it → 0 when both players have no regret
+    :class:`arena.adversaries.matrix_game.MatrixGame`, so it → 0 when both players have no regret
     (Freund & Schapire 1999). In the units of A. Logged only against an adversary with
     ``game_matrix()`` and ``column_average()`` methods (``matrix_game``).
 
     Examples
     --------
     >>> from arena import play
-    >>> from adversaries.matrix_game import MatrixGame
+    >>> from arena.adversaries.matrix_game import MatrixGame
     >>> df = play("hedge", MatrixGame(game="matching_pennies"), horizon=1000,
     ...           metrics=[DualityGap()])
     >>> bool(df.value.iloc[-1] < 0.1)
@@ -108,7 +108,7 @@ class LastIterateGap(ExpertsMetric):
     Examples
     --------
     >>> from arena import play
-    >>> from adversaries.matrix_game import MatrixGame
+    >>> from arena.adversaries.matrix_game import MatrixGame
     >>> game = MatrixGame(game="biased_rock_paper_scissors", opponent="self")
     >>> df = play("optimistic_gd", game, player_params={"eta": 0.5}, horizon=1000,
     ...           checkpoints=[100, 1000], metrics=[LastIterateGap()])

@@ -14,8 +14,8 @@ A template tree is described by ``parents``: ``parents[e]`` is the expert (edge)
 or −1 for the root's edges, with ``parents[e] < e`` (parents before children). The heap layout
 (:func:`heap_parents`) numbers the edges of a binary tree level by level: expert e is the edge
 into node ``e + 1``, node v's children are nodes ``2v + 1`` and ``2v + 2``; ``tree_experts``
-(:class:`adversaries.tree_experts.TreeExperts`) uses it and ``pruning_hedge``
-(:class:`players.pruning_hedge.PruningHedge`) assumes it.
+(:class:`arena.adversaries.tree_experts.TreeExperts`) uses it and ``pruning_hedge``
+(:class:`arena.players.pruning_hedge.PruningHedge`) assumes it.
 """
 
 from __future__ import annotations

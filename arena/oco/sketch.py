@@ -3,7 +3,7 @@
 ``sketch_error`` — ``max_{i≤k} |λ̂_i − λ_i| / λ_i``, where ``λ_i`` is the i-th largest eigenvalue
 of ``G_tᵀG_t = Σ_{s≤t} ĝ_sĝ_sᵀ`` (the to-sketch vectors ``ĝ_s = √(σ + η_s) g_s`` of Sketched
 Online Newton, accumulated by the metric from the arena's gradients) and ``λ̂_i`` the player's
-estimate (:meth:`players.son.SON.sketch_eigenvalues`). This is the quantity of Luo 2016,
+estimate (:meth:`arena.players.son.SON.sketch_eigenvalues`). This is the quantity of Luo 2016,
 Figure 4.1 (top-10 eigenvalues ``tΛ_{t,i}`` of Oja's sketch).
 
 ``invariant_regret`` — ``R_t = Σ_{s≤t} f_s(w_s) − min_{w∈K} F_t(w)`` over the invariant set
@@ -59,7 +59,7 @@ class SketchError(OCOMetric):
     rank), the value is ``max_{i≤k} |λ̂_i − λ_i|/λ_i`` (a term with ``λ_i = 0`` counts 0 when
     ``λ̂_i = 0`` and ``inf`` otherwise; values below ``d·ε·λ_1``, the round-off of ``eigvalsh``,
     count as 0 in both). ``ĝ_s = w_s g_s`` with the player's weight
-    ``w_s = √(σ + η_s)`` (:meth:`players.son.SON.sketch_weight`) and ``g_s`` the arena's
+    ``w_s = √(σ + η_s)`` (:meth:`arena.players.son.SON.sketch_weight`) and ``g_s`` the arena's
     gradient, so the metric keeps ``G_tᵀG_t`` itself (O(R·d²) state, O(d²) per round, one
     ``eigvalsh`` per replicate and checkpoint).
 
@@ -266,7 +266,7 @@ class InvariantRegret(OCOMetric):
     over K is that projection problem).
 
     Where the player declares ``invariant_regret_bound(norms, spectrum)``
-    (:class:`players.son.SON`: ``full``, ``fd`` and ``fd_epoch`` with a known L), the metric
+    (:class:`arena.players.son.SON`: ``full``, ``fd`` and ``fd_epoch`` with a known L), the metric
     also logs ``bound:invariant_regret``, that bound at the best comparator's norm: Luo 2016,
     Theorem 16 (full) or Theorem 18 (Frequent Directions) holds for every ``w ∈ K``, so
     ``R_t ≤ bound`` on every sequence meeting the theorems' assumptions, and the report's

@@ -121,7 +121,7 @@ class ProjectedGradient(OCOPlayer):
     """Greedy projected gradient descent ``w_{t+1} = Π_K(w_t − (eta/√t)·g_t)`` (a partner).
 
     The smallest learning player, used by the conformance suite and engine tests; the registered,
-    tuned and compiled version is ``ogd`` (:mod:`players.ogd`).
+    tuned and compiled version is ``ogd`` (:mod:`arena.players.ogd`).
 
     Parameters
     ----------

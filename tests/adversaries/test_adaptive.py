@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from adversaries.adaptive import HeavierHalf
 from arena import GameSpec, play
+from arena.adversaries.adaptive import HeavierHalf
 from arena.errors import ConfigError
 from arena.params import validate_params
+from arena.players.ftl import FollowTheLeader
 from arena.spec import History
-from players.ftl import FollowTheLeader
 from tests.helpers import read_trace, rngs
 
 

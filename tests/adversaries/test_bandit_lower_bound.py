@@ -12,7 +12,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from adversaries.bandit_lower_bound import (
+from arena import GameSpec, play
+from arena.adversaries.bandit_lower_bound import (
     DistributionReader,
     Needle,
     PriceOfAdaptivity,
@@ -23,16 +24,15 @@ from adversaries.bandit_lower_bound import (
     two_instance_gap,
     two_instance_lower_bound,
 )
-from adversaries.stochastic import Bernoulli
-from arena import GameSpec, play
+from arena.adversaries.stochastic import Bernoulli
 from arena.bandit.testing import UniformBandit
 from arena.errors import ConfigError
 from arena.game import prepare_game, run_game
+from arena.players.exp3 import Exp3
+from arena.players.tsallis_inf import TsallisInf
+from arena.players.ucb1 import UCB1
 from arena.seeding import replicate_streams
 from arena.testing import parametrize_with_checks
-from players.exp3 import Exp3
-from players.tsallis_inf import TsallisInf
-from players.ucb1 import UCB1
 from tests.helpers import clt_band, last_values, rngs
 from tests.helpers.cli import arena_in_process
 

@@ -16,7 +16,8 @@ import pytest
 from scipy import integrate
 from scipy.stats import norm
 
-from adversaries.bandit_stochastic import (
+from arena import GameSpec, play
+from arena.adversaries.bandit_stochastic import (
     Corrupted,
     GaussianArms,
     Rotting,
@@ -25,8 +26,7 @@ from adversaries.bandit_stochastic import (
     clipped_normal_mean,
     phase_starts,
 )
-from adversaries.stochastic import Bernoulli
-from arena import GameSpec, play
+from arena.adversaries.stochastic import Bernoulli
 from arena.errors import ConfigError
 from tests.helpers import rngs
 from tests.helpers.cli import arena_in_process
@@ -85,7 +85,7 @@ def test_gaussian_arms_default_gap():
 
 def test_bernoulli_and_beta_support_per_arm_gaps():
     """The existing stochastic adversaries already take per-arm means (so per-arm gaps)."""
-    from adversaries.stochastic import Beta
+    from arena.adversaries.stochastic import Beta
 
     for adv in (Bernoulli(means=[0.2, 0.5, 0.7]), Beta(means=[0.2, 0.5, 0.7])):
         a = fresh(adv, GameSpec("experts", 3, 5, n_replicates=1))

@@ -16,15 +16,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from adversaries.boosting_oracle import BoostingOracle, best_stump, presort, stump_predict
 from arena import play, run_game
+from arena.adversaries.boosting_oracle import BoostingOracle, best_stump, presort, stump_predict
 from arena.errors import ConfigError
 from arena.game import prepare_game, reference_play
 from arena.metrics.boosting import MeanEdge, VoteTrainError
+from arena.players.hedge import Hedge
+from arena.players.normal_hedge import NormalHedge
+from arena.players.normal_hedge_dt import NormalHedgeDT
 from arena.spec import History
-from players.hedge import Hedge
-from players.normal_hedge import NormalHedge
-from players.normal_hedge_dt import NormalHedgeDT
 from tests.helpers import check_declared, last_values, traced
 
 # digits 4 vs 9 with half held out: N = 181 experts, a fast game

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 
-from adversaries.contrarian import MIN_LOSS_AT_MISTAKE, Contrarian
+from arena.adversaries.contrarian import MIN_LOSS_AT_MISTAKE, Contrarian
 from arena.errors import ConfigError
 from arena.oco.losses import RoundData, evaluate, prediction_loss
 from arena.params import validate_params
@@ -157,8 +157,8 @@ def test_config_errors():
 
 
 def test_engine_end_to_end_against_registered_players():
-    import players.ogd as ogd
-    import players.perceptron as perceptron
+    import arena.players.ogd as ogd
+    import arena.players.perceptron as perceptron
     from arena.game import run_game
 
     horizon = 30

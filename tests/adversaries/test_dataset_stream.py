@@ -7,8 +7,8 @@ import sys
 import numpy as np
 import pytest
 
-from adversaries import dataset_stream as ds
-from adversaries.dataset_stream import DatasetStream, load_dataset
+from arena.adversaries import dataset_stream as ds
+from arena.adversaries.dataset_stream import DatasetStream, load_dataset
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.params import validate_params

@@ -13,19 +13,19 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from adversaries.drifting_game import (
+from arena import GameSpec, run_game
+from arena.adversaries.drifting_game import (
     DriftingGame,
     binomial_potential,
     default_threshold,
     log_gains,
 )
-from arena import GameSpec, run_game
 from arena.errors import ConfigError, GameError
 from arena.experts.components import ExpertsPlayer
 from arena.metrics.drifting import DGLoss, DGScore, dg_score_bruteforce
 from arena.params import validate_params
+from arena.players.hedge import Hedge
 from arena.spec import PlayerTags
-from players.hedge import Hedge
 from tests.helpers import read_trace, rngs
 
 TOL = 1e-12

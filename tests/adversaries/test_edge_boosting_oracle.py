@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from adversaries.edge_boosting_oracle import EdgeBoostingOracle, random_correct_set
 from arena import play
+from arena.adversaries.edge_boosting_oracle import EdgeBoostingOracle, random_correct_set
 from arena.game import reference_play
 from arena.metrics.boosting import MarginFraction, MeanEdge, VoteTrainError
 from arena.testing import parametrize_with_checks

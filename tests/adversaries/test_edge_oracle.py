@@ -9,11 +9,11 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from adversaries.edge_oracle import EdgeOracle, majority_error
+from arena.adversaries.edge_oracle import EdgeOracle, majority_error
 from arena.game import run_game
+from arena.players.online_bbm import OnlineBBM, bbm_potential
 from arena.spec import GameSpec
 from arena.testing.common import rngs
-from players.online_bbm import OnlineBBM, bbm_potential
 
 
 def exact_majority_error(n: int, edge: Fraction) -> Fraction:

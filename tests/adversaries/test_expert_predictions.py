@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from adversaries.expert_predictions import (
+from arena import GameSpec, play
+from arena.adversaries.expert_predictions import (
     ExpertPredictions,
     goog_prices,
     min_max,
     synthetic_series,
 )
-from arena import GameSpec, play
 from arena.errors import ConfigError
 from arena.params import validate_params
 from tests.helpers import read_trace, rngs

@@ -10,17 +10,17 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from adversaries._file_data import FILE_DEFAULTS
-from adversaries.boosting_oracle import BoostingOracle
-from adversaries.dataset_stream import DatasetStream
-from adversaries.multiclass_dataset_stream import MulticlassDatasetStream
 from arena import play
+from arena.adversaries._file_data import FILE_DEFAULTS
+from arena.adversaries.boosting_oracle import BoostingOracle
+from arena.adversaries.dataset_stream import DatasetStream
+from arena.adversaries.multiclass_dataset_stream import MulticlassDatasetStream
 from arena.data.files import save_examples, stored_bytes
 from arena.errors import ConfigError
 from arena.metrics.boosting import VoteTrainError
 from arena.oco.losses import SparseRows, dense_features
+from arena.players.ogb_span import OGBSpan
 from arena.spec import GameSpec
-from players.ogb_span import OGBSpan
 from tests.helpers.cli import arena_in_process
 
 FORMATS = ("d.svm", "d.svm.gz", "d.csv", "d.parquet", "d.npz", "d_sparse.npz")
@@ -153,7 +153,7 @@ def test_a_game_whose_data_do_not_fit_is_refused_naming_the_file(tmp_path, examp
 
 
 def test_a_rescaled_file_stream_keeps_its_identity_and_provenance(tmp_path, examples):
-    from adversaries.rescaled import Rescaled
+    from arena.adversaries.rescaled import Rescaled
 
     X, y, _ = examples
     path = write(tmp_path, "d.svm", X, y)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from adversaries.hull_lower_bound import HullLowerBound, mean_function_loss
+from arena.adversaries.hull_lower_bound import HullLowerBound, mean_function_loss
 from arena.errors import ConfigError
 from arena.spec import GameSpec
 
@@ -61,7 +61,7 @@ def test_blocks_do_not_change_the_data():
 
 
 def _hull_regret(n, weak_params, horizon=800, reps=2):
-    from players.ogb_hull import OGBHull
+    from arena.players.ogb_hull import OGBHull
 
     m = 50 * n
     data = _data(HullLowerBound(n_boost=n, m_functions=m), horizon, reps=reps, seed=7)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from adversaries.ill_conditioned import IllConditioned, ill_conditioned_spectrum
+from arena.adversaries.ill_conditioned import IllConditioned, ill_conditioned_spectrum
 from arena.errors import ConfigError
 from arena.params import validate_params
 from tests.helpers import rngs

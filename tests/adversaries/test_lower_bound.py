@@ -14,7 +14,8 @@ import math
 import numpy as np
 import pytest
 
-from adversaries.lower_bound import (
+from arena import GameSpec, play
+from arena.adversaries.lower_bound import (
     AntiHedge,
     Comb,
     PlantedBlocks,
@@ -22,11 +23,10 @@ from adversaries.lower_bound import (
     comb_values,
     cover_values,
 )
-from adversaries.stochastic import fair_coin_lower_bound
-from arena import GameSpec, play
+from arena.adversaries.stochastic import fair_coin_lower_bound
 from arena.errors import ConfigError
 from arena.params import validate_params
-from players.hedge import Hedge
+from arena.players.hedge import Hedge
 from tests.helpers import clt_band, last_values, read_trace, rngs
 from tests.helpers.experts import assert_split_invariant
 
@@ -376,10 +376,10 @@ def test_planted_blocks_bad_params(params, bad):
 
 
 def test_anti_hedge_declares_its_bound_against_fixed_eta_hedge_only():
-    from adversaries.lower_bound import AntiHedge
+    from arena.adversaries.lower_bound import AntiHedge
+    from arena.players.fixed_share import FixedShare
+    from arena.players.hedge import Hedge
     from arena.spec import GameSpec
-    from players.fixed_share import FixedShare
-    from players.hedge import Hedge
 
     class TunedHedge(Hedge):
         """A subclass: another algorithm as far as the bound is concerned."""

@@ -12,14 +12,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from adversaries.matrix_game import GAMES, MatrixGame
 from arena import GameSpec, run_game
+from arena.adversaries.matrix_game import GAMES, MatrixGame
 from arena.errors import ConfigError
 from arena.game import prepare_game
 from arena.metrics.games import DualityGap, LastIterateGap, duality_gap
 from arena.params import validate_params
+from arena.players.hedge import Hedge
 from arena.spec import History
-from players.hedge import Hedge
 from tests.helpers import read_trace, rngs
 
 

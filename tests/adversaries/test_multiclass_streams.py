@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from adversaries.multiclass_dataset_stream import MulticlassDatasetStream, load_multiclass
-from adversaries.multiclass_separable_stream import MulticlassSeparableStream
+from arena.adversaries.multiclass_dataset_stream import MulticlassDatasetStream, load_multiclass
+from arena.adversaries.multiclass_separable_stream import MulticlassSeparableStream
 from arena.errors import ConfigError
 from arena.spec import GameSpec
 from tests.helpers.multiclass import hinge_sum, margins

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from adversaries.orthogonal_hinge import OrthogonalHinge
+from arena.adversaries.orthogonal_hinge import OrthogonalHinge
 from arena.errors import ConfigError
 from arena.params import validate_params
 from tests.helpers.oco_adversaries import (
@@ -144,8 +144,8 @@ def test_config_errors():
 
 def test_engine_end_to_end_against_registered_players():
     """The engine plays the construction; rows agree with the forced quantities."""
-    import players.ogd as ogd
-    import players.perceptron as perceptron
+    import arena.players.ogd as ogd
+    import arena.players.perceptron as perceptron
     from arena.game import run_game
 
     horizon = 24

@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pytest
 
-from adversaries.r_of_k import ROfK
 from arena import play
+from arena.adversaries.r_of_k import ROfK
 from arena.errors import ConfigError
-from players.perceptron import Perceptron
-from players.winnow import Winnow
+from arena.players.perceptron import Perceptron
+from arena.players.winnow import Winnow
 from tests.helpers import clt_band
 from tests.helpers.oco_adversaries import (
     assert_replicate_determinism,

@@ -8,8 +8,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from adversaries.random_linear import RandomLinear, expected_abs_walk, expected_regret
-from adversaries.stochastic import fair_coin_lower_bound
+from arena.adversaries.random_linear import RandomLinear, expected_abs_walk, expected_regret
+from arena.adversaries.stochastic import fair_coin_lower_bound
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.params import validate_params

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from adversaries.replay import Replay, load_loss_array
 from arena import play
+from arena.adversaries.replay import Replay, load_loss_array
 from arena.errors import ConfigError
 from arena.spec import GameSpec
 from tests.helpers import rngs

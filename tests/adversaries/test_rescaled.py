@@ -7,10 +7,10 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from adversaries.random_linear import RandomLinear
-from adversaries.rescaled import Rescaled
-from adversaries.separable_stream import SeparableStream
-from adversaries.strongly_convex import StronglyConvex
+from arena.adversaries.random_linear import RandomLinear
+from arena.adversaries.rescaled import Rescaled
+from arena.adversaries.separable_stream import SeparableStream
+from arena.adversaries.strongly_convex import StronglyConvex
 from arena.errors import ArenaError, ConfigError
 from arena.oco.components import AdaptiveOCOAdversary, OCOPlayer
 from arena.oco.losses import Feedback, RoundData
@@ -270,7 +270,7 @@ def test_invalid_parameters(params, parameter):
 
 
 def test_experts_base_and_unknown_names_are_refused():
-    from adversaries.stochastic import Bernoulli
+    from arena.adversaries.stochastic import Bernoulli
 
     with pytest.raises(ConfigError) as err:
         Rescaled(Bernoulli()).resolve_dim(None)
@@ -296,7 +296,7 @@ def test_registry_names_as_bases():
 def test_the_registered_scale_invariant_player_resists_the_attack(variant, mode, scale_range):
     # Kotłowski 2017: the coordinate-wise algorithm is invariant to feature rescaling, the full one
     # to invertible linear maps; OGD is not (shown above)
-    import players.scale_invariant as si
+    import arena.players.scale_invariant as si
 
     base = SeparableStream(margin=0.1, noise=0.05, loss="logistic")
     adv = Rescaled(base, mode=mode, scale_range=scale_range)

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from adversaries.scale_lower_bound import (
+from arena.adversaries.scale_lower_bound import (
     ScaleLowerBound,
     condition_estimate,
     invariant_value,
@@ -239,7 +239,7 @@ def test_config_errors():
 
 def test_registered_scale_invariant_player_is_held_to_the_bound():
     """Kotłowski 2017's own learners: SI-FULL predicts 0 here (equality), SI-COORD pays more."""
-    import players.scale_invariant as si
+    import arena.players.scale_invariant as si
 
     dim, horizon, K, M = 4, 30, 3.0, 10.0
     for variant in ("full", "coordinate"):
@@ -267,8 +267,8 @@ def test_registered_scale_invariant_player_is_held_to_the_bound():
 
 
 def test_engine_end_to_end():
-    import players.ogd as ogd
-    import players.scale_invariant as si
+    import arena.players.ogd as ogd
+    import arena.players.scale_invariant as si
     from arena.game import run_game
 
     dim, horizon, M = 3, 30, 10.0

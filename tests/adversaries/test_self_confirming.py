@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from adversaries.self_confirming import SelfConfirming
 from arena import play
+from arena.adversaries.self_confirming import SelfConfirming
 from arena.errors import ConfigError
 from arena.params import validate_params
-from players.continuous_exp_weights import ContinuousExpWeights
+from arena.players.continuous_exp_weights import ContinuousExpWeights
 
 
 def test_the_gradient_points_against_the_lean_with_norm_g_and_a_fixed_tie_rule():

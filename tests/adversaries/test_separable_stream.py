@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.stats import ks_2samp
 
-from adversaries.separable_stream import SeparableStream
+from arena.adversaries.separable_stream import SeparableStream
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import prediction_loss

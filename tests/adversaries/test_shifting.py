@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from adversaries.shifting import ShiftingExperts
 from arena import play
+from arena.adversaries.shifting import ShiftingExperts
 from arena.errors import ConfigError
 from arena.params import validate_params
 from arena.spec import GameSpec

@@ -15,14 +15,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from adversaries.sleeping import Sleeping
-from adversaries.stochastic import Bernoulli
 from arena import GameSpec, play, run_game
+from arena.adversaries.sleeping import Sleeping
+from arena.adversaries.stochastic import Bernoulli
 from arena.errors import ConfigError
 from arena.experts.reference import reference_play
 from arena.game import prepare_game
 from arena.metrics.sleeping import sleeping_regret
-from players.ada_normal_hedge import AdaNormalHedge
+from arena.players.ada_normal_hedge import AdaNormalHedge
 from tests.helpers import assert_below, traced
 
 ATOL = 1e-12

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from scipy.special import bdtrc
 
-from adversaries.stochastic import (
+from arena import GameSpec, play, run_game
+from arena.adversaries.stochastic import (
     Beta,
     DriftingMeans,
     FairCoin,
@@ -21,7 +22,6 @@ from adversaries.stochastic import (
     fair_coin_lower_bound,
     fold_unit,
 )
-from arena import GameSpec, play, run_game
 from arena.errors import ConfigError
 from arena.game import prepare_game
 from arena.params import validate_params

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from adversaries.strongly_convex import StronglyConvex
+from arena.adversaries.strongly_convex import StronglyConvex
 from arena.errors import ConfigError
 from arena.oco.components import OCOPlayer
 from arena.oco.domains import Domain

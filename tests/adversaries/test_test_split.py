@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from adversaries.dataset_stream import DatasetStream, load_dataset
-from adversaries.separable_stream import SeparableStream
+from arena.adversaries.dataset_stream import DatasetStream, load_dataset
+from arena.adversaries.separable_stream import SeparableStream
 from arena.errors import ConfigError
 from arena.params import validate_params
 from tests.helpers.oco_adversaries import (

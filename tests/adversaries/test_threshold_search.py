@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from adversaries.threshold_search import ThresholdSearch, embed, threshold_separator
+from arena.adversaries.threshold_search import ThresholdSearch, embed, threshold_separator
 from arena.errors import ConfigError
 from arena.params import validate_params
 from tests.helpers.oco_adversaries import (
@@ -157,8 +157,8 @@ def test_config_errors():
 
 
 def test_engine_end_to_end_against_registered_players():
-    import players.ogd as ogd
-    import players.perceptron as perceptron
+    import arena.players.ogd as ogd
+    import arena.players.perceptron as perceptron
     from arena.game import run_game
 
     n, horizon = 32, 12

@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from adversaries.tree_experts import TreeExperts, draw_structure
 from arena import GameSpec, run_game
+from arena.adversaries.tree_experts import TreeExperts, draw_structure
 from arena.errors import ConfigError
 from arena.game import prepare_game
 from arena.metrics.tree import best_pruning, heap_parents, tree_prunings

@@ -53,7 +53,7 @@ def test_a_component_that_breaks_games_gets_a_verdict_on_every_check(tmp_path):
 
 
 def test_a_correct_component_passes_with_a_summary(tmp_path):
-    done = arena("check", "players.ftl:FollowTheLeader", cwd=tmp_path)
+    done = arena("check", "arena.players.ftl:FollowTheLeader", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "passed: 0 unexpected result(s)" in done.stdout
     assert "ok" in done.stdout.splitlines()[-2]

@@ -262,7 +262,7 @@ def test_ctrl_c_in_arena_reproduce_names_the_cells_it_keeps(tmp_path, monkeypatc
 
 
 def test_a_tournament_with_failed_cells_exits_1_and_names_them(tmp_path, monkeypatch):
-    from adversaries.stochastic import Bernoulli
+    from arena.adversaries.stochastic import Bernoulli
     from arena.errors import GameError
 
     def broken(self, t0, n):  # an error while playing, not a configuration error

@@ -285,7 +285,7 @@ SIGN_VOTE = textwrap.dedent(
 
 @pytest.mark.parametrize(
     "target",
-    ["weak_learners.oracle:OracleWeakLearner", "h28_sign_vote:SignVote"],
+    ["arena.weak_learners.oracle:OracleWeakLearner", "h28_sign_vote:SignVote"],
     ids=["built-in", "plugin"],
 )
 def test_arena_check_runs_the_weak_learner_checks(tmp_path, target):
@@ -323,7 +323,7 @@ def test_arena_check_shows_the_check_it_runs_on_a_terminal(monkeypatch, capsys):
         yield from real(component, yield_checks, expected_failures, starting=record)
 
     monkeypatch.setattr(cli, "_run_checks", spy)
-    assert cli._check(["weak_learners.oracle:OracleWeakLearner"]) == 0
+    assert cli._check(["arena.weak_learners.oracle:OracleWeakLearner"]) == 0
     # before each check ran, the terminal's status line named it
     assert len(started) == 8
     assert "check_weak_lanes_independent ..." in started[-1]

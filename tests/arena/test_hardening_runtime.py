@@ -24,10 +24,10 @@ from arena.errors import ArenaError, ConfigError, GameError
 from arena.experts.components import AdaptiveAdversary
 from arena.game import play, run_game
 from arena.oco.testing import GaussianRegression
+from arena.players.hedge import Hedge
+from arena.players.online_bbm import OnlineBBM
 from arena.results import folder_lock
 from arena.spec import AdversaryTags, PlayerTags
-from players.hedge import Hedge
-from players.online_bbm import OnlineBBM
 from tests.helpers.contract import assert_refused, run_in_process
 
 GAME = {"n_actions": 3, "horizon": 40, "replicates": 2, "metrics": {"regret": {}}}
@@ -124,7 +124,7 @@ def test_read_only_views_change_no_result():
 
 WRITING_PLUGIN = textwrap.dedent(
     '''
-    from players.hedge import Hedge
+    from arena.players.hedge import Hedge
 
 
     class NormalizingHedge(Hedge):

@@ -15,17 +15,25 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("arena", "players", "adversaries", "weak_learners")
+# the repository's folders and the packages they install as (pyproject.toml's package-dir): the
+# built-in components live in top-level folders but are the arena namespace's subpackages
+PACKAGES = {
+    "arena": "arena",
+    "players": "arena.players",
+    "adversaries": "arena.adversaries",
+    "weak_learners": "arena.weak_learners",
+}
+COMPONENT_UNITS = ("arena.players", "arena.adversaries", "arena.weak_learners")
 
 
-def module_files(packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:
-    """Map every module name of the packages to its file."""
+def module_files(packages: dict[str, str] = PACKAGES) -> dict[str, Path]:
+    """Map every module name of the packages (as installed) to its file."""
     out = {}
-    for package in packages:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            parts = path.relative_to(ROOT).with_suffix("").parts
-            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-            out[name] = path
+    for folder, package in packages.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            parts = path.relative_to(ROOT / folder).with_suffix("").parts
+            parts = (package, *(parts[:-1] if parts[-1] == "__init__" else parts))
+            out[".".join(parts)] = path
     return out
 
 
@@ -123,8 +131,8 @@ def unit_of(module: str, root: Path = ROOT) -> str | None:
 
     Examples
     --------
-    >>> unit_of("arena.oco.metrics"), unit_of("arena.game"), unit_of("players.hedge")
-    ('arena.oco', 'arena.<core>', 'players')
+    >>> unit_of("arena.oco.metrics"), unit_of("arena.game"), unit_of("arena.players.hedge")
+    ('arena.oco', 'arena.<core>', 'arena.players')
     >>> unit_of("arena") is None, unit_of("arena.apps.cli")
     (True, 'arena.apps')
     """
@@ -133,7 +141,7 @@ def unit_of(module: str, root: Path = ROOT) -> str | None:
         return parts[0]
     if len(parts) == 1:
         return None
-    if (root / "arena" / parts[1]).is_dir():
+    if ".".join(parts[:2]) in COMPONENT_UNITS or (root / "arena" / parts[1]).is_dir():
         return f"arena.{parts[1]}"
     return CORE
 
@@ -178,9 +186,9 @@ def test_the_unit_walk_finds_mutual_imports(tmp_path):
         "arena/metrics/__init__.py": "",
         "arena/metrics/m.py": "from arena.game import h",
         "arena/x/__init__.py": "",
-        "arena/x/f.py": "import players.p",
-        "players/__init__.py": "",
-        "players/p.py": "import arena.game",
+        "arena/x/f.py": "import arena.players.p",
+        "arena/players/__init__.py": "",
+        "arena/players/p.py": "import arena.game",
     }.items():
         path = tmp_path / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -191,7 +199,29 @@ def test_the_unit_walk_finds_mutual_imports(tmp_path):
     }
     edges = unit_edges(import_graph(modules), root=tmp_path)
     assert mutual_units(edges) == [("arena.<core>", "arena.metrics")]
-    assert ("players", "arena.<core>") in edges and ("arena.x", "players") in edges
+    assert ("arena.players", "arena.<core>") in edges
+    assert ("arena.x", "arena.players") in edges
+
+
+def test_nothing_imports_the_component_folders_by_their_folder_names():
+    """The component folders install as ``arena.players``, ``arena.adversaries`` and
+    ``arena.weak_learners``: ``import players`` works only from a checkout's root (where the
+    folder happens to be on the path) and would load a second copy of every class there."""
+    folders = {folder for folder in PACKAGES if folder != "arena"}
+    offenders = []
+    for path in sorted({*module_files().values(), *(ROOT / "tests").rglob("*.py")}):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [node.module]
+            offenders += [
+                f"{path.relative_to(ROOT)}:{node.lineno} {n}"
+                for n in names
+                if n.split(".")[0] in folders
+            ]
+    assert not offenders, offenders
 
 
 @pytest.mark.parametrize(

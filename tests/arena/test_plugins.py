@@ -78,7 +78,10 @@ def test_broken_plugin_is_reported_and_breaks_nothing_else(tmp_path):
 
 def test_two_distributions_claiming_one_name_is_an_error_naming_both(tmp_path):
     site = fake_distribution(
-        tmp_path / "site", "copycat", "arena.players", {"hedge": "players.ftl:FollowTheLeader"}
+        tmp_path / "site",
+        "copycat",
+        "arena.players",
+        {"hedge": "arena.players.ftl:FollowTheLeader"},
     )
     res = arena(
         "run",
@@ -103,7 +106,9 @@ def test_two_distributions_claiming_one_name_is_an_error_naming_both(tmp_path):
     assert other.returncode == 0, other.stderr
 
 
-@pytest.mark.parametrize("target", ["adversaries.adaptive:Greedy", "arena_rotating:RotatingBest"])
+@pytest.mark.parametrize(
+    "target", ["arena.adversaries.adaptive:Greedy", "arena_rotating:RotatingBest"]
+)
 def test_arena_check_passes_good_components(tmp_path, target):
     res = arena("check", target, cwd=tmp_path)
     assert res.returncode == 0, res.stdout + res.stderr
@@ -112,7 +117,7 @@ def test_arena_check_passes_good_components(tmp_path, target):
 
 def test_arena_check_fails_a_broken_component(tmp_path):
     (tmp_path / "broken_mod.py").write_text(
-        "from players.hedge import Hedge\n"
+        "from arena.players.hedge import Hedge\n"
         "class Eager(Hedge):\n"
         "    def __init__(self, eta=0.5):\n"
         "        super().__init__(eta)\n"

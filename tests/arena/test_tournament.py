@@ -92,7 +92,7 @@ def test_executors_give_identical_rows(tmp_path):
 
 
 def test_failing_cell_is_recorded_and_the_rest_goes_on(tmp_path, monkeypatch):
-    from adversaries.stochastic import Bernoulli
+    from arena.adversaries.stochastic import Bernoulli
     from arena.errors import GameError
 
     def broken(self, t0, n):  # an error while playing, not a configuration error

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from adversaries.replay import Replay
 from arena import GameSpec, run_game
+from arena.adversaries.replay import Replay
 from arena.metric import Metric, metric_for
 from arena.metrics.base import ExpertsRecord
 from tests.helpers import check_declared, metric_table, rngs, save_matrix, traced

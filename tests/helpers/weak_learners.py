@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from adversaries.dataset_stream import DatasetStream
+from arena.adversaries.dataset_stream import DatasetStream
 from arena.boosting.components import WeakLearner, WeakSpec
 from arena.boosting.testing import MajorityVote
 from arena.game import run_game

@@ -1,4 +1,4 @@
-"""Oracle tests of AdaHedge (``players.ada_hedge``): de Rooij et al. 2014.
+"""Oracle tests of AdaHedge (``arena.players.ada_hedge``): de Rooij et al. 2014.
 
 Every constant is derived in a comment or copied with its citation (no external file is read
 here). Deterministic inequalities are asserted as ``lhs <= rhs + 1e-9·max(1, |rhs|)`` (our tolerance
@@ -12,9 +12,9 @@ import math
 import numpy as np
 import pytest
 
-from adversaries.replay import Replay
 from arena import GameSpec, play, run_game
-from players.ada_hedge import AdaHedge
+from arena.adversaries.replay import Replay
+from arena.players.ada_hedge import AdaHedge
 from tests.helpers import assert_below, metric_table, save_matrix, traced
 from tests.helpers.experts import (
     ENGINE_ATOL,

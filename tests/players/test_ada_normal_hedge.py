@@ -12,12 +12,12 @@ import math
 import numpy as np
 import pytest
 
-from adversaries.replay import Replay
-from adversaries.sleeping import Sleeping
 from arena import play
+from arena.adversaries.replay import Replay
+from arena.adversaries.sleeping import Sleeping
 from arena.errors import ConfigError
 from arena.game import prepare_game
-from players.ada_normal_hedge import (
+from arena.players.ada_normal_hedge import (
     AdaNormalHedge,
     _log_w,
     ada_probs,
@@ -25,7 +25,7 @@ from players.ada_normal_hedge import (
     quantile_bound,
     subset_uniform_bound,
 )
-from players.hedge import Hedge
+from arena.players.hedge import Hedge
 from tests.helpers import assert_below, check_declared, save_matrix, traced
 from tests.helpers.experts import big_phi, block_player, phi, spec, step_player, two_phase_matrix
 

@@ -15,13 +15,13 @@ import math
 import numpy as np
 import pytest
 
-from adversaries.adaptive import HeavierHalf
-from adversaries.replay import Replay
 from arena import play
+from arena.adversaries.adaptive import HeavierHalf
+from arena.adversaries.replay import Replay
 from arena.errors import ConfigError
+from arena.players.ada_normal_hedge import AdaNormalHedge
+from arena.players.ada_normal_hedge_tv import AdaNormalHedgeTV, cover_partition, geometric_levels
 from arena.spec import AdversaryTags
-from players.ada_normal_hedge import AdaNormalHedge
-from players.ada_normal_hedge_tv import AdaNormalHedgeTV, cover_partition, geometric_levels
 from tests.helpers import assert_below, check_declared, save_matrix, traced
 from tests.helpers.experts import big_phi, block_player, phi, spec, step_player, two_phase_matrix
 

@@ -20,8 +20,8 @@ from arena.boosting.components import WeakLearner, WeakSpec
 from arena.boosting.testing import LaneSGD, ThresholdStream
 from arena.errors import ConfigError
 from arena.game import run_game
+from arena.players.adaboost_ol import AdaBoostOL, AdaBoostOLS, ogd_alpha_step
 from arena.spec import GameSpec
-from players.adaboost_ol import AdaBoostOL, AdaBoostOLS, ogd_alpha_step
 
 BOOSTERS = {"weights": AdaBoostOL, "sampling": AdaBoostOLS}
 

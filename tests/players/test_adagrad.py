@@ -1,5 +1,5 @@
-"""Oracle tests of AdaGrad (``players.adagrad``): Zinkevich 2003; Hazan 2016; Duchi et al. 2011;
-Hazan, Agarwal & Kale 2007."""
+"""Oracle tests of AdaGrad (``arena.players.adagrad``): Zinkevich 2003; Hazan 2016; Duchi et al.
+2011; Hazan, Agarwal & Kale 2007."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData, feedback
 from arena.params import validate_params
-from players.adagrad import AdaGrad, mahalanobis_ball_row
+from arena.players.adagrad import AdaGrad, mahalanobis_ball_row
 from tests.helpers import assert_below
 from tests.helpers.oco import (
     DOMAINS,

@@ -7,7 +7,7 @@ import pytest
 
 from arena.errors import ConfigError
 from arena.params import validate_params
-from players.aggressive_perceptron import AggressivePerceptron
+from arena.players.aggressive_perceptron import AggressivePerceptron
 from tests.helpers.classification import (
     drive,
     drive_blocks,

@@ -14,10 +14,10 @@ from arena.bandit.checks import check_estimate_unbiased, drive
 from arena.errors import ConfigError, GameError
 from arena.experts.components import ExpertsPlayer
 from arena.game import run_game
+from arena.players.bandit_wrapper import BanditWrapper, inner_loss_bound
+from arena.players.exp3 import Exp3
+from arena.players.hedge import Hedge
 from arena.spec import GameSpec
-from players.bandit_wrapper import BanditWrapper, inner_loss_bound
-from players.exp3 import Exp3
-from players.hedge import Hedge
 from tests.helpers.bandit import run_block
 
 SIMPLEX_TOL = 1e-9

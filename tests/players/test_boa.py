@@ -1,4 +1,4 @@
-"""Oracle tests of BOA (``players.boa``): Gaillard et al. 2014; Wintenberger 2017 (opera's
+"""Oracle tests of BOA (``arena.players.boa``): Gaillard et al. 2014; Wintenberger 2017 (opera's
 ``R/BOA.R`` form).
 
 BOA declares no numeric bound (its guarantees are O-forms), so the tests pin the update against a
@@ -15,7 +15,7 @@ import pytest
 
 from arena import GameSpec, play
 from arena.errors import ConfigError
-from players.boa import BOA
+from arena.players.boa import BOA
 from tests.helpers.experts import (
     ENGINE_ATOL,
     gap_growth,

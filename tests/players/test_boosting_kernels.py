@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 from arena.boosting.testing import LaneSGD
+from arena.players.adaboost_ol import AdaBoostOL, AdaBoostOLS
+from arena.players.online_bbm import OnlineBBM, bbm_share_table, bbm_weight, bbm_weight_bound
 from arena.spec import GameSpec
-from players.adaboost_ol import AdaBoostOL, AdaBoostOLS
-from players.online_bbm import OnlineBBM, bbm_share_table, bbm_weight, bbm_weight_bound
 
 TOL = 1e-12
 LINEAR_RULES = [

@@ -13,8 +13,8 @@ import pytest
 
 from arena import play
 from arena.errors import ConfigError
-from players.ada_normal_hedge_tv import geometric_levels
-from players.cbce import CBCE, kt_log_potential, log_prior, multiplicity
+from arena.players.ada_normal_hedge_tv import geometric_levels
+from arena.players.cbce import CBCE, kt_log_potential, log_prior, multiplicity
 from tests.helpers import check_declared
 from tests.helpers.experts import spec, step_player
 

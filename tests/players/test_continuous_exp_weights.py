@@ -1,5 +1,5 @@
-"""Oracle tests of continuous exponential weights (``players.continuous_exp_weights``): Luo 2016,
-Algorithm 25 and Theorem 22, with the EXP, 2-norm and NormalHedge.DT potentials of §2.1.4.
+"""Oracle tests of continuous exponential weights (``arena.players.continuous_exp_weights``): Luo
+2016, Algorithm 25 and Theorem 22, with the EXP, 2-norm and NormalHedge.DT potentials of §2.1.4.
 
 Deterministic inequalities use ``lhs <= rhs + 1e-9·max(1, |rhs|)`` (our tolerance convention).
 """
@@ -17,13 +17,13 @@ from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
 from arena.params import validate_params
-from players.continuous_exp_weights import (
+from arena.players.continuous_exp_weights import (
     LAMBDAS,
     ContinuousExpWeights,
     composite_gauss_legendre,
     window_masses,
 )
-from players.drifting_potential import potential_values
+from arena.players.drifting_potential import potential_values
 from tests.helpers import assert_below
 from tests.helpers.oco import (
     anti_gradient,
@@ -121,7 +121,7 @@ def test_exp_potential_matches_truncated_gaussian_on_strongly_convex_losses(dim)
 def literal_algorithm_25(values_at, horizon, radius, scale, potential, eta=math.nan):
     """Algorithm 25 on [−r, r] step by step: s_{t−1}(x) = Σ_{τ<t}(f_τ(x) − f_τ(w_τ))/B, the
     density p_t(x) ∝ Φ_t(s_{t−1}(x) − 1) − Φ_t(s_{t−1}(x) + 1) with Φ the named potential
-    (:func:`players.drifting_potential.potential_values`, the potential itself, not its
+    (:func:`arena.players.drifting_potential.potential_values`, the potential itself, not its
     differenced weights) and w_t = ∫x p_t / ∫p_t by adaptive quadrature (scipy's ``quad``),
     split where s = ±1 (kinks of the 2-norm and NH.DT weights) when s is linear."""
     past = []  # (f_τ, f_τ(w_τ))
@@ -257,7 +257,7 @@ def test_quadrature_bound_approaches_theorem_22():
 
 def test_engine_end_to_end():
     """The OCO engine (block kernel) equals the literal reference loop; regret ≤ bound."""
-    from adversaries.random_linear import RandomLinear
+    from arena.adversaries.random_linear import RandomLinear
 
     engine_check(
         ContinuousExpWeights(panels=8), RandomLinear(domain="box"), n_actions=2, horizon=200,

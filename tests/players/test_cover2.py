@@ -1,4 +1,4 @@
-"""Oracle tests of Cover's two-expert minimax learner (``players.cover2``): Cover 1965,
+"""Oracle tests of Cover's two-expert minimax learner (``arena.players.cover2``): Cover 1965,
 Cover 1965, Cover 1965. Exact rationals (``fractions.Fraction``) are the reference wherever T is
 small.
 """
@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from adversaries.replay import Replay
 from arena import GameSpec, play
+from arena.adversaries.replay import Replay
 from arena.errors import ConfigError, GameError
-from players.cover2 import Cover2, cover_value, log_central
+from arena.players.cover2 import Cover2, cover_value, log_central
 from tests.helpers import assert_below, check_declared, metric_table, save_matrix, traced
 from tests.helpers.experts import assert_simplex, play_blocks, play_catalog, play_loop, spec_for
 

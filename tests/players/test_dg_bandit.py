@@ -14,7 +14,7 @@ import pytest
 from arena.bandit.checks import check_estimate_unbiased
 from arena.errors import ConfigError
 from arena.game import run_game
-from players.dg_bandit import (
+from arena.players.dg_bandit import (
     DriftingGameBandit,
     dg_movement,
     exp_alpha,
@@ -22,7 +22,7 @@ from players.dg_bandit import (
     theorem_radius,
     tuned_eta,
 )
-from players.exp3 import Exp3
+from arena.players.exp3 import Exp3
 from tests.helpers.bandit import draw, expected_bound_holds, run_block, z_scores
 
 

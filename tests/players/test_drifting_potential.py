@@ -1,4 +1,4 @@
-"""Oracle tests of Algorithm 3 with named potentials (``players.drifting_potential``).
+"""Oracle tests of Algorithm 3 with named potentials (``arena.players.drifting_potential``).
 
 Luo 2016, §2.1.1-§2.1.4 (the potentials, their invariants P1-P3, P6, the scalar inequalities S1-S4
 and the limits C9 named below) and the reductions the issue
@@ -18,21 +18,21 @@ import pandas as pd
 import pytest
 from scipy.stats import binom
 
-from adversaries.replay import Replay
 from arena import ConfigError, GameSpec, run_game
+from arena.adversaries.replay import Replay
 from arena.experts.reference import reference_play
 from arena.metrics.base import exact_quantile_rank
 from arena.params import validate_params
-from players.drifting_potential import (
+from arena.players.drifting_potential import (
     DriftingPotential,
     bbm_table,
     default_margin,
     potential_log_weights,
     potential_values,
 )
-from players.hedge import Hedge
-from players.normal_hedge_dt import NormalHedgeDT
-from players.two_norm import TwoNorm
+from arena.players.hedge import Hedge
+from arena.players.normal_hedge_dt import NormalHedgeDT
+from arena.players.two_norm import TwoNorm
 from tests.helpers import assert_below, check_declared, save_matrix, traced
 from tests.helpers.experts import loss_matrices, play_blocks, play_loop, two_phase_matrix
 

@@ -1,5 +1,5 @@
-"""Oracle tests of dual averaging / lazy projected OGD (``players.dual_averaging``): Shalev-Shwartz
-2007, §3.3-3.5."""
+"""Oracle tests of dual averaging / lazy projected OGD (``arena.players.dual_averaging``):
+Shalev-Shwartz 2007, §3.3-3.5."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.params import validate_params
-from players.dual_averaging import DualAveraging
-from players.ftrl import FTRL
-from players.ogd import OGD
+from arena.players.dual_averaging import DualAveraging
+from arena.players.ftrl import FTRL
+from arena.players.ogd import OGD
 from tests.helpers import assert_below
 from tests.helpers.oco import (
     DOMAINS,

@@ -1,5 +1,5 @@
-"""Oracle tests of EG and EG± (``players.eg``): Srebro, Lecture 16, slide "Normalized Exponentiated
-Gradient (EG)"."""
+"""Oracle tests of EG and EG± (``arena.players.eg``): Srebro, Lecture 16, slide "Normalized
+Exponentiated Gradient (EG)"."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData, feedback
 from arena.params import validate_params
-from players.eg import EG, EGPlusMinus
-from players.ftrl import FTRL
+from arena.players.eg import EG, EGPlusMinus
+from arena.players.ftrl import FTRL
 from tests.helpers import assert_below
 from tests.helpers.oco import (
     DOMAINS,

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from arena.game import run_game
-from players.epsilon_greedy import EpsilonGreedy
+from arena.players.epsilon_greedy import EpsilonGreedy
 from tests.helpers.bandit import draw, run_block
 
 

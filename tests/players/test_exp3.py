@@ -10,7 +10,7 @@ import pytest
 
 from arena.bandit.checks import check_estimate_unbiased
 from arena.game import run_game
-from players.exp3 import Exp3
+from arena.players.exp3 import Exp3
 from tests.helpers.bandit import draw, expected_bound_holds, run_block, z_scores
 
 

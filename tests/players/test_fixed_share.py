@@ -1,5 +1,5 @@
-"""Oracle tests of Fixed Share (``players.fixed_share``): Herbster & Warmuth 1998; CBL Thm 5.2,
-Herbster & Warmuth 1998; Bousquet & Warmuth 2002 and CBL Thm 5.2 / Cor. 5.1.
+"""Oracle tests of Fixed Share (``arena.players.fixed_share``): Herbster & Warmuth 1998; CBL Thm
+5.2, Herbster & Warmuth 1998; Bousquet & Warmuth 2002 and CBL Thm 5.2 / Cor. 5.1.
 
 Every constant comes from those sources (copied here with a citation; no external file is read at
 test time). Deterministic inequalities use ``lhs <= rhs + 1e-9·max(1, |rhs|)`` (our tolerance
@@ -15,13 +15,13 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from adversaries.replay import Replay
 from arena import GameSpec
+from arena.adversaries.replay import Replay
 from arena.apps.hydra_support import generated_node
 from arena.errors import ConfigError
 from arena.params import validate_params
-from players.fixed_share import FixedShare
-from players.hedge import Hedge
+from arena.players.fixed_share import FixedShare
+from arena.players.hedge import Hedge
 from tests.helpers import assert_below, check_declared, metric_table, save_matrix, traced
 from tests.helpers.experts import (
     assert_simplex,
@@ -335,5 +335,5 @@ def test_errors():
 def test_hydra_config_lists_every_parameter():
     # no YAML file: `arena run player=fixed_share` composes the node generated from the signature
     node = generated_node("player", "fixed_share")
-    assert node.pop("_target_") == "players.fixed_share.FixedShare"
+    assert node.pop("_target_") == "arena.players.fixed_share.FixedShare"
     assert node == FixedShare.param_defaults()

@@ -11,8 +11,8 @@ import pytest
 
 from arena import play
 from arena.errors import ConfigError
-from players.ada_normal_hedge_tv import cover_partition, geometric_levels
-from players.flh import FLH, lifetime, live_starts
+from arena.players.ada_normal_hedge_tv import cover_partition, geometric_levels
+from arena.players.flh import FLH, lifetime, live_starts
 from tests.helpers import check_declared
 from tests.helpers.experts import spec, step_player
 

@@ -1,5 +1,5 @@
-"""Oracle tests of FlipFlop (``players.flip_flop``): de Rooij et al. 2014; the FTL killer; van Erven
-et al. 2011.
+"""Oracle tests of FlipFlop (``arena.players.flip_flop``): de Rooij et al. 2014; the FTL killer; van
+Erven et al. 2011.
 
 FlipFlop's regret constants are unconfirmed (unconfirmed), so it declares no bound; these
 tests pin the algorithm (literal transcription, golden values) and the behaviour the paper
@@ -15,9 +15,9 @@ import pytest
 
 from arena import GameSpec, play, run_game
 from arena.errors import ConfigError
-from players.ada_hedge import AdaHedge
-from players.flip_flop import FlipFlop
-from players.ftl import FollowTheLeader
+from arena.players.ada_hedge import AdaHedge
+from arena.players.flip_flop import FlipFlop
+from arena.players.ftl import FollowTheLeader
 from tests.helpers import assert_below, metric_table
 from tests.helpers.experts import (
     ENGINE_ATOL,

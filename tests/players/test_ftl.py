@@ -1,4 +1,4 @@
-"""Oracle tests of Follow the Leader (``players.ftl``), played through the engine.
+"""Oracle tests of Follow the Leader (``arena.players.ftl``), played through the engine.
 
 Every number asserted here comes from a closed form or an exact identity (no external file is
 read at test time); FTL's sums are exact on the data used, so its distributions are compared
@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from arena import play
-from players.ftl import FollowTheLeader
+from arena.players.ftl import FollowTheLeader
 from tests.helpers import assert_below, metric_table
 from tests.helpers.experts import (
     check_affine_rescale,

@@ -1,5 +1,5 @@
-"""Oracle tests of Follow the Perturbed Leader (``players.ftpl``): Abernethy et al. 2014; Kalai &
-Vempala 2005.
+"""Oracle tests of Follow the Perturbed Leader (``arena.players.ftpl``): Abernethy et al. 2014;
+Kalai & Vempala 2005.
 
 FTPL declares no bound (its guarantees are in expectation); its statistical claims are tested
 with fixed seeds and CLT bands of 4 standard deviations (our tolerance convention).
@@ -15,14 +15,14 @@ import pytest
 from scipy.integrate import quad
 from scipy.special import softmax
 
-from adversaries.replay import Replay
 from arena import GameSpec, run_game
+from arena.adversaries.replay import Replay
 from arena.apps.hydra_support import generated_node
 from arena.errors import ConfigError
 from arena.game import prepare_game
 from arena.params import validate_params
-from players.ftpl import FollowThePerturbedLeader
-from players.hedge import Hedge, hedge_probs
+from arena.players.ftpl import FollowThePerturbedLeader
+from arena.players.hedge import Hedge, hedge_probs
 from tests.helpers import save_matrix, traced
 from tests.helpers.experts import assert_simplex, loss_matrices, play_blocks, play_loop, spec_for
 
@@ -203,5 +203,5 @@ def test_tuned_rate_and_errors():
 def test_hydra_config_lists_every_parameter():
     # no YAML file: `arena run player=ftpl` composes the node generated from the signature
     node = generated_node("player", "ftpl")
-    assert node.pop("_target_") == "players.ftpl.FollowThePerturbedLeader"
+    assert node.pop("_target_") == "arena.players.ftpl.FollowThePerturbedLeader"
     assert node == FollowThePerturbedLeader.param_defaults()

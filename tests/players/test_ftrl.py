@@ -1,4 +1,5 @@
-"""Oracle tests of FTRL (``players.ftrl``); its regularizers are tested in ``test_regularizers.py``.
+"""Oracle tests of FTRL (``arena.players.ftrl``); its regularizers are tested in
+``test_regularizers.py``.
 
 Sources: Shalev-Shwartz 2007, Appendix A.4 (Lemmas 15–17), Lemma 2 (§3.5), Cor 1/2; Srebro, Lecture
 16
@@ -16,9 +17,9 @@ import pytest
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.params import validate_params
-from players.ftrl import FTRL
-from players.ogd import OGD
-from players.regularizers import PNorm, make_regularizer
+from arena.players.ftrl import FTRL
+from arena.players.ogd import OGD
+from arena.players.regularizers import PNorm, make_regularizer
 from tests.helpers import assert_below
 from tests.helpers.oco import (
     DOMAINS,

@@ -1,5 +1,5 @@
-"""Oracle tests of Hedge (``players.hedge``), played through the engine; its doubling trick is in
-``test_hedge_doubling.py``, Follow the Leader in ``test_ftl.py``.
+"""Oracle tests of Hedge (``arena.players.hedge``), played through the engine; its doubling trick is
+in ``test_hedge_doubling.py``, Follow the Leader in ``test_ftl.py``.
 
 Every number asserted here comes from a closed form, an exact identity or a proven bound; the
 sources are cited next to each constant (no external file is read at test time).
@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 from scipy.special import expit, logsumexp
 
-from adversaries.replay import Replay
 from arena import GameSpec, play
+from arena.adversaries.replay import Replay
 from arena.game import run_game
 from arena.metrics.base import exact_quantile_rank
-from players.ftl import FollowTheLeader
-from players.hedge import Hedge
+from arena.players.ftl import FollowTheLeader
+from arena.players.hedge import Hedge
 from tests.helpers import assert_below, check_declared, metric_table, save_matrix, traced
 from tests.helpers.experts import (
     check_affine_rescale,
@@ -405,7 +405,7 @@ def test_fixed_rate_lookup_equals_the_three_passes_bitwise(kind):
     """A fixed rate with whole-number gaps takes its weights from a table of ``np.exp(−η k)``:
     the same doubles as the exponents / ``np.exp`` / normalize passes, and the same ``cum``;
     other losses (uniform) fall back to those passes."""
-    from players.hedge import (
+    from arena.players.hedge import (
         FIXED,
         _hedge_block_exponents,
         _hedge_play_block,

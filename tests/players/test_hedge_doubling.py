@@ -12,9 +12,9 @@ import math
 import numpy as np
 import pytest
 
-from adversaries.replay import Replay
 from arena import GameSpec
-from players.hedge import Hedge
+from arena.adversaries.replay import Replay
+from arena.players.hedge import Hedge
 from tests.helpers import assert_below, check_declared, metric_table, save_matrix, traced
 from tests.helpers.experts import (
     assert_simplex,

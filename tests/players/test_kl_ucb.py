@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from arena.game import run_game
-from players.kl_ucb import KLUCB, bernoulli_kl, kl_upper
+from arena.players.kl_ucb import KLUCB, bernoulli_kl, kl_upper
 from tests.helpers.bandit import run_block
 
 
@@ -126,7 +126,7 @@ def test_kernel_solves_few_indices_yet_pulls_the_argmin_of_all(kind, c):
     :func:`kl_ucb_arm` before each round), ties to the lowest index included: equal arms (exact
     ties), means 0.01 apart, means 0, ½ and 1, fractional and quantized losses, chunks of random
     length (the bounds are rebuilt at each chunk)."""
-    from players.kl_ucb import kl_ucb_arm
+    from arena.players.kl_ucb import kl_ucb_arm
 
     rng = np.random.default_rng(["spread", "equal", "close", "extreme", "fractional"].index(kind))
     n_rep, horizon, k = 3, 1500, 7

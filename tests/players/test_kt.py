@@ -1,5 +1,5 @@
-"""Oracle tests of KT coin betting for OLO (``players.kt``): Orabona & Pál (2016), Algorithm 1,
-Orabona & Pál 2016 (wealth = KT potential), Orabona & Pál 2016, Algorithm 1 (regret bound) and
+"""Oracle tests of KT coin betting for OLO (``arena.players.kt``): Orabona & Pál (2016), Algorithm
+1, Orabona & Pál 2016 (wealth = KT potential), Orabona & Pál 2016, Algorithm 1 (regret bound) and
 Orabona & Pál 2016 (KT OLO).
 
 Deterministic inequalities use ``lhs <= rhs + 1e-9·max(1, |rhs|)`` (our tolerance convention).
@@ -16,8 +16,8 @@ from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
 from arena.params import validate_params
-from players.kt import KT, kt_olo_regret_bound
-from players.kt_experts import kt_log_potential
+from arena.players.kt import KT, kt_olo_regret_bound
+from arena.players.kt_experts import kt_log_potential
 from tests.helpers import assert_below
 from tests.helpers.oco import (
     bounded_spec,

@@ -1,4 +1,4 @@
-"""Oracle tests of KT coin-betting experts (``players.kt_experts``): Orabona & Pál (2016),
+"""Oracle tests of KT coin-betting experts (``arena.players.kt_experts``): Orabona & Pál (2016),
 Algorithm 2 (KT-LEA), and Orabona & Pál 2016; Orabona & Pál 2016, Algorithm 2.
 
 Constants are copied from the sources with citations (no external file is read at test time).
@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 from scipy.special import gammaln
 
-from adversaries.replay import Replay
 from arena import GameSpec
+from arena.adversaries.replay import Replay
 from arena.apps.hydra_support import generated_node
 from arena.errors import ConfigError
 from arena.metrics.base import exact_quantile_rank
 from arena.params import validate_params
-from players.kt_experts import KTExperts, kt_coin_betting, kt_log_potential
+from arena.players.kt_experts import KTExperts, kt_coin_betting, kt_log_potential
 from tests.helpers import assert_below, check_declared, metric_table, save_matrix, traced
 from tests.helpers.experts import (
     assert_simplex,
@@ -320,5 +320,5 @@ def test_potential_helper_matches_gamma_form():
 def test_hydra_config_lists_every_parameter():
     # no YAML file: `arena run player=kt_experts` composes the node generated from the signature
     node = generated_node("player", "kt_experts")
-    assert node.pop("_target_") == "players.kt_experts.KTExperts"
+    assert node.pop("_target_") == "arena.players.kt_experts.KTExperts"
     assert node == KTExperts.param_defaults()

@@ -1,4 +1,4 @@
-"""Oracle tests of MetaGrad (``players.metagrad``): van Erven & Koolen (2016), Algorithms 1–2;
+"""Oracle tests of MetaGrad (``arena.players.metagrad``): van Erven & Koolen (2016), Algorithms 1–2;
 the coordinate-wise version of van Erven, Koolen & van der Hoeven (2021).
 
 Deterministic inequalities use ``lhs <= rhs + 1e-9·max(1, |rhs|)`` (our tolerance convention).
@@ -17,7 +17,7 @@ from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
 from arena.params import validate_params
-from players.metagrad import MetaGrad, grid_size, learning_rate_grid
+from arena.players.metagrad import MetaGrad, grid_size, learning_rate_grid
 from tests.helpers import assert_below
 from tests.helpers.contract import run_in_process
 from tests.helpers.oco import (
@@ -322,7 +322,7 @@ def test_config_errors(params, spec_kw, parameter):
 def test_engine_end_to_end(variant, adversary):
     """The OCO engine (block kernel) equals the literal reference loop, and regret ≤ bound."""
     if isinstance(adversary, dict):
-        from adversaries.random_linear import RandomLinear
+        from arena.adversaries.random_linear import RandomLinear
 
         adversary = RandomLinear(domain=adversary["domain"])
     engine_check(MetaGrad(variant=variant), adversary, n_actions=3, horizon=300, replicates=2)

@@ -1,6 +1,6 @@
-"""Oracle tests of Mixing Past Posteriors (``players.mixing_past_posteriors``): Bousquet & Warmuth
-2002 (JMLR 3), Herbster & Warmuth 1998; Bousquet & Warmuth 2002, and the Fixed Share bound of CBL
-Thm 5.2 it generalizes.
+"""Oracle tests of Mixing Past Posteriors (``arena.players.mixing_past_posteriors``): Bousquet &
+Warmuth 2002 (JMLR 3), Herbster & Warmuth 1998; Bousquet & Warmuth 2002, and the Fixed Share bound
+of CBL Thm 5.2 it generalizes.
 
 The declared bounds are derived in the player's docstring (telescoping of the mix losses along a
 comparator path); they are checked here on the adversary catalog against an independent
@@ -17,14 +17,14 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from adversaries.replay import Replay
 from arena import GameSpec
+from arena.adversaries.replay import Replay
 from arena.apps.hydra_support import generated_node
 from arena.errors import ConfigError
 from arena.params import validate_params
-from players.fixed_share import FixedShare
-from players.hedge import Hedge
-from players.mixing_past_posteriors import MixingPastPosteriors
+from arena.players.fixed_share import FixedShare
+from arena.players.hedge import Hedge
+from arena.players.mixing_past_posteriors import MixingPastPosteriors
 from tests.helpers import check_declared, metric_table, save_matrix, traced
 from tests.helpers.experts import (
     assert_simplex,
@@ -291,5 +291,5 @@ def test_hydra_config_lists_every_parameter():
     # no YAML file: `arena run player=mixing_past_posteriors` composes the node generated from
     # the signature
     node = generated_node("player", "mixing_past_posteriors")
-    assert node.pop("_target_") == "players.mixing_past_posteriors.MixingPastPosteriors"
+    assert node.pop("_target_") == "arena.players.mixing_past_posteriors.MixingPastPosteriors"
     assert node == MixingPastPosteriors.param_defaults()

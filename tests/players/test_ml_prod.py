@@ -1,5 +1,5 @@
-"""Oracle tests of ML-Prod (``players.ml_prod``): Gaillard, Stoltz & van Erven 2014 (the paper's
-update, not opera's).
+"""Oracle tests of ML-Prod (``arena.players.ml_prod``): Gaillard, Stoltz & van Erven 2014 (the
+paper's update, not opera's).
 
 The player follows the paper's update (not opera's, Gaillard et al. 2014; Wintenberger 2017); the
 literal transcription below is
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from arena import GameSpec
-from players.ml_prod import MLProd
+from arena.players.ml_prod import MLProd
 from tests.helpers import assert_below, metric_table
 from tests.helpers.experts import (
     ENGINE_ATOL,

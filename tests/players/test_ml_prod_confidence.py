@@ -1,5 +1,5 @@
-"""Oracle tests of confidence-rated (sleeping) ML-Prod (``players.ml_prod``): Gaillard, Stoltz &
-van Erven (2014), ML-Prod through their generic reduction for experts that report their
+"""Oracle tests of confidence-rated (sleeping) ML-Prod (``arena.players.ml_prod``): Gaillard, Stoltz
+& van Erven (2014), ML-Prod through their generic reduction for experts that report their
 confidences, i.e. ``p ∝ I η w`` and ``r = I(ℓ̂ − ℓ)``.
 
 A literal transcription with plain weights, through the reduction's modified losses
@@ -16,10 +16,10 @@ import math
 import numpy as np
 import pytest
 
-from adversaries.sleeping import Sleeping
 from arena import play
+from arena.adversaries.sleeping import Sleeping
 from arena.game import prepare_game
-from players.ml_prod import MLProd
+from arena.players.ml_prod import MLProd
 from tests.helpers import assert_below, check_declared, save_matrix, traced
 from tests.helpers.experts import block_player, spec, step_player
 

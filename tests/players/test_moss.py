@@ -10,8 +10,8 @@ import pytest
 
 from arena.errors import ConfigError
 from arena.game import run_game
+from arena.players.moss import MOSS
 from arena.spec import GameSpec
-from players.moss import MOSS
 from tests.helpers.bandit import expected_bound_holds, run_block
 
 

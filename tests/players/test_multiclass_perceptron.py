@@ -11,8 +11,8 @@ import pytest
 from arena.errors import ConfigError
 from arena.oco.losses import RoundData, feedback
 from arena.params import validate_params
-from players.multiclass_perceptron import MulticlassPerceptron
-from players.perceptron import Perceptron
+from arena.players.multiclass_perceptron import MulticlassPerceptron
+from arena.players.perceptron import Perceptron
 from tests.helpers.classification import drive as drive_binary
 from tests.helpers.classification import fresh as fresh_binary
 from tests.helpers.classification import spec_for as binary_spec
@@ -196,8 +196,8 @@ def test_rejects_bad_parameters():
 
 
 def test_end_to_end_with_the_engine():
-    from adversaries.multiclass_separable_stream import MulticlassSeparableStream
     from arena import play
+    from arena.adversaries.multiclass_separable_stream import MulticlassSeparableStream
 
     gamma = 0.1
     df = play(

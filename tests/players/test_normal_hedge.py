@@ -1,5 +1,5 @@
-"""Oracle tests of NormalHedge (``players.normal_hedge``), Luo 2016, Algorithm 5; implementation
-note; Luo 2016
+"""Oracle tests of NormalHedge (``arena.players.normal_hedge``), Luo 2016, Algorithm 5;
+implementation note; Luo 2016
 
 Every constant is copied from its source with a citation (no external file is read here).
 NormalHedge declares no bound (the sources give only an O-form), so there is no bound test.
@@ -14,11 +14,11 @@ import pandas as pd
 import pytest
 from scipy.optimize import brentq
 
-from adversaries.replay import Replay
 from arena import GameSpec, run_game
+from arena.adversaries.replay import Replay
 from arena.experts.components import ExpertsPlayer
 from arena.experts.reference import reference_play
-from players.normal_hedge import NormalHedge, normal_hedge_probs, normal_hedge_scale
+from arena.players.normal_hedge import NormalHedge, normal_hedge_probs, normal_hedge_scale
 from tests.helpers import save_matrix, traced
 from tests.helpers.experts import loss_matrices, play_blocks, play_loop, regrets_from_trace
 

@@ -1,5 +1,5 @@
-"""Oracle tests of NormalHedge.DT (``players.normal_hedge_dt``), Luo 2016, §2.1.4; Luo 2016, §2.1.5;
-Luo 2016
+"""Oracle tests of NormalHedge.DT (``arena.players.normal_hedge_dt``), Luo 2016, §2.1.4; Luo 2016,
+§2.1.5; Luo 2016
 
 Every constant is copied from its source with a citation (no external file is read here).
 Deterministic inequalities are asserted as ``lhs <= rhs + 1e-9·max(1, |rhs|)`` (§5 conventions).
@@ -13,12 +13,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from adversaries.replay import Replay
 from arena import GameSpec, run_game
+from arena.adversaries.replay import Replay
 from arena.experts.reference import reference_play
 from arena.metrics.base import exact_quantile_rank
+from arena.players.normal_hedge_dt import NormalHedgeDT, harmonic_exp_sum, nhdt_log_weights
 from arena.sampling import sample_action
-from players.normal_hedge_dt import NormalHedgeDT, harmonic_exp_sum, nhdt_log_weights
 from tests.helpers import assert_below, check_declared, save_matrix, traced
 from tests.helpers.experts import (
     loss_matrices,

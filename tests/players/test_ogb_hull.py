@@ -13,11 +13,11 @@ from scipy.optimize import minimize
 from arena.boosting.testing import LaneSGD, LinearTargetStream
 from arena.errors import ConfigError
 from arena.game import run_game
+from arena.players.ogb_hull import OGBHull, hull_weights
 from arena.spec import GameSpec
-from players.ogb_hull import OGBHull, hull_weights
+from arena.weak_learners.hedge_features import HedgeFeatures, hedge_regret_bound
 from tests.helpers.boosting_regression import HedgeLane, SGDLane, hull_reference, lane_seeds
 from tests.players.test_ogb_span import SEEDS, T, _reset, _stream
-from weak_learners.hedge_features import HedgeFeatures, hedge_regret_bound
 
 D_FEAT = 3
 

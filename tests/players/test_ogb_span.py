@@ -16,11 +16,11 @@ import pytest
 from arena.boosting.testing import LaneSGD, LinearTargetStream, ThresholdStream
 from arena.errors import ConfigError, GameError
 from arena.game import run_game
+from arena.players._ogb import span_radius, squared_loss_parameters, table_parameters
+from arena.players.ogb_span import OGBSpan, default_step
 from arena.spec import GameSpec
-from players._ogb import span_radius, squared_loss_parameters, table_parameters
-from players.ogb_span import OGBSpan, default_step
+from arena.weak_learners.hedge_features import HedgeFeatures
 from tests.helpers.boosting_regression import HedgeLane, SGDLane, lane_seeds, span_reference
-from weak_learners.hedge_features import HedgeFeatures
 
 T, D_FEAT, SEEDS = 60, 3, [11, 12]
 

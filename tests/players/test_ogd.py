@@ -1,5 +1,5 @@
-"""Oracle tests of OGD (``players.ogd``): Zinkevich 2003; Hazan 2016 and Shalev-Shwartz 2007 Thm 5
-(§4.3)."""
+"""Oracle tests of OGD (``arena.players.ogd``): Zinkevich 2003; Hazan 2016 and Shalev-Shwartz 2007
+Thm 5 (§4.3)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
 from arena.params import validate_params
-from players.ogd import OGD
+from arena.players.ogd import OGD
 from tests.helpers import assert_below
 from tests.helpers.oco import (
     DOMAINS,

@@ -12,14 +12,14 @@ import pytest
 import yaml
 from scipy.stats import binom
 
-from adversaries.edge_oracle import EdgeOracle
+from arena.adversaries.edge_oracle import EdgeOracle
 from arena.boosting.components import WeakSpec
 from arena.boosting.testing import LaneSGD, ThresholdStream
 from arena.errors import ConfigError
 from arena.game import run_game
+from arena.players.online_bbm import OnlineBBM, bbm_potential, bbm_weight, bbm_weight_bound
 from arena.spec import GameSpec
 from arena.testing.common import rngs
-from players.online_bbm import OnlineBBM, bbm_potential, bbm_weight, bbm_weight_bound
 
 GAMMAS = (0.01, 0.1, 0.3, 0.49)
 CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "tournament"
@@ -238,7 +238,7 @@ def test_potential_mode_feeds_vowpal_wabbits_weights():
     ``--gamma g = γ/2`` and ``k = ⌊(N − i − s + 1)/2⌋`` (VW 9.11.9, ``boosting.cc``,
     ``predict_or_learn``: ``k = floorf((N − i₀ − s)/2)`` with 0-based ``i₀ = i − 1``), for real
     margins s too (VW's learners answer reals). Exact up to 1e-15 (float64 products)."""
-    from players.online_bbm import bbm_share_table
+    from arena.players.online_bbm import bbm_share_table
 
     n, gamma = 7, 0.2
     _, fed = bbm_share_table(n, gamma, "potential")

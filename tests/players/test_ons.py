@@ -1,4 +1,4 @@
-"""Oracle tests of the Online Newton Step (``players.ons``): Hazan, Agarwal & Kale (2007);
+"""Oracle tests of the Online Newton Step (``arena.players.ons``): Hazan, Agarwal & Kale (2007);
 Zinkevich 2003; Hazan 2016 (ONS) and Duchi et al. 2011; Hazan, Agarwal & Kale 2007.
 
 Deterministic inequalities use ``lhs <= rhs + 1e-9·max(1, |rhs|)`` (our tolerance convention).
@@ -19,7 +19,7 @@ from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
 from arena.params import validate_params
-from players.ons import ONS, ball_generalized_projection
+from arena.players.ons import ONS, ball_generalized_projection
 from tests.helpers import assert_below
 from tests.helpers.oco import (
     bounded_spec,
@@ -226,7 +226,7 @@ import numpy as np
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
 from arena.spec import GameSpec
-from players.ons import ONS
+from arena.players.ons import ONS
 d = np.load({str(tmp_path / "d.npz")!r})
 spec = GameSpec("regression", 3, 40, n_replicates=2, dim=3, domain=Domain("ball", 1.0),
                 loss="squared", gradient_bound={spec.gradient_bound!r})

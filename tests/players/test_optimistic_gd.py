@@ -1,4 +1,4 @@
-"""Oracle tests of optimistic gradient descent on the simplex (``players.optimistic_gd``).
+"""Oracle tests of optimistic gradient descent on the simplex (``arena.players.optimistic_gd``).
 
 Every number asserted here is computed by hand, follows from an exact identity, or is a bound
 proved in the player's docstring: ``R_T ≤ (1 − 1/N)/(2η) + (η/2) Σ_t ‖l_t − m_t‖²₂`` with the hint
@@ -14,12 +14,12 @@ import math
 import numpy as np
 import pytest
 
-from adversaries.matrix_game import MatrixGame
-from adversaries.replay import Replay
 from arena import GameSpec, run_game
+from arena.adversaries.matrix_game import MatrixGame
+from arena.adversaries.replay import Replay
 from arena.errors import ConfigError
 from arena.metrics.games import DualityGap, LastIterateGap
-from players.optimistic_gd import OptimisticGD
+from arena.players.optimistic_gd import OptimisticGD
 from tests.helpers import assert_below, check_declared, metric_table, save_matrix, traced
 from tests.helpers.experts import (
     assert_simplex,

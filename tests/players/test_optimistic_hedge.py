@@ -1,4 +1,4 @@
-"""Oracle tests of Optimistic Hedge (``players.optimistic_hedge``).
+"""Oracle tests of Optimistic Hedge (``arena.players.optimistic_hedge``).
 
 Every number asserted here is computed by hand, follows from an exact identity, or is the proven
 bound ``R_T ≤ ln N/η + η Σ_t ‖l_t − m_t‖²_∞`` (Rakhlin & Sridharan 2013; Syrgkanis et al. 2015,
@@ -12,12 +12,12 @@ import math
 import numpy as np
 import pytest
 
-from adversaries.matrix_game import MatrixGame
-from adversaries.replay import Replay
 from arena import GameSpec, run_game
+from arena.adversaries.matrix_game import MatrixGame
+from arena.adversaries.replay import Replay
 from arena.errors import ConfigError
 from arena.metrics.games import DualityGap
-from players.optimistic_hedge import OptimisticHedge
+from arena.players.optimistic_hedge import OptimisticHedge
 from tests.helpers import assert_below, check_declared, metric_table, save_matrix, traced
 from tests.helpers.experts import (
     assert_simplex,

@@ -9,7 +9,7 @@ import pytest
 from arena.errors import ConfigError
 from arena.oco.losses import RoundData
 from arena.params import validate_params
-from players.passive_aggressive import PassiveAggressive
+from arena.players.passive_aggressive import PassiveAggressive
 from tests.helpers.classification import (
     drive,
     drive_blocks,

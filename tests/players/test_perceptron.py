@@ -10,7 +10,7 @@ from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
 from arena.params import validate_params
-from players.perceptron import Perceptron
+from arena.players.perceptron import Perceptron
 from tests.helpers.classification import (
     drive,
     drive_blocks,
@@ -167,8 +167,8 @@ def test_unit_test_params_reset():
 
 
 def test_end_to_end_with_the_engine():
-    import adversaries.orthogonal_hinge as orthogonal
-    import adversaries.separable_stream as separable
+    import arena.adversaries.orthogonal_hinge as orthogonal
+    import arena.adversaries.separable_stream as separable
     from arena import play
 
     gamma = 0.2

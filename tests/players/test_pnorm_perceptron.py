@@ -10,9 +10,9 @@ import pytest
 from arena.errors import ConfigError
 from arena.oco.losses import RoundData
 from arena.params import validate_params
-from players._quasi_additive import pnorm_link
-from players.perceptron import Perceptron
-from players.pnorm_perceptron import PNormPerceptron
+from arena.players._quasi_additive import pnorm_link
+from arena.players.perceptron import Perceptron
+from arena.players.pnorm_perceptron import PNormPerceptron
 from tests.helpers.classification import (
     drive,
     drive_blocks,

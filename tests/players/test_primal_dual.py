@@ -15,12 +15,12 @@ from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData, feedback
 from arena.params import validate_params
-from players.aggressive_perceptron import AggressivePerceptron
-from players.passive_aggressive import PassiveAggressive
-from players.perceptron import Perceptron
-from players.pnorm_perceptron import PNormPerceptron
-from players.primal_dual import PrimalDual, entropic_hinge_step
-from players.winnow import Winnow
+from arena.players.aggressive_perceptron import AggressivePerceptron
+from arena.players.passive_aggressive import PassiveAggressive
+from arena.players.perceptron import Perceptron
+from arena.players.pnorm_perceptron import PNormPerceptron
+from arena.players.primal_dual import PrimalDual, entropic_hinge_step
+from arena.players.winnow import Winnow
 from tests.helpers.classification import (
     drive,
     drive_blocks,
@@ -115,7 +115,7 @@ def oco_stream(rng, R, T, d, loss):
     ],
 )
 def test_l2_conservative_equals_dual_averaging(schedule, domain, loss):
-    import players.dual_averaging as dual_averaging
+    import arena.players.dual_averaging as dual_averaging
 
     rng = np.random.default_rng(5)
     R, T, d = 2, 120, 4
@@ -137,7 +137,7 @@ def test_l2_conservative_equals_dual_averaging(schedule, domain, loss):
 
 @pytest.mark.parametrize("schedule", ["fixed", "sqrt"])
 def test_entropic_oco_equals_eg(schedule):
-    import players.eg as eg
+    import arena.players.eg as eg
 
     rng = np.random.default_rng(6)
     R, T, d = 2, 150, 5
@@ -614,7 +614,7 @@ def test_validation():
 
 
 def test_end_to_end_declared_bound_holds_in_the_engine():
-    import adversaries.random_linear as random_linear
+    import arena.adversaries.random_linear as random_linear
     from arena import play
 
     for player in (pd(schedule="sqrt", c="tuned"), pd(schedule="fixed", c="tuned")):
@@ -628,7 +628,7 @@ def test_end_to_end_declared_bound_holds_in_the_engine():
         )
         wide = df.pivot_table(index=["replicate", "t"], columns="metric", values="value")
         assert np.all(wide["regret"] <= wide["bound:regret"] * (1 + 1e-9))
-    import players.eg as eg
+    import arena.players.eg as eg
 
     df = play(
         pd(regularizer="entropic", schedule="sqrt", c=2.0),

@@ -10,15 +10,15 @@ import math
 import numpy as np
 import pytest
 
-from adversaries.contrarian import Contrarian
 from arena import play
+from arena.adversaries.contrarian import Contrarian
 from arena.errors import ConfigError
 from arena.oco import hindsight
 from arena.oco.domains import Domain
 from arena.oco.literal import scalar_loss
 from arena.oco.losses import RoundData, feedback, prediction_loss
 from arena.params import validate_params
-from players.primal_dual import PrimalDual
+from arena.players.primal_dual import PrimalDual
 from tests.helpers import assert_below, check_declared
 from tests.helpers.classification import drive, drive_blocks, fresh, separable_stream, spec_for
 

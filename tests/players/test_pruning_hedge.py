@@ -15,11 +15,11 @@ import math
 import numpy as np
 import pytest
 
-from adversaries.tree_experts import TreeExperts
 from arena import GameSpec, run_game
+from arena.adversaries.tree_experts import TreeExperts
 from arena.errors import ConfigError
 from arena.metrics.tree import best_pruning, heap_parents, pruning_coins, tree_prunings
-from players.pruning_hedge import PruningHedge, route
+from arena.players.pruning_hedge import PruningHedge, route
 from tests.helpers import assert_below, check_declared, rngs
 
 ATOL = 1e-12

@@ -1,4 +1,4 @@
-"""Oracle tests of Regret Matching and Regret Matching⁺ (``players.regret_matching``).
+"""Oracle tests of Regret Matching and Regret Matching⁺ (``arena.players.regret_matching``).
 
 Every number asserted here is computed by hand, follows from an exact identity, or is a proven
 bound (Cesa-Bianchi & Lugosi 2006, Corollary 2.1 with p = 2 for RM; Tammelin et al. 2015 for
@@ -13,11 +13,11 @@ import math
 import numpy as np
 import pytest
 
-from adversaries.matrix_game import MatrixGame
-from adversaries.replay import Replay
 from arena import GameSpec, run_game
+from arena.adversaries.matrix_game import MatrixGame
+from arena.adversaries.replay import Replay
 from arena.metrics.games import DualityGap
-from players.regret_matching import RegretMatching, regret_matching_probs
+from arena.players.regret_matching import RegretMatching, regret_matching_probs
 from tests.helpers import assert_below, check_declared, metric_table, save_matrix, traced
 from tests.helpers.experts import (
     ADAPTIVE_GAMES,

@@ -1,6 +1,7 @@
-"""Oracle tests of the regularizers of FTRL and the primal-dual player (``players.regularizers``):
-Shalev-Shwartz 2007, Appendix A.4 (Lemmas 15–17) — Fenchel–Young, smoothness, Lipschitz links,
-strong convexity, links as argmax, mirror maps, maximum values, overflow.
+"""Oracle tests of the regularizers of FTRL and the primal-dual player
+(``arena.players.regularizers``): Shalev-Shwartz 2007, Appendix A.4 (Lemmas 15–17) — Fenchel–Young,
+smoothness, Lipschitz links, strong convexity, links as argmax, mirror maps, maximum values,
+overflow.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import pytest
 from scipy.optimize import minimize
 
 from arena.oco.domains import Domain
-from players.regularizers import Entropic, Euclidean, PNorm
+from arena.players.regularizers import Entropic, Euclidean, PNorm
 from tests.helpers import assert_below
 
 # ----------------------------------------------------------------------------------------------

@@ -16,8 +16,8 @@ import yaml
 
 from arena import play
 from arena.errors import ConfigError
-from players.ada_normal_hedge_tv import geometric_levels
-from players.saol import (
+from arena.players.ada_normal_hedge_tv import geometric_levels
+from arena.players.saol import (
     SAOL,
     intervals_started,
     level_rate,

@@ -1,5 +1,5 @@
-"""Oracle tests of Kotłowski's scale-invariant learners (``players.scale_invariant``, Kotłowski
-2017):
+"""Oracle tests of Kotłowski's scale-invariant learners (``arena.players.scale_invariant``,
+Kotłowski 2017):
 our reconstructions of Kotłowski 2017, Algorithm 2 (SI-FULL), Algorithm 1 (SI-COORD, "lab reference
 version") and §2.9 (test oracles), and the side-by-side non-invariance of OGD.
 
@@ -19,8 +19,8 @@ from arena.oco.components import OCOPlayer
 from arena.oco.domains import Domain
 from arena.oco.losses import Feedback, RoundData, feedback, prediction_loss
 from arena.params import validate_params
-from players.ogd import OGD
-from players.scale_invariant import (
+from arena.players.ogd import OGD
+from arena.players.scale_invariant import (
     ScaleInvariant,
     coordinate_potential,
     coordinate_weights,

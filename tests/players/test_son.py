@@ -12,8 +12,8 @@ from arena.apps.tournament import Tournament, TournamentConfig
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData, feedback
+from arena.players.son import SON
 from arena.spec import GameSpec
-from players.son import SON
 
 
 def stream(seed, n, d, rank=None):

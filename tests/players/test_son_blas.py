@@ -9,8 +9,8 @@ from threadpoolctl import threadpool_info, threadpool_limits
 
 from arena.errors import ConfigError
 from arena.game import run_game
+from arena.players.son import SON
 from arena.resources import BLAS_THREADS_VARIABLE, blas_thread_limit
-from players.son import SON
 
 
 def blas_threads_now() -> list[int]:

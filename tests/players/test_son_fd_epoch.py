@@ -11,9 +11,9 @@ import pytest
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.sketch import SketchError
+from arena.players._sketches import fd_epoch_update
+from arena.players.son import SON
 from arena.spec import GameSpec
-from players._sketches import fd_epoch_update
-from players.son import SON
 from tests.arena.metrics.test_sketch import drive
 from tests.players.test_son import dloss, play, stream
 

@@ -15,8 +15,8 @@ from arena.game import run_game
 from arena.oco.components import OCOPlayer
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
+from arena.players.son import SON
 from arena.spec import GameSpec
-from players.son import SON
 from tests.players.test_son import dloss, margins, play, stream
 
 

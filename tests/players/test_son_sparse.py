@@ -7,8 +7,8 @@ import pytest
 
 from arena.errors import ConfigError
 from arena.oco.domains import Domain
+from arena.players.son import SON
 from arena.spec import GameSpec
-from players.son import SON
 from tests.players.test_son import play
 
 
@@ -46,7 +46,7 @@ def test_sparse_equals_dense(sketch, loss, params):
 
 def test_sparse_oja_dense_fallback_keeps_equality(monkeypatch):
     """The dense round taken when K grows (VW's reset) leaves the predictions unchanged."""
-    import players.son as son
+    import arena.players.son as son
 
     # the dense round fires 3 times in these 200 rounds (measured; 0 times at the default 1e7)
     monkeypatch.setattr(son, "SPARSE_OJA_REBASE", 3.0)
@@ -144,7 +144,7 @@ def test_play_predictions_skips_points_and_current_point_gives_them(sketch):
 
 def test_sparse_kernel_rebase_equals_readable(monkeypatch):
     """The kernel's dense round (max|K| over the threshold) equals the readable loop's."""
-    import players.son as son
+    import arena.players.son as son
     from arena.oco.components import OCOPlayer
 
     monkeypatch.setattr(son, "SPARSE_OJA_REBASE", 3.0)  # fires 3 times in 200 rounds

@@ -1,4 +1,4 @@
-"""Oracle tests of Squint (``players.squint``): Koolen & van Erven 2015.
+"""Oracle tests of Squint (``arena.players.squint``): Koolen & van Erven 2015.
 
 Squint declares no numeric bound (its guarantee is an O-form), so the tests pin the closed forms
 against quadrature, the weights against a literal transcription that integrates the definition
@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from scipy import integrate, special
 
-from adversaries.replay import Replay
 from arena import GameSpec, play
+from arena.adversaries.replay import Replay
 from arena.errors import ConfigError
-from players.squint import GL_ETA, GL_W, Squint, erfcx, log_integrals, mills_h
+from arena.players.squint import GL_ETA, GL_W, Squint, erfcx, log_integrals, mills_h
 from tests.helpers import assert_below, save_matrix, traced
 from tests.helpers.experts import (
     ENGINE_ATOL,

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from arena.game import run_game
-from players.thompson import Thompson
+from arena.players.thompson import Thompson
 from tests.helpers.bandit import draw, run_block
 
 
@@ -150,7 +150,7 @@ def test_posterior_beta_draws_fit_the_beta_law(a, b):
     from numba import njit
     from scipy import stats
 
-    from players.thompson import BETA, _posterior_sample
+    from arena.players.thompson import BETA, _posterior_sample
 
     @njit
     def draws(successes, failures, n, rng):

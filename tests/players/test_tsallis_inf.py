@@ -10,7 +10,7 @@ import pytest
 
 from arena.bandit.checks import check_estimate_unbiased
 from arena.game import run_game
-from players.tsallis_inf import TsallisInf, _tsallis_normalize, tsallis_probs
+from arena.players.tsallis_inf import TsallisInf, _tsallis_normalize, tsallis_probs
 from tests.helpers.bandit import draw, expected_bound_holds, run_block, z_scores
 
 

@@ -1,4 +1,4 @@
-"""Oracle tests of the 2-norm algorithm (``players.two_norm``), Luo 2016, §2.1.4; Luo 2016
+"""Oracle tests of the 2-norm algorithm (``arena.players.two_norm``), Luo 2016, §2.1.4; Luo 2016
 
 Every constant is copied from its source with a citation (no external file is read here).
 Deterministic inequalities are asserted as ``lhs <= rhs + 1e-9·max(1, |rhs|)`` (§5 conventions).
@@ -13,11 +13,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from adversaries.replay import Replay
 from arena import GameSpec, run_game
+from arena.adversaries.replay import Replay
 from arena.experts.reference import reference_play
 from arena.metrics.base import exact_quantile_rank
-from players.two_norm import TwoNorm, two_norm_weights
+from arena.players.two_norm import TwoNorm, two_norm_weights
 from tests.helpers import assert_below, check_declared, save_matrix, traced
 from tests.helpers.experts import (
     loss_matrices,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from arena.game import run_game
-from players.ucb1 import UCB1
+from arena.players.ucb1 import UCB1
 from tests.helpers.bandit import expected_bound_holds, run_block
 
 

@@ -12,8 +12,8 @@ from arena.errors import ConfigError
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData
 from arena.params import validate_params
-from players._quasi_additive import softmax
-from players.winnow import Winnow
+from arena.players._quasi_additive import softmax
+from arena.players.winnow import Winnow
 from tests.helpers.classification import (
     drive,
     drive_blocks,

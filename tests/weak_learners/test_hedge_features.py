@@ -11,8 +11,8 @@ import pytest
 
 from arena.boosting.components import WeakSpec
 from arena.errors import ConfigError
+from arena.weak_learners.hedge_features import HedgeFeatures, hedge_regret_bound, tuned_rate
 from tests.helpers.boosting_regression import HedgeLane
-from weak_learners.hedge_features import HedgeFeatures, hedge_regret_bound, tuned_rate
 
 
 def _reset(learner, d=4, lanes=3, reps=2, horizon=100):

@@ -9,8 +9,8 @@ import pytest
 
 from arena.boosting.components import WeakSpec
 from arena.testing import check_component
+from arena.weak_learners.neural import Neural
 from tests.helpers.weak_learners import assert_matches_reference, lane_rng, sanity_game
-from weak_learners.neural import Neural
 
 
 def sigmoid(a: float) -> float:

@@ -9,13 +9,13 @@ import pytest
 
 from arena.boosting.components import WeakSpec
 from arena.testing import check_component
-from tests.helpers.weak_learners import assert_matches_reference, sanity_game
-from weak_learners.normalized import (
+from arena.weak_learners.normalized import (
     NormalizedLinear,
     _normalized_output,
     _normalized_score,
     _normalized_update,
 )
+from tests.helpers.weak_learners import assert_matches_reference, sanity_game
 
 
 def golden_stream() -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -5,15 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from adversaries.edge_oracle import EdgeOracle
+from arena.adversaries.edge_oracle import EdgeOracle
 from arena.boosting.components import BASE_LANE_KEY, WeakSpec
 from arena.boosting.testing import LinearTargetStream, MajorityVote
 from arena.errors import ConfigError
 from arena.game import run_game
+from arena.players.online_bbm import OnlineBBM
 from arena.spec import GameSpec
 from arena.testing.common import rngs
-from players.online_bbm import OnlineBBM
-from weak_learners.oracle import OracleWeakLearner
+from arena.weak_learners.oracle import OracleWeakLearner
 
 
 def lanes(seed: int, n_rep: int, keys) -> list:

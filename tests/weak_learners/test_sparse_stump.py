@@ -1,5 +1,5 @@
 """The classification stump on sparse rows (O(nnz) a round: lazy group offsets and segment
-trees, :mod:`weak_learners._sparse_stump`) equals its dense path on the same data, and the
+trees, :mod:`arena.weak_learners._sparse_stump`) equals its dense path on the same data, and the
 boosters' per-round loops hand it the sparse rows."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 from arena.boosting.components import WeakSpec
 from arena.oco.losses import SparseRows
-from weak_learners.stump import Stump
+from arena.weak_learners.stump import Stump
 
 R, L, D, T = 2, 3, 40, 160
 
@@ -97,9 +97,9 @@ def test_a_block_of_rows_is_refused_in_one_line():
 def test_the_boosters_hand_the_stumps_sparse_rows_and_play_as_on_dense_ones(booster, monkeypatch):
     """A sparse chunk reaches the stumps as SparseRows (not densified), and the booster's
     predictions equal its dense chunk's (the sampling boosters: 0/1 weights, exact sums)."""
+    from arena.players.adaboost_ol import AdaBoostOLS
+    from arena.players.online_bbm import OnlineBBM
     from arena.spec import GameSpec
-    from players.adaboost_ol import AdaBoostOLS
-    from players.online_bbm import OnlineBBM
 
     stumps = {"weak_learner": "stump", "weak_learner_params": {"n_thresholds": 4}}
     seen = []
@@ -143,8 +143,8 @@ def test_a_sparse_file_with_a_test_split_plays_as_its_dense_copy(tmp_path, playe
     dense play the same game (the key holds the examples' digest). Over stumps with 0/1
     weights every number is exact; over linear lanes the dot products' order may differ, which
     moves a score by ~1e-16 and, on these 60 held-out examples, no prediction."""
-    from adversaries.dataset_stream import DatasetStream
     from arena import play
+    from arena.adversaries.dataset_stream import DatasetStream
     from arena.data.files import save_examples
 
     rng = np.random.default_rng(7)

@@ -10,7 +10,7 @@ player has ``E[p_t·l_t | past] = ½`` and
 a number fixed by the adversary: ``LB(T, N) = T/2 − Σ_{k=1}^{T} P(Bin(T, ½) ≥ k)^N`` for fair
 coins (Cesa-Bianchi et al. 1997; Cesa-Bianchi & Lugosi 2006, Theorem 3.7), Cover's
 ``V_T = ½ Σ_{j ≤ ⌊(T−1)/2⌋} C(2j, j)/4^j`` for COMB with two experts (Cover 1965), and the exact
-dynamic program of :func:`adversaries.lower_bound.comb_values` for COMB with K ≥ 3 (this
+dynamic program of :func:`arena.adversaries.lower_bound.comb_values` for COMB with K ≥ 3 (this
 project's own computation; Gravin, Peres & Sivan 2016 prove the K = 3 value asymptotically
 ``√(8T/(9π))``). An
 adversary says which of its declared lower bounds are such exact values with

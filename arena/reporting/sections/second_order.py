@@ -674,7 +674,8 @@ THEOREMS = {
     "fd": "Luo 2016, Theorem 18 (best k < m)",
     "fd_epoch": "Luo 2016, Theorem 18 (best k < m) with 2m rows (§4.5.2)",
 }
-"""The result whose bound ``son`` declares, by sketch (:meth:`players.son.SON.regret_bound`)."""
+"""The result whose bound ``son`` declares, by sketch
+(:meth:`arena.players.son.SON.regret_bound`)."""
 
 THEOREM_TERMS = {
     "full": "(α/2)‖w‖² + 2(CL)²Σ_t η_t + d/(2(σ+η_T))·ln(1 + (σ+η_T)Σ_t‖g_t‖²/(dα))",

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from adversaries.dataset_stream import DatasetStream
-from adversaries.multiclass_dataset_stream import MulticlassDatasetStream
+from arena.adversaries.dataset_stream import DatasetStream
+from arena.adversaries.multiclass_dataset_stream import MulticlassDatasetStream
 from arena.data.catalog import (
     CATALOG,
     DATA_DIR_VARIABLE,

@@ -16,9 +16,6 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from adversaries.adaptive import Greedy
-from adversaries.replay import Replay
-from adversaries.stochastic import FairCoin
 from arena import (
     ArenaError,
     ConfigError,
@@ -29,7 +26,10 @@ from arena import (
     play,
     registry,
 )
-from players.hedge import Hedge, hedge_probs
+from arena.adversaries.adaptive import Greedy
+from arena.adversaries.replay import Replay
+from arena.adversaries.stochastic import FairCoin
+from arena.players.hedge import Hedge, hedge_probs
 from tests.helpers import save_matrix, traced
 
 P_ATOL = 1e-12

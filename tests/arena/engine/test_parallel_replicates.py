@@ -18,8 +18,8 @@ import pytest
 
 import arena.game
 import arena.parallel
-from adversaries.stochastic import Bernoulli
 from arena import ConfigError, GameError
+from arena.adversaries.stochastic import Bernoulli
 from arena.game import prepare_game, run_game
 from arena.parallel import N_JOBS_VARIABLE, check_n_jobs, plan_blocks
 

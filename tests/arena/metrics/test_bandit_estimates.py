@@ -13,10 +13,10 @@ import pytest
 from arena.bandit.metrics import estimate_bias_bruteforce
 from arena.experts.components import ObliviousAdversary
 from arena.game import run_game
+from arena.players.bandit_wrapper import BanditWrapper
+from arena.players.exp3 import Exp3
+from arena.players.exp3_ix import Exp3IX
 from arena.spec import GameSpec
-from players.bandit_wrapper import BanditWrapper
-from players.exp3 import Exp3
-from players.exp3_ix import Exp3IX
 from tests.helpers.cli import arena_in_process
 
 LO, HI = -1.0, 3.0

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from adversaries.boosting_oracle import BoostingOracle
 from arena import play
+from arena.adversaries.boosting_oracle import BoostingOracle
 from arena.apps.hydra_support import config_dir
 from arena.apps.tournament import Tournament, TournamentConfig
 from arena.errors import ConfigError

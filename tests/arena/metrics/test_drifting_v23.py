@@ -106,7 +106,7 @@ def test_chips_are_unbiased_for_minus_the_regrets(tmp_path):
     """
     k, horizon, n = 3, 60, 300
     metric = DG2Score(R=[0.0])
-    from players.exp3 import Exp3
+    from arena.players.exp3 import Exp3
 
     # uniform exploration γ = 0.3 keeps every p_{t,i} ≥ 0.1: all arms drawable, moderate weights
     _, trace = run_bandit(Exp3(eta=0.1, gamma=0.3), k, horizon, n, 11, tmp_path, metric)
@@ -125,7 +125,7 @@ def test_chips_are_unbiased_for_minus_the_regrets(tmp_path):
 
 def test_dg_bandit_meets_its_potential_bound_on_the_chips(tmp_path):
     """Theorems 20-21: ``E[dg2_score_t(R)] ≤ exp(−ηR)((e^η + e^{−η} + K e^η η²)/2)^t``."""
-    from players.dg_bandit import DriftingGameBandit, log_growth
+    from arena.players.dg_bandit import DriftingGameBandit, log_growth
 
     k, horizon, n, eta = 3, 300, 32, 0.1
     # the R of ε = 0.9, 0.5, 0.1 at t = T (Theorem 21's radius): the bound is loose below
@@ -261,7 +261,7 @@ def test_grid_metrics_in_a_game_and_their_refusals():
     run3 = prepare_game("ogd", "random_linear", n_actions=3, horizon=5,
                         metrics=["dg_volume", "loss"])  # fmt: skip
     assert "d ≤ 2" in run3.skipped["dg_volume"]
-    from adversaries.random_linear import RandomLinear
+    from arena.adversaries.random_linear import RandomLinear
 
     simplex = prepare_game("ogd", RandomLinear(domain="simplex"), n_actions=2, horizon=5,
                            metrics=["volume_quantile_regret", "loss"])  # fmt: skip

@@ -115,7 +115,7 @@ def test_no_bound_rows_for_sketches_without_a_theorem_and_refusals():
 
 
 def test_theorem_18_sketching_term_is_its_least_over_k():
-    from players.son import fd_sketching_term
+    from arena.players.son import fd_sketching_term
 
     rng = np.random.default_rng(4)
     for m, d in [(3, 8), (5, 5), (9, 4)]:

@@ -11,8 +11,8 @@ from arena.oco.domains import Domain
 from arena.oco.losses import RoundData, feedback
 from arena.oco.metrics import OCO_DEFAULT_METRICS, OCOBlock
 from arena.oco.sketch import SketchError
+from arena.players.son import SON
 from arena.spec import GameSpec
-from players.son import SON
 
 
 def drive(player, metric, x, y, chunk, loss="logistic"):

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from adversaries.tree_experts import TreeExperts
 from arena import play
+from arena.adversaries.tree_experts import TreeExperts
 from arena.errors import ConfigError
 from arena.experts.components import ObliviousAdversary
 from arena.game import reference_play, run_game

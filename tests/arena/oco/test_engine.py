@@ -229,7 +229,7 @@ def test_points_outside_the_domain_are_refused():
 
 
 def test_protocol_domain_and_loss_mismatches_are_config_errors():
-    from players.hedge import Hedge
+    from arena.players.hedge import Hedge
 
     with pytest.raises(ConfigError, match="experts protocol"):
         play(Hedge(), GaussianStream(), n_actions=2, horizon=5)

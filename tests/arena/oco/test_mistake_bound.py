@@ -7,15 +7,15 @@ import math
 import numpy as np
 import pytest
 
-from adversaries.orthogonal_hinge import OrthogonalHinge
-from adversaries.r_of_k import ROfK
-from adversaries.separable_stream import SeparableStream
 from arena import play
+from arena.adversaries.orthogonal_hinge import OrthogonalHinge
+from arena.adversaries.r_of_k import ROfK
+from arena.adversaries.separable_stream import SeparableStream
 from arena.oco.mistake_bound import MistakeBound
-from players.ogd import OGD
-from players.perceptron import Perceptron
-from players.pnorm_perceptron import PNormPerceptron
-from players.winnow import Winnow
+from arena.players.ogd import OGD
+from arena.players.perceptron import Perceptron
+from arena.players.pnorm_perceptron import PNormPerceptron
+from arena.players.winnow import Winnow
 
 T = 600
 

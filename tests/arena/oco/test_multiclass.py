@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 import scipy.optimize as so
 
-from adversaries.multiclass_separable_stream import MulticlassSeparableStream
+from arena.adversaries.multiclass_separable_stream import MulticlassSeparableStream
 from arena.errors import ConfigError, GameError
 from arena.game import run_game
 from arena.oco.components import AdaptiveOCOAdversary
@@ -24,9 +24,9 @@ from arena.oco.literal import multiclass_round
 from arena.oco.losses import RoundData, evaluate, multiclass_hinge
 from arena.oco.reference import reference_play_oco
 from arena.oco.testing import GaussianMulticlass, ProjectedGradient
+from arena.players.multiclass_pa import MulticlassPA
+from arena.players.multiclass_perceptron import MulticlassPerceptron
 from arena.spec import AdversaryTags, GameSpec
-from players.multiclass_pa import MulticlassPA
-from players.multiclass_perceptron import MulticlassPerceptron
 from tests.helpers.contract import run_in_process
 from tests.helpers.multiclass import hinge_sum, mistakes_of
 

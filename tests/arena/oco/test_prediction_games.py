@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 import arena.oco.game as oco_game
-from adversaries.sparse_stream import SparseStream
+from arena.adversaries.sparse_stream import SparseStream
 from arena.errors import GameError
 from arena.game import run_game
+from arena.players.ogd import OGD
 from arena.testing.common import BLOCK_ATOL
-from players.ogd import OGD
 
 METRICS = {"loss": {}, "mistakes": {}, "regret": {}}
 KW = dict(horizon=300, replicates=2, seed=1, n_actions=200)

@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from adversaries.sparse_stream import SparseStream
 from arena import registry
+from arena.adversaries.sparse_stream import SparseStream
 from arena.errors import ConfigError, GameError
 from arena.game import run_game
 from arena.oco import game as oco_game
@@ -188,7 +188,7 @@ def test_sparse_rp_son_block_equals_dense(diagonal):
     from dataclasses import replace
 
     from arena.oco.domains import Domain
-    from players.son import SON
+    from arena.players.son import SON
 
     adv = SparseStream(nnz=6, loss="logistic")
     spec = GameSpec(

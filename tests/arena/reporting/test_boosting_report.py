@@ -117,7 +117,7 @@ def test_the_committed_bayes_column_is_the_adversaries_bayes_risk():
     measured error is above it (at T = 1000 rounds by ≥ 1 point of held-out error and ≥ 10× the
     loss; the law's Bayes error is not a bound on one drawn dataset, but 2000 examples put the
     data's sampling noise at ≈ 0.7 points)."""
-    from adversaries.dataset_stream import DatasetStream, gaussian_classes_bayes_error
+    from arena.adversaries.dataset_stream import DatasetStream, gaussian_classes_bayes_error
 
     online = pd.read_csv(REPORT / "tables" / "online_boosting.csv")
     gauss = online[online.game_label.str.contains("gaussian_classes")]

@@ -15,6 +15,8 @@ import pandas as pd
 import pytest
 
 from arena.game import run_game
+from arena.players.normal_hedge_dt import NormalHedgeDT
+from arena.players.ogb_hull import hull_weights
 from arena.reporting import build_report
 from arena.reporting.sections.boosting.theorems import (
     decay_rate,
@@ -28,8 +30,6 @@ from arena.reporting.sections.boosting.theorems import (
 )
 from arena.results import write_run
 from arena.spec import GameSpec
-from players.normal_hedge_dt import NormalHedgeDT
-from players.ogb_hull import hull_weights
 
 
 @pytest.mark.parametrize(

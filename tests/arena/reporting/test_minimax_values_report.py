@@ -21,10 +21,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from adversaries.lower_bound import comb_values, cover_values
-from adversaries.stochastic import fair_coin_lower_bound
+from arena.adversaries.lower_bound import comb_values, cover_values
+from arena.adversaries.stochastic import fair_coin_lower_bound
 from arena.game import run_game
-from players.cover2 import cover_value
+from arena.players.cover2 import cover_value
 
 ROOT = Path(__file__).resolve().parents[3]
 REPORT = ROOT / "reports" / "minimax-values"

@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from adversaries.lower_bound import Comb
-from adversaries.stochastic import FairCoin, fair_coin_lower_bound
 from arena import GameSpec, registry
+from arena.adversaries.lower_bound import Comb
+from arena.adversaries.stochastic import FairCoin, fair_coin_lower_bound
 from arena.reporting.load import Source
 from arena.reporting.render import Para, Table, render_markdown
 from arena.reporting.sections.context import ReportContext

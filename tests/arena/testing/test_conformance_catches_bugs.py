@@ -13,15 +13,15 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from adversaries.stochastic import Bernoulli
+from arena.adversaries.stochastic import Bernoulli
 from arena.bandit.testing import SimpleExp3
 from arena.experts.components import AdaptiveAdversary, ObliviousAdversary
 from arena.oco.losses import RoundData
 from arena.oco.testing import AntiGradient, GaussianData, ProjectedGradient
 from arena.params import Interval
+from arena.players.hedge import Hedge
 from arena.spec import AdversaryTags, PlayerTags
 from arena.testing import SkipCheck, check_component, parametrize_with_checks, yield_checks
-from players.hedge import Hedge
 
 # ----------------------------------------------------------------------------------------------
 # broken players
