@@ -8,7 +8,7 @@ folder, PEP 427), so that no build backend or download is needed.
 
 Run::
 
-    python tests/helpers/squatter.py DIST_FOLDER   # writes generic_names_squatter-1.0-py3-none-any.whl
+    python tests/helpers/squatter.py DIST  # writes DIST/generic_names_squatter-1.0-py3-none-any.whl
 """
 
 from __future__ import annotations
