@@ -38,6 +38,7 @@ from arena import registry
 from arena.base import canonical_json
 from arena.errors import ArenaError, ConfigError, GameError
 from arena.metric import Metric, metric_problem
+from arena.metric_sets import expand_metric_names
 from arena.parallel import Stopped, check_n_jobs, plan_blocks, run_blocks
 from arena.params import validate_params
 from arena.protocol import GameProtocol, PreparedGame, game_protocol, protocol_for
@@ -72,10 +73,10 @@ def resolve_metrics(protocol: GameProtocol, metrics: Any) -> tuple[list[Metric],
     """Build a game's metrics; return them and those the protocol skips (with the reason).
 
     ``metrics`` is ``{name: params}`` (a ``None`` value or ``enabled: false`` switches one off),
-    a list of names or instances, or None for the protocol's defaults.
+    a metric set's name (``"oco"``; ``"default"`` or None: the protocol's defaults) or one
+    metric's, or a list of names (sets or metrics) and instances: see :mod:`arena.metric_sets`.
     """
-    if metrics is None:
-        metrics = protocol.default_metrics
+    metrics = expand_metric_names(metrics, protocol.default_metrics)
     out: list[Metric] = []
     skipped: dict[str, str] = {}
 
@@ -95,18 +96,22 @@ def resolve_metrics(protocol: GameProtocol, metrics: Any) -> tuple[list[Metric],
         validate_params(metric)
         out.append(metric)
 
+    def add_entry(name: str, params: Any) -> None:
+        if params is None or params is False:
+            return
+        params = dict(params) if params is not True else {}
+        if params.pop("enabled", True):
+            add(str(name), params)
+
     if isinstance(metrics, Mapping):
         for name, params in metrics.items():
-            if params is None or params is False:
-                continue
-            params = dict(params) if params is not True else {}
-            if not params.pop("enabled", True):
-                continue
-            add(str(name), params)
+            add_entry(name, params)
     else:
         for m in metrics:
             if isinstance(m, str):
                 add(m, {})
+            elif isinstance(m, tuple) and len(m) == 2 and isinstance(m[0], str):  # a set's entry
+                add_entry(*m)
             elif getattr(type(m), "protocols", None) is None:  # no protocol can dispatch it
                 raise ArenaError(str(metric_problem(m.name, type(m))))
             elif protocol.accepts_metric(m):

@@ -960,14 +960,59 @@ def summarize(df: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
 
 
 def format_summary(summary: pd.DataFrame) -> str:
-    """Render :func:`summarize` output as an aligned text table (one row per metric/param)."""
+    """Render :func:`summarize` output as an aligned text table (one row per metric/param).
+
+    Each game's block opens with the player, the adversary and the game's N, T and R (R: the
+    replicates summarized, the ``n`` of its rows); the metric column is as wide as its longest
+    name, so long names (``bound:window_pseudo_regret``) keep the columns aligned.
+
+    Examples
+    --------
+    >>> summary = pd.DataFrame({"player": ["hedge"], "adversary": ["bernoulli"], "n_actions": [3],
+    ...     "horizon": [50], "metric": ["regret"], "param": [math.nan], "mean": [1.5],
+    ...     "ci_low": [1.0], "ci_high": [2.0], "n": [4]})
+    >>> print(format_summary(summary))
+    hedge vs bernoulli (N = 3, T = 50, R = 4)
+    metric param   mean                        95% CI     n
+    regret       1.5000  [      1.0000,       2.0000]     4
+    """
     lines = []
-    header = f"{'metric':<18} {'param':>8} {'mean':>14} {'95% CI':>29} {'n':>5}"
+    width = max([len("metric"), *(len(str(m)) for m in summary["metric"])])
     for (player, adversary), part in summary.groupby(["player", "adversary"], sort=False):
-        lines.append(f"{player} vs {adversary}")
+        game = _game_sizes(part)
+        lines.append(f"{player} vs {adversary}{game}")
+        mean_width = max(6, *(len(f"{m:.4f}") for m in part["mean"]))
+        param_width = max(5, *(len(_param_text(p)) for p in part["param"]))
+        header = (
+            f"{'metric':<{width}} {'param':>{param_width}} {'mean':>{mean_width}} "
+            f"{'95% CI':>29} {'n':>5}"
+        )
         lines.append(header)
         for row in part.itertuples():
-            param = "" if math.isnan(row.param) else f"{row.param:g}"
             ci = "" if math.isnan(row.ci_low) else f"[{row.ci_low:12.4f}, {row.ci_high:12.4f}]"
-            lines.append(f"{row.metric:<18} {param:>8} {row.mean:14.4f} {ci:>29} {row.n:5d}")
+            lines.append(
+                f"{row.metric:<{width}} {_param_text(row.param):>{param_width}} "
+                f"{row.mean:{mean_width}.4f} {ci:>29} {row.n:5d}"
+            )
     return "\n".join(lines)
+
+
+def _param_text(param: float) -> str:
+    return "" if math.isnan(param) else f"{param:g}"
+
+
+def _game_sizes(part: pd.DataFrame) -> str:
+    """`` (N = 3, T = 50, R = 4)`` for one game's summary rows (what varies shows as a range)."""
+
+    def one(column: str) -> str | None:
+        if column not in part:
+            return None
+        values = sorted({int(v) for v in part[column].dropna()})
+        if not values:
+            return None
+        return str(values[0]) if len(values) == 1 else f"{values[0]}–{values[-1]}"
+
+    sizes = [(label, one(column)) for label, column in (("N", "n_actions"), ("T", "horizon"))]
+    sizes.append(("R", one("n")))
+    text = ", ".join(f"{label} = {value}" for label, value in sizes if value is not None)
+    return f" ({text})" if text else ""

@@ -1013,7 +1013,11 @@ def _report(args: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="arena report")
     parser.add_argument("source", help="a tournament directory, a multirun directory or a run")
     parser.add_argument("--name", default=None, help="report name (default: the folder's name)")
-    parser.add_argument("--reports", default="reports", help="parent folder of the report")
+    parser.add_argument(
+        "--reports",
+        default="outputs/reports",
+        help="parent folder of the report (default: outputs/reports; reports/ is the gallery's)",
+    )
     parser.add_argument(
         "--metric", action="append", default=None, help="leaderboard metric (repeatable)"
     )

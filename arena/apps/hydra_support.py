@@ -17,18 +17,11 @@ from pathlib import Path
 
 from arena import registry
 from arena.errors import ArenaError, ConfigError
+from arena.metric_sets import config_dir
 
 GROUPS = {"player": "player", "adversary": "adversary", "weak_learner": "weak_learner"}
 
 
-def config_dir() -> Path:
-    """Return the directory holding ``run.yaml`` and the config groups."""
-    here = Path(__file__).resolve().parents[1]  # the arena package (this module is in arena/apps)
-    # a wheel ships them inside the package; a checkout (or an editable install) has them beside
-    for candidate in (here / "conf", here.parent / "configs"):
-        if (candidate / "run.yaml").is_file():
-            return candidate
-    raise ArenaError(f"cannot find the arena configs next to {here}")
 
 
 def yaml_options(group: str) -> set[str]:
@@ -73,6 +66,13 @@ def register_generated_nodes() -> list[str]:
                 continue
             cs.store(group=group, name=name, node=node)
             done.append(f"{group}/{name}")
+    # one metric is a set of its own, so `metrics=instant_regret` and Hydra's multiple choice
+    # `metrics=[regret,instant_regret]` work as from Python (arena.metric_sets)
+    sets = yaml_options("metrics")
+    for name in registry.available("metric"):
+        if name not in sets:
+            cs.store(group="metrics", name=name, node={name: {}})
+            done.append(f"metrics/{name}")
     return done
 
 
