@@ -40,7 +40,7 @@ reports: $(STAMP)
 # adversary against the reference loop, kernels run as Python), and the installed wheel.
 test: $(STAMP) lint
 	$(PY) -m pytest -q -n auto -m "not slow" --durations=25 tests examples/plugin-adversary/tests
-	$(PY) -m pytest -q -n auto --doctest-modules arena players adversaries weak_learners
+	$(PY) -m pytest -q -n auto --doctest-modules arena
 	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -n auto -m "not slow" -p no:cacheprovider \
 		tests/arena/metrics/test_builtin.py tests/arena/engine/test_reference_equivalence.py \
 		tests/arena/oco/test_engine.py tests/players/test_ogd.py tests/players/test_adagrad.py \
@@ -83,7 +83,7 @@ test-wheel: $(STAMP)
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not slow" tests
 
-LINTED := arena players adversaries weak_learners tests benchmarks examples
+LINTED := arena tests benchmarks examples
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check $(LINTED)

@@ -1,8 +1,8 @@
 """Fixtures shared by the test suite (helpers that are not fixtures live in :mod:`tests.helpers`).
 
-The tree mirrors the code: ``tests/players/test_<module>.py`` for ``players/<module>.py``,
-``tests/adversaries/test_<module>.py`` for ``adversaries/<module>.py``, ``tests/arena/...`` for
-the library and ``tests/benchmarks/`` for the benchmark scripts (a ``_<aspect>`` suffix names a
+The tree mirrors the code: ``tests/players/test_<module>.py`` for ``arena/players/<module>.py``,
+``tests/adversaries/test_<module>.py`` for ``arena/adversaries/<module>.py``, ``tests/arena/...``
+for the library and ``tests/benchmarks/`` for the benchmark scripts (a ``_<aspect>`` suffix names a
 second file of one module). Every folder is a package, so test files import helpers as
 ``from tests.helpers... import ...``.
 """

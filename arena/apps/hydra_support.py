@@ -22,8 +22,6 @@ from arena.metric_sets import config_dir
 GROUPS = {"player": "player", "adversary": "adversary", "weak_learner": "weak_learner"}
 
 
-
-
 def yaml_options(group: str) -> set[str]:
     """Registry names that have a YAML file in ``configs/<group>/``."""
     return {p.stem for p in (config_dir() / group).glob("*.yaml")}

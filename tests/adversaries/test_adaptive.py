@@ -1,5 +1,5 @@
-"""Tests of the heavier-half adaptive adversary (adversaries/adaptive.py; the greedy adversary's
-mixed-player analogue)."""
+"""Tests of the heavier-half adaptive adversary (arena/adversaries/adaptive.py; the greedy
+adversary's mixed-player analogue)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests of the bandit lower-bound constructions (adversaries/bandit_lower_bound.py).
+"""Tests of the bandit lower-bound constructions (arena/adversaries/bandit_lower_bound.py).
 
 Expectation statements use the one-sided CLT band of the project (``clt_band``: mean ± 4·sd/√M):
 a player passes a declared lower bound when ``mean + 4·sd/√M ≥ bound``.

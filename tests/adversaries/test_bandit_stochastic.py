@@ -1,4 +1,4 @@
-"""Tests of adversaries/bandit_stochastic.py: Gaussian arms, stochastically constrained,
+"""Tests of arena/adversaries/bandit_stochastic.py: Gaussian arms, stochastically constrained,
 corrupted, rotting and the UCB trap.
 
 Oracles: the closed-form mean of a clipped normal against numerical integration; the means

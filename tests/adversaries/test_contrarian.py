@@ -1,4 +1,5 @@
-"""Tests of the contrarian 0-1 adversary (adversaries/contrarian.py; Shalev-Shwartz 2007, §2.3)."""
+"""Tests of the contrarian 0-1 adversary (arena/adversaries/contrarian.py; Shalev-Shwartz 2007,
+§2.3)."""
 
 from __future__ import annotations
 

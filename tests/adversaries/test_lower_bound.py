@@ -1,4 +1,4 @@
-"""Tests of the lower-bound constructions added to adversaries/lower_bound.py.
+"""Tests of the lower-bound constructions added to arena/adversaries/lower_bound.py.
 
 Reference values are computed by us (exact dynamic programs or simulations) for the COMB adversary
 (Gravin, Peres & Sivan 2016), Cover's V_T (Cover 1965), the two-phase adversary against fixed-η

@@ -1,5 +1,5 @@
-"""Tests of the orthogonal-basis hinge adversary (adversaries/orthogonal_hinge.py; Shalev-Shwartz
-2007 A3, Thm 4)."""
+"""Tests of the orthogonal-basis hinge adversary (arena/adversaries/orthogonal_hinge.py;
+Shalev-Shwartz 2007 A3, Thm 4)."""
 
 from __future__ import annotations
 

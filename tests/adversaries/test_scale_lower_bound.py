@@ -1,5 +1,5 @@
-"""Tests of Kotłowski 2017's scale-invariance lower bound (adversaries/scale_lower_bound.py; spec
-Kotłowski 2017, Theorem 4.2 and Appendix C)."""
+"""Tests of Kotłowski 2017's scale-invariance lower bound (arena/adversaries/scale_lower_bound.py;
+spec Kotłowski 2017, Theorem 4.2 and Appendix C)."""
 
 from __future__ import annotations
 

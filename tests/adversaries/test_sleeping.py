@@ -1,4 +1,4 @@
-"""Tests of the sleeping-experts adversary (adversaries/sleeping.py) and of sleeping play.
+"""Tests of the sleeping-experts adversary (arena/adversaries/sleeping.py) and of sleeping play.
 
 Protocol: Luo 2016, §2.3.2 (confidence-rated and sleeping experts, Theorem 6: the bound called
 B7 below) and our fallback for the all-asleep case. The engine's trace holds ``p_t`` and ``ℓ_t``

@@ -1,4 +1,4 @@
-"""Tests of the stochastic adversaries added to adversaries/stochastic.py and of LB(T, N).
+"""Tests of the stochastic adversaries added to arena/adversaries/stochastic.py and of LB(T, N).
 
 Reference values are the exact fair-coin lower bound (Cesa-Bianchi et al. 1997; CBL Thm 3.7),
 computed by us, and the non-anticipation identity (every player's expected loss is ½ per round);

@@ -1,5 +1,5 @@
-"""Tests of the binary-search threshold adversary (adversaries/threshold_search.py; Shalev-Shwartz
-2007 A4, Example 6, corrected)."""
+"""Tests of the binary-search threshold adversary (arena/adversaries/threshold_search.py;
+Shalev-Shwartz 2007 A4, Example 6, corrected)."""
 
 from __future__ import annotations
 

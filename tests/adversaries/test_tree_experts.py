@@ -1,4 +1,5 @@
-"""Tests of the tree-experts adversary (adversaries/tree_experts.py) and of AdaNormalHedge on it.
+"""Tests of the tree-experts adversary (arena/adversaries/tree_experts.py) and of AdaNormalHedge on
+it.
 
 Oracles: the construction's own definition (a hidden pruning with m leaves, node predictions
 that copy its leaf values, targets on its leaves, the D edges of ``x_t``'s path awake); block

@@ -15,25 +15,19 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-# the repository's folders and the packages they install as (pyproject.toml's package-dir): the
-# built-in components live in top-level folders but are the arena namespace's subpackages
-PACKAGES = {
-    "arena": "arena",
-    "players": "arena.players",
-    "adversaries": "arena.adversaries",
-    "weak_learners": "arena.weak_learners",
-}
-COMPONENT_UNITS = ("arena.players", "arena.adversaries", "arena.weak_learners")
+# the built-in components are arena.players, arena.adversaries and arena.weak_learners: the wheel
+# installs the one package arena (issue 35), so the graph walks arena/ only
+PACKAGES = ("arena",)
 
 
-def module_files(packages: dict[str, str] = PACKAGES) -> dict[str, Path]:
-    """Map every module name of the packages (as installed) to its file."""
+def module_files(packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:
+    """Map every module name of the packages to its file."""
     out = {}
-    for folder, package in packages.items():
-        for path in sorted((ROOT / folder).rglob("*.py")):
-            parts = path.relative_to(ROOT / folder).with_suffix("").parts
-            parts = (package, *(parts[:-1] if parts[-1] == "__init__" else parts))
-            out[".".join(parts)] = path
+    for package in packages:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            out[name] = path
     return out
 
 
@@ -141,7 +135,7 @@ def unit_of(module: str, root: Path = ROOT) -> str | None:
         return parts[0]
     if len(parts) == 1:
         return None
-    if ".".join(parts[:2]) in COMPONENT_UNITS or (root / "arena" / parts[1]).is_dir():
+    if (root / "arena" / parts[1]).is_dir():
         return f"arena.{parts[1]}"
     return CORE
 
@@ -201,27 +195,6 @@ def test_the_unit_walk_finds_mutual_imports(tmp_path):
     assert mutual_units(edges) == [("arena.<core>", "arena.metrics")]
     assert ("arena.players", "arena.<core>") in edges
     assert ("arena.x", "arena.players") in edges
-
-
-def test_nothing_imports_the_component_folders_by_their_folder_names():
-    """The component folders install as ``arena.players``, ``arena.adversaries`` and
-    ``arena.weak_learners``: ``import players`` works only from a checkout's root (where the
-    folder happens to be on the path) and would load a second copy of every class there."""
-    folders = {folder for folder in PACKAGES if folder != "arena"}
-    offenders = []
-    for path in sorted({*module_files().values(), *(ROOT / "tests").rglob("*.py")}):
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-                names = [node.module]
-            offenders += [
-                f"{path.relative_to(ROOT)}:{node.lineno} {n}"
-                for n in names
-                if n.split(".")[0] in folders
-            ]
-    assert not offenders, offenders
 
 
 @pytest.mark.parametrize(

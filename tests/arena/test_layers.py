@@ -105,18 +105,14 @@ def test_the_report_imports_no_application(graph):
 
 
 def test_the_import_graph_and_the_wheel_cover_every_package():
-    """PACKAGES (the import-graph tests) and the wheel's package list name the same packages,
-    every one under the arena namespace, each component folder mapped to its subpackage."""
-    setuptools = _pyproject()["tool"]["setuptools"]
-    listed = set(setuptools["packages"])
+    """PACKAGES (the import-graph tests) and the wheel's package list name the same packages."""
+    listed = {p for p in _pyproject()["tool"]["setuptools"]["packages"]}
     code = {p for p in listed if not _within(p, "arena.conf")}  # arena.conf is configs/
-    assert {p.split(".")[0] for p in listed} == {"arena"}
-    mapped = {k: v for k, v in setuptools["package-dir"].items() if k != "arena.conf"}
-    assert mapped == {package: folder for folder, package in PACKAGES.items() if folder != "arena"}
+    assert {p.split(".")[0] for p in listed} == set(PACKAGES) == {"arena"}
     on_disk = {
-        ".".join((package, *init.parent.relative_to(ROOT / folder).parts))
-        for folder, package in PACKAGES.items()
-        for init in (ROOT / folder).rglob("__init__.py")
+        ".".join(init.parent.relative_to(ROOT).parts)
+        for package in PACKAGES
+        for init in (ROOT / package).rglob("__init__.py")
     }
     assert on_disk == code, (
         f"missing from the wheel: {sorted(on_disk - code)}; listed but absent: "

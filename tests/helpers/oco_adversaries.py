@@ -6,7 +6,7 @@ replicate determinism, a literal player-against-adversary loop.
 
 Adaptive lower-bound constructions (contrarian, orthogonal_hinge, threshold_search,
 scale_lower_bound): a literal per-round driver recording every round and the declared lower
-bounds, and small deterministic players written here, independent of ``players/``: the zero
+bounds, and small deterministic players written here, independent of ``arena/players/``: the zero
 learner, unconstrained OGD, the Perceptron, a learner with pseudo-random signs (it tries to foil
 an adversary that would guess its sign), the Halving learner for thresholds, and the direction
 ``A_t^†θ_{t−1}`` of Kotłowski 2017's SI-FULL (whose prediction is a positive multiple of it).

@@ -1,4 +1,4 @@
-"""Oracle tests of AdaNormalHedge (players/ada_normal_hedge.py), plain and confidence-rated.
+"""Oracle tests of AdaNormalHedge (arena/players/ada_normal_hedge.py), plain and confidence-rated.
 
 Every constant comes from Luo 2016 (§2.3, Algorithm 6, Lemmas 3-4, Theorems 4-6) or is computed
 by hand here; no external file is read at test time. Deterministic

@@ -1,4 +1,4 @@
-"""Oracle tests of AdaNormalHedge.TV (players/ada_normal_hedge_tv.py), exact and geometric.
+"""Oracle tests of AdaNormalHedge.TV (arena/players/ada_normal_hedge_tv.py), exact and geometric.
 
 Sources: Luo 2016, §2.3.3 (AdaNH.TV, Theorem 7), with the potential invariant P5, bounds B8-B9 and
 reduction C6 named below; the

@@ -1,4 +1,4 @@
-"""Tests of CBCE (players/cbce.py): a literal transcription of the sleeping KT coin-betting
+"""Tests of CBCE (arena/players/cbce.py): a literal transcription of the sleeping KT coin-betting
 meta-learner of Jun et al. (2017) over one copy per covering interval, golden values, the KT
 potential facts the declared bound uses, the bound on several adversaries, the gain over plain
 Hedge on shifting experts, memory and errors."""

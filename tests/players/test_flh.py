@@ -1,4 +1,4 @@
-"""Tests of FLH (players/flh.py): a literal transcription of Hazan & Seshadhri (2009),
+"""Tests of FLH (arena/players/flh.py): a literal transcription of Hazan & Seshadhri (2009),
 Algorithm 1 with linear losses, golden values, the declared adaptive-regret bound on several
 adversaries, the gain over plain Hedge on shifting experts, memory and errors."""
 

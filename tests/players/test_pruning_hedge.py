@@ -1,4 +1,5 @@
-"""Tests of exponential weights over prunings (players/pruning_hedge.py, Helmbold & Schapire 1997).
+"""Tests of exponential weights over prunings (arena/players/pruning_hedge.py, Helmbold & Schapire
+1997).
 
 Oracles: a literal transcription of the algorithm — every pruning P of the template enumerated,
 weight ``2^{−c(P)} e^{−η L(P)}`` (Helmbold & Schapire's prior, the root's coin removed), ``p_e``

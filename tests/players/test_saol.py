@@ -1,4 +1,4 @@
-"""Tests of SAOL (players/saol.py): a literal transcription of Daniely, Gonen & Shalev-Shwartz
+"""Tests of SAOL (arena/players/saol.py): a literal transcription of Daniely, Gonen & Shalev-Shwartz
 (2015), Algorithm SAOL^B with one black box per covering interval, golden values, the Prod
 potential and per-interval meta bound the declared bound rests on, the declared strongly
 adaptive bound on several adversaries (one adaptive), the gain over Hedge on shifting experts,

@@ -137,7 +137,7 @@ class BanditWrapper(BanditPlayer):
     pay ``B = K/γ`` per round. The wrapper therefore declares no bound (``bounds`` is not
     overridden, so the ``bound`` metric is skipped). The one case with a proof: wrapping
     ``hedge`` with a fixed rate η and the ``"iw"`` estimator **is** loss-based Exp3
-    (``players/exp3.py``) with rate ``η' = η / B`` and the same γ (``B = 1`` when γ = 0), so
+    (``arena/players/exp3.py``) with rate ``η' = η / B`` and the same γ (``B = 1`` when γ = 0), so
     Exp3's bound ``ln K / η' + η' K t / (2(1 − γ)) + γ t`` (times ``hi − lo``; Bubeck &
     Cesa-Bianchi 2012, Theorem 3.1, with the γ term of Exp3's docstring) holds; it is available
     as :meth:`exp3_regret_bound` (the ``bound`` metric's applicability is decided per class,

@@ -1,7 +1,7 @@
 """The weak learners' compiled lanes as the boosters' chunk kernels call them, over CSR rows.
 
-A booster's chunk kernel (``players/online_bbm.py``, ``players/adaboost_ol.py``) plays every
-round of a chunk in one numba loop when its weak learner has a compiled lane: ``linear``
+A booster's chunk kernel (``arena/players/online_bbm.py``, ``arena/players/adaboost_ol.py``) plays
+every round of a chunk in one numba loop when its weak learner has a compiled lane: ``linear``
 (:mod:`arena.weak_learners.linear`) and ``normalized_linear``
 (:mod:`arena.weak_learners.normalized`). :func:`compiled_lanes` hands the kernel the learner's kind,
 constants and state arrays; :func:`lane_score`, :func:`lane_output` and :func:`lane_learn` dispatch
