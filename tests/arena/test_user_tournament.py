@@ -56,7 +56,7 @@ def test_a_tournament_file_outside_the_repository_runs_with_plugins_and_reports(
     assert plugin[0]["version"] == "0.1.0"
     report = arena("report", "results", "--name", "mine", cwd=tmp_path)
     assert report.returncode == 0, report.stderr
-    md = (tmp_path / "reports" / "mine" / "report.md").read_text()
+    md = (tmp_path / "outputs" / "reports" / "mine" / "report.md").read_text()
     for label in ("leader", "spoiler", "rotating\\_best", "bernoulli", "fixed\\_share"):
         assert label in md, label
     for cls in ("Leader(", "Spoiler(", "RotatingBest("):  # registry names, never class reprs
@@ -188,7 +188,7 @@ def test_a_new_user_from_the_docs_alone(tmp_path):
         "report", "outputs/tournaments/study", "--name", "study", cwd=tmp_path, extra_path=site
     )
     assert report.returncode == 0, report.stderr
-    md = (tmp_path / "reports" / "study" / "report.md").read_text()
+    md = (tmp_path / "outputs" / "reports" / "study" / "report.md").read_text()
     for label in ("lead", "drift", "spite", "hedge"):
         assert re.search(rf"\b{label}\b", md), label
     for cls in classes.values():
