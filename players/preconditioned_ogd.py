@@ -108,8 +108,8 @@ class PreconditionedOGD(OCOPlayer):
     References
     ----------
     Srebro, Lecture 16, slides "Q-norm" (the preconditioned instance of linearized FTRL and
-    its rate); Zinkevich 2003, Theorem 1 (greedy projection, applied after the change of
-    variables ``w ↦ Q^{1/2}w``); Duchi, Hazan & Singer 2011, §1 (the projection in a matrix norm).
+    its rate); Zinkevich 2003, Theorem 1 and its proof (greedy projection, applied after the
+    change of variables ``w ↦ Q^{1/2}w``).
     """
 
     tags = PlayerTags(
