@@ -265,3 +265,75 @@ def test_engine_equals_the_reference_loop(chunk_elements):
     pd.testing.assert_frame_equal(engine.drop(columns="value"), reference.drop(columns="value"))
     # the regret is a sum of 15 rounds in two orders: rounding below 1e-12; the rest is exact
     np.testing.assert_allclose(engine.value, reference.value, rtol=0, atol=1e-12)
+
+
+# ----------------------------------------------------------------------------------------------
+# skip_zero_weights: the same stumps from a search over the examples of positive weight
+
+
+def test_skipping_search_gives_the_same_stumps_bitwise():
+    from arena.adversaries.boosting_oracle import best_stump_skipping, next_valid
+
+    gen = np.random.default_rng(4)
+    for n, d in [(1, 1), (2, 1), (5, 2), (12, 3), (40, 4), (40, 1)]:
+        for trial in range(40):
+            # few distinct values (ties in x), zero weights in runs, some equal scores
+            x = gen.integers(0, 3 + trial % 4, size=(4, n, d)).astype(np.float64)
+            y = gen.choice([-1.0, 1.0], size=(4, n))
+            p = gen.dirichlet(np.ones(n), size=4)
+            zero = gen.random((4, n)) < [[0.0], [0.5], [0.9], [0.99]]
+            zero[np.arange(4), gen.integers(n, size=4)] = False  # one positive weight at least
+            p = np.where(zero, 0.0, p)
+            if trial % 5 == 0:  # equal weights: exact ties between cuts
+                p = np.where(zero, 0.0, 1.0)
+            p /= p.sum(axis=1, keepdims=True)
+            sf = presort(x)
+            want = best_stump(sf, p, y)
+            got = best_stump_skipping(sf, next_valid(sf.valid), p, y)
+            for a, b in zip(want, got[:3], strict=True):
+                np.testing.assert_array_equal(a, b)
+            np.testing.assert_array_equal(got[3], d * (p > 0).sum(axis=1))
+
+
+def play_oracle(player, adversary, horizon=40, replicates=2):
+    """The game played round by round (as ``test_losses_edges_and_vote_sums``); returns the
+    reset adversary after the game and the losses of every round."""
+    game = prepare_game(player, adversary, horizon=horizon, replicates=replicates)
+    pl, adv, spec = game.player, game.adversary, game.spec
+    history = History(spec.n_replicates, spec.n_actions, sees_distribution=True)
+    losses = []
+    for t in range(1, horizon + 1):
+        p = pl.predict()
+        history._show(p)
+        loss = adv.losses(t, history)
+        losses.append(loss)
+        pl.update(loss)
+        history._record(p, loss, np.zeros(spec.n_replicates, dtype=np.int64))
+    return adv, np.stack(losses, axis=1)
+
+
+@pytest.mark.parametrize("player", ["normal_hedge_dt", "normal_hedge", "hedge"])
+def test_skipping_plays_the_same_game_with_less_work(player):
+    full, loss_full = play_oracle(player, BoostingOracle(**SMALL))
+    skip, loss_skip = play_oracle(player, BoostingOracle(**SMALL, skip_zero_weights=True))
+    np.testing.assert_array_equal(loss_full, loss_skip)
+    for key, col in full.stumps().items():
+        np.testing.assert_array_equal(col, skip.stumps()[key], err_msg=key)
+    np.testing.assert_array_equal(full.edges(), skip.edges())
+    np.testing.assert_array_equal(full.test_votes(), skip.test_votes())
+    n, d = full._x_train.shape[1:]
+    assert (full.stump_search_work() == 40 * n * d).all()
+    if player == "hedge":  # Hedge's weights are never 0: nothing to skip
+        np.testing.assert_array_equal(skip.stump_search_work(), full.stump_search_work())
+    else:  # NormalHedge(.DT) put weight 0 on the examples whose regret is not positive
+        assert (skip.stump_search_work() < full.stump_search_work()).all()
+
+
+def test_skipping_keeps_the_cell_key_and_the_rows():
+    adv = BoostingOracle(**SMALL, skip_zero_weights=True)
+    assert adv.cell_params() == BoostingOracle(**SMALL).cell_params()
+    kw = {"horizon": 30, "replicates": 2, "metrics": [VoteTrainError(), MeanEdge()]}
+    a = run_game("normal_hedge_dt", BoostingOracle(**SMALL), **kw).rows
+    b = run_game("normal_hedge_dt", adv, **kw).rows
+    cols = ["replicate", "t", "metric", "param", "value", "cell"]
+    pd.testing.assert_frame_equal(a[cols], b[cols])

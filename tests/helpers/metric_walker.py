@@ -111,7 +111,6 @@ UNCOVERED = {
     ("bound", "boosting"): "no registered booster declares a bound",
     ("bound", "multiclass"): "no registered multiclass player declares a bound",
     ("lower_bound", "multiclass"): "no registered multiclass adversary declares a lower bound",
-    ("comparator_regret", "oco"): "no registered oco adversary declares a comparator",
     **{
         (grid, protocol): f"no registered {protocol} adversary plays a box or ball in d ≤ 2"
         for grid in ("dg_volume", "volume_quantile_regret")

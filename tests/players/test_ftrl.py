@@ -225,3 +225,166 @@ def test_end_to_end_with_the_engine():
         horizon=100,
         replicates=2,
     )
+
+
+# ----------------------------------------------------------------------------------------------
+# objective="raw": FTRL on the convex losses themselves, against a generic convex solver
+
+
+def raw_objective(loss, sigma, w, data, r, upto, eta_t):
+    """Σ_{s<upto} f_s(w) + ‖w‖²/(2η_t), the losses by the textbook formulas (plain loops)."""
+    from arena.oco.literal import round_loss
+
+    total = sum(round_loss(loss, sigma, w, data.round(s), r)[0] for s in range(upto))
+    return total + float(w @ w) / (2.0 * eta_t)
+
+
+def generic_argmin(loss, sigma, data, r, upto, eta_t, domain, dim):
+    """The regularized cumulative loss minimized by scipy's SLSQP, in epigraph form for the kinked
+    losses (hinge, absolute: slack ξ_s ≥ each linear piece), with the domain as constraints."""
+    from scipy.optimize import minimize
+
+    rounds = [data.round(s) for s in range(upto)]
+    kinked = loss in ("hinge", "absolute")
+    n_xi = upto if kinked else 0
+
+    def split(v):
+        return v[:dim], v[dim:]
+
+    def fun(v):
+        w, xi = split(v)
+        if kinked:
+            sig = sum(
+                0.5 * sigma * float((w - rd.z[r]) @ (w - rd.z[r])) for rd in rounds
+            ) if sigma else 0.0  # fmt: skip
+            return float(xi.sum()) + sig + float(w @ w) / (2.0 * eta_t)
+        return raw_objective(loss, sigma, w, data, r, upto, eta_t)
+
+    cons = []
+    for s, rd in enumerate(rounds):
+        if not kinked:
+            break
+        x, y = rd.x[r], float(rd.y[r])
+        if loss == "hinge":
+            cons.append({"type": "ineq", "fun": lambda v, s=s: v[dim + s]})
+            cons.append(
+                {"type": "ineq", "fun": lambda v, s=s, x=x, y=y: v[dim + s] - 1 + y * (x @ v[:dim])}
+            )
+        else:
+            cons.append(
+                {"type": "ineq", "fun": lambda v, s=s, x=x, y=y: v[dim + s] - (x @ v[:dim] - y)}
+            )
+            cons.append(
+                {"type": "ineq", "fun": lambda v, s=s, x=x, y=y: v[dim + s] + (x @ v[:dim] - y)}
+            )
+    bounds = [(None, None)] * (dim + n_xi)
+    if domain.kind == "ball":
+        cons.append({"type": "ineq", "fun": lambda v: domain.radius**2 - v[:dim] @ v[:dim]})
+    elif domain.kind == "box":
+        bounds[:dim] = [(-domain.radius, domain.radius)] * dim
+    elif domain.kind == "simplex":
+        bounds[:dim] = [(0.0, None)] * dim
+        cons.append({"type": "eq", "fun": lambda v: v[:dim].sum() - 1.0})
+    v0 = np.concatenate(
+        [domain.project(np.zeros(dim)), np.full(n_xi, 2.0 + 10 * (loss == "absolute"))]
+    )
+    res = minimize(fun, v0, method="SLSQP", bounds=bounds, constraints=cons,
+                   options={"ftol": 1e-14, "maxiter": 1000})  # fmt: skip
+    return res.x[:dim]
+
+
+RAW_CASES = [
+    ("squared", "unconstrained", "fixed", 0.0),
+    ("squared", "ball", "sqrt", 0.0),
+    ("squared", "box", "fixed", 0.3),
+    ("squared", "simplex", "sqrt", 0.0),
+    ("logistic", "unconstrained", "fixed", 0.0),
+    ("logistic", "ball", "sqrt", 0.3),
+    ("hinge", "ball", "fixed", 0.0),
+    ("hinge", "unconstrained", "sqrt", 0.0),
+    ("absolute", "box", "fixed", 0.0),
+    ("linear", "ball", "sqrt", 0.3),
+]
+
+
+@pytest.mark.parametrize(("loss", "dom", "schedule", "sigma"), RAW_CASES)
+def test_raw_equals_a_generic_convex_solver(loss, dom, schedule, sigma):
+    n_rep, horizon, dim, eta = 2, 12, 3, 0.4
+    rng = np.random.default_rng(7)
+    if loss == "linear":
+        data = linear_data(rng, n_rep, horizon, dim, sigma=sigma)
+    else:
+        data = example_data(rng, n_rep, horizon, dim, loss, sigma=sigma)
+    domain = DOMAINS[dom]
+    spec = make_spec(dim, horizon, n_rep, domain, loss, sigma=sigma)
+    run = drive(reset(FTRL(schedule=schedule, eta=eta, objective="raw"), spec), spec, data)
+    for r in range(n_rep):
+        for t in range(1, horizon + 1):  # w_t minimizes the first t − 1 losses
+            eta_t = eta / math.sqrt(t) if schedule == "sqrt" else eta
+            want = generic_argmin(loss, sigma, data, r, t - 1, eta_t, domain, dim)
+            got = run.w[r, t - 1]
+            f_got = raw_objective(loss, sigma, got, data, r, t - 1, eta_t)
+            f_want = raw_objective(loss, sigma, want, data, r, t - 1, eta_t)
+            # the exact solver is never worse than SLSQP, and the unique minimizer is the same
+            assert f_got <= f_want + 1e-9 * max(1.0, abs(f_want))
+            np.testing.assert_allclose(got, want, atol=1e-5)
+    assert domain.contains(run.w.reshape(-1, dim)).all()
+
+
+def test_raw_squared_equals_the_closed_form():
+    # unconstrained: w_t = (Σ_{s<t} x xᵀ + I/η)⁻¹ Σ_{s<t} y x (ridge regression of the past)
+    n_rep, horizon, dim, eta = 2, 40, 4, 0.5
+    data = example_data(np.random.default_rng(3), n_rep, horizon, dim, "squared")
+    spec = make_spec(dim, horizon, n_rep, DOMAINS["unconstrained"], "squared")
+    run = drive(reset(FTRL(schedule="fixed", eta=eta, objective="raw"), spec), spec, data)
+    for r in range(n_rep):
+        for t in range(horizon):
+            x, y = data.x[r, :t], data.y[r, :t]
+            want = np.linalg.solve(x.T @ x + np.eye(dim) / eta, x.T @ y)
+            np.testing.assert_allclose(run.w[r, t], want, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("dom", ["ball", "box", "simplex", "unconstrained"])
+def test_raw_equals_linearized_on_linear_losses(dom):
+    n_rep, horizon, dim = 2, 50, 3
+    data = linear_data(np.random.default_rng(5), n_rep, horizon, dim)
+    spec = make_spec(dim, horizon, n_rep, DOMAINS[dom])
+    lin = drive(reset(FTRL(schedule="sqrt", eta=0.3), spec), spec, data).w
+    raw = drive(reset(FTRL(schedule="sqrt", eta=0.3, objective="raw"), spec), spec, data).w
+    np.testing.assert_allclose(raw, lin, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("adversary", "params"),
+    [
+        ("separable_stream", {"domain": "ball", "loss": "hinge"}),
+        ("separable_stream", {"domain": "ball", "loss": "logistic", "noise": 0.1}),
+        ("separable_stream", {"domain": "ball", "loss": "squared", "radius": 1.0}),
+        ("random_linear", {}),
+        ("self_confirming", {}),
+    ],
+)
+def test_raw_declared_bound_holds_on_catalog_adversaries(adversary, params):
+    from arena import play, registry
+    from tests.helpers import check_declared
+
+    adv = registry.make("adversary", adversary, **params)
+    rows = play(
+        FTRL(schedule="fixed", objective="raw"), adv, n_actions=3, horizon=60, replicates=2,
+        metrics=["regret", "bound"], checkpoints=[1, 10, 60],
+    )  # fmt: skip
+    assert check_declared(rows, f"ftrl raw vs {adversary}") == 6
+
+
+def test_raw_refusals_and_no_bound_with_a_moving_rate():
+    spec = make_spec(3, 10, 1, DOMAINS["simplex"])
+    with pytest.raises(ConfigError, match="'l2' only"):
+        reset(FTRL("entropic", eta=0.5, objective="raw"), spec)
+    spec = make_spec(6, 10, 1, DOMAINS["unconstrained"], "multiclass_hinge")
+    with pytest.raises(ConfigError, match="no exact solver"):
+        reset(FTRL(eta=0.5, objective="raw"), spec)
+    spec = make_spec(3, 10, 1, DOMAINS["ball"], G=1.0)
+    assert reset(FTRL(schedule="sqrt", eta=0.5, objective="raw"), spec).bounds(3) == {}
+    fixed = reset(FTRL(schedule="fixed", eta=0.5, objective="raw"), spec)
+    # U/η + ηtG² with U = ½·2² on the ball of radius 2
+    assert fixed.bounds(3)[("regret", math.nan)].tolist() == [2.0 / 0.5 + 0.5 * 3]
