@@ -62,6 +62,8 @@ class Evaluation:
 
     regret: np.ndarray
     bound: np.ndarray
+    player_params: dict = field(default_factory=dict)
+    """The player's resolved parameters as the game recorded them (defaults filled in)."""
 
 
 def _check_game(player: str, n_actions: int, horizon: int) -> tuple[int, int]:
@@ -134,7 +136,8 @@ def evaluate(
     regret[sel.replicate.to_numpy()] = sel.value.to_numpy()
     sel = rows[rows.metric == "bound:regret"]
     bound[sel.replicate.to_numpy()] = sel.value.to_numpy()
-    return Evaluation(regret, bound)
+    resolved = json.loads(rows.player_params.iloc[0]) if len(rows) else {}
+    return Evaluation(regret, bound, resolved)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -391,7 +394,7 @@ def search(
         Folder of the resumable state (``state.npz``), written every generation.
     resume : bool
         Continue from ``out_dir``'s state (same player, game, family, seed and popsize; the
-        budget may grow).
+        budget may grow); with no state there yet, start afresh.
     progress : bool
         Show a tqdm bar over generations.
     n_jobs : int, optional
@@ -536,6 +539,7 @@ def search(
         player, best_losses[None], player_params=player_params, seed=seed, n_jobs=n_jobs
     )
     config["budget"] = budget
+    config["player_resolved_params"] = final.player_params
     return SearchResult(
         losses=np.asarray(best_losses),
         value=float(final.regret[0]),
@@ -570,7 +574,7 @@ def write_replay(result: SearchResult, folder: str | Path, stem: str = "worst") 
     cfg = result.config
     provenance = {
         "player": cfg["player"],
-        "player_params": cfg["player_params"],
+        "player_params": cfg["player_resolved_params"],
         "n_actions": cfg["n_actions"],
         "horizon": cfg["horizon"],
         "family": cfg["family"],
