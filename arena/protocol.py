@@ -56,6 +56,11 @@ class PreparedGame:
         Values of the constant columns of the tidy rows.
     footprint : Footprint
         The estimated memory and work of the whole game (:func:`~arena.resources.check_resources`).
+    game_key : str
+        The game's identity without the player (the key of its replicates' streams).
+
+    A game only checked (:func:`arena.game.check_game`) has the same attributes, but its
+    components are not yet reset, its metrics not attached and its ``streams`` empty.
     """
 
     protocol: GameProtocol
@@ -70,6 +75,7 @@ class PreparedGame:
     config: dict
     constants: dict
     footprint: Footprint = NEGLIGIBLE
+    game_key: str = ""
 
     @property
     def action_rngs(self) -> list[np.random.Generator]:

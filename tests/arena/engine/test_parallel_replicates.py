@@ -116,15 +116,59 @@ def test_rows_are_bit_identical(name, replicates, blocks_played):
 
 
 @pytest.mark.parametrize("name", ["hedge_bernoulli", "fixed_share_greedy", "exp3_bernoulli"])
-def test_uneven_blocks_explicit_ids_and_the_whole_games_chunks(name, blocks_played):
+def test_uneven_blocks_explicit_ids_and_chunks_of_a_few_rounds(name, blocks_played):
     # explicit global ids in no particular order, three uneven blocks, chunks of a few rounds
-    # (sized for all 7 replicates, not for a block's 2 or 3)
+    # (each block's sized for its own 2 or 3 replicates: not the one-thread run's boundaries)
     kw = _game(name, [9, 2, 40, 5, 0, 63, 17], chunk_elements=200)
     one = run_game(n_jobs=1, **kw)
     many = run_game(n_jobs=3, **kw)
     assert blocks_played == [3]
     _assert_same_run(one, many)
     assert many.rows.replicate.unique().tolist() == [9, 2, 40, 5, 0, 63, 17]
+
+
+def test_each_block_sizes_its_chunks_for_its_own_replicates(monkeypatch, blocks_played):
+    # the chunk bound is per thread: a block of 3 replicates plays chunks of
+    # chunk_elements // (3·N) rounds, half as many chunks (and half the Python of each chunk's
+    # calls per round) as chunks sized for all 6 would give
+    seen: list[tuple[int, int]] = []
+    real = Bernoulli.losses_block
+
+    def spy(self, t0, n):
+        seen.append((len(self._rngs), n))
+        return real(self, t0, n)
+
+    monkeypatch.setattr(Bernoulli, "losses_block", spy)
+    kw = dict(n_actions=4, horizon=200, replicates=6, checkpoints=[200], chunk_elements=240)
+    one = run_game("hedge", "bernoulli", n_jobs=1, **kw)
+    assert {n for r, n in seen if r == 6} == {240 // (6 * 4)}
+    seen.clear()
+    many = run_game("hedge", "bernoulli", n_jobs=2, **kw)
+    assert blocks_played == [2]
+    assert {r for r, _ in seen} == {3}
+    assert max(n for _, n in seen) == 240 // (3 * 4)
+    _assert_same_run(one, many)
+
+
+def test_the_whole_game_is_checked_and_never_reset(monkeypatch, blocks_played):
+    # the calling thread checks the whole game (config, run id, constants) without resetting
+    # its components: only the blocks' components are reset, each on its own replicates
+    resets: list[int] = []
+    real = Bernoulli.reset
+
+    def spy(self, spec, rngs):
+        resets.append(len(rngs))
+        return real(self, spec, rngs)
+
+    monkeypatch.setattr(Bernoulli, "reset", spy)
+    kw = _game("hedge_bernoulli", 8)
+    one = run_game(n_jobs=1, **kw)
+    assert resets == [8]
+    resets.clear()
+    many = run_game(n_jobs=2, **kw)
+    assert blocks_played == [2]
+    assert sorted(resets) == [4, 4]
+    _assert_same_run(one, many)
 
 
 def test_more_threads_than_replicates(blocks_played):
