@@ -287,6 +287,26 @@ def test_a_failing_block_raises_the_one_thread_error(blocks_played):
     assert "round 37" in str(one.value) and "replicate 5" in str(one.value)
 
 
+class RefusesInReset(Bernoulli):
+    """Refuses every game in ``reset`` (after every check of the game has passed)."""
+
+    def reset(self, spec, rngs):
+        raise ValueError(f"refused {spec.n_replicates} replicates")
+
+
+def test_a_reset_refused_in_the_blocks_raises_the_one_thread_error(blocks_played):
+    # the whole game is only checked on the calling thread: its reset's error comes from the
+    # blocks, and the one-thread replay raises it as the one-thread run does (all 8 replicates)
+    kw = dict(n_actions=3, horizon=50, replicates=8)
+    with pytest.raises(ConfigError) as one:
+        run_game("hedge", RefusesInReset(), n_jobs=1, **kw)
+    with pytest.raises(ConfigError) as many:
+        run_game("hedge", RefusesInReset(), n_jobs=2, **kw)
+    assert blocks_played == [2]
+    assert str(many.value) == str(one.value)
+    assert "reset" in str(one.value) and "refused 8 replicates" in str(one.value)
+
+
 def test_tournament_cells_never_oversubscribe(tmp_path):
     from arena.apps.tournament import Tournament, TournamentConfig
 
