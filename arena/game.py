@@ -446,11 +446,15 @@ def _play_blocks(player, adversary, game, blocks, chunk_elements, progress, whol
     """Play a game's replicate blocks in threads (:mod:`arena.parallel`); return its rows, or
     None if a block failed.
 
-    Each block is a game of its own (:func:`prepare_game` on its replicates, chunks sized for
-    its own replicates), played in its thread; block 0 shows the progress bar. The rows are
+    Each block is a game of its own (:func:`prepare_game` on its replicates), played in its
+    thread in chunks sized for its own replicates where the protocol's rows do not depend on the
+    chunk size (:attr:`~arena.protocol.GameProtocol.chunk_invariant`), else on the whole game's
+    chunk boundaries; block 0 shows the progress bar. The rows are
     assembled from the blocks' snapshots as the one-thread run assembles them
     (:func:`~arena.results.assemble_rows`), with the whole game's constants and replicate ids.
     """
+
+    chunk_replicates = None if whole.protocol.chunk_invariant else whole.spec.n_replicates
 
     def play_block(index, ids, halt):
         block = prepare_game(player, adversary, **{**game, "replicates": ids})
@@ -458,6 +462,7 @@ def _play_blocks(player, adversary, game, blocks, chunk_elements, progress, whol
             block,
             chunk_elements=chunk_elements,
             progress=progress and index == 0,
+            chunk_replicates=chunk_replicates,
             halt=halt,
             limit_blas=False,
         )
@@ -481,14 +486,17 @@ def _play_rounds(
     trace_path: str | Path | None = None,
     chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
     progress: bool = False,
+    chunk_replicates: int | None = None,
     halt: Any = None,
     limit_blas: bool = True,
 ) -> tuple[list[int], list[list[np.ndarray]]]:
     """Play a prepared game's rounds; return the checkpoints and the metrics' values at each.
 
-    ``halt`` (a ``threading.Event``) ends the
-    game at the next chunk once set (another block failed); ``limit_blas`` False leaves the BLAS
-    threads as the caller set them (the split game caps them once, around all its threads).
+    ``chunk_replicates`` sizes the chunks for that many replicates (the block of a split game
+    whose protocol is not chunk-invariant plays the whole game's chunk boundaries); ``halt``
+    (a ``threading.Event``) ends the game at the next chunk once set (another block failed);
+    ``limit_blas`` False leaves the BLAS threads as the caller set them (the split game caps
+    them once, around all its threads).
     """
     spec, active, protocol = game.spec, game.metrics, game.protocol
     for m in active:
@@ -501,7 +509,7 @@ def _play_rounds(
     width = stepper.round_elements or spec.n_actions
     max_chunk = max(
         min(protocol.min_chunk_rounds, chunk_elements),
-        chunk_elements // (spec.n_replicates * width),
+        chunk_elements // ((chunk_replicates or spec.n_replicates) * width),
     )
     checkpoint_set = set(game.grid.tolist())
     snap_t: list[int] = []

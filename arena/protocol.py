@@ -106,6 +106,15 @@ class GameProtocol:
     hosts: ClassVar[frozenset[str]] = frozenset()
     """Protocols of adversaries this protocol also plays, when the player plays this one and not
     the adversary's (the bandit protocol hosts every experts adversary: :func:`game_protocol`)."""
+    chunk_invariant: ClassVar[bool] = False
+    """Whether this protocol's rows are bit-identical for every chunk size (seeding contract:
+    replicate r's rows depend on neither the replicates beside it nor the chunk size). Where it
+    is, a game split over threads (:mod:`arena.parallel`) plays each block in chunks sized for
+    the block's own replicates, fewer chunks and so less Python under the GIL per round;
+    otherwise each block plays the whole game's chunk boundaries. Declare it only where every
+    metric's and component's arithmetic is chunk-free: the OCO family's metrics sum each chunk
+    apart, so their ``loss``, ``regret`` and ``path_length`` differ in the last bits (≤ 6e-14)
+    between chunk sizes."""
     reference_loop: ClassVar[str] = ""
     """``"module:function"`` of the protocol's literal per-round loop (:meth:`reference_play`)."""
     conformance_checks: ClassVar[str] = ""
