@@ -8,10 +8,13 @@ without resetting its components), prepare each block in its thread as a game of
 own clones, reset on its own replicates' streams), play the blocks, and assemble the rows of all
 blocks as the one-thread run assembles them: the rows, the config and the manifest are
 bit-identical to ``n_jobs=1`` (tested in ``tests/arena/engine/test_parallel_replicates.py``).
-Each block sizes its chunks for its own replicates (the chunk bound is per thread, as the cache it
-keeps the chunk in): a 2-block split plays half as many chunks per block as chunks sized for the
-whole game would, so half the Python per round; that the rows do not depend on the chunk size is
-the seeding contract, tested with one-round and other chunks (``tests/arena/engine``).
+Each block plays the whole game's chunk boundaries, so that even a component or metric whose
+arithmetic depends on the chunk size gives the same rows: ``duality_gap`` and the OCO family's
+``loss``, ``regret`` and ``path_length`` do, in the last bits, against the seeding contract. A
+protocol whose rows are chunk-free declares :attr:`arena.protocol.GameProtocol.chunk_invariant`,
+and its blocks size their chunks for their own replicates instead (the chunk bound is then per
+thread): a 2-block split plays half as many chunks per block, so half the Python per round under
+the GIL. No protocol declares it yet.
 
 The threads run at the same time because the hot path releases the GIL: the numba kernels are
 compiled with ``nogil=True`` and numpy's array calls release it themselves. What stays under the

@@ -17,7 +17,7 @@ speedup ``(S + P) / (S + P/2)`` that Amdahl's law gives two cores for them. It c
 GIL-held Python of each chunk as parallel: **wait s**, the blocks' wall time less their CPU
 (summed over blocks), is what they spent waiting for the GIL or, on a busy machine, for a core.
 With ``--gil-share PY_SPY`` (a py-spy executable), each R > 1 row also plays one block alone
-(R/2 replicates, the block's own chunks) under ``py-spy record --gil`` and adds **GIL share**,
+(R/2 replicates, in a block's chunks) under ``py-spy record --gil`` and adds **GIL share**,
 the fraction of that block's time spent holding the GIL, and **GIL-serial implied**, Amdahl's
 speedup with that share of the blocks' CPU counted as serial too (pessimistic: a block's
 GIL-held Python can overlap the other block's compiled code).
@@ -45,7 +45,7 @@ import pandas as pd
 from numba import njit
 
 import arena.game
-from arena.game import run_game
+from arena.game import DEFAULT_CHUNK_ELEMENTS, check_game, run_game
 
 METRICS = {"default": None, "regret only": {"regret": {}}}
 
@@ -154,9 +154,13 @@ def _play_one_block(spec: str) -> None:
 
 
 def gil_share(py_spy: str, kw: dict) -> float:
-    """Fraction of one block's wall time (R/2 replicates played alone, on one thread) during
-    which it held the GIL, sampled by ``py-spy record --gil``."""
+    """Fraction of one block's wall time (R/2 replicates played alone, on one thread, in the
+    chunks the split gives a block) during which it held the GIL, sampled by
+    ``py-spy record --gil``."""
     block = {**kw, "replicates": kw["replicates"] // 2}
+    if not check_game("hedge", "bernoulli", **kw).protocol.chunk_invariant:
+        # the block plays the whole game's chunks: sized for R replicates, not R/2
+        block["chunk_elements"] = DEFAULT_CHUNK_ELEMENTS * block["replicates"] // kw["replicates"]
     with tempfile.TemporaryDirectory() as tmp:
         raw = os.path.join(tmp, "gil.txt")
         child = [sys.executable, __file__, "--one-block", json.dumps(block)]
