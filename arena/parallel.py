@@ -1,7 +1,7 @@
 """One game on every core: a game's replicates split into blocks, each played in its own thread.
 
 Replicate r's rows depend only on (seed, game, cell, r) (architecture: seeding), not on the
-replicates beside it nor on the chunk size; so :func:`arena.game.run_game` can split the
+replicates beside it; so :func:`arena.game.run_game` can split the
 replicates of a game into contiguous blocks, check the whole game once on the calling thread
 (:func:`arena.game.check_game`: every check, the config, the run id and the rows' constants,
 without resetting its components), prepare each block in its thread as a game of its own (its

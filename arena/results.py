@@ -149,8 +149,9 @@ def _tiled_strings(labels: list[str], each: int, times: int):
     """Return a pandas string array of each label repeated ``each`` times, the whole ``times``.
 
     Written straight into Arrow's ``large_string`` buffers (pandas' own storage, so no cast):
-    the text by bytes multiplication, the offsets by one cumulative sum. A constant column of
-    10⁵ rows costs a fraction of a millisecond, where a take over codes and a cast cost ~2 ms.
+    the text by bytes multiplication, the offsets by one cumulative sum. A 30-character
+    constant over 10⁵ rows took 0.4–0.5 ms, against 1.0–1.2 ms for a take over codes and a cast
+    to ``large_string`` (busy 2-core machine).
     """
     encoded = [label.encode() for label in labels]
     data = b"".join(text * each for text in encoded) * times
