@@ -24,6 +24,7 @@ protocol: a protocol module imports the driver, never the reverse.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import math
 import time
@@ -167,7 +168,50 @@ def prepare_game(
 ) -> PreparedGame:
     """Validate the inputs, derive the seeds, clone and reset the components (see :func:`run_game`).
 
-    Every invalid input raises :class:`~arena.errors.ConfigError` here, before any round runs.
+    :func:`check_game` then :func:`reset_game`. Every invalid input raises
+    :class:`~arena.errors.ConfigError` here, before any round runs.
+    """
+    return reset_game(
+        check_game(
+            player,
+            adversary,
+            horizon=horizon,
+            n_actions=n_actions,
+            replicates=replicates,
+            seed=seed,
+            metrics=metrics,
+            checkpoints=checkpoints,
+            per_decade=per_decade,
+            player_params=player_params,
+            adversary_params=adversary_params,
+        )
+    )
+
+
+def check_game(
+    player: Any,
+    adversary: Any,
+    *,
+    horizon: int,
+    n_actions: int | None = None,
+    replicates: int | Iterable[int] = 1,
+    seed: int = 0,
+    metrics: Any = None,
+    checkpoints: Sequence[int] | str | None = None,
+    per_decade: int = 10,
+    player_params: Mapping[str, Any] | None = None,
+    adversary_params: Mapping[str, Any] | None = None,
+) -> PreparedGame:
+    """Validate a game without resetting its components: every check, the config and run id.
+
+    Returns the :class:`~arena.protocol.PreparedGame` of :func:`prepare_game` before
+    :func:`reset_game`: fresh clones not yet ``reset``, metrics not yet attached, no streams.
+    A game split over threads is checked whole this way, once, on the calling thread (its
+    config, run id and rows' constants are the whole game's), and each block then prepares and
+    resets its own replicates in its thread (:mod:`arena.parallel`): the whole game's
+    components are never reset. Every invalid input raises :class:`~arena.errors.ConfigError`
+    here, in the order :func:`prepare_game` raises it; only the errors of ``reset`` itself
+    wait for :func:`reset_game`.
     """
     player = resolve_component("player", player, player_params)
     adversary = resolve_component("adversary", adversary, adversary_params)
@@ -262,29 +306,6 @@ def prepare_game(
     run_id = _digest(canonical_json({k: v for k, v in config.items() if k != "replicates"}), 16)
     cell_id = _digest(cell_key, 12)
     config["run_id"], config["cell"] = run_id, cell_id
-
-    streams = [replicate_streams(seed, game_key, cell_key, int(r)) for r in ids]
-    for kind, comp, rngs in (
-        ("adversary", adversary, [s[0] for s in streams]),
-        ("player", player, [s[2] for s in streams]),
-    ):
-        try:
-            # a component draws its instance here (an adversary's random rotations, a player's
-            # sketch): one BLAS thread, as for the rounds (a multithreaded 100×100 QR on a busy
-            # 2-core machine took 0.7 s against 3 ms with one thread)
-            with blas_threads():
-                comp.reset(spec, rngs)
-        except ArenaError:
-            raise
-        except (ValueError, TypeError, KeyError) as exc:
-            raise ConfigError(describe(kind, comp), "reset", str(exc)) from exc
-        except Exception as exc:  # a plugin's bug: name the component, keep the cause chained
-            raise ArenaError(
-                f"{describe(kind, comp)}: reset failed: {type(exc).__name__}: {exc}"
-            ) from exc
-    for m in active:
-        m.attach(player, adversary)
-
     constants = {
         "run_id": run_id,
         "cell": cell_id,
@@ -306,11 +327,44 @@ def prepare_game(
         skipped,
         grid,
         ids,
-        streams,
+        [],
         config,
         constants,
         footprint,
+        game_key,
     )
+
+
+def reset_game(game: PreparedGame) -> PreparedGame:
+    """Seed and reset a checked game's components and attach its metrics (:func:`check_game`).
+
+    Returns the game ready for its first round, with its replicates' streams. A component whose
+    ``reset`` refuses the game raises :class:`~arena.errors.ConfigError` naming it.
+    """
+    player, adversary, spec, ids = game.player, game.adversary, game.spec, game.ids
+    seed, cell_key = game.config["seed"], game.config["cell_key"]
+    streams = [replicate_streams(seed, game.game_key, cell_key, int(r)) for r in ids]
+    for kind, comp, rngs in (
+        ("adversary", adversary, [s[0] for s in streams]),
+        ("player", player, [s[2] for s in streams]),
+    ):
+        try:
+            # a component draws its instance here (an adversary's random rotations, a player's
+            # sketch): one BLAS thread, as for the rounds (a multithreaded 100×100 QR on a busy
+            # 2-core machine took 0.7 s against 3 ms with one thread)
+            with blas_threads():
+                comp.reset(spec, rngs)
+        except ArenaError:
+            raise
+        except (ValueError, TypeError, KeyError) as exc:
+            raise ConfigError(describe(kind, comp), "reset", str(exc)) from exc
+        except Exception as exc:  # a plugin's bug: name the component, keep the cause chained
+            raise ArenaError(
+                f"{describe(kind, comp)}: reset failed: {type(exc).__name__}: {exc}"
+            ) from exc
+    for m in game.metrics:
+        m.attach(player, adversary)
+    return dataclasses.replace(game, streams=streams)
 
 
 def run_game(
@@ -373,19 +427,17 @@ def run_game(
     """
     started = time.perf_counter()
     check_n_jobs(n_jobs)  # refused before any work, as every other game parameter
-    prepared = prepare_game(player, adversary, **game)
-    blocks, _ = plan_blocks(prepared, n_jobs, tracing=trace_path is not None)
+    checked = check_game(player, adversary, **game)
+    blocks, _ = plan_blocks(checked, n_jobs, tracing=trace_path is not None)
     if len(blocks) > 1:
-        # the whole game was prepared for its checks, config and rows' constants; its reset
-        # components are let go before the blocks reset theirs
-        config, skipped, spec, ids = prepared.config, prepared.skipped, prepared.spec, prepared.ids
-        constants, prepared = prepared.constants, None
-        played = _play_blocks(player, adversary, game, blocks, chunk_elements, progress, spec)
+        # the whole game is only checked (its config, run id and rows' constants); each block
+        # resets its own components in its own thread
+        played = _play_blocks(player, adversary, game, blocks, chunk_elements, progress, checked)
         if played is not None:
-            snap_t, snap_vals, metrics = played
-            rows = assemble_rows(snap_t, snap_vals, metrics, spec, ids, constants)
-            return GameRun(rows, config, skipped, time.perf_counter() - started)
-        prepared = prepare_game(player, adversary, **game)  # a block failed: replay on one thread
+            return GameRun(played, checked.config, checked.skipped, time.perf_counter() - started)
+        # a block failed: the game is replayed on one thread for the one-thread error (the
+        # checked game's own components were never reset nor played)
+    prepared = reset_game(checked)
     snap_t, snap_vals = _play_rounds(
         prepared, trace_path=trace_path, chunk_elements=chunk_elements, progress=progress
     )
@@ -395,13 +447,19 @@ def run_game(
     return GameRun(rows, prepared.config, prepared.skipped, time.perf_counter() - started)
 
 
-def _play_blocks(player, adversary, game, blocks, chunk_elements, progress, spec):
-    """Play a game's replicate blocks in threads (:mod:`arena.parallel`); return the checkpoints,
-    the metrics' values of all replicates in order and block 0's metrics, or None if one failed.
+def _play_blocks(player, adversary, game, blocks, chunk_elements, progress, whole):
+    """Play a game's replicate blocks in threads (:mod:`arena.parallel`); return its rows, or
+    None if a block failed.
 
-    Each block is a game of its own (:func:`prepare_game` on its replicates), played on the
-    whole game's chunk boundaries; block 0 shows the progress bar.
+    Each block is a game of its own (:func:`prepare_game` on its replicates), played in its
+    thread in chunks sized for its own replicates where the protocol's rows do not depend on the
+    chunk size (:attr:`~arena.protocol.GameProtocol.chunk_invariant`), else on the whole game's
+    chunk boundaries; block 0 shows the progress bar. The rows are
+    assembled from the blocks' snapshots as the one-thread run assembles them
+    (:func:`~arena.results.assemble_rows`), with the whole game's constants and replicate ids.
     """
+
+    chunk_replicates = None if whole.protocol.chunk_invariant else whole.spec.n_replicates
 
     def play_block(index, ids, halt):
         block = prepare_game(player, adversary, **{**game, "replicates": ids})
@@ -409,7 +467,7 @@ def _play_blocks(player, adversary, game, blocks, chunk_elements, progress, spec
             block,
             chunk_elements=chunk_elements,
             progress=progress and index == 0,
-            chunk_replicates=spec.n_replicates,
+            chunk_replicates=chunk_replicates,
             halt=halt,
             limit_blas=False,
         )
@@ -424,7 +482,7 @@ def _play_blocks(player, adversary, game, blocks, chunk_elements, progress, spec
         [np.concatenate([b[1][s][m] for b in played], axis=0) for m in range(len(metrics))]
         for s in range(len(snap_t))
     ]
-    return snap_t, snap_vals, metrics
+    return assemble_rows(snap_t, snap_vals, metrics, whole.spec, whole.ids, whole.constants)
 
 
 def _play_rounds(
@@ -439,10 +497,11 @@ def _play_rounds(
 ) -> tuple[list[int], list[list[np.ndarray]]]:
     """Play a prepared game's rounds; return the checkpoints and the metrics' values at each.
 
-    ``chunk_replicates`` sizes the chunks for that many replicates (a block of a split game is
-    played on the whole game's chunk boundaries); ``halt`` (a ``threading.Event``) ends the
-    game at the next chunk once set (another block failed); ``limit_blas`` False leaves the BLAS
-    threads as the caller set them (the split game caps them once, around all its threads).
+    ``chunk_replicates`` sizes the chunks for that many replicates (the block of a split game
+    whose protocol is not chunk-invariant plays the whole game's chunk boundaries); ``halt``
+    (a ``threading.Event``) ends the game at the next chunk once set (another block failed);
+    ``limit_blas`` False leaves the BLAS threads as the caller set them (the split game caps
+    them once, around all its threads).
     """
     spec, active, protocol = game.spec, game.metrics, game.protocol
     for m in active:

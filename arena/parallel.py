@@ -1,18 +1,26 @@
 """One game on every core: a game's replicates split into blocks, each played in its own thread.
 
 Replicate r's rows depend only on (seed, game, cell, r) (architecture: seeding), not on the
-replicates beside it nor on the chunk size; so :func:`arena.game.run_game` can split the
-replicates of a game into contiguous blocks, prepare each block as a game of its own (its own
-clones, reset on its own replicates' streams), play the blocks in threads, and assemble the rows
-of all blocks as the one-thread run assembles them: the rows, the config and the manifest are
+replicates beside it; so :func:`arena.game.run_game` can split the
+replicates of a game into contiguous blocks, check the whole game once on the calling thread
+(:func:`arena.game.check_game`: every check, the config, the run id and the rows' constants,
+without resetting its components), prepare each block in its thread as a game of its own (its
+own clones, reset on its own replicates' streams), play the blocks, and assemble the rows of all
+blocks as the one-thread run assembles them: the rows, the config and the manifest are
 bit-identical to ``n_jobs=1`` (tested in ``tests/arena/engine/test_parallel_replicates.py``).
-Every block is played on the whole game's chunk boundaries, so even a component whose arithmetic
-did depend on the chunk size would give the same rows.
+Each block plays the whole game's chunk boundaries, so that even a component or metric whose
+arithmetic depends on the chunk size gives the same rows: ``duality_gap`` and the OCO family's
+``loss``, ``regret`` and ``path_length`` do, in the last bits, against the seeding contract. A
+protocol whose rows are chunk-free declares :attr:`arena.protocol.GameProtocol.chunk_invariant`,
+and its blocks size their chunks for their own replicates instead (the chunk bound is then per
+thread): a 2-block split plays half as many chunks per block, so half the Python per round under
+the GIL. No protocol declares it yet.
 
 The threads run at the same time because the hot path releases the GIL: the numba kernels are
 compiled with ``nogil=True`` and numpy's array calls release it themselves. What stays under the
-GIL is the Python of each chunk (a few calls per chunk and block), which is why a game is split
-only where there is work to share (:data:`AUTO_MIN_ELEMENTS`).
+GIL is the Python of each chunk (the per-replicate stream calls of an oblivious adversary and of
+the action uniforms, the validation, one call per metric), which is why a game is split only
+where there is work to share (:data:`AUTO_MIN_ELEMENTS`).
 
 ``n_jobs`` is not part of a game's identity: it changes neither the run id, the cell key, the
 config nor any row. The knob, :func:`check_n_jobs`: ``None`` (default) or ``"auto"`` reads
@@ -57,8 +65,9 @@ it to 1 in its workers, as the tournament's executors do through ``n_jobs``."""
 AUTO_MIN_ELEMENTS = 2**24
 """Least R·N·T (replicates × actions or dimension × rounds) that ``n_jobs="auto"`` splits: about
 0.2 s of one core at the experts kernels' 10⁸ element-rounds per second, against what a split
-adds: the threads and one more preparation of the game (measured 25–35 ms at N = 10–1000,
-R = 64 on a busy 2-core machine; explicit ``n_jobs=2`` on a 0.03 s game doubled its time)."""
+adds: the threads, each block's own preparation and the whole game's checks (measured 25–35 ms
+at N = 10–1000, R = 64 on a busy 2-core machine when the whole game was also reset; explicit
+``n_jobs=2`` on a 0.03 s game doubled its time)."""
 
 
 MIN_BLOCK = 2

@@ -56,6 +56,11 @@ class PreparedGame:
         Values of the constant columns of the tidy rows.
     footprint : Footprint
         The estimated memory and work of the whole game (:func:`~arena.resources.check_resources`).
+    game_key : str
+        The game's identity without the player (the key of its replicates' streams).
+
+    A game only checked (:func:`arena.game.check_game`) has the same attributes, but its
+    components are not yet reset, its metrics not attached and its ``streams`` empty.
     """
 
     protocol: GameProtocol
@@ -70,6 +75,7 @@ class PreparedGame:
     config: dict
     constants: dict
     footprint: Footprint = NEGLIGIBLE
+    game_key: str = ""
 
     @property
     def action_rngs(self) -> list[np.random.Generator]:
@@ -100,6 +106,15 @@ class GameProtocol:
     hosts: ClassVar[frozenset[str]] = frozenset()
     """Protocols of adversaries this protocol also plays, when the player plays this one and not
     the adversary's (the bandit protocol hosts every experts adversary: :func:`game_protocol`)."""
+    chunk_invariant: ClassVar[bool] = False
+    """Whether this protocol's rows are bit-identical for every chunk size (seeding contract:
+    replicate r's rows depend on neither the replicates beside it nor the chunk size). Where it
+    is, a game split over threads (:mod:`arena.parallel`) plays each block in chunks sized for
+    the block's own replicates, fewer chunks and so less Python under the GIL per round;
+    otherwise each block plays the whole game's chunk boundaries. Declare it only where every
+    metric's and component's arithmetic is chunk-free: the OCO family's metrics sum each chunk
+    apart, so their ``loss``, ``regret`` and ``path_length`` differ in the last bits (≤ 6e-14)
+    between chunk sizes."""
     reference_loop: ClassVar[str] = ""
     """``"module:function"`` of the protocol's literal per-round loop (:meth:`reference_play`)."""
     conformance_checks: ClassVar[str] = ""

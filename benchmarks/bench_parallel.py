@@ -8,17 +8,34 @@ GIL on one and two threads in the same alternation: its ratio, the "ceiling", is
 machine itself gave two threads while that row ran (about 2 on two idle cores, less on a machine
 shared with other work); and, for R = 64, the game's two halves played at once in two warm
 processes, which no GIL limits: threads that keep up with processes lose nothing to the GIL.
+
+Three more columns say what the ``n_jobs=2`` run itself spent, in CPU seconds, which a busy
+machine disturbs far less than wall time: **serial s**, the calling thread's CPU (checking the
+whole game, planning the blocks, concatenating their snapshots, assembling the rows), **parallel
+s**, the blocks' threads' CPU summed (each block's preparation and rounds), and the **implied**
+speedup ``(S + P) / (S + P/2)`` that Amdahl's law gives two cores for them. It counts the
+GIL-held Python of each chunk as parallel: **wait s**, the blocks' wall time less their CPU
+(summed over blocks), is what they spent waiting for the GIL or, on a busy machine, for a core.
+With ``--gil-share PY_SPY`` (a py-spy executable), each R > 1 row also plays one block alone
+(R/2 replicates, in a block's chunks) under ``py-spy record --gil`` and adds **GIL share**,
+the fraction of that block's time spent holding the GIL, and **GIL-serial implied**, Amdahl's
+speedup with that share of the blocks' CPU counted as serial too (pessimistic: a block's
+GIL-held Python can overlap the other block's compiled code).
 Prints a Markdown table (see benchmarks/README.md).
 
     .venv/bin/python benchmarks/bench_parallel.py [--repeats 3] [--quick]
-        [--metrics default|"regret only"|both] [--replicates 1 64]
+        [--metrics default|"regret only"|both] [--replicates 1 64] [--gil-share py-spy]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -27,15 +44,16 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
-from arena.game import run_game
+import arena.game
+from arena.game import DEFAULT_CHUNK_ELEMENTS, check_game, run_game
 
 METRICS = {"default": None, "regret only": {"regret": {}}}
 
 
 def elements(r: int, metrics: str, quick: bool) -> int:
     """R·N·T of one timed game: a few seconds of one core for R = 64, so that what stays serial
-    (preparing the whole game, assembling its rows: about 0.1 s at R = 64) is small against the
-    rounds; less for R = 1, which is never split."""
+    (checking the whole game, assembling its rows: 4–19 ms of CPU at R = 64) is small against
+    the rounds; less for R = 1, which is never split."""
     base = 8 * 10**7 if metrics == "default" else 2 * 10**8
     if r == 1:
         base //= 16
@@ -80,13 +98,92 @@ def timed(kw: dict, n_jobs: int) -> float:
     return time.perf_counter() - started
 
 
+def split_cpu(kw: dict) -> tuple[float, float, float]:
+    """Play the game with ``n_jobs=2``; return the calling thread's CPU seconds, the blocks'
+    threads' CPU seconds (summed) and their wall seconds less their CPU (summed).
+
+    The blocks are timed from inside their threads (``time.thread_time``) by wrapping the
+    driver's :func:`arena.parallel.run_blocks` for this one call.
+    """
+    blocks: list[tuple[float, float]] = []
+    real = arena.game.run_blocks
+
+    def timed_blocks(ids, play_block):
+        def play(index, block_ids, halt):
+            cpu, wall = time.thread_time(), time.perf_counter()
+            try:
+                return play_block(index, block_ids, halt)
+            finally:
+                blocks.append((time.thread_time() - cpu, time.perf_counter() - wall))
+
+        return real(ids, play)
+
+    arena.game.run_blocks = timed_blocks
+    try:
+        cpu = time.thread_time()
+        run_game("hedge", "bernoulli", n_jobs=2, **kw)
+        serial = time.thread_time() - cpu
+    finally:
+        arena.game.run_blocks = real
+    assert len(blocks) == 2, "the game was not split"
+    return serial, sum(c for c, _ in blocks), sum(w - c for c, w in blocks)
+
+
+GIL_RATE = 200
+"""py-spy's samples per second for ``--gil-share``."""
+
+
+def _timed_block(kw: dict) -> float:
+    started = time.perf_counter()
+    run_game("hedge", "bernoulli", n_jobs=1, **kw)
+    return time.perf_counter() - started
+
+
+def _play_one_block(spec: str) -> None:
+    """Child of :func:`gil_share`: warm up, then play the block in :func:`_timed_block` on a
+    thread of its own, as a split game's block is played (a thread allocates from its own
+    malloc arena, which returns freed chunks to the system less often than the main thread's),
+    and print its wall seconds."""
+    kw = json.loads(spec)
+    run_game("hedge", "bernoulli", n_jobs=1, **{**kw, "horizon": 50})
+    wall: list[float] = []
+    block = threading.Thread(target=lambda: wall.append(_timed_block(kw)))
+    block.start()
+    block.join()
+    print("block wall", wall[0])
+
+
+def gil_share(py_spy: str, kw: dict) -> float:
+    """Fraction of one block's wall time (R/2 replicates played alone, on one thread, in the
+    chunks the split gives a block) during which it held the GIL, sampled by
+    ``py-spy record --gil``."""
+    block = {**kw, "replicates": kw["replicates"] // 2}
+    if not check_game("hedge", "bernoulli", **kw).protocol.chunk_invariant:
+        # the block plays the whole game's chunks: sized for R replicates, not R/2
+        block["chunk_elements"] = DEFAULT_CHUNK_ELEMENTS * block["replicates"] // kw["replicates"]
+    with tempfile.TemporaryDirectory() as tmp:
+        raw = os.path.join(tmp, "gil.txt")
+        child = [sys.executable, __file__, "--one-block", json.dumps(block)]
+        command = [py_spy, "record", "--gil", "-r", str(GIL_RATE), "-f", "raw", "-o", raw, "--"]
+        out = subprocess.run(command + child, capture_output=True, text=True, check=True)
+        wall = next(float(w.split()[-1]) for w in out.stdout.splitlines() if "block wall" in w)
+        with open(raw) as lines:
+            held = sum(int(line.rsplit(" ", 1)[1]) for line in lines if "_timed_block (" in line)
+    return held / GIL_RATE / wall
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--metrics", choices=[*METRICS, "both"], default="both")
     parser.add_argument("--replicates", type=int, nargs="+", default=[1, 64])
+    parser.add_argument("--gil-share", metavar="PY_SPY", help="py-spy executable (optional)")
+    parser.add_argument("--one-block", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.one_block:
+        _play_one_block(args.one_block)
+        return
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     print(
         f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.processor() or ''} "
@@ -97,9 +194,10 @@ def main() -> None:
     print()
     print(
         "| N | R | metrics | T | n_jobs=1 s | n_jobs=2 s | speedup | 2 processes | ceiling | "
-        "M updates/s (1 → 2) |"
+        "M updates/s (1 → 2) | serial s | parallel s | implied | wait s |"
+        + (" GIL share | GIL-serial implied |" if args.gil_share else "")
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---" * (16 if args.gil_share else 14) + "|")
     for metrics in METRICS if args.metrics == "both" else [args.metrics]:
         for n in (10, 100, 1000):
             for r in args.replicates:
@@ -113,19 +211,35 @@ def main() -> None:
                     timed_processes(pool, small)  # the workers load the kernels
                 best = {1: float("inf"), 2: float("inf"), "p": float("inf")}
                 spin = {1: float("inf"), 2: float("inf")}
+                cpu = [float("inf")] * 3  # serial, parallel, wait: each its least over repeats
                 for _ in range(args.repeats):
                     for jobs in (1, 2):
                         best[jobs] = min(best[jobs], timed(kw, jobs))
                         spin[jobs] = min(spin[jobs], spin_time(jobs))
                     if r > 1:
                         best["p"] = min(best["p"], timed_processes(pool, kw))
+                        cpu = [min(a, b) for a, b in zip(cpu, split_cpu(kw), strict=True)]
                 work = n * r * horizon / 1e6
+                serial, parallel, wait = cpu
+                cpu_columns = (
+                    "– | – | – | –"
+                    if r == 1
+                    else f"{serial:.3f} | {parallel:.3f} | "
+                    f"{(serial + parallel) / (serial + parallel / 2):.2f}× | {wait:.3f}"
+                )
+                if args.gil_share:
+                    if r == 1:
+                        cpu_columns += " | – | –"
+                    else:
+                        held = gil_share(args.gil_share, kw) * parallel
+                        bound = (serial + parallel) / (serial + held + (parallel - held) / 2)
+                        cpu_columns += f" | {held / parallel:.2f} | {bound:.2f}×"
                 print(
                     f"| {n} | {r} | {metrics} | {horizon} | {best[1]:.3f} | {best[2]:.3f} | "
                     f"{best[1] / best[2]:.2f}× | "
                     f"{'–' if r == 1 else format(best[1] / best['p'], '.2f') + '×'} | "
                     f"{spin[1] / spin[2]:.2f}× | "
-                    f"{work / best[1]:.0f} → {work / best[2]:.0f} |",
+                    f"{work / best[1]:.0f} → {work / best[2]:.0f} | {cpu_columns} |",
                     flush=True,
                 )
     pool.shutdown()

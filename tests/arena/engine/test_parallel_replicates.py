@@ -20,8 +20,9 @@ import arena.game
 import arena.parallel
 from arena import ConfigError, GameError
 from arena.adversaries.stochastic import Bernoulli
-from arena.game import prepare_game, run_game
+from arena.game import check_game, prepare_game, run_game
 from arena.parallel import N_JOBS_VARIABLE, check_n_jobs, plan_blocks
+from arena.protocol import protocol_for
 
 # (player, player_params, adversary, adversary_params, n_actions, horizon)
 GAMES = {
@@ -115,16 +116,117 @@ def test_rows_are_bit_identical(name, replicates, blocks_played):
     _assert_same_run(one, many)
 
 
+EXPERTS_FAMILY = ("experts", "bandit")
+
+
+@pytest.fixture
+def chunk_invariant_experts(monkeypatch):
+    """Declare the experts and bandit protocols chunk-invariant (as their classes may), so that
+    a split game's blocks size their own chunks."""
+    for name in EXPERTS_FAMILY:
+        monkeypatch.setattr(type(protocol_for(name)), "chunk_invariant", True)
+
+
+CHUNK_DEPENDENT = {
+    "hedge_matrix_game": "duality_gap",
+    "ogd_random_linear": "loss",
+    "perceptron_separable": "loss",
+}
+"""Games whose rows differ in the last bits between chunk sizes (a known breach of the seeding
+contract, not of the split): their metrics sum each chunk apart. No protocol declares
+``chunk_invariant`` while one of its metrics does so; these games keep the whole game's chunk
+boundaries in every block, and their split stays bit-identical."""
+
+
+@pytest.mark.parametrize("chunk_elements", [150, 6400])
+@pytest.mark.parametrize("name", [name for name in GAMES if name not in CHUNK_DEPENDENT])
+def test_blocks_chunked_otherwise_than_one_thread_give_the_same_rows(
+    name, chunk_elements, chunk_invariant_experts, blocks_played
+):
+    # a block of a chunk-invariant protocol sizes its chunks for its own replicates (3 and 2 of
+    # 5), so its chunk boundaries differ from the one-thread run's: 150 elements gives experts
+    # and bandit games chunks of a few rounds (6, 10 and 15 at N = 5), 6400 gives the OCO
+    # family's 64-wide rounds chunks of 20 rounds; the other protocols keep the whole game's
+    kw = _game(name, 5, chunk_elements=chunk_elements)
+    one = run_game(n_jobs=1, **kw)
+    many = run_game(n_jobs=2, **kw)
+    assert blocks_played == [2]
+    _assert_same_run(one, many)
+
+
+@pytest.mark.parametrize("name", list(CHUNK_DEPENDENT))
+def test_chunk_dependent_games_keep_the_whole_games_chunks(name, blocks_played):
+    # their rows depend on the chunk size (≤ 1e-13), so no protocol declares chunk_invariant
+    # yet, and their blocks play the one-thread run's chunks: the split stays bit-identical
+    kw = _game(name, 5)
+    fine = run_game(n_jobs=1, chunk_elements=150, **kw)
+    coarse = run_game(n_jobs=1, chunk_elements=10**7, **kw).rows
+    differ = fine.rows.value.to_numpy() != coarse.value.to_numpy()
+    assert CHUNK_DEPENDENT[name] in set(fine.rows.metric[differ])
+    np.testing.assert_allclose(fine.rows.value, coarse.value, rtol=0, atol=1e-12)
+    assert not check_game(**kw).protocol.chunk_invariant
+    _assert_same_run(fine, run_game(n_jobs=2, chunk_elements=150, **kw))
+    assert blocks_played == [2]
+
+
 @pytest.mark.parametrize("name", ["hedge_bernoulli", "fixed_share_greedy", "exp3_bernoulli"])
-def test_uneven_blocks_explicit_ids_and_the_whole_games_chunks(name, blocks_played):
+def test_uneven_blocks_explicit_ids_and_chunks_of_a_few_rounds(name, blocks_played):
     # explicit global ids in no particular order, three uneven blocks, chunks of a few rounds
-    # (sized for all 7 replicates, not for a block's 2 or 3)
+    # (each block's sized for its own 2 or 3 replicates: not the one-thread run's boundaries)
     kw = _game(name, [9, 2, 40, 5, 0, 63, 17], chunk_elements=200)
     one = run_game(n_jobs=1, **kw)
     many = run_game(n_jobs=3, **kw)
     assert blocks_played == [3]
     _assert_same_run(one, many)
     assert many.rows.replicate.unique().tolist() == [9, 2, 40, 5, 0, 63, 17]
+
+
+@pytest.mark.parametrize("invariant", [True, False])
+def test_each_block_sizes_its_chunks_for_its_own_replicates(invariant, monkeypatch, blocks_played):
+    # the chunk bound is per thread: a block of 3 replicates of a chunk-invariant protocol plays
+    # chunks of chunk_elements // (3·N) rounds, half as many chunks (and half the Python of
+    # each chunk's calls per round) as chunks sized for all 6 would give; a protocol that is not
+    # plays the whole game's chunks
+    for name in EXPERTS_FAMILY:
+        monkeypatch.setattr(type(protocol_for(name)), "chunk_invariant", invariant)
+    seen: list[tuple[int, int]] = []
+    real = Bernoulli.losses_block
+
+    def spy(self, t0, n):
+        seen.append((len(self._rngs), n))
+        return real(self, t0, n)
+
+    monkeypatch.setattr(Bernoulli, "losses_block", spy)
+    kw = dict(n_actions=4, horizon=200, replicates=6, checkpoints=[200], chunk_elements=240)
+    one = run_game("hedge", "bernoulli", n_jobs=1, **kw)
+    assert {n for r, n in seen if r == 6} == {240 // (6 * 4)}
+    seen.clear()
+    many = run_game("hedge", "bernoulli", n_jobs=2, **kw)
+    assert blocks_played == [2]
+    assert {r for r, _ in seen} == {3}
+    assert max(n for _, n in seen) == 240 // ((3 if invariant else 6) * 4)
+    _assert_same_run(one, many)
+
+
+def test_the_whole_game_is_checked_and_never_reset(monkeypatch, blocks_played):
+    # the calling thread checks the whole game (config, run id, constants) without resetting
+    # its components: only the blocks' components are reset, each on its own replicates
+    resets: list[int] = []
+    real = Bernoulli.reset
+
+    def spy(self, spec, rngs):
+        resets.append(len(rngs))
+        return real(self, spec, rngs)
+
+    monkeypatch.setattr(Bernoulli, "reset", spy)
+    kw = _game("hedge_bernoulli", 8)
+    one = run_game(n_jobs=1, **kw)
+    assert resets == [8]
+    resets.clear()
+    many = run_game(n_jobs=2, **kw)
+    assert blocks_played == [2]
+    assert sorted(resets) == [4, 4]
+    _assert_same_run(one, many)
 
 
 def test_more_threads_than_replicates(blocks_played):
@@ -241,6 +343,26 @@ def test_a_failing_block_raises_the_one_thread_error(blocks_played):
     assert blocks_played == [2]
     assert str(many.value) == str(one.value)
     assert "round 37" in str(one.value) and "replicate 5" in str(one.value)
+
+
+class RefusesInReset(Bernoulli):
+    """Refuses every game in ``reset`` (after every check of the game has passed)."""
+
+    def reset(self, spec, rngs):
+        raise ValueError(f"refused {spec.n_replicates} replicates")
+
+
+def test_a_reset_refused_in_the_blocks_raises_the_one_thread_error(blocks_played):
+    # the whole game is only checked on the calling thread: its reset's error comes from the
+    # blocks, and the one-thread replay raises it as the one-thread run does (all 8 replicates)
+    kw = dict(n_actions=3, horizon=50, replicates=8)
+    with pytest.raises(ConfigError) as one:
+        run_game("hedge", RefusesInReset(), n_jobs=1, **kw)
+    with pytest.raises(ConfigError) as many:
+        run_game("hedge", RefusesInReset(), n_jobs=2, **kw)
+    assert blocks_played == [2]
+    assert str(many.value) == str(one.value)
+    assert "reset" in str(one.value) and "refused 8 replicates" in str(one.value)
 
 
 def test_tournament_cells_never_oversubscribe(tmp_path):
