@@ -80,8 +80,9 @@ test-wheel: $(STAMP)
 	test -s run/results.parquet && test -s tour/manifest.json && test -s reports/wheel/report.md; \
 	echo "wheel: installed beside top-level players/adversaries/weak_learners of another distribution, played a game, a tournament and a report outside the repository"
 
+# While working: the test step alone, on every core, stopping at the first failure.
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "not slow" tests
+	$(PY) -m pytest -q -n auto -m "not slow" -x tests
 
 LINTED := arena tests benchmarks examples
 

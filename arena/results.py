@@ -769,6 +769,8 @@ def manifest(run: GameRun, extra: dict[str, Any] | None = None) -> dict[str, Any
         "versions": package_versions(),
         "components": component_sources(run.config),
         "git_revision": git_revision(),
+        # a wheel install has no git revision: the package's version says which code ran
+        "arena_version": package_versions()["regret-arena"],
         **(extra or {}),
     }
 

@@ -343,14 +343,20 @@ def _expand(kind: str, entry: Any) -> list[tuple[str, dict[str, Any]]]:
 
 
 def run_cell(
-    cell: Cell, config: TournamentConfig, progress: bool = False, n_jobs: int | None = None
+    cell: Cell,
+    config: TournamentConfig,
+    progress: bool = False,
+    n_jobs: int | None = None,
+    executor: str = "serial",
 ) -> dict[str, Any]:
     """Play one cell and return its rows and manifest, or its error (never raises).
 
     Runs in the coordinating process or in a worker (process pool, Dask); the coordinator writes
     the files, so workers need no shared file system. ``n_jobs`` is the threads the cell's game
     may use (:mod:`arena.parallel`; None: the game's default), which the executors set from the
-    cores each worker owns (:meth:`Tournament.cell_threads`); it changes no row.
+    cores each worker owns (:meth:`Tournament.cell_threads`); it changes no row. The manifest
+    records where the cell ran (:func:`where_it_ran`: the executor, host, process and, under
+    Dask, the worker's address).
     """
     from arena.game import run_game
 
@@ -378,7 +384,39 @@ def run_cell(
             "traceback": traceback.format_exc(),
             "wall_time_s": time.perf_counter() - started,
         }
-    return {"ok": True, "rows": run.rows, "manifest": manifest(run, {"tournament_cell": cell.id})}
+    ran = {"tournament_cell": cell.id, "executor": where_it_ran(executor, n_jobs)}
+    return {"ok": True, "rows": run.rows, "manifest": manifest(run, ran)}
+
+
+def where_it_ran(executor: str, n_jobs: int | None) -> dict[str, Any]:
+    """Where a cell was played: ``{"kind", "host", "pid", "threads", "worker"}``.
+
+    ``kind`` is the tournament's executor (``serial``, ``local``, ``dask``); ``worker`` the Dask
+    worker's address when the cell ran in one, else None. A manifest carries it so that a cell
+    whose numbers look odd can be traced to the machine that computed it.
+
+    Examples
+    --------
+    >>> sorted(where_it_ran("serial", 1))
+    ['host', 'kind', 'pid', 'threads', 'worker']
+    """
+    import socket
+
+    worker = None
+    if executor == "dask":
+        try:
+            from distributed import get_worker
+
+            worker = str(get_worker().address)
+        except (ImportError, ValueError):  # not inside a Dask worker (e.g. the coordinator)
+            worker = None
+    return {
+        "kind": executor,
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "threads": n_jobs,
+        "worker": worker,
+    }
 
 
 # ----------------------------------------------------------------------------------------------
@@ -675,8 +713,7 @@ class Tournament:
             single = self.progress and len(todo) == 1
             threads = self.cell_threads(1)
             cells = (
-                (cell, run_cell(cell, self.config, progress=single, n_jobs=threads))
-                for cell in todo
+                (cell, run_cell(cell, self.config, single, threads, self.executor)) for cell in todo
             )
         elif self.executor == "local":
             cells = self._execute_processes(todo)
@@ -710,7 +747,8 @@ class Tournament:
             # terminal's Ctrl-C (sent to the whole process group) reaches the coordinator only
             with _sigint_ignored():
                 pending = {
-                    pool.submit(run_cell, cell, self.config, False, threads): cell for cell in todo
+                    pool.submit(run_cell, cell, self.config, False, threads, "local"): cell
+                    for cell in todo
                 }
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -754,7 +792,14 @@ class Tournament:
         try:
             futures = {
                 client.submit(
-                    run_cell, cell, self.config, False, threads, pure=False, key=f"cell-{cell.id}"
+                    run_cell,
+                    cell,
+                    self.config,
+                    False,
+                    threads,
+                    "dask",
+                    pure=False,
+                    key=f"cell-{cell.id}",
                 ): cell
                 for cell in todo
             }

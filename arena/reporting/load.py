@@ -542,7 +542,7 @@ def _cells_table(df: pd.DataFrame, manifests: list[tuple[Path, dict]], root: Pat
         wall = m.get("wall_time_s")
         if isinstance(wall, int | float) and math.isfinite(wall):
             entry["wall_time_s"] += float(wall)  # replicate blocks of one cell add up
-        entry["git_revision"] = entry["git_revision"] or m.get("git_revision")
+        entry["git_revision"] = entry["git_revision"] or source_revision(m)
         entry["versions"] = entry["versions"] or m.get("versions")
         entry["manifest"].append(str(path.relative_to(root)))
         if "tournament_cell" in m:
@@ -560,3 +560,20 @@ def _cells_table(df: pd.DataFrame, manifests: list[tuple[Path, dict]], root: Pat
     ]
     cells["manifest"] = [", ".join(info.get(r, {}).get("manifest", [])) for r in cells.run_id]
     return cells.sort_values(["game_label", "player_label", "seed"]).reset_index(drop=True)
+
+
+def source_revision(manifest: dict[str, Any]) -> str | None:
+    """Which code computed a manifest's numbers: its git revision, or, for an installed wheel
+    (no git), the package's version (``regret-arena 0.1.0``); None when it records neither.
+
+    Examples
+    --------
+    >>> source_revision({"git_revision": None, "arena_version": "0.1.0"})
+    'regret-arena 0.1.0'
+    >>> source_revision({"git_revision": "abc123"})
+    'abc123'
+    """
+    if manifest.get("git_revision"):
+        return str(manifest["git_revision"])
+    version = manifest.get("arena_version") or (manifest.get("versions") or {}).get("regret-arena")
+    return f"regret-arena {version}" if version and version != "not installed" else None

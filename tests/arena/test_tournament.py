@@ -89,6 +89,13 @@ def test_executors_give_identical_rows(tmp_path):
         frames[executor] = load_parts(tmp_path / executor)
     pd.testing.assert_frame_equal(frames["serial"], frames["local"], check_exact=True)
     pd.testing.assert_frame_equal(frames["serial"], frames["dask"], check_exact=True)
+    # each cell's manifest says where it ran (issue 35): the executor, and under Dask the worker
+    for executor in ("serial", "local", "dask"):
+        for part in sorted((tmp_path / executor / "parts").glob("manifest-*.json")):
+            ran = json.loads(part.read_text())["executor"]
+            assert ran["kind"] == executor and ran["host"] and ran["pid"] > 0
+            assert (ran["worker"] or "").startswith("tcp://") == (executor == "dask"), ran
+            assert json.loads(part.read_text())["arena_version"]
 
 
 def test_failing_cell_is_recorded_and_the_rest_goes_on(tmp_path, monkeypatch):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from arena.reporting.load import source_revision
 from arena.reporting.render import Block, Details, Para, Table, code
 from arena.reporting.sections.context import RUN_DIR, ReportContext, Section
 from arena.reporting.sections.formatting import num
@@ -57,7 +58,7 @@ def provenance(ctx: ReportContext) -> Section:
         ctx.run_blocks.append(
             Para(
                 f"Tournament {code(t.get('name', '?'))}: git revision "
-                f"{code(t.get('git_revision') or 'unknown')}."
+                f"{code(source_revision(t) or 'unknown')}."
             )
         )
         blocks.append(
