@@ -234,9 +234,30 @@ def _row_keys(*columns: np.ndarray) -> np.ndarray:
     return block.view(np.dtype((np.void, block.shape[1] * 8))).ravel()
 
 
+def _lattice_keys(xc: np.ndarray, base: int) -> np.ndarray:
+    """Return one int64 per row of the canonical losses ``xc`` (entries in ``[0, base)``), or
+    the opaque row keys when ``base^N`` does not fit in 63 bits."""
+    n_actions = xc.shape[1]
+    if n_actions * math.log2(base) >= 62:
+        return _row_keys(xc)
+    key = np.zeros(len(xc), dtype=np.int64)
+    for i in range(n_actions):
+        key = key * base + xc[:, i]
+    return key
+
+
 def _dedupe(keys: np.ndarray, gains: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Return ``(reps, group)``: one index per distinct key (the one of largest gain) and the
     group of every index (its representative's position in ``reps``)."""
+    if keys.dtype == np.int64:
+        order = np.lexsort((-gains, keys))  # by key, the largest gain first within a key
+        sorted_keys = keys[order]
+        new = np.empty(len(order), dtype=bool)
+        new[:1] = True
+        np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=new[1:])
+        group = np.empty(len(order), dtype=np.int64)
+        group[order] = np.cumsum(new) - 1
+        return order[new], group
     order = np.argsort(-gains, kind="stable")
     # np.unique with return_index sorts stably: the first of each key in ``order`` has the
     # largest gain
@@ -345,6 +366,7 @@ def exact_worst_case(
     moves_i = np.rint(moves_f * q).astype(np.int64)  # the same in units of 1/q
     n_moves = len(idx)
     step_max = float(values[-1] - values[0])  # the most one round adds to the regret
+    base = q * horizon + 1  # x − min x lies in [0, qT]
 
     x = np.zeros((1, n_actions), dtype=np.int64)
     g = np.zeros(1)
@@ -373,7 +395,7 @@ def exact_worst_case(
             if pruned:
                 xc, gc, par, mv = xc[keep], gc[keep], par[keep], mv[keep]
         if shift_only and not verify:
-            reps, _ = _dedupe(_row_keys(xc), gc)
+            reps, _ = _dedupe(_lattice_keys(xc, base), gc)
             batch.fork(par[reps])
             batch.update(moves_f[mv[reps]])
         else:
@@ -385,7 +407,7 @@ def exact_worst_case(
                     [xr.tobytes() + e for xr, e in zip(xc, extra, strict=True)], dtype=object
                 )
             else:
-                keys = _row_keys(xc) if extra is None else _row_keys(xc, extra)
+                keys = _lattice_keys(xc, base) if extra is None else _row_keys(xc, extra)
             reps, group = _dedupe(keys, gc)
             if verify and t + 1 < horizon:
                 p_next = batch.predict()
