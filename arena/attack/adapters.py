@@ -151,7 +151,7 @@ def adapter_for(player) -> Adapter | None:
 
 
 def state_key_of(player) -> Callable[[object], np.ndarray] | None:
-    """Return the extra state key of ``player`` (None: ``p_t`` is a function of ``(t, L − min L)``)."""
+    """Return the extra state key of ``player`` (None: ``p_t`` depends on ``(t, L − min L)``)."""
     name = registry_name(player)
     if name == "hedge":
         return _hedge_key if player.eta == "doubling" else None

@@ -291,7 +291,7 @@ def exact_worst_case(
     verify: bool = False,
     allow_clones: bool = True,
 ) -> WorstCase:
-    """Return the exact worst-case regret of ``player`` over all loss sequences, and one attaining it.
+    """Return the exact worst-case regret of ``player`` over all loss sequences, and a worst one.
 
     Parameters
     ----------
@@ -503,7 +503,7 @@ def brute_force(
     *,
     params: Mapping[str, Any] | None = None,
 ) -> tuple[float, np.ndarray]:
-    """Return the worst-case regret by enumerating all ``|V|^{N T}`` sequences, and one attaining it.
+    """Return the worst-case regret by enumerating all ``|V|^{N T}`` sequences, and a worst one.
 
     Every sequence is one replicate of one batched player (its own ``predict``/``update``), so
     this shares nothing with the search but the player: the check of item 4 of issue 33.
