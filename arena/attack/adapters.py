@@ -159,6 +159,32 @@ def state_key_of(player) -> Callable[[object], np.ndarray] | None:
     return None if adapter is None else adapter.state_key
 
 
+def symmetric_of(player) -> bool:
+    """Whether ``player`` treats the experts alike (``p`` of permuted losses is ``p`` permuted).
+
+    True for every declared player whose per-replicate state is one column per expert, except
+    ``ftl(tie_break="lowest")`` and ``ada_normal_hedge`` with a non-uniform prior ``q``; cover2's
+    state (gap, leader, …) is not stored per expert, so it is never permuted.
+    """
+    name = registry_name(player)
+    if name in ("hedge", "normal_hedge", "normal_hedge_dt"):
+        return True
+    if name == "ftl":
+        return player.tie_break == "uniform"
+    if name == "ada_normal_hedge":
+        return player.q is None
+    return False
+
+
+def permute(player, fields: tuple[str, ...], perm: np.ndarray) -> None:
+    """Reorder the experts of each replicate: column j of row r becomes column ``perm[r, j]``'s
+    (for the per-replicate arrays with one column per expert)."""
+    for name in fields:
+        value = getattr(player, name)
+        if value.ndim == 2 and value.shape[1] == perm.shape[1]:
+            setattr(player, name, np.take_along_axis(value, perm, axis=1))
+
+
 def fork(player, fields: tuple[str, ...], rows: np.ndarray) -> None:
     """Replace each per-replicate array of ``player`` by its rows ``rows`` (a new batch)."""
     for name in fields:
