@@ -60,6 +60,34 @@ def test_search_equals_brute_force(case, game):
     assert res.key_check is not None and res.key_check <= 1e-12
 
 
+@pytest.mark.parametrize("game", GAMES, ids=str)
+@pytest.mark.parametrize("case", [*PLAYERS, ("ada_normal_hedge", {"q": [0.7, 0.2, 0.1]})], ids=_id)
+def test_reduced_search_equals_brute_force(case, game):
+    """Shifted moves and permuted experts merged: the same value to rounding, and the sequence
+    (mapped back to the experts' own labels) attains it."""
+    name, params = case
+    n, horizon, losses = game
+    if "q" in params and n != 3:
+        pytest.skip("the prior names three experts")
+    res = exact_worst_case(name, n, horizon, losses, params=params, reduce=True, verify=True)
+    value, _ = brute_force(name, n, horizon, losses, params=params)
+    assert res.value == pytest.approx(value, abs=1e-12)
+    assert res.regret[-1] == pytest.approx(value, abs=1e-12)
+    assert res.key_check <= 1e-12
+
+
+def test_reduce_needs_a_declared_state():
+    with pytest.raises(ConfigError, match="declared state"):
+        exact_worst_case("ada_hedge", 2, 3, reduce=True)
+
+
+def test_reduce_merges_permuted_states():
+    full = exact_worst_case("normal_hedge", 3, 5, prune=False)
+    reduced = exact_worst_case("normal_hedge", 3, 5, prune=False, reduce=True)
+    assert reduced.value == pytest.approx(full.value, abs=1e-12)
+    assert reduced.states * 3 < full.states
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("game", SLOW_GAMES, ids=str)
 @pytest.mark.parametrize("case", PLAYERS, ids=_id)
@@ -97,7 +125,7 @@ def test_found_sequence_replays_through_the_engine(case, n, horizon, losses, tmp
     name, params = case
     if name == "cover2" and (n != 2 or losses != "binary"):
         pytest.skip("cover2 plays two experts and binary losses")
-    res = exact_worst_case(name, n, horizon, losses, params=params)
+    res = exact_worst_case(name, n, horizon, losses, params=params, reduce=name != "cover2")
     # ftpl's expectation is hedge's at its rate: the randomized player is not replayed
     player = make("player", "hedge") if name == "ftpl" else make("player", name, **params)
     assert _engine_regret(player, res.losses, tmp_path) == pytest.approx(res.value, abs=1e-9)
