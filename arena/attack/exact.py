@@ -367,8 +367,8 @@ def exact_worst_case(
 
     Examples
     --------
-    >>> res = exact_worst_case("ftl", 2, 10)
-    >>> res.value, res.losses.shape
+    >>> res = exact_worst_case("ftl", 2, 10, params={"tie_break": "lowest"})
+    >>> res.value, res.losses.shape  # FTL's leader loses every round: T/2
     (5.0, (10, 2))
     """
     horizon, n_actions = int(horizon), int(n_actions)
