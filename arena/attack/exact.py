@@ -131,6 +131,23 @@ class WorstCase:
     key_check: float | None = None
     table: pd.DataFrame = field(default_factory=pd.DataFrame)
 
+    def to_dict(self) -> dict[str, Any]:
+        """Return the result as plain JSON-able values (the table as a list of row dicts).
+
+        Examples
+        --------
+        >>> d = exact_worst_case("ftl", 2, 4).to_dict()
+        >>> d["value"], d["losses"][0], len(d["table"])
+        (1.0, [0.0, 1.0], 4)
+        """
+        out = {k: v for k, v in vars(self).items() if k != "table"}
+        out["losses"] = self.losses.tolist()
+        out["regret"] = self.regret.tolist()
+        out["loss_values"] = list(self.loss_values)
+        table = self.table.astype(object).where(self.table.notna(), None)
+        out["table"] = table.to_dict("records")
+        return out
+
     def summary(self) -> str:
         """Return one line: the player, the game, the value, the bound and the limits reached."""
         ratio = "" if self.ratio is None else f", worst/bound {self.ratio:.4f}"

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from itertools import product
 
@@ -189,6 +190,9 @@ def test_the_table_and_the_curve():
     assert (t.path_regret <= t.value + 1e-12).all()
     assert t.path_regret.iloc[-1] == pytest.approx(res.value)
     assert res.losses.shape == (50, 2) and set(np.unique(res.losses)) <= {0.0, 1.0}
+    record = json.loads(json.dumps(res.to_dict()))
+    assert record["value"] == res.value and len(record["table"]) == 50
+    assert np.array_equal(np.array(record["losses"]), res.losses)
 
 
 def test_a_limit_stops_the_search_at_an_exact_round():
