@@ -20,6 +20,8 @@ each state is kept (with a back pointer), and the worst-case regret after t roun
 ``G`` of round t. Sound pruning: from any state the all-zero move gains 0, so the largest ``G`` of
 a round is a lower bound on the optimum, and a state whose ``G`` plus ``(T − t)·(max V − min V)``
 (the most a round can add) falls below it is dropped; this never drops a round's maximum.
+``reduce=True`` also merges shifted moves and states equal up to a permutation of the experts
+(exact up to rounding).
 """
 
 from __future__ import annotations
