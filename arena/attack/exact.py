@@ -323,6 +323,12 @@ def _dedupe(keys: np.ndarray, gains: np.ndarray) -> tuple[np.ndarray, np.ndarray
 # -- the search -------------------------------------------------------------------------------
 
 
+def _describe(player, name: str | None) -> str:
+    """Return ``name(param=value, …)`` of a player (its hyperparameters as given)."""
+    params = ", ".join(f"{k}={v!r}" for k, v in player.get_params().items())
+    return f"{name or type(player).__name__}({params})"
+
+
 def _resolve(player: Any, params: Mapping[str, Any] | None):
     if isinstance(player, str):
         return registry.make("player", player, **dict(params or {}))
@@ -396,8 +402,8 @@ def exact_worst_case(
     values, q = loss_grid(losses)
     binary = values.tolist() == [0.0, 1.0]
     original = _resolve(player, params)
-    label = original.label() if hasattr(original, "label") else repr(original)
     name = registry_name(original)
+    label = _describe(original, name)
     adapter = adapter_for(original)
     if adapter is not None and adapter.refuse is not None:
         reason = adapter.refuse(original, n_actions, binary)
@@ -559,7 +565,7 @@ def exact_worst_case(
         max_frontier=max_frontier,
         pruned=total_pruned,
         engine=engine,
-        played=played.label() if played is not original else label,
+        played=_describe(played, registry_name(played)),
         limits={"max_states": max_states, "time_limit": time_limit},
         key_check=key_check,
         table=table,
