@@ -56,8 +56,12 @@ class EmpiricalMeansPlayer(BanditPlayer):
         self._counts[rows, actions] += 1.0
         self._rounds += 1
 
-    def play_block(self, losses: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-        probs = np.empty_like(losses)
+    play_block_out = True
+
+    def play_block(
+        self, losses: np.ndarray, uniforms: np.ndarray, out: np.ndarray | None = None
+    ) -> np.ndarray:
+        probs = np.empty_like(losses) if out is None else out
         self._play_kernel(losses, uniforms, probs)
         self._rounds += losses.shape[1]
         return probs

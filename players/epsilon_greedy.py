@@ -45,23 +45,30 @@ def _eg_play_block(
     """Play a chunk of ε-greedy; reads only the drawn arm's loss.
 
     Each replicate caches its arms' means (−inf for an arm not yet pulled), recomputed for the
-    drawn arm only: a round costs one division, not K."""
+    drawn arm only: a round costs one division, not K. ε_t, ε_t/K and 1 − ε_t are the same in
+    every replicate, so they are computed once per round of the chunk."""
     n_rep, n, n_act = losses.shape
     mean = np.empty(n_act)
+    explore = np.empty(n)  # ε_t / K, every arm's share
+    exploit = np.empty(n)  # 1 − ε_t, added to the greedy arm's
+    for j in range(n):
+        e = _epsilon(decaying, eps, c, d, n_act, rounds_done + j + 1)
+        explore[j] = e / n_act
+        exploit[j] = 1.0 - e
     for r in range(n_rep):
         for i in range(n_act):
             k = counts[r, i]
             mean[i] = -np.inf if k == 0.0 else sums[r, i] / k
         for j in range(n):
-            e = _epsilon(decaying, eps, c, d, n_act, rounds_done + j + 1)
             best = 0
             best_mean = np.inf
             for i in range(n_act):
                 if mean[i] < best_mean:
                     best, best_mean = i, mean[i]
+            share = explore[j]
             for i in range(n_act):
-                probs[r, j, i] = e / n_act
-            probs[r, j, best] += 1.0 - e
+                probs[r, j, i] = share
+            probs[r, j, best] += exploit[j]
             a = sample_action(probs[r, j], uniforms[r, j])
             sums[r, a] += (losses[r, j, a] - lo) / scale
             counts[r, a] += 1.0

@@ -39,12 +39,17 @@ def _ucb1_play_block(losses, uniforms, sums, counts, rounds_done, lo, scale, pro
     """Play a chunk of UCB1 (point masses); reads only the pulled arm's loss.
 
     Per replicate it caches each arm's mean ``S_i/n_i`` and ``1/sqrt(n_i)`` (recomputed for the
-    pulled arm only), so a round costs one square root and K multiply-adds. The arena's draw
-    from a point mass is its arm, so the pulled arm is the index's argmin.
+    pulled arm only), so a round costs one square root and K multiply-adds; the exploration
+    factor ``sqrt(2 ln n)`` is the same in every replicate, so it is computed once per round of
+    the chunk. The arena's draw from a point mass is its arm, so the pulled arm is the index's
+    argmin.
     """
     n_rep, n, n_act = losses.shape
     mean = np.empty(n_act)
     width = np.empty(n_act)
+    factor = np.empty(n)
+    for j in range(n):
+        factor[j] = math.sqrt(2.0 * math.log(max(rounds_done + j, 1)))
     for r in range(n_rep):
         for i in range(n_act):
             c = counts[r, i]
@@ -52,7 +57,7 @@ def _ucb1_play_block(losses, uniforms, sums, counts, rounds_done, lo, scale, pro
             mean[i] = sums[r, i] / c if c > 0.0 else -np.inf
             width[i] = 1.0 / math.sqrt(c) if c > 0.0 else 0.0
         for j in range(n):
-            s = math.sqrt(2.0 * math.log(max(rounds_done + j, 1)))
+            s = factor[j]
             best = 0
             best_index = np.inf
             for i in range(n_act):
