@@ -10,7 +10,7 @@ from numba import njit
 
 from arena.errors import ConfigError
 from arena.spec import GameSpec, PlayerTags
-from players._empirical_means import EmpiricalMeansPlayer
+from players._empirical_means import INTERLEAVE, EmpiricalMeansPlayer
 
 
 def moss_arm(sums: np.ndarray, counts: np.ndarray, horizon: int) -> np.ndarray:
@@ -78,32 +78,38 @@ def _moss_play_block(losses, uniforms, sums, counts, horizon, bonus, lo, scale, 
     An arm's index depends on its own pulls only, so each replicate caches the K indices and
     recomputes the pulled arm's (the same expression as :func:`moss_arm`). Its bonus, a function
     of the pull count alone, is read from ``bonus`` (:func:`moss_bonus_table`) when tabulated, so
-    a round costs one division instead of a logarithm, a square root and three divisions. The
-    arena's draw from a point mass is its arm.
+    a round costs one division instead of a logarithm, a square root and three divisions;
+    :data:`~players._empirical_means.INTERLEAVE` replicates advance round by round together so
+    that their chains of dependent updates overlap (each replicate's arithmetic is unchanged).
+    The arena's draw from a point mass is its arm.
     """
     n_rep, n, n_act = losses.shape
-    index = np.empty(n_act)
+    index = np.empty((n_rep, n_act))
     n_table = bonus.size
     for r in range(n_rep):
         for i in range(n_act):
             c = counts[r, i]
-            index[i] = _moss_index(sums[r, i], c, horizon, n_act) if c > 0.0 else -np.inf
+            index[r, i] = _moss_index(sums[r, i], c, horizon, n_act) if c > 0.0 else -np.inf
+    for r0 in range(0, n_rep, INTERLEAVE):
+        r1 = min(n_rep, r0 + INTERLEAVE)
         for j in range(n):
-            best = 0
-            for i in range(1, n_act):
-                if index[i] < index[best]:
-                    best = i
-            for i in range(n_act):
-                probs[r, j, i] = 0.0
-            probs[r, j, best] = 1.0
-            sums[r, best] += (losses[r, j, best] - lo) / scale
-            c = counts[r, best] + 1.0
-            counts[r, best] = c
-            k = int(c)
-            if k < n_table:
-                index[best] = sums[r, best] / c - bonus[k]
-            else:
-                index[best] = _moss_index(sums[r, best], c, horizon, n_act)
+            for r in range(r0, r1):
+                best = 0
+                for i in range(1, n_act):
+                    if index[r, i] < index[r, best]:
+                        best = i
+                for i in range(n_act):
+                    probs[r, j, i] = 0.0
+                probs[r, j, best] = 1.0
+                total = sums[r, best] + (losses[r, j, best] - lo) / scale
+                c = counts[r, best] + 1.0
+                sums[r, best] = total
+                counts[r, best] = c
+                k = int(c)
+                if k < n_table:
+                    index[r, best] = total / c - bonus[k]
+                else:
+                    index[r, best] = _moss_index(total, c, horizon, n_act)
 
 
 class MOSS(EmpiricalMeansPlayer):

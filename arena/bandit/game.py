@@ -23,12 +23,14 @@ a per-round loop batched over replicates in which ``update`` receives the observ
 
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar
 
 import numpy as np
 from numba import njit
 
 from arena.bandit.components import BanditPlayer
+from arena.bandit.streams import generator_handles, jit_disabled, stream
 from arena.components import Adversary
 from arena.errors import ConfigError
 from arena.experts.components import PROB_NEG_TOL, PROB_SUM_TOL
@@ -159,6 +161,21 @@ def _checked_advance(
     return True
 
 
+@njit(cache=True, nogil=True)
+def _fill_uniforms(handles, rngs, out):
+    """Fill row r of ``out`` (R, n) with the next n uniforms of replicate r's action stream.
+
+    The draws are ``Generator.random``'s, bit for bit (the same ``next_double`` of the same bit
+    generator, :mod:`arena.bandit.streams`), and advance the generators' states in place; one call
+    per chunk replaces R Python calls of ``random(out=...)``, a few microseconds each.
+    """
+    n_rep, n = out.shape
+    for r in range(n_rep):
+        rng = stream(handles, rngs, r)
+        for j in range(n):
+            out[r, j] = rng.random()
+
+
 class _Buffers:
     """Chunk buffers kept across the chunks of one game: each role's flat array, grown to the
     largest chunk, handed out as C-contiguous views of the chunk's shape.
@@ -172,7 +189,7 @@ class _Buffers:
         self._flat: dict[str, np.ndarray] = {}
 
     def get(self, role: str, shape: tuple[int, ...], dtype=np.float64) -> np.ndarray:
-        size = int(np.prod(shape))
+        size = math.prod(shape)
         flat = self._flat.get(role)
         if flat is None or flat.size < size:
             flat = self._flat[role] = np.empty(size, dtype=dtype)
@@ -189,7 +206,10 @@ class BanditStepper(ExpertsStepper):
         self._buffers = _Buffers()
         # a player that declares it fills ``out`` writes p_t into the stepper's buffer
         self._fills_out = bool(getattr(type(self.player), "play_block_out", False))
-        self._rows: tuple | None = None
+        # the action streams' interface for _fill_uniforms: pointers into self.action_rngs,
+        # which live as long as this stepper
+        self._handles = generator_handles(self.action_rngs)
+        self._rngs = self.action_rngs if jit_disabled() else None
 
     def step(self, t0: int, n: int) -> Block:
         if not self.oblivious:
@@ -199,9 +219,9 @@ class BanditStepper(ExpertsStepper):
         # of p_t fused into the core kernel
         n_rep, n_act, ids, buffers = self.n_rep, self.n_act, self.ids, self._buffers
         losses = _oblivious_losses(self.adversary, t0, n, n_rep, n_act, self.lo, self.hi, ids)
-        uniforms, rows, shown_uniforms = self._uniform_rows(n)
-        for row, g in zip(rows, self.action_rngs, strict=True):
-            g.random(out=row)
+        uniforms = buffers.get("uniforms", (n_rep, n))
+        _fill_uniforms(self._handles, self._rngs, uniforms)
+        shown_uniforms = readonly(uniforms)
         shown_losses = readonly(losses)
         player = self.player
         if self._fills_out:
@@ -256,15 +276,6 @@ class BanditStepper(ExpertsStepper):
         core.t = t0 + n - 1
         core.last_probs = probs[:, -1].copy()
         return Block(probs, losses, expected, realized, actions, means, t0, None, increments)
-
-    def _uniform_rows(self, n: int) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
-        """The chunk's action uniforms (R, n) in a kept buffer, its rows (one per replicate, for
-        the generators to fill) and the read-only view the player is shown; the views are rebuilt
-        only when the chunk length changes."""
-        if self._rows is None or self._rows[0] != n:
-            uniforms = self._buffers.get("uniforms", (self.n_rep, n))
-            self._rows = (n, uniforms, list(uniforms), readonly(uniforms))
-        return self._rows[1:]
 
     def play_block(self, losses, confidences, uniforms):
         return self.player.play_block(losses, uniforms)
