@@ -23,6 +23,7 @@ a per-round loop batched over replicates in which ``update`` receives the observ
 
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any, ClassVar
 
@@ -204,8 +205,11 @@ class BanditStepper(ExpertsStepper):
     def __init__(self, game: PreparedGame):
         super().__init__(game)
         self._buffers = _Buffers()
-        # a player that declares it fills ``out`` writes p_t into the stepper's buffer
-        self._fills_out = bool(getattr(type(self.player), "play_block_out", False))
+        # a player that declares it fills ``out`` writes p_t into the stepper's buffer (unless a
+        # subclass overrode play_block without the parameter)
+        self._fills_out = bool(getattr(type(self.player), "play_block_out", False)) and (
+            "out" in inspect.signature(self.player.play_block).parameters
+        )
         # the action streams' interface for _fill_uniforms: pointers into self.action_rngs,
         # which live as long as this stepper
         self._handles = generator_handles(self.action_rngs)
