@@ -14,10 +14,14 @@ and the price of bandit feedback is a paired comparison. The arena knows ``l_t``
 metric that reads ``p_t·l_t`` is exact (same block, same core kernel); the bandit metrics
 (:mod:`arena.bandit.metrics`) add arm pulls and the pseudo-regret per arm.
 
-Against an oblivious adversary a chunk is one ``losses_block`` call and one ``play_block`` call
-(a numba kernel for fast players, which draws ``I_t`` with the arena's own
-:func:`~arena.sampling.sample_action` and reads only ``l_{t,I_t}``); against an adaptive one it is
-a per-round loop batched over replicates in which ``update`` receives the observed losses alone.
+Against an oblivious adversary a chunk is one ``losses_block`` call, one numba call that draws
+the action uniforms from the replicates' streams, one ``play_block`` call (a numba kernel for
+fast players, which draws ``I_t`` with the arena's own :func:`~arena.sampling.sample_action` and
+reads only ``l_{t,I_t}``; it fills the stepper's ``p_t`` buffer when it takes ``out``) and one
+kernel that checks ``p_t``, draws ``I_t`` and advances the shared totals in the same pass
+(:func:`_checked_advance`; a bad ``p_t`` is then named by the experts protocol's check, as before).
+The chunk buffers are kept across chunks. Against an adaptive adversary a chunk is a per-round
+loop batched over replicates in which ``update`` receives the observed losses alone.
 :mod:`arena.bandit.reference` is the literal per-round loop this protocol must reproduce to 1e-12.
 """
 
