@@ -3,8 +3,9 @@
 Plays ``run_game(player, "bernoulli", n_actions=9, horizon=T, replicates=R,
 metrics={"regret": {}})`` with the stages of :class:`arena.bandit.game.BanditStepper` wrapped in
 timers: the adversary's ``losses_block`` (with its validation), the action uniforms, the player's
-``play_block`` kernel, the check of ``p_t``, the core kernel (``_core_advance``) and the rest
-(the driver's Python per chunk, the metric, row assembly: the game's time minus the stages).
+``play_block`` kernel, the check of ``p_t`` with the draw of ``I_t`` and the core totals (one
+fused kernel, ``_checked_advance``) and the rest (the driver's Python per chunk, the metric, row
+assembly: the game's time minus the stages).
 Every number is nanoseconds per policy-step (one round of one replicate); the timers add a few
 microseconds per chunk, so the total is a little above an untimed game's.
 
@@ -18,6 +19,7 @@ Run::
     .venv/bin/python benchmarks/profile_bandit_path.py                 # every bandit policy
     .venv/bin/python benchmarks/profile_bandit_path.py ucb1 thompson --reps 5
     .venv/bin/python benchmarks/profile_bandit_path.py thompson --thompson
+    .venv/bin/python benchmarks/profile_bandit_path.py ucb1 --cpu      # on a busy machine
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from collections import defaultdict
 import numpy as np
 from numba import njit
 
-import arena.experts.game as eg
+import arena.bandit.game as bg
 from arena.game import run_game
 from arena.players.thompson import _beta, _gamma_constants
 
@@ -45,57 +47,45 @@ POLICIES = [
     "tsallis_inf",
     "dg_bandit",
 ]
-STAGES = ["losses", "uniforms", "play_block", "check_probs", "core", "rest"]
+STAGES = ["losses", "uniforms", "play_block", "check+core", "rest"]
+
+
+_clock = time.perf_counter_ns
+"""The stages' clock: wall time, or this thread's CPU time under ``--cpu`` (on a shared machine
+the wall clock also counts the time other processes hold the core)."""
 
 
 def _timed(name, fn, acc):
     def wrapper(*args, **kwargs):
-        start = time.perf_counter_ns()
+        start = _clock()
         try:
             return fn(*args, **kwargs)
         finally:
-            acc[name] += time.perf_counter_ns() - start
+            acc[name] += _clock() - start
 
     return wrapper
-
-
-class _TimedRng:
-    """A generator proxy that times ``random(out=...)`` (the action uniforms)."""
-
-    def __init__(self, rng, acc):
-        self._rng, self._acc = rng, acc
-
-    def random(self, *args, **kwargs):
-        start = time.perf_counter_ns()
-        try:
-            return self._rng.random(*args, **kwargs)
-        finally:
-            self._acc["uniforms"] += time.perf_counter_ns() - start
-
-    def __getattr__(self, name):
-        return getattr(self._rng, name)
 
 
 def profile(player: str, replicates: int, horizon: int) -> dict[str, float]:
     """One timed game: ns per policy-step of each stage, and of the whole game."""
     acc: dict[str, int] = defaultdict(int)
     saved = {
-        name: getattr(eg, name) for name in ("_oblivious_losses", "_check_probs", "_core_advance")
+        name: getattr(bg, name)
+        for name in ("_oblivious_losses", "_fill_uniforms", "_checked_advance")
     }
-    saved_start = eg.ExpertsStepper.__init__
+    saved_start = bg.BanditStepper.__init__
 
     def init(self, game):
         saved_start(self, game)
-        self.action_rngs = [_TimedRng(g, acc) for g in self.action_rngs]
         play = self.player.play_block
         self.player.play_block = _timed("play_block", play, acc)
 
-    eg._oblivious_losses = _timed("losses", saved["_oblivious_losses"], acc)
-    eg._check_probs = _timed("check_probs", saved["_check_probs"], acc)
-    eg._core_advance = _timed("core", saved["_core_advance"], acc)
-    eg.ExpertsStepper.__init__ = init
+    bg._oblivious_losses = _timed("losses", saved["_oblivious_losses"], acc)
+    bg._fill_uniforms = _timed("uniforms", saved["_fill_uniforms"], acc)
+    bg._checked_advance = _timed("check+core", saved["_checked_advance"], acc)
+    bg.BanditStepper.__init__ = init
     try:
-        start = time.perf_counter_ns()
+        start = _clock()
         run_game(
             player,
             "bernoulli",
@@ -104,11 +94,11 @@ def profile(player: str, replicates: int, horizon: int) -> dict[str, float]:
             replicates=replicates,
             metrics={"regret": {}},
         )
-        total = time.perf_counter_ns() - start
+        total = _clock() - start
     finally:
         for name, fn in saved.items():
-            setattr(eg, name, fn)
-        eg.ExpertsStepper.__init__ = saved_start
+            setattr(bg, name, fn)
+        bg.BanditStepper.__init__ = saved_start
     steps = replicates * horizon
     out = {k: acc[k] / steps for k in STAGES[:-1]}
     out["rest"] = total / steps - sum(out.values())
@@ -195,7 +185,11 @@ def main() -> None:
     parser.add_argument("--horizon", type=int, default=10_000)
     parser.add_argument("--horizon-r1", type=int, default=100_000)
     parser.add_argument("--thompson", action="store_true", help="Thompson's irreducible work")
+    parser.add_argument("--cpu", action="store_true", help="time the stages in thread CPU time")
     args = parser.parse_args()
+    if args.cpu:
+        global _clock
+        _clock = time.thread_time_ns
     if args.thompson:
         res = thompson_irreducible(args.reps)
         print(f"thompson, K = 9, R = 1, T = 1e5, ns per round (best of {args.reps}):")

@@ -34,6 +34,10 @@ class BanditPlayer(Player):
     """
 
     tags: ClassVar[PlayerTags] = PlayerTags(protocols=frozenset({"bandit"}))
+    play_block_out: ClassVar[bool] = False
+    """True when :meth:`play_block` takes ``out=``, a C-contiguous float64 (R, n, K) array that it
+    fills with ``p_t`` and returns. The driver then hands it the same buffer every chunk (it has
+    read the previous chunk's ``p_t`` by then) instead of the player allocating one per chunk."""
 
     def predict(self) -> np.ndarray:
         """Return ``p_t`` of every replicate, shape (R, K). Pure: it never changes state."""

@@ -233,8 +233,12 @@ class DriftingGameBandit(BanditPlayer):
         self._est[rows, actions] += unit / probs[rows, actions]
         self._paid += unit
 
-    def play_block(self, losses: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-        probs = np.empty_like(losses)
+    play_block_out = True
+
+    def play_block(
+        self, losses: np.ndarray, uniforms: np.ndarray, out: np.ndarray | None = None
+    ) -> np.ndarray:
+        probs = np.empty_like(losses) if out is None else out
         _dg_bandit_play_block(
             losses, uniforms, self._est, self._paid, self._eta, self._lo, self._scale, probs
         )

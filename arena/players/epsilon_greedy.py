@@ -8,8 +8,7 @@ import numpy as np
 from numba import njit
 
 from arena.params import Interval, OneOf
-from arena.players._empirical_means import EmpiricalMeansPlayer
-from arena.sampling import sample_action
+from arena.players._empirical_means import INTERLEAVE, EmpiricalMeansPlayer
 from arena.spec import GameSpec, PlayerTags
 
 
@@ -45,27 +44,51 @@ def _eg_play_block(
     """Play a chunk of ε-greedy; reads only the drawn arm's loss.
 
     Each replicate caches its arms' means (−inf for an arm not yet pulled), recomputed for the
-    drawn arm only: a round costs one division, not K."""
+    drawn arm only: a round costs one division, not K. ε_t, ε_t/K and 1 − ε_t are the same in
+    every replicate, so they are computed once per round of the chunk. The draw is
+    :func:`~arena.sampling.sample_action` of the row just written, computed from the same values
+    in registers and with selects instead of its early exit (whose exit point is random), and
+    :data:`~arena.players._empirical_means.INTERLEAVE` replicates advance round by round together so
+    that their independent chains overlap; each replicate's arithmetic is unchanged."""
     n_rep, n, n_act = losses.shape
-    mean = np.empty(n_act)
+    mean = np.empty((n_rep, n_act))
+    explore = np.empty(n)  # ε_t / K, every arm's share
+    exploit = np.empty(n)  # 1 − ε_t, added to the greedy arm's
+    for j in range(n):
+        e = _epsilon(decaying, eps, c, d, n_act, rounds_done + j + 1)
+        explore[j] = e / n_act
+        exploit[j] = 1.0 - e
     for r in range(n_rep):
         for i in range(n_act):
             k = counts[r, i]
-            mean[i] = -np.inf if k == 0.0 else sums[r, i] / k
+            mean[r, i] = -np.inf if k == 0.0 else sums[r, i] / k
+    for r0 in range(0, n_rep, INTERLEAVE):
+        r1 = min(n_rep, r0 + INTERLEAVE)
         for j in range(n):
-            e = _epsilon(decaying, eps, c, d, n_act, rounds_done + j + 1)
-            best = 0
-            best_mean = np.inf
-            for i in range(n_act):
-                if mean[i] < best_mean:
-                    best, best_mean = i, mean[i]
-            for i in range(n_act):
-                probs[r, j, i] = e / n_act
-            probs[r, j, best] += 1.0 - e
-            a = sample_action(probs[r, j], uniforms[r, j])
-            sums[r, a] += (losses[r, j, a] - lo) / scale
-            counts[r, a] += 1.0
-            mean[a] = sums[r, a] / counts[r, a]
+            share = explore[j]
+            top = share + exploit[j]  # the greedy arm's p, as probs[best] += 1 − ε_t makes it
+            for r in range(r0, r1):
+                best = 0
+                best_mean = np.inf
+                for i in range(n_act):
+                    if mean[r, i] < best_mean:
+                        best, best_mean = i, mean[r, i]
+                u = uniforms[r, j]
+                cum = 0.0
+                found = n_act  # none yet: the first i with u < p_1 + … + p_i
+                last = 0  # the last i with p_i > 0
+                for i in range(n_act):
+                    p = top if i == best else share
+                    probs[r, j, i] = p
+                    last = i if p > 0.0 else last
+                    cum += p
+                    found = i if (u < cum) & (found == n_act) else found
+                a = found if found < n_act else last
+                total = sums[r, a] + (losses[r, j, a] - lo) / scale
+                k = counts[r, a] + 1.0
+                sums[r, a] = total
+                counts[r, a] = k
+                mean[r, a] = total / k
 
 
 class EpsilonGreedy(EmpiricalMeansPlayer):

@@ -232,8 +232,12 @@ class Exp3(BanditPlayer):
         self._est[rows, actions] += unit / probs[rows, actions]
         self._rounds += 1
 
-    def play_block(self, losses: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-        probs = np.empty_like(losses)
+    play_block_out = True
+
+    def play_block(
+        self, losses: np.ndarray, uniforms: np.ndarray, out: np.ndarray | None = None
+    ) -> np.ndarray:
+        probs = np.empty_like(losses) if out is None else out
         _exp3_play_block(
             losses,
             uniforms,

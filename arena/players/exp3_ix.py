@@ -133,8 +133,12 @@ class Exp3IX(BanditPlayer):
         self._est[rows, actions] += unit / (probs[rows, actions] + gamma)
         self._rounds += 1
 
-    def play_block(self, losses: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-        probs = np.empty_like(losses)
+    play_block_out = True
+
+    def play_block(
+        self, losses: np.ndarray, uniforms: np.ndarray, out: np.ndarray | None = None
+    ) -> np.ndarray:
+        probs = np.empty_like(losses) if out is None else out
         _ix_play_block(
             losses,
             uniforms,

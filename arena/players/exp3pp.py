@@ -180,8 +180,12 @@ class Exp3PlusPlus(BanditPlayer):
         self._est[rows, actions] += unit / probs[rows, actions]  # ρ̃_t(A_t), the one drawn with
         self._rounds += 1
 
-    def play_block(self, losses: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-        probs = np.empty_like(losses)
+    play_block_out = True
+
+    def play_block(
+        self, losses: np.ndarray, uniforms: np.ndarray, out: np.ndarray | None = None
+    ) -> np.ndarray:
+        probs = np.empty_like(losses) if out is None else out
         _exp3pp_play_block(
             losses, uniforms, self._est, self._rounds, self._c, self._lo, self._scale, probs
         )

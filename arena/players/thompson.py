@@ -234,8 +234,12 @@ class Thompson(BanditPlayer):
                     self._failures[r, a] += 1
             self._arm[r] = self._sample(r)
 
-    def play_block(self, losses: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-        probs = np.empty_like(losses)
+    play_block_out = True
+
+    def play_block(
+        self, losses: np.ndarray, uniforms: np.ndarray, out: np.ndarray | None = None
+    ) -> np.ndarray:
+        probs = np.empty_like(losses) if out is None else out
         if self._handles is None:
             self._handles = generator_handles(self._rngs)
         _thompson_play_block(

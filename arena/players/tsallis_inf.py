@@ -222,8 +222,12 @@ class TsallisInf(BanditPlayer):
             self._est[rows, actions] += unit / drawn
         self._rounds += 1
 
-    def play_block(self, losses: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-        probs = np.empty_like(losses)
+    play_block_out = True
+
+    def play_block(
+        self, losses: np.ndarray, uniforms: np.ndarray, out: np.ndarray | None = None
+    ) -> np.ndarray:
+        probs = np.empty_like(losses) if out is None else out
         _tsallis_play_block(
             losses, uniforms, self._est, self._rounds, self._code, self._lo, self._scale, probs
         )

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
-from arena.players._empirical_means import EmpiricalMeansPlayer
+from arena.players._empirical_means import INTERLEAVE, EmpiricalMeansPlayer
 from arena.spec import PlayerTags
 
 
@@ -38,34 +38,47 @@ def ucb1_arm(sums: np.ndarray, counts: np.ndarray, plays: int) -> np.ndarray:
 def _ucb1_play_block(losses, uniforms, sums, counts, rounds_done, lo, scale, probs):
     """Play a chunk of UCB1 (point masses); reads only the pulled arm's loss.
 
-    Per replicate it caches each arm's mean ``S_i/n_i`` and ``1/sqrt(n_i)`` (recomputed for the
-    pulled arm only), so a round costs one square root and K multiply-adds. The arena's draw
-    from a point mass is its arm, so the pulled arm is the index's argmin.
+    Each replicate caches its arms' means ``S_i/n_i`` and ``1/sqrt(n_i)`` (recomputed for the
+    pulled arm only), so a round costs one square root and K multiply-adds; the exploration
+    factor ``sqrt(2 ln n)`` is the same in every replicate, so it is computed once per round of
+    the chunk. A round of one replicate waits on the previous round's update (a dependent load
+    and two divisions), so :data:`~arena.players._empirical_means.INTERLEAVE` replicates advance
+    round by round together and the processor overlaps their independent chains; each
+    replicate's arithmetic is unchanged. The arena's draw from a point mass is its arm, so the
+    pulled arm is the index's argmin.
     """
     n_rep, n, n_act = losses.shape
-    mean = np.empty(n_act)
-    width = np.empty(n_act)
+    mean = np.empty((n_rep, n_act))
+    width = np.empty((n_rep, n_act))
+    factor = np.empty(n)
+    for j in range(n):
+        factor[j] = math.sqrt(2.0 * math.log(max(rounds_done + j, 1)))
     for r in range(n_rep):
         for i in range(n_act):
             c = counts[r, i]
             # an arm not yet pulled has the index −inf − s·0 = −inf: no branch in the loop below
-            mean[i] = sums[r, i] / c if c > 0.0 else -np.inf
-            width[i] = 1.0 / math.sqrt(c) if c > 0.0 else 0.0
+            mean[r, i] = sums[r, i] / c if c > 0.0 else -np.inf
+            width[r, i] = 1.0 / math.sqrt(c) if c > 0.0 else 0.0
+    for r0 in range(0, n_rep, INTERLEAVE):
+        r1 = min(n_rep, r0 + INTERLEAVE)
         for j in range(n):
-            s = math.sqrt(2.0 * math.log(max(rounds_done + j, 1)))
-            best = 0
-            best_index = np.inf
-            for i in range(n_act):
-                index = mean[i] - s * width[i]
-                if index < best_index:
-                    best, best_index = i, index
-            for i in range(n_act):
-                probs[r, j, i] = 0.0
-            probs[r, j, best] = 1.0
-            sums[r, best] += (losses[r, j, best] - lo) / scale
-            counts[r, best] += 1.0
-            mean[best] = sums[r, best] / counts[r, best]
-            width[best] = 1.0 / math.sqrt(counts[r, best])
+            s = factor[j]
+            for r in range(r0, r1):
+                best = 0
+                best_index = np.inf
+                for i in range(n_act):
+                    index = mean[r, i] - s * width[r, i]
+                    if index < best_index:
+                        best, best_index = i, index
+                for i in range(n_act):
+                    probs[r, j, i] = 0.0
+                probs[r, j, best] = 1.0
+                total = sums[r, best] + (losses[r, j, best] - lo) / scale
+                c = counts[r, best] + 1.0
+                sums[r, best] = total
+                counts[r, best] = c
+                mean[r, best] = total / c
+                width[r, best] = 1.0 / math.sqrt(c)
 
 
 class UCB1(EmpiricalMeansPlayer):
