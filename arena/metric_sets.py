@@ -125,12 +125,18 @@ def expand_metric_names(metrics: Any, default: Mapping[str, Any]) -> Any:
     return out
 
 
+def metric_names(registry) -> set[str]:
+    """The registered metrics' names, without the protocol suffix of a protocol's own metric
+    (the entry point ``loss.oco`` is the metric ``loss`` of OCO games)."""
+    return {key.partition(".")[0] for key in registry.available("metric")}
+
+
 def _check_metric_name(name: str, sets: set[str]) -> None:
     """Refuse a string that names neither a metric set nor a registered metric, suggesting the
     closest of both."""
     from arena import registry
 
-    metrics = set(registry.available("metric"))
+    metrics = metric_names(registry)
     if name in metrics:
         return
     close = difflib.get_close_matches(name, sorted(metrics | sets | {DEFAULT_SET}), n=3)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from arena import registry
 from arena.errors import ArenaError, ConfigError
-from arena.metric_sets import config_dir
+from arena.metric_sets import config_dir, metric_names
 
 GROUPS = {"player": "player", "adversary": "adversary", "weak_learner": "weak_learner"}
 
@@ -67,7 +67,7 @@ def register_generated_nodes() -> list[str]:
     # one metric is a set of its own, so `metrics=instant_regret` and Hydra's multiple choice
     # `metrics=[regret,instant_regret]` work as from Python (arena.metric_sets)
     sets = yaml_options("metrics")
-    for name in registry.available("metric"):
+    for name in sorted(metric_names(registry)):
         if name not in sets:
             cs.store(group="metrics", name=name, node={name: {}})
             done.append(f"metrics/{name}")
