@@ -161,7 +161,7 @@ def _normalize_rows(w):
 
 
 def _hedge_play_block(
-    losses, cum, rounds_done, mode, eta, log_n, lo, scale, probs, table=None
+    losses, cum, rounds_done, mode, eta, log_n, lo, scale, probs, table=None, rows=None
 ) -> np.ndarray | None:
     """Fill ``probs`` with Hedge's distributions for a chunk of ``losses``; ``cum`` advances.
 
@@ -178,7 +178,8 @@ def _hedge_play_block(
     either way and numpy's ``exp`` maps it to the same double, so the weights are bitwise those
     of the three passes (tested), at a fraction of the cost (``exp`` is ~5 ns per element
     without AVX-512, and one pass instead of three). Returns the table (None for the other
-    rates).
+    rates). ``rows`` is scratch space for :func:`_hedge_fixed_block` (at least R·n entries),
+    allocated here when not given.
     """
     if mode != FIXED:
         _hedge_block_exponents(losses, cum, rounds_done, mode, eta, log_n, lo, scale, probs)
@@ -187,7 +188,8 @@ def _hedge_play_block(
         return None
     n_rep, n, n_act = losses.shape
     table = _fixed_rate_table(table, eta, cum, n)
-    rows = np.empty(n_rep * n, dtype=np.int64)
+    if rows is None or rows.size < n_rep * n:
+        rows = np.empty(n_rep * n, dtype=np.int64)
     count = _hedge_fixed_block(losses, cum, lo, scale, table, -eta, probs, rows)
     if count == n_rep * n:  # nothing looked up: the chunk's exponents in one contiguous call
         np.exp(probs, out=probs)
@@ -283,6 +285,7 @@ class Hedge(ExpertsPlayer):
         self._cum = np.zeros((spec.n_replicates, spec.n_actions))
         self._rounds = 0
         self._table = None  # np.exp(−η k), k = 0, 1, …: a fixed rate's weights of whole gaps
+        self._rows = np.empty(0, dtype=np.int64)  # the kernel's scratch, kept: no chunk allocates
 
     def learning_rate(self) -> float:
         """Return η for the next round (``t = rounds played + 1``)."""
@@ -309,6 +312,9 @@ class Hedge(ExpertsPlayer):
         uniforms: np.ndarray | None = None,
     ) -> np.ndarray:
         probs = np.empty_like(losses)
+        n_rep, n, _ = losses.shape
+        if self._mode == FIXED and self._rows.size < n_rep * n:
+            self._rows = np.empty(n_rep * n, dtype=np.int64)
         self._table = _hedge_play_block(
             losses,
             self._cum,
@@ -320,6 +326,7 @@ class Hedge(ExpertsPlayer):
             self._scale,
             probs,
             self._table,
+            self._rows,
         )
         self._rounds += losses.shape[1]
         return probs
