@@ -135,21 +135,19 @@ def _hedge_fixed_block(losses, cum, lo, scale, table, neg_eta, out, rows):
     return count
 
 
-def _fixed_rate_table(table: np.ndarray | None, eta: float, cum: np.ndarray, n: int) -> np.ndarray:
-    """Return a table ``np.exp(−η k)`` long enough for every whole-number gap of a chunk of ``n``
-    rounds (capped at :data:`MAX_TABLE`), ``table`` itself when it already is.
+def _fixed_rate_table(eta: float, cum: np.ndarray, n: int, n_values: int) -> np.ndarray:
+    """Return ``np.exp(−η k)`` for ``k = 0 …`` up to the widest whole-number gap a chunk of ``n``
+    rounds can reach (capped at :data:`MAX_TABLE`, and at the chunk's ``n_values`` entries).
 
     A gap grows by at most 1 a round (the losses are in range, so each round adds to every
     ``L_i`` a value in [0, 1]): the chunk's gaps stay below the widest gap of ``cum`` plus ``n``.
-    The table grows at least twofold, so that a game computes O(T) exponentials in all.
+    The table is built per chunk, so that the player's state does not grow with the rounds;
+    never longer than the chunk, it costs at most one ``exp`` per entry of the chunk, and a
+    round whose gaps lie beyond it is exponentiated instead.
     """
-    have = 0 if table is None else table.size
     widest = float(np.max(cum.max(axis=1) - cum.min(axis=1))) if cum.size else 0.0
     need = min(math.ceil(widest) + n, MAX_TABLE) + 1 if math.isfinite(widest) else 1
-    if need <= have:
-        return table
-    size = min(max(need, 2 * have), MAX_TABLE + 1)
-    return np.exp(-eta * np.arange(size, dtype=np.float64))
+    return np.exp(-eta * np.arange(min(need, n_values), dtype=np.float64))
 
 
 @njit(cache=True, nogil=True)
@@ -165,9 +163,7 @@ def _normalize_rows(w):
                 w[r, j, i] /= s
 
 
-def _hedge_play_block(
-    losses, cum, rounds_done, mode, eta, log_n, lo, scale, probs, table=None, rows=None
-) -> np.ndarray | None:
+def _hedge_play_block(losses, cum, rounds_done, mode, eta, log_n, lo, scale, probs) -> None:
     """Fill ``probs`` with Hedge's distributions for a chunk of ``losses``; ``cum`` advances.
 
     The anytime and doubling rates take three passes: the exponents (numba), ``np.exp`` over
@@ -176,25 +172,21 @@ def _hedge_play_block(
     readable :func:`hedge_probs` uses), and the normalization (numba).
 
     A fixed rate takes one pass (:func:`_hedge_fixed_block`): rounds whose gaps are whole
-    numbers take their weights from ``table``, ``np.exp(−η k)`` for ``k = 0, 1, …``, kept by
-    the player across chunks and grown here as the gaps widen (returned, to be handed back
-    next chunk); other rounds are exponentiated by ``np.exp`` afterwards, all of the chunk at
-    once when none was looked up. The exponent of gap ``d = k`` is the same double ``(−η)·k``
-    either way and numpy's ``exp`` maps it to the same double, so the weights are bitwise those
-    of the three passes (tested), at a fraction of the cost (``exp`` is ~5 ns per element
-    without AVX-512, and one pass instead of three). Returns the table (None for the other
-    rates). ``rows`` is scratch space for :func:`_hedge_fixed_block` (at least R·n entries),
-    allocated here when not given.
+    numbers take their weights from a table of ``np.exp(−η k)``, ``k = 0, 1, …``
+    (:func:`_fixed_rate_table`); other rounds are exponentiated by ``np.exp`` afterwards, all
+    of the chunk at once when none was looked up. The exponent of gap ``d = k`` is the same
+    double ``(−η)·k`` either way and numpy's ``exp`` maps it to the same double, so the weights
+    are bitwise those of the three passes (tested), at a fraction of the cost (``exp`` is ~5 ns
+    per element without AVX-512, and one pass instead of three).
     """
     if mode != FIXED:
         _hedge_block_exponents(losses, cum, rounds_done, mode, eta, log_n, lo, scale, probs)
         np.exp(probs, out=probs)
         _normalize_rows(probs)
-        return None
+        return
     n_rep, n, n_act = losses.shape
-    table = _fixed_rate_table(table, eta, cum, n)
-    if rows is None or rows.size < n_rep * n:
-        rows = np.empty(n_rep * n, dtype=np.int64)
+    table = _fixed_rate_table(eta, cum, n, probs.size)
+    rows = np.empty(n_rep * n, dtype=np.int64)
     count = _hedge_fixed_block(losses, cum, lo, scale, table, -eta, probs, rows)
     if count == n_rep * n:  # nothing looked up: the chunk's exponents in one contiguous call
         np.exp(probs, out=probs)
@@ -204,7 +196,6 @@ def _hedge_play_block(
         picked = np.exp(flat[rows[:count]])
         _normalize_rows(picked[None])
         flat[rows[:count]] = picked
-    return table
 
 
 class Hedge(ExpertsPlayer):
@@ -289,8 +280,6 @@ class Hedge(ExpertsPlayer):
         self._lo, self._scale = spec.loss_range[0], spec.loss_scale
         self._cum = np.zeros((spec.n_replicates, spec.n_actions))
         self._rounds = 0
-        self._table = None  # np.exp(−η k), k = 0, 1, …: a fixed rate's weights of whole gaps
-        self._rows = np.empty(0, dtype=np.int64)  # the kernel's scratch, kept: no chunk allocates
 
     def learning_rate(self) -> float:
         """Return η for the next round (``t = rounds played + 1``)."""
@@ -317,10 +306,7 @@ class Hedge(ExpertsPlayer):
         uniforms: np.ndarray | None = None,
     ) -> np.ndarray:
         probs = np.empty_like(losses)
-        n_rep, n, _ = losses.shape
-        if self._mode == FIXED and self._rows.size < n_rep * n:
-            self._rows = np.empty(n_rep * n, dtype=np.int64)
-        self._table = _hedge_play_block(
+        _hedge_play_block(
             losses,
             self._cum,
             self._rounds,
@@ -330,8 +316,6 @@ class Hedge(ExpertsPlayer):
             self._lo,
             self._scale,
             probs,
-            self._table,
-            self._rows,
         )
         self._rounds += losses.shape[1]
         return probs
