@@ -28,7 +28,7 @@ from arena.metrics.base import Block, Core
 from arena.metrics.defaults import DEFAULT_METRICS
 from arena.protocol import GameProtocol, PreparedGame, Stepper
 from arena.results import TraceWriter, list_column
-from arena.sampling import sample_action, sample_actions
+from arena.sampling import sample_actions
 from arena.spec import GameSpec, History
 from arena.validation import Who, component_failure, describe, failure_where, readonly, real_array
 
@@ -49,26 +49,42 @@ def _core_advance(
     realized_out,
     actions,
 ):
-    """Advance the shared totals over a chunk and fill the per-round learner losses and actions."""
+    """Advance the shared totals over a chunk and fill the per-round learner losses and actions.
+
+    One pass over each round's ``p_t`` and ``l_t``. The action is the inverse-CDF draw of
+    :func:`~arena.sampling.sample_action` (the first i with ``p_1 + … + p_i > u``, else the
+    last positive one), taken without a branch: the loop already visits every expert for the
+    totals, and an early exit at a random position costs a mispredicted branch a round, as much
+    as the rest of the round.
+    """
     n_rep, n, n_act = probs.shape
     for r in range(n_rep):
+        total, total_realized, total_min = learner[r], realized[r], sum_min[r]
         for j in range(n):
             s = 0.0
             m = np.inf
+            c = 0.0
+            u = uniforms[r, j]
+            a = n_act  # no draw yet
+            last = 0
             for i in range(n_act):
                 li = losses[r, j, i]
-                s += probs[r, j, i] * li
-                if li < m:
-                    m = li
+                pi = probs[r, j, i]
+                s += pi * li
+                m = li if li < m else m
                 cum_losses[r, i] += li
-            a = sample_action(probs[r, j], uniforms[r, j])
+                last = i if pi > 0.0 else last
+                c += pi
+                a = i if (u < c) & (a == n_act) else a
+            a = last if a == n_act else a
             actions[r, j] = a
             lr = losses[r, j, a]
             expected_out[r, j] = s
             realized_out[r, j] = lr
-            learner[r] += s
-            realized[r] += lr
-            sum_min[r] += m
+            total += s
+            total_realized += lr
+            total_min += m
+        learner[r], realized[r], sum_min[r] = total, total_realized, total_min
 
 
 @njit(cache=True, nogil=True)

@@ -435,3 +435,36 @@ def test_fixed_rate_lookup_equals_the_three_passes_bitwise(kind):
         _hedge_play_block(losses, cum_got, 0, FIXED, eta, 1.0, lo, scale, got)
         np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64))
         np.testing.assert_array_equal(cum_got, cum_want)
+
+
+def test_fixed_rate_one_pass_over_uneven_chunks_is_bitwise():
+    """A game cut into uneven chunks gives, bit for bit, the three passes over the whole
+    sequence, whether rows are looked up (whole gaps, in tables sized per chunk), exponentiated
+    (fractional gaps, mixed into the same chunks; gaps beyond a small chunk's table) or beyond
+    :data:`MAX_TABLE` (gaps wider than any table)."""
+    from arena.spec import GameSpec
+    from players.hedge import FIXED, MAX_TABLE, _hedge_block_exponents, _normalize_rows
+
+    rng = np.random.default_rng(3)
+    n_rep, horizon, n_act = 3, 700, 6
+    losses = (rng.random((n_rep, horizon, n_act)) < 0.5).astype(float)
+    losses[0, 200:260] = rng.random((60, n_act))  # fractional gaps from round 201 on (rep 0)
+    losses[1, :, 0] = 0.0
+    losses[1, :, 1:] = 1.0  # gaps grow by 1 a round, past small chunks' tables
+    for eta in (0.05, 2.0):
+        for start in (0.0, MAX_TABLE - 300.0):  # the second crosses MAX_TABLE mid-game
+            hedge = Hedge(eta=eta)
+            hedge.reset(GameSpec("experts", n_act, horizon, (0.0, 1.0), n_replicates=n_rep), [])
+            hedge._cum[:, 1:] = start
+            cum = hedge._cum.copy()
+            got, t0 = [], 0
+            for n in (1, 2, 5, 40, 3, 250, 399):
+                got.append(hedge.play_block(losses[:, t0 : t0 + n]))
+                t0 += n
+            want = np.empty((n_rep, t0, n_act))
+            _hedge_block_exponents(losses[:, :t0], cum, 0, FIXED, eta, 1.0, 0.0, 1.0, want)
+            np.exp(want, out=want)
+            _normalize_rows(want)
+            got = np.concatenate(got, axis=1)
+            assert got.tobytes() == want.tobytes()
+            assert hedge._cum.tobytes() == cum.tobytes()

@@ -300,3 +300,41 @@ def test_rock_paper_scissors_against_follow_the_leader():
         gap = rows.groupby("t").value.max()
         assert gap[GAP_T] < gap[1000] < gap[100], variant
         assert gap[GAP_T] < 0.05, variant
+
+
+@pytest.mark.parametrize("plus", [False, True])
+@pytest.mark.parametrize(("lo", "hi"), [(0.0, 1.0), (-1.0, 2.0), (2.0, 3.0)])
+def test_kernel_is_the_per_round_arithmetic_bitwise(plus, lo, hi):
+    """The kernel's doubles are the plain per-round rule's, operation for operation: the unit-range
+    loss ``(l − lo)/scale`` (skipped on [0, 1], where it is ``l``), ``[R]_+ / Σ [R]_+``, and the
+    regret update, in the same order."""
+    from players.regret_matching import _rm_play_block
+
+    rng = np.random.default_rng(int(plus) + int(10 * (lo + 1.0)))
+    n_rep, n, n_act = 3, 300, 7
+    scale = hi - lo
+    losses = lo + scale * rng.random((n_rep, n, n_act))
+    losses[1] = lo + scale * (rng.random((n, n_act)) < 0.5)  # {lo, hi}
+    losses[2, :, 0] = -0.0 if lo == 0.0 else lo
+    cum = rng.normal(size=(n_rep, n_act))
+    want_cum, want = cum.copy(), np.empty((n_rep, n, n_act))
+    for r in range(n_rep):
+        for j in range(n):
+            c = want_cum[r]
+            s = 0.0
+            for i in range(n_act):
+                if c[i] > 0.0:
+                    s += c[i]
+            for i in range(n_act):
+                want[r, j, i] = (c[i] / s if c[i] > 0.0 else 0.0) if s > 0.0 else 1.0 / n_act
+            z = [(losses[r, j, i] - lo) / scale for i in range(n_act)]
+            mean = 0.0
+            for i in range(n_act):
+                mean += want[r, j, i] * z[i]
+            for i in range(n_act):
+                v = c[i] + (mean - z[i])
+                c[i] = 0.0 if plus and v < 0.0 else v
+    got_cum, got = cum.copy(), np.empty((n_rep, n, n_act))
+    _rm_play_block(losses, got_cum, plus, lo, scale, got)
+    assert got.tobytes() == want.tobytes()
+    assert got_cum.tobytes() == want_cum.tobytes()
