@@ -27,7 +27,7 @@ import resource
 import time
 from collections import defaultdict
 
-import adversaries.stochastic as stochastic
+import arena.adversaries.stochastic as stochastic
 import arena.experts.game as eg
 from arena.game import run_game
 

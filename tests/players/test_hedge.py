@@ -442,8 +442,8 @@ def test_fixed_rate_one_pass_over_uneven_chunks_is_bitwise():
     sequence, whether rows are looked up (whole gaps, in tables sized per chunk), exponentiated
     (fractional gaps, mixed into the same chunks; gaps beyond a small chunk's table) or beyond
     :data:`MAX_TABLE` (gaps wider than any table)."""
+    from arena.players.hedge import FIXED, MAX_TABLE, _hedge_block_exponents, _normalize_rows
     from arena.spec import GameSpec
-    from players.hedge import FIXED, MAX_TABLE, _hedge_block_exponents, _normalize_rows
 
     rng = np.random.default_rng(3)
     n_rep, horizon, n_act = 3, 700, 6

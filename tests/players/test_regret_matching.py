@@ -308,7 +308,7 @@ def test_kernel_is_the_per_round_arithmetic_bitwise(plus, lo, hi):
     """The kernel's doubles are the plain per-round rule's, operation for operation: the unit-range
     loss ``(l − lo)/scale`` (skipped on [0, 1], where it is ``l``), ``[R]_+ / Σ [R]_+``, and the
     regret update, in the same order."""
-    from players.regret_matching import _rm_play_block
+    from arena.players.regret_matching import _rm_play_block
 
     rng = np.random.default_rng(int(plus) + int(10 * (lo + 1.0)))
     n_rep, n, n_act = 3, 300, 7
