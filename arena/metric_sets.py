@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from arena.errors import ArenaError, ConfigError
+from arena.errors import ArenaError, ConfigError, UnknownComponentError
 
 #: The name that always means the game's protocol's own default metrics.
 DEFAULT_SET = "default"
@@ -140,10 +140,8 @@ def _check_metric_name(name: str, sets: set[str]) -> None:
     if name in metrics:
         return
     close = difflib.get_close_matches(name, sorted(metrics | sets | {DEFAULT_SET}), n=3)
-    hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
-    raise ConfigError(
-        "metrics",
-        name,
-        f"neither a metric set ({', '.join(sorted(sets | {DEFAULT_SET}))}) nor a metric{hint}; "
-        "`arena list metrics` lists the metrics",
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    raise UnknownComponentError(
+        f"unknown metric {name!r}{hint} (neither a metric nor a metric set: the sets are "
+        f"{', '.join(sorted(sets | {DEFAULT_SET}))}; `arena list metrics` lists the metrics)"
     )

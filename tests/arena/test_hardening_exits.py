@@ -245,11 +245,11 @@ def test_ctrl_c_in_arena_reproduce_names_the_cells_it_keeps(tmp_path, monkeypatc
     real = arena.apps.tournament.run_cell
     calls: list[int] = []
 
-    def third_cell_interrupted(cell, config, progress=False, n_jobs=None):
+    def third_cell_interrupted(cell, config, progress=False, n_jobs=None, executor="serial"):
         calls.append(1)
         if len(calls) == 3:
             raise KeyboardInterrupt
-        return real(cell, config, progress, n_jobs)
+        return real(cell, config, progress, n_jobs, executor)
 
     monkeypatch.setattr(arena.apps.tournament, "run_cell", third_cell_interrupted)
     done = run_in_process(

@@ -373,10 +373,10 @@ def test_a_report_of_a_running_tournament_is_refused_or_says_it_is_partial(tmp_p
         refused = run_in_process(["report", "out", "--name", "r"], tmp_path)
         assert_refused(refused, "tournament nine", "5 of 9 cells finished", "still running")
         assert "--partial" in refused.stderr
-        assert not (tmp_path / "reports").exists()
+        assert not (tmp_path / "outputs" / "reports").exists()
         done = run_in_process(["report", "out", "--name", "r", "--partial"], tmp_path)
     assert done.returncode == 0, done.stderr
-    text = (tmp_path / "reports" / "r" / "report.md").read_text()
+    text = (tmp_path / "outputs" / "reports" / "r" / "report.md").read_text()
     assert "Partial report: tournament nine" in text
     assert "5 of 9 cells finished, 4 not yet played; still running" in text
     # interrupted (nobody holds the lock): still incomplete, and said so
@@ -386,4 +386,4 @@ def test_a_report_of_a_running_tournament_is_refused_or_says_it_is_partial(tmp_p
     Tournament(config, out, executor="serial").run()
     done = run_in_process(["report", "out", "--name", "r"], tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "Partial" not in (tmp_path / "reports" / "r" / "report.md").read_text()
+    assert "Partial" not in (tmp_path / "outputs" / "reports" / "r" / "report.md").read_text()

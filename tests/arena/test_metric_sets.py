@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from arena import play
-from arena.errors import ConfigError
+from arena.errors import UnknownComponentError
 from arena.metric_sets import metric_set, metric_set_names
 from tests.helpers.contract import run_in_process
 
@@ -42,9 +42,9 @@ def test_lists_mix_sets_and_metric_names():
 
 
 def test_a_name_that_is_neither_a_set_nor_a_metric_suggests_the_closest():
-    with pytest.raises(ConfigError, match=r"did you mean 'oco'"):
+    with pytest.raises(UnknownComponentError, match=r"unknown metric 'oc'; did you mean 'oco'"):
         play("ogd", "random_linear", metrics="oc", **GAME)
-    with pytest.raises(ConfigError, match="neither a metric set"):
+    with pytest.raises(UnknownComponentError, match="neither a metric nor a metric set"):
         play("hedge", "bernoulli", metrics=["regret", "regrett"], **GAME)
 
 
