@@ -131,11 +131,9 @@ def _bad_results(root: Path) -> None:
     (root / "nothing").mkdir()
     (root / "nothing" / "notes.txt").write_text("no results here")
     shutil.copytree(_FINISHED["run"], root / "run")
-    (root / "outputs" / "reports" / "taken").mkdir(parents=True)
     taken = root / "outputs" / "reports" / "taken"
+    taken.mkdir(parents=True)
     (taken / "mine.txt").write_text("a folder the report did not write")
-        "a folder the report did not write"
-    )
     (root / "reportsfile").write_text("a file where the reports folder would be")
 
 
