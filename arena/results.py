@@ -9,6 +9,7 @@ sees either the whole file or none of it. Nothing is pickled.
 from __future__ import annotations
 
 import glob
+import io
 import json
 import math
 import os
@@ -705,6 +706,29 @@ def write_table_atomic(table: pa.Table, path: str | Path) -> Path:
 def write_json_atomic(obj: Any, path: str | Path) -> Path:
     """Write ``obj`` as indented JSON to ``path``, atomically."""
     return write_text_atomic(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n", path)
+
+
+def write_bytes_atomic(data: bytes, path: str | Path) -> Path:
+    """Write ``data`` to ``path`` atomically: a reader sees the old file or the whole new one."""
+    path = Path(path)
+    fd, tmp = _atomic_target(path)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_npy_atomic(array: np.ndarray, path: str | Path) -> Path:
+    """Write ``array`` as a ``.npy`` file (no pickle) to ``path``, atomically."""
+    buffer = io.BytesIO()
+    np.save(buffer, np.asarray(array), allow_pickle=False)
+    return write_bytes_atomic(buffer.getvalue(), path)
 
 
 def write_text_atomic(text: str, path: str | Path) -> Path:

@@ -1,5 +1,5 @@
 """The ``arena`` command line: ``arena run`` (Hydra), ``list``, ``demo``, ``check``, ``tournament``,
-``report`` and ``reproduce``.
+``report``, ``reproduce`` and ``attack``.
 
 Examples
 --------
@@ -35,6 +35,9 @@ commands:
   reproduce [--only NAME] [--fresh] [--table]
                         regenerate the gallery's reports (configs/reproduce.yaml) resumably and
                         the gallery table of reports/README.md (configs/gallery.yaml)
+  attack player=NAME horizon=T [n_actions=N] [losses=[0,0.5,1]] [player.KEY=VALUE ...]
+                        a player's exact worst-case regret on a small experts game and a loss
+                        sequence attaining it, written under outputs/attacks/ (docs/attack.md)
 """
 
 
@@ -53,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         "tournament": _tournament,
         "report": _report,
         "reproduce": _reproduce,
+        "attack": _attack,
     }
     if command not in commands:
         import difflib
@@ -1007,6 +1011,17 @@ def _kept_cells(tournament) -> str:
 
 # ----------------------------------------------------------------------------------------------
 # arena report
+
+
+def _attack(args: list[str]) -> int:
+    if args and args[0] in ("-h", "--help"):
+        from arena.apps import attack
+
+        print(attack.__doc__)
+        return 0
+    from arena.apps.attack import run_attack
+
+    return run_attack(args)
 
 
 def _report(args: list[str]) -> int:

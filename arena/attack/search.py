@@ -38,6 +38,7 @@ import pandas as pd
 
 from arena.attack.families import Family, make_family
 from arena.errors import ConfigError
+from arena.results import write_npy_atomic, write_text_atomic
 
 __all__ = [
     "Catalog",
@@ -566,7 +567,7 @@ def write_replay(result: SearchResult, folder: str | Path, stem: str = "worst") 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     npy = folder / f"{stem}.npy"
-    np.save(npy, np.asarray(result.losses, dtype=np.float64))
+    write_npy_atomic(np.asarray(result.losses, dtype=np.float64), npy)
     try:
         pkg = version("regret-arena")
     except PackageNotFoundError:  # a source checkout that was never installed
@@ -592,7 +593,7 @@ def write_replay(result: SearchResult, folder: str | Path, stem: str = "worst") 
         "package_version": pkg,
         "replay": {"adversary": "replay", "path": npy.name, "seed": cfg["seed"]},
     }
-    (folder / f"{stem}.json").write_text(json.dumps(provenance, indent=2) + "\n")
+    write_text_atomic(json.dumps(provenance, indent=2) + "\n", folder / f"{stem}.json")
     return npy
 
 
