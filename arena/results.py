@@ -732,19 +732,9 @@ def write_npy_atomic(array: np.ndarray, path: str | Path) -> Path:
 
 
 def write_text_atomic(text: str, path: str | Path) -> Path:
-    """Write ``text`` to ``path`` atomically: a reader sees the old file or the whole new one."""
-    path = Path(path)
-    fd, tmp = _atomic_target(path)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    """Write ``text`` (UTF-8) to ``path`` atomically: a reader sees the old file or the whole new
+    one."""
+    return write_bytes_atomic(text.encode("utf-8"), path)
 
 
 def package_versions() -> dict[str, str]:

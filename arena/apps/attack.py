@@ -18,7 +18,6 @@ bitwise), ``out``.
 
 from __future__ import annotations
 
-import ast
 import datetime as _dt
 from pathlib import Path
 from typing import Any
@@ -39,12 +38,23 @@ def parse_attack_args(args: list[str]) -> dict[str, Any]:
     >>> opts["player"], opts["horizon"], opts["params"], opts["losses"]
     ('hedge', 20, {'eta': 0.5}, [0, 1])
     """
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
     opts: dict[str, Any] = {"n_actions": 2, "losses": "binary", "params": {}, "reduce": False}
+    parser = OverridesParser.create()
     for token in args:
-        key, sep, text = token.partition("=")
-        if not sep or not key:
-            raise ConfigError("arena attack", token, "expected KEY=VALUE (e.g. player=hedge)")
-        value = _value(text)
+        # values read as in `arena run` (Hydra's grammar: numbers, lists, true/false, strings)
+        try:
+            (override,) = parser.parse_overrides([token])
+        except HydraException:
+            raise ConfigError(
+                "arena attack", token, "expected KEY=VALUE (e.g. player=hedge)"
+            ) from None
+        key = override.key_or_group
+        if override.is_sweep_override():
+            raise ConfigError("arena attack", key, f"takes one value, got {token!r}")
+        value = override.value()
         if key.startswith("player."):
             opts["params"][key.removeprefix("player.")] = value
         elif key in KEYS:
@@ -66,16 +76,6 @@ def parse_attack_args(args: list[str]) -> dict[str, Any]:
             "arena attack", "reduce", f"must be true or false, got {opts['reduce']!r}"
         )
     return opts
-
-
-def _value(text: str) -> Any:
-    """A command-line value: a number, a list, true/false, or the text itself."""
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return text
 
 
 def run_attack(args: list[str]) -> int:
