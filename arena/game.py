@@ -49,6 +49,7 @@ from arena.resources import (
     check_resources,
     check_rows,
     game_footprints,
+    tune_allocator,
 )
 from arena.results import GameRun, assemble_rows
 from arena.seeding import replicate_streams
@@ -504,6 +505,7 @@ def _play_rounds(
     them once, around all its threads).
     """
     spec, active, protocol = game.spec, game.metrics, game.protocol
+    tune_allocator()
     for m in active:
         m.start(spec)
     stepper = protocol.start(game)

@@ -376,3 +376,76 @@ def _controller() -> Any:
     if not _CONTROLLER or _CONTROLLER[0][0] != n_modules:
         _CONTROLLER[:] = [(n_modules, ThreadpoolController())]
     return _CONTROLLER[0][1]
+
+
+ALLOCATOR_VARIABLE = "ARENA_MALLOC"
+"""Environment variable: ``default`` leaves the C allocator's settings as the process has them."""
+
+MMAP_THRESHOLD_BYTES = 64 * 2**20
+"""Blocks below this size come from the heap (glibc's ``M_MMAP_THRESHOLD``), not a fresh mmap."""
+
+TRIM_THRESHOLD_BYTES = 256 * 2**20
+"""Free heap kept for reuse before glibc gives it back to the system (``M_TRIM_THRESHOLD``)."""
+
+_ALLOCATOR: list[str] = []  # what tune_allocator did in this process, once
+
+
+def tune_allocator() -> str:
+    """Keep a game's chunk buffers in the heap: set glibc's mmap and trim thresholds, once.
+
+    Every chunk of a game allocates its blocks afresh (the adversary's losses, the player's
+    ``p_t``, the action uniforms: ``(R, n, N)`` arrays of up to 2 MiB at the driver's chunk
+    bound), and components must return fresh arrays (a conformance check keeps them across
+    calls), so the buffers cannot simply be reused. With glibc's defaults, blocks of that size are
+    mapped with ``mmap`` and unmapped when freed, or the heap is trimmed back to the system after
+    each chunk, and every chunk faults its pages in again: about 100,000 minor page faults in a
+    game of R = 64, N = 10, T = 10⁵, a quarter to a third of its CPU time (benchmarks/README.md,
+    "One game on two cores"), and page faults of two threads serialize on the process's memory
+    map. Raising ``M_MMAP_THRESHOLD`` to :data:`MMAP_THRESHOLD_BYTES` and ``M_TRIM_THRESHOLD`` to
+    :data:`TRIM_THRESHOLD_BYTES` lets freed blocks be reused from the heap: the same game faults
+    about 3,000 times. The price is memory: a process keeps up to the trim threshold of freed
+    heap per malloc arena instead of returning it at once.
+
+    The driver calls this before a game's first round; it acts once per process, and never where
+    the user chose: ``ARENA_MALLOC=default`` in the environment, or glibc's own
+    ``MALLOC_MMAP_THRESHOLD_`` / ``MALLOC_TRIM_THRESHOLD_`` (which glibc read at start), leave the
+    allocator alone. Other C libraries (macOS, musl, Windows) are left alone too. Results do not
+    depend on it: only where freed memory goes.
+
+    Returns
+    -------
+    str
+        What this process's allocator got: ``"tuned"``, ``"default"`` (``ARENA_MALLOC=default``),
+        ``"environment"`` (glibc's variables set), or ``"not glibc"``.
+
+    Examples
+    --------
+    >>> tune_allocator() in {"tuned", "default", "environment", "not glibc"}
+    True
+    >>> tune_allocator() == tune_allocator()  # once per process
+    True
+    """
+    if not _ALLOCATOR:
+        _ALLOCATOR.append(_set_allocator())
+    return _ALLOCATOR[0]
+
+
+def _set_allocator() -> str:
+    import ctypes
+    import platform
+    import sys
+
+    if os.environ.get(ALLOCATOR_VARIABLE, "").strip().lower() == "default":
+        return "default"
+    if any(os.environ.get(v) for v in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")):
+        return "environment"
+    if not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc":
+        return "not glibc"
+    try:
+        mallopt = ctypes.CDLL("libc.so.6").mallopt
+    except (OSError, AttributeError):
+        return "not glibc"
+    m_trim_threshold, m_mmap_threshold = -1, -3  # glibc's <malloc.h>
+    mallopt(m_trim_threshold, TRIM_THRESHOLD_BYTES)
+    mallopt(m_mmap_threshold, MMAP_THRESHOLD_BYTES)
+    return "tuned"
