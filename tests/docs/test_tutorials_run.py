@@ -134,7 +134,7 @@ def test_a_failing_cell_is_named_and_stops_the_run(tmp_path):
     )
     done = run_in_subprocess(doc, tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "FAILED: broken.md, cell 4 (line 21)" in done.stderr, done.stderr
+    assert "FAILED: broken.md, cell 4 (line 22)" in done.stderr, done.stderr
     assert "ValueError: cell four" in done.stderr
     assert (tmp_path / "here.txt").read_text() == "written\n"  # the magic's {folder}, expanded
     assert not (tmp_path / "never.txt").exists()  # nothing runs after the failure
