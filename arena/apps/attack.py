@@ -5,7 +5,8 @@
 the player's declared bound and their ratio, or where a limit stopped it), then writes the
 attaining sequence where the ``replay`` adversary plays it (``worst.npy``, T × N), its
 provenance (``worst.json``: player and parameters, game, loss values, value, bound, limits,
-package version and date) and the value after every round (``worst_by_round.csv``), into
+package version and date, and the certificate of :func:`arena.attack.certificate.certify` when
+the search reached T) and the value after every round (``worst_by_round.csv``), into
 ``outputs/attacks/<player>-N<n>-T<horizon>/`` unless ``out=DIR`` says otherwise. Every file is
 written atomically, under the folder's lock, never through a symbolic link.
 
@@ -81,6 +82,7 @@ def parse_attack_args(args: list[str]) -> dict[str, Any]:
 def run_attack(args: list[str]) -> int:
     """The ``arena attack`` command: print the worst case and write its files; return 0."""
     from arena.attack import exact_worst_case
+    from arena.attack.certificate import certify
     from arena.results import (
         folder_lock,
         package_versions,
@@ -112,6 +114,12 @@ def run_attack(args: list[str]) -> int:
     with folder_lock(out, "arena attack") as held:
         held.refuse_links(*files)
         write_npy_atomic(result.losses.astype(np.float64), out / "worst.npy")
+        # the sequence replayed by the lab: what the replay adversary declares as a lower bound
+        certificate = (
+            certify(name, opts["params"], out / "worst.npy", opts["horizon"])
+            if result.complete
+            else None
+        )
         write_text_atomic(result.table.to_csv(index=False), out / "worst_by_round.csv")
         provenance = {
             "method": "exact dynamic programming (arena.attack.exact_worst_case)",
@@ -133,6 +141,7 @@ def run_attack(args: list[str]) -> int:
             "arena_version": package_versions()["regret-arena"],
             "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             "replay": {"adversary": "replay", "path": "worst.npy"},
+            "certificate": certificate,
         }
         write_json_atomic(provenance, out / "worst.json")
     print(f"sequence: {out / 'worst.npy'} (adversary=replay adversary.path=...)")
