@@ -58,7 +58,8 @@ def certify(
     dict
         ``sequence_digest`` (:func:`arena.base.file_digest`), ``player``, ``player_params``
         (resolved), ``n_actions``, ``horizon``, ``loss_range``, ``metric`` (``"regret"``),
-        ``regret`` (the curve after rounds 1..T at seed 0), ``deterministic`` (bool), ``why`` (the
+        ``regret`` (the curve after rounds 1..T at seed 0), ``bound`` (the player's declared
+        ``bound:regret`` after each round, None if it declares none), ``deterministic`` (bool), ``why`` (the
         reason it is not, or how it was checked), ``seeds``.
 
     Examples
@@ -84,10 +85,11 @@ def certify(
             horizon=int(horizon),
             seed=seed,
             checkpoints="all",
-            metrics={"regret": {}},
+            metrics={"regret": {}, "bound": {}},
         )
-        rows = run.rows.sort_values("t")
-        curves.append(rows["value"].to_numpy(dtype=np.float64))
+        rows = run.rows.sort_values("t", kind="stable")
+        curves.append(rows.loc[rows.metric == "regret", "value"].to_numpy(dtype=np.float64))
+        declared = rows.loc[rows.metric == "bound:regret", "value"].to_numpy(dtype=np.float64)
         config = run.config
     from arena.registry import make
 
@@ -108,6 +110,7 @@ def certify(
         "loss_range": [float(v) for v in loss_range],
         "metric": "regret",
         "regret": [float(v) for v in curves[0]],
+        "bound": [float(v) for v in declared] if declared.size == curves[0].size else None,
         "deterministic": bool(same and not observes),
         "why": why,
         "seeds": list(SEEDS),
