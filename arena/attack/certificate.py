@@ -59,8 +59,8 @@ def certify(
         ``sequence_digest`` (:func:`arena.base.file_digest`), ``player``, ``player_params``
         (resolved), ``n_actions``, ``horizon``, ``loss_range``, ``metric`` (``"regret"``),
         ``regret`` (the curve after rounds 1..T at seed 0), ``bound`` (the player's declared
-        ``bound:regret`` after each round, None if it declares none), ``deterministic`` (bool), ``why`` (the
-        reason it is not, or how it was checked), ``seeds``.
+        ``bound:regret`` after each round, None if it declares none), ``deterministic`` (bool),
+        ``why`` (the reason it is not, or how it was checked), ``seeds``.
 
     Examples
     --------

@@ -113,8 +113,13 @@ def read_attack(folder: Path) -> dict[str, Any]:
         if table["bound"].notna().all():
             bound = table["bound"].to_numpy(dtype=np.float64)
     certified = bool(isinstance(cert, dict) and cert.get("deterministic"))
-    return {"record": record, "losses": losses, "regret": regret, "bound": bound,
-            "certified": certified}  # fmt: skip
+    return {
+        "record": record,
+        "losses": losses,
+        "regret": regret,
+        "bound": bound,
+        "certified": certified,
+    }
 
 
 def _params_text(params: Any) -> str:
@@ -131,9 +136,14 @@ def worst_case_figure(name: str, found: dict[str, Any], title: str) -> FigureOut
     with plt.rc_context(RC):
         fig, (left, right) = plt.subplots(1, 2, figsize=(8.0, 3.0))
         image = left.imshow(
-            losses.T, aspect="auto", interpolation="nearest", cmap="Greys", vmin=0.0, vmax=1.0,
+            losses.T,
+            aspect="auto",
+            interpolation="nearest",
+            cmap="Greys",
+            vmin=0.0,
+            vmax=1.0,
             extent=(0.5, losses.shape[0] + 0.5, losses.shape[1] - 0.5, -0.5),
-        )  # fmt: skip
+        )
         left.set_yticks(range(losses.shape[1]))
         left.set_xlabel("round t")
         left.set_ylabel("expert i")
@@ -224,13 +234,22 @@ def worst_cases(ctx: ReportContext) -> Section | None:
         ]
         blocks.append(
             Table(
-                ["attack", "player", "N", "T", "method", "worst regret", "bound", "worst / bound",
-                 "certified"],
+                [
+                    "attack",
+                    "player",
+                    "N",
+                    "T",
+                    "method",
+                    "worst regret",
+                    "bound",
+                    "worst / bound",
+                    "certified",
+                ],
                 body,
                 caption="Worst cases found: the value at T, the declared bound at T, their ratio.",
                 text_columns={0, 1, 4, 8},
                 anchor="worst-cases-table",
-            )  # fmt: skip
+            )
         )
         blocks += [ctx.add_figure(fig) for fig in figures]
     if broken:
