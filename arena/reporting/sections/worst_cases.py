@@ -169,13 +169,50 @@ def worst_case_figure(name: str, found: dict[str, Any], title: str) -> FigureOut
     return FigureOut(name, caption, fig)
 
 
+def over_horizons_figure(table: pd.DataFrame) -> FigureOut | None:
+    """Each player's worst regret found against T (filled: exact, hollow: searched) beside its
+    declared bound at T (dashed); None unless some player was attacked at two horizons or more."""
+    table = table.assign(label=table["player"] + "(" + table["player_params"] + ")")
+    players = [p for p, part in table.groupby("label", sort=True) if part["horizon"].nunique() > 1]
+    if not players:
+        return None
+    plt = _plt()
+    with plt.rc_context(RC):
+        fig, ax = plt.subplots(figsize=(6.0, 3.6))
+        for i, player in enumerate(players):
+            part = table[table["label"] == player].sort_values("horizon")
+            color = OKABE_ITO[i % len(OKABE_ITO)]
+            ax.plot(part["horizon"], part["value"], color=color, label=f"{player}: worst found")
+            exact = part["method"] == "exact"
+            ax.scatter(part["horizon"][exact], part["value"][exact], color=color, zorder=3)
+            ax.scatter(
+                part["horizon"][~exact], part["value"][~exact], facecolors="white",
+                edgecolors=color, zorder=3,
+            )  # fmt: skip
+            if part["bound"].notna().any():
+                ax.plot(part["horizon"], part["bound"], color=color, linestyle="--",
+                        label=f"{player}: declared bound")  # fmt: skip
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("horizon T")
+        ax.set_ylabel("regret at T")
+        ax.legend(loc="upper left", frameon=False, fontsize="small")
+        fig.tight_layout()
+    caption = (
+        "Worst regret found at each horizon T (filled markers: exact dynamic programming, the "
+        "worst case itself; hollow: searched, a lower bound on it) and the declared bound at T "
+        "(dashed)."
+    )
+    return FigureOut("worst_cases_over_t", caption, fig)
+
+
 def worst_cases(ctx: ReportContext) -> Section | None:
     """The worst cases section; ``None`` when the report's input holds no attack output."""
     root = getattr(ctx, "attacks", None) or (ctx.src.root / FOLDER)
     folders = attack_folders(Path(root))
     if not folders:
         return None
-    rows, figures, broken = [], [], []
+    rows, found_all, broken = [], [], []
     for folder in folders:
         try:
             found = read_attack(folder)
@@ -183,12 +220,15 @@ def worst_cases(ctx: ReportContext) -> Section | None:
             broken.append(str(exc))
             continue
         rec = found["record"]
+        cert = rec.get("certificate")
+        # the certificate's parameters are the resolved ones (defaults filled in), as labels are
+        params = cert["player_params"] if isinstance(cert, dict) else rec.get("player_params")
         value, bound = float(rec.get("value", math.nan)), rec.get("bound")
         bound = math.nan if bound is None else float(bound)
         row = {
             "attack": folder.name,
             "player": str(rec.get("player")),
-            "player_params": _params_text(rec.get("player_params")),
+            "player_params": _params_text(params),
             "n_actions": int(found["losses"].shape[1]),
             "horizon": int(rec.get("horizon", found["losses"].shape[0])),
             "method": method_of(rec),
@@ -198,21 +238,23 @@ def worst_cases(ctx: ReportContext) -> Section | None:
             "certified": found["certified"],
         }
         rows.append(row)
-        label = f"{row['player']}({row['player_params']})"
-        title = f"{label}, N = {row['n_actions']}, T = {row['horizon']}, {row['method']}"
-        figures.append(worst_case_figure(f"worst_case_{folder.name}", found, title))
+        found_all.append(found)
     if not rows and not broken:
         return None
+    order = sorted(range(len(rows)), key=lambda i: (rows[i]["player"], rows[i]["horizon"]))
+    rows, found_all = [rows[i] for i in order], [found_all[i] for i in order]
     table = pd.DataFrame(rows, columns=WORST_CASE_COLUMNS)
+    root = Path(root)
+    shown = root.relative_to(ctx.src.root) if root.is_relative_to(ctx.src.root) else root
     blocks: list[Block] = [
         Para(
             f"The loss sequences found against a player ({code('arena attack')}: exact dynamic "
             f"programming; {code('arena.attack.search')}: CMA-ES over adversary families), read "
-            f"from {code(str(root))}. For each: the worst regret found at T (exact: the player's "
-            "worst case over every sequence of the loss grid; searched: a value some sequence "
-            "attains, so a lower bound on the worst case), the player's declared bound and their "
-            "ratio. Certified: the lab replayed the sequence against the player at two seeds "
-            "with equal regret, so the replay adversary declares it as the player's "
+            f"from {code(shown.as_posix())}. For each: the worst regret found at T (exact: the "
+            "player's worst case over every sequence of the loss grid; searched: a value some "
+            "sequence attains, so a lower bound on the worst case), the player's declared bound "
+            "and their ratio. Certified: the lab replayed the sequence against the player at two "
+            "seeds with equal regret, so the replay adversary declares it as the player's "
             f"{code('lower_bound:regret')} in that game."
         )
     ]
@@ -251,7 +293,14 @@ def worst_cases(ctx: ReportContext) -> Section | None:
                 anchor="worst-cases-table",
             )
         )
-        blocks += [ctx.add_figure(fig) for fig in figures]
+        over_t = over_horizons_figure(table)
+        if over_t is not None:
+            blocks.append(ctx.add_figure(over_t))
+        for row, found in zip(rows, found_all, strict=True):  # each saved (and closed) at once
+            label = f"{row['player']}({row['player_params']})"
+            title = f"{label}, N = {row['n_actions']}, T = {row['horizon']}, {row['method']}"
+            name = f"worst_case_{row['attack']}"
+            blocks.append(ctx.add_figure(worst_case_figure(name, found, title)))
     if broken:
         blocks.append(Para("Skipped attack folders: " + "; ".join(broken) + "."))
     return Section("Worst cases found", "worst-cases", blocks)
