@@ -64,3 +64,16 @@ def test_an_edited_sequence_or_a_random_player_certifies_nothing(ftl_worst, tmp_
     # ftpl samples its p_t: the regret on a fixed sequence changes with the seed
     cert = certify("ftpl", {}, ftl_worst / "worst.npy", 24)
     assert cert["deterministic"] is False and "differs between seeds" in cert["why"]
+
+
+def test_a_gallery_report_runs_its_attacks_once(tmp_path):
+    from arena.apps.attack import check_attack_spec, run_attack_specs
+
+    spec = check_attack_spec("test", {"player": "ftl", "horizons": [6, 8]})
+    lines: list[str] = []
+    folders = run_attack_specs([spec], tmp_path, echo=lines.append)
+    assert [f.name for f in folders] == ["ftl-N2-T6", "ftl-N2-T8"] and len(lines) == 2
+    values = [json.loads((f / "worst.json").read_text())["value"] for f in folders]
+    assert values == [1.5, 2.0]  # T/4 with uniform ties
+    assert run_attack_specs([spec], tmp_path, echo=lines.append) == folders
+    assert len(lines) == 2  # written once: a rerun skips them
