@@ -126,6 +126,7 @@ def test_the_committed_table_is_the_rows_rendered(tmp_path):
         "fair-coin-lb",
         "cover-vt",
         "comb-values",
+        "worst-cases-n2",
     }
 
 

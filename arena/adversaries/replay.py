@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
-from arena.base import file_digest
+from arena.base import canonical_json, file_digest
 from arena.errors import ConfigError
 from arena.experts.components import ObliviousAdversary
 from arena.params import InstanceOf, Range
@@ -73,6 +75,15 @@ class Replay(ObliviousAdversary):
     from the file, and an R×T×N array needs one slice per global replicate index. Any mismatch,
     NaN or out-of-range entry is refused before round 1 with the file, round, replicate and expert.
 
+    A sequence that ``arena attack`` or :func:`arena.attack.write_replay` found against a
+    deterministic player is a certificate (:mod:`arena.attack.certificate`): the JSON file beside
+    it (``worst.json`` beside ``worst.npy``) records the player, its resolved parameters, N, T,
+    the loss range, the file's digest and the regret after every round. Replayed against that
+    player with those parameters, N, T and loss range, the adversary declares that curve as
+    ``lower_bound:regret`` (the player's regret is at least this after round t, here exactly
+    this); against anything else it declares nothing, and :meth:`lower_bounds_reason` says why
+    (the game records it among the skipped metrics).
+
     Examples
     --------
     >>> import tempfile, os
@@ -110,6 +121,54 @@ class Replay(ObliviousAdversary):
 
     def data_identity(self) -> dict[str, str]:
         return {"path": file_digest(self.path)} if Path(self.path).is_file() else {}
+
+    def _certificate(self) -> tuple[dict[str, Any] | None, str]:
+        """The certificate recorded beside the file, or None and why there is none."""
+        cached = getattr(self, "_cert_cache", None)
+        if cached is not None and cached[0] == self.path:
+            return cached[1]
+        found = _read_certificate(Path(self.path))
+        self._cert_cache = (self.path, found)
+        return found
+
+    def lower_bounds_reason(self, player: Any, spec: GameSpec | None = None) -> str | None:
+        """Return why this replay declares no ``lower_bound:regret`` against ``player``, or None.
+
+        It declares one only when the file is certified (:mod:`arena.attack.certificate`) for this
+        player's registry name and resolved parameters, a deterministic player, this loss range
+        and, given the game's ``spec``, this N and T (a tuned player's play depends on T).
+        """
+        cert, why = self._certificate()
+        if cert is None:
+            return why
+        name = type(player).registry_name()
+        if name != cert.get("player"):
+            return f"the sequence certifies {cert.get('player')}'s regret, not {name}'s"
+        if canonical_json(player.get_params()) != canonical_json(cert.get("player_params")):
+            return (
+                f"the sequence certifies {name} with parameters {cert.get('player_params')}, "
+                f"not {player.get_params()}"
+            )
+        if not cert.get("deterministic"):
+            return f"the sequence certifies nothing: {cert.get('why')}"
+        if [float(v) for v in self.declared_range()] != cert.get("loss_range"):
+            return f"certified at loss_range {cert.get('loss_range')}, not {list(self.loss_range)}"
+        if spec is not None and (spec.n_actions, spec.horizon) != (
+            cert.get("n_actions"),
+            cert.get("horizon"),
+        ):
+            return (
+                f"certified at N = {cert.get('n_actions')}, T = {cert.get('horizon')}, not "
+                f"N = {spec.n_actions}, T = {spec.horizon}"
+            )
+        return None
+
+    def lower_bounds(self, t: int, player: Any = None) -> dict[tuple[str, float], float]:
+        """Declare the certified regret after round ``t`` (see the class), or nothing."""
+        if player is None or self.lower_bounds_reason(player, getattr(self, "_spec", None)):
+            return {}
+        cert, _ = self._certificate()
+        return {("regret", math.nan): float(cert["regret"][int(t) - 1])}
 
     def declared_range(self) -> tuple[float, float]:
         lo, hi = (float(v) for v in self.loss_range)
@@ -169,9 +228,31 @@ class Replay(ObliviousAdversary):
             raise ConfigError(who, "path", f"{self.path}: entry {value!r} at {where} is {what}")
         self._used = used
         self._n_rep = spec.n_replicates
+        self._spec = spec
 
     def losses_block(self, t0: int, n: int) -> np.ndarray:
         window = self._used[..., t0 - 1 : t0 - 1 + n, :]
         if window.ndim == 2:
             return np.broadcast_to(window, (self._n_rep, *window.shape)).copy()
         return window.copy()
+
+
+def _read_certificate(path: Path) -> tuple[dict[str, Any] | None, str]:
+    """Read the ``certificate`` of the JSON file beside ``path`` (same stem); None and why if none.
+
+    The key is :data:`arena.attack.certificate.CERTIFICATE_KEY`, spelled here so that the
+    adversary does not import the attack package.
+    """
+    record_path = path.with_suffix(".json")
+    if not record_path.is_file():
+        return None, f"no certificate beside {path.name} ({record_path.name} is absent)"
+    try:
+        record = json.loads(record_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return None, f"{record_path.name} is unreadable ({exc})"
+    cert = record.get("certificate") if isinstance(record, dict) else None
+    if not isinstance(cert, dict) or not isinstance(cert.get("regret"), list):
+        return None, f"{record_path.name} records no certificate (arena attack writes one)"
+    if not path.is_file() or cert.get("sequence_digest") != file_digest(path):
+        return None, f"{path.name} is not the sequence {record_path.name} certifies (digest)"
+    return cert, ""

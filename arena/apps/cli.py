@@ -29,9 +29,10 @@ commands:
   check MODULE:CLASS    run the conformance suite on a player, adversary or weak learner
   tournament [KEY=VALUE ...]
                         run configs/tournament/NAME.yaml (`tournament=NAME`), resumably
-  report DIR --name NAME [--partial]
+  report DIR --name NAME [--partial] [--attacks DIR]
                         write reports/NAME/ (HTML, Markdown, figures, tables) from results in DIR
-                        (--partial: of a tournament still running, saying so)
+                        (--partial: of a tournament still running, saying so; --attacks: the
+                        worst cases arena attack found, default DIR/attacks)
   reproduce [--only NAME] [--fresh] [--table]
                         regenerate the gallery's reports (configs/reproduce.yaml) resumably and
                         the gallery table of reports/README.md (configs/gallery.yaml)
@@ -1041,6 +1042,12 @@ def _report(args: list[str]) -> int:
         action="store_true",
         help="report a tournament that is still running or was interrupted (says so)",
     )
+    parser.add_argument(
+        "--attacks",
+        default=None,
+        help="attack outputs to show (an arena attack folder or a folder of them, e.g. "
+        "outputs/attacks; default: attacks/ inside the results folder)",
+    )
     ns = parser.parse_args(args)
     from arena.reporting import build_report, check_report_name
 
@@ -1059,6 +1066,7 @@ def _report(args: list[str]) -> int:
             metrics=tuple(ns.metric or ["regret"]),
             warn=lambda line: print(f"arena report: {line}", file=sys.stderr),
             partial=ns.partial,
+            attacks=ns.attacks,
         )
     except FileNotFoundError as exc:
         raise ArenaError(f"no results to report: {exc}") from exc

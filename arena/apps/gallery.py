@@ -903,6 +903,10 @@ def rerun(
         result = Tournament(config, folder, executor=executor).run()
         if result.failed:
             raise ArenaError(f"tournament {config_name}: {len(result.failed)} cell(s) failed")
+    if getattr(report, "attacks", ()):  # the worst cases the report shows are found again too
+        from arena.apps.attack import run_attack_specs
+
+        run_attack_specs(list(report.attacks), results / "attacks", echo=lambda line: None)
     build_report(results, workdir / "report", name=report.name, metrics=report.metrics)
     return workdir / "report" / "tables"
 

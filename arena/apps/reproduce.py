@@ -28,7 +28,7 @@ from arena.apps.hydra_support import config_dir
 from arena.apps.yaml_guard import check_yaml_file
 from arena.errors import ArenaError
 
-REPORT_KEYS = ("name", "tournaments", "results", "metrics")
+REPORT_KEYS = ("name", "tournaments", "results", "metrics", "attacks")
 DATA_OUTPUTS = "outputs/real-data/tournaments"
 """The tournaments' folder of ``arena reproduce --data-dir`` (apart from the gallery's: the
 same tournament on other data is another tournament)."""
@@ -105,6 +105,9 @@ class GalleryReport:
     tournaments: tuple[GalleryTournament, ...]
     results: str
     metrics: tuple[str, ...] = ("regret",)
+    attacks: tuple[dict[str, Any], ...] = ()
+    """Worst-case searches run before the tournaments into ``<results>/attacks/``
+    (:func:`arena.apps.attack.run_attack_specs`), which the report's "Worst cases found" shows."""
 
 
 @dataclass
@@ -241,7 +244,13 @@ def load_gallery(path: str | Path) -> list[GalleryReport]:
             or not all(isinstance(m, str) and m for m in metrics)
         ):
             raise ArenaError(f"{where}: metrics must be a non-empty list of metric names")
-        reports.append(GalleryReport(name, parsed, results, tuple(metrics)))
+        from arena.apps.attack import check_attack_spec
+
+        attacks = entry.get("attacks", [])
+        if not isinstance(attacks, list):
+            raise ArenaError(f"{where}: attacks must be a list")
+        specs = tuple(check_attack_spec(where, a) for a in attacks)
+        reports.append(GalleryReport(name, parsed, results, tuple(metrics), specs))
     if not reports:
         raise ArenaError(f"{who}: lists no report")
     return reports
@@ -404,6 +413,10 @@ def reproduce(
         for report, runs in plan:
             started = time.perf_counter()
             outcome = ReportOutcome(report.name, cells=0)
+            if report.attacks:  # after --fresh's clearing, which removes the results folder
+                from arena.apps.attack import run_attack_specs
+
+                run_attack_specs(list(report.attacks), outputs / report.results / "attacks", echo)
             for tournament, _ in runs:
                 if bar is not None:
                     bar.set_description(f"{report.name}: {tournament.config.name}")

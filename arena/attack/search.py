@@ -560,7 +560,9 @@ def write_replay(result: SearchResult, folder: str | Path, stem: str = "worst") 
     """Write the found sequence as ``<stem>.npy`` (T×N) with its provenance in ``<stem>.json``.
 
     ``adversary=replay path=<stem>.npy`` with the search's seed plays it back to ``result.value``.
-    Returns the path of the ``.npy``.
+    The JSON holds the sequence's certificate (:func:`arena.attack.certificate.certify`), which
+    the ``replay`` adversary declares as ``lower_bound:regret`` against the same deterministic
+    player. Returns the path of the ``.npy``.
     """
     from importlib.metadata import PackageNotFoundError, version
 
@@ -568,11 +570,14 @@ def write_replay(result: SearchResult, folder: str | Path, stem: str = "worst") 
     folder.mkdir(parents=True, exist_ok=True)
     npy = folder / f"{stem}.npy"
     write_npy_atomic(np.asarray(result.losses, dtype=np.float64), npy)
+    from arena.attack.certificate import certify
+
+    cfg = result.config
+    certificate = certify(cfg["player"], cfg["player_resolved_params"], npy, cfg["horizon"])
     try:
         pkg = version("regret-arena")
     except PackageNotFoundError:  # a source checkout that was never installed
         pkg = "unknown"
-    cfg = result.config
     provenance = {
         "player": cfg["player"],
         "player_params": cfg["player_resolved_params"],
@@ -592,6 +597,7 @@ def write_replay(result: SearchResult, folder: str | Path, stem: str = "worst") 
         "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "package_version": pkg,
         "replay": {"adversary": "replay", "path": npy.name, "seed": cfg["seed"]},
+        "certificate": certificate,
     }
     write_text_atomic(json.dumps(provenance, indent=2) + "\n", folder / f"{stem}.json")
     return npy

@@ -101,7 +101,10 @@ class Bound(_Declared):
 class LowerBound(_Declared):
     """The adversary's reference lower bound on a metric (e.g. fair coins: ``LB(T, N)``).
 
-    Logged as metric ``lower_bound:<metric>`` with the bounded metric's param.
+    Logged as metric ``lower_bound:<metric>`` with the bounded metric's param. An adversary whose
+    lower bound holds against some players and games only (``replay`` of a certified sequence)
+    also defines ``lower_bounds_reason(player, spec=None) -> str | None``: why it declares none
+    here, checked before the game (against the player) and again with the game's spec.
     """
 
     name = "lower_bound"
@@ -111,7 +114,16 @@ class LowerBound(_Declared):
         from arena.components import Adversary
 
         declares = getattr(type(adversary), "lower_bounds", None) is not Adversary.lower_bounds
-        return None if declares else "the adversary declares no lower bound"
+        if not declares:
+            return "the adversary declares no lower bound"
+        reason = getattr(adversary, "lower_bounds_reason", None)
+        # kept for game_reason, which sees the spec but not the components
+        self._pair = (player, reason) if callable(reason) else None
+        return reason(player) if callable(reason) else None
+
+    def game_reason(self, spec: GameSpec) -> str | None:
+        pair = getattr(self, "_pair", None)
+        return pair[1](pair[0], spec) if pair is not None else None
 
     def attach(self, player, adversary) -> None:
         self._source = adversary

@@ -46,6 +46,7 @@ from arena.reporting.sections.regret_curves import regret_curves
 from arena.reporting.sections.second_order import second_order
 from arena.reporting.sections.time_varying import time_varying
 from arena.reporting.sections.trees import tree_experts
+from arena.reporting.sections.worst_cases import worst_cases
 from arena.results import LOCK_NAME, HeldFolder, folder_lock, is_plain_name, write_text_atomic
 
 MANIFEST = "report-files.json"
@@ -64,6 +65,7 @@ def build_report(
     level: float = 0.95,
     warn: Callable[[str], None] | None = None,
     partial: bool = False,
+    attacks: str | Path | None = None,
 ) -> Path:
     """Write the report of the results under ``source_dir`` into ``out_dir``; return index.html.
 
@@ -89,6 +91,9 @@ def build_report(
         Report a tournament that is still running or was interrupted (its overview then says
         it is partial, N of M cells); without it such a source is refused
         (:func:`arena.reporting.load.check_complete`).
+    attacks : path, optional
+        The attack outputs the "Worst cases found" section shows (one ``arena attack`` folder
+        or a folder of them); default: ``attacks/`` inside ``source_dir``, when it exists.
 
     Raises
     ------
@@ -135,6 +140,7 @@ def build_report(
             ctx = ReportContext(
                 src, list(dict.fromkeys(["regret", *metrics])), level, fig_dir, tab_dir, started
             )
+            ctx.attacks = None if attacks is None else Path(attacks)
             _write(ctx, staging, name)
             _move_into_place(held, staging, old)
         except BaseException:  # a full disk, a failing section, Ctrl-C: the previous report stays
@@ -155,6 +161,7 @@ def _write(ctx: ReportContext, out: Path, name: str) -> Path:
         overall(ctx),
         regret_curves(ctx),
         minimax_values(ctx),
+        worst_cases(ctx),
         metric_curves(ctx),
         other_notions(ctx),
         time_varying(ctx),

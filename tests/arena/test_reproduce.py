@@ -128,6 +128,23 @@ def test_only_builds_one_report_and_a_rerun_resumes(tmp_path, capsys):
             "need `results`",
         ),
         ([], "reports: [{name: a\n", "not a readable YAML file"),
+        (
+            [],
+            "reports: [{name: a, tournaments: [{config: demo}], attacks: [{player: ftl}]}]\n",
+            "with a player and horizons",
+        ),
+        (
+            [],
+            "reports: [{name: a, tournaments: [{config: demo}], "
+            "attacks: [{player: ftl, horizons: [0]}]}]\n",
+            "positive integers",
+        ),
+        (
+            [],
+            "reports: [{name: a, tournaments: [{config: demo}], "
+            "attacks: [{player: ftl, horizons: [4], method: guess}]}]\n",
+            "exact or search",
+        ),
     ],
 )
 def test_bad_input_one_line_exit_2_nothing_written(tmp_path, capsys, args, listing, needle):

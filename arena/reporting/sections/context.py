@@ -53,6 +53,9 @@ class ReportContext:
         run to the next of the same results (git revisions, wall times, the build's time), kept
         out of the report itself so that a rerun on an unchanged tree rewrites it byte for byte.
         None: ``tab_dir``'s sibling.
+    attacks : Path or None
+        Where the "Worst cases found" section reads attack outputs (``arena report --attacks``);
+        None: ``attacks/`` inside the results folder.
 
     Attributes
     ----------
@@ -78,6 +81,7 @@ class ReportContext:
     tab_dir: Path
     started: float
     run_dir: Path | None = None
+    attacks: Path | None = None
     logged: set[str] = field(init=False)
     styles: dict[str, Style] = field(init=False)
     tables: dict[str, str] = field(default_factory=dict)
