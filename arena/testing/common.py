@@ -357,8 +357,8 @@ def check_one_round_matches_engine(component: Any) -> None:
             "check_one_round_matches_engine",
             component,
             f"played one round at a time, {row.metric} at t={row.t} (replicate "
-            f"{row.replicate}) is {a[i]!r}, the engine's {b[i]!r} (differs by {err[i]:.3g}): "
-            "its block path and its per-round predict/update play different games",
+            f"{row.replicate}) is {float(a[i])!r}, the engine's {float(b[i])!r} (differs by "
+            f"{err[i]:.3g}): its block path and its per-round path play different games",
         )
 
 
