@@ -15,6 +15,7 @@ import pytest
 
 from arena.adversaries.stochastic import Bernoulli
 from arena.bandit.testing import SimpleExp3
+from arena.boosting.testing import MajorityVote
 from arena.experts.components import AdaptiveAdversary, ObliviousAdversary
 from arena.oco.losses import RoundData
 from arena.oco.testing import AntiGradient, GaussianData, ProjectedGradient
@@ -128,6 +129,15 @@ class BlockDriftBandit(SimpleExp3):
         probs[..., 0] += 1e-9
         probs[..., 1] -= 1e-9
         return probs
+
+
+class LabelPeekingBooster(MajorityVote):
+    """Its block path answers the labels it is handed with the block: no mistakes in the engine,
+    its own vote's mistakes one round at a time."""
+
+    def play_block(self, x, y):
+        super().play_block(x, y)
+        return np.array(y, dtype=np.float64)
 
 
 class IgnoresRangePlayer(Hedge):
@@ -415,6 +425,7 @@ BROKEN = [
     (BlockDriftBandit(), "check_one_round_matches_engine", "play different games"),
     (BlockDriftOCO(), "check_one_round_matches_engine", "play different games"),
     (SplitSensitiveAdversary(), "check_one_round_matches_engine", "the engine's"),
+    (LabelPeekingBooster(n_learners=3), "check_one_round_matches_engine", "mistakes at t=10"),
     (GrowingMemoryPlayer(eta=0.5), "check_bounded_memory", "state grew"),
     (LyingBoundPlayer(eta=0.5), "check_declared_bounds_hold", "exceeds its declared bound"),
     (FakeObliviousAdversary(), "check_oblivious_is_oblivious", "saw different losses"),
