@@ -84,7 +84,7 @@ adversary_params
     ...     p = session.player.predict()
     ...     session.player.update(session.respond(p).losses)
     >>> pd.testing.assert_frame_equal(
-    ...     session.rows(), play("hedge", "bernoulli", **kw), check_exact=False, atol=1e-12)
+    ...     session.rows(), play("hedge", "bernoulli", **kw), check_exact=False, rtol=0, atol=1e-12)
     """
     game = prepare_game(
         player,
