@@ -173,7 +173,12 @@ class GameProtocol:
         The loop is named by :attr:`reference_loop` and imported only when called: the
         protocol's module does not depend on its test oracles.
         """
-        return _load(self.reference_loop, self.name, "reference loop")(player, adversary, **kwargs)
+        return self.reference_loop_target()(player, adversary, **kwargs)
+
+    def reference_loop_target(self) -> Any:
+        """Return what :attr:`reference_loop` names, imported now (the one-round API,
+        :mod:`arena.rounds`, finds the loop's class through it)."""
+        return _load(self.reference_loop, self.name, "reference loop")
 
     def conformance(self) -> Any:
         """Return the protocol's part of the conformance suite, an

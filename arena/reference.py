@@ -19,6 +19,18 @@ path's differences are in its :class:`~arena.game.Stepper`, through three hooks:
 * :meth:`ReferenceLoop.record_fields`: what a metric's reference reads of one replicate, from the
   stored rounds.
 
+A protocol may split its round into four hooks instead of writing :meth:`~ReferenceLoop.play_round`
+whole, and the built-in protocols do: :meth:`~ReferenceLoop.round_context` (what the player is shown
+before it predicts), :meth:`~ReferenceLoop.round_predict` (the player's call),
+:meth:`~ReferenceLoop.round_respond` (the adversary's and the arena's side of the round, which
+stores it) and :meth:`~ReferenceLoop.round_update` (the player's feedback). The loop is then also
+the **one-round API** (:mod:`arena.rounds`, ``docs/one-round.md``): :meth:`~ReferenceLoop.context`,
+:meth:`~ReferenceLoop.predict`, :meth:`~ReferenceLoop.respond` and :meth:`~ReferenceLoop.update`
+call those hooks one at a time from a researcher's own loop, which may call the player's own
+``predict`` and ``update`` in their place, and :meth:`~ReferenceLoop.rows` returns the tidy rows
+of the rounds played so far. :meth:`~ReferenceLoop.play_round` is the four in order, so the
+reference loop and a hand loop run the same code.
+
 The metrics' definitions are independent of the streaming code, and so is this loop: it stores the
 whole history, so memory and time grow with T (O(T²) per checkpoint for the interval metrics). It
 is a test oracle for small games, not a way to run experiments.
@@ -26,7 +38,7 @@ is a test oracle for small games, not a way to run experiments.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -94,6 +106,11 @@ class ReferenceLoop:
         self.action_rngs = game.action_rngs
         self.previous = 0
         self.rounds_seen: dict[str, list[Any]] = {}
+        self._checkpoints = frozenset(game.grid.tolist())
+        self._started = False
+        self._settled = 0  # rounds whose checkpoint rows are built (or that are no checkpoint)
+        self._shown: tuple[int, Any] | None = None  # (round, what its player is shown)
+        self._rows: list[dict[str, Any]] = []
 
     @classmethod
     def reference_play(cls, player: Any, adversary: Any, **kwargs: Any) -> pd.DataFrame:
@@ -123,19 +140,113 @@ class ReferenceLoop:
         pandas.DataFrame
             The tidy rows, ordered by checkpoint, then metric, parameter and replicate.
         """
-        game = self.game
-        checkpoints = set(game.grid.tolist())
-        rows: list[dict[str, Any]] = []
-        self.start()
-        for t in range(1, self.spec.horizon + 1):
+        self._begin()
+        for t in range(self.played + 1, self.spec.horizon + 1):
             self.play_round(t)
-            if t not in checkpoints:
-                continue
-            records = self.records(t)
-            for m in game.metrics:  # rows ordered by metric, then parameter, then replicate
-                rows.extend(reference_rows(game.constants, game.ids, t, m.reference_rows(records)))
-            self.previous = t
-        return tidy_frame(rows)
+            self._settle()
+        return self.rows()
+
+    # -- the one-round API ---------------------------------------------------------------------
+
+    @property
+    def played(self) -> int:
+        """The rounds played so far: those whose round the loop has stored."""
+        return max((len(seen) for seen in self.rounds_seen.values()), default=0)
+
+    @property
+    def round(self) -> int:
+        """The round being played (1-based): the one after the last stored."""
+        return self.played + 1
+
+    @property
+    def splits_rounds(self) -> bool:
+        """Whether the protocol writes the four round hooks (else only :meth:`play_round`), so
+        that :meth:`context`, :meth:`predict`, :meth:`respond` and :meth:`update` apply."""
+        return type(self).round_respond is not ReferenceLoop.round_respond
+
+    def rounds(self) -> Iterator[int]:
+        """Yield the rounds t = :attr:`round` … T, each once its predecessor is played.
+
+        A round is played when the loop's body has called :meth:`respond` (or
+        :meth:`play_round`); once the body is done, the round's checkpoint rows are built, with
+        the player as its feedback left it (a declared bound, a player's estimates). A body that
+        played nothing raises ``RuntimeError``: the game would never advance.
+        """
+        self._begin()
+        while self.round <= self.spec.horizon:
+            t = self.round
+            yield t
+            if self.played < t:
+                raise RuntimeError(
+                    f"round {t} ended unplayed: call respond(output) (or play_round(t)) in "
+                    "the loop's body"
+                )
+            self._settle()
+
+    def context(self) -> Any:
+        """Return what the player is shown this round before it predicts (the protocol's
+        :meth:`round_context`: None, a sleeping game's confidences, the features ``x_t``).
+
+        Fetched from the adversary once a round; later calls in the same round return it again.
+        """
+        self._begin()
+        self._settle()
+        t = self.round
+        if t > self.spec.horizon:
+            raise RuntimeError(f"the game has {self.spec.horizon} rounds: all are played")
+        if self._shown is None or self._shown[0] != t:
+            self._shown = (t, self.round_context(t))
+        return self._shown[1]
+
+    def predict(self) -> Any:
+        """Return the player's prediction this round, called as the engine calls it
+        (:meth:`round_predict`, with :meth:`context`)."""
+        return self.round_predict(self.round, self.context())
+
+    def respond(self, output: Any) -> Any:
+        """Play the rest of the round against the player's ``output`` (its ``predict``'s answer)
+        and return what the player is owed (the protocol's :meth:`round_respond`): the
+        adversary's answer, the arena's draw and evaluation, the round stored for the rows."""
+        context = self.context()
+        return self.round_respond(self.round, output, context)
+
+    def update(self, outcome: Any) -> None:
+        """Hand the player the round's ``outcome`` (what :meth:`respond` returned) as the engine
+        hands it (:meth:`round_update`), and end the round."""
+        self.round_update(outcome)
+        self._settle()
+
+    def rows(self) -> pd.DataFrame:
+        """Return the tidy rows (:data:`arena.results.SCHEMA`) of the checkpoints played so far.
+
+        After every round of the game they equal ``arena.play``'s rows of the same game (to
+        1e-12: the conformance check ``check_one_round_matches_engine``).
+        """
+        self._settle()
+        return tidy_frame(list(self._rows))
+
+    def _begin(self) -> None:
+        if not self._started:
+            self._started = True
+            self.start()
+
+    def _settle(self) -> None:
+        """Build the rows of the played round if it is a checkpoint (once)."""
+        t = self.played
+        if t <= self._settled:
+            return
+        if t > self._settled + 1:
+            raise RuntimeError(f"rounds {self._settled + 1} to {t} were stored at once")
+        self._settled = t
+        if t not in self._checkpoints:
+            return
+        game = self.game
+        records = self.records(t)
+        for m in game.metrics:  # rows ordered by metric, then parameter, then replicate
+            self._rows.extend(
+                reference_rows(game.constants, game.ids, t, m.reference_rows(records))
+            )
+        self.previous = t
 
     # -- the protocol's hooks ------------------------------------------------------------------
 
@@ -143,8 +254,31 @@ class ReferenceLoop:
         """Set up what the protocol keeps across rounds, before round 1 (default: nothing)."""
 
     def play_round(self, t: int) -> None:
-        """Play round ``t`` of every replicate and :meth:`store` what it showed."""
-        raise NotImplementedError
+        """Play round ``t`` of every replicate and :meth:`store` what it showed.
+
+        The default plays the four round hooks in order (:meth:`context`, :meth:`predict`,
+        :meth:`respond`, :meth:`update`); a protocol that does not split its round overrides it.
+        """
+        if t != self.round:
+            raise ValueError(f"round {t} played out of turn: round {self.round} is next")
+        self.update(self.respond(self.predict()))
+
+    def round_context(self, t: int) -> Any:
+        """What the player is shown before it predicts in round ``t`` (default: nothing)."""
+        return None
+
+    def round_predict(self, t: int, context: Any) -> Any:
+        """The player's ``predict`` in round ``t``, called as the protocol calls it."""
+        raise NotImplementedError(f"{type(self).__name__} does not split its rounds")
+
+    def round_respond(self, t: int, output: Any, context: Any) -> Any:
+        """The rest of round ``t`` against the player's ``output``: :meth:`store` it and return
+        what the player's ``update`` is owed."""
+        raise NotImplementedError(f"{type(self).__name__} does not split its rounds")
+
+    def round_update(self, outcome: Any) -> None:
+        """Hand the player round's ``outcome`` (what :meth:`round_respond` returned)."""
+        raise NotImplementedError(f"{type(self).__name__} does not split its rounds")
 
     def record_fields(self, rounds: Mapping[str, np.ndarray | None]) -> dict[str, Any]:
         """Return the protocol's fields of one replicate's record (beyond ``t``, ``replicate``,

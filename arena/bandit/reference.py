@@ -14,13 +14,35 @@ replicate: the arena knows ``l_t``). Memory and time grow with T: a test oracle 
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from arena.experts.reference import ExpertsLoop
 
 
+class BanditOutcome(NamedTuple):
+    """What a bandit player is owed after ``p_t`` (:meth:`BanditLoop.respond`): the arguments of
+    ``update``, in order.
+
+    Attributes
+    ----------
+    actions : ndarray of int, shape (R,)
+        The arms ``I_t ~ p_t`` the arena drew (0-based).
+    losses : ndarray, shape (R,)
+        Their losses ``l_{t,I_t}``.
+    probs : ndarray, shape (R, K)
+        The ``p_t`` they were drawn from.
+    """
+
+    actions: np.ndarray
+    losses: np.ndarray
+    probs: np.ndarray
+
+
 class BanditLoop(ExpertsLoop):
-    """The experts loop, but ``update`` sees only ``I_t``, ``l_{t,I_t}`` and ``p_t``.
+    """The experts loop, but ``update`` sees only ``I_t``, ``l_{t,I_t}`` and ``p_t`` (its
+    :meth:`outcome` and :meth:`round_update` overridden).
 
     Examples
     --------
@@ -43,12 +65,16 @@ class BanditLoop(ExpertsLoop):
             raise ValueError(f"not a bandit game: {self.player!r} against {self.adversary!r}")
         super().start()
 
-    def feedback(
+    def outcome(
         self, probs: np.ndarray, losses: np.ndarray, actions: np.ndarray, conf: np.ndarray | None
-    ) -> None:
+    ) -> BanditOutcome:
         """Bandit feedback: the drawn arms, their losses and the distributions played."""
         observed = np.array([losses[r, actions[r]] for r in range(self.n_rep)])  # l_{t,I_t}
-        self.player.update(actions.copy(), observed, probs.copy())
+        return BanditOutcome(actions.copy(), observed, probs.copy())
+
+    def round_update(self, outcome: BanditOutcome) -> None:
+        """``player.update(I_t, l_{t,I_t}, p_t)``."""
+        self.player.update(outcome.actions, outcome.losses, outcome.probs)
 
 
 reference_play = BanditLoop.reference_play

@@ -14,11 +14,29 @@ formulas, :func:`arena.oco.literal.scalar_loss`).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from arena.boosting.metrics import BoostingRecord
 from arena.oco.losses import dense_features
 from arena.reference import ReferenceLoop
+
+
+class BoostingOutcome(NamedTuple):
+    """What a booster is owed after ``ŷ_t`` (:meth:`BoostingLoop.respond`): the arguments of
+    ``update``, in order.
+
+    Attributes
+    ----------
+    x : ndarray, shape (R, d)
+        The round's features ``x_t`` (dense).
+    y : ndarray, shape (R,)
+        Its labels ``y_t`` (±1 in classification, real in regression).
+    """
+
+    x: np.ndarray
+    y: np.ndarray
 
 
 class BoostingLoop(ReferenceLoop):
@@ -47,20 +65,31 @@ class BoostingLoop(ReferenceLoop):
         if any(getattr(m, "reads_base", False) for m in self.game.metrics):
             self.base = self.player.base_learner(self.spec)
 
-    def play_round(self, t: int) -> None:
-        """Round t: one example, the booster's prediction and update, the base learner's."""
-        player, base = self.player, self.base
+    def round_context(self, t: int) -> np.ndarray:
+        """``x_t`` (R, d), dense; the label is kept for :meth:`round_respond`."""
         data = self.adversary.data_block(t, 1)
-        x = np.array(dense_features(data.round(0).x), dtype=np.float64)  # sparse rows densified
-        y = np.array(data.y[:, 0], dtype=np.float64)
-        prediction = np.array(player.predict(x.copy()), dtype=np.float64)
-        player.update(x.copy(), y.copy())
+        self._y = np.array(data.y[:, 0], dtype=np.float64)
+        return np.array(dense_features(data.round(0).x), dtype=np.float64)  # sparse rows densified
+
+    def round_predict(self, t: int, context: np.ndarray) -> np.ndarray:
+        """``ŷ_t`` (R,): ``booster.predict(x_t)`` (it asks its weak learners)."""
+        return np.array(self.player.predict(context.copy()), dtype=np.float64)
+
+    def round_respond(self, t: int, output: np.ndarray, context: np.ndarray) -> BoostingOutcome:
+        """``y_t`` revealed, the base learner's round on the same example, the round stored."""
+        base, x, y = self.base, context, self._y
+        prediction = np.array(output, dtype=np.float64)
         base_prediction = None
         if base is not None:
             base_prediction = np.array(base.predict(x.copy())[:, 0], dtype=np.float64)
             base.update(x.copy(), y[:, None].copy(), np.ones((self.n_rep, 1)))
         # y_t, ŷ_t and the base learner's ŷ_t, each (R,): the record's fields
         self.store(y=y, predictions=prediction, base_predictions=base_prediction)
+        return BoostingOutcome(x, y)
+
+    def round_update(self, outcome: BoostingOutcome) -> None:
+        """``booster.update(x_t, y_t)`` (the booster feeds its weak learners)."""
+        self.player.update(outcome.x.copy(), outcome.y.copy())
 
 
 reference_play_boosting = BoostingLoop.reference_play

@@ -9,9 +9,9 @@ rows); the rounds, the action draws and every metric are written out independent
 
 * each round (:meth:`ExpertsLoop.play_round`) calls ``predict``, shows ``p_t`` to the adversary,
   asks it for ``l_t`` through ``losses(t, history)`` (an oblivious adversary answers with
-  ``losses_block(t, 1)``), draws ``I_t`` by inverse CDF, gives the player its feedback
-  (:meth:`ExpertsLoop.feedback`: ``update`` sees ``l_t``) and records the round in the
-  :class:`~arena.spec.History` (Luo 2016, §2.1.2);
+  ``losses_block(t, 1)``), draws ``I_t`` by inverse CDF, records the round in the
+  :class:`~arena.spec.History` and gives the player its feedback (:meth:`ExpertsLoop.outcome`
+  and :meth:`ExpertsLoop.round_update`: ``update`` sees ``l_t``) (Luo 2016, §2.1.2);
 * the whole history is stored, and at each checkpoint every metric is recomputed from it by its
   own brute-force definition (:meth:`arena.metric.Metric.reference`, handed one
   :class:`~arena.metrics.base.ExpertsRecord` per replicate).
@@ -24,7 +24,7 @@ test oracle for small games, not a way to run experiments.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -51,6 +51,24 @@ def draw_action(p: np.ndarray, u: float) -> int:
     if above.size:
         return int(above[0])
     return int(np.flatnonzero(p > 0.0)[-1])
+
+
+class ExpertsOutcome(NamedTuple):
+    """What an experts player is owed after ``p_t`` (:meth:`ExpertsLoop.respond`).
+
+    Attributes
+    ----------
+    losses : ndarray, shape (R, N)
+        ``l_t``, read-only (the arena's own array).
+    actions : ndarray of int, shape (R,)
+        The draws ``I_t ~ p_t`` (0-based), for a player tagged ``observes_action``.
+    confidences : ndarray, shape (R, N), or None
+        The confidences announced before ``p_t`` in a sleeping game, else None.
+    """
+
+    losses: np.ndarray
+    actions: np.ndarray
+    confidences: np.ndarray | None
 
 
 class ExpertsLoop(ReferenceLoop):
@@ -86,17 +104,27 @@ class ExpertsLoop(ReferenceLoop):
             owner=Who("adversary", adversary),
         )
 
-    def play_round(self, t: int) -> None:
-        """Round t: the confidences (sleeping experts), ``p_t``, ``l_t``, the draw, feedback."""
-        player, adversary, history = self.player, self.adversary, self.history
+    def round_context(self, t: int) -> np.ndarray | None:
+        """The confidences ``I_t`` (R, N) a sleeping game announces before ``p_t``, else None."""
+        if not self.sleeping:
+            return None
+        conf = np.array(self.adversary.confidences(t, self.history), dtype=np.float64)
+        _check_shape("adversary.confidences", conf, (self.n_rep, self.spec.n_actions), t)
+        return conf
+
+    def round_predict(self, t: int, context: np.ndarray | None) -> np.ndarray:
+        """``p_t`` (R, N): ``player.predict()``, given the confidences in a sleeping game."""
+        player = self.player
+        p = player.predict() if context is None else player.predict(confidences=context)
+        return np.array(p, dtype=np.float64)
+
+    def round_respond(
+        self, t: int, output: np.ndarray, context: np.ndarray | None
+    ) -> ExpertsOutcome:
+        """``p_t`` shown to the adversary, ``l_t``, the draw ``I_t``, the round recorded."""
+        adversary, history = self.adversary, self.history
         shape = (self.n_rep, self.spec.n_actions)
-        conf = None
-        if self.sleeping:
-            conf = np.array(adversary.confidences(t, history), dtype=np.float64)
-            _check_shape("adversary.confidences", conf, shape, t)
-            p = np.array(player.predict(confidences=conf), dtype=np.float64)
-        else:
-            p = np.array(player.predict(), dtype=np.float64)
+        p = np.array(output, dtype=np.float64)
         _check_shape("player.predict", p, shape, t)
         history._show(p)
         loss = np.array(adversary.losses(t, history), dtype=np.float64)
@@ -105,12 +133,12 @@ class ExpertsLoop(ReferenceLoop):
         for r in range(self.n_rep):
             u = self.action_rngs[r].random()
             actions[r] = draw_action(p[r], u)
-        self.feedback(p, loss, actions, conf)
+        outcome = self.outcome(p, loss, actions, context)
         history._record(p, loss, actions)
 
         self.store(probs=p, losses=loss, actions=actions)  # each (R, N), I_t (R,)
         if self.sleeping:
-            self.store(confidences=conf)
+            self.store(confidences=context)
         if self.want_means:  # μ_t
             self.store(means=np.array(adversary.oracle("means", t, 1), dtype=np.float64)[:, 0])
         if self.want_competitor:  # u_t of tv_regret
@@ -119,19 +147,25 @@ class ExpertsLoop(ReferenceLoop):
         if self.parents is not None:  # the edges x_t traverses (tree experts)
             reached = np.array(adversary.oracle("reached", t, 1), dtype=np.float64)[:, 0]
             self.store(reached=reached)
+        return outcome
 
-    def feedback(
+    def outcome(
         self, probs: np.ndarray, losses: np.ndarray, actions: np.ndarray, conf: np.ndarray | None
-    ) -> None:
-        """Full information: the player sees the whole ``l_t`` (its draw ``I_t`` if it
-        ``observes_action``, the confidences in a sleeping game)."""
+    ) -> Any:
+        """Full information: what the player is owed is the whole ``l_t`` (its draw ``I_t`` if
+        it ``observes_action``, the confidences in a sleeping game)."""
         losses.flags.writeable = False  # the player observes l_t, it must not change it
+        return ExpertsOutcome(losses, actions.copy(), conf)
+
+    def round_update(self, outcome: ExpertsOutcome) -> None:
+        """``player.update(l_t)``, with ``actions=I_t`` for a player that ``observes_action``
+        and ``confidences`` in a sleeping game."""
         extra = {}
         if self.player.tags.observes_action:
-            extra["actions"] = actions.copy()
-        if conf is not None:
-            extra["confidences"] = conf
-        self.player.update(losses, **extra)
+            extra["actions"] = outcome.actions.copy()
+        if outcome.confidences is not None:
+            extra["confidences"] = outcome.confidences
+        self.player.update(outcome.losses, **extra)
 
     def record_fields(self, rounds: Mapping[str, np.ndarray | None]) -> dict[str, Any]:
         """``p_s``, ``l_s``, ``I_s`` and the oracle series stored, the tree's template and the

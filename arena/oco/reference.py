@@ -48,14 +48,24 @@ class OCOLoop(ReferenceLoop):
 
     record_type = OCORecord
 
-    def play_round(self, t: int) -> None:
-        """Round t: features, point, the adversary's loss, its value and subgradient, update."""
-        player, adversary, spec, n_rep = self.player, self.adversary, self.spec, self.n_rep
-        kind, sigma = spec.loss, spec.sigma
-        x = adversary.features(t)
+    def round_context(self, t: int) -> Any:
+        """``x_t`` as the player is shown it (None in plain ``oco``): a sparse stream's rows as
+        they are to a player that reads them (``spec.sparse``), else dense (R, d)."""
+        x = self.adversary.features(t)
         x = None if x is None else x.copy() if is_sparse(x) else np.array(x, dtype=np.float64)
-        # sparse rows as they are to a player that reads them (spec.sparse), else densified
-        w = np.array(player.predict(x if spec.sparse else dense_features(x)), dtype=np.float64)
+        self._x = x  # as the stream gave it: the round's data carry it
+        return x if self.spec.sparse else dense_features(x)
+
+    def round_predict(self, t: int, context: Any) -> np.ndarray:
+        """``w_t`` (R, d): ``player.predict(x_t)``."""
+        return np.array(self.player.predict(context), dtype=np.float64)
+
+    def round_respond(self, t: int, output: np.ndarray, context: Any) -> Feedback:
+        """The adversary's loss of ``w_t`` (``reveal``), ``f_t(w_t)`` and a subgradient by the
+        textbook formulas; the round stored; the :class:`~arena.oco.losses.Feedback` returned."""
+        adversary, spec, n_rep = self.adversary, self.spec, self.n_rep
+        kind, sigma, x = spec.loss, spec.sigma, self._x
+        w = np.array(output, dtype=np.float64)
         if w.shape != (n_rep, spec.dim):
             raise ValueError(f"player.predict returned shape {w.shape} at round {t}")
         rd = adversary.reveal(t, w.copy())
@@ -73,13 +83,16 @@ class OCOLoop(ReferenceLoop):
         if predictions is not None and kind != "multiclass_hinge":
             dloss = np.array([scalar_loss(kind, predictions[r], rd.y[r])[1] for r in range(n_rep)])
         shown = rd if spec.sparse else rd.densified()
-        player.update(
-            Feedback(w.copy(), values.copy(), grads.copy(), shown, predictions, dloss, sigma)
-        )
+        fb = Feedback(w.copy(), values.copy(), grads.copy(), shown, predictions, dloss, sigma)
         rd = rd.densified()  # the record keeps dense rows: the metrics' definitions read them
         # w_t (R, d), f_t(w_t) (R,), the subgradients shown (R, d), ⟨w_t, x_t⟩ (the label in
         # multiclass) and the round's data, each field (R, ...)
         self.store(w=w, values=values, grads=grads.copy(), predictions=predictions, **rd._asdict())
+        return fb
+
+    def round_update(self, outcome: Feedback) -> None:
+        """``player.update(fb)``."""
+        self.player.update(outcome)
 
     def record_fields(self, rounds: Mapping[str, np.ndarray | None]) -> dict[str, Any]:
         """The points, values, subgradients and predictions, and the rounds' data as one

@@ -86,20 +86,24 @@ def check_adversary(adversary: Any) -> dict[str, str]:
     return check_component(adversary)
 
 
-def parametrize_with_checks(components: Iterable[Any]):
+def parametrize_with_checks(components: Iterable[Any], *, exclude: Iterable[str] = ()):
     """Return a ``pytest.mark.parametrize("component, check", ...)`` over components × checks.
 
     Test ids read ``Hedge(eta=0.3)-check_predict_is_pure``; expected failures become
     ``xfail(strict=True)`` with their reason, and a check that does not apply is reported as
-    skipped with its reason (:class:`SkipCheck`).
+    skipped with its reason (:class:`SkipCheck`). ``exclude`` names checks to leave out (a test
+    suite that runs them apart, on other parameters).
     """
     import pytest
 
+    excluded = frozenset(exclude)
     params = []
     for component in components:
         expected = expected_failures(component)
         for check in yield_checks(component):
             name = check.__name__
+            if name in excluded:
+                continue
             marks = ()
             if name in expected:
                 marks = (pytest.mark.xfail(strict=True, reason=expected[name]),)

@@ -290,12 +290,85 @@ def check_no_global_rng(component: Any) -> None:
         fail("check_no_global_rng", component, "results depend on the global RNG's seed")
 
 
+ONE_ROUND_HORIZON = 30
+"""Rounds of the game :func:`check_one_round_matches_engine` plays (at most)."""
+
+ONE_ROUND_REPLICATES = 2
+"""Replicates of that game."""
+
+ONE_ROUND_TOL = 1e-12
+"""Rows of a game played one round at a time equal the engine's within
+``ONE_ROUND_TOL · max(1, |engine's value|)`` (architecture: fast path and reference)."""
+
+
+def check_one_round_matches_engine(component: Any) -> None:
+    """A game played one round at a time through the one-round API (:mod:`arena.rounds`) gives
+    the engine's rows (:func:`arena.game.run_game`) to 1e-12.
+
+    The protocol's partner game (T ≤ 30, R = 2, three checkpoints) is played twice from the
+    same seed: by the engine (its block kernels, its chunks), and by a hand loop on
+    :func:`arena.rounds.start`'s session: ``context()``, ``predict()``, ``respond(output)``,
+    ``update(outcome)`` each round. Both consume the same seeded streams in the same order, so
+    a sampling player's draws ``I_t`` are the same draws and its realized rows agree with its
+    expected ones. A component whose block path, per-round path or ``reset`` plays another game
+    than its one-round use fails, naming the first row that differs.
+    """
+    from arena.game import run_game
+    from arena.rounds import start
+
+    player, adversary, kwargs = _conformance(component).pair(component)
+    horizon = min(int(kwargs.get("horizon", ONE_ROUND_HORIZON)), ONE_ROUND_HORIZON)
+    grid = sorted({max(1, horizon // 3), max(1, 2 * horizon // 3), horizon})
+    game = {
+        **kwargs,
+        "horizon": horizon,
+        "replicates": ONE_ROUND_REPLICATES,
+        "checkpoints": grid,
+        "seed": 17,
+    }
+    try:
+        session = start(player, adversary, **game)
+    except NotImplementedError as exc:
+        raise SkipCheck(str(exc)) from None
+    for t in session.rounds():
+        if session.splits_rounds:
+            outcome = session.respond(session.predict())
+            session.update(outcome)
+        else:  # a plugin protocol that writes its round whole
+            session.play_round(t)
+    hand = session.rows()
+    engine = run_game(player, adversary, n_jobs=1, **game).rows
+    keys = ["t", "metric", "param", "replicate"]
+    if len(hand) != len(engine) or not hand[keys].equals(engine[keys]):
+        fail(
+            "check_one_round_matches_engine",
+            component,
+            f"the one-round loop gave {len(hand)} rows, the engine {len(engine)}, or other "
+            "checkpoints, metrics or replicates",
+        )
+    a = hand.value.to_numpy(dtype=np.float64)
+    b = engine.value.to_numpy(dtype=np.float64)
+    err = np.abs(a - b)
+    bad = ~((err <= ONE_ROUND_TOL * np.maximum(1.0, np.abs(b))) | (np.isnan(a) & np.isnan(b)))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        row = engine.iloc[i]
+        fail(
+            "check_one_round_matches_engine",
+            component,
+            f"played one round at a time, {row.metric} at t={row.t} (replicate "
+            f"{row.replicate}) is {float(a[i])!r}, the engine's {float(b[i])!r} (differs by "
+            f"{err[i]:.3g}): its block path and its per-round path play different games",
+        )
+
+
 COMMON_CHECKS: tuple[Check, ...] = (
     check_init_stores_params_only,
     check_clone_and_repr_roundtrip,
     check_parameter_constraints,
     check_seed_determinism,
     check_no_global_rng,
+    check_one_round_matches_engine,
 )
 """The checks of every component, whatever its protocol."""
 

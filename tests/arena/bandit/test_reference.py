@@ -56,4 +56,5 @@ def test_the_bandit_loop_is_the_experts_loop_with_its_feedback_overridden():
 
     assert issubclass(BanditLoop, ExpertsLoop)
     own = {k for k, v in vars(BanditLoop).items() if callable(v) and not k.startswith("__")}
-    assert own == {"start", "feedback"}
+    # the feedback: what the player is owed (outcome) and how it is handed over (round_update)
+    assert own == {"start", "outcome", "round_update"}

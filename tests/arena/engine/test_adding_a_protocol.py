@@ -18,6 +18,7 @@ from arena.metric import metric_for, metric_index
 from arena.protocol import game_protocol, protocol_for
 from arena.reference import ReferenceLoop
 from arena.results import SCHEMA
+from arena.rounds import start
 from tests.helpers.doc_blocks import blocks, entry_points, install, section
 from tests.helpers.metric_walker import cases, check_case
 
@@ -90,6 +91,18 @@ def test_replicates_and_checkpoints_are_the_skeletons(forecast):
     assert np.array_equal(alone.value.to_numpy(), ref[ref.replicate == 2].value.to_numpy())
     rows = run_game("laplace", "biased_coin", replicates=[5, 2], **kw).rows
     np.testing.assert_allclose(rows.value, ref.value, rtol=0, atol=ATOL)
+
+
+def test_the_one_round_api_plays_a_loop_that_writes_its_round_whole(forecast):
+    # the section's loop writes play_round, not the four round hooks: a hand loop plays it whole
+    kw = dict(horizon=30, replicates=[5, 2], seed=9, checkpoints=[3, 17])
+    session = start("laplace", "biased_coin", **kw)
+    assert isinstance(session, forecast.ForecastLoop) and not session.splits_rounds
+    for t in session.rounds():
+        session.play_round(t)
+    assert session.rows().equals(reference_play("laplace", "biased_coin", **kw))
+    with pytest.raises(NotImplementedError, match="does not split its rounds"):
+        start("laplace", "biased_coin", **kw).predict()
 
 
 def test_the_stepper_names_a_bad_forecast(forecast):

@@ -15,6 +15,7 @@ import pytest
 
 from arena.adversaries.stochastic import Bernoulli
 from arena.bandit.testing import SimpleExp3
+from arena.boosting.testing import MajorityVote
 from arena.experts.components import AdaptiveAdversary, ObliviousAdversary
 from arena.oco.losses import RoundData
 from arena.oco.testing import AntiGradient, GaussianData, ProjectedGradient
@@ -115,6 +116,28 @@ class BlockPathDriftPlayer(Hedge):
         probs[..., 0] += 1e-9
         probs[..., 1] -= 1e-9
         return probs
+
+
+class BlockDriftBandit(SimpleExp3):
+    """Its block path (the engine's, against an oblivious adversary) tilts ``p_t`` by 1e-9 from
+    what its per-round ``predict`` commits: played one round at a time it is another player."""
+
+    tags = PlayerTags(protocols=frozenset({"bandit"}), block_kernel=True)
+
+    def play_block(self, losses, uniforms):
+        probs = super().play_block(losses, uniforms)
+        probs[..., 0] += 1e-9
+        probs[..., 1] -= 1e-9
+        return probs
+
+
+class LabelPeekingBooster(MajorityVote):
+    """Its block path answers the labels it is handed with the block: no mistakes in the engine,
+    its own vote's mistakes one round at a time."""
+
+    def play_block(self, x, y):
+        super().play_block(x, y)
+        return np.array(y, dtype=np.float64)
 
 
 class IgnoresRangePlayer(Hedge):
@@ -396,6 +419,13 @@ BROKEN = [
     (WorkInInitPlayer(), "check_init_stores_params_only", "extra attributes ['eta_squared']"),
     (BlockPathDriftPlayer(eta=0.5), "check_block_matches_loop", "differs from the predict/update"),
     (IgnoresRangePlayer(eta=0.5), "check_loss_range_respected", "declared range"),
+    # the one-round API plays each round through predict/update: a block path that drifts from
+    # them, a stream that depends on the block split, are other games than the engine's
+    (BlockPathDriftPlayer(eta=0.5), "check_one_round_matches_engine", "play different games"),
+    (BlockDriftBandit(), "check_one_round_matches_engine", "play different games"),
+    (BlockDriftOCO(), "check_one_round_matches_engine", "play different games"),
+    (SplitSensitiveAdversary(), "check_one_round_matches_engine", "the engine's"),
+    (LabelPeekingBooster(n_learners=3), "check_one_round_matches_engine", "mistakes at t=10"),
     (GrowingMemoryPlayer(eta=0.5), "check_bounded_memory", "state grew"),
     (LyingBoundPlayer(eta=0.5), "check_declared_bounds_hold", "exceeds its declared bound"),
     (FakeObliviousAdversary(), "check_oblivious_is_oblivious", "saw different losses"),
