@@ -33,8 +33,9 @@ from numba import njit
 def simplex_row(v, z, out):
     """Project one vector ``v`` onto ``{w ≥ 0, Σ w = z}`` into ``out`` (Figure 7.1).
 
-    With ``μ`` the entries of ``v`` sorted descending, ``ρ = max{j : μ_j − (Σ_{r≤j} μ_r − z)/j > 0}``
-    and ``θ = (Σ_{r≤ρ} μ_r − z)/ρ``; the projection is ``max(v − θ, 0)``. ``out`` may be ``v``.
+    With ``μ`` the entries of ``v`` sorted descending,
+    ``ρ = max{j : μ_j − (Σ_{r≤j} μ_r − z)/j > 0}`` and ``θ = (Σ_{r≤ρ} μ_r − z)/ρ``; the
+    projection is ``max(v − θ, 0)``. ``out`` may be ``v``.
     """
     d = v.shape[0]
     mu = np.sort(v)

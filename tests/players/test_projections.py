@@ -92,7 +92,7 @@ def _instances(seed, count=40):
 
 
 def test_simplex_matches_the_qp_and_its_kkt():
-    for rng, d, v in _instances(1):
+    for rng, _d, v in _instances(1):
         z = float(rng.choice([0.5, 1.0, 2.5]))
         w = project_simplex(v, z)
         np.testing.assert_allclose(w, _qp_simplex(v, z), atol=SOLVER_TOL)
@@ -112,7 +112,7 @@ def test_simplex_agrees_with_the_domain_projection_and_is_idempotent():
 
 
 def test_l1_ball_matches_the_qp_keeps_signs_and_is_idempotent():
-    for rng, d, v in _instances(3):
+    for rng, _d, v in _instances(3):
         z = float(rng.choice([0.3, 1.0, 2.0]))
         w = project_l1_ball(v, z)
         np.testing.assert_allclose(w, _qp_l1(v, z), atol=SOLVER_TOL)
