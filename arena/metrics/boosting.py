@@ -237,3 +237,55 @@ class MeanEdge(_VoteMetric):
             for s in range(t)
         ]
         return sum(edges) / t
+
+
+class WeightedVoteTrainError(_VoteMetric):
+    """Training error of the weighted vote ``sign(Σ_{s≤t} α_s h_s(x))`` of a primal–dual booster.
+
+    The fraction of the training examples (the experts) whose margin
+    ``F_i = Σ_s α_s y_i h_s(x_i)`` is ≤ 0 (a tie is an error), for the hypothesis weights
+    ``α_s`` the player chose (``adaboost``, ``capped_adaboost``, ``gentle_boost``: players with
+    ``vote_margins()`` and an ``alpha(edge)`` step). Shalev-Shwartz 2007, §6.2: it is at most the
+    average exponential loss ``(1/m) Σ_i e^{−F_i} ≤ e^{−2γ²t}`` when every edge is at least γ;
+    the players declare the run's bound as ``bound:weighted_vote_train_error``. Logged only
+    against a boosting oracle and with such a player.
+
+    Examples
+    --------
+    >>> from arena import play
+    >>> df = play("gentle_boost", "boosting_oracle", horizon=20,
+    ...           metrics=[WeightedVoteTrainError()])
+    >>> bool(df.value.iloc[-1] < 0.1)
+    True
+
+    References
+    ----------
+    Shalev-Shwartz 2007, §6.1–6.2, Eq. (6.12).
+    """
+
+    name = "weighted_vote_train_error"
+
+    def applicable(self, player, adversary) -> str | None:
+        if not (callable(getattr(player, "vote_margins", None)) and hasattr(player, "alpha")):
+            return "the player keeps no weighted vote (no vote_margins/alpha)"
+        return super().applicable(player, adversary)
+
+    def attach(self, player, adversary) -> None:
+        self._player = player
+
+    def values(self, core: Core) -> np.ndarray:
+        return (self._player.vote_margins() <= 0.0).mean(axis=1)[:, None]
+
+    def reference(self, record: ExpertsRecord, param: float) -> float:
+        """Plain loops over the record: each round's ``v_{s,i} = 2 l_{s,i} − 1`` (on the game's
+        loss range) and edge ``e_s = Σ_i p_{s,i} v_{s,i}``, the player's step ``α_s`` of that
+        edge, and the fraction of examples with ``Σ_s α_s v_{s,i} ≤ 0``."""
+        lo, scale = record.spec.loss_range[0], record.spec.loss_scale
+        t, n = record.probs.shape
+        margins = [0.0] * n
+        for s in range(t):
+            v = [2.0 * (float(record.losses[s, i]) - lo) / scale - 1.0 for i in range(n)]
+            edge = sum(float(record.probs[s, i]) * v[i] for i in range(n))
+            alpha = float(record.player.alpha(np.array([edge]))[0])
+            margins = [margins[i] + alpha * v[i] for i in range(n)]
+        return sum(1 for m in margins if m <= 0.0) / n

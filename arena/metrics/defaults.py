@@ -37,6 +37,7 @@ DEFAULT_METRICS: dict[str, dict] = {
     "last_iterate_gap": {},
     "vote_train_error": {},
     "vote_test_error": {},
+    "weighted_vote_train_error": {},
     "margin_frac": {"theta": [0.0, 0.1, 0.2, 0.3]},
     "mean_edge": {},
     "mistakes": {},

@@ -1,4 +1,4 @@
-"""Online-to-batch conversion: the held-out risk of the averaged and the last iterate.
+"""Online-to-batch conversion: the held-out risk of the averaged, the last and a validated iterate.
 
 An online learner run on i.i.d. examples ``Z_1, …, Z_T ~ Q`` plays hypotheses ``w_1, …, w_T``
 (``w_t`` depends on ``Z_1 … Z_{t−1}`` only). Shalev-Shwartz 2007, Appendix B.3, turns its regret
@@ -9,6 +9,10 @@ online average loss ``M_T = (1/T) Σ_t ℓ(w_t, Z_t)`` (Eq. B.3):
   ensemble's mean risk);
 * Theorem 10: if the regret to every ``h`` of the class is at most ``B(T)`` (Eq. B.5), then
   ``E[(1/T) Σ_t risk(w_t)] ≤ risk(h*) + B(T)/T`` with ``h*`` the best hypothesis of the class;
+* "Validation" (§B.3.3, Theorem 12): split the T rounds into s blocks, draw one hypothesis
+  uniformly at random from each block, and output the one ``h_o`` of least loss on a fresh
+  validation set (:func:`validation_candidates`, :class:`OnlineToBatch`'s
+  ``validation_blocks``);
 * "Averaging" (§B.3.3): for a convex loss on a convex class, Jensen's inequality gives
   ``risk(w̄_T) ≤ (1/T) Σ_t risk(w_t)`` for the averaged iterate ``w̄_T = (1/T) Σ_t w_t``, so
   ``E[risk(w̄_T)] ≤ risk(h*) + B(T)/T``; Theorem 13 gives a high-probability version. The
@@ -35,6 +39,7 @@ from numba import njit
 from arena.oco.literal import scalar_loss
 from arena.oco.losses import RoundData, dense_features, is_sparse, prediction_loss
 from arena.oco.metrics import OCOBlock, OCOCore, OCOMetric, OCORecord
+from arena.params import Interval, IsNone
 from arena.spec import GameSpec
 
 PREFIX = "online_to_batch"
@@ -50,6 +55,37 @@ def _add_points_in_round_order(w, sums):
         for j in range(n):
             for k in range(d):
                 sums[r, k] += w[r, j, k]
+
+
+VALIDATION_SEED = 0x0B2B
+"""Seed of the draw of the validation conversion's candidate rounds: fixed, so the draw is
+independent of the examples (what Theorem 12 needs) and the same in every replicate and run."""
+
+
+def validation_candidates(horizon: int, blocks: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return the candidate rounds of the validation conversion and the last round of each block.
+
+    Block i (0-based) holds the rounds ``⌊iT/s⌋ + 1 … ⌊(i+1)T/s⌋``; its candidate is drawn
+    uniformly from them (Shalev-Shwartz 2007, §B.3.3, Theorem 12; the printed block indices
+    ``h_{is+1} … h_{is+s}`` are a slip for block i of length T/s) by a generator seeded with
+    :data:`VALIDATION_SEED`, ``blocks`` and ``horizon``.
+
+    Examples
+    --------
+    >>> rounds, ends = validation_candidates(10, 3)
+    >>> ends.tolist(), all(e - 3 <= r <= e for r, e in zip(rounds, ends))
+    ([3, 6, 10], True)
+    """
+    rng = np.random.default_rng([VALIDATION_SEED, blocks, horizon])
+    edges = [i * horizon // blocks for i in range(blocks + 1)]
+    rounds = np.array([edges[i] + 1 + rng.integers(edges[i + 1] - edges[i]) for i in range(blocks)])
+    return rounds.astype(np.int64), np.array(edges[1:], dtype=np.int64)
+
+
+def validation_split(m: int) -> int:
+    """Return how many of the m test examples form the validation set: the first ``⌈m/2⌉``; the
+    others estimate the chosen hypothesis's risk."""
+    return (m + 1) // 2
 
 
 def held_out_risk(kind: str, w: np.ndarray, test: RoundData) -> tuple[np.ndarray, np.ndarray]:
@@ -97,6 +133,14 @@ class OnlineToBatch(OCOMetric):
     * ``online_loss`` — ``M_t = (1/t) Σ_{s≤t} f_s(w_s)``, the online average loss (Theorem 9:
       an unbiased estimate of ``(1/t) Σ_s risk(w_s)``, hence in expectation an upper bound on
       ``avg_risk`` by Jensen's inequality);
+    * ``val_risk``, ``val_error`` — with ``validation_blocks = s``: the validation conversion
+      (Shalev-Shwartz 2007, §B.3.3, Theorem 12). The horizon T is cut into s blocks and one round
+      ``r_i`` of each is drawn uniformly, independently of the data
+      (:func:`validation_candidates`); at checkpoint t the candidates are the points
+      ``w_{r_i}`` of the blocks completed by t, ``h_o`` is the one of least mean loss on the
+      first ``⌈m/2⌉`` test examples (the validation set, :func:`validation_split`; the first on
+      ties), and the rows are its mean test loss and 0-1 error on the other ``⌊m/2⌋``. NaN
+      before the first block is complete;
     * ``excess_risk_bound`` — ``B_t/t`` for each regret bound ``B_t`` the player declares
       (``bound:regret``, param = its comparator set K': NaN the game's domain, r the ball of
       radius r): by Theorem 10 and Jensen's inequality ``E[risk(w̄_t)] ≤ min_{u∈K'} risk(u) +
@@ -105,8 +149,28 @@ class OnlineToBatch(OCOMetric):
       the run: it is not logged (on a test split it is a convex program, e.g.
       :func:`arena.oco.hindsight.best_examples`; any fixed u of K' gives an upper bound).
 
+    Parameters
+    ----------
+    validation_blocks : int or None
+        s, the number of blocks of the validation conversion (at most the horizon, and the test
+        split needs m ≥ 2 examples); None (the default) logs no ``val_*`` rows.
+
     Notes
     -----
+    Guarantee of the validation conversion. Each candidate ``w_{r_i}`` depends on the examples
+    before ``r_i`` only, and ``r_i`` is uniform on its block independently of them, so
+    (Theorem 9 on the block) ``E[risk(w_{r_i})] = E[(1/k) Σ_{t∈block i} ℓ(w_t, Z_t)]``, the
+    online loss of the block; with a regret bound ``B`` on each block this is at most
+    ``risk(h*) + E[B(T/s)]/(T/s)``, and Markov's inequality makes one of the s independent
+    candidates ``h_g`` have ``risk(h_g) ≤ risk(h*) + e·s·B(T/s)/T`` with probability
+    ``≥ 1 − e^{−s}`` (Theorem 12). The choice on m' validation examples adds the finite-class
+    term ``C(√(risk(h_g)(log s·log m' + ln(1/δ))/m') + (log s·log m' + ln(1/δ))/m')``. The
+    thesis restarts the learner at each block, which makes the blocks' regrets ``B(T/s)`` and
+    the candidates independent; the arena plays the player once over T rounds, so the
+    per-candidate equality holds as stated but a block's regret is the player's regret on an
+    interval (its adaptive regret), and the candidates are dependent: the ``1 − e^{−s}``
+    amplification is a guide here, not a guarantee.
+
     The thesis's risk is the expectation under the data law Q; the test split estimates it
     without bias for i.i.d. streams (``separable_stream``). A dataset stream reshuffles a finite
     training split every epoch (sampling without replacement): Theorems 9-10 are then a guide,
@@ -137,10 +201,19 @@ class OnlineToBatch(OCOMetric):
     name = PREFIX
     protocols: ClassVar[frozenset[str]] = frozenset({"classification", "regression"})
     requires = frozenset({"test_split"})
+    parameter_constraints: ClassVar = {
+        "validation_blocks": [Interval(1, None, integer=True), IsNone()]
+    }
+
+    def __init__(self, validation_blocks: int | None = None):
+        self.validation_blocks = validation_blocks
 
     def game_reason(self, spec: GameSpec) -> str | None:
         if spec.sigma:
             return "a game with a strongly convex term (σ > 0): its centres z_t have no test split"
+        s = self.validation_blocks
+        if s is not None and (spec.horizon is None or int(s) > spec.horizon):
+            return f"validation_blocks = {s} needs a horizon of at least {s} rounds"
         return None
 
     def attach(self, player: Any, adversary: Any) -> None:
@@ -166,11 +239,45 @@ class OnlineToBatch(OCOMetric):
             raise ValueError(f"test_split() gave y of shape {y.shape} or non-finite values")
         self._test = RoundData(x=x, y=y)
         self._sum = np.zeros((n_rep, dim))
+        self._rounds = 0
+        if self.validation_blocks is not None:
+            m = y.shape[1]
+            if m < 2:
+                raise ValueError(
+                    f"{self.name}: validation_blocks needs a test split of ≥ 2 examples"
+                )
+            s = int(self.validation_blocks)
+            self._cand_rounds, self._block_ends = validation_candidates(spec.horizon, s)
+            self._candidates = np.zeros((n_rep, s, dim))
+            v = validation_split(m)
+            self._validation = RoundData(x=_take(x, 0, v), y=y[:, :v])
+            self._evaluation = RoundData(x=_take(x, v, m), y=y[:, v:])
         self._classification = spec.protocol == "classification"
         self._bound_keys: list[float] | None = None
 
     def advance(self, block: OCOBlock, core: OCOCore) -> None:
-        _add_points_in_round_order(np.ascontiguousarray(block.w), self._sum)
+        w = np.ascontiguousarray(block.w)
+        _add_points_in_round_order(w, self._sum)
+        first, n = self._rounds, w.shape[1]
+        if self.validation_blocks is not None:
+            for i, r in enumerate(self._cand_rounds):
+                if first < r <= first + n:
+                    self._candidates[:, i] = w[:, r - first - 1]
+        self._rounds = first + n
+
+    def _validated(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        """Mean loss and 0-1 error, on the evaluation half, of the validated candidate ``h_o``."""
+        kind, n_rep = self._spec.loss, self._spec.n_replicates
+        done = int(np.searchsorted(self._block_ends, t, side="right"))
+        if done == 0:
+            nan = np.full(n_rep, math.nan)
+            return nan, nan
+        val = np.stack(
+            [held_out_risk(kind, self._candidates[:, i], self._validation)[0] for i in range(done)],
+            axis=1,
+        )
+        chosen = self._candidates[np.arange(n_rep), np.argmin(val, axis=1)]
+        return held_out_risk(kind, chosen, self._evaluation)
 
     def _declared_regret(self, t: int) -> list[tuple[float, np.ndarray]]:
         """The player's declared regret bounds after round t: (comparator-set param, value)."""
@@ -189,6 +296,9 @@ class OnlineToBatch(OCOMetric):
         if self._classification:
             cols += [avg_error, last_error]
         cols.append(core.learner / t)
+        if self.validation_blocks is not None:
+            val_risk, val_error = self._validated(t)
+            cols += [val_risk, val_error] if self._classification else [val_risk]
         declared = self._declared_regret(t)
         keys = [p for p, _ in declared]
         if self._bound_keys is None:
@@ -206,6 +316,10 @@ class OnlineToBatch(OCOMetric):
         if spec.protocol == "classification":
             names += ["avg_error", "last_error"]
         names.append("online_loss")
+        if self.validation_blocks is not None:
+            names += (
+                ["val_risk", "val_error"] if spec.protocol == "classification" else ["val_risk"]
+            )
         keys = [(f"{PREFIX}:{n}", math.nan) for n in names]
         keys += [(f"{PREFIX}:excess_risk_bound", p) for p in self._bound_keys or []]
         return keys
@@ -213,7 +327,7 @@ class OnlineToBatch(OCOMetric):
     def reference_rows(self, records) -> list[tuple[str, float, list[float]]]:
         """:func:`online_to_batch_bruteforce` of every record, then ``B_t/t`` for each regret
         bound ``B_t`` the player declares after round t (its declaration)."""
-        values = [online_to_batch_bruteforce(rec) for rec in records]
+        values = [online_to_batch_bruteforce(rec, self.validation_blocks) for rec in records]
         rows = [(f"{PREFIX}:{q}", math.nan, [v[q] for v in values]) for q in values[0]]
         first = records[0]
         for (metric, param), bound in first.player.bounds(first.t).items():
@@ -234,9 +348,12 @@ def held_out_bruteforce(kind: str, w, x, y) -> tuple[float, float]:
     return total / len(y), errors / len(y)
 
 
-def online_to_batch_bruteforce(record: OCORecord) -> dict[str, float]:
+def online_to_batch_bruteforce(
+    record: OCORecord, validation_blocks: int | None = None
+) -> dict[str, float]:
     """Return the metric's rows of one replicate after round t (but the declared bounds'), by
-    plain loops over the record and the adversary's test split."""
+    plain loops over the record and the adversary's test split; with ``validation_blocks``,
+    the validation conversion's rows too (:func:`validation_bruteforce`)."""
     test = record.adversary.test_split()
     x = np.asarray(dense_features(test.x))[record.replicate]
     y = np.asarray(test.y)[record.replicate]
@@ -248,9 +365,39 @@ def online_to_batch_bruteforce(record: OCORecord) -> dict[str, float]:
     if record.spec.protocol == "classification":
         out |= {"avg_error": avg_error, "last_error": last_error}
     out["online_loss"] = sum(float(v) for v in record.values) / t
+    if validation_blocks is not None:
+        risk, error = validation_bruteforce(record, x, y, int(validation_blocks))
+        out["val_risk"] = risk
+        if record.spec.protocol == "classification":
+            out["val_error"] = error
     return out
+
+
+def validation_bruteforce(record: OCORecord, x, y, blocks: int) -> tuple[float, float]:
+    """The validation conversion after round t by plain loops: the candidate of each block
+    completed by t, the first of least validation loss, and its held-out loss and error."""
+    t = record.w.shape[0]
+    rounds, ends = validation_candidates(record.spec.horizon, blocks)
+    v = validation_split(len(y))
+    best, chosen = math.inf, None
+    for r, end in zip(rounds, ends, strict=True):
+        if end > t:
+            break
+        loss = held_out_bruteforce(record.spec.loss, record.w[r - 1], x[:v], y[:v])[0]
+        if loss < best:
+            best, chosen = loss, record.w[r - 1]
+    if chosen is None:
+        return math.nan, math.nan
+    return held_out_bruteforce(record.spec.loss, chosen, x[v:], y[v:])
 
 
 def _labels(params: list[float]) -> list[float | None]:
     """Params comparable with ``==`` (NaN, which never equals itself, becomes None)."""
     return [None if p != p else p for p in params]
+
+
+def _take(x, start: int, stop: int):
+    """Examples ``start:stop`` of every replicate's test split, dense or sparse."""
+    if is_sparse(x):
+        return x.rounds(start, stop)
+    return np.ascontiguousarray(x[:, start:stop])

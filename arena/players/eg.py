@@ -12,7 +12,8 @@ from arena.errors import ConfigError
 from arena.oco.components import OCO_PROTOCOLS, OCOPlayer, game_dim, game_domain
 from arena.oco.domains import Domain
 from arena.oco.losses import Feedback
-from arena.params import POSITIVE, IsNone, OneOf
+from arena.params import POSITIVE, Interval, IsNone, OneOf
+from arena.players._projections import project_entropic_floor
 from arena.spec import GameSpec, PlayerTags
 
 SCHEDULES = ("fixed", "sqrt")
@@ -107,6 +108,11 @@ class EG(_ExponentialWeights):
         η. None tunes it from ``B = √2·G`` (``G = spec.gradient_bound``; every coordinate range
         ``max_i g_i − min_i g_i ≤ √2‖g‖₂``): ``η = √(8 ln d/(T B²))`` (fixed, needs the horizon)
         or ``η_t = √(8 ln d/(t B²))`` (sqrt).
+    floor : float
+        ε in ``[0, 1/d)``: play the entropic projection of the exponential weights onto the
+        floored simplex ``S_ε = {w ≥ ε, Σw = 1}`` (Shalev-Shwartz 2007, §7.1.3, Figure 7.3,
+        :func:`~arena.players._projections.project_entropic_floor`); 0 (the default) is plain
+        EG. It keeps every weight ≥ ε, so a coordinate can recover from a long bad run.
 
     Notes
     -----
@@ -121,6 +127,16 @@ class EG(_ExponentialWeights):
       ``m_t = Φ_t(η_t) − Φ_{t−1}(η_t)``; ``Φ_t`` is non-increasing in η (a power mean), so
       ``Σ_t m_t ≤ Φ_T(η_T) ≤ min_i L_{T,i} + ln d/η_T``, and Hoeffding's lemma bounds the
       mixability gap ``⟨w_t, g_t⟩ − m_t ≤ η_t B_t²/8``.
+
+    With a floor ε > 0 the player is the lazy primal–dual player of the relative entropy to
+    uniform restricted to ``S_ε``, ``w_t = ∇f*_{S_ε}(−η_t Σ_{s<t} g_s)`` (the link of the
+    restricted entropy is the entropic projection of the softmax). On the simplex ``g_t`` may be
+    shifted by a constant without changing ``w_t`` or the regret, so the subgradient fed to the
+    framework has ``‖λ_t‖_∞ = B_t/2``, and Shalev-Shwartz 2007, Lemma 2 (``c_t = 1/η_t``
+    non-decreasing, ``0 ≤ f ≤ ln d``) gives ``ln d/η_T + ⅛ Σ_t η_t B_t²`` against every
+    ``u' ∈ S_ε``. A comparator u of the simplex is compared through
+    ``u' = (1 − dε)u + ε1 ∈ S_ε``: ``⟨g_t, u' − u⟩ = ε(Σ_i g_{t,i} − d⟨g_t, u⟩) ≤ ε(d − 1)B_t``,
+    so the declared bound adds ``ε(d − 1) Σ_t B_t`` [derived].
 
     ``bounds`` declares these on the run's ranges. With ``‖g_t‖₂ ≤ G`` (so ``B_t ≤ B = √2 G``),
     the tuned rates give ``≤ B√(T ln d/2) = G√(T ln d)`` (fixed) and ``≤ (3/√8)B√(T ln d) =
@@ -150,14 +166,26 @@ class EG(_ExponentialWeights):
     """
 
     tags = PlayerTags(protocols=OCO_PROTOCOLS, randomized=False, domains=frozenset({"simplex"}))
+    parameter_constraints: ClassVar = {
+        **_ExponentialWeights.parameter_constraints,
+        "floor": [Interval(0, 1, closed="left")],
+    }
 
-    def __init__(self, schedule: str = "sqrt", eta: float | None = None):
+    def __init__(self, schedule: str = "sqrt", eta: float | None = None, floor: float = 0.0):
         self.schedule = schedule
         self.eta = eta
+        self.floor = floor
 
     def _setup(self, spec, domain, dim):
         if domain.kind != "simplex":
             raise ConfigError(self.label(), "domain", "EG plays on the simplex only")
+        self._floor = float(self.floor)
+        if self._floor * dim >= 1.0:
+            raise ConfigError(
+                self.label(), "floor", f"must be < 1/d = {1.0 / dim:.6g}, got {self.floor!r}"
+            )
+        self._spread_sum = np.zeros(spec.n_replicates)
+        self._dim = dim
         G = spec.gradient_bound
         return dim, (None if G is None else math.sqrt(2.0) * G)
 
@@ -165,20 +193,31 @@ class EG(_ExponentialWeights):
         return g
 
     def _play(self, p):
+        if self._floor > 0.0:
+            return project_entropic_floor(p, self._floor)
         return p
+
+    def update(self, fb: Feedback) -> None:
+        g = np.asarray(fb.grad, dtype=np.float64)
+        self._spread_sum += g.max(axis=1) - g.min(axis=1)
+        super().update(fb)
 
     def bounds(self, t: int) -> dict[tuple[str, float], np.ndarray]:
         """Declare the regret bound of the Notes after ``t`` rounds."""
         return {("regret", math.nan): self.regret_bound(t)}
 
     def regret_bound(self, t: int) -> np.ndarray:
-        """Return ``ln d/η_t + ⅛ Σ_{s≤t} η_s B_s²``, shape (R,)."""
-        return self.expert_regret_bound(t)
+        """Return ``ln d/η_t + ⅛ Σ_{s≤t} η_s B_s² + ε(d − 1) Σ_{s≤t} B_s``, shape (R,)."""
+        bound = self.expert_regret_bound(t)
+        if self._floor > 0.0:
+            bound = bound + self._floor * (self._dim - 1) * self._spread_sum
+        return bound
 
     @classmethod
     def _unit_test_params(cls):
         yield {"eta": 1.0}
         yield {"schedule": "fixed", "eta": 0.5}
+        yield {"eta": 1.0, "floor": 0.02}
 
 
 class EGPlusMinus(_ExponentialWeights):

@@ -22,6 +22,7 @@ from arena.oco.losses import (
     round_gradient,
 )
 from arena.params import POSITIVE, IsNone, OneOf
+from arena.players._projections import l1_ball_row, project_l1_ball
 from arena.spec import GameSpec, PlayerTags
 
 SCHEDULES = ("fixed", "sqrt", "strongly_convex")
@@ -42,10 +43,26 @@ def _step_size(mode, scale, t):
 
 @njit(cache=True, nogil=True)
 def _ogd_play_block(
-    loss_code, sigma, kind_code, radius, g, x, y, z, has_z, mode, scale, rounds_done, w, acc, out
+    loss_code,
+    sigma,
+    kind_code,
+    radius,
+    l1_radius,
+    g,
+    x,
+    y,
+    z,
+    has_z,
+    mode,
+    scale,
+    rounds_done,
+    w,
+    acc,
+    out,
 ):
     """Play a block: ``out[r, j]`` is ``w`` at round ``rounds_done + j + 1``; ``w`` and ``acc``
-    (``Σ η_t ‖g_t‖²``) advance in place."""
+    (``Σ η_t ‖g_t‖²``) advance in place. ``l1_radius > 0`` projects onto that ℓ1 ball instead
+    of the domain."""
     n_rep, d = w.shape
     n = out.shape[1]
     grad = np.empty(d)
@@ -62,7 +79,10 @@ def _ogd_play_block(
                 sq += grad[i] * grad[i]
                 v[i] = w[r, i] - eta * grad[i]
             acc[r] += eta * sq
-            project_row(kind_code, radius, v, w[r])
+            if l1_radius > 0.0:
+                l1_ball_row(v, l1_radius, w[r])
+            else:
+                project_row(kind_code, radius, v, w[r])
 
 
 @njit(cache=True, nogil=True)
@@ -164,6 +184,11 @@ class OGD(OCOPlayer):
     sigma : float or None
         σ of the ``"strongly_convex"`` schedule; None uses the game's ``spec.sigma`` (which must
         then be > 0). Not used by the other schedules.
+    l1_radius : float or None
+        Play on the ℓ1 ball ``{‖w‖₁ ≤ l1_radius}`` instead of the game's domain K: every step is
+        projected onto it (Euclidean, by sorting: Shalev-Shwartz 2007, §7.1.2, Figure 7.2;
+        Duchi et al. 2008), which gives sparse iterates. K must contain that ball (ℝ^d, or a
+        ball or box of radius ≥ ``l1_radius``). None (the default) projects onto K.
 
     Notes
     -----
@@ -179,6 +204,10 @@ class OGD(OCOPlayer):
       bounded or not: ``R_T ≤ S_T/2 = Σ_t ‖g_t‖²/(2σt)``. With ``½‖g_t‖² ≤ L`` this is
       Shalev-Shwartz 2007, Theorem 5's ``(L/σ)(1 + ln T)``, i.e. ``(G²/(2σ))(1 + ln T)`` (the
       constant convention is ``L = G²/2``, not G²; Hazan, Agarwal & Kale 2007).
+
+    With ``l1_radius = ρ`` the same bounds hold against every comparator of the ℓ1 ball, with
+    ``D = 2ρ`` (its Euclidean diameter) (:meth:`regret_bound`); ``bounds`` declares them only
+    where that ball is the game's comparator set (d = 1, K the segment ``[−ρ, ρ]``).
 
     ``bounds`` declares the data-dependent forms (the run's own ``S_T``), which hold on every
     sequence and imply the closed forms; no bound is declared on an unbounded domain for the first
@@ -214,14 +243,20 @@ class OGD(OCOPlayer):
         "schedule": [OneOf(*SCHEDULES)],
         "eta": [POSITIVE, IsNone()],
         "sigma": [POSITIVE, IsNone()],
+        "l1_radius": [POSITIVE, IsNone()],
     }
 
     def __init__(
-        self, schedule: str = "sqrt", eta: float | None = None, sigma: float | None = None
+        self,
+        schedule: str = "sqrt",
+        eta: float | None = None,
+        sigma: float | None = None,
+        l1_radius: float | None = None,
     ):
         self.schedule = schedule
         self.eta = eta
         self.sigma = sigma
+        self.l1_radius = l1_radius
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
         who = self.label()
@@ -230,6 +265,12 @@ class OGD(OCOPlayer):
         eta = None if self.eta is None else float(self.eta)
         sigma = None if self.sigma is None else float(self.sigma)
         diameter = domain.diameter(dim)
+        l1 = 0.0 if self.l1_radius is None else float(self.l1_radius)
+        if l1 > 0.0:
+            _check_holds_l1_ball(domain, l1, who)
+            diameter = 2.0 * l1
+        # The ℓ1 ball is the comparator set of the regret metric only as the segment [−ρ, ρ].
+        l1_is_domain = dim == 1 and domain.kind in ("ball", "box") and domain.radius == l1
         G = spec.gradient_bound
         self._mode = {"fixed": FIXED, "sqrt": SQRT, "strongly_convex": STRONG}[self.schedule]
         self._bounded = self._mode != STRONG and math.isfinite(diameter)
@@ -246,7 +287,7 @@ class OGD(OCOPlayer):
                     )
                 sigma = game_sigma
             scale = sigma
-            self._bounded = sigma <= game_sigma
+            self._bounded = sigma <= game_sigma and (l1 == 0.0 or l1_is_domain)
         else:
             if sigma is not None:
                 raise ConfigError(who, "sigma", "is only used by schedule 'strongly_convex'")
@@ -270,15 +311,21 @@ class OGD(OCOPlayer):
             scale = eta
         self._scale = float(scale)
         self._diameter = diameter
+        self._l1 = l1
+        if l1 > 0.0 and not l1_is_domain:
+            self._bounded = False
         self._domain = domain
         self._loss = spec.loss or "linear"
         self._sigma_game = float(spec.sigma or 0.0)
         n_rep = spec.n_replicates
-        self._w = domain.project(np.zeros((n_rep, dim)))
+        self._w = np.zeros((n_rep, dim)) if l1 > 0.0 else domain.project(np.zeros((n_rep, dim)))
         self._acc = np.zeros(n_rep)
         self._rounds = 0
         self._sparse_game = (
-            bool(spec.sparse) and not self._sigma_game and domain.kind in ("unconstrained", "ball")
+            bool(spec.sparse)
+            and not self._sigma_game
+            and not l1
+            and domain.kind in ("unconstrained", "ball")
         )
 
     def step_size(self, t: int) -> float:
@@ -293,7 +340,10 @@ class OGD(OCOPlayer):
         eta = self.step_size(t)
         g = np.asarray(fb.grad, dtype=np.float64)
         self._acc += eta * np.einsum("ri,ri->r", g, g)
-        self._w = self._domain.project(self._w - eta * g)
+        if self._l1 > 0.0:
+            self._w = project_l1_ball(self._w - eta * g, self._l1)
+        else:
+            self._w = self._domain.project(self._w - eta * g)
         self._rounds = t
 
     def play_block(self, data: RoundData, spec: GameSpec) -> np.ndarray:
@@ -307,6 +357,7 @@ class OGD(OCOPlayer):
             self._sigma_game,
             KIND_CODES[self._domain.kind],
             float(self._domain.radius),
+            self._l1,
             g,
             x,
             y,
@@ -328,6 +379,7 @@ class OGD(OCOPlayer):
         return (
             is_sparse(data.x)
             and not self._sigma_game
+            and not self._l1
             and self._domain.kind in ("unconstrained", "ball")
         )
 
@@ -376,7 +428,9 @@ class OGD(OCOPlayer):
         return {("regret", math.nan): self.regret_bound(t)}
 
     def regret_bound(self, t: int) -> np.ndarray:
-        """Return the Notes' bound ``D²/(2η_t) + S_t/2`` (or ``S_t/2``), shape (R,)."""
+        """Return the Notes' bound ``D²/(2η_t) + S_t/2`` (or ``S_t/2``), shape (R,).
+
+        With ``l1_radius`` it bounds the regret against the ℓ1 ball (``D = 2·l1_radius``)."""
         half = 0.5 * self._acc
         if self._mode == STRONG or t == 0:
             return half
@@ -387,3 +441,19 @@ class OGD(OCOPlayer):
         yield {"eta": 0.5}
         yield {"schedule": "fixed", "eta": 0.1}
         yield {"schedule": "strongly_convex", "sigma": 1.0}
+        yield {"eta": 0.5, "l1_radius": 1.0}
+
+
+def _check_holds_l1_ball(domain, l1_radius: float, who: str) -> None:
+    """Refuse an ℓ1 ball the game's domain does not contain (``‖w‖_∞ ≤ ‖w‖₂ ≤ ‖w‖₁``)."""
+    if domain.kind == "unconstrained":
+        return
+    if domain.kind == "simplex":
+        raise ConfigError(who, "l1_radius", "the ℓ1 ball does not lie in the simplex")
+    if domain.radius < l1_radius:
+        raise ConfigError(
+            who,
+            "l1_radius",
+            f"{l1_radius} exceeds the {domain.kind}'s radius {domain.radius}: the ℓ1 ball must "
+            "lie in the game's domain",
+        )

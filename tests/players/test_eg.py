@@ -243,3 +243,72 @@ def test_end_to_end_with_the_engine():
     engine_check(
         EGPlusMinus(), AntiGradient(G=1.0, radius=0.5), n_actions=1, horizon=100, replicates=2
     )
+
+
+def literal_floor(u, eps):
+    """Figure 7.3 of Shalev-Shwartz 2007 with the corrected normalizer, in plain floats: sort
+    ascending, floor the first l for the smallest l with ``u_(l+1)/Z_l > ε``,
+    ``Z_l = Σ_{j>l} u_(j)/(1 − lε)``, and ``u_j/Z_l`` elsewhere."""
+    order = sorted(range(len(u)), key=lambda i: u[i])
+    for ell in range(len(u)):
+        z = sum(u[order[j]] for j in range(ell, len(u))) / (1.0 - ell * eps)
+        if u[order[ell]] / z > eps:
+            break
+    w = [u[i] / z for i in range(len(u))]
+    for j in range(ell):
+        w[order[j]] = eps
+    return w
+
+
+@pytest.mark.parametrize("schedule", ["fixed", "sqrt"])
+def test_floored_eg_matches_literal_transcription(schedule):
+    n_rep, horizon, dim, eps, eta = 2, 60, 5, 0.08, 3.0
+    data = linear_data(np.random.default_rng(53), n_rep, horizon, dim, G=3.0)
+    spec = make_spec(dim, horizon, n_rep, DOMAINS["simplex"])
+    run = drive(reset(EG(schedule=schedule, eta=eta, floor=eps), spec), spec, data)
+    for r in range(n_rep):
+        cum = [0.0] * dim
+        for j in range(horizon):
+            rate = eta / math.sqrt(j + 1) if schedule == "sqrt" else eta
+            e = [math.exp(-rate * (c - min(cum))) for c in cum]
+            want = literal_floor([v / sum(e) for v in e], eps)
+            np.testing.assert_allclose(run.w[r, j], want, rtol=0, atol=ITERATE_ATOL)
+            cum = [cum[i] + data.g[r, j, i] for i in range(dim)]
+    assert run.w.min() >= eps - 1e-15
+    assert (run.w.min(-1) <= eps + 1e-12).any()  # the floor binds on this stream
+    plain = drive(reset(EG(schedule=schedule, eta=eta), spec), spec, data)
+    zero = drive(reset(EG(schedule=schedule, eta=eta, floor=0.0), spec), spec, data)
+    np.testing.assert_array_equal(zero.w, plain.w)
+
+
+@pytest.mark.parametrize("stream", ["sphere", "alternating", *ADAPTIVE])
+def test_floored_eg_regret_bound_on_every_stream(stream):
+    G, horizon, n_rep, dim = 1.5, 300, 3, 6
+    domain = DOMAINS["simplex"]
+    spec = make_spec(dim, horizon, n_rep, domain, G=G)
+    for params in (
+        {"floor": 0.02},
+        {"schedule": "fixed", "floor": 0.1},
+        {"eta": 3.0, "floor": 0.15},
+    ):
+        player = reset(EG(**params), spec)
+        if stream in ADAPTIVE:
+            run = drive(player, spec, reveal=ADAPTIVE[stream](G), horizon=horizon)
+        else:
+            run = drive(
+                player, spec, linear_data(np.random.default_rng(6), n_rep, horizon, dim, stream, G)
+            )
+        regret = linearized_regret(run.w, run.grads, domain)
+        assert_below(regret, run.bound, f"{params} {stream}")
+        # the floor term is in the declared bound: it exceeds plain EG's form on the same run
+        ranges = run.grads.max(-1) - run.grads.min(-1)
+        extra = params["floor"] * (dim - 1) * np.cumsum(ranges, axis=1)
+        assert (run.bound >= extra).all()
+
+
+def test_floor_must_leave_room_on_the_simplex():
+    with pytest.raises(ConfigError) as err:
+        reset(EG(eta=1.0, floor=0.25), make_spec(4, 20, 1, Domain("simplex")))
+    assert err.value.parameter == "floor"
+    with pytest.raises(ConfigError):
+        validate_params(EG(floor=-0.1))

@@ -269,3 +269,86 @@ def test_end_to_end_with_the_engine(params, adversary):
         "gauss_sc": FixedStream(domain="ball", radius=1.0, sigma=0.5),
     }[adversary]
     engine_check(OGD(**params), adv, n_actions=3, horizon=120, replicates=2, seed=4)
+
+
+def literal_l1_project(v, z):
+    """Shalev-Shwartz 2007, Figure 7.2 (with ``sign(μ_i)β_i``) in plain floats: ``v`` inside the
+    ball, else the Figure 7.1 simplex projection of ``|v|`` with the signs put back."""
+    if sum(abs(a) for a in v) <= z:
+        return list(v)
+    mu = sorted((abs(a) for a in v), reverse=True)
+    theta, css = 0.0, 0.0
+    for j, m in enumerate(mu):
+        css += m
+        if m - (css - z) / (j + 1) > 0:
+            theta = (css - z) / (j + 1)
+    return [math.copysign(max(abs(a) - theta, 0.0), a) if a else 0.0 for a in v]
+
+
+@pytest.mark.parametrize("schedule", ["fixed", "sqrt"])
+@pytest.mark.parametrize("loss", ["linear", "hinge"])
+def test_l1_ball_matches_literal_transcription(schedule, loss):
+    n_rep, horizon, dim, rho = 2, 60, 6, 0.8
+    rng = np.random.default_rng(12)
+    if loss == "linear":
+        data = linear_data(rng, n_rep, horizon, dim)
+    else:
+        data = example_data(rng, n_rep, horizon, dim, loss)
+    spec = make_spec(dim, horizon, n_rep, DOMAINS["ball"], loss)
+
+    def step(t, w, g):
+        rate = 0.3 if schedule == "fixed" else 0.3 / math.sqrt(t)
+        return literal_l1_project([w[i] - rate * g[i] for i in range(dim)], rho)
+
+    want = np.stack([literal_run(step, [0.0] * dim, spec, data, r) for r in range(n_rep)])
+    player = OGD(schedule=schedule, eta=0.3, l1_radius=rho)
+    run = drive(reset(player, spec), spec, data)
+    np.testing.assert_allclose(run.w, want, rtol=0, atol=ITERATE_ATOL)
+    assert (np.abs(run.w).sum(-1) <= rho * (1 + 1e-12)).all()
+    assert (run.w == 0.0).any()  # the ℓ1 projection zeroes coordinates
+    for cuts in CUTS:
+        got = play_split(reset(player, spec), spec, data, cuts)
+        np.testing.assert_allclose(got, want, rtol=0, atol=ITERATE_ATOL)
+    assert np.isnan(run.bound).all()  # d > 1: the ℓ1 ball is not the game's comparator set
+
+
+@pytest.mark.parametrize("stream", ["sphere", "box", "alternating", "anti_gradient"])
+def test_l1_ball_regret_bound(stream):
+    G, horizon, n_rep, dim, rho = 1.0, 300, 3, 5, 0.7
+    spec = make_spec(dim, horizon, n_rep, DOMAINS["unconstrained"], G=G)
+    for params in ({"eta": 0.3}, {"schedule": "fixed", "eta": 0.05}):
+        player = reset(OGD(l1_radius=rho, **params), spec)
+        if stream == "anti_gradient":
+            run = drive(player, spec, reveal=anti_gradient(G), horizon=horizon)
+        else:
+            run = drive(
+                player, spec, linear_data(np.random.default_rng(8), n_rep, horizon, dim, stream, G)
+            )
+        t = np.arange(1, horizon + 1)
+        eta = params["eta"] / (np.sqrt(t) if "schedule" not in params else 1.0)
+        s_t = np.cumsum(eta * np.einsum("rtd,rtd->rt", run.grads, run.grads), axis=1)
+        bound = (2 * rho) ** 2 / (2 * eta) + s_t / 2
+        np.testing.assert_allclose(player.regret_bound(horizon), bound[:, -1], rtol=1e-12)
+        # the best point of the ℓ1 ball against Σg is a signed vertex: −ρ‖Σg‖_∞
+        played = np.cumsum(np.einsum("rtd,rtd->rt", run.grads, run.w), axis=1)
+        regret = played + rho * np.abs(np.cumsum(run.grads, axis=1)).max(-1)
+        assert_below(regret, bound, f"ℓ1 {params} {stream}")
+
+
+def test_l1_ball_declares_its_bound_in_one_dimension():
+    G, horizon, rho = 1.0, 200, 0.5
+    for dom in (Domain("ball", rho), Domain("box", rho)):
+        spec = make_spec(1, horizon, 2, dom, G=G)
+        player = reset(OGD(eta=0.2, l1_radius=rho), spec)
+        run = drive(player, spec, reveal=anti_gradient(G), horizon=horizon)
+        assert np.isfinite(run.bound).all()
+        assert_below(linearized_regret(run.w, run.grads, dom), run.bound, "ℓ1 OGD in 1-d")
+
+
+def test_l1_ball_must_lie_in_the_domain():
+    for dom in (Domain("simplex"), Domain("ball", 0.5), Domain("box", 0.5)):
+        with pytest.raises(ConfigError) as err:
+            reset(OGD(eta=0.1, l1_radius=1.0), make_spec(3, 20, 1, dom))
+        assert err.value.parameter == "l1_radius"
+    with pytest.raises(ConfigError):
+        validate_params(OGD(l1_radius=0.0))

@@ -33,6 +33,7 @@ COLUMNS = [
     ("last_error", "error of w_T"),
     ("avg_risk", "risk of w̄_T"),
     ("last_risk", "risk of w_T"),
+    ("val_risk", "risk of h_o (validation)"),
     ("online_loss", "M_T"),
     ("excess_risk_bound", "B_T/T"),
 ]

@@ -29,6 +29,7 @@ METRICS = {
     "dynamic_regret": {},
     "sleeping_regret": {},
     "tv_regret": {},  # the time-varying competitor of shifting_experts and drifting_means
+    "weighted_vote_train_error": {},  # the primal–dual boosters, against the boosting oracles
     "bound": {},
 }
 """Every metric a player may bound, with the params players declare bounds for."""
@@ -148,10 +149,17 @@ sweep runs with the slow tests (``make test-slow``); in ``make test`` their own 
 bounds on adaptive adversaries and the conformance suite on its adversaries."""
 
 
+BOOSTERS = {"adaboost", "capped_adaboost", "gentle_boost"}
+"""The primal–dual boosters declare a bound only against the boosting oracles (one game of the
+catalog, ``edge_boosting_oracle``) and play the rest in Python rounds (~5 s of CPU each): their
+sweep runs with the slow tests; ``tests/players/test_pd_boost.py`` checks their bound on both
+boosting oracles in ``make test``."""
+
+
 @pytest.mark.parametrize(
     "player",
     [
-        pytest.param(p, marks=pytest.mark.slow) if p in META_PLAYERS else p
+        pytest.param(p, marks=pytest.mark.slow) if p in META_PLAYERS | BOOSTERS else p
         for p in declaring_players()
     ],
 )

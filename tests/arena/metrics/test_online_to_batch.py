@@ -193,3 +193,84 @@ def test_from_the_cli_in_a_tournament_and_in_a_report(tmp_path):
     table = pd.read_csv(index.parent / "tables" / "online_to_batch.csv")
     assert {p.split("(")[0] for p in table.player} == {"ogd", "primal_dual"}
     assert (table.metric == PREFIX + "excess_risk_bound").sum() == 2  # both declare a bound
+
+
+def literal_validation(w, test, loss, horizon, s, t):
+    """The validation conversion (Shalev-Shwartz 2007, §B.3.3, Theorem 12) written out: block i
+    holds rounds ⌊iT/s⌋+1 … ⌊(i+1)T/s⌋, its candidate is the point of its drawn round; among
+    the blocks completed by t, keep the first of least mean loss on the first ⌈m/2⌉ test
+    examples; return its mean loss and 0-1 error on the others (one replicate, plain floats)."""
+    from arena.oco.literal import scalar_loss
+    from arena.oco.online_to_batch import validation_candidates
+
+    x, y = test
+    m = len(y)
+    v = (m + 1) // 2
+    rounds, _ = validation_candidates(horizon, s)
+
+    def mean_loss(point, lo, hi):
+        total, errors = 0.0, 0
+        for i in range(lo, hi):
+            p = sum(float(point[k]) * float(x[i][k]) for k in range(len(point)))
+            total += scalar_loss(loss, p, float(y[i]))[0]
+            errors += float(y[i]) * p <= 0.0
+        return total / (hi - lo), errors / (hi - lo)
+
+    best, chosen = math.inf, None
+    for i in range(s):
+        start, end = i * horizon // s, (i + 1) * horizon // s
+        if end > t:
+            break
+        r = int(rounds[i])
+        assert start < r <= end
+        score = mean_loss(w[r - 1], 0, v)[0]
+        if score < best:
+            best, chosen = score, w[r - 1]
+    return (math.nan, math.nan) if chosen is None else mean_loss(chosen, v, m)
+
+
+def test_validation_conversion_equals_its_literal_transcription(tmp_path):
+    from arena.game import reference_play
+
+    T, s = 60, 4
+    checkpoints = [5, 15, 31, 60]
+    kw = dict(
+        player_params={"eta": 0.3},
+        adversary_params={"test_size": 41, "noise": 0.1},
+        n_actions=3,
+        horizon=T,
+        replicates=2,
+        seed=5,
+        checkpoints=checkpoints,
+        metrics={"online_to_batch": {"validation_blocks": s}},
+    )
+    game = prepare_game("ogd", "separable_stream", **kw)
+    test = game.adversary.test_split()
+    path = tmp_path / "trace.parquet"
+    rows = run_game("ogd", "separable_stream", trace_path=path, chunk_elements=7, **kw).rows
+    w, _ = trace_arrays(path, 3)
+    for r in range(2):
+        for t in checkpoints:
+            got = rows[(rows.replicate == r) & (rows.t == t)].set_index("metric").value
+            risk, error = literal_validation(w[r], (test.x[r], test.y[r]), "hinge", T, s, t)
+            if t < T // s:  # no block complete yet
+                assert math.isnan(got[PREFIX + "val_risk"]) and math.isnan(risk)
+                continue
+            assert abs(got[PREFIX + "val_risk"] - risk) <= EXACT, (r, t)
+            assert abs(got[PREFIX + "val_error"] - error) <= EXACT, (r, t)
+    ref = reference_play("ogd", "separable_stream", **kw)
+    pd.testing.assert_frame_equal(ref, rows, atol=1e-12)
+    # without the parameter the metric logs no validation rows (earlier results unchanged)
+    plain = run_game("ogd", "separable_stream", **{**kw, "metrics": ["online_to_batch"]}).rows
+    assert not plain.metric.str.startswith(PREFIX + "val_").any()
+    cols = ["replicate", "t", "metric", "param", "value"]
+    pd.testing.assert_frame_equal(
+        plain[cols].reset_index(drop=True),
+        rows.loc[~rows.metric.str.startswith(PREFIX + "val_"), cols].reset_index(drop=True),
+    )
+
+
+def test_validation_blocks_are_checked():
+    spec = GameSpec("classification", 3, 5, dim=3, domain=Domain(), loss="hinge")
+    assert "at least 6 rounds" in OnlineToBatch(validation_blocks=6).game_reason(spec)
+    assert OnlineToBatch(validation_blocks=5).game_reason(spec) is None
