@@ -8,7 +8,7 @@ import pandas as pd
 
 from arena.reporting import stats
 from arena.reporting.render import Block, Heading, Para, Table, code
-from arena.reporting.sections.context import ReportContext, Section
+from arena.reporting.sections.context import ReportContext, Section, Verdict, item_name
 from arena.reporting.sections.formatting import num, param_text
 
 # Past this many flagged checkpoints the page shows the first ones only; the CSV has them all.
@@ -143,7 +143,60 @@ def flags(ctx: ReportContext, checks: BoundChecks) -> Section:
         blocks.append(Para("None.", ok=True))
     else:
         blocks.append(Para("No adversary declared a lower bound.", note=True))
-    return Section("Flags: bound violations", "flags", blocks)
+    return Section("Flags: bound violations", "flags", blocks, verdicts=verdicts(ctx, checks))
+
+
+def verdicts(ctx: ReportContext, checks: BoundChecks) -> list[Verdict]:
+    """The summary's lines of the bound checks: per (game, player, metric, param) with a
+    declared (or reference) bound, whether any of its rows or checkpoints was flagged."""
+    rows, expect = ctx.rows, stats.in_expectation(ctx.rows)
+    out = []
+    if any(m.startswith("bound:") for m in ctx.logged):
+        out.append(
+            Verdict(
+                "Declared bounds, every round and replicate",
+                "flags",
+                _flagged(checks.summary),
+                total=_checked(rows.loc[~expect], "bound:"),
+            )
+        )
+    if any(expect):
+        out.append(
+            Verdict(
+                "Bounds in expectation (bandit players), mean at every checkpoint",
+                "above-expected-bound",
+                _flagged(checks.above),
+                total=_checked(rows.loc[expect], "bound:"),
+            )
+        )
+    if any(m.startswith("lower_bound:") for m in ctx.logged):
+        out.append(
+            Verdict(
+                "Reference lower bounds, mean at every checkpoint",
+                "below-lower-bound",
+                _flagged(checks.below),
+                total=_checked(rows, "lower_bound:"),
+            )
+        )
+    return out
+
+
+def _flagged(table: pd.DataFrame) -> list[str]:
+    """The (game, player, metric, param) groups of a table of flagged rows, in its order."""
+    keys = table[["game", "player", "metric", "param"]].itertuples(index=False, name=None)
+    return list(dict.fromkeys(item_name(g, p, param_text(m, q)) for g, p, m, q in keys))
+
+
+def _checked(rows: pd.DataFrame, prefix: str) -> int:
+    """How many (game, player, metric, param) groups have ``<prefix><metric>`` rows beside rows
+    of the metric itself: the groups a bound check covers."""
+    groups = rows[["game_label", "player_label", "metric", "param"]].drop_duplicates()
+    names = groups["metric"].astype(str)
+    ref = names.str.startswith(prefix).to_numpy()
+    keys = ["game_label", "player_label", "param"]
+    measured = groups.loc[~ref, keys].assign(metric=names[~ref].to_numpy())
+    declared = groups.loc[ref, keys].assign(metric=names[ref].str.removeprefix(prefix).to_numpy())
+    return len(declared.merge(measured, on=[*keys, "metric"], how="inner"))
 
 
 def _above_in_expectation(above: pd.DataFrame) -> list[Block]:
