@@ -6,7 +6,7 @@ import numpy as np
 
 from arena.reporting import stats
 from arena.reporting.render import Block, Para, code
-from arena.reporting.sections.context import ReportContext, Section
+from arena.reporting.sections.context import ReportContext, Section, Verdict
 from arena.reporting.sections.formatting import int_range
 
 
@@ -52,4 +52,6 @@ def overview(ctx: ReportContext) -> Section:
         blocks.append(
             Para(f"No player declared a bound (no {code('bound:<metric>')} rows).", note=True)
         )
-    return Section("Overview", "overview", blocks)
+    unfinished = [p.describe() for p in src.incomplete]
+    verdicts = [Verdict("Unfinished tournaments", "overview", unfinished)] if unfinished else []
+    return Section("Overview", "overview", blocks, verdicts=verdicts)
