@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from arena.reporting import stats
@@ -150,34 +151,38 @@ def verdicts(ctx: ReportContext, checks: BoundChecks) -> list[Verdict]:
     """The summary's lines of the bound checks: per (game, player, metric, param) with a
     declared (or reference) bound, whether any of its rows or checkpoints was flagged."""
     rows, expect = ctx.rows, stats.in_expectation(ctx.rows)
+    keys = ["game_label", "player_label", "metric", "param"]
+    # the groups once (the rows may be millions); a group's rows share their protocol
+    groups = rows[keys].assign(_e=expect).drop_duplicates()
+    expect_g = groups.pop("_e").to_numpy()
+    lines = [
+        (
+            "Declared bounds, every round and replicate",
+            "flags",
+            checks.summary,
+            ~expect_g,
+            "bound:",
+        ),
+        (
+            "Bounds in expectation (bandit players), mean at every checkpoint",
+            "above-expected-bound",
+            checks.above,
+            expect_g,
+            "bound:",
+        ),
+        (
+            "Reference lower bounds, mean at every checkpoint",
+            "below-lower-bound",
+            checks.below,
+            np.ones(len(groups), dtype=bool),
+            "lower_bound:",
+        ),
+    ]
     out = []
-    if any(m.startswith("bound:") for m in ctx.logged):
-        out.append(
-            Verdict(
-                "Declared bounds, every round and replicate",
-                "flags",
-                _flagged(checks.summary),
-                total=_checked(rows.loc[~expect], "bound:"),
-            )
-        )
-    if any(expect):
-        out.append(
-            Verdict(
-                "Bounds in expectation (bandit players), mean at every checkpoint",
-                "above-expected-bound",
-                _flagged(checks.above),
-                total=_checked(rows.loc[expect], "bound:"),
-            )
-        )
-    if any(m.startswith("lower_bound:") for m in ctx.logged):
-        out.append(
-            Verdict(
-                "Reference lower bounds, mean at every checkpoint",
-                "below-lower-bound",
-                _flagged(checks.below),
-                total=_checked(rows, "lower_bound:"),
-            )
-        )
+    for label, anchor, flagged, mask, prefix in lines:
+        total = _checked(groups.loc[mask], prefix)
+        if total:  # a check with nothing to check says nothing
+            out.append(Verdict(label, anchor, _flagged(flagged), total=total))
     return out
 
 
@@ -187,10 +192,9 @@ def _flagged(table: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys(item_name(g, p, param_text(m, q)) for g, p, m, q in keys))
 
 
-def _checked(rows: pd.DataFrame, prefix: str) -> int:
-    """How many (game, player, metric, param) groups have ``<prefix><metric>`` rows beside rows
-    of the metric itself: the groups a bound check covers."""
-    groups = rows[["game_label", "player_label", "metric", "param"]].drop_duplicates()
+def _checked(groups: pd.DataFrame, prefix: str) -> int:
+    """How many of the distinct (game, player, metric, param) ``groups`` of the rows have
+    ``<prefix><metric>`` rows beside rows of the metric itself: the groups a check covers."""
     names = groups["metric"].astype(str)
     ref = names.str.startswith(prefix).to_numpy()
     keys = ["game_label", "player_label", "param"]
