@@ -25,7 +25,7 @@ from arena.reporting import build_report
 from arena.reporting.render import LONG_TABLE_ROWS
 from arena.reporting.stats import IN_EXPECTATION
 from arena.results import manifest, write_json_atomic, write_parquet_atomic
-from tests.arena.reporting.test_reporting import METRICS, make_tournament
+from tests.arena.reporting.test_reporting import make_tournament
 
 FLAGS = [
     "--headless",
@@ -70,7 +70,6 @@ def run_chromium(exe: str, profile: Path, *args: str) -> subprocess.CompletedPro
 WIDE_GAMES = [
     ("bernoulli", {"means": [0.111111, 0.222222, 0.333333, 0.444444]}),
     ("bernoulli", {"means": [0.444444, 0.333333, 0.222222, 0.111111]}),
-    ("bernoulli", {"means": [0.123456, 0.234567, 0.345678, 0.456789]}),
 ]
 
 
@@ -85,7 +84,7 @@ def add_wide_games(root: Path, horizon: int, replicates: int) -> None:
             horizon=horizon,
             replicates=replicates,
             seed=7,
-            metrics=METRICS,
+            metrics={"regret": {}, "bound": {}},  # enough for wide tables, and fast
         )
         lb = run.rows[run.rows.metric == "regret"].copy()
         lb["metric"] = "lower_bound:regret"
