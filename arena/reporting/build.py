@@ -21,12 +21,20 @@ from pathlib import Path, PurePosixPath
 
 from arena.errors import ConfigError, ReportPathError
 from arena.reporting.load import check_complete, load_source
-from arena.reporting.render import Block, Heading, Para, render_html, render_markdown
+from arena.reporting.render import (
+    Block,
+    Figure,
+    Heading,
+    Para,
+    Summary,
+    render_html,
+    render_markdown,
+)
 from arena.reporting.sections.bandit import bandit_feedback
 from arena.reporting.sections.boosting import boosting
 from arena.reporting.sections.boosting_exp_bound import boosting_exp_bound
 from arena.reporting.sections.bound_ratios import bound_ratios
-from arena.reporting.sections.context import RUN_DIR, ReportContext
+from arena.reporting.sections.context import RUN_DIR, ReportContext, Section
 from arena.reporting.sections.dynamics import game_dynamics
 from arena.reporting.sections.failures import failures
 from arena.reporting.sections.files import files
@@ -150,16 +158,21 @@ def build_report(
 
 
 def _write(ctx: ReportContext, out: Path, name: str) -> Path:
-    """Build every section of ``ctx`` and write ``report.md`` and ``index.html`` into ``out``."""
+    """Build every section of ``ctx`` and write ``report.md`` and ``index.html`` into ``out``.
+
+    The report reads as a researcher reads: the headline (the key figure and the main
+    leaderboard, which their sections give up), the summary of every section's verdicts, then
+    the sections in this order (the results, then their checks, then the rest).
+    """
     checks = check_bounds(ctx)
     sections = [
-        overview(ctx, checks),
+        overview(ctx),
+        regret_curves(ctx),
+        leaderboards(ctx),
+        overall(ctx),
         flags(ctx, checks),
         bound_ratios(ctx),
         lower_bound_section(ctx),
-        leaderboards(ctx),
-        overall(ctx),
-        regret_curves(ctx),
         minimax_values(ctx),
         worst_cases(ctx),
         metric_curves(ctx),
@@ -180,11 +193,10 @@ def _write(ctx: ReportContext, out: Path, name: str) -> Path:
         files(ctx),
     ]
 
+    built = [s for s in sections if s is not None]
     blocks: list[Block] = []
     nav: list[tuple[str, str]] = []
-    for section in sections:
-        if section is None:
-            continue
+    for section in [*head_sections(built), *built]:
         nav.append((section.title, section.anchor))
         blocks.append(Heading(section.title, 2, section.anchor))
         blocks += section.blocks
@@ -209,6 +221,31 @@ def _write(ctx: ReportContext, out: Path, name: str) -> Path:
         render_markdown(f"{title}: this build", record), encoding="utf-8"
     )
     return index
+
+
+def head_sections(sections: Sequence[Section]) -> list[Section]:
+    """The sections that open the report: the headline (the blocks ``sections`` give to it:
+    the key figures first, then the main leaderboard), when any, and the summary of their
+    verdicts."""
+    given = [b for s in sections for b in s.headline]
+    head = sorted(given, key=lambda b: not isinstance(b, Figure))  # stable: figures first
+    out = [Section("Headline", "headline", head)] if head else []
+    return [*out, summary(sections)]
+
+
+def summary(sections: Sequence[Section]) -> Section:
+    """The summary: one line per verdict of ``sections`` (counts and flagged items, computed by
+    the sections from their data), each linking to the heading with the details."""
+    lines = [(v.label, v.text(), v.anchor, bool(v.flagged)) for s in sections for v in s.verdicts]
+    blocks: list[Block] = [
+        Para(
+            "What the checks below found: each line counts the items a section checked and "
+            "names those it flagged (red), with a link to the details.",
+            note=True,
+        )
+    ]
+    blocks.append(Summary(lines) if lines else Para("No section made a check.", note=True))
+    return Section("Summary", "summary", blocks)
 
 
 def _move_into_place(held: HeldFolder, staging: Path, old: Sequence[str]) -> None:

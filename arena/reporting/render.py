@@ -10,6 +10,11 @@ files anyone may write, so nothing in them is markup. The renderers escape all o
 place per format (:func:`_inline_html`, :func:`md_text`); the only markup a section can use is a
 code span made with :func:`code`, whose delimiters are characters no name can forge into markup.
 Links go through :func:`_href`, so a path can never become a ``javascript:`` (or other) URL.
+
+The page is read on a screen: a table longer than :data:`LONG_TABLE_ROWS` rows is collapsed into
+a ``<details>`` (open when it has flagged rows) and sortable by clicking a header (an inline
+script, :data:`SORT_SCRIPT`); every table scrolls inside its own container and long unbreakable
+strings wrap, so that nothing is wider than the page. ``report.md`` keeps every table as it is.
 """
 
 from __future__ import annotations
@@ -22,6 +27,9 @@ from dataclasses import dataclass, field
 from urllib.parse import quote
 
 RED = "#c00000"
+
+LONG_TABLE_ROWS = 25
+"""Past this many rows a table of the HTML page is collapsed and sortable: longer than a screen."""
 
 # Private-use characters delimit code spans: a backtick in a name is just a backtick, so a player
 # called ``a`b`` is shown as such and cannot open or close a span.
@@ -81,7 +89,14 @@ th, td {{ border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; vert
 th {{ background: #f3f3f3; }}
 td.text, th.text {{ text-align: left; }}
 caption {{ caption-side: top; text-align: left; font-weight: 600; padding-bottom: 0.3em; }}
-table.leaderboard {{ display: inline-table; margin-right: 1.2em; vertical-align: top; }}
+.table-wrap {{ max-width: 100%; overflow-x: auto; }}
+.table-wrap.inline {{ display: inline-block; margin-right: 1.2em; vertical-align: top; }}
+table.sortable th {{ cursor: pointer; }}
+table.sortable th[aria-sort="ascending"]::after {{ content: " ▲"; }}
+table.sortable th[aria-sort="descending"]::after {{ content: " ▼"; }}
+details.long-table > summary {{ cursor: pointer; font-weight: 600; }}
+p, li, summary, figcaption, caption, h1, h2, h3, pre {{ overflow-wrap: anywhere; }}
+td, th {{ overflow-wrap: break-word; }}
 tr.bad td, .bad {{ color: {RED}; }}
 tr.bad td {{ font-weight: 600; }}
 .ok {{ color: #006400; }}
@@ -92,6 +107,7 @@ pre {{ background: #f7f7f7; padding: 0.6em; overflow-x: auto; font-size: 0.85em;
 details {{ margin: 0.4em 0; }}
 nav ul {{ columns: 2; }}
 .note {{ font-size: 0.9em; color: #333; }}
+ul.verdicts li {{ margin: 0.2em 0; }}
 """
 
 IMAGES_SCRIPT = """
@@ -108,6 +124,36 @@ window.addEventListener("load", function () {
   }
   document.body.dataset.redCells = String(red);
   document.body.dataset.badCells = String(bad.length);
+});
+"""
+
+
+# Sorts a table.sortable by the clicked header's column, ascending then descending: numbers (the
+# first one of a cell, so "[1.2, 3.4]" sorts by 1.2; "−" and "∞" read as such) before text.
+SORT_SCRIPT = """
+function arenaSortKey(cell) {
+  var t = cell ? cell.textContent.trim() : "";
+  var s = t.replace(/^[\\[(<≤≈~]+/, "").replace(/^−/, "-");
+  if (/^-?∞/.test(s)) { return s.charAt(0) === "-" ? -Infinity : Infinity; }
+  var m = /^-?(\\d+\\.?\\d*|\\.\\d+)(e[-+]?\\d+)?/i.exec(s.replace(/,(?=\\d{3})/g, ""));
+  return m ? parseFloat(m[0]) : t.toLowerCase();
+}
+document.addEventListener("click", function (e) {
+  var th = e.target.closest ? e.target.closest("table.sortable thead th") : null;
+  if (!th) { return; }
+  var table = th.closest("table"), body = table.tBodies[0], heads = th.parentNode.children;
+  var col = Array.prototype.indexOf.call(heads, th);
+  var asc = th.getAttribute("aria-sort") !== "ascending";
+  for (var i = 0; i < heads.length; i++) { heads[i].removeAttribute("aria-sort"); }
+  th.setAttribute("aria-sort", asc ? "ascending" : "descending");
+  var rows = Array.prototype.slice.call(body.rows);
+  rows.sort(function (a, b) {
+    var x = arenaSortKey(a.cells[col]), y = arenaSortKey(b.cells[col]), c;
+    if (typeof x !== typeof y) { c = typeof x === "number" ? -1 : 1; }
+    else { c = x < y ? -1 : (x > y ? 1 : 0); }
+    return asc ? c : -c;
+  });
+  for (var j = 0; j < rows.length; j++) { body.appendChild(rows[j]); }
 });
 """
 
@@ -163,7 +209,18 @@ class Links:
     prefix: str = ""
 
 
-Block = Heading | Para | Table | Figure | Details | Links
+@dataclass
+class Summary:
+    """The report's verdict lines: each a label linking to a heading of the report, then text.
+
+    ``items`` holds ``(label, text, anchor, bad)``; ``anchor`` is a :class:`Heading`'s anchor (the
+    Markdown link goes to that heading's GitHub slug), ``bad`` marks the line red.
+    """
+
+    items: list[tuple[str, str, str, bool]]
+
+
+Block = Heading | Para | Table | Figure | Details | Links | Summary
 
 
 # ----------------------------------------------------------------------------------------------
@@ -185,7 +242,25 @@ def _inline_html(text: str) -> str:
 
 
 def _table_html(t: Table) -> str:
-    cls = f' class="{t.css_class}"' if t.css_class else ""
+    """A table in its scrolling container; a long one collapsed, sortable, open when flagged."""
+    long = len(t.rows) > LONG_TABLE_ROWS
+    classes = " ".join(c for c in (t.css_class, "sortable" if long else "") if c)
+    wrap = "table-wrap inline" if t.css_class == "leaderboard" else "table-wrap"
+    table = f'<div class="{wrap}">{_table_element(t, classes)}</div>'
+    if not long:
+        return table
+    flagged = len(t.bad_rows | {r for r, _ in t.bad_cells})
+    what = _inline_html(t.caption) if t.caption else "Table"
+    count = f"{len(t.rows)} rows" + (f", {flagged} flagged" if flagged else "")
+    opened = " open" if flagged else ""
+    return (
+        f'<details class="long-table"{opened}><summary>{what} ({count}; click a header to '
+        f"sort)</summary>\n{table}\n</details>"
+    )
+
+
+def _table_element(t: Table, classes: str) -> str:
+    cls = f' class="{classes}"' if classes else ""
     ident = f' id="{html.escape(t.anchor)}"' if t.anchor else ""
     out = [f"<table{cls}{ident}>"]
     if t.caption:
@@ -262,11 +337,20 @@ def render_html(title: str, blocks: Sequence[Block], nav: Sequence[tuple[str, st
                 f'<a href="{html.escape(_href(p))}">{_inline_html(t)}</a>' for t, p in b.items
             )
             body.append(f'<p class="note">{_inline_html(b.prefix)}{links}</p>')
+        elif isinstance(b, Summary):
+            body.append('<ul class="verdicts">')
+            for label, text, anchor, bad in b.items:
+                cls = f'class="bad" style="color:{RED}"' if bad else 'class="ok"'
+                body.append(
+                    f'<li {cls}><a href="#{html.escape(anchor, quote=True)}">'
+                    f"{_inline_html(label)}</a>: {_inline_html(text)}</li>"
+                )
+            body.append("</ul>")
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{html.escape(_plain(title))}</title>\n<style>{CSS}</style>\n"
-        f"<script>{IMAGES_SCRIPT}</script>\n</head>\n<body>\n"
+        f"<script>{IMAGES_SCRIPT}{SORT_SCRIPT}</script>\n</head>\n<body>\n"
         + "\n".join(body)
         + "\n</body>\n</html>\n"
     )
@@ -382,9 +466,36 @@ def _fence(body: str) -> str:
     return "`" * max(3, max((len(r) for r in re.findall("`+", body)), default=0) + 1)
 
 
+def gfm_slug(text: str) -> str:
+    """The anchor GitHub gives a heading of ``text``: lower case, punctuation dropped, spaces
+    as ``-`` (a repeated slug gets ``-1``, ``-2``... in :func:`render_markdown`).
+
+    Examples
+    --------
+    >>> gfm_slug("Flags: bound violations"), gfm_slug("Measured / bound")
+    ('flags-bound-violations', 'measured--bound')
+    """
+    return re.sub(r"[^\w\- ]", "", _plain(text).lower()).replace(" ", "-")
+
+
+def _md_anchors(title: str, blocks: Sequence[Block]) -> dict[str, str]:
+    """Each heading's anchor → the slug GitHub gives it in report.md, repeats numbered."""
+    seen: dict[str, int] = {gfm_slug(title): 1}
+    out: dict[str, str] = {}
+    for b in blocks:
+        if isinstance(b, Heading):
+            slug = gfm_slug(b.text)
+            n = seen.get(slug, 0)
+            seen[slug] = n + 1
+            if b.anchor and b.anchor not in out:
+                out[b.anchor] = f"{slug}-{n}" if n else slug
+    return out
+
+
 def render_markdown(title: str, blocks: Sequence[Block]) -> str:
     """The same content as :func:`render_html`, linking the PNG files instead of embedding them."""
     out = [f"# {md_text(title)}", ""]
+    anchors = _md_anchors(title, blocks)
     for b in blocks:
         if isinstance(b, Heading):
             out += ["#" * b.level + " " + md_text(b.text), ""]
@@ -419,4 +530,10 @@ def render_markdown(title: str, blocks: Sequence[Block]) -> str:
         elif isinstance(b, Links):
             links = ", ".join(f"[{md_text(t)}]({_href(p)})" for t, p in b.items)
             out += [md_text(b.prefix, line_start=True) + links, ""]
+        elif isinstance(b, Summary):
+            for label, text, anchor, bad in b.items:
+                slug = quote(anchors.get(anchor, anchor), safe="-_")
+                line = f"[{md_text(label)}](#{slug}): {md_text(text)}"
+                out.append(f"- {_md_red(line) if bad else line}")
+            out.append("")
     return "\n".join(out).rstrip() + "\n"

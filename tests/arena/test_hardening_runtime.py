@@ -379,6 +379,8 @@ def test_a_report_of_a_running_tournament_is_refused_or_says_it_is_partial(tmp_p
     text = (tmp_path / "outputs" / "reports" / "r" / "report.md").read_text()
     assert "Partial report: tournament nine" in text
     assert "5 of 9 cells finished, 4 not yet played; still running" in text
+    summary = text.index("⚠ [Unfinished tournaments](#overview): 1 (tournament nine")
+    assert summary < text.index("## Overview")  # the summary, above the overview, says it too
     # interrupted (nobody holds the lock): still incomplete, and said so
     refused = run_in_process(["report", "out", "--name", "r"], tmp_path)
     assert_refused(refused, "5 of 9 cells", "interrupted")

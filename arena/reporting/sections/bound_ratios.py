@@ -18,7 +18,7 @@ import pandas as pd
 
 from arena.reporting import stats
 from arena.reporting.render import Block, Para, Table, code
-from arena.reporting.sections.context import ReportContext, Section
+from arena.reporting.sections.context import ReportContext, Section, Verdict, item_name
 from arena.reporting.sections.formatting import PARAM_SYMBOL, ci, num, param_text
 
 COLUMNS = ["game", "player", "metric", "n", "measured", "bound", "measured / bound", "CI", "max"]
@@ -136,4 +136,14 @@ def bound_ratios(ctx: ReportContext) -> Section | None:
                 note=True,
             )
         )
-    return Section("Measured / bound", "bound-ratios", blocks)
+    verdict = Verdict(
+        "Measured / declared bound at T",
+        "bound-ratios",
+        [
+            item_name(r.game, r.player, param_text(r.metric, r.param))
+            for r, b in zip(table.itertuples(index=False), beyond, strict=True)
+            if b
+        ],
+        total=len(table),
+    )
+    return Section("Measured / bound", "bound-ratios", blocks, verdicts=[verdict])

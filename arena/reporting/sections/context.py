@@ -20,16 +20,83 @@ RUN_DIR = "run"
 (``.gitignore``), so that ``arena reproduce`` on an unchanged tree leaves the clone clean."""
 
 
+# Past this many flagged items a summary line names the first ones and counts the rest.
+MAX_NAMED = 8
+
+
+@dataclass
+class Verdict:
+    """One check a section made, as the report's summary states it: how many items it covered
+    and which it flagged.
+
+    Sections compute it from the same data as their tables (never from rendered text); the
+    summary at the head of the report (:func:`arena.reporting.build.summary`) is built from
+    these alone.
+
+    Parameters
+    ----------
+    label : str
+        What was checked, e.g. ``"measured / declared bound at T"``.
+    anchor : str
+        The anchor of the heading that shows the details (the summary line links there).
+    flagged : list of str
+        The flagged items, each named so that a reader finds its row (e.g. ``game · player ·
+        metric``).
+    total : int or None
+        How many items were checked; None when the check counts only what it flags (failed
+        cells).
+    passed : str
+        The verb of an item that passes (``hold``, ``covered``...), used with ``total``.
+
+    Examples
+    --------
+    >>> Verdict("bounds", "flags", ["a", "b"], total=72).text()
+    '70 of 72 hold; 2 flagged (a; b)'
+    >>> Verdict("failed cells", "failures", []).text()
+    'none'
+    """
+
+    label: str
+    anchor: str
+    flagged: list[str]
+    total: int | None = None
+    passed: str = "hold"
+
+    def text(self) -> str:
+        """The summary line's text after its label: the counts, then the flagged items."""
+        k = len(self.flagged)
+        if self.total is None:
+            head = str(k) if k else "none"
+        else:
+            head = f"{self.total - k} of {self.total} {self.passed}" + (
+                f"; {k} flagged" if k else ""
+            )
+        if not k:
+            return head
+        more = f"; and {k - MAX_NAMED} more" if k > MAX_NAMED else ""
+        return f"{head} ({'; '.join(self.flagged[:MAX_NAMED])}{more})"
+
+
+def item_name(*parts: object) -> str:
+    """A flagged item's name in a summary line, e.g. ``bernoulli · exp3 · regret``."""
+    return " · ".join(str(p) for p in parts)
+
+
 @dataclass
 class Section:
     """One top-level section of the report: its title, its anchor and its blocks.
 
     The title goes into the page's navigation and into the section's level-2 heading.
+    ``headline`` holds blocks the section gives to the report's head (the key figure, the main
+    leaderboard) instead of its own body, ``verdicts`` the checks it made, which the report's
+    summary counts; both are optional.
     """
 
     title: str
     anchor: str
     blocks: list[Block]
+    verdicts: list[Verdict] = field(default_factory=list)
+    headline: list[Block] = field(default_factory=list)
 
 
 @dataclass

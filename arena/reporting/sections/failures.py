@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from arena.reporting.render import Block, Details, Para, Table
-from arena.reporting.sections.context import ReportContext, Section
+from arena.reporting.sections.context import ReportContext, Section, Verdict, item_name
 from arena.reporting.sections.formatting import first_line, plural
 
 
@@ -59,4 +59,22 @@ def failures(ctx: ReportContext) -> Section:
                 anchor="unreadable-files",
             )
         )
-    return Section("Failures", "failures", blocks)
+    verdicts = [
+        Verdict(
+            "Failed cells",
+            "failures",
+            [
+                item_name(r.cell, f"{r.player_label} vs {r.adversary_label}")
+                for r in fail.itertuples()
+            ],
+        )
+    ]
+    if skipped:
+        verdicts.append(
+            Verdict(
+                "Results files skipped",
+                "failures",
+                [str(path.relative_to(ctx.src.root)) for path, _ in skipped],
+            )
+        )
+    return Section("Failures", "failures", blocks, verdicts=verdicts)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from arena.reporting import stats
 from arena.reporting.render import Block, Heading, Para, Table, code
-from arena.reporting.sections.context import ReportContext, Section
+from arena.reporting.sections.context import ReportContext, Section, Verdict, item_name
 from arena.reporting.sections.formatting import num, param_text
 
 # Past this many flagged checkpoints the page shows the first ones only; the CSV has them all.
@@ -143,7 +144,63 @@ def flags(ctx: ReportContext, checks: BoundChecks) -> Section:
         blocks.append(Para("None.", ok=True))
     else:
         blocks.append(Para("No adversary declared a lower bound.", note=True))
-    return Section("Flags: bound violations", "flags", blocks)
+    return Section("Flags: bound violations", "flags", blocks, verdicts=verdicts(ctx, checks))
+
+
+def verdicts(ctx: ReportContext, checks: BoundChecks) -> list[Verdict]:
+    """The summary's lines of the bound checks: per (game, player, metric, param) with a
+    declared (or reference) bound, whether any of its rows or checkpoints was flagged."""
+    rows, expect = ctx.rows, stats.in_expectation(ctx.rows)
+    keys = ["game_label", "player_label", "metric", "param"]
+    # the groups once (the rows may be millions); a group's rows share their protocol
+    groups = rows[keys].assign(_e=expect).drop_duplicates()
+    expect_g = groups.pop("_e").to_numpy()
+    lines = [
+        (
+            "Declared bounds, every round and replicate",
+            "flags",
+            checks.summary,
+            ~expect_g,
+            "bound:",
+        ),
+        (
+            "Bounds in expectation (bandit players), mean at every checkpoint",
+            "above-expected-bound",
+            checks.above,
+            expect_g,
+            "bound:",
+        ),
+        (
+            "Reference lower bounds, mean at every checkpoint",
+            "below-lower-bound",
+            checks.below,
+            np.ones(len(groups), dtype=bool),
+            "lower_bound:",
+        ),
+    ]
+    out = []
+    for label, anchor, flagged, mask, prefix in lines:
+        total = _checked(groups.loc[mask], prefix)
+        if total:  # a check with nothing to check says nothing
+            out.append(Verdict(label, anchor, _flagged(flagged), total=total))
+    return out
+
+
+def _flagged(table: pd.DataFrame) -> list[str]:
+    """The (game, player, metric, param) groups of a table of flagged rows, in its order."""
+    keys = table[["game", "player", "metric", "param"]].itertuples(index=False, name=None)
+    return list(dict.fromkeys(item_name(g, p, param_text(m, q)) for g, p, m, q in keys))
+
+
+def _checked(groups: pd.DataFrame, prefix: str) -> int:
+    """How many of the distinct (game, player, metric, param) ``groups`` of the rows have
+    ``<prefix><metric>`` rows beside rows of the metric itself: the groups a check covers."""
+    names = groups["metric"].astype(str)
+    ref = names.str.startswith(prefix).to_numpy()
+    keys = ["game_label", "player_label", "param"]
+    measured = groups.loc[~ref, keys].assign(metric=names[~ref].to_numpy())
+    declared = groups.loc[ref, keys].assign(metric=names[ref].str.removeprefix(prefix).to_numpy())
+    return len(declared.merge(measured, on=[*keys, "metric"], how="inner"))
 
 
 def _above_in_expectation(above: pd.DataFrame) -> list[Block]:

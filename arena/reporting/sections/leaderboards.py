@@ -14,7 +14,10 @@ MAX_PAIRWISE_PLAYERS = 8
 
 
 def leaderboards(ctx: ReportContext) -> Section:
-    """The leaderboards section: a table per (metric, parameter) and game, then regret's pairs."""
+    """The leaderboards section: a table per (metric, parameter) and game, then regret's pairs.
+
+    The first metric's tables (regret's) go to the report's headline.
+    """
     pct = ctx.pct
     board, pairs = stats.leaderboards(ctx.rows, ctx.board_metrics, ctx.level, games=ctx.games)
     ctx.write_csv("leaderboards", board, "leaderboards.csv")
@@ -28,14 +31,21 @@ def leaderboards(ctx: ReportContext) -> Section:
             "game and metric; 'signif. worse' = yes when that p ≤ 0.05."
         )
     ]
-    for (metric, param), mboard in board.groupby(["metric", "param"], sort=False, dropna=False):
+    headline: list[Block] = []
+    groups = board.groupby(["metric", "param"], sort=False, dropna=False)
+    for i, ((metric, param), mboard) in enumerate(groups):
         title = param_text(metric, param)
-        blocks.append(Heading(f"Leaderboard: {title}", 3, f"lb-{metric}-{param}"))
+        if i == 0:
+            blocks.append(
+                Para(f"The {title} leaderboards are the report's headline, at the top.", note=True)
+            )
+        into = headline if i == 0 else blocks
+        into.append(Heading(f"Leaderboard: {title}", 3, f"lb-{metric}-{param}"))
         for game in ctx.games:
             gb = mboard[mboard.game == game]
             if gb.empty:
                 continue
-            blocks.append(
+            into.append(
                 Table(
                     [
                         "rank",
@@ -110,4 +120,4 @@ def leaderboards(ctx: ReportContext) -> Section:
             "All pairs, every metric: ",
         )
     )
-    return Section("Leaderboards", "leaderboards", blocks)
+    return Section("Leaderboards", "leaderboards", blocks, headline=headline)

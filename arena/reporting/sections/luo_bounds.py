@@ -38,7 +38,7 @@ import pandas as pd
 
 from arena.reporting import stats
 from arena.reporting.render import Block, Para, Table, code
-from arena.reporting.sections.context import ReportContext, Section
+from arena.reporting.sections.context import ReportContext, Section, Verdict, item_name
 from arena.reporting.sections.formatting import ci, num
 
 GAP_PLAYER = "ada_normal_hedge"
@@ -250,7 +250,17 @@ def stochastic_gap(ctx: ReportContext) -> Section | None:
             text_columns={0, 1},
         ),
     ]
-    return Section("Constant regret under a gap", "stochastic-gap", blocks)
+    verdict = Verdict(
+        "Regret under a gap over Theorem 5's bound at T (every replicate)",
+        "stochastic-gap",
+        [
+            item_name(r.game_label, r.player_label)
+            for i, r in enumerate(table.itertuples(index=False))
+            if i in over
+        ],
+        total=len(table),
+    )
+    return Section("Constant regret under a gap", "stochastic-gap", blocks, verdicts=[verdict])
 
 
 def drifting_table(rows: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
@@ -345,4 +355,14 @@ def drifting_bounds(ctx: ReportContext) -> Section | None:
             text_columns={0, 1, 2, 3},
         ),
     ]
-    return Section("Drifting-game bounds", "drifting-bounds", blocks)
+    verdict = Verdict(
+        "Drifting-game regret over Theorems 21 and 22's bounds at T",
+        "drifting-bounds",
+        [
+            item_name(r.game, r.player)
+            for i, r in enumerate(table.itertuples(index=False))
+            if i in over
+        ],
+        total=len(table),
+    )
+    return Section("Drifting-game bounds", "drifting-bounds", blocks, verdicts=[verdict])

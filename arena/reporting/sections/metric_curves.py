@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from arena.reporting.render import Block, code
+from arena.reporting.render import Block, Figure, code
 from arena.reporting.sections.context import ReportContext, Section
 from arena.reporting.sections.curves import bounded_curves
 
@@ -14,6 +14,7 @@ def metric_curves(ctx: ReportContext) -> Section | None:
     """The metric-curves section: bounded curves of each parameterless leaderboard metric.
 
     Regret and adaptive regret are left to their own sections; ``None`` when no metric remains.
+    Without regret curves, the first metric's figure is the report's headline.
     """
     rows = ctx.rows
     metrics = [
@@ -35,4 +36,8 @@ def metric_curves(ctx: ReportContext) -> Section | None:
             f"colour, thick dashed black over the curves: reference lower bounds "
             f"({code(f'lower_bound:{metric}')}), where any.",
         )
-    return Section("Curves of the leaderboard metrics", "metric-curves", blocks)
+    headline: list[Block] = []
+    if "regret" not in ctx.logged:  # no regret figure to head the report: the first metric's
+        first = next(i for i, b in enumerate(blocks) if isinstance(b, Figure))
+        headline = [blocks.pop(first)]
+    return Section("Curves of the leaderboard metrics", "metric-curves", blocks, headline=headline)

@@ -53,7 +53,7 @@ from arena.reporting.figures import (
     line_with_band,
 )
 from arena.reporting.render import Block, Para, Table, code
-from arena.reporting.sections.context import ReportContext, Section
+from arena.reporting.sections.context import ReportContext, Section, Verdict, item_name
 from arena.reporting.sections.formatting import ci, num
 
 COLUMNS = [
@@ -285,7 +285,19 @@ def minimax_values(ctx: ReportContext) -> Section | None:
             note=True,
         )
     )
-    return Section("Minimax values", "minimax", blocks)
+    at_t = final[final["game"].isin(games) & final["covered"].notna()]
+    verdict = Verdict(
+        f"Exact expected regret inside the mean's {ctx.pct} interval at T",
+        "minimax",
+        [
+            item_name(r.game, r.player if r.metric == "regret" else f"{r.player} ({r.metric})")
+            for r in at_t.itertuples(index=False)
+            if not r.covered
+        ],
+        total=len(at_t),
+        passed="contain it",
+    )
+    return Section("Minimax values", "minimax", blocks, verdicts=[verdict])
 
 
 def _game_table(ctx: ReportContext, game: str, final: pd.DataFrame, table: pd.DataFrame) -> Table:

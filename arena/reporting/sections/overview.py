@@ -1,4 +1,4 @@
-"""The "Overview" section: what was read, and a one-line verdict on bounds and failures."""
+"""The "Overview" section: what was read (the verdicts are the report's summary, above it)."""
 
 from __future__ import annotations
 
@@ -6,13 +6,12 @@ import numpy as np
 
 from arena.reporting import stats
 from arena.reporting.render import Block, Para, code
-from arena.reporting.sections.context import ReportContext, Section
-from arena.reporting.sections.flags import BoundChecks
-from arena.reporting.sections.formatting import int_range, plural
+from arena.reporting.sections.context import ReportContext, Section, Verdict
+from arena.reporting.sections.formatting import int_range
 
 
-def overview(ctx: ReportContext, checks: BoundChecks) -> Section:
-    """The overview section: the source's size, metrics logged and missing, flag counts."""
+def overview(ctx: ReportContext) -> Section:
+    """The overview section: the source's size, players, games, metrics logged and missing."""
     src, rows, games = ctx.src, ctx.rows, ctx.games
     n_units = rows.groupby(["game_label", *stats.UNIT], observed=True).ngroups
     total_wall = float(np.nansum(src.cells["wall_time_s"].to_numpy(float)))
@@ -49,44 +48,10 @@ def overview(ctx: ReportContext, checks: BoundChecks) -> Section:
         blocks.append(
             Para(f"Requested metrics not in the results: {', '.join(missing)}.", note=True)
         )
-    if len(checks.summary):
-        blocks.append(
-            Para(
-                f"{len(checks.violations):,} rows exceed a declared bound, in "
-                f"{len(checks.summary)} (game, player, metric) groups — see Flags.",
-                bad=True,
-            )
-        )
-    elif any(m.startswith("bound:") for m in ctx.logged):
-        blocks.append(Para("No value exceeds its player's declared bound.", ok=True))
-    else:
+    if not any(m.startswith("bound:") for m in ctx.logged):
         blocks.append(
             Para(f"No player declared a bound (no {code('bound:<metric>')} rows).", note=True)
         )
-    if len(checks.above):
-        blocks.append(
-            Para(
-                f"{len(checks.above)} checkpoints have a mean above a bound that holds in "
-                "expectation — see Flags.",
-                bad=True,
-            )
-        )
-    if len(checks.below):
-        blocks.append(
-            Para(
-                f"{len(checks.below)} checkpoints have a mean below the adversary's reference "
-                "lower bound — see Flags.",
-                bad=True,
-            )
-        )
-    if len(src.failures):
-        blocks.append(Para(f"{plural(len(src.failures), 'cell')} failed — see Failures.", bad=True))
-    if src.unreadable:
-        blocks.append(
-            Para(
-                f"{plural(len(src.unreadable), 'results file')} could not be read and "
-                f"{'was' if len(src.unreadable) == 1 else 'were'} skipped — see Failures.",
-                bad=True,
-            )
-        )
-    return Section("Overview", "overview", blocks)
+    unfinished = [p.describe() for p in src.incomplete]
+    verdicts = [Verdict("Unfinished tournaments", "overview", unfinished)] if unfinished else []
+    return Section("Overview", "overview", blocks, verdicts=verdicts)

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from arena.reporting import stats
-from arena.reporting.render import Block, Para, Table, code
+from arena.reporting.render import Block, Figure, Para, Table, code
 from arena.reporting.sections.context import ReportContext, Section
 from arena.reporting.sections.curves import bounded_curves
 
@@ -22,12 +22,17 @@ CAPTION = (
 def regret_curves(ctx: ReportContext) -> Section | None:
     """The regret-curves section: regret curves with their bounds, and growth exponents.
 
-    ``None`` without regret rows.
+    The figure goes to the report's headline; ``None`` without regret rows.
     """
     if "regret" not in ctx.logged:
         return None
     pct, games = ctx.pct, ctx.games
-    blocks: list[Block] = bounded_curves(ctx, "regret", YLABEL, CAPTION.replace("95%", pct))
+    drawn = bounded_curves(ctx, "regret", YLABEL, CAPTION.replace("95%", pct))
+    headline = [b for b in drawn if isinstance(b, Figure)]
+    blocks: list[Block] = [
+        Para("The figure of the regret curves is the report's headline, at the top.", note=True),
+        *(b for b in drawn if not isinstance(b, Figure)),
+    ]
     growth = stats.growth_table(ctx.rows, "regret", ctx.level)
     ctx.write_csv("growth exponents", growth, "growth_exponent.csv")
     g = growth.set_index(["player", "game"])
@@ -56,7 +61,7 @@ def regret_curves(ctx: ReportContext) -> Section | None:
             note=True,
         )
     )
-    return Section("Regret curves", "curves", blocks)
+    return Section("Regret curves", "curves", blocks, headline=headline)
 
 
 def _growth_cell(r: pd.Series) -> str:

@@ -16,7 +16,7 @@ import pandas as pd
 
 from arena.reporting import stats
 from arena.reporting.render import Block, Para, Table, code
-from arena.reporting.sections.context import ReportContext, Section
+from arena.reporting.sections.context import ReportContext, Section, Verdict, item_name
 from arena.reporting.sections.formatting import ci, num
 
 COLUMNS = [
@@ -113,4 +113,15 @@ def time_varying(ctx: ReportContext) -> Section | None:
             text_columns={0, 1},
         ),
     ]
-    return Section("Time-varying competitors", "time-varying", blocks)
+    bounded = [i for i, r in enumerate(table.itertuples(index=False)) if np.isfinite(r.ratio)]
+    verdict = Verdict(
+        "Regret to the time-varying competitor over Theorem 7's bound at T",
+        "time-varying",
+        [
+            item_name(table["game_label"].iloc[i], table["player_label"].iloc[i])
+            for i in sorted(over)
+        ],
+        total=len(bounded),
+    )
+    verdicts = [verdict] if bounded else []
+    return Section("Time-varying competitors", "time-varying", blocks, verdicts=verdicts)

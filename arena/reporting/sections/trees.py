@@ -18,7 +18,7 @@ import pandas as pd
 from arena.reporting import stats
 from arena.reporting.figures import sweep_figure
 from arena.reporting.render import Block, Para, Table, code
-from arena.reporting.sections.context import ReportContext, Section
+from arena.reporting.sections.context import ReportContext, Section, Verdict, item_name
 from arena.reporting.sections.formatting import ci, num
 
 PANEL = "tree experts"
@@ -148,4 +148,14 @@ def tree_experts(ctx: ReportContext) -> Section | None:
                 )
             )
         )
-    return Section("Tree experts", "tree-experts", blocks)
+    bounded = int(np.isfinite(table["bound"].to_numpy(float)).sum())
+    verdict = Verdict(
+        "Mean regret to the best pruning within its declared bound at T",
+        "tree-experts",
+        [
+            item_name(table["game_label"].iloc[i], table["player_label"].iloc[i])
+            for i in sorted(over)
+        ],
+        total=bounded,
+    )
+    return Section("Tree experts", "tree-experts", blocks, verdicts=[verdict] if bounded else [])

@@ -4,6 +4,7 @@ estimator-bias table, each against an independent computation from the tidy rows
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -24,7 +25,7 @@ CONFIG = {
     "horizon": HORIZON,
     "replicates": REPLICATES,
     "seed": 11,
-    "metrics": {"regret": {}, "pseudo_regret": {}, "estimate_bias": {}},
+    "metrics": {"regret": {}, "pseudo_regret": {}, "estimate_bias": {}, "bound": {}},
 }
 
 
@@ -178,3 +179,26 @@ def test_bandit_bounds_are_checked_on_the_mean_not_row_by_row():
     experts = _bounded_rows(9.0 + spread, 10.0, "experts")
     assert rs.expected_bound_violations(experts).empty
     assert len(rs.bound_violations(experts)) == int((9.0 + spread > 10.0).sum())
+
+
+def test_summary_counts_the_bounds_that_hold_in_expectation(played):
+    src, out = played
+    rows = src.rows[src.rows["protocol"].astype(str) == "bandit"]
+    metric = rows["metric"].astype(str)
+    declared = {
+        (g, p, m.removeprefix("bound:"))
+        for g, p, m in zip(rows.game_label, rows.player_label, metric, strict=True)
+        if m.startswith("bound:")
+    }
+    measured = set(zip(rows.game_label, rows.player_label, metric, strict=True))
+    total = len(declared & measured)
+    above = pd.read_csv(out / "tables" / "above_expected_bound.csv")
+    k = len(above.drop_duplicates(["game", "player", "metric", "param"]))
+    assert total >= 2  # exp3's regret on both games, at least
+    report = (out / "report.md").read_text(encoding="utf-8")
+    line = re.search(
+        r"\[Bounds in expectation \(bandit players\)[^\]]*\]\(#([^)]+)\): ([^\n<]*)", report
+    )
+    assert line[1] == "above-a-bound-in-expectation"
+    assert line[2].startswith(f"{total - k} of {total} hold")
+    assert report.index("## Summary") < report.index("## Overview")

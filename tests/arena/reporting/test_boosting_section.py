@@ -101,3 +101,11 @@ def test_figures_2_2_and_2_3_from_the_rows(report):
     for name in ("zero_weight_curves", "margin_distribution"):
         assert (folder / "figures" / f"{name}.png").stat().st_size > 0
         assert f"figures/{name}.svg" in text
+
+
+def test_without_regret_the_first_metric_heads_the_report(report):
+    text = report[0]
+    assert "regret" not in text.split("Metrics logged: ")[1].split("\n")[0]
+    head = text[text.index("## Headline") : text.index("## Summary")]
+    assert head.index("![`mistakes` vs round t") < head.index("### Leaderboard: mistakes")
+    assert text.index("## Summary") < text.index("## Overview")

@@ -97,6 +97,21 @@ def test_the_report_shows_both_sections_and_both_tournaments(folder, tmp_path):
     assert (tmp_path / "r" / "figures" / "tree_regret_vs_n.png").is_file()
     table = pd.read_csv(tmp_path / "r" / "tables" / "tree_regret.csv")
     assert set(table.player_label) == {"ada_normal_hedge", "pruning_hedge"}
+    # the summary counts the rows with a declared bound, from the same tables
+    tv = pd.read_csv(tmp_path / "r" / "tables" / "time_varying.csv")
+    n_tv, over_tv = int(tv.ratio.notna().sum()), int((tv.ratio > 1).sum())
+    assert (
+        f"[Regret to the time-varying competitor over Theorem 7's bound at T](#time-varying-"
+        f"competitors): {n_tv - over_tv} of {n_tv} hold"
+    ) in text
+    n_tree = int(table.bound.notna().sum())
+    assert (
+        n_tree >= 1
+        and (
+            f"(#tree-experts): {n_tree - int((table['mean'] > table.bound).sum())} of {n_tree} hold"
+        )
+        in text
+    )
     # the wall time per round changes from run to run: the build's record holds it
     timing = pd.read_csv(tmp_path / "r" / "run" / "tree_timing.csv")
     assert "us_per_round" not in table and (timing.us_per_round > 0).all()
