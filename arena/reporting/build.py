@@ -160,8 +160,8 @@ def build_report(
 def _write(ctx: ReportContext, out: Path, name: str) -> Path:
     """Build every section of ``ctx`` and write ``report.md`` and ``index.html`` into ``out``.
 
-    The report reads as a researcher reads: the headline (the key figure and the main
-    leaderboard, which their sections give up), the summary of every section's verdicts, then
+    The report reads as a researcher reads: the headline figure, the summary of every section's
+    verdicts, the main leaderboard (the headline's blocks are given up by their sections), then
     the sections in this order (the results, then their checks, then the rest).
     """
     checks = check_bounds(ctx)
@@ -224,13 +224,17 @@ def _write(ctx: ReportContext, out: Path, name: str) -> Path:
 
 
 def head_sections(sections: Sequence[Section]) -> list[Section]:
-    """The sections that open the report: the headline (the blocks ``sections`` give to it:
-    the key figures first, then the main leaderboard), when any, and the summary of their
-    verdicts."""
+    """The sections that open the report: the headline figures ``sections`` give up, the summary
+    of their verdicts, then the main leaderboard they give up (a leaderboard of every game runs
+    to a hundred lines: the summary must not wait behind it)."""
     given = [b for s in sections for b in s.headline]
-    head = sorted(given, key=lambda b: not isinstance(b, Figure))  # stable: figures first
-    out = [Section("Headline", "headline", head)] if head else []
-    return [*out, summary(sections)]
+    figures = [b for b in given if isinstance(b, Figure)]
+    boards = [b for b in given if not isinstance(b, Figure)]
+    out = [Section("Headline", "headline", figures)] if figures else []
+    out.append(summary(sections))
+    if boards:
+        out.append(Section("Main leaderboard", "main-leaderboard", boards))
+    return out
 
 
 def summary(sections: Sequence[Section]) -> Section:
