@@ -76,7 +76,9 @@ def _interrupt(proc: subprocess.Popen) -> tuple[int, str, str]:
 
 
 def _one_interrupted_line(code: int, err: str, *needles: str) -> str:
-    assert code == 130, (code, err)
+    # 130, or killed by the SIGINT itself after the line (a shell reports both as 130; seen
+    # once in a loaded run, as in test_hostile_properties.py)
+    assert code in (130, -signal.SIGINT), (code, err)
     assert "Traceback" not in err, err
     lines = err.strip().splitlines()
     assert len(lines) == 1, err

@@ -325,7 +325,7 @@ def test_arena_check_shows_the_check_it_runs_on_a_terminal(monkeypatch, capsys):
     monkeypatch.setattr(cli, "_run_checks", spy)
     assert cli._check(["arena.weak_learners.oracle:OracleWeakLearner"]) == 0
     # before each check ran, the terminal's status line named it
-    assert len(started) == 8
+    assert len(started) == 9  # the 6 common checks (one-round included) and the weak learner's 3
     assert "check_weak_lanes_independent ..." in started[-1]
     assert terminal.getvalue().endswith("\r\x1b[K")  # and it is cleared at the end
     assert "check_weak_lanes_independent" in capsys.readouterr().out

@@ -107,5 +107,7 @@ def test_without_regret_the_first_metric_heads_the_report(report):
     text = report[0]
     assert "regret" not in text.split("Metrics logged: ")[1].split("\n")[0]
     head = text[text.index("## Headline") : text.index("## Summary")]
-    assert head.index("![`mistakes` vs round t") < head.index("### Leaderboard: mistakes")
+    assert "![`mistakes` vs round t" in head
+    board = text[text.index("## Main leaderboard") : text.index("## Overview")]
+    assert "### Leaderboard: mistakes" in board
     assert text.index("## Summary") < text.index("## Overview")
