@@ -9,7 +9,7 @@ sys.path.insert(0, str(HERE / "_ext"))
 
 project = "regret-arena"
 author = "regret-arena contributors"
-copyright = "2026, regret-arena contributors"  # noqa: A001 (Sphinx's name)
+copyright = "2026, regret-arena contributors"
 
 extensions = [
     "sphinx.ext.autodoc",

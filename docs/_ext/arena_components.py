@@ -238,7 +238,9 @@ def kind_index(kind: str, names: list[str]) -> str:
     for name in names:
         cls = registry.load(kind, name)
         params = ", ".join(f"`{p}`" for p in getattr(cls, "param_names", list)())
-        lines.append(f"| [`{name}`]({name}.md) | {_cell(first_paragraph(cls.__doc__))} | {params} |")
+        lines.append(
+            f"| [`{name}`]({name}.md) | {_cell(first_paragraph(cls.__doc__))} | {params} |"
+        )
     lines += [
         "",
         "```{toctree}",
@@ -286,7 +288,11 @@ def schema_page() -> str:
     ]
     for f in ARROW_SCHEMA:
         lines.append(f"| `{f.name}` | {f.type} | {_cell(meaning.get(f.name, ''))} |")
-    lines += ["", "The contract in full: [Results (contract)](../architecture.md#results-contract).", ""]
+    lines += [
+        "",
+        "The contract in full: [Results (contract)](../architecture.md#results-contract).",
+        "",
+    ]
     return "\n".join(lines)
 
 
