@@ -84,7 +84,7 @@ test-wheel: $(STAMP)
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -n auto -m "not slow" -x tests
 
-LINTED := arena tests benchmarks examples docs
+LINTED := arena tests benchmarks examples docs/_ext docs/conf.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check $(LINTED)
