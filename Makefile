@@ -111,4 +111,4 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_engine.py
 
 clean:
-	rm -rf $(VENV) outputs multirun .pytest_cache .ruff_cache
+	rm -rf $(VENV) outputs multirun .pytest_cache .ruff_cache docs/_generated

@@ -163,6 +163,13 @@ def component_page(kind: str, name: str) -> str:
     cls = registry.load(kind, name)
     sections = docstring_sections(cls.__doc__)
     lines = [
+        # reached from its kind's index table, not from a toctree: the theme draws every
+        # toctree entry into every page's sidebar, and ~200 component entries there made the
+        # site's HTML writing quadratic (half of the build's time)
+        "---",
+        "orphan: true",
+        "---",
+        "",
         f"# `{name}`",
         "",
         f"{KIND_TITLES[kind][:-1] if kind != 'adversary' else 'Adversary'} `{name}`: "
@@ -241,15 +248,7 @@ def kind_index(kind: str, names: list[str]) -> str:
         lines.append(
             f"| [`{name}`]({name}.md) | {_cell(first_paragraph(cls.__doc__))} | {params} |"
         )
-    lines += [
-        "",
-        "```{toctree}",
-        ":hidden:",
-        "",
-        *names,
-        "```",
-        "",
-    ]
+    lines.append("")
     return "\n".join(lines)
 
 

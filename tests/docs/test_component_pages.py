@@ -42,7 +42,7 @@ def test_every_registered_component_has_a_page_with_its_parameters(pages):
             page = out / "components" / kind / f"{name}.md"
             assert page.exists(), f"{kind} {name} has no page"
             text = page.read_text(encoding="utf-8")
-            assert text.startswith(f"# `{name}`"), page
+            assert text.startswith(f"---\norphan: true\n---\n\n# `{name}`"), page
             assert registry.entry(kind, name).entry_point.value.replace(":", ".") in text
             assert f"[`{name}`]({name}.md)" in index, f"{kind} index lacks {name}"
             cls = registry.load(kind, name)
