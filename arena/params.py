@@ -229,7 +229,7 @@ class InstanceOf(Constraint):
 
 
 POSITIVE = Interval(0, None, closed="neither")
-"""A finite real number > 0: the usual rate, scale or radius."""
+"""A finite real number > 0, the usual rate, scale or radius."""
 
 NON_NEGATIVE = Interval(0, None)
 """A finite real number ≥ 0."""
