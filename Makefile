@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 # 17 s of CPU per worker instead of 8.8). __pycache__ folders are ignored by git.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup demo reports reproduce test test-slow test-fast test-wheel lint format bench clean
+.PHONY: setup demo reports reproduce test test-slow test-fast test-wheel lint format bench clean docs
 
 $(STAMP): pyproject.toml examples/plugin-adversary/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -84,7 +84,7 @@ test-wheel: $(STAMP)
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -n auto -m "not slow" -x tests
 
-LINTED := arena tests benchmarks examples
+LINTED := arena tests benchmarks examples docs/_ext docs/conf.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check $(LINTED)
@@ -94,8 +94,21 @@ format: $(STAMP)
 	$(VENV)/bin/ruff format $(LINTED)
 	$(VENV)/bin/ruff check --fix $(LINTED)
 
+# The documentation site (docs/index.md): the extra `docs` goes into .venv through its own stamp,
+# so make demo and make test never install Sphinx. Warnings are errors (-W; --keep-going lists them
+# all) and cross-references are checked (-n); the tutorials of docs/tutorials/ are executed on
+# every build, and a cell that raises fails it. Output: outputs/docs/html/index.html.
+DOCS_STAMP := $(VENV)/.docs-installed
+
+$(DOCS_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install -q -e ".[docs]"
+	@touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(VENV)/bin/sphinx-build -E -W --keep-going -q -b html docs outputs/docs/html
+
 bench: $(STAMP)
 	$(PY) benchmarks/bench_engine.py
 
 clean:
-	rm -rf $(VENV) outputs multirun .pytest_cache .ruff_cache
+	rm -rf $(VENV) outputs multirun .pytest_cache .ruff_cache docs/_generated

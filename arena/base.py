@@ -142,7 +142,7 @@ class Footprint:
 
 
 NEGLIGIBLE = Footprint()
-"""The default declaration: nothing beyond the driver's own estimate of the game's state."""
+"""The default declaration, nothing beyond the driver's own estimate of the game's state."""
 
 
 def shape_text(*dims: Any) -> str:
@@ -228,7 +228,7 @@ class Component:
     name: ClassVar[str] = ""
     version: ClassVar[int] = 1
     kind: ClassVar[str] = "component"
-    """What the component is in messages: ``player``, ``adversary`` or ``metric``."""
+    """What the component is in messages (``player``, ``adversary`` or ``metric``)."""
     parameter_constraints: ClassVar[dict[str, list[Any]]] = {}
     """``{parameter: [constraint, ...]}``: each value must satisfy one (:mod:`arena.params`)."""
 

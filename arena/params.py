@@ -229,7 +229,7 @@ class InstanceOf(Constraint):
 
 
 POSITIVE = Interval(0, None, closed="neither")
-"""A finite real number > 0: the usual rate, scale or radius."""
+"""A finite real number > 0, the usual rate, scale or radius."""
 
 NON_NEGATIVE = Interval(0, None)
 """A finite real number ≥ 0."""
@@ -239,15 +239,32 @@ def _num(x: float) -> str:
     return f"{x:g}"
 
 
+def describe_constraints(cls: type) -> dict[str, str]:
+    """Return ``{parameter: allowed values in words}`` for each parameter ``cls`` constrains.
+
+    The words are those of the refusals (:func:`constraint_errors`), ``arena list`` and the
+    documentation site's component pages.
+
+    Examples
+    --------
+    >>> class C:
+    ...     parameter_constraints = {"eta": [Interval(0, None, closed="neither"), OneOf("tuned")]}
+    >>> describe_constraints(C)
+    {'eta': "a real number in (0, inf) or one of 'tuned'"}
+    """
+    declared = getattr(cls, "parameter_constraints", {})
+    return {name: " or ".join(c.describe() for c in cs) for name, cs in declared.items()}
+
+
 def constraint_errors(component: Any) -> list[tuple[str, str]]:
     """Return ``(parameter, message)`` for each declared parameter whose value is not allowed."""
     declared = getattr(type(component), "parameter_constraints", {})
+    allowed = describe_constraints(type(component))
     out = []
     for name, constraints in declared.items():
         value = getattr(component, name)
         if not any(c.accepts(value) for c in constraints):
-            allowed = " or ".join(c.describe() for c in constraints)
-            out.append((name, f"must be {allowed}, got {value!r}"))
+            out.append((name, f"must be {allowed[name]}, got {value!r}"))
     return out
 
 

@@ -530,6 +530,7 @@ def _list_entry(kind: str, name: str) -> None:
     import inspect
 
     from arena import registry
+    from arena.params import describe_constraints
 
     try:
         reg = registry.entry(kind, name)
@@ -544,8 +545,7 @@ def _list_entry(kind: str, name: str) -> None:
     doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
     print(f"  {name:<18} ({params})")
     print(f"  {'':<18} {doc}  [{reg.distribution}: {reg.entry_point.value}]")
-    for pname, constraints in getattr(cls, "parameter_constraints", {}).items():
-        allowed = " or ".join(c.describe() for c in constraints)
+    for pname, allowed in describe_constraints(cls).items():
         print(f"  {'':<18}   {pname}: {allowed}")
 
 

@@ -50,7 +50,7 @@ from arena.params import InstanceOf, Interval, IsNone
 from arena.spec import GameSpec, PlayerTags
 
 TASKS = ("classification", "regression")
-"""The hosted protocols: a booster plays their data adversaries."""
+"""The hosted protocols, whose data adversaries a booster plays."""
 
 LANE_STREAM_BYTES = 1000
 """Bytes of one lane's random stream (a ``numpy.random.Generator``; measured: about 990)."""
