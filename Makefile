@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+DOCS_STAMP := $(VENV)/.docs-installed
 
 # Python writes its bytecode cache even where the environment says not to (PYTHONDONTWRITEBYTECODE,
 # set on some CI machines): the suite starts hundreds of Python processes (two pytest workers, CLI
@@ -37,15 +38,18 @@ reports: $(STAMP)
 
 # The suite CI runs (under its 15 minutes on 2 cores): lint, every test but the slow statistical
 # ones, the doctests, the kernel-free reference path (NUMBA_DISABLE_JIT=1: every player and
-# adversary against the reference loop, kernels run as Python), and the installed wheel.
-test: $(STAMP) lint
+# adversary against the reference loop, kernels run as Python), then the installed wheel and the
+# documentation site with its tutorials executed, side by side: each of the two runs on one core
+# (pip, Sphinx and one notebook kernel), so together they take the longer one's time. The docs
+# extra is installed first: two setuptools builds in one source tree at once would race.
+test: $(STAMP) $(DOCS_STAMP) lint
 	$(PY) -m pytest -q -n auto -m "not slow" --durations=25 tests examples/plugin-adversary/tests
 	$(PY) -m pytest -q -n auto --doctest-modules arena
 	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -n auto -m "not slow" -p no:cacheprovider \
 		tests/arena/metrics/test_builtin.py tests/arena/engine/test_reference_equivalence.py \
 		tests/arena/oco/test_engine.py tests/players/test_ogd.py tests/players/test_adagrad.py \
 		tests/players/test_ons.py -k "not test_player_variants and not test_one_round_chunks"
-	$(MAKE) test-wheel
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-wheel docs
 
 # The slow statistical tests (pytest -m slow): the gallery's replays of its pinned cells, declared
 # bounds on longer games and of the meta-players, ten-million-round runs. 4 min 15 s on 2 cores;
@@ -96,9 +100,10 @@ format: $(STAMP)
 
 # The documentation site (docs/index.md): the extra `docs` goes into .venv through its own stamp,
 # so make demo and make test never install Sphinx. Warnings are errors (-W; --keep-going lists them
-# all) and cross-references are checked (-n); the tutorials of docs/tutorials/ are executed on
-# every build, and a cell that raises fails it. Output: outputs/docs/html/index.html.
-DOCS_STAMP := $(VENV)/.docs-installed
+# all; -E rereads every page, so a cached page cannot hide one); nitpicky cross-references (-n) are
+# off: numpy's and pandas' types would need intersphinx, which needs the network. The tutorials of
+# docs/tutorials/ are executed on every build, and a cell that raises fails it. Output:
+# outputs/docs/html/index.html.
 
 $(DOCS_STAMP): $(STAMP) pyproject.toml
 	$(PY) -m pip install -q -e ".[docs]"

@@ -140,6 +140,10 @@ def test_a_failing_cell_is_named_and_stops_the_run(tmp_path):
     assert not (tmp_path / "never.txt").exists()  # nothing runs after the failure
 
 
+# slow: `make test` builds the documentation site, which executes every tutorial with the same
+# failing-cell rule (myst-nb, nb_execution_raise_on_error); this runner is for working on one
+# tutorial without a Sphinx build (pytest -m slow tests/docs)
+@pytest.mark.slow
 @pytest.mark.parametrize("tutorial", TUTORIALS, ids=[p.stem for p in TUTORIALS])
 def test_the_tutorial_runs(tutorial, tmp_path):
     done = run_in_subprocess(tutorial, tmp_path)
