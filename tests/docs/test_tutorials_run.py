@@ -22,6 +22,7 @@ import traceback
 from pathlib import Path
 
 import pytest
+import yaml
 
 TUTORIALS = sorted((Path(__file__).resolve().parents[2] / "docs" / "tutorials").glob("*.md"))
 
@@ -116,8 +117,10 @@ def test_the_tutorials_are_myst_notebooks_with_code():
     assert TUTORIALS, "docs/tutorials/ holds no tutorial"
     for path in TUTORIALS:
         text = path.read_text()
-        assert text.startswith(FRONT_MATTER), f"{path.name}: no MyST-NB front matter"
-        assert "kernelspec:" in text.split("\n---\n", 1)[0], f"{path.name}: no kernelspec"
+        assert text.startswith("---\n"), f"{path.name}: no MyST-NB front matter"
+        front = yaml.safe_load(text.split("---\n", 2)[1])
+        assert front["jupytext"]["text_representation"]["format_name"] == "myst", path.name
+        assert front["kernelspec"]["name"] == "python3", f"{path.name}: no python3 kernelspec"
         assert code_cells(text), f"{path.name}: no code cell"
 
 
