@@ -12,7 +12,7 @@ DOCS_STAMP := $(VENV)/.docs-installed
 # 17 s of CPU per worker instead of 8.8). __pycache__ folders are ignored by git.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup demo reports reproduce test test-slow test-fast test-wheel lint format bench clean docs
+.PHONY: setup demo reports reproduce test test-slow test-fast test-wheel test-doctests test-kernel-free lint format bench clean docs
 
 $(STAMP): pyproject.toml examples/plugin-adversary/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -36,20 +36,29 @@ reproduce: $(STAMP)
 reports: $(STAMP)
 	$(VENV)/bin/arena reproduce --fresh $(ARGS)
 
-# The suite CI runs (under its 15 minutes on 2 cores): lint, every test but the slow statistical
-# ones, the doctests, the kernel-free reference path (NUMBA_DISABLE_JIT=1: every player and
-# adversary against the reference loop, kernels run as Python), then the installed wheel and the
-# documentation site with its tutorials executed, side by side: each of the two runs on one core
-# (pip, Sphinx and one notebook kernel), so together they take the longer one's time. The docs
-# extra is installed first: two setuptools builds in one source tree at once would race.
+# The suite CI runs (under its 15 minutes on 2 cores): lint and every test but the slow statistical
+# ones on both cores, then four steps of one process each, two at a time (longest first): the
+# documentation site with its tutorials executed, the kernel-free reference path, the installed
+# wheel and the doctests. The docs extra is installed first: two setuptools builds in one source
+# tree at once (the docs install and the wheel) would race.
 test: $(STAMP) $(DOCS_STAMP) lint
 	$(PY) -m pytest -q -n auto -m "not slow" --durations=25 tests examples/plugin-adversary/tests
-	$(PY) -m pytest -q -n auto --doctest-modules arena
-	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -n auto -m "not slow" -p no:cacheprovider \
+	$(MAKE) --no-print-directory -j2 --output-sync=target docs test-kernel-free test-wheel test-doctests
+
+# The doctests of every module of the package.
+test-doctests: $(STAMP)
+	$(PY) -m pytest -q -p no:xdist -p no:cacheprovider --doctest-modules arena
+
+# The kernels run as Python (NUMBA_DISABLE_JIT=1): every player against the reference loop on two
+# adversaries (stochastic and adaptive; every adversary's own kernel is run by
+# test_adversary_variants), the metric kernels against brute force, and the OCO players whose
+# kernels have branches the compiled runs cannot show.
+test-kernel-free: $(STAMP)
+	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -p no:xdist -m "not slow" -p no:cacheprovider \
 		tests/arena/metrics/test_builtin.py tests/arena/engine/test_reference_equivalence.py \
 		tests/arena/oco/test_engine.py tests/players/test_ogd.py tests/players/test_adagrad.py \
-		tests/players/test_ons.py -k "not test_player_variants and not test_one_round_chunks"
-	$(MAKE) --no-print-directory -j2 --output-sync=target test-wheel docs
+		tests/players/test_ons.py -k "not test_player_variants and not test_one_round_chunks \
+		and not -fair_coin- and not -ftl_killer- and not -shifting_experts- and not -replay-"
 
 # The slow statistical tests (pytest -m slow): the gallery's replays of its pinned cells, declared
 # bounds on longer games and of the meta-players, ten-million-round runs. 4 min 15 s on 2 cores;

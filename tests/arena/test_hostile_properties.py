@@ -266,9 +266,13 @@ def test_a_hostile_tournament_file_is_refused_in_one_line(world, kind):
         assert not (sandbox / "outputs").exists(), "a refused tournament claimed a folder"
 
 
-@settings(SETTINGS, max_examples=8)
-@given(writer=st.sampled_from(("run", "tournament", "reproduce")), delay=st.floats(0.0, 1.0))
+@pytest.mark.parametrize(
+    ("writer", "delay"), [("run", 0.0), ("tournament", 0.5), ("reproduce", 0.25), ("run", 1.0)]
+)
 def test_ctrl_c_stops_in_one_line_and_keeps_what_was_finished(world, writer, delay):
+    # four real processes (each costs seconds; eight hypothesis examples cost 20 s of the suite):
+    # each writer, interrupted at once or later in its game; the Ctrl-C tests of
+    # test_hardening_exits.py cover the other moments
     # A real process and a real SIGINT: an interruption in-process would leave Hydra's and
     # OmegaConf's module state half-updated for the next example, which no user ever sees
     before = {"sentinel": _digest(world / "sentinel"), "held": _digest(world / "held")}
