@@ -178,8 +178,20 @@ def metrics_for(player: str) -> dict:
     return METRICS if player in FULL_METRICS else PLAYER_METRICS
 
 
+SLOW_ADVERSARIES = {"fair_coin", "shifting_experts"}
+"""Adversaries that the players outside :data:`FULL_GRID` meet only in ``make test-slow``: a second
+stochastic oblivious stream beside ``bernoulli`` and a second deterministic one beside
+``ftl_killer`` and ``replay`` (each adversary's own kernel keeps its ``test_adversary_variants``
+case), which keeps ``make test`` within its 15 minutes as the catalog grows."""
+
+
+def _case(player: str, adversary: str, n_act: int):
+    slow = player not in FULL_GRID and adversary in SLOW_ADVERSARIES
+    return pytest.param(player, adversary, n_act, marks=[pytest.mark.slow] if slow else [])
+
+
 CASES = [
-    (player, adversary, n_act)
+    _case(player, adversary, n_act)
     for player in PLAYERS
     for adversary in ADVERSARIES
     for n_act in (1, 3, 7)
