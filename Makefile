@@ -60,8 +60,8 @@ test-kernel-free: $(STAMP)
 		tests/players/test_ons.py -k "not test_player_variants and not test_one_round_chunks \
 		and not -fair_coin- and not -ftl_killer- and not -shifting_experts- and not -replay-"
 
-# The slow statistical tests (pytest -m slow): the gallery's replays of its pinned cells, declared
-# bounds on longer games and of the meta-players, ten-million-round runs. 4 min 15 s on 2 cores;
+# The slow tests (pytest -m slow): the gallery's replays of its pinned cells, the worst-case searches,
+# declared bounds on longer games, ten-million-round runs. 8 min 25 s on 2 cores (2026-11-29);
 # they no longer fit in CI's 15 minutes beside the rest, so run them before changing a player, a
 # metric or a pinned result (`arena reproduce` also names every gallery number that moves off its
 # pin).
