@@ -31,7 +31,8 @@ from collections import defaultdict
 import numpy as np
 from numba import njit
 
-import arena.bandit.game as bg
+import arena.bandit.game as bandit_game
+import arena.experts.game as bg
 from arena.game import run_game
 from arena.players.thompson import _beta, _gamma_constants
 
@@ -73,7 +74,7 @@ def profile(player: str, replicates: int, horizon: int) -> dict[str, float]:
         name: getattr(bg, name)
         for name in ("_oblivious_losses", "_fill_uniforms", "_checked_advance")
     }
-    saved_start = bg.BanditStepper.__init__
+    saved_start = bandit_game.BanditStepper.__init__
 
     def init(self, game):
         saved_start(self, game)
@@ -83,7 +84,7 @@ def profile(player: str, replicates: int, horizon: int) -> dict[str, float]:
     bg._oblivious_losses = _timed("losses", saved["_oblivious_losses"], acc)
     bg._fill_uniforms = _timed("uniforms", saved["_fill_uniforms"], acc)
     bg._checked_advance = _timed("check+core", saved["_checked_advance"], acc)
-    bg.BanditStepper.__init__ = init
+    bandit_game.BanditStepper.__init__ = init
     try:
         start = _clock()
         run_game(
@@ -98,7 +99,7 @@ def profile(player: str, replicates: int, horizon: int) -> dict[str, float]:
     finally:
         for name, fn in saved.items():
             setattr(bg, name, fn)
-        bg.BanditStepper.__init__ = saved_start
+        bandit_game.BanditStepper.__init__ = saved_start
     steps = replicates * horizon
     out = {k: acc[k] / steps for k in STAGES[:-1]}
     out["rest"] = total / steps - sum(out.values())

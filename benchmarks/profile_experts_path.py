@@ -1,17 +1,16 @@
 """Where an experts game's time goes: CPU ns per replicate-round of each stage, and page faults.
 
 Plays ``run_game(player, "bernoulli", n_actions=10, horizon=T, replicates=64,
-metrics={"regret": {}}, n_jobs=1)`` with the stages of :class:`arena.experts.game.ExpertsStepper`
-wrapped in timers, as :mod:`profile_bandit_path` does for bandits: the adversary's
-``losses_block`` with its validation (``losses``; of which ``draws`` is the PCG64 uniforms alone,
-``threshold`` the Bernoulli conversion and ``check_losses`` the engine's range check), the action
-uniforms, the player's ``play_block``, the check of ``p_t``, the core kernel (``_core_advance``)
-and the rest (the driver's Python per chunk, the metric, row assembly: the game's time minus the
-stages). Times are the thread's CPU time (``time.thread_time_ns``), which a busy machine's other
-processes inflate far less than wall time; kernel time spent on page faults counts. The last
-columns are the game's minor page faults and system CPU seconds (``getrusage``): each chunk
-allocates its (R, n, N) buffers afresh, and what the allocator returned to the system after the
-previous chunk is faulted in again.
+metrics={"regret": {}}, n_jobs=1)`` with the stages of :class:`arena.experts.game.ExpertsStepper`'s
+oblivious chunk wrapped in timers, as :mod:`profile_bandit_path` does for bandits: the adversary's
+``losses_block`` with its validation (``losses``; of which ``draws`` is the fused uniform draw and
+Bernoulli threshold, ``_bernoulli_draw``, and ``check_losses`` the engine's range check), the
+action uniforms (``_fill_uniforms``), the player's ``play_block``, the kernel that checks ``p_t``,
+draws ``I_t`` and advances the core (``_checked_advance``) and the rest (the driver's Python per
+chunk, the metric, row assembly: the game's time minus the stages). Times are the thread's CPU
+time (``time.thread_time_ns``), which a busy machine's other processes inflate far less than wall
+time; kernel time spent on page faults counts. The last columns are the game's minor page faults
+and system CPU seconds (``getrusage``).
 
 Run::
 
@@ -31,8 +30,7 @@ import arena.adversaries.stochastic as stochastic
 import arena.experts.game as eg
 from arena.game import run_game
 
-STAGES = ["losses", "draws", "threshold", "check_losses", "uniforms", "play_block", "check_probs"]
-STAGES += ["core"]
+STAGES = ["losses", "draws", "check_losses", "uniforms", "play_block", "check_and_core"]
 
 
 def _timed(name, fn, acc):
@@ -46,23 +44,6 @@ def _timed(name, fn, acc):
     return wrapper
 
 
-class _TimedRng:
-    """A generator proxy that times ``random(out=...)`` under the stage ``name``."""
-
-    def __init__(self, rng, acc, name):
-        self._rng, self._acc, self._name = rng, acc, name
-
-    def random(self, *args, **kwargs):
-        start = time.thread_time_ns()
-        try:
-            return self._rng.random(*args, **kwargs)
-        finally:
-            self._acc[self._name] += time.thread_time_ns() - start
-
-    def __getattr__(self, name):
-        return getattr(self._rng, name)
-
-
 def _player(key: str, horizon: int) -> tuple[str, dict]:
     if key == "hedge":
         return "hedge", {"eta": math.sqrt(8.0 * math.log(10) / horizon)}
@@ -72,27 +53,21 @@ def _player(key: str, horizon: int) -> tuple[str, dict]:
 def profile(key: str, horizon: int, replicates: int, chunk_elements: int | None) -> dict:
     """One timed game: CPU ns per replicate-round of each stage, the game's faults and sys time."""
     acc: dict[str, int] = defaultdict(int)
-    names = ("_oblivious_losses", "_check_probs", "_core_advance", "_first_bad_losses")
+    names = ("_oblivious_losses", "_fill_uniforms", "_checked_advance", "_first_bad_losses")
     saved = {name: getattr(eg, name) for name in names}
-    saved_threshold = stochastic._bernoulli_threshold
+    saved_draw = stochastic._bernoulli_draw
     saved_init = eg.ExpertsStepper.__init__
-    saved_reset = stochastic._BernoulliLosses.reset
 
     def init(self, game):
         saved_init(self, game)
-        self.action_rngs = [_TimedRng(g, acc, "uniforms") for g in self.action_rngs]
         self.player.play_block = _timed("play_block", self.player.play_block, acc)
 
-    def reset(self, spec, rngs):
-        saved_reset(self, spec, [_TimedRng(g, acc, "draws") for g in rngs])
-
     eg._oblivious_losses = _timed("losses", saved["_oblivious_losses"], acc)
-    eg._check_probs = _timed("check_probs", saved["_check_probs"], acc)
-    eg._core_advance = _timed("core", saved["_core_advance"], acc)
+    eg._fill_uniforms = _timed("uniforms", saved["_fill_uniforms"], acc)
+    eg._checked_advance = _timed("check_and_core", saved["_checked_advance"], acc)
     eg._first_bad_losses = _timed("check_losses", saved["_first_bad_losses"], acc)
-    stochastic._bernoulli_threshold = _timed("threshold", saved_threshold, acc)
+    stochastic._bernoulli_draw = _timed("draws", saved_draw, acc)
     eg.ExpertsStepper.__init__ = init
-    stochastic._BernoulliLosses.reset = reset
     name, params = _player(key, horizon)
     extra = {} if chunk_elements is None else {"chunk_elements": chunk_elements}
     try:
@@ -107,12 +82,11 @@ def profile(key: str, horizon: int, replicates: int, chunk_elements: int | None)
     finally:
         for fn_name, fn in saved.items():
             setattr(eg, fn_name, fn)
-        stochastic._bernoulli_threshold = saved_threshold
+        stochastic._bernoulli_draw = saved_draw
         eg.ExpertsStepper.__init__ = saved_init
-        stochastic._BernoulliLosses.reset = saved_reset
     steps = replicates * horizon
     out = {k: acc[k] / steps for k in STAGES}
-    top = ("losses", "uniforms", "play_block", "check_probs", "core")
+    top = ("losses", "uniforms", "play_block", "check_and_core")
     out["rest"] = total / steps - sum(out[k] for k in top)
     out["total"] = total / steps
     out["faults"] = after.ru_minflt - before.ru_minflt

@@ -19,6 +19,7 @@ from arena.errors import ConfigError
 from arena.experts.components import ObliviousAdversary
 from arena.params import NON_NEGATIVE, POSITIVE, Interval, IsNone, ListOf, OneOf, per_expert
 from arena.spec import AdversaryTags, GameSpec
+from arena.streams import generator_handles, jit_disabled, stream
 
 
 @njit(cache=True, nogil=True)
@@ -33,6 +34,61 @@ def _bernoulli_threshold(uniforms, means):
         for j in range(n):
             for i in range(n_act):
                 uniforms[r, j, i] = 1.0 if uniforms[r, j, i] < means[i] else 0.0
+
+
+@njit(cache=True, nogil=True)
+def _bernoulli_draw(handles, losses, means):
+    """Fill ``losses[r, j, i]`` with ``1.0`` if replicate r's next uniform is below ``μ_i``, else
+    ``0.0``, drawing in round order from each replicate's own generator.
+
+    The uniforms are ``Generator.random``'s, bit for bit (:mod:`arena.streams`), and the states
+    advance in place, so this equals ``rng.random(out=losses[r])`` followed by the threshold. One
+    call per chunk replaces R Python calls that hold the GIL (what limits a game split over
+    threads) and a second pass over the chunk.
+    """
+    n_rep, n, n_act = losses.shape
+    for r in range(n_rep):
+        rng = stream(handles, None, r)
+        for j in range(n):
+            for i in range(n_act):
+                losses[r, j, i] = 1.0 if rng.random() < means[i] else 0.0
+
+
+@njit(cache=True, nogil=True)
+def _bernoulli_draw_means(handles, means):
+    """Replace ``means[r, j, i]`` by ``1.0`` if replicate r's next uniform is below it, else
+    ``0.0``, in round order (per-round means: :class:`MeanDrivenBernoulli`)."""
+    n_rep, n, n_act = means.shape
+    for r in range(n_rep):
+        rng = stream(handles, None, r)
+        for j in range(n):
+            for i in range(n_act):
+                means[r, j, i] = 1.0 if rng.random() < means[r, j, i] else 0.0
+
+
+class _DrawHandles:
+    """The replicates' generators as :func:`arena.streams.generator_handles` for the draw kernels,
+    read at first use and dropped on copy or pickle (they are pointers into this process's
+    generators). Without JIT the kernels would call ``Generator.random`` once per number from
+    Python; the adversaries then draw with numpy instead (the same numbers)."""
+
+    _handles: np.ndarray | None = None
+    _handles_of: list | None = None
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state.pop("_handles", None)
+        state.pop("_handles_of", None)
+        return state
+
+    def _draw_handles(self) -> np.ndarray | None:
+        if jit_disabled():
+            return None
+        # keyed on the list object ``reset`` stores: a new game's generators get new handles
+        if self._handles is None or self._handles_of is not self._rngs:
+            self._handles = generator_handles(self._rngs)
+            self._handles_of = self._rngs
+        return self._handles
 
 
 EXPERT_INDEX = Interval(0, None, integer=True)
@@ -50,7 +106,7 @@ def _default_means(adversary: Any, n: int) -> np.ndarray:
     return mu
 
 
-class _BernoulliLosses(ObliviousAdversary):
+class _BernoulliLosses(_DrawHandles, ObliviousAdversary):
     """Shared machinery: ``l_{t,i} = 1{U_{t,i} < μ_i}`` with ``U`` drawn in round order."""
 
     tags = AdversaryTags(oblivious=True, oracle=frozenset({"means"}))
@@ -65,6 +121,10 @@ class _BernoulliLosses(ObliviousAdversary):
 
     def losses_block(self, t0: int, n: int) -> np.ndarray:
         out = np.empty((len(self._rngs), n, self._n_act))
+        handles = self._draw_handles()
+        if handles is not None:
+            _bernoulli_draw(handles, out, self._mu)
+            return out
         for r, rng in enumerate(self._rngs):
             # uniforms in round order keep any split into blocks identical to the per-round
             # stream; drawn into the output itself, then thresholded in place
@@ -248,7 +308,7 @@ def _n_from_list(adversary: Any, param: str, requested: int | None) -> int:
     return n
 
 
-class MeanDrivenBernoulli(ObliviousAdversary):
+class MeanDrivenBernoulli(_DrawHandles, ObliviousAdversary):
     """Base of Bernoulli adversaries whose means vary by round: ``l_{t,i} ~ Bernoulli(μ_{t,i})``.
 
     Subclasses set ``_rngs`` and ``_n_act`` in ``reset`` and implement ``_mean_block(t0, n)``
@@ -263,6 +323,10 @@ class MeanDrivenBernoulli(ObliviousAdversary):
 
     def losses_block(self, t0: int, n: int) -> np.ndarray:
         mu = self._mean_block(t0, n)
+        handles = self._draw_handles()
+        if handles is not None and mu.flags.c_contiguous and mu.flags.writeable:
+            _bernoulli_draw_means(handles, mu)
+            return mu
         for r, rng in enumerate(self._rngs):
             mu[r] = rng.random((n, self._n_act)) < mu[r]
         return mu

@@ -28,28 +28,19 @@ loop batched over replicates in which ``update`` receives the observed losses al
 from __future__ import annotations
 
 import inspect
-import math
 from typing import Any, ClassVar
 
 import numpy as np
-from numba import njit
 
 from arena.bandit.components import BanditPlayer
-from arena.bandit.streams import generator_handles, jit_disabled, stream
 from arena.components import Adversary
 from arena.errors import ConfigError
-from arena.experts.components import PROB_NEG_TOL, PROB_SUM_TOL
 from arena.experts.game import (
     ExpertsProtocol,
     ExpertsStepper,
-    _block_probs,
-    _check_probs,
-    _oblivious_losses,
-    _regret_increments,
 )
-from arena.metrics.base import Block
 from arena.protocol import PreparedGame
-from arena.validation import Who, describe, readonly, real_array
+from arena.validation import describe
 
 HOSTED = frozenset({"experts"})
 """The adversaries' protocols a bandit game accepts: every experts adversary is a bandit one."""
@@ -105,102 +96,6 @@ class BanditProtocol(ExpertsProtocol):
         return BanditStepper(game)
 
 
-@njit(cache=True, nogil=True)
-def _checked_advance(
-    probs,
-    losses,
-    uniforms,
-    cum_losses,
-    learner,
-    realized,
-    sum_min,
-    expected_out,
-    realized_out,
-    actions,
-    neg_tol,
-    sum_tol,
-):
-    """Check ``p_t``, draw ``I_t`` and advance the shared totals in one branch-free pass over a
-    chunk; return False at the first bad ``p_t`` (before its totals are added).
-
-    Per round it computes what :func:`arena.experts.game._first_bad_probs` tests (every entry
-    finite and ``≥ −neg_tol``, the sequential sum within ``sum_tol`` of 1),
-    :func:`arena.sampling.sample_action` returns (the first i whose running sum exceeds the
-    uniform, else the last positive entry) and :func:`arena.experts.game._core_advance` adds,
-    with the same sums in the same order, so everything agrees to the last bit. The draw is kept
-    as selects over all K entries instead of an early exit: its exit point is random, and the
-    mispredicted branches cost as much as the rest of the round. On False the caller names the
-    earliest bad row with the unfused check; the totals, half advanced, die with the game.
-    """
-    n_rep, n, n_act = probs.shape
-    for r in range(n_rep):
-        for j in range(n):
-            u = uniforms[r, j]
-            s = 0.0
-            m = np.inf
-            c = 0.0
-            bad = 0
-            found = n_act  # none yet: the first i with u < p_1 + … + p_i
-            last = 0  # the last i with p_i > 0
-            for i in range(n_act):
-                p = probs[r, j, i]
-                li = losses[r, j, i]
-                # the test of _count_outside: NaN fails it, and p − p is NaN for ±inf
-                bad += not ((p >= -neg_tol) & (p - p == 0.0))
-                s += p * li
-                m = li if li < m else m
-                cum_losses[r, i] += li
-                last = i if p > 0.0 else last
-                c += p
-                found = i if (u < c) & (found == n_act) else found
-            if bad or abs(c - 1.0) > sum_tol:
-                return False
-            a = found if found < n_act else last
-            actions[r, j] = a
-            lr = losses[r, j, a]
-            expected_out[r, j] = s
-            realized_out[r, j] = lr
-            learner[r] += s
-            realized[r] += lr
-            sum_min[r] += m
-    return True
-
-
-@njit(cache=True, nogil=True)
-def _fill_uniforms(handles, rngs, out):
-    """Fill row r of ``out`` (R, n) with the next n uniforms of replicate r's action stream.
-
-    The draws are ``Generator.random``'s, bit for bit (the same ``next_double`` of the same bit
-    generator, :mod:`arena.bandit.streams`), and advance the generators' states in place; one call
-    per chunk replaces R Python calls of ``random(out=...)``, a few microseconds each.
-    """
-    n_rep, n = out.shape
-    for r in range(n_rep):
-        rng = stream(handles, rngs, r)
-        for j in range(n):
-            out[r, j] = rng.random()
-
-
-class _Buffers:
-    """Chunk buffers kept across the chunks of one game: each role's flat array, grown to the
-    largest chunk, handed out as C-contiguous views of the chunk's shape.
-
-    Allocating them afresh per chunk costs page faults each time the allocator gives the memory
-    back; the blocks the metrics read hold views that the next chunk overwrites, which the driver
-    allows (a block is consumed, metrics and trace, before the next chunk is played).
-    """
-
-    def __init__(self) -> None:
-        self._flat: dict[str, np.ndarray] = {}
-
-    def get(self, role: str, shape: tuple[int, ...], dtype=np.float64) -> np.ndarray:
-        size = math.prod(shape)
-        flat = self._flat.get(role)
-        if flat is None or flat.size < size:
-            flat = self._flat[role] = np.empty(size, dtype=dtype)
-        return flat[:size].reshape(shape)
-
-
 class BanditStepper(ExpertsStepper):
     """Plays a bandit game chunk by chunk: the experts stepper (same losses, uniforms, totals and
     block), with the bandit player's information model — its ``play_block`` gets the uniforms
@@ -208,82 +103,17 @@ class BanditStepper(ExpertsStepper):
 
     def __init__(self, game: PreparedGame):
         super().__init__(game)
-        self._buffers = _Buffers()
         # a player that declares it fills ``out`` writes p_t into the stepper's buffer (unless a
         # subclass overrode play_block without the parameter)
         self._fills_out = bool(getattr(type(self.player), "play_block_out", False)) and (
             "out" in inspect.signature(self.player.play_block).parameters
         )
-        # the action streams' interface for _fill_uniforms: pointers into self.action_rngs,
-        # which live as long as this stepper
-        self._handles = generator_handles(self.action_rngs)
-        self._rngs = self.action_rngs if jit_disabled() else None
 
-    def step(self, t0: int, n: int) -> Block:
-        if not self.oblivious:
-            return super().step(t0, n)
-        # the oblivious chunk of ExpertsStepper.play_chunk and .advance (no confidences: the
-        # protocol refuses sleeping adversaries), on buffers kept across chunks, with the check
-        # of p_t fused into the core kernel
-        n_rep, n_act, ids, buffers = self.n_rep, self.n_act, self.ids, self._buffers
-        losses = _oblivious_losses(self.adversary, t0, n, n_rep, n_act, self.lo, self.hi, ids)
-        uniforms = buffers.get("uniforms", (n_rep, n))
-        _fill_uniforms(self._handles, self._rngs, uniforms)
-        shown_uniforms = readonly(uniforms)
-        shown_losses = readonly(losses)
-        player = self.player
-        if self._fills_out:
-            out = buffers.get("probs", (n_rep, n, n_act))
-
-            def play():
-                return player.play_block(shown_losses, shown_uniforms, out=out)
-
-        else:
-
-            def play():
-                return player.play_block(shown_losses, shown_uniforms)
-
-        probs = _block_probs(player, play, losses.shape, t0, ids)
-        core = self.core
-        expected = buffers.get("expected", (n_rep, n))
-        realized = buffers.get("realized", (n_rep, n))
-        actions = buffers.get("actions", (n_rep, n), np.int64)
-        ok = _checked_advance(
-            probs,
-            losses,
-            uniforms,
-            core.cum_losses,
-            core.learner,
-            core.realized,
-            core.sum_min,
-            expected,
-            realized,
-            actions,
-            PROB_NEG_TOL,
-            PROB_SUM_TOL,
-        )
-        if not ok:
-            _check_probs(player, probs, t0, ids)  # names the earliest bad p_t and raises
-            raise AssertionError("the fused check of p_t and the full check disagree")
-        means = None
-        if self.want_means:
-            adversary = self.adversary
-            means = np.broadcast_to(
-                real_array(
-                    adversary.oracle("means", t0, n),
-                    Who("adversary", adversary),
-                    'oracle("means")',
-                    round=t0,
-                ),
-                (n_rep, n, n_act),
-            )
-        increments = None
-        if self.want_increments:
-            increments = buffers.get("increments", (n, n_rep, n_act))
-            _regret_increments(losses, expected, increments)
-        core.t = t0 + n - 1
-        core.last_probs = probs[:, -1].copy()
-        return Block(probs, losses, expected, realized, actions, means, t0, None, increments)
+    def play_oblivious(self, losses, uniforms):
+        if not self._fills_out:
+            return self.player.play_block(losses, uniforms)
+        out = self._buffers.get("probs", losses.shape)
+        return self.player.play_block(losses, uniforms, out=out)
 
     def play_block(self, losses, confidences, uniforms):
         return self.player.play_block(losses, uniforms)

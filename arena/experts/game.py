@@ -15,6 +15,7 @@ totals (:class:`~arena.metrics.base.Core`) and the metrics consume the chunk in 
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -30,6 +31,7 @@ from arena.protocol import GameProtocol, PreparedGame, Stepper
 from arena.results import TraceWriter, list_column
 from arena.sampling import sample_actions
 from arena.spec import GameSpec, History
+from arena.streams import generator_handles, jit_disabled, stream
 from arena.validation import Who, component_failure, describe, failure_where, readonly, real_array
 
 # ----------------------------------------------------------------------------------------------
@@ -85,6 +87,82 @@ def _core_advance(
             total_realized += lr
             total_min += m
         learner[r], realized[r], sum_min[r] = total, total_realized, total_min
+
+
+@njit(cache=True, nogil=True)
+def _checked_advance(
+    probs,
+    losses,
+    uniforms,
+    cum_losses,
+    learner,
+    realized,
+    sum_min,
+    expected_out,
+    realized_out,
+    actions,
+    neg_tol,
+    sum_tol,
+):
+    """Check ``p_t``, draw ``I_t`` and advance the shared totals in one branch-free pass over a
+    chunk; return False at the first bad ``p_t`` (before its totals are added).
+
+    Per round it computes what :func:`arena.experts.game._first_bad_probs` tests (every entry
+    finite and ``≥ −neg_tol``, the sequential sum within ``sum_tol`` of 1),
+    :func:`arena.sampling.sample_action` returns (the first i whose running sum exceeds the
+    uniform, else the last positive entry) and :func:`arena.experts.game._core_advance` adds,
+    with the same sums in the same order, so everything agrees to the last bit. The draw is kept
+    as selects over all K entries instead of an early exit: its exit point is random, and the
+    mispredicted branches cost as much as the rest of the round. On False the caller names the
+    earliest bad row with the unfused check; the totals, half advanced, die with the game.
+    """
+    n_rep, n, n_act = probs.shape
+    for r in range(n_rep):
+        for j in range(n):
+            u = uniforms[r, j]
+            s = 0.0
+            m = np.inf
+            c = 0.0
+            bad = 0
+            found = n_act  # none yet: the first i with u < p_1 + … + p_i
+            last = 0  # the last i with p_i > 0
+            for i in range(n_act):
+                p = probs[r, j, i]
+                li = losses[r, j, i]
+                # the test of _count_outside: NaN fails it, and p − p is NaN for ±inf
+                bad += not ((p >= -neg_tol) & (p - p == 0.0))
+                s += p * li
+                m = li if li < m else m
+                cum_losses[r, i] += li
+                last = i if p > 0.0 else last
+                c += p
+                found = i if (u < c) & (found == n_act) else found
+            if bad or abs(c - 1.0) > sum_tol:
+                return False
+            a = found if found < n_act else last
+            actions[r, j] = a
+            lr = losses[r, j, a]
+            expected_out[r, j] = s
+            realized_out[r, j] = lr
+            learner[r] += s
+            realized[r] += lr
+            sum_min[r] += m
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _fill_uniforms(handles, rngs, out):
+    """Fill row r of ``out`` (R, n) with the next n uniforms of replicate r's action stream.
+
+    The draws are ``Generator.random``'s, bit for bit (the same ``next_double`` of the same bit
+    generator, :mod:`arena.streams`), and advance the generators' states in place; one call
+    per chunk replaces R Python calls of ``random(out=...)``, a few microseconds each.
+    """
+    n_rep, n = out.shape
+    for r in range(n_rep):
+        rng = stream(handles, rngs, r)
+        for j in range(n):
+            out[r, j] = rng.random()
 
 
 @njit(cache=True, nogil=True)
@@ -263,6 +341,26 @@ class ExpertsProtocol(GameProtocol):
         return ExpertsTraceWriter(path, game.ids)
 
 
+class _Buffers:
+    """Chunk buffers kept across the chunks of one game: each role's flat array, grown to the
+    largest chunk, handed out as C-contiguous views of the chunk's shape.
+
+    Allocating them afresh per chunk costs page faults each time the allocator gives the memory
+    back; the blocks the metrics read hold views that the next chunk overwrites, which the driver
+    allows (a block is consumed, metrics and trace, before the next chunk is played).
+    """
+
+    def __init__(self) -> None:
+        self._flat: dict[str, np.ndarray] = {}
+
+    def get(self, role: str, shape: tuple[int, ...], dtype=np.float64) -> np.ndarray:
+        size = math.prod(shape)
+        flat = self._flat.get(role)
+        if flat is None or flat.size < size:
+            flat = self._flat[role] = np.empty(size, dtype=dtype)
+        return flat[:size].reshape(shape)
+
+
 class ExpertsStepper(Stepper):
     """Plays an experts game chunk by chunk: the losses, ``p_t``, the draws, the shared totals."""
 
@@ -290,10 +388,84 @@ class ExpertsStepper(Stepper):
                 owner=Who("adversary", self.adversary),
             )
         )
+        self._buffers = _Buffers()
+        # the action streams' interface for _fill_uniforms: pointers into self.action_rngs,
+        # which live as long as this stepper
+        self._handles = generator_handles(self.action_rngs)
+        self._rngs = self.action_rngs if jit_disabled() else None
 
     def step(self, t0: int, n: int) -> Block:
+        if self.oblivious and not self.sleeping:
+            return self._oblivious_step(t0, n)
         probs, losses, uniforms, conf = self.play_chunk(t0, n)
         return self.advance(t0, n, probs, losses, uniforms, conf)
+
+    def _oblivious_step(self, t0: int, n: int) -> Block:
+        """:meth:`play_chunk` and :meth:`advance` of an oblivious chunk without confidences, on
+        buffers kept across chunks: the action uniforms in one numba call, the check of ``p_t``
+        fused into the core kernel. The same numbers, to the bit."""
+        n_rep, n_act, ids, buffers = self.n_rep, self.n_act, self.ids, self._buffers
+        losses = _oblivious_losses(self.adversary, t0, n, n_rep, n_act, self.lo, self.hi, ids)
+        uniforms = buffers.get("uniforms", (n_rep, n))
+        _fill_uniforms(self._handles, self._rngs, uniforms)
+        # the player is shown read-only views: the metrics read these same arrays, so a player
+        # that wrote into its losses would change its own regret (to 0 if it zeroed them); a
+        # view costs nothing, the write fails and names the player
+        shown_losses, shown_uniforms = readonly(losses), readonly(uniforms)
+        player = self.player
+        probs = _block_probs(
+            player, lambda: self.play_oblivious(shown_losses, shown_uniforms), losses.shape, t0, ids
+        )
+        core = self.core
+        expected = buffers.get("expected", (n_rep, n))
+        realized = buffers.get("realized", (n_rep, n))
+        actions = buffers.get("actions", (n_rep, n), np.int64)
+        ok = _checked_advance(
+            probs,
+            losses,
+            uniforms,
+            core.cum_losses,
+            core.learner,
+            core.realized,
+            core.sum_min,
+            expected,
+            realized,
+            actions,
+            PROB_NEG_TOL,
+            PROB_SUM_TOL,
+        )
+        if not ok:
+            _check_probs(player, probs, t0, ids)  # names the earliest bad p_t and raises
+            raise AssertionError("the fused check of p_t and the full check disagree")
+        means = self._means(t0, n)
+        increments = None
+        if self.want_increments:
+            increments = buffers.get("increments", (n, n_rep, n_act))
+            _regret_increments(losses, expected, increments)
+        core.t = t0 + n - 1
+        core.last_probs = probs[:, -1].copy()
+        return Block(probs, losses, expected, realized, actions, means, t0, None, increments)
+
+    def play_oblivious(self, losses, uniforms):
+        """The player's ``p_t`` for an oblivious chunk without confidences (the bandit stepper
+        hands its player the uniforms and, if it fills one, a buffer)."""
+        return self.play_block(losses, None, uniforms)
+
+    def _means(self, t0: int, n: int):
+        """The adversary's means oracle over the chunk, (R, n, N), when a metric reads it."""
+        if not self.want_means:
+            return None
+        adversary = self.adversary
+        # a view, not a copy: constant means broadcast with stride 0 over rounds
+        return np.broadcast_to(
+            real_array(
+                adversary.oracle("means", t0, n),
+                Who("adversary", adversary),
+                'oracle("means")',
+                round=t0,
+            ),
+            (self.n_rep, n, self.n_act),
+        )
 
     def play_chunk(self, t0: int, n: int):
         """Play rounds ``t0 .. t0+n-1``: return ``p_t``, ``l_t``, the action uniforms and the
@@ -343,19 +515,8 @@ class ExpertsStepper(Stepper):
 
     def advance(self, t0, n, probs, losses, uniforms, conf) -> Block:
         """Draw the actions, advance the shared totals and return the chunk's block."""
-        adversary, core, n_rep, n_act = self.adversary, self.core, self.n_rep, self.n_act
-        means = None
-        if self.want_means:
-            # a view, not a copy: constant means broadcast with stride 0 over rounds
-            means = np.broadcast_to(
-                real_array(
-                    adversary.oracle("means", t0, n),
-                    Who("adversary", adversary),
-                    'oracle("means")',
-                    round=t0,
-                ),
-                (n_rep, n, n_act),
-            )
+        core, n_rep, n_act = self.core, self.n_rep, self.n_act
+        means = self._means(t0, n)
         expected = np.empty((n_rep, n))
         realized = np.empty((n_rep, n))
         actions = np.empty((n_rep, n), dtype=np.int64)

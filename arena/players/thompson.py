@@ -10,9 +10,9 @@ import numpy as np
 from numba import njit
 
 from arena.bandit.components import BanditPlayer
-from arena.bandit.streams import generator_handles, jit_disabled, stream
 from arena.params import OneOf
 from arena.spec import GameSpec, PlayerTags
+from arena.streams import generator_handles, jit_disabled, stream
 
 BETA, GAUSSIAN = 0, 1
 """Kernel codes of the priors."""
@@ -89,7 +89,7 @@ def _thompson_play_block(losses, uniforms, prior, successes, failures, rewards, 
     or helper calls per round (with them the kernel cost 1.4x the K Beta draws alone; now
     about 1.04x, ``benchmarks/profile_bandit_path.py --thompson``).
 
-    Replicate r draws from its own generator, :func:`arena.bandit.streams.stream` of ``handles``
+    Replicate r draws from its own generator, :func:`arena.streams.stream` of ``handles``
     (``rngs``, the generators themselves, without JIT): one call for the whole chunk, where a
     ``Generator`` argument per replicate would cost numba's ctypes unboxing, tens of microseconds,
     R times a chunk."""

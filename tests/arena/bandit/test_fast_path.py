@@ -8,15 +8,14 @@ import pandas as pd
 import pytest
 
 from arena.bandit.components import BanditPlayer
-from arena.bandit.game import _checked_advance, _fill_uniforms
-from arena.bandit.streams import generator_handles, jit_disabled
 from arena.errors import GameError
 from arena.experts.components import PROB_NEG_TOL, PROB_SUM_TOL
-from arena.experts.game import _core_advance, _first_bad_probs
+from arena.experts.game import _checked_advance, _core_advance, _fill_uniforms, _first_bad_probs
 from arena.game import run_game
 from arena.players.moss import _moss_bonus, _moss_play_block, moss_bonus_table
 from arena.registry import load
 from arena.spec import GameSpec
+from arena.streams import generator_handles, jit_disabled
 
 
 def _totals(n_rep, n, n_act):

@@ -1,4 +1,4 @@
-"""The replicates' generators inside a kernel (:mod:`arena.bandit.streams`): numpy's draws, bit
+"""The replicates' generators inside a kernel (:mod:`arena.streams`): numpy's draws, bit
 for bit, on the generator's own state."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from arena.bandit.streams import generator_handles, jit_disabled, stream
+from arena.streams import generator_handles, jit_disabled, stream
 
 
 @njit
