@@ -823,7 +823,7 @@ class PrimalDual(OCOPlayer):
         yield {"regularizer": "entropic", "rule": "conservative", "schedule": "fixed", "c": 2.0}
         yield {"regularizer": "pnorm", "p": 3.0, "c": 1.5}
         yield {"schedule": "small_loss", "c": "tuned", "U": 2.0, "beta1": 2.0}
-        yield {"rule": "aggressive", "dual_update": "row_action", "window": 3, "passes": 2}
+        yield {"rule": "aggressive", "dual_update": "row_action"}
 
 
 @njit(cache=True, nogil=True)
