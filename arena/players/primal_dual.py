@@ -246,7 +246,8 @@ class PrimalDual(OCOPlayer):
     ``c = 1/C``); aggressive Perceptron(η) = (l2, conservative, fixed, ``c = 1/η``); Fig 5.3 = (any,
     aggressive, mistakes); in ``oco``: dual averaging (c) = (l2, conservative, fixed or sqrt, c) and
     EG(η) = (entropic, conservative, fixed or sqrt, ``c = 1/η``); ``dual_update="window"`` with
-    ``window=1`` = ``"single"`` (bit for bit).
+    ``window=1`` = ``"single"`` (bit for bit; to round-off for ``½‖w‖²`` on ℝ^d, whose kernel
+    sums ``⟨θ, v⟩`` in another order).
 
     Examples
     --------
@@ -259,6 +260,20 @@ class PrimalDual(OCOPlayer):
     >>> p.update(feedback("linear", 0.0, p.predict(), rd))
     >>> p.predict().tolist()  # Proj(−g/c)
     [[-0.5, 0.0]]
+
+    Regularized follow-the-leader (``I_t = [t]``) reaches the optimum of the dual, here the
+    primal value 3 of ``w = 0`` (three hinge losses of 1); the single-variable update does not:
+
+    >>> spec = GameSpec("classification", 2, 3, dim=2, loss="hinge")
+    >>> for mode in ("single", "ftrl"):
+    ...     p = PrimalDual(rule="aggressive", c=0.5, dual_update=mode)
+    ...     p.reset(spec, [np.random.default_rng(0)])
+    ...     for x, y in (([1.0, 0.0], 1.0), ([1.0, 1.0], -1.0), ([0.0, 1.0], 1.0)):
+    ...         rd = RoundData(x=np.array([x]), y=np.array([y]))
+    ...         p.update(feedback("hinge", 0.0, p.predict(rd.x), rd))
+    ...     print(mode, p.dual_value().round(4).tolist(), p.predict().round(4).tolist())
+    single [1.75] [[0.0, 1.0]]
+    ftrl [3.0] [[0.0, 0.0]]
 
     References
     ----------
@@ -560,12 +575,11 @@ class PrimalDual(OCOPlayer):
         counts = self._fed[rows] + 1  # this example is the counts-th fed one
         cap = self._hist_a.shape[1]
         if self._span is None and counts.max() > cap:  # ftrl: I_t = [t] grows
-            grow = max(cap, int(counts.max()) - cap)
-            self._hist_v = np.concatenate([self._hist_v, np.zeros_like(self._hist_v[:, :grow])], 1)
-            self._hist_sq = np.concatenate(
-                [self._hist_sq, np.zeros_like(self._hist_sq[:, :grow])], 1
-            )
-            self._hist_a = np.concatenate([self._hist_a, np.zeros_like(self._hist_a[:, :grow])], 1)
+            n_rep, d = self._theta.shape
+            grow = max(cap, int(counts.max()) - cap)  # doubling: O(1) amortized per round
+            self._hist_v = np.concatenate([self._hist_v, np.zeros((n_rep, grow, d))], 1)
+            self._hist_sq = np.concatenate([self._hist_sq, np.zeros((n_rep, grow))], 1)
+            self._hist_a = np.concatenate([self._hist_a, np.zeros((n_rep, grow))], 1)
             cap += grow
         slot = (counts - 1) % cap
         self._hist_v[rows, slot] = v[rows]
