@@ -225,6 +225,7 @@ def test_window_one_is_the_single_variable_update(regularizer):
     [
         pd(dual_update="ftrl", schedule="mistakes", U=2.0),
         pd(dual_update="window", window=4, c=0.5),
+        pd(dual_update="ftrl", c=0.5, mistake_driven=True),
         pd(dual_update="row_action", window=6, schedule="lipschitz", U=2.0),
         pd(regularizer="entropic", dual_update="window", window=3, gamma=0.3, c=0.4),
         pd(regularizer="pnorm", p=3.0, dual_update="row_action", window=3, passes=2, c=0.5),
@@ -245,9 +246,13 @@ def test_dual_gain_at_least_single_variable(player):
         # D_t after the (5.15) step from the same state: γ(Σα + a) − c f*((θ + a v)/c)
         v = rd.y[:, None] * rd.x
         a = p._aggressive_alpha(v, c)
-        theta = p.theta + a[:, None] * v
-        single = p._neg_conj + p._gamma * a - c * p._reg.conjugate(theta / c[:, None])
+        fed_before = p.fed_rounds
+        p_neg_conj = p._neg_conj.copy()
+        theta = p.theta
         p.update(feedback(spec.loss, spec.sigma, w, rd))
+        a = np.where(p.fed_rounds > fed_before, a, 0.0)  # mistake-driven: only fed rounds step
+        theta += a[:, None] * v
+        single = p_neg_conj + p._gamma * a - c * p._reg.conjugate(theta / c[:, None])
         after = p.dual_value()
         assert np.all(after >= single - 1e-9 * np.maximum(1.0, np.abs(single)))
         assert np.all(after >= before - 1e-9 * np.maximum(1.0, np.abs(before)))  # Δ_t ≥ 0
