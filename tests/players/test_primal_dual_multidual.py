@@ -63,20 +63,20 @@ def literal_row_action(x, y, regularizer, schedule, c0, U, gamma, window, passes
     big_x, m = 0.0, 0
     out = np.empty((T, d))
 
-    def theta_of(skip):
-        return [sum(alpha[i] * y[i] * x[i, k] for i in range(T) if i != skip) for k in range(d)]
+    def theta_of(skip, t):  # Σ_{i ≤ t, i ≠ skip} α_i y_i x_i (α_i = 0 for i > t)
+        return [sum(alpha[i] * y[i] * x[i, k] for i in range(t + 1) if i != skip) for k in range(d)]
 
     for t in range(T):
         norm = math.sqrt(sum(v * v for v in x[t])) if regularizer == "l2" else max(abs(x[t]))
         big_x = max(norm, big_x)
         c = _c_of(schedule, c0, big_x, m, U)
-        w = _link(regularizer, [v / c for v in theta_of(None)])
+        w = _link(regularizer, [v / c for v in theta_of(None, t)])
         out[t] = w
         if y[t] * sum(w[k] * x[t, k] for k in range(d)) <= 0:
             m += 1
         order = [t - o for o in range(min(window, t + 1))] * passes
         for i in order:
-            th = theta_of(i)  # the others fixed
+            th = theta_of(i, t)  # the others fixed
             v = [y[i] * x[i, k] for k in range(d)]
             if regularizer == "l2":
                 sq = sum(e * e for e in v)
