@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import ClassVar
 
 import numpy as np
+from numba import njit
 
 from arena.errors import ConfigError
 from arena.oco.components import OCO_PROTOCOLS, OCOPlayer, game_dim, game_domain
@@ -46,6 +48,16 @@ COR4_BETA2 = 8.0**0.25
 
 LINE_SEARCH_STEPS = 200
 """Cap on the slope evaluations of the aggressive rule's 1-D line search (typically ~10 needed)."""
+
+DUAL_UPDATES = ("single", "window", "ftrl", "row_action")
+"""How many dual variables a round re-optimizes (Shalev-Shwartz 2007, (5.15) and §5.2.2, (5.18))."""
+
+DUAL_TOL = 1e-8
+"""``window`` / ``ftrl``: the coordinate sweeps stop once no ``α_i`` moved by more than this."""
+
+MAX_SWEEPS = 1000
+"""``window`` / ``ftrl``: cap on the coordinate sweeps of one round (the dual still never
+decreases, and the round's first mini-step is (5.15)'s, so the bounds hold when it is reached)."""
 
 
 class PNormOnQBall:
@@ -94,6 +106,22 @@ class PNormOnQBall:
         return self.rho**2 / (2.0 * (self.q - 1.0))
 
 
+class _TagsByDualUpdate:
+    """Class attribute ``tags``: an instance with ``dual_update="ftrl"`` keeps every fed example
+    (I_t = [t]), so it declares that its state grows (``check_oco_bounded_memory``)."""
+
+    base = PlayerTags(protocols=OCO_PROTOCOLS, randomized=False)
+
+    def __get__(self, obj, owner=None) -> PlayerTags:
+        if obj is not None and getattr(obj, "dual_update", None) == "ftrl":
+            why = (
+                "dual_update='ftrl' re-optimizes the dual variable of every fed example "
+                "(I_t = [t], Shalev-Shwartz 2007, (5.18)): it keeps them all, O(t·d) memory"
+            )
+            return replace(self.base, expected_failed_checks=(("check_oco_bounded_memory", why),))
+        return self.base
+
+
 class PrimalDual(OCOPlayer):
     """Generic primal–dual player: ``w_t = ∇f*(θ_t/c_t)``, ``θ_t = −Σ_{i<t} λ_i`` (Fig 3.1/3.2).
 
@@ -106,6 +134,23 @@ class PrimalDual(OCOPlayer):
     * ``rule="aggressive"`` (3.12)/(5.14)/(5.15): ``λ_t = argmax_λ −c_t f*((θ − λ)/c_t) − g_t*(λ)``,
       the best single-dual-variable ascent (classification only: for the hinge
       ``λ = −α y_t x_t``, ``α ∈ [0, 1]``).
+
+    With the aggressive rule in classification, ``dual_update`` lets a round re-optimize past dual
+    variables too (§5.2.2): ``"single"`` is (5.15) (only ``α_t``); ``"window"`` maximizes ``D_t``
+    over ``α_i``, i in the last ``window`` fed rounds (5.18); ``"ftrl"`` over every fed round,
+    ``I_t = [t]`` (regularized follow-the-leader: with a fixed c, ``w_{t+1} = argmin_{w∈S}
+    c f(w) + Σ_{i≤t} g_i(w)`` by strong duality); ``"row_action"`` makes ``passes`` sweeps of
+    single-variable maximizations over the last ``window`` fed rounds, newest first
+    (``i_1 = t``). Each mini-step is the aggressive step of variable i with the others fixed; for
+    ``½‖w‖²`` on ℝ^d it is ``α_i ← clip(α_i + (c_t γ − y_i⟨θ, x_i⟩)/‖x_i‖², 0, 1)``. ``window`` and
+    ``ftrl`` repeat the sweeps until no ``α_i`` moves by more than :data:`DUAL_TOL` (at most
+    :data:`MAX_SWEEPS`; dual coordinate ascent). Every round starts with the (5.15) step of
+    ``α_t``, and no mini-step lowers the dual, so the round's dual gain is at least (5.15)'s and
+    the certificates, mistake bounds and declared bound below hold unchanged ((5.18) and the
+    row-action paragraph of §5.2.2). Cost per fed round: ``O(sweeps · |I_t| · d)`` (a compiled
+    kernel for ``½‖w‖²`` on ℝ^d; elsewhere each mini-step is the aggressive rule's closed form or
+    line search, vectorized over replicates); memory ``O(window · d)``, and ``O(t · d)`` for
+    ``ftrl``, whose ``|I_t| = t`` also makes a round cost ``O(t d)`` per sweep.
 
     Protocols. In ``oco`` and ``regression`` the loss is the arena's: ``λ'_t`` is the feedback's
     subgradient (any convex loss, the strongly convex term included); only the conservative rule
@@ -159,6 +204,14 @@ class PrimalDual(OCOPlayer):
     beta1 : float
         ``β₁ ≥ 1`` of the ``small_loss`` schedule (Theorem 2); Corollary 4 wants
         ``β₁ ≥ max_t g_t(w_t)`` (the thesis: ``≥ max_t max_{w∈S} g_t(w)``).
+    dual_update : {"single", "window", "ftrl", "row_action"}
+        The dual variables a round re-optimizes (above; all but ``"single"`` need the aggressive
+        rule and the classification hinge).
+    window : int
+        ``|I_t|`` of ``"window"`` (the last ``window`` fed rounds, the current one included), and
+        the span of ``"row_action"``'s sweeps; ``window=1`` is ``"single"``.
+    passes : int
+        Sweeps of ``"row_action"`` per round (``k_t = passes · min(window, t)`` mini-steps).
 
     Notes
     -----
@@ -186,13 +239,15 @@ class PrimalDual(OCOPlayer):
       ``D_t ≤ c_t f(u) + Σ g_i(u)``, gains ``D_t − D_{t−1} ≥ g_t(w_t) − ‖λ'_t‖_*²/(2c_t)`` on fed
       rounds, and never decreases under the aggressive rule.
 
-    Instances (tested equal to the direct players): Perceptron = (l2, conservative, fixed,
-    mistake-driven); p-norm Perceptron(c) = (pnorm, same, ``c/(p−1)``); Balanced Winnow =
-    (entropic, conservative, fixed, mistake-driven); self-tuned Winnow = (entropic, conservative,
-    mistakes, mistake-driven); PA-I(C) = (l2, aggressive, fixed, ``c = 1/C``); aggressive
-    Perceptron(η) = (l2, conservative, fixed, ``c = 1/η``); Fig 5.3 = (any, aggressive, mistakes);
-    in ``oco``: dual averaging (c) = (l2, conservative, fixed or sqrt, c) and EG(η) = (entropic,
-    conservative, fixed or sqrt, ``c = 1/η``).
+    Instances (tested equal to the direct players or transcriptions): Perceptron = (l2,
+    conservative, fixed, mistake-driven); p-norm Perceptron(c) = (pnorm, same, ``c/(p−1)``);
+    Balanced Winnow = (entropic, conservative, fixed, mistake-driven); self-tuned Winnow =
+    (entropic, conservative, mistakes, mistake-driven); PA-I(C) = (l2, aggressive, fixed,
+    ``c = 1/C``); aggressive Perceptron(η) = (l2, conservative, fixed, ``c = 1/η``); Fig 5.3 = (any,
+    aggressive, mistakes); in ``oco``: dual averaging (c) = (l2, conservative, fixed or sqrt, c) and
+    EG(η) = (entropic, conservative, fixed or sqrt, ``c = 1/η``); ``dual_update="window"`` with
+    ``window=1`` = ``"single"`` (bit for bit; to round-off for ``½‖w‖²`` on ℝ^d, whose kernel
+    sums ``⟨θ, v⟩`` in another order).
 
     Examples
     --------
@@ -206,6 +261,20 @@ class PrimalDual(OCOPlayer):
     >>> p.predict().tolist()  # Proj(−g/c)
     [[-0.5, 0.0]]
 
+    Regularized follow-the-leader (``I_t = [t]``) reaches the optimum of the dual, here the
+    primal value 3 of ``w = 0`` (three hinge losses of 1); the single-variable update does not:
+
+    >>> spec = GameSpec("classification", 2, 3, dim=2, loss="hinge")
+    >>> for mode in ("single", "ftrl"):
+    ...     p = PrimalDual(rule="aggressive", c=0.5, dual_update=mode)
+    ...     p.reset(spec, [np.random.default_rng(0)])
+    ...     for x, y in (([1.0, 0.0], 1.0), ([1.0, 1.0], -1.0), ([0.0, 1.0], 1.0)):
+    ...         rd = RoundData(x=np.array([x]), y=np.array([y]))
+    ...         p.update(feedback("hinge", 0.0, p.predict(rd.x), rd))
+    ...     print(mode, p.dual_value().round(4).tolist(), p.predict().round(4).tolist())
+    single [1.75] [[0.0, 1.0]]
+    ftrl [3.0] [[0.0, 0.0]]
+
     References
     ----------
     The regularizers (link, conjugate, dual norm, ``max f``) are :mod:`arena.players.regularizers`.
@@ -215,10 +284,11 @@ class PrimalDual(OCOPlayer):
     Figure 5.3 and Theorem 6 (§5.2.1; Figure 5.3 is followed with the dual norm ``‖·‖_⋆`` of
     (5.17) for ``X_t``, where the figure prints ``‖·‖_∞``, and without the minus sign it prints in
     ``w_t = ∇f*(−(1/c_t) Σ α y x)``); Eqs. (7.11)-(7.16) (§7.2; (7.12)-(7.16) corrected, see
-    :func:`entropic_hinge_step`).
+    :func:`entropic_hinge_step`); Eq. (5.18), regularized follow-the-leader (after Hannan 1957),
+    the windowed and the row-action updates (§5.2.2).
     """
 
-    tags = PlayerTags(protocols=OCO_PROTOCOLS, randomized=False)
+    tags = _TagsByDualUpdate()
     parameter_constraints: ClassVar = {
         "regularizer": [OneOf(*REGULARIZERS)],
         "p": P_CONSTRAINTS,
@@ -229,6 +299,9 @@ class PrimalDual(OCOPlayer):
         "gamma": [POSITIVE],
         "mistake_driven": [Boolean()],
         "beta1": [Interval(1, None)],
+        "dual_update": [OneOf(*DUAL_UPDATES)],
+        "window": [Interval(1, None, integer=True)],
+        "passes": [Interval(1, None, integer=True)],
     }
 
     def __init__(
@@ -242,6 +315,9 @@ class PrimalDual(OCOPlayer):
         gamma: float = 1.0,
         mistake_driven: bool = False,
         beta1: float = 1.0,
+        dual_update: str = "single",
+        window: int = 2,
+        passes: int = 1,
     ):
         self.regularizer = regularizer
         self.p = p
@@ -252,6 +328,9 @@ class PrimalDual(OCOPlayer):
         self.gamma = gamma
         self.mistake_driven = mistake_driven
         self.beta1 = beta1
+        self.dual_update = dual_update
+        self.window = window
+        self.passes = passes
 
     # -- set-up --------------------------------------------------------------------------------
 
@@ -264,6 +343,14 @@ class PrimalDual(OCOPlayer):
         self._small_loss = self.schedule == "small_loss"
         # the player's own hinge, except under small_loss (which feeds the arena's loss)
         self._own_hinge = self._classification and not self._small_loss
+        if self.dual_update != "single":
+            why = "re-optimizes past hinge dual variables (Shalev-Shwartz 2007, (5.18))"
+            if not self._own_hinge:
+                raise ConfigError(
+                    comp, "dual_update", f"{why}: classification with the player's hinge only"
+                )
+            if self.rule != "aggressive":
+                raise ConfigError(comp, "dual_update", f"{why}: it needs rule='aggressive'")
         if self._small_loss:
             self._check_small_loss(spec, comp)
         elif not self._classification:
@@ -329,6 +416,15 @@ class PrimalDual(OCOPlayer):
             and (not self._own_hinge or hinge_is_loss)
         )
         self._max_f = max_f
+        # the fed examples whose α_i may still move: v_i = y_i x_i, ‖x_i‖₂², α_i (a ring of
+        # `window` slots, or every fed round for ftrl, grown by doubling)
+        multi = self.dual_update != "single"
+        cap = (16 if self.dual_update == "ftrl" else int(self.window)) if multi else 0
+        self._span = cap if self.dual_update != "ftrl" else None
+        self._hist_v = np.zeros((n_rep, cap, d))
+        self._hist_sq = np.zeros((n_rep, cap))
+        self._hist_a = np.zeros((n_rep, cap))
+        self._euclid = reg.name == "l2" and not domain.bounded
 
     def _check_small_loss(self, spec: GameSpec, comp: str) -> None:
         """Refuse the games where Theorem 2's schedule does not apply, naming the reason."""
@@ -444,13 +540,16 @@ class PrimalDual(OCOPlayer):
         margin = y * pred  # y_t⟨w_t, x_t⟩ with the committed w_t = ∇f*(θ/c_t)
         mistake = margin <= 0.0
         fed = mistake if self.mistake_driven else np.ones_like(mistake)
-        if self.rule == "conservative":
-            alpha = np.where(fed & (margin <= self._gamma), 1.0, 0.0)
+        if self.dual_update != "single":
+            self._neg_conj += self._gamma * self._multi_update(v, csafe, fed)
         else:
-            alpha = np.where(fed, self._aggressive_alpha(v, csafe), 0.0)
+            if self.rule == "conservative":
+                alpha = np.where(fed & (margin <= self._gamma), 1.0, 0.0)
+            else:
+                alpha = np.where(fed, self._aggressive_alpha(v, csafe), 0.0)
+            self._theta += alpha[:, None] * v
+            self._neg_conj += self._gamma * alpha
         xn = self._reg.dual_norm(x)
-        self._theta += alpha[:, None] * v
-        self._neg_conj += self._gamma * alpha
         # the certificate's λ'_t = −y x on fed rounds with y⟨w_t, x_t⟩ ≤ γ (a subgradient there)
         used = fed & (margin <= self._gamma)
         self._cert += np.where(used & (c > 0.0), 0.5 * xn**2 / csafe, 0.0)
@@ -466,9 +565,81 @@ class PrimalDual(OCOPlayer):
         )
         self._dual = self._neg_conj - conj
 
-    def _aggressive_alpha(self, v: np.ndarray, c: np.ndarray) -> np.ndarray:
-        """Return ``argmax_{a∈[0,1]} γa − c f*((θ + a v)/c)`` row-wise (``v = y x``)."""
-        gamma, theta = self._gamma, self._theta
+    def _multi_update(self, v: np.ndarray, c: np.ndarray, fed: np.ndarray) -> np.ndarray:
+        """Add the fed examples to the dual variables that may move and ascend the dual over them
+        (§5.2.2); update θ and return each replicate's ``Σ_i Δα_i`` (R,)."""
+        gain = np.zeros(fed.shape[0])
+        rows = np.flatnonzero(fed)
+        if rows.size == 0:
+            return gain
+        counts = self._fed[rows] + 1  # this example is the counts-th fed one
+        cap = self._hist_a.shape[1]
+        if self._span is None and counts.max() > cap:  # ftrl: I_t = [t] grows
+            n_rep, d = self._theta.shape
+            grow = max(cap, int(counts.max()) - cap)  # doubling: O(1) amortized per round
+            self._hist_v = np.concatenate([self._hist_v, np.zeros((n_rep, grow, d))], 1)
+            self._hist_sq = np.concatenate([self._hist_sq, np.zeros((n_rep, grow))], 1)
+            self._hist_a = np.concatenate([self._hist_a, np.zeros((n_rep, grow))], 1)
+            cap += grow
+        slot = (counts - 1) % cap
+        self._hist_v[rows, slot] = v[rows]
+        self._hist_sq[rows, slot] = np.einsum("rd,rd->r", v[rows], v[rows])
+        self._hist_a[rows, slot] = 0.0
+        exact = self.dual_update != "row_action"
+        sweeps = MAX_SWEEPS if exact else int(self.passes)
+        tol = DUAL_TOL if exact else -1.0  # row_action: exactly `passes` sweeps
+        if self._euclid:
+            gain[rows] = _euclid_sweeps(
+                self._theta, self._hist_v, self._hist_sq, self._hist_a, rows, counts,
+                c * self._gamma, sweeps, tol,
+            )  # fmt: skip
+        else:
+            gain[rows] = self._generic_sweeps(rows, counts, c, sweeps, tol)
+        return gain
+
+    def _generic_sweeps(
+        self, rows: np.ndarray, counts: np.ndarray, c: np.ndarray, sweeps: int, tol: float
+    ) -> np.ndarray:
+        """The sweeps of :meth:`_multi_update` for any regularizer: each mini-step maximizes the
+        dual over one ``α_i`` (the aggressive rule's step from ``θ − α_i v_i``), newest first,
+        with the stopping rule and shrinking of :func:`_euclid_sweeps`."""
+        cap = self._hist_a.shape[1]
+        m = np.minimum(counts, cap)
+        gain = np.zeros(rows.size)
+        active = np.ones(rows.size, dtype=bool)
+        full = np.ones(rows.size, dtype=bool)
+        for _ in range(sweeps):
+            moved = np.zeros(rows.size)
+            offsets = np.arange(int(m[active].max()))
+            slots = (counts[:, None] - 1 - offsets) % cap
+            at = self._hist_a[rows[:, None], slots]
+            free = (at > 0.0) & (at < 1.0)  # the free α when the sweep starts
+            visit = active[:, None] & (offsets < m[:, None]) & (full[:, None] | free)
+            for o in np.flatnonzero(visit.any(axis=0)):
+                sel = np.flatnonzero(visit[:, o])
+                r, s = rows[sel], slots[sel, o]
+                v, old = self._hist_v[r, s], self._hist_a[r, s]
+                new = self._aggressive_alpha(v, c[r], self._theta[r] - old[:, None] * v)
+                step = new - old
+                self._theta[r] += step[:, None] * v
+                self._hist_a[r, s] = new
+                gain[sel] += step
+                moved[sel] = np.maximum(moved[sel], np.abs(step))
+            # one variable: its exact step is the maximum; shrinking as in `_euclid_sweeps`
+            active &= (m > 1) & ~(full & (moved <= tol))
+            if not active.any():
+                break
+            if tol >= 0.0:
+                full = ~full & (moved <= tol)
+        return gain
+
+    def _aggressive_alpha(
+        self, v: np.ndarray, c: np.ndarray, theta: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Return ``argmax_{a∈[0,1]} γa − c f*((θ + a v)/c)`` row-wise (``v = y x``; θ defaults to
+        the player's)."""
+        gamma = self._gamma
+        theta = self._theta if theta is None else theta
         if self._reg.name == "l2" and not self._reg.domain.bounded:
             sq = np.einsum("rd,rd->r", v, v)
             num = np.maximum(c * gamma - np.einsum("rd,rd->r", theta, v), 0.0)
@@ -666,6 +837,53 @@ class PrimalDual(OCOPlayer):
         yield {"regularizer": "entropic", "rule": "conservative", "schedule": "fixed", "c": 2.0}
         yield {"regularizer": "pnorm", "p": 3.0, "c": 1.5}
         yield {"schedule": "small_loss", "c": "tuned", "U": 2.0, "beta1": 2.0}
+        yield {"rule": "aggressive", "dual_update": "row_action"}
+
+
+@njit(cache=True, nogil=True)
+def _euclid_sweeps(theta, hist_v, hist_sq, hist_a, rows, counts, c_gamma, sweeps, tol):
+    """The sweeps of ``PrimalDual._multi_update`` for ``½‖w‖²`` on ℝ^d (in place on θ and α).
+
+    Row r's mini-step on slot s is ``α ← clip(α + (c_r γ − ⟨θ_r, v_s⟩)/‖v_s‖², 0, 1)`` (1 when
+    ``v_s = 0``), over the last ``min(counts, cap)`` slots newest first. ``tol < 0``: ``sweeps``
+    full sweeps (row action). Else sweeps until a full sweep moves no α by more than ``tol`` (at
+    most ``sweeps``), with shrinking: after a full sweep that moved some α, the next sweeps visit
+    only the free ones (``0 < α < 1``) until they move by at most ``tol``. Returns ``Σ Δα`` per row
+    of ``rows``.
+    """
+    cap = hist_a.shape[1]
+    d = theta.shape[1]
+    gain = np.zeros(rows.size)
+    for k in range(rows.size):
+        r = rows[k]
+        n = counts[k]
+        m = min(n, cap)
+        full = True
+        for _ in range(sweeps):
+            moved = 0.0
+            for o in range(m):
+                s = (n - 1 - o) % cap
+                if not full and (hist_a[r, s] == 0.0 or hist_a[r, s] == 1.0):
+                    continue
+                dot = 0.0
+                for j in range(d):
+                    dot += theta[r, j] * hist_v[r, s, j]
+                old = hist_a[r, s]
+                sq = hist_sq[r, s]
+                new = min(1.0, max(old + (c_gamma[r] - dot) / sq, 0.0)) if sq > 0.0 else 1.0
+                step = new - old
+                if step != 0.0:
+                    for j in range(d):
+                        theta[r, j] += step * hist_v[r, s, j]
+                    hist_a[r, s] = new
+                    gain[k] += step
+                    moved = max(moved, abs(step))
+            if m == 1 or (full and moved <= tol):
+                break
+            if tol >= 0.0:
+                # shrinking: sweep the free α (0 < α < 1) until they settle, then all again
+                full = (not full) and moved <= tol
+    return gain
 
 
 def entropic_hinge_step(w: np.ndarray, v: np.ndarray, gamma: float, c: np.ndarray) -> np.ndarray:
