@@ -83,8 +83,8 @@ class OGBSpan(GradientBooster):
     (an offset and a step α tuned from R(T)), which the protocol's weak learners do not have.
     The batch variant is an offline algorithm (a functional minimized by an exact oracle
     ``argmin_g ℓ(f + ηg)``), not an online booster. Classification with the logistic loss (a
-    row of the table) is left out: its partial sums leave [−1, 1] and its weak learners would
-    need the linear loss as a ±1 target with weight ``|c|``, a second feeding convention.
+    row of the table) is :class:`~arena.players.ogb_logistic.OGBLogistic` (``ogb_logistic``),
+    which feeds the linear loss as a ±1 target with weight ``|c|``.
 
     Examples
     --------
