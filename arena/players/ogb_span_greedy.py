@@ -5,14 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-import numpy as np
-
 from arena.boosting.components import WeakLearner
-from arena.params import Interval
+from arena.players._ogb import GREEDY_CONSTRAINTS, GreedyFitting
 from arena.players.ogb_span import OGBSpan
 
 
-class OGBSpanGreedy(OGBSpan):
+class OGBSpanGreedy(GreedyFitting, OGBSpan):
     """Online gradient boosting (Algorithm 1) whose weak learners fit the residual greedily.
 
     The stages, the projection and the shrinkage are :class:`~arena.players.ogb_span.OGBSpan`'s;
@@ -60,7 +58,7 @@ class OGBSpanGreedy(OGBSpan):
     name = "ogb_span_greedy"
     parameter_constraints: ClassVar = {
         **OGBSpan.parameter_constraints,
-        "alpha": [Interval(0, None, closed="neither")],
+        **GREEDY_CONSTRAINTS,
     }
 
     def __init__(
@@ -75,22 +73,6 @@ class OGBSpanGreedy(OGBSpan):
     ):
         super().__init__(n_learners, weak_learner, weak_learner_params, eta, scale, label_bound)
         self.alpha = alpha
-
-    def _learn(self, x: np.ndarray, outputs: np.ndarray, partial: np.ndarray, y: np.ndarray):
-        too_big = np.abs(y) > self.label_bound
-        if too_big.any():
-            raise ValueError(
-                f"{self.label()}: label {float(y[too_big][0])!r} exceeds label_bound = "
-                f"{self.label_bound} (L and the radius B assume |y*| ≤ label_bound; raise it)"
-            )
-        self._t += 1
-        alpha = float(self.alpha)
-        offset = partial[:, :-1]  # y′ = y^{i−1}
-        gradient = offset - y[:, None]  # ℓ′_t(y^{i−1}): the shrinkage's step is Algorithm 1's
-        self.last_coefficients = alpha * (offset + alpha * outputs - y[:, None])
-        target = (y[:, None] - offset) / alpha
-        self._learners.update(x, target, np.full_like(target, alpha * alpha))
-        self._after_learning(gradient, partial)
 
     @classmethod
     def _unit_test_params(cls) -> Any:

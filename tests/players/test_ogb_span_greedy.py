@@ -1,6 +1,6 @@
-"""ogb_span_greedy (Beygelzimer et al. 2015, Algorithm 1 with greedy-fitting weak learners): a
-literal transcription, and Theorem 1 with the greedy learners' linear regret on the catalog's
-regression streams."""
+"""ogb_span_greedy and ogb_hull_greedy (Beygelzimer et al. 2015, Algorithms 1 and 2 with
+greedy-fitting weak learners): literal transcriptions, and Theorems 1 and 2 with the greedy
+learners' linear regret on the catalog's regression streams."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from arena.adversaries.dataset_stream import DatasetStream
 from arena.boosting.testing import LaneSGD, LinearTargetStream
 from arena.errors import ConfigError
 from arena.game import run_game
+from arena.players.ogb_hull_greedy import OGBHullGreedy
 from arena.players.ogb_span_greedy import OGBSpanGreedy
 from arena.spec import GameSpec
 from arena.weak_learners.hedge_features import HedgeFeatures
@@ -145,3 +146,60 @@ def test_theorem_1_with_greedy_hedge_learner(adversary, d):
 def test_bad_alpha_is_named():
     with pytest.raises(ConfigError, match="alpha"):
         run_game(OGBSpanGreedy(alpha=0.0), LinearTargetStream(), n_actions=2, horizon=5)
+
+
+def hull_greedy_reference(xs, ys, lanes, alpha):
+    """Algorithm 2 with line 11 changed: weak learner i pays ``½(y^{i−1} + αv − y*)²``."""
+    n = len(lanes)
+    preds = []
+    for t in range(len(ys)):
+        x = [float(v) for v in xs[t]]
+        label = float(ys[t])
+        outputs = [lane.predict(x) for lane in lanes]
+        partial = [0.0]
+        for i in range(1, n + 1):
+            step = 2.0 / (i + 1)
+            partial.append((1.0 - step) * partial[i - 1] + step * outputs[i - 1])
+        preds.append(partial[n])
+        for i in range(n):
+            lanes[i].learn(x, alpha * (partial[i] + alpha * outputs[i] - label))
+    return preds
+
+
+def test_hull_greedy_equals_transcription_and_theorem_2():
+    """ogb_hull_greedy: predictions equal the transcription to 1e-10 (SGD lanes, N = 4,
+    α = 0.7); and with symmetric Hedge lanes on 300 rounds Theorem 2 with the greedy linear
+    regret, ``Σ ℓ(ŷ) − Σ ℓ(f) ≤ 8T/N + αT/2 + R/α`` for every f ∈ F (β = D = 1), R the lanes'
+    realized regret on their losses ``ℓ_t(y^{i−1} + αv)``."""
+    n, d, horizon, alpha = 4, 3, 60, 0.7
+    x, y = _play_data(LinearTargetStream(noise=0.1), d, horizon)
+    booster = _reset(OGBHullGreedy(n, LaneSGD(rate=0.3), alpha=alpha), d, horizon)
+    preds = booster.play_block(x, y)
+    for r, s in enumerate(lane_seeds(SEEDS)):
+        lanes = [SGDLane(s, i, d, 0.3) for i in range(n)]
+        ref = hull_greedy_reference(x[r], y[r], lanes, alpha)
+        np.testing.assert_allclose(preds[r], ref, rtol=0, atol=1e-10)
+
+    n, horizon, alpha = 6, 300, 0.5
+    x, y = _play_data(LinearTargetStream(noise=0.1), d, horizon)
+    booster = _reset(
+        OGBHullGreedy(n, HedgeFeatures(rate=0.3, symmetric=True), alpha=alpha), d, horizon
+    )
+    n_rep = len(SEEDS)
+    loss, greedy_loss = np.zeros(n_rep), np.zeros((n_rep, n))
+    per_function = np.zeros((n_rep, n, 2 * d))
+    for j in range(horizon):
+        xj, yj = x[:, j], y[:, j]
+        outputs = booster._weak_outputs(xj)
+        partial = booster.partial_sums(xj)
+        loss += 0.5 * (partial[:, -1] - yj) ** 2
+        offset = partial[:, :-1]
+        f = np.clip(np.concatenate([xj, -xj], axis=1), -1, 1)[:, None, :]
+        greedy_loss += 0.5 * (offset + alpha * outputs - yj[:, None]) ** 2
+        per_function += 0.5 * (offset[:, :, None] + alpha * f - yj[:, None, None]) ** 2
+        booster.update(xj, yj)
+    regret = (greedy_loss - per_function.min(axis=2)).max(axis=1)
+    signed = np.clip(np.concatenate([x, -x], axis=2), -1, 1)  # (R, T, 2d)
+    best_f = (0.5 * (signed - y[:, :, None]) ** 2).sum(axis=1).min(axis=1)
+    bound = 8.0 * horizon / n + alpha * horizon / 2 + regret / alpha
+    assert (loss - best_f <= bound).all()
