@@ -30,7 +30,7 @@ import numpy as np
 
 from arena.boosting.components import WEAK_LEARNER_CONSTRAINTS, Booster, check_task
 from arena.errors import ConfigError
-from arena.params import POSITIVE
+from arena.params import POSITIVE, Interval
 from arena.spec import GameSpec
 
 
@@ -163,10 +163,16 @@ class GradientBooster(Booster):
             )
         self._t += 1
         gradient = partial[:, :-1] - y[:, None]  # ℓ′_t(y^{i−1}) = y^{i−1} − y*_t, (R, N)
+        self._feed_learners(x, outputs, partial, y, gradient)
+        self._after_learning(gradient, partial)
+
+    def _feed_learners(
+        self, x: np.ndarray, outputs: np.ndarray, partial: np.ndarray, y: np.ndarray, gradient
+    ) -> None:
+        """Feed weak learner i the linear loss ``(1/L)·ℓ′_t(y^{i−1})·v`` (Algorithms 1–2)."""
         coef = gradient / self._lipschitz  # the linear loss v ↦ coef·v, |coef| ≤ 1
         self.last_coefficients = coef  # read by the tests (|coef| ≤ 1)
         self._learners.update(x, outputs - coef, np.ones_like(coef))
-        self._after_learning(gradient, partial)
 
     def learner_totals(self) -> dict[str, np.ndarray]:
         """Every weak learner is fed every round with weight 1: ``weight = calls = t``; the edge
@@ -188,3 +194,28 @@ class GradientBooster(Booster):
             "weak_learner_params": {"rate": 0.5, "symmetric": True},
             "label_bound": 2.0,
         }
+
+
+class GreedyFitting:
+    """Mixin of the greedy-fitting variant: weak learner i pays ``ℓ_t(y^{i−1} + αv)`` itself.
+
+    Beygelzimer et al. 2015, the appendix's variant (a): "pass the offset ``y′ = y^{i−1}`` to
+    ``A^i``" (line 13 of Algorithm 1, line 11 of Algorithm 2). For the arena's loss
+    ``½(y − y*)²``, ``ℓ_t(y′ + αv) = α²·½(v − (y* − y′)/α)²``: the protocol's regression
+    convention passes it as the target ``(y* − y′)/α`` with the weight ``α²``, and a learner
+    linearizing at its answer A sees the coefficient ``α·ℓ′_t(y′ + αA)`` (``last_coefficients``).
+    The booster's own recursion (and Algorithm 1's shrinkage) is unchanged.
+    """
+
+    alpha: float
+
+    def _feed_learners(self, x, outputs, partial, y, gradient) -> None:
+        alpha = float(self.alpha)
+        offset = partial[:, :-1]  # y′ = y^{i−1}
+        self.last_coefficients = alpha * (offset + alpha * outputs - y[:, None])
+        target = (y[:, None] - offset) / alpha
+        self._learners.update(x, target, np.full_like(target, alpha * alpha))
+
+
+GREEDY_CONSTRAINTS: dict[str, list] = {"alpha": [Interval(0, None, closed="neither")]}
+"""The greedy step α > 0 of the greedy-fitting variants."""

@@ -79,12 +79,13 @@ class OGBSpan(GradientBooster):
     Notes
     -----
     The greedy-fitting variant (the weak learner sees the offset ``y^{i−1}`` and pays
-    ``ℓ_t(y^{i−1} + αA(x))``) is left out: it needs a weak learner with a different interface
-    (an offset and a step α tuned from R(T)), which the protocol's weak learners do not have.
+    ``ℓ_t(y^{i−1} + αA(x))``) is :class:`~arena.players.ogb_span_greedy.OGBSpanGreedy`
+    (``ogb_span_greedy``): the protocol passes that loss as the target ``(y* − y^{i−1})/α`` with
+    weight ``α²``.
     The batch variant is an offline algorithm (a functional minimized by an exact oracle
     ``argmin_g ℓ(f + ηg)``), not an online booster. Classification with the logistic loss (a
-    row of the table) is left out: its partial sums leave [−1, 1] and its weak learners would
-    need the linear loss as a ±1 target with weight ``|c|``, a second feeding convention.
+    row of the table) is :class:`~arena.players.ogb_logistic.OGBLogistic` (``ogb_logistic``),
+    which feeds the linear loss as a ±1 target with weight ``|c|``.
 
     Examples
     --------

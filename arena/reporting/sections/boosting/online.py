@@ -27,6 +27,8 @@ SOURCE_MEAN_IMPROVEMENT = {
     "online_bbm": 5.14,
     "adaboost_ol": 2.57,
     "adaboost_ol_s": 2.67,
+    "osboost_ocp": 1.98,
+    "osboost": 1.13,
 }
 """Luo 2016, §3.1.5 (text under Table 3.2): average improvement (%) over the VW baseline."""
 
