@@ -28,6 +28,7 @@ from arena.oco.losses import (
     prediction_loss_scalar,
 )
 from arena.params import NON_NEGATIVE, POSITIVE, Boolean, Interval, IsNone, OneOf
+from arena.players._fd_sparse import SparseFD
 from arena.players._sketches import (
     INVERSE_SLACK,
     fd_epoch_update,
@@ -52,7 +53,7 @@ DIAGONAL_INIT = 0.1
 """``D_1 = 0.1·I`` of the diagonal adaptation (Luo 2016, §4.6.2, footnote 14)."""
 
 
-SPARSE_SKETCHES = frozenset({"rp", "oja"})
+SPARSE_SKETCHES = frozenset({"rp", "oja", "fd", "fd_epoch"})
 """Sketches with the sparse implementation of Luo 2016, §4.5 (``sparse=True``)."""
 
 
@@ -1047,7 +1048,13 @@ class SON(OCOPlayer):
         if self.sketch == "oja":
             self._v = np.broadcast_to(np.eye(m, d), (n, m, d)).copy()
             self._lam = np.zeros((n, m))
-        self._b = np.zeros((n, m))  # sparse: w = ū + Sᵀb (RP) or ū + Zᵀb (Oja), ū in _u
+        self._b = np.zeros((n, m))  # sparse: w = ū + Sᵀb (RP) or ū + Zᵀb (Oja, FD), ū in _u
+        if self.sparse and self.sketch in ("fd", "fd_epoch"):  # Luo 2016, Alg. 18–21, repaired
+            self._fd = []
+            for r in range(n):
+                state = SparseFD(d, m, self._alpha, 1 if self.sketch == "fd" else m)
+                state.u, state.b = self._u[r], self._b[r]  # views: the state updates in place
+                self._fd.append(state)
         if self.sparse and self.sketch == "oja":  # V = FZ, K = ZZᵀ (Luo 2016, Alg. 22)
             # Z stored as its transpose (R, d, m), so that a feature's m entries are adjacent for
             # the kernel; _z is the (R, m, d) view the readable code reads and writes
@@ -1142,6 +1149,18 @@ class SON(OCOPlayer):
             out.append((idx, x.values[lo:hi] * scale[r, idx]))
         return out
 
+    def _sparse_fd(self) -> bool:
+        """Whether this is Sparse FD-SON (``fd``/``fd_epoch`` with ``sparse=True``)."""
+        return bool(self.sparse) and self.sketch in ("fd", "fd_epoch")
+
+    @staticmethod
+    def _row_support(row: np.ndarray | tuple) -> tuple[np.ndarray, np.ndarray]:
+        """``(support, values)`` of a dense row, or the pair itself."""
+        if isinstance(row, tuple):
+            return row
+        idx = np.flatnonzero(row)
+        return idx, row[idx]
+
     def _sparse_basis(self) -> np.ndarray:
         """The rows of the sparse representation ``w = ū + basisᵀb``: S (RP) or Z (Oja)."""
         return self._z if self.sketch == "oja" else self._s
@@ -1185,6 +1204,16 @@ class SON(OCOPlayer):
         """Return ``w_t = ū − cx + basisᵀ(b + c·direction)`` (O(md): the arena needs ``w_t``).
 
         The features are dense rows ``x`` or sparse ones, ``supports`` (:meth:`_supports`)."""
+        if self._sparse_fd():
+            rows = supports if supports is not None else x
+            return np.stack(
+                [
+                    st.point()
+                    if rows is None
+                    else st.projected_point(*self._row_support(rows[r]), self._c)
+                    for r, st in enumerate(self._fd)
+                ]
+            )
         basis = self._sparse_basis()
         out = self._u + np.einsum("rmd,rm->rd", basis, self._b)
         if x is None and supports is None:
@@ -1368,6 +1397,8 @@ class SON(OCOPlayer):
         x = data.x
         if not is_sparse(x):
             x = SparseRows.from_dense(np.asarray(x, dtype=np.float64))
+        if self._sparse_fd():
+            return self._play_fd_sparse(x, np.asarray(data.y, dtype=np.float64), points)
         n_rep, n, d = self._u.shape[0], x.shape[1], self._d
         oja = self.sketch == "oja"
         if oja:
@@ -1410,6 +1441,48 @@ class SON(OCOPlayer):
             out,
             points,
         )
+        for j in range(n):
+            self._eta_sum += self._eta0 / math.sqrt(self._t + j + 1)
+        self._t += n
+        return pred, out
+
+    def _play_fd_sparse(
+        self, x: SparseRows, y: np.ndarray, points: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Sparse FD-SON over a block, round by round in :class:`SparseFD` (readable numpy):
+        the prediction is read off ``ū + Zᵀb`` on the row's support, O(m·s + m²) a round
+        plus the decompositions; ``points`` forms ``w_t`` as well (O(md))."""
+        n_rep, n, d = self._u.shape[0], x.shape[1], self._d
+        code = LOSS_CODES[self._loss]
+        lip = math.inf if self._lip is None else self._lip
+        pred = np.empty((n_rep, n))
+        out = np.empty((n_rep, n, d)) if points else np.empty((1, 1, 1))
+        for j in range(n):
+            t = self._t + j + 1
+            sketch_scale = math.sqrt(self._sig + self._eta0 / math.sqrt(t))
+            for r, state in enumerate(self._fd):
+                row = r * n + j
+                lo, hi = int(x.indptr[row]), int(x.indptr[row + 1])
+                idx, values = x.indices[lo:hi], x.values[lo:hi]
+                scale = 1.0 / np.sqrt(self._dsum[r, idx]) if self.diagonal else 1.0
+                xv = values * scale
+                p = state.apply_projection(idx, xv, self._c)
+                pred[r, j] = p
+                if points:
+                    out[r, j] = state.point()
+                    if self.diagonal:
+                        out[r, j] /= np.sqrt(self._dsum[r])
+                _, dl = prediction_loss_scalar(code, p, float(y[r, j]))
+                if abs(dl) > lip:
+                    dl = math.copysign(lip, dl)
+                raw = dl * values
+                gv = raw * scale
+                ghv = sketch_scale * gv
+                self._gsq[r] += float(gv @ gv)
+                self._ghsq[r] += float(ghv @ ghv)
+                state.update(idx, gv, ghv)
+                if self.diagonal:
+                    self._dsum[r, idx] += raw**2
         for j in range(n):
             self._eta_sum += self._eta0 / math.sqrt(self._t + j + 1)
         self._t += n
@@ -1466,6 +1539,15 @@ class SON(OCOPlayer):
     ) -> None:
         """One replicate's sparse update, given the support, the features and the gradient on
         it (``xv`` None: no projection)."""
+        if self._sparse_fd():
+            state = self._fd[r]
+            if xv is not None:
+                state.apply_projection(idx, xv, self._c)
+            ghv = sketch_scale * gv
+            self._gsq[r] += float(gv @ gv)
+            self._ghsq[r] += float(ghv @ ghv)
+            state.update(idx, gv, ghv)
+            return
         if xv is not None:
             idx, xv, coef, direction = self._sparse_projection(r, (idx, xv), self._t - 1)
             self._u[r, idx] -= coef * xv
@@ -1609,6 +1691,12 @@ class SON(OCOPlayer):
             est = np.maximum(est, 0.0)
         elif self.sketch == "oja":
             est = self._t * self._lam
+        elif self._sparse_fd():  # SSᵀ from the representation; pad to the dense sketch's rows
+            rows = self._s.shape[1]
+            est = np.zeros((n, rows))
+            for r, state in enumerate(self._fd):
+                lam = np.maximum(np.linalg.eigvalsh(state.gram()), 0.0)
+                est[r, : lam.shape[0]] = lam
         else:
             est = np.maximum(np.linalg.eigvalsh(self._s @ self._s.transpose(0, 2, 1)), 0.0)
         est = -np.sort(-est, axis=1)
@@ -1674,7 +1762,10 @@ class SON(OCOPlayer):
             d = self._d
             return base + d / (2.0 * curv) * np.log1p(curv * self._gsq / (d * self._alpha))
         rows = self._s.shape[1]  # m, or 2m for fd_epoch (rank S_T ≤ 2m − 1)
-        trace = np.einsum("rij,rij->r", self._s, self._s)
+        if self._sparse_fd():
+            trace = np.array([float(np.trace(state.gram())) for state in self._fd])
+        else:
+            trace = np.einsum("rij,rij->r", self._s, self._s)
         tail = self._ghsq if spectrum is None else fd_sketching_term(spectrum, int(self.m))
         return (
             base
@@ -1693,5 +1784,7 @@ class SON(OCOPlayer):
         yield {"sketch": "oja", "m": 2, "C": 2.0, "eta": 0.5, "diagonal": True}
         yield {"sketch": "rp", "m": 3, "C": 1.5, "eta": 0.5, "sparse": True}
         yield {"sketch": "oja", "m": 2, "C": 1.5, "eta": 0.5, "sparse": True}
+        yield {"sketch": "fd", "m": 3, "C": 1.5, "eta": 0.5, "sparse": True}
+        yield {"sketch": "fd_epoch", "m": 2, "C": 1.5, "eta": 0.5, "sparse": True}
         # no projection: sparse games are played through predictions (plays_predictions)
         yield {"sketch": "oja", "m": 2, "C": None, "eta": 0.5, "sparse": True}
