@@ -12,10 +12,13 @@ import math
 import numpy as np
 
 SPARSE_FD_COND = 1e3
-"""Largest ``cond(F')`` the sparse update accepts; above it the round re-materializes.
+"""Bound c on the factored form: the sparse update is accepted while ``cond(F') ≤ c``, the
+singular values of F' lie in ``[1/c, c]`` and ``‖Z'‖₂ ≤ c``; otherwise the round
+re-materializes (``Z`` orthonormal, ``F = I``, ``b = 0``).
 
-An error in ``Z`` is amplified by about ``cond(F)`` in ``V = FZ``; 1e3 keeps three of float64's
-sixteen digits for it (measured: see ``tests/players/test_son_fd_sparse.py``)."""
+A solve with F' loses ``cond(F')``; a large Z with a small F makes ``ū + Zᵀb`` cancel (ū absorbs
+``−Gᵀ(Δᵀb)``); 1e3 spends three of float64's sixteen digits on each (measured: see
+``tests/players/test_son_fd_sparse.py``)."""
 
 
 SPARSE_FD_PERIOD = 64
@@ -220,12 +223,16 @@ class SparseFD:
             pad = np.zeros((m, nb))
             pad[: len(live)] = n2
             delta = np.linalg.solve(f_new, pad)
+            kzg = self.kzg[:, :nb]
+            k_new = self.k + delta @ kzg.T + kzg @ delta.T + delta @ self.kgg[:nb, :nb] @ delta.T
+            # a large Z (a tiny F) makes ū + Zᵀb cancel: ū absorbs −Gᵀ(Δᵀb) for a large Δ
+            ok = bool(np.isfinite(k_new).all()) and self._size(k_new) <= SPARSE_FD_COND
+        if ok and self.since < SPARSE_FD_PERIOD:
             coef = delta.T @ self.b  # ū ← ū − Gᵀ(Δᵀb), the buffer before its reset
             for j, sup in enumerate(self.supports):
                 self.u[sup] -= coef[j] * self.g[j, sup]
                 self.z[:, sup] += np.outer(delta[:, j], self.g[j, sup])
-            kzg = self.kzg[:, :nb]
-            self.k += delta @ kzg.T + kzg @ delta.T + delta @ self.kgg[:nb, :nb] @ delta.T
+            self.k = k_new
             self.f = f_new
         else:
             self.materializations += 1
@@ -250,10 +257,17 @@ class SparseFD:
         self.kzg[:] = 0.0
         self.kgg[:] = 0.0
 
+    @staticmethod
+    def _size(k: np.ndarray) -> float:
+        """Return ``‖Z‖₂ = √λ_max(K)`` (1 right after a materialization: orthonormal rows)."""
+        top = float(np.linalg.eigvalsh(k)[-1]) if k.size else 0.0
+        return math.sqrt(max(top, 0.0))
+
     def _complete(self, n1: np.ndarray) -> tuple[np.ndarray, bool]:
         """Return ``(F', ok)``: N1's live rows completed to an m-square matrix by an orthonormal
-        basis of their row space's complement (scaled to their median norm); ok when
-        ``cond(F') ≤`` :data:`SPARSE_FD_COND` (repair of defect 1)."""
+        basis of their row space's complement (scaled to their median norm); ok when the
+        singular values of F' lie in ``[1/c, c]`` and ``cond(F') ≤ c``, c =
+        :data:`SPARSE_FD_COND` (repair of defect 1)."""
         m, k = self.m, n1.shape[0]
         if k == 0:  # nothing live: any F' will do
             return np.eye(m), True
@@ -263,5 +277,6 @@ class SparseFD:
         q, _ = np.linalg.qr(n1.T, mode="complete")
         f_new = np.vstack([n1, float(np.median(norms)) * q[:, k:].T])
         sv = np.linalg.svd(f_new, compute_uv=False)
-        ok = sv[-1] > 0.0 and sv[0] <= SPARSE_FD_COND * sv[-1]
+        bound = SPARSE_FD_COND
+        ok = sv[-1] > 0.0 and sv[0] <= bound * sv[-1] and 1.0 / bound <= sv[-1] and sv[0] <= bound
         return f_new, bool(ok)

@@ -1248,6 +1248,9 @@ class SON(OCOPlayer):
         return w
 
     def update(self, fb: Feedback) -> None:
+        if self._sparse_fd():
+            self._update_fd_sparse(fb)
+            return
         if fb.sparse and self.sparse:
             self._update_sparse_rows(fb)
             return
@@ -1304,16 +1307,17 @@ class SON(OCOPlayer):
 
         :func:`_son_play_block` does what :meth:`predict` and :meth:`update` do, round by round,
         on the same state (RP's ``r_t`` are drawn up front from the same generators, in the same
-        order); the sparse versions and α = 0 use the readable per-round loop. Where a projected
+        order); sparse RP/Oja-SON play :func:`_son_sparse_block`, and Sparse FD-SON and α = 0 the
+        readable per-round loop (FD's fast path is :meth:`play_predictions`). Where a projected
         prediction lands exactly on a kink of the loss (the hinge with C = 1: ``y·p = 1``) the
         kernel's dot product and the engine's may round to different sides and pick different
         (equally valid) subgradients; the kernel is deterministic and independent of the block
         split.
         """
+        if self._sparse_fd() or self._alpha == 0.0:
+            return super().play_block(data, spec)
         if self.sparse:
             return self._play_sparse(data, points=True)[1]
-        if self._alpha == 0.0:
-            return super().play_block(data, spec)
         loss_code, _, x, y, _, _ = kernel_data(data, spec.loss)
         n_rep, n, d = self._u.shape[0], x.shape[1], self._d
         dummy = np.zeros((n_rep, 1, 1))
@@ -1398,7 +1402,7 @@ class SON(OCOPlayer):
         if not is_sparse(x):
             x = SparseRows.from_dense(np.asarray(x, dtype=np.float64))
         if self._sparse_fd():
-            return self._play_fd_sparse(x, np.asarray(data.y, dtype=np.float64), points)
+            return self._play_fd_sparse(x, np.asarray(data.y, dtype=np.float64)), np.empty(0)
         n_rep, n, d = self._u.shape[0], x.shape[1], self._d
         oja = self.sketch == "oja"
         if oja:
@@ -1446,47 +1450,62 @@ class SON(OCOPlayer):
         self._t += n
         return pred, out
 
-    def _play_fd_sparse(
-        self, x: SparseRows, y: np.ndarray, points: bool
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Sparse FD-SON over a block, round by round in :class:`SparseFD` (readable numpy):
-        the prediction is read off ``ū + Zᵀb`` on the row's support, O(m·s + m²) a round
-        plus the decompositions; ``points`` forms ``w_t`` as well (O(md))."""
-        n_rep, n, d = self._u.shape[0], x.shape[1], self._d
-        code = LOSS_CODES[self._loss]
-        lip = math.inf if self._lip is None else self._lip
+    def _play_fd_sparse(self, x: SparseRows, y: np.ndarray) -> np.ndarray:
+        """Sparse FD-SON's predictions over a block, round by round in :class:`SparseFD`
+        (readable numpy): each is read off ``ū + Zᵀb`` on the row's support, O(m·s + m²) a
+        round plus the decompositions; no ``w_t`` is formed. (Its :meth:`play_block` is the
+        predict/update loop, which forms ``w_t`` anyway.)"""
+        n_rep, n = self._u.shape[0], x.shape[1]
         pred = np.empty((n_rep, n))
-        out = np.empty((n_rep, n, d)) if points else np.empty((1, 1, 1))
         for j in range(n):
-            t = self._t + j + 1
-            sketch_scale = math.sqrt(self._sig + self._eta0 / math.sqrt(t))
-            for r, state in enumerate(self._fd):
+            self._t += 1
+            self._eta_sum += self._eta0 / math.sqrt(self._t)
+            for r in range(n_rep):
                 row = r * n + j
                 lo, hi = int(x.indptr[row]), int(x.indptr[row + 1])
+                pred[r, j] = self._fd_round(r, x.indices[lo:hi], x.values[lo:hi], y[r, j])
+        return pred
+
+    def _update_fd_sparse(self, fb: Feedback) -> None:
+        """:meth:`update` of Sparse FD-SON, dense or sparse rows: :meth:`_fd_round` per replicate.
+
+        The step's ``ℓ'`` is taken at the prediction the representation gives (``⟨w_t, x_t⟩`` in
+        exact arithmetic, the engine's ``fb.dloss`` to round-off), so that this loop,
+        :meth:`play_block` and :meth:`play_predictions` take the same steps: FD-SON amplifies a
+        round-off difference in ℓ' (see the tests), and the predictions path has no ``w_t``."""
+        self._t += 1
+        self._eta_sum += self._eta0 / math.sqrt(self._t)
+        x, y = fb.data.x, np.asarray(fb.data.y, dtype=np.float64)
+        for r in range(self._u.shape[0]):
+            if is_sparse(x):
+                lo, hi = int(x.indptr[r]), int(x.indptr[r + 1])
                 idx, values = x.indices[lo:hi], x.values[lo:hi]
-                scale = 1.0 / np.sqrt(self._dsum[r, idx]) if self.diagonal else 1.0
-                xv = values * scale
-                p = state.apply_projection(idx, xv, self._c)
-                pred[r, j] = p
-                if points:
-                    out[r, j] = state.point()
-                    if self.diagonal:
-                        out[r, j] /= np.sqrt(self._dsum[r])
-                _, dl = prediction_loss_scalar(code, p, float(y[r, j]))
-                if abs(dl) > lip:
-                    dl = math.copysign(lip, dl)
-                raw = dl * values
-                gv = raw * scale
-                ghv = sketch_scale * gv
-                self._gsq[r] += float(gv @ gv)
-                self._ghsq[r] += float(ghv @ ghv)
-                state.update(idx, gv, ghv)
-                if self.diagonal:
-                    self._dsum[r, idx] += raw**2
-        for j in range(n):
-            self._eta_sum += self._eta0 / math.sqrt(self._t + j + 1)
-        self._t += n
-        return pred, out
+            else:
+                row = np.asarray(x[r], dtype=np.float64)
+                idx = np.flatnonzero(row)
+                values = row[idx]
+            self._fd_round(r, idx, values, y[r])
+
+    def _fd_round(self, r: int, idx: np.ndarray, values: np.ndarray, y: float) -> float:
+        """One round of Sparse FD-SON for replicate r on the row's support (``self._t`` is t):
+        the projection (Lemma 11), ``p = ⟨w_t, x_t⟩``, ``ℓ'(p)`` clipped to ``[−L, L]``
+        (:meth:`_assumed_gradient`), and the update of :class:`SparseFD`. Returns p."""
+        state = self._fd[r]
+        scale = 1.0 / np.sqrt(self._dsum[r, idx]) if self.diagonal else 1.0
+        xv = values * scale
+        p = state.apply_projection(idx, xv, self._c)
+        _, dl = prediction_loss_scalar(LOSS_CODES[self._loss], p, float(y))
+        if self._lip is not None and abs(dl) > self._lip:
+            dl = math.copysign(self._lip, dl)
+        raw = dl * values
+        gv = raw * scale
+        ghv = math.sqrt(self._sig + self._eta0 / math.sqrt(self._t)) * gv
+        self._gsq[r] += float(gv @ gv)
+        self._ghsq[r] += float(ghv @ ghv)
+        state.update(idx, gv, ghv)
+        if self.diagonal:
+            self._dsum[r, idx] += raw**2
+        return p
 
     def _update_sparse_rows(self, fb: Feedback) -> None:
         """:meth:`update` of the sparse sketches on sparse rows: the same steps, with the
@@ -1539,15 +1558,6 @@ class SON(OCOPlayer):
     ) -> None:
         """One replicate's sparse update, given the support, the features and the gradient on
         it (``xv`` None: no projection)."""
-        if self._sparse_fd():
-            state = self._fd[r]
-            if xv is not None:
-                state.apply_projection(idx, xv, self._c)
-            ghv = sketch_scale * gv
-            self._gsq[r] += float(gv @ gv)
-            self._ghsq[r] += float(ghv @ ghv)
-            state.update(idx, gv, ghv)
-            return
         if xv is not None:
             idx, xv, coef, direction = self._sparse_projection(r, (idx, xv), self._t - 1)
             self._u[r, idx] -= coef * xv
@@ -1784,7 +1794,8 @@ class SON(OCOPlayer):
         yield {"sketch": "oja", "m": 2, "C": 2.0, "eta": 0.5, "diagonal": True}
         yield {"sketch": "rp", "m": 3, "C": 1.5, "eta": 0.5, "sparse": True}
         yield {"sketch": "oja", "m": 2, "C": 1.5, "eta": 0.5, "sparse": True}
-        yield {"sketch": "fd", "m": 3, "C": 1.5, "eta": 0.5, "sparse": True}
+        # Sparse FD-SON: one configuration here (its checks cost about 9 s); the per-round fd and
+        # the predictions path (C=None) run the suite in tests/players/test_son_fd_sparse.py (slow)
         yield {"sketch": "fd_epoch", "m": 2, "C": 1.5, "eta": 0.5, "sparse": True}
         # no projection: sparse games are played through predictions (plays_predictions)
         yield {"sketch": "oja", "m": 2, "C": None, "eta": 0.5, "sparse": True}

@@ -118,3 +118,19 @@ def test_game_rows_equal_the_dense_player():
         rows[sparse] = run.rows.sort_values(["replicate", "t", "metric"]).value.to_numpy()
     assert len(rows[True]) == len(rows[False]) > 0
     np.testing.assert_allclose(rows[True], rows[False], rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"sketch": "fd", "m": 3, "C": 1.5, "eta": 0.5, "sparse": True},
+        # no projection: the game is played through play_predictions (plays_predictions)
+        {"sketch": "fd_epoch", "m": 2, "C": None, "eta": 0.5, "sparse": True},
+    ],
+)
+def test_conformance_of_the_other_sparse_fd_configurations(params):
+    """The suite on the configurations ``SON._unit_test_params`` leaves out (CI time)."""
+    from arena.testing import check_player
+
+    assert check_player(SON(**params)) == {}
