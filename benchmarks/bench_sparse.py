@@ -175,18 +175,17 @@ def fd_time(sketch: str, d: int, n: int, sparse: bool) -> tuple[float, float]:
     predictions path; dense: ``play_block`` on the densified rows (its numba kernel)."""
     from arena.players.son import SON
 
-    adv = SparseStream(nnz=10, representation="sparse", loss="logistic")
-    spec = GameSpec(
-        "classification", d, n, dim=d, domain=adv.declared_domain(), loss="logistic", sparse=True
-    )
-    adv.reset(spec, [np.random.default_rng(0)])
-    data = adv.data_block(1, n)
-    if not sparse:
-        data = data.densified()
+    def block(rounds):
+        adv = SparseStream(nnz=10, representation="sparse", loss="logistic")
+        adv.reset(spec, [np.random.default_rng(0)])
+        data = adv.data_block(1, rounds)
+        return data if sparse else data.densified()
+
+    spec = GameSpec("classification", d, n, dim=d, domain=Domain(), loss="logistic", sparse=True)
     for warm in (True, False):  # the first pass compiles or loads the kernels
         player = SON(sketch=sketch, m=10, alpha=8.0, C=1.0, eta=0.5, sparse=sparse)
         player.reset(spec, [np.random.default_rng(1)])
-        part = type(data)(*(None if a is None else a[:, :5] for a in data)) if warm else data
+        part = block(5 if warm else n)
         start = time.perf_counter()
         if sparse:
             player.play_predictions(part, spec)

@@ -845,23 +845,39 @@ class SON(OCOPlayer):
         ``g̃_t = D_t^{-1/2}g_t``. This makes the player (nearly) invariant to per-coordinate scaling
         whatever the sketch; the thesis proves no bound for it, and none is evaluated.
     sparse : bool
-        ``rp`` and ``oja`` only: the sparse implementations of Luo 2016, §4.5 — Sparse RP-SON
-        (Algorithm 15, ``w = ū + Sᵀb``, O(m² + ms) per round for s nonzeros) and Sparse Oja-SON
-        (Algorithms 22–23, ``w = ū + Zᵀb`` with ``V = FZ``, O(m³ + ms); line 3 of Alg. 23 needs
-        ``F^{-1}`` where Eq. 4.6 prints ``A^{-1}``). The prediction ``⟨w_t, x_t⟩`` is read off
+        ``rp``, ``oja``, ``fd`` and ``fd_epoch`` (not ``full``): the sparse implementations of
+        Luo 2016, §4.5 — Sparse RP-SON (Algorithm 15, ``w = ū + Sᵀb``, O(m² + ms) per round
+        for s nonzeros), Sparse Oja-SON (Algorithms 22–23, ``w = ū + Zᵀb`` with ``V = FZ``,
+        O(m³ + ms); line 3 of Alg. 23 needs ``F^{-1}`` where Eq. 4.6 prints ``A^{-1}``) and
+        Sparse FD-SON (Algorithms 18–21, ``w = ū + Zᵀb``, ``S = [DFZ; G]``;
+        :class:`~arena.players._fd_sparse.SparseFD`). The prediction ``⟨w_t, x_t⟩`` is read off
         the representation on x's support (:meth:`play_predictions`); forming ``w_t`` itself
         costs O(md) more (:meth:`play_block`, :meth:`current_point`). On a sparse stream
         (:class:`~arena.oco.losses.SparseRows`; the player is tagged ``sparse_input``) the rows'
         support is read from the CSR arrays and the gradient formed on it, never densified; the
         dense sketches densify the rows. Same predictions as the dense
         version (same draws) to round-off on well-posed streams; where a huge ĝ swamps V
-        (unbounded predictions, no C) both are ill-conditioned and can part. Sparse FD-SON
-        (Algorithms 18–21) is not offered: as printed it cannot run, since the matrix ``N1`` that
-        Algorithm 20 inverts is singular (rank 0 at the first epoch, rank ≤ m − 1 afterwards,
-        because the m-th sketch row has weight ``D_mm = 0``), Algorithm 18's line 10 reads the
-        buffer G after Algorithm 19 has reset it, and the repaired version drifts to O(1)
-        prediction differences within a few hundred rounds unless it is re-materialized every
-        epoch, which costs O(md) per epoch: no longer sparse time.
+        (unbounded predictions, no C) both are ill-conditioned and can part.
+
+        Sparse FD-SON serves both ``fd`` (Alg. 13: a buffer G of one row, a decomposition every
+        round) and ``fd_epoch`` (Alg. 16–17, which Algs 18–21 sparsify: a buffer of m rows).
+        As printed, Algs 18–21 cannot run; our repair of the three defects: (1) Alg. 19, line 9
+        inverts N1 of Alg. 20, which is singular (rank 0 at the first epoch, ≤ m − 1 after,
+        because the m-th sketch row has weight ``D_mm = 0``): only the rows of F' with
+        ``D'_ii > 0`` are prescribed (``N1``'s), the others (weight 0) complete them
+        orthonormally, ``Δ = F'^{-1}[N2; 0]``; (2) Alg. 18, line 10 reads G after Alg. 19,
+        line 13 reset it: ``ū ← ū − Gᵀ(Δᵀb)`` needs the buffer before the reset; (3) the
+        factored form drifts, and a direction outside span(Z) entering the sketch makes N1
+        ill-conditioned: the state **re-materializes** (``ū ← ū + Zᵀb``, ``b ← 0``,
+        ``Z ← [V'; 0]``, ``F ← I``, O(m²·|support seen|) ≤ O(m²d)) whenever F' or Z leave
+        the bound :data:`~arena.players._fd_sparse.SPARSE_FD_COND` and at least every
+        :data:`~arena.players._fd_sparse.SPARSE_FD_PERIOD` decompositions. Per round
+        O(ms + m²), plus O(msB + (m + B)³) per decomposition (B the buffer), plus the
+        re-materializations: the thesis's O(m² + ms) average (Thm 19) holds only while new
+        directions seldom enter; on random sparse rows at high d nearly every decomposition
+        re-materializes (``benchmarks/README.md``). Equal to dense FD-SON to 1e-10 relative
+        over 5000 rounds where dense FD-SON is itself reproducible (its two implementations
+        agree), see ``tests/players/test_son_fd_sparse.py``. Readable numpy, no kernel.
 
     Notes
     -----
@@ -923,8 +939,9 @@ class SON(OCOPlayer):
     included) in a numba kernel
     (:func:`_son_play_block`) that reproduces :meth:`predict`/:meth:`update` to ~1e-14 (dense
     Oja orthonormalizes by Gram–Schmidt in loops, :func:`_gram_schmidt_rows`, no LAPACK call a
-    round), and the sparse versions in :func:`_son_sparse_block` (to ~1e-11 relative: the
-    prediction is summed from the representation, see the tests); α = 0 uses the readable loop.
+    round), and sparse RP/Oja in :func:`_son_sparse_block` (to ~1e-11 relative: the
+    prediction is summed from the representation, see the tests); α = 0 and Sparse FD-SON use
+    the readable loop (Sparse FD-SON's fast path is :meth:`play_predictions`).
     A game runs with one BLAS thread unless ``ARENA_BLAS_THREADS`` says otherwise
     (:func:`arena.resources.blas_threads`).
 
