@@ -1811,8 +1811,7 @@ class SON(OCOPlayer):
         yield {"sketch": "oja", "m": 2, "C": 2.0, "eta": 0.5, "diagonal": True}
         yield {"sketch": "rp", "m": 3, "C": 1.5, "eta": 0.5, "sparse": True}
         yield {"sketch": "oja", "m": 2, "C": 1.5, "eta": 0.5, "sparse": True}
-        # Sparse FD-SON: one configuration here (its checks cost about 9 s); the per-round fd and
-        # the predictions path (C=None) run the suite in tests/players/test_son_fd_sparse.py (slow)
-        yield {"sketch": "fd_epoch", "m": 2, "C": 1.5, "eta": 0.5, "sparse": True}
+        # Sparse FD-SON (sparse with fd / fd_epoch) runs the suite in
+        # tests/players/test_son_fd_sparse.py, marked slow: about 9 s a configuration
         # no projection: sparse games are played through predictions (plays_predictions)
         yield {"sketch": "oja", "m": 2, "C": None, "eta": 0.5, "sparse": True}
