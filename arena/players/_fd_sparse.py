@@ -17,8 +17,9 @@ singular values of F' lie in ``[1/c, c]`` and ``‖Z'‖₂ ≤ c``; otherwise t
 re-materializes (``Z`` orthonormal, ``F = I``, ``b = 0``).
 
 A solve with F' loses ``cond(F')``; a large Z with a small F makes ``ū + Zᵀb`` cancel (ū absorbs
-``−Gᵀ(Δᵀb)``); 1e3 spends three of float64's sixteen digits on each (measured: see
-``tests/players/test_son_fd_sparse.py``)."""
+``−Gᵀ(Δᵀb)``); 1e3 spends three of float64's sixteen digits on each. Measured against dense
+FD-SON (m = 4, α = 8, 2000 rounds of ``sparse_stream(0, ·, 50, 5)``): relative gap 6.7e-14 with
+654 re-materializations at 1e3, 2.6e-8 with 334 at 1e6, 0.093 with 164 at 1e12."""
 
 
 SPARSE_FD_PERIOD = 64
