@@ -1060,7 +1060,8 @@ class SON(OCOPlayer):
             self._root = np.broadcast_to(np.eye(d) / math.sqrt(self._alpha), (n, d, d)).copy()
         else:
             rows = 2 * m if self.sketch == "fd_epoch" else m  # fd_epoch: S = [DV; G]
-            self._s = np.zeros((n, rows, d))
+            # Sparse FD-SON keeps Z and G in SparseFD (about the same memory): no dense S
+            self._s = np.zeros((n, rows, 0 if self.sparse and "fd" in self.sketch else d))
             self._h = np.broadcast_to(np.eye(rows) / self._alpha, (n, rows, rows)).copy()
         if self.sketch == "oja":
             self._v = np.broadcast_to(np.eye(m, d), (n, m, d)).copy()
