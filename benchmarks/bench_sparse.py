@@ -16,10 +16,15 @@ Dense rows are the sparse ones densified (``representation="dense"``: the same e
 ``normalized_linear`` lanes and over ``stump`` on ``sparse_stream`` at d ∈ {10³, 10⁵},
 T = 5,000, R = 1, sparse rows (read in O(nnz) per lane and round: by the chunk kernel, and by
 the stumps' sparse path in the per-round loop) against the same rows dense (``--weak stump``:
-that learner only). Run::
+that learner only). ``--fd`` times Sparse FD-SON (``son`` with ``sketch`` ``fd`` / ``fd_epoch``,
+``sparse=True``, m = 10, C = 1, α = 8) per example against dense FD-SON on the same rows, at
+d ∈ {10⁴, 10⁵} with 10 non-zeros a row: the sparse player's ``play_predictions`` (its O(m·s)
+path, no ``w_t`` formed) against the dense player's ``play_block`` (its numba kernel), plus the
+share of decompositions that re-materialized. Run::
 
     .venv/bin/python benchmarks/bench_sparse.py              # about a minute
     .venv/bin/python benchmarks/bench_sparse.py --boosting   # about a minute
+    .venv/bin/python benchmarks/bench_sparse.py --fd         # about two minutes
     .venv/bin/python benchmarks/bench_sparse.py --quick      # smoke test, numbers not meaningful
 """
 
@@ -164,13 +169,71 @@ def boosting_main(quick: bool, weak: list[str] | None = None) -> None:
             )
 
 
+def fd_time(sketch: str, d: int, n: int, sparse: bool) -> tuple[float, float]:
+    """Seconds per example of FD-SON on ``sparse_stream`` (10 non-zeros a row, R = 1), and the
+    share of decompositions that re-materialized (sparse; 0 for dense). Sparse: the
+    predictions path; dense: ``play_block`` on the densified rows (its numba kernel)."""
+    from arena.players.son import SON
+
+    def block(rounds):
+        adv = SparseStream(nnz=10, representation="sparse", loss="logistic")
+        adv.reset(spec, [np.random.default_rng(0)])
+        data = adv.data_block(1, rounds)
+        return data if sparse else data.densified()
+
+    spec = GameSpec("classification", d, n, dim=d, domain=Domain(), loss="logistic", sparse=True)
+    for warm in (True, False):  # the first pass compiles or loads the kernels
+        player = SON(sketch=sketch, m=10, alpha=8.0, C=1.0, eta=0.5, sparse=sparse)
+        player.reset(spec, [np.random.default_rng(1)])
+        part = block(5 if warm else n)
+        start = time.perf_counter()
+        if sparse:
+            player.play_predictions(part, spec)
+        else:
+            player.play_block(part, spec)
+        elapsed = time.perf_counter() - start
+    share = 0.0
+    if sparse:
+        state = player._fd[0]
+        share = state.materializations / max(1, state.decompositions)
+    return elapsed / n, share
+
+
+def fd_main(quick: bool) -> None:
+    """The Sparse FD-SON table: µs per example, sparse against dense FD-SON, with one BLAS
+    thread as in a game (:func:`arena.resources.blas_threads`)."""
+    from arena.resources import blas_threads
+
+    with blas_threads(1):
+        _fd_table(quick)
+
+
+def _fd_table(quick: bool) -> None:
+    print("| sketch | d | sparse µs/example | dense | dense / sparse | re-materialized |")
+    print("|---|---|---|---|---|---|")
+    for sketch in ("fd", "fd_epoch"):
+        for d in (10**4, 10**5):
+            n = 50 if quick else 2000
+            sparse, share = fd_time(sketch, d, n, True)
+            dense, _ = fd_time(sketch, d, n if d <= 10**4 or quick else n // 5, False)
+            print(
+                f"| {sketch} | {d:.0e} | {sparse * 1e6:.1f} | {dense * 1e6:.1f} "
+                f"| {dense / sparse:.1f}× | {share:.0%} |",
+                flush=True,
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--boosting", action="store_true", help="the boosting table instead")
     parser.add_argument("--players", nargs="+", help="registry names (default: all five)")
     parser.add_argument("--weak", nargs="+", help="--boosting: only these weak learners")
+    parser.add_argument("--fd", action="store_true", help="the Sparse FD-SON table instead")
     args = parser.parse_args()
+    if args.fd:
+        fd_main(args.quick)
+        return
     if args.boosting:
         boosting_main(args.quick, args.weak)
         return

@@ -28,6 +28,7 @@ from arena.oco.losses import (
     prediction_loss_scalar,
 )
 from arena.params import NON_NEGATIVE, POSITIVE, Boolean, Interval, IsNone, OneOf
+from arena.players._fd_sparse import SparseFD
 from arena.players._sketches import (
     INVERSE_SLACK,
     fd_epoch_update,
@@ -52,7 +53,7 @@ DIAGONAL_INIT = 0.1
 """``D_1 = 0.1·I`` of the diagonal adaptation (Luo 2016, §4.6.2, footnote 14)."""
 
 
-SPARSE_SKETCHES = frozenset({"rp", "oja"})
+SPARSE_SKETCHES = frozenset({"rp", "oja", "fd", "fd_epoch"})
 """Sketches with the sparse implementation of Luo 2016, §4.5 (``sparse=True``)."""
 
 
@@ -844,23 +845,39 @@ class SON(OCOPlayer):
         ``g̃_t = D_t^{-1/2}g_t``. This makes the player (nearly) invariant to per-coordinate scaling
         whatever the sketch; the thesis proves no bound for it, and none is evaluated.
     sparse : bool
-        ``rp`` and ``oja`` only: the sparse implementations of Luo 2016, §4.5 — Sparse RP-SON
-        (Algorithm 15, ``w = ū + Sᵀb``, O(m² + ms) per round for s nonzeros) and Sparse Oja-SON
-        (Algorithms 22–23, ``w = ū + Zᵀb`` with ``V = FZ``, O(m³ + ms); line 3 of Alg. 23 needs
-        ``F^{-1}`` where Eq. 4.6 prints ``A^{-1}``). The prediction ``⟨w_t, x_t⟩`` is read off
+        ``rp``, ``oja``, ``fd`` and ``fd_epoch`` (not ``full``): the sparse implementations of
+        Luo 2016, §4.5 — Sparse RP-SON (Algorithm 15, ``w = ū + Sᵀb``, O(m² + ms) per round
+        for s nonzeros), Sparse Oja-SON (Algorithms 22–23, ``w = ū + Zᵀb`` with ``V = FZ``,
+        O(m³ + ms); line 3 of Alg. 23 needs ``F^{-1}`` where Eq. 4.6 prints ``A^{-1}``) and
+        Sparse FD-SON (Algorithms 18–21, ``w = ū + Zᵀb``, ``S = [DFZ; G]``;
+        :class:`~arena.players._fd_sparse.SparseFD`). The prediction ``⟨w_t, x_t⟩`` is read off
         the representation on x's support (:meth:`play_predictions`); forming ``w_t`` itself
         costs O(md) more (:meth:`play_block`, :meth:`current_point`). On a sparse stream
         (:class:`~arena.oco.losses.SparseRows`; the player is tagged ``sparse_input``) the rows'
         support is read from the CSR arrays and the gradient formed on it, never densified; the
         dense sketches densify the rows. Same predictions as the dense
         version (same draws) to round-off on well-posed streams; where a huge ĝ swamps V
-        (unbounded predictions, no C) both are ill-conditioned and can part. Sparse FD-SON
-        (Algorithms 18–21) is not offered: as printed it cannot run, since the matrix ``N1`` that
-        Algorithm 20 inverts is singular (rank 0 at the first epoch, rank ≤ m − 1 afterwards,
-        because the m-th sketch row has weight ``D_mm = 0``), Algorithm 18's line 10 reads the
-        buffer G after Algorithm 19 has reset it, and the repaired version drifts to O(1)
-        prediction differences within a few hundred rounds unless it is re-materialized every
-        epoch, which costs O(md) per epoch: no longer sparse time.
+        (unbounded predictions, no C) both are ill-conditioned and can part.
+
+        Sparse FD-SON serves both ``fd`` (Alg. 13: a buffer G of one row, a decomposition every
+        round) and ``fd_epoch`` (Alg. 16–17, which Algs 18–21 sparsify: a buffer of m rows).
+        As printed, Algs 18–21 cannot run; our repair of the three defects: (1) Alg. 19, line 9
+        inverts N1 of Alg. 20, which is singular (rank 0 at the first epoch, ≤ m − 1 after,
+        because the m-th sketch row has weight ``D_mm = 0``): only the rows of F' with
+        ``D'_ii > 0`` are prescribed (``N1``'s), the others (weight 0) complete them
+        orthonormally, ``Δ = F'^{-1}[N2; 0]``; (2) Alg. 18, line 10 reads G after Alg. 19,
+        line 13 reset it: ``ū ← ū − Gᵀ(Δᵀb)`` needs the buffer before the reset; (3) the
+        factored form drifts, and a direction outside span(Z) entering the sketch makes N1
+        ill-conditioned: the state **re-materializes** (``ū ← ū + Zᵀb``, ``b ← 0``,
+        ``Z ← [V'; 0]``, ``F ← I``, O(m²·|support seen|) ≤ O(m²d)) whenever F' or Z leave
+        the bound :data:`~arena.players._fd_sparse.SPARSE_FD_COND` and at least every
+        :data:`~arena.players._fd_sparse.SPARSE_FD_PERIOD` decompositions. Per round
+        O(ms + m²), plus O(msB + (m + B)³) per decomposition (B the buffer), plus the
+        re-materializations: the thesis's O(m² + ms) average (Thm 19) holds only while new
+        directions seldom enter; on random sparse rows at high d nearly every decomposition
+        re-materializes (``benchmarks/README.md``). Equal to dense FD-SON to 1e-10 relative
+        over 5000 rounds where dense FD-SON is itself reproducible (its two implementations
+        agree), see ``tests/players/test_son_fd_sparse.py``. Readable numpy, no kernel.
 
     Notes
     -----
@@ -922,8 +939,9 @@ class SON(OCOPlayer):
     included) in a numba kernel
     (:func:`_son_play_block`) that reproduces :meth:`predict`/:meth:`update` to ~1e-14 (dense
     Oja orthonormalizes by Gram–Schmidt in loops, :func:`_gram_schmidt_rows`, no LAPACK call a
-    round), and the sparse versions in :func:`_son_sparse_block` (to ~1e-11 relative: the
-    prediction is summed from the representation, see the tests); α = 0 uses the readable loop.
+    round), and sparse RP/Oja in :func:`_son_sparse_block` (to ~1e-11 relative: the
+    prediction is summed from the representation, see the tests); α = 0 and Sparse FD-SON use
+    the readable loop (Sparse FD-SON's fast path is :meth:`play_predictions`).
     A game runs with one BLAS thread unless ``ARENA_BLAS_THREADS`` says otherwise
     (:func:`arena.resources.blas_threads`).
 
@@ -1042,12 +1060,19 @@ class SON(OCOPlayer):
             self._root = np.broadcast_to(np.eye(d) / math.sqrt(self._alpha), (n, d, d)).copy()
         else:
             rows = 2 * m if self.sketch == "fd_epoch" else m  # fd_epoch: S = [DV; G]
-            self._s = np.zeros((n, rows, d))
+            # Sparse FD-SON keeps Z and G in SparseFD (about the same memory): no dense S
+            self._s = np.zeros((n, rows, 0 if self.sparse and "fd" in self.sketch else d))
             self._h = np.broadcast_to(np.eye(rows) / self._alpha, (n, rows, rows)).copy()
         if self.sketch == "oja":
             self._v = np.broadcast_to(np.eye(m, d), (n, m, d)).copy()
             self._lam = np.zeros((n, m))
-        self._b = np.zeros((n, m))  # sparse: w = ū + Sᵀb (RP) or ū + Zᵀb (Oja), ū in _u
+        self._b = np.zeros((n, m))  # sparse: w = ū + Sᵀb (RP) or ū + Zᵀb (Oja, FD), ū in _u
+        if self.sparse and self.sketch in ("fd", "fd_epoch"):  # Luo 2016, Alg. 18–21, repaired
+            self._fd = []
+            for r in range(n):
+                state = SparseFD(d, m, self._alpha, 1 if self.sketch == "fd" else m)
+                state.u, state.b = self._u[r], self._b[r]  # views: the state updates in place
+                self._fd.append(state)
         if self.sparse and self.sketch == "oja":  # V = FZ, K = ZZᵀ (Luo 2016, Alg. 22)
             # Z stored as its transpose (R, d, m), so that a feature's m entries are adjacent for
             # the kernel; _z is the (R, m, d) view the readable code reads and writes
@@ -1142,6 +1167,18 @@ class SON(OCOPlayer):
             out.append((idx, x.values[lo:hi] * scale[r, idx]))
         return out
 
+    def _sparse_fd(self) -> bool:
+        """Whether this is Sparse FD-SON (``fd``/``fd_epoch`` with ``sparse=True``)."""
+        return bool(self.sparse) and self.sketch in ("fd", "fd_epoch")
+
+    @staticmethod
+    def _row_support(row: np.ndarray | tuple) -> tuple[np.ndarray, np.ndarray]:
+        """``(support, values)`` of a dense row, or the pair itself."""
+        if isinstance(row, tuple):
+            return row
+        idx = np.flatnonzero(row)
+        return idx, row[idx]
+
     def _sparse_basis(self) -> np.ndarray:
         """The rows of the sparse representation ``w = ū + basisᵀb``: S (RP) or Z (Oja)."""
         return self._z if self.sketch == "oja" else self._s
@@ -1185,6 +1222,16 @@ class SON(OCOPlayer):
         """Return ``w_t = ū − cx + basisᵀ(b + c·direction)`` (O(md): the arena needs ``w_t``).
 
         The features are dense rows ``x`` or sparse ones, ``supports`` (:meth:`_supports`)."""
+        if self._sparse_fd():
+            rows = supports if supports is not None else x
+            return np.stack(
+                [
+                    st.point()
+                    if rows is None
+                    else st.projected_point(*self._row_support(rows[r]), self._c)
+                    for r, st in enumerate(self._fd)
+                ]
+            )
         basis = self._sparse_basis()
         out = self._u + np.einsum("rmd,rm->rd", basis, self._b)
         if x is None and supports is None:
@@ -1219,6 +1266,9 @@ class SON(OCOPlayer):
         return w
 
     def update(self, fb: Feedback) -> None:
+        if self._sparse_fd():
+            self._update_fd_sparse(fb)
+            return
         if fb.sparse and self.sparse:
             self._update_sparse_rows(fb)
             return
@@ -1275,16 +1325,17 @@ class SON(OCOPlayer):
 
         :func:`_son_play_block` does what :meth:`predict` and :meth:`update` do, round by round,
         on the same state (RP's ``r_t`` are drawn up front from the same generators, in the same
-        order); the sparse versions and α = 0 use the readable per-round loop. Where a projected
+        order); sparse RP/Oja-SON play :func:`_son_sparse_block`, and Sparse FD-SON and α = 0 the
+        readable per-round loop (FD's fast path is :meth:`play_predictions`). Where a projected
         prediction lands exactly on a kink of the loss (the hinge with C = 1: ``y·p = 1``) the
         kernel's dot product and the engine's may round to different sides and pick different
         (equally valid) subgradients; the kernel is deterministic and independent of the block
         split.
         """
+        if self._sparse_fd() or self._alpha == 0.0:
+            return super().play_block(data, spec)
         if self.sparse:
             return self._play_sparse(data, points=True)[1]
-        if self._alpha == 0.0:
-            return super().play_block(data, spec)
         loss_code, _, x, y, _, _ = kernel_data(data, spec.loss)
         n_rep, n, d = self._u.shape[0], x.shape[1], self._d
         dummy = np.zeros((n_rep, 1, 1))
@@ -1368,6 +1419,8 @@ class SON(OCOPlayer):
         x = data.x
         if not is_sparse(x):
             x = SparseRows.from_dense(np.asarray(x, dtype=np.float64))
+        if self._sparse_fd():
+            return self._play_fd_sparse(x, np.asarray(data.y, dtype=np.float64)), np.empty(0)
         n_rep, n, d = self._u.shape[0], x.shape[1], self._d
         oja = self.sketch == "oja"
         if oja:
@@ -1414,6 +1467,63 @@ class SON(OCOPlayer):
             self._eta_sum += self._eta0 / math.sqrt(self._t + j + 1)
         self._t += n
         return pred, out
+
+    def _play_fd_sparse(self, x: SparseRows, y: np.ndarray) -> np.ndarray:
+        """Sparse FD-SON's predictions over a block, round by round in :class:`SparseFD`
+        (readable numpy): each is read off ``ū + Zᵀb`` on the row's support, O(m·s + m²) a
+        round plus the decompositions; no ``w_t`` is formed. (Its :meth:`play_block` is the
+        predict/update loop, which forms ``w_t`` anyway.)"""
+        n_rep, n = self._u.shape[0], x.shape[1]
+        pred = np.empty((n_rep, n))
+        for j in range(n):
+            self._t += 1
+            self._eta_sum += self._eta0 / math.sqrt(self._t)
+            for r in range(n_rep):
+                row = r * n + j
+                lo, hi = int(x.indptr[row]), int(x.indptr[row + 1])
+                pred[r, j] = self._fd_round(r, x.indices[lo:hi], x.values[lo:hi], y[r, j])
+        return pred
+
+    def _update_fd_sparse(self, fb: Feedback) -> None:
+        """:meth:`update` of Sparse FD-SON, dense or sparse rows: :meth:`_fd_round` per replicate.
+
+        The step's ``ℓ'`` is taken at the prediction the representation gives (``⟨w_t, x_t⟩`` in
+        exact arithmetic, the engine's ``fb.dloss`` to round-off), so that this loop,
+        :meth:`play_block` and :meth:`play_predictions` take the same steps: FD-SON amplifies a
+        round-off difference in ℓ' (see the tests), and the predictions path has no ``w_t``."""
+        self._t += 1
+        self._eta_sum += self._eta0 / math.sqrt(self._t)
+        x, y = fb.data.x, np.asarray(fb.data.y, dtype=np.float64)
+        for r in range(self._u.shape[0]):
+            if is_sparse(x):
+                lo, hi = int(x.indptr[r]), int(x.indptr[r + 1])
+                idx, values = x.indices[lo:hi], x.values[lo:hi]
+            else:
+                row = np.asarray(x[r], dtype=np.float64)
+                idx = np.flatnonzero(row)
+                values = row[idx]
+            self._fd_round(r, idx, values, y[r])
+
+    def _fd_round(self, r: int, idx: np.ndarray, values: np.ndarray, y: float) -> float:
+        """One round of Sparse FD-SON for replicate r on the row's support (``self._t`` is t):
+        the projection (Lemma 11), ``p = ⟨w_t, x_t⟩``, ``ℓ'(p)`` clipped to ``[−L, L]``
+        (:meth:`_assumed_gradient`), and the update of :class:`SparseFD`. Returns p."""
+        state = self._fd[r]
+        scale = 1.0 / np.sqrt(self._dsum[r, idx]) if self.diagonal else 1.0
+        xv = values * scale
+        p = state.apply_projection(idx, xv, self._c)
+        _, dl = prediction_loss_scalar(LOSS_CODES[self._loss], p, float(y))
+        if self._lip is not None and abs(dl) > self._lip:
+            dl = math.copysign(self._lip, dl)
+        raw = dl * values
+        gv = raw * scale
+        ghv = math.sqrt(self._sig + self._eta0 / math.sqrt(self._t)) * gv
+        self._gsq[r] += float(gv @ gv)
+        self._ghsq[r] += float(ghv @ ghv)
+        state.update(idx, gv, ghv)
+        if self.diagonal:
+            self._dsum[r, idx] += raw**2
+        return p
 
     def _update_sparse_rows(self, fb: Feedback) -> None:
         """:meth:`update` of the sparse sketches on sparse rows: the same steps, with the
@@ -1609,6 +1719,12 @@ class SON(OCOPlayer):
             est = np.maximum(est, 0.0)
         elif self.sketch == "oja":
             est = self._t * self._lam
+        elif self._sparse_fd():  # SSᵀ from the representation; pad to the dense sketch's rows
+            rows = self._s.shape[1]
+            est = np.zeros((n, rows))
+            for r, state in enumerate(self._fd):
+                lam = np.maximum(np.linalg.eigvalsh(state.gram()), 0.0)
+                est[r, : lam.shape[0]] = lam
         else:
             est = np.maximum(np.linalg.eigvalsh(self._s @ self._s.transpose(0, 2, 1)), 0.0)
         est = -np.sort(-est, axis=1)
@@ -1674,7 +1790,10 @@ class SON(OCOPlayer):
             d = self._d
             return base + d / (2.0 * curv) * np.log1p(curv * self._gsq / (d * self._alpha))
         rows = self._s.shape[1]  # m, or 2m for fd_epoch (rank S_T ≤ 2m − 1)
-        trace = np.einsum("rij,rij->r", self._s, self._s)
+        if self._sparse_fd():
+            trace = np.array([float(np.trace(state.gram())) for state in self._fd])
+        else:
+            trace = np.einsum("rij,rij->r", self._s, self._s)
         tail = self._ghsq if spectrum is None else fd_sketching_term(spectrum, int(self.m))
         return (
             base
@@ -1693,5 +1812,7 @@ class SON(OCOPlayer):
         yield {"sketch": "oja", "m": 2, "C": 2.0, "eta": 0.5, "diagonal": True}
         yield {"sketch": "rp", "m": 3, "C": 1.5, "eta": 0.5, "sparse": True}
         yield {"sketch": "oja", "m": 2, "C": 1.5, "eta": 0.5, "sparse": True}
+        # Sparse FD-SON (sparse with fd / fd_epoch) runs the suite in
+        # tests/players/test_son_fd_sparse.py, marked slow: about 9 s a configuration
         # no projection: sparse games are played through predictions (plays_predictions)
         yield {"sketch": "oja", "m": 2, "C": None, "eta": 0.5, "sparse": True}

@@ -191,7 +191,6 @@ def test_sketch_error_is_exact_below_rank_m_and_matches_brute_force():
 
 def test_refusals():
     spec = GameSpec("classification", 3, 5, dim=3, domain=Domain(), loss="hinge")
-    with pytest.raises(ConfigError, match="sparse"):
-        SON(sketch="fd_epoch", m=2, sparse=True).reset(spec, [np.random.default_rng(0)])
+    # sparse=True is Sparse FD-SON (tests/players/test_son_fd_sparse.py)
     with pytest.raises(ConfigError, match="alpha"):
         SON(sketch="fd_epoch", m=2, alpha=0.0).reset(spec, [np.random.default_rng(0)])

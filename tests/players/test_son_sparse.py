@@ -57,11 +57,10 @@ def test_sparse_oja_dense_fallback_keeps_equality(monkeypatch):
     assert np.abs(sparse - dense).max() <= 1e-10 * max(1.0, float(np.abs(dense).max()))
 
 
-def test_sparse_refused_for_full_and_fd():
+def test_sparse_refused_for_full():
     spec = GameSpec("classification", 4, 5, dim=4, domain=Domain(), loss="logistic")
-    for sketch in ("full", "fd"):
-        with pytest.raises(ConfigError, match="sparse"):
-            SON(sketch=sketch, m=2, sparse=True).reset(spec, [np.random.default_rng(0)])
+    with pytest.raises(ConfigError, match="sparse"):
+        SON(sketch="full", m=2, sparse=True).reset(spec, [np.random.default_rng(0)])
 
 
 def _block_game(params, x, y, loss, replicates=2, seed=3):
