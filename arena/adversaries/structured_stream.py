@@ -24,8 +24,9 @@ class StructuredStream(StructuredAdversary):
     by ``transition_scale``, then normalized to ``‖w*‖ = 1``). Each round draws ``x_t`` with
     i.i.d. standard normal entries (m × d) until the clean answer ``y*_t = argmax_y ⟨w*,
     φ(x_t, y)⟩`` has margin γ in the cost, ``⟨w*, φ(x_t, y*) − φ(x_t, y′)⟩ ≥ γ ρ(y*, y′)`` for
-    every ``y′`` (checked by loss-augmented Viterbi), then replaces each label of ``y*_t`` by a
-    uniform one with probability ``noise``.
+    every ``y′`` (checked by loss-augmented Viterbi; ``w*`` is redrawn at reset until its
+    emission rows are pairwise ``2γ`` apart, so that the margin is within reach), then replaces
+    each label of ``y*_t`` by a uniform one with probability ``noise``.
 
     Comparator (oracle ``comparator``): ``u = w*/γ``, whose maximal loss (5.22) is 0 on every
     clean round, so with ``noise = 0`` Theorem 7 bounds the cost of Fig 5.4 by ``8X²U``
@@ -91,13 +92,21 @@ class StructuredStream(StructuredAdversary):
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
         self._s = self.structure()
         self._rngs = list(rngs)
-        targets = []
-        for rng in self._rngs:
+        self._w = np.array([self._target(rng) for rng in self._rngs])
+
+    def _target(self, rng: np.random.Generator) -> np.ndarray:
+        # a w* whose emission rows nearly coincide cannot separate two labels by γ at any input
+        # that is likely to be drawn: redraw until every two rows are 2γ apart
+        k = self._s.n_labels
+        for _ in range(MAX_TRIES):
             w = rng.standard_normal(self._s.dim)
-            _, _, trans = self._s.split(w)
+            emit, _, trans = self._s.split(w)
             trans *= self.transition_scale
-            targets.append(w / np.linalg.norm(w))
-        self._w = np.array(targets)
+            w /= np.linalg.norm(w)
+            gaps = [np.linalg.norm(emit[a] - emit[b]) for a in range(k) for b in range(a)]
+            if min(gaps) >= 2.0 * self.margin:
+                return w
+        raise RuntimeError(f"no target with emission rows {2.0 * self.margin} apart")
 
     def comparator(self) -> np.ndarray:
         """``u = w*/γ`` per replicate, shape (R, dim)."""

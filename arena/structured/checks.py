@@ -68,10 +68,14 @@ def check_structured_predict_is_pure(player: StructuredPlayer) -> None:
         before = state_copy(p)
         first = np.asarray(p.predict(x[:, j].copy()))
         if not same_state(before, state_copy(p)):
-            fail("check_structured_predict_is_pure", player, f"predict changed state (round {j + 1})")
+            fail(
+                "check_structured_predict_is_pure", player, f"predict changed state (round {j + 1})"
+            )
         second = np.asarray(p.predict(x[:, j].copy()))
         if first.shape != (REPLICATES, structure.length) or not np.array_equal(first, second):
-            fail("check_structured_predict_is_pure", player, "predict is not repeatable or misshapen")
+            fail(
+                "check_structured_predict_is_pure", player, "predict is not repeatable or misshapen"
+            )
         if first.min() < 0 or first.max() >= structure.n_labels:
             fail("check_structured_predict_is_pure", player, "predicted labels out of range")
         p.update(x[:, j].copy(), y[:, j].copy(), first.copy())
@@ -107,7 +111,9 @@ def check_structured_examples_chunk_free(adversary: StructuredAdversary) -> None
     if np.shape(x) != (REPLICATES, 8, m, d) or np.shape(y) != (REPLICATES, 8, m):
         fail("check_structured_examples_chunk_free", adversary, "examples misshapen")
     if np.min(y) < 0 or np.max(y) >= structure.n_labels or not np.isfinite(x).all():
-        fail("check_structured_examples_chunk_free", adversary, "labels out of range or x not finite")
+        fail(
+            "check_structured_examples_chunk_free", adversary, "labels out of range or x not finite"
+        )
 
 
 def _pair(component: Any) -> tuple[Any, Any, dict[str, Any]]:

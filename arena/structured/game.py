@@ -37,7 +37,9 @@ class StructuredCore:
         self.cost = np.zeros(n_rep)
 
 
-def check_prediction(player: Any, y_hat: Any, spec: GameSpec, t: int, ids: np.ndarray) -> np.ndarray:
+def check_prediction(
+    player: Any, y_hat: Any, spec: GameSpec, t: int, ids: np.ndarray
+) -> np.ndarray:
     """Return ``y_hat`` as an (R, m) int array, or raise :class:`GameError` naming the player,
     the round and the first replicate at fault."""
     who = describe("player", player)
@@ -82,7 +84,9 @@ class StructuredStepper(Stepper):
         for j in range(n):
             t = t0 + j
             x, y = x_all[:, j], y_all[:, j]
-            y_hat = check_prediction(self.player, self.player.predict(x.copy()), self.spec, t, self.ids)
+            y_hat = check_prediction(
+                self.player, self.player.predict(x.copy()), self.spec, t, self.ids
+            )
             self.player.update(x.copy(), y.copy(), y_hat.copy())
             preds[:, j] = y_hat
             costs[:, j] = [s.cost(y[r], y_hat[r]) for r in range(n_rep)]
@@ -102,7 +106,9 @@ class StructuredProtocol(GameProtocol):
 
     def check_pair(self, player: Any, adversary: Any) -> None:
         if not isinstance(adversary, StructuredAdversary):
-            raise ConfigError(describe("adversary", adversary), "protocol", "is no structured stream")
+            raise ConfigError(
+                describe("adversary", adversary), "protocol", "is no structured stream"
+            )
         if not isinstance(player, StructuredPlayer):
             raise ConfigError(
                 describe("player", player), "protocol", f"does not play the {STRUCTURED} protocol"

@@ -14,7 +14,9 @@ from collections.abc import Iterable
 import numpy as np
 
 
-def fig54(structure, U: float, examples: Iterable[tuple[np.ndarray, np.ndarray]]) -> list[list[int]]:
+def fig54(
+    structure, U: float, examples: Iterable[tuple[np.ndarray, np.ndarray]]
+) -> list[list[int]]:
     """Play Figure 5.4 on ``examples`` (pairs ``(x_t, y_t)``); return every prediction ``y′_t``.
 
     Examples
@@ -24,7 +26,9 @@ def fig54(structure, U: float, examples: Iterable[tuple[np.ndarray, np.ndarray]]
     >>> fig54(s, 1.0, [(np.array([[1.0], [1.0]]), np.array([1, 1]))] * 2)
     [[0, 0], [1, 1]]
     """
-    strings = [list(y) for y in itertools.product(range(structure.n_labels), repeat=structure.length)]
+    strings = [
+        list(y) for y in itertools.product(range(structure.n_labels), repeat=structure.length)
+    ]
 
     def phi(x, y):
         return [float(v) for v in structure.features(x, np.array(y))]

@@ -58,13 +58,8 @@ class StructuredCost(StructuredMetric):
 
     name = "structured_cost"
 
-    def start(self, spec: GameSpec) -> None:
-        self.total = np.zeros(spec.n_replicates)
-
-    def advance(self, block: Any, core: Any) -> None:
-        self.total = core.cost.copy()
-
     def values(self, core: Any) -> np.ndarray:
+        # the stepper adds the costs round by round into the core: chunk-free sums
         return core.cost[:, None].copy()
 
     def reference(self, record: StructuredRecord, param: float) -> float:
@@ -129,7 +124,9 @@ class StructuredCostBound(StructuredMetric):
         s = spec.structure
         u = np.asarray(self._adversary.comparator(), dtype=np.float64)
         if u.shape != (spec.n_replicates, s.dim) or not np.isfinite(u).all():
-            raise ValueError(f"comparator() must return finite values of shape {(spec.n_replicates, s.dim)}")
+            raise ValueError(
+                f"comparator() must return finite values of shape {(spec.n_replicates, s.dim)}"
+            )
         self._structure, self._u = s, u
         self._loss = np.zeros(spec.n_replicates)
         self._x = np.zeros(spec.n_replicates)
