@@ -70,6 +70,15 @@ class ChainStructure:
         k, d = self.n_labels, self.n_features
         return k * d + k + k * k
 
+    @property
+    def input_shape(self) -> tuple[int, ...]:
+        """The shape of one input ``x``: ``(m, d)``, one feature row per position."""
+        return (self.length, self.n_features)
+
+    def enumerable(self) -> bool:
+        """Whether :meth:`all_strings` lists Σ^m (at most :data:`MAX_ENUMERATED` strings)."""
+        return self.n_labels**self.length <= MAX_ENUMERATED
+
     def describe(self) -> dict[str, int | str]:
         """The structure as the manifest records it."""
         return {
@@ -139,7 +148,7 @@ class ChainStructure:
     def all_strings(self) -> np.ndarray:
         """Every string of Σ^m in lexicographic order, shape (k^m, m); refuses more than
         :data:`MAX_ENUMERATED`."""
-        if self.n_labels**self.length > MAX_ENUMERATED:
+        if not self.enumerable():
             raise ValueError(
                 f"{self.n_labels}^{self.length} strings exceed the {MAX_ENUMERATED} enumerated"
             )

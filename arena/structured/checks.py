@@ -107,8 +107,8 @@ def check_structured_examples_chunk_free(adversary: StructuredAdversary) -> None
         and np.array_equal(y, np.concatenate([y1, y2], axis=1))
     ):
         fail("check_structured_examples_chunk_free", adversary, "examples depend on the chunks")
-    m, d = structure.length, structure.n_features
-    if np.shape(x) != (REPLICATES, 8, m, d) or np.shape(y) != (REPLICATES, 8, m):
+    m = structure.length
+    if np.shape(x) != (REPLICATES, 8, *structure.input_shape) or np.shape(y) != (REPLICATES, 8, m):
         fail("check_structured_examples_chunk_free", adversary, "examples misshapen")
     if np.min(y) < 0 or np.max(y) >= structure.n_labels or not np.isfinite(x).all():
         fail(

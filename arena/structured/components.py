@@ -2,7 +2,7 @@
 
 One round t of the protocol (Shalev-Shwartz 2007, §5.3.3), for R replicates at once:
 
-1. the adversary shows the input ``x_t`` (R, m, d);
+1. the adversary shows the input ``x_t`` (R, *input_shape): (R, m, d) for label strings;
 2. the player predicts a string ``ŷ_t ∈ Σ^m`` per replicate (``predict(x_t)`` → (R, m) ints);
 3. the adversary reveals the correct string ``y_t`` (R, m), and the round costs ``ρ(y_t, ŷ_t)``;
 4. the player sees ``x_t``, ``y_t`` and its own ``ŷ_t`` (``update``).
@@ -46,7 +46,7 @@ class StructuredPlayer(Player):
 class StructuredAdversary(Adversary):
     """Oblivious structured stream: fixes every ``(x_t, y_t)`` from its own streams.
 
-    ``examples(t0, n)`` returns the rounds ``t0 … t0+n−1`` as ``x`` (R, n, m, d) and ``y``
+    ``examples(t0, n)`` returns the rounds ``t0 … t0+n−1`` as ``x`` (R, n, *input_shape) and ``y``
     (R, n, m), drawn in round order so that any split into chunks gives the same examples.
     """
 
@@ -58,5 +58,5 @@ class StructuredAdversary(Adversary):
         raise NotImplementedError
 
     def examples(self, t0: int, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """Rounds ``t0 … t0+n−1``: ``x`` (R, n, m, d) float and ``y`` (R, n, m) int."""
+        """Rounds ``t0 … t0+n−1``: ``x`` (R, n, *input_shape) float and ``y`` (R, n, m) int."""
         raise NotImplementedError

@@ -72,7 +72,7 @@ class StructuredStepper(Stepper):
         self.structure = game.spec.structure
         self.core = StructuredCore(game.spec.n_replicates)
         s = self.structure
-        self.round_elements = s.length * (s.n_features + 2) + 1
+        self.round_elements = int(np.prod(s.input_shape)) + 2 * s.length + 1
 
     def step(self, t0: int, n: int) -> StructuredBlock:
         x_all, y_all = self.adversary.examples(t0, n)

@@ -110,7 +110,7 @@ class StructuredCostBound(StructuredMetric):
 
     def game_reason(self, spec: GameSpec) -> str | None:
         s = spec.structure
-        if s is None or s.n_labels**s.length > MAX_ENUMERATED:
+        if s is None or not s.enumerable():
             return f"Theorem 7's X is enumerated over at most {MAX_ENUMERATED} strings"
         return None
 
