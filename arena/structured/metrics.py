@@ -63,10 +63,11 @@ class StructuredCost(StructuredMetric):
         return core.cost[:, None].copy()
 
     def reference(self, record: StructuredRecord, param: float) -> float:
-        """Differing positions counted pair by pair, round by round."""
+        """ρ(y_s, ŷ_s) by the structure's definition, added round by round."""
+        rho = record.spec.structure.cost
         total = 0.0
-        for y, y_hat in zip(record.y.tolist(), record.predictions.tolist(), strict=True):
-            total += sum(1.0 for a, b in zip(y, y_hat, strict=True) if a != b)
+        for y, y_hat in zip(record.y, record.predictions, strict=True):
+            total += rho(y, y_hat)
         return total
 
 

@@ -13,7 +13,7 @@ from arena.structured.metrics import StructuredRecord
 
 class StructuredLoop(ReferenceLoop):
     """The structured rounds, literally: ``x_t``, ``ŷ_t = predict(x_t)``, ``y_t``, the cost
-    counted position by position, ``update(x_t, y_t, ŷ_t)``.
+    ``ρ(y_t, ŷ_t)`` replicate by replicate, ``update(x_t, y_t, ŷ_t)``.
 
     Examples
     --------
@@ -40,13 +40,11 @@ class StructuredLoop(ReferenceLoop):
         return np.array(self.player.predict(context), dtype=np.int64)
 
     def round_respond(self, t: int, output: np.ndarray, context: Any) -> tuple:
-        """Reveal ``y_t``; the cost ``ρ(y_t, ŷ_t)`` as the count of differing positions."""
-        m = self.spec.n_actions
+        """Reveal ``y_t``; the cost ``ρ(y_t, ŷ_t)`` by the structure's definition, pair by pair."""
+        m, rho = self.spec.n_actions, self.spec.structure.cost
         if output.shape != (self.n_rep, m):
             raise ValueError(f"player.predict returned shape {output.shape} at round {t}")
-        costs = np.array(
-            [sum(1.0 for i in range(m) if self._y[r, i] != output[r, i]) for r in range(self.n_rep)]
-        )
+        costs = np.array([rho(self._y[r], output[r]) for r in range(self.n_rep)])
         self.store(x=self._x.copy(), y=self._y.copy(), predictions=output.copy(), costs=costs)
         return self._x.copy(), self._y.copy(), output.copy()
 
