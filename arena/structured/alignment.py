@@ -213,6 +213,10 @@ class AlignmentStructure:
                 out.append(y)
         return np.array(out, dtype=np.int64).reshape(-1, self.n_events)
 
+    def all_features(self, x: np.ndarray) -> np.ndarray:
+        """φ(x, ȳ) of every alignment of :meth:`all_strings`, shape (count, dim)."""
+        return np.array([self.features(x, y) for y in self.all_strings()]).reshape(-1, self.dim)
+
     def max_difference_norm(self, x: np.ndarray, y: np.ndarray) -> float:
         """``max_{y′≠y} ‖φ(x, y′) − φ(x, y)‖`` over every alignment, by enumeration."""
         base = self.features(x, y)

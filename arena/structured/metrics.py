@@ -72,12 +72,14 @@ class StructuredCost(StructuredMetric):
 
 
 def _brute_max_loss(structure: Any, u: np.ndarray, x: np.ndarray, y: np.ndarray) -> float:
-    base = structure.features(x, y)
+    """(5.22) by enumeration: every string ``y′ ≠ y`` scored, the largest clipped at 0."""
+    strings, phis = structure.all_strings(), structure.all_features(x)
+    gaps = phis @ u  # ⟨u, φ(x, y′)⟩ of every y′
+    own = float(u @ structure.features(x, y))
     best = 0.0
-    for other in structure.all_strings():
+    for other, score in zip(strings, gaps, strict=True):
         if np.any(other != y):
-            gap = float(u @ (base - structure.features(x, other)))
-            best = max(best, structure.cost(y, other) - gap)
+            best = max(best, structure.cost(y, other) - (own - float(score)))
     return best
 
 

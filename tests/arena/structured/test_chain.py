@@ -61,3 +61,10 @@ def test_features_and_cost_by_hand():
     )
     with pytest.raises(ValueError, match="exceed"):
         ChainStructure(4, 7, 1).all_strings()
+
+
+def test_all_features_equal_features_string_by_string():
+    s = ChainStructure(3, 3, 2)
+    x = np.random.default_rng(1).standard_normal((3, 2))
+    want = np.array([s.features(x, y) for y in s.all_strings()])
+    np.testing.assert_allclose(s.all_features(x), want, atol=1e-12, rtol=0)

@@ -62,7 +62,7 @@ def _theorem7(noise, seeds, horizon, margin=0.5):
 
 @pytest.mark.parametrize("noise", [0.0, 0.1])
 def test_theorem7_holds(noise):
-    table = _theorem7(noise, [0, 1], 120)
+    table = _theorem7(noise, [0, 1], 80)
     assert (table["structured_cost"] <= table["bound:structured_cost"]).all()
     loss = table["structured_comparator_loss"]
     assert (loss == 0).all() if noise == 0 else (loss.groupby(level=0).last() > 0).all()
