@@ -74,11 +74,35 @@ class StructuredStepper(Stepper):
         s = self.structure
         self.round_elements = int(np.prod(s.input_shape)) + 2 * s.length + 1
 
+    def _checked(self, x: np.ndarray, y: np.ndarray, t0: int, n: int) -> tuple:
+        """The stream's chunk as float inputs and int labels, or a :class:`GameError` naming
+        the stream, the first bad round and replicate."""
+        s, n_rep = self.structure, self.spec.n_replicates
+        who = describe("adversary", self.adversary)
+        want_x, want_y = (n_rep, n, *s.input_shape), (n_rep, n, s.length)
+        if x.shape != want_x or y.shape != want_y:
+            raise GameError(
+                who,
+                f"examples returned {x.shape} and {y.shape}, not {want_x} and {want_y}",
+                round=t0,
+            )
+        bad = ~np.isfinite(x.astype(np.float64)).reshape(n_rep, n, -1).all(axis=2)
+        bad |= ((y < 0) | (y >= s.n_labels) | (y != np.floor(y))).any(axis=2)
+        if bad.any():
+            r, j = (int(v[0]) for v in np.nonzero(bad))
+            raise GameError(
+                who,
+                "a non-finite input or a label outside 0 … "
+                f"{s.n_labels - 1}: {np.asarray(y[r, j]).tolist()!r}",
+                round=t0 + j,
+                replicate=int(self.ids[r]),
+            )
+        return x.astype(np.float64), y.astype(np.int64)
+
     def step(self, t0: int, n: int) -> StructuredBlock:
         x_all, y_all = self.adversary.examples(t0, n)
-        x_all = np.asarray(x_all, dtype=np.float64)
-        y_all = np.asarray(y_all, dtype=np.int64)
         n_rep, s = self.spec.n_replicates, self.structure
+        x_all, y_all = self._checked(np.asarray(x_all), np.asarray(y_all), t0, n)
         preds = np.empty((n_rep, n, s.length), dtype=np.int64)
         costs = np.empty((n_rep, n))
         for j in range(n):

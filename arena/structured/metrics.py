@@ -132,7 +132,7 @@ class StructuredCostBound(StructuredMetric):
             )
         self._structure, self._u = s, u
         self._loss = np.zeros(spec.n_replicates)
-        self._x = np.zeros(spec.n_replicates)
+        self._xmax = np.zeros(spec.n_replicates)
 
     def advance(self, block: Any, core: Any) -> None:
         s = self._structure
@@ -141,11 +141,11 @@ class StructuredCostBound(StructuredMetric):
             for j in range(n):
                 x, y = block.x[r, j], block.y[r, j]
                 self._loss[r] += s.max_loss(self._u[r], x, y)
-                self._x[r] = max(self._x[r], s.max_difference_norm(x, y))
+                self._xmax[r] = max(self._xmax[r], s.max_difference_norm(x, y))
 
     def values(self, core: Any) -> np.ndarray:
         bound = np.asarray(
-            self._player.comparator_cost_bound(self._u, self._loss.copy(), self._x.copy()),
+            self._player.comparator_cost_bound(self._u, self._loss.copy(), self._xmax.copy()),
             dtype=np.float64,
         ).reshape(-1)
         return np.stack([self._loss.copy(), bound], axis=1)

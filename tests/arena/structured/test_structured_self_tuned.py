@@ -112,3 +112,13 @@ def test_bound_is_inf_outside_the_ball_and_bad_predictions_are_named():
 
     with pytest.raises(GameError, match="outside 0"):
         run_game(OutOfRange(), RandomStrings(), horizon=3, replicates=1)
+
+
+def test_a_stream_label_out_of_range_is_named():
+    class BadLabels(RandomStrings):
+        def examples(self, t0, n):
+            x, y = super().examples(t0, n)
+            return x, y + 7
+
+    with pytest.raises(GameError, match="outside 0"):
+        run_game(StringPerceptron(), BadLabels(), horizon=3, replicates=1)
