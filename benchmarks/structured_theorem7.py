@@ -4,10 +4,14 @@ Run: .venv/bin/python benchmarks/structured_theorem7.py  (the README's structure
 """
 
 import time
+
 import pandas as pd
+
+from arena.adversaries.structured_stream import StructuredStream
 from arena.game import run_game
 from arena.players.structured_self_tuned import StructuredSelfTuned
-from arena.adversaries.structured_stream import StructuredStream
+
+METRICS = ["structured_cost", "structured_cost_bound"]
 
 for noise in (0.0, 0.2):
     t0 = time.time()
@@ -16,19 +20,14 @@ for noise in (0.0, 0.2):
         st = StructuredStream(
             n_labels=2, length=2, n_features=1, margin=0.5, noise=noise, transition_scale=0.0
         )
-        rows = run_game(
-            StructuredSelfTuned(U=2.0),
-            st,
-            seed=seed,
-            horizon=600,
-            replicates=2,
-            metrics=["structured_cost", "structured_cost_bound"],
-        ).rows
-        last = rows[rows.t == 600].pivot(index="replicate", columns="metric", values="value")
-        tabs.append(last)
+        player = StructuredSelfTuned(U=2.0)
+        rows = run_game(player, st, seed=seed, horizon=600, replicates=2, metrics=METRICS).rows
+        tabs.append(rows[rows.t == 600].pivot(index="replicate", columns="metric", values="value"))
     tab = pd.concat(tabs)
+    cost, bound = tab["structured_cost"], tab["bound:structured_cost"]
     print(
-        f"noise={noise}: 20 games T=600 m=2: cost mean {tab.structured_cost.mean():.1f} max {tab.structured_cost.max():.0f}; "
-        f"Loss(u) mean {tab.structured_comparator_loss.mean():.1f}; bound mean {tab['bound:structured_cost'].mean():.1f} "
-        f"min {tab['bound:structured_cost'].min():.1f}; max cost/bound {(tab.structured_cost / tab['bound:structured_cost']).max():.3f}  ({time.time() - t0:.0f}s)"
+        f"noise={noise}: 20 games T=600 m=2: cost mean {cost.mean():.1f} max {cost.max():.0f}; "
+        f"Loss(u) mean {tab['structured_comparator_loss'].mean():.1f}; bound mean "
+        f"{bound.mean():.1f} min {bound.min():.1f}; max cost/bound {(cost / bound).max():.3f} "
+        f"({time.time() - t0:.0f}s)"
     )
