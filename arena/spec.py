@@ -19,6 +19,7 @@ Protocol = Literal[
     "regression",
     "multiclass",
     "boosting",
+    "structured",
 ]
 
 
@@ -62,6 +63,10 @@ class GameSpec:
         The OCO-family stream emits its features as :class:`arena.oco.losses.SparseRows`
         (:meth:`arena.oco.components.OCOAdversary.sparse_features`) and the player reads them so
         (its tag ``sparse_input``); False when the player is shown densified rows.
+    structure : object or None
+        The label structure of a ``structured`` game (``arena.structured.chain.ChainStructure``:
+        the feature map φ, the cost ρ and the inference the player, the stream and the metrics
+        share), declared by the stream; None elsewhere.
     """
 
     protocol: Protocol
@@ -78,6 +83,7 @@ class GameSpec:
     n_classes: int | None = None
     task: str | None = None
     sparse: bool = False
+    structure: Any = None
 
     def replicates(self) -> tuple[int, ...]:
         """Global replicate indices of the batch rows."""

@@ -111,6 +111,11 @@ UNCOVERED = {
     ("bound", "boosting"): "no registered booster declares a bound",
     ("bound", "multiclass"): "no registered multiclass player declares a bound",
     ("lower_bound", "multiclass"): "no registered multiclass adversary declares a lower bound",
+    ("bound", "structured"): (
+        "Theorem 7 holds at a comparator, so structured_self_tuned logs it through "
+        "structured_cost_bound, not bounds(t)"
+    ),
+    ("lower_bound", "structured"): "no registered structured adversary declares a lower bound",
     ("weighted_vote_train_error", "bandit"): (
         "no registered bandit player keeps a weighted vote (the primal-dual boosters are experts "
         "players)"
