@@ -14,7 +14,7 @@ import numpy as np
 
 from arena.oco.losses import RoundData, is_sparse
 
-__all__ = ["multiclass_round", "round_loss", "scalar_loss"]
+__all__ = ["label_ranking_round", "multiclass_round", "round_loss", "scalar_loss"]
 
 
 def scalar_loss(kind: str, p: float, y: float) -> tuple[float, float]:
@@ -68,6 +68,42 @@ def multiclass_round(w: np.ndarray, x: np.ndarray, y: float) -> tuple[float, lis
     return max(0.0, 1.0 - margin), grad, float(label if margin > 0.0 else runner)
 
 
+def label_ranking_round(w: np.ndarray, x: np.ndarray, y: float) -> tuple[float, list, float]:
+    """Return the max-pair hinge ``(value, subgradient, prediction)`` by plain loops.
+
+    Shalev-Shwartz 2007, Eq. (8.1) with γ = 1, every pair enumerated: ``Y`` the bits of
+    ``int(y)``, the loss ``max_{r∈Y, s∉Y} [1 − (ρ_r − ρ_s)]₊`` over the scores ``ρ_r = ⟨w_r, x⟩``;
+    the subgradient of the first pair (r ascending, then s) of least ``ρ_r − ρ_s``; the
+    prediction y when every such difference is > 0, else −1.
+
+    Examples
+    --------
+    >>> label_ranking_round(np.array([1.0, 0.0, 0.0, 2.0]), np.array([3.0, 1.0]), 2.0)
+    (2.0, [3.0, 1.0, -3.0, -1.0], -1.0)
+    """
+    d = x.shape[0]
+    k = w.shape[0] // d
+    scores = [sum(float(w[r * d + i]) * float(x[i]) for i in range(d)) for r in range(k)]
+    code = int(y)
+    relevant = [r for r in range(k) if (code >> r) & 1]
+    irrelevant = [s for s in range(k) if not (code >> s) & 1]
+    best = None
+    for r in relevant:
+        for s in irrelevant:
+            diff = scores[r] - scores[s]
+            if best is None or diff < best[0]:
+                best = (diff, r, s)
+    grad = [0.0] * (k * d)
+    if best is None:
+        return 0.0, grad, float(y)
+    margin, r, s = best
+    if margin < 1.0:
+        for i in range(d):
+            grad[s * d + i] += float(x[i])
+            grad[r * d + i] -= float(x[i])
+    return max(0.0, 1.0 - margin), grad, float(y) if margin > 0.0 else -1.0
+
+
 def round_loss(kind: str, sigma: float, w: np.ndarray, data: RoundData, r: int):
     """Return ``(f(w), subgradient, prediction)`` of row ``r`` of ``data`` by plain loops.
 
@@ -86,6 +122,8 @@ def round_loss(kind: str, sigma: float, w: np.ndarray, data: RoundData, r: int):
     d = w.shape[0]
     if kind == "multiclass_hinge":
         value, grad, prediction = multiclass_round(w, data.x[r], float(data.y[r]))
+    elif kind == "label_ranking_hinge":
+        value, grad, prediction = label_ranking_round(w, data.x[r], float(data.y[r]))
     elif kind == "linear":
         g = data.g[r]
         value = sum(float(g[i]) * float(w[i]) for i in range(d))

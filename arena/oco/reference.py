@@ -80,7 +80,7 @@ class OCOLoop(ReferenceLoop):
             if predictions is not None:
                 predictions[r] = pred
         dloss = None
-        if predictions is not None and kind != "multiclass_hinge":
+        if predictions is not None and kind not in ("multiclass_hinge", "label_ranking_hinge"):
             dloss = np.array([scalar_loss(kind, predictions[r], rd.y[r])[1] for r in range(n_rep)])
         shown = rd if spec.sparse else rd.densified()
         fb = Feedback(w.copy(), values.copy(), grads.copy(), shown, predictions, dloss, sigma)

@@ -1,0 +1,301 @@
+"""Online label ranking by dual ascent: updates I, II and III with the Euclidean or the entropic
+regularizer (Shalev-Shwartz 2007, Ch. 8 and §7.3)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+import numpy as np
+
+from arena.errors import ConfigError
+from arena.oco.components import LABEL_RANKING, OCOPlayer, feature_dim
+from arena.oco.losses import LABEL_RANKING_LOSSES, Feedback, ranking_pair, relevant_mask
+from arena.params import POSITIVE, OneOf
+from arena.players._projections import project_simplex
+from arena.spec import GameSpec, PlayerTags
+
+VARIANTS = ("I", "II", "III")
+REGULARIZERS = ("euclidean", "entropic")
+BISECTIONS = 60
+"""Most steps of the entropic update II's root finding (each at least halves a bisected bracket)."""
+
+
+def link(theta: np.ndarray, c: float, regularizer: str) -> np.ndarray:
+    """Return ``w_r = ∇f*(θ_r/c)`` for every row r of ``θ`` (..., k, d).
+
+    Euclidean ``f = ½‖w‖²``: ``θ_r/c``; entropic ``f = log d + Σ_i w_i log w_i`` on the simplex:
+    ``softmax(θ_r/c)`` (Shalev-Shwartz 2007, Eqs. (8.2), (8.3) and §2's table of links).
+
+    Examples
+    --------
+    >>> link(np.array([[2.0, 0.0]]), 2.0, "euclidean").tolist()
+    [[1.0, 0.0]]
+    >>> link(np.zeros((1, 4)), 1.0, "entropic").tolist()
+    [[0.25, 0.25, 0.25, 0.25]]
+    """
+    if regularizer == "euclidean":
+        return theta / c
+    a = theta / c
+    e = np.exp(a - a.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def euclidean_step(margin_acc: np.ndarray, sq_norm: np.ndarray, c: float, gamma: float):
+    """Return update II's Euclidean step ``a = clip((cγ − ⟨θ_{r'} − θ_{s'}, x⟩)/(2‖x‖²), 0, 1)``.
+
+    ``margin_acc`` is ``⟨θ_{r'} − θ_{s'}, x⟩``: the maximizer over ``a ∈ [0, 1]`` of the dual gain
+    ``γa − (a⟨θ_{r'} − θ_{s'}, x⟩ + a²‖x‖²)/c`` (erratum E8's range and gain; 0 at x = 0).
+
+    Examples
+    --------
+    >>> euclidean_step(np.array([0.0, 5.0]), np.array([1.0, 1.0]), 1.0, 1.0).tolist()
+    [0.5, 0.0]
+    """
+    safe = np.where(sq_norm > 0.0, sq_norm, 1.0)
+    return np.where(sq_norm > 0.0, np.clip((c * gamma - margin_acc) / (2.0 * safe), 0.0, 1.0), 0.0)
+
+
+def entropic_step(th_r: np.ndarray, th_s: np.ndarray, x: np.ndarray, c: float, gamma: float):
+    """Return update II's entropic step: the maximizer over ``a ∈ [0, 1]`` of the dual gain.
+
+    ``D(a) = γa − c·lse((θ_{r'} + a x)/c) − c·lse((θ_{s'} − a x)/c)`` (+ const) is concave, with
+    ``D'(a) = γ − ⟨softmax((θ_{r'} + a x)/c), x⟩ + ⟨softmax((θ_{s'} − a x)/c), x⟩`` decreasing:
+    0 if ``D'(0) ≤ 0``, 1 if ``D'(1) ≥ 0``, else the root of D' by Newton's method on D'
+    (``D''(a) = −(Var_{p↑}(x) + Var_{p↓}(x))/c``) safeguarded by bisection, at most
+    :data:`BISECTIONS` steps.
+    Rows are replicates: ``th_r``, ``th_s``, ``x`` (R, d).
+
+    Examples
+    --------
+    >>> a = entropic_step(np.zeros((1, 2)), np.zeros((1, 2)), np.array([[1.0, 0.0]]), 1.0, 0.1)
+    >>> 0.0 < float(a[0]) < 1.0
+    True
+    """
+
+    def slope(a):
+        up = link(th_r + a[:, None] * x, c, "entropic")
+        down = link(th_s - a[:, None] * x, c, "entropic")
+        mean_up, mean_down = np.einsum("rd,rd->r", up, x), np.einsum("rd,rd->r", down, x)
+        var = np.einsum("rd,rd->r", up, x * x) - mean_up**2
+        var += np.einsum("rd,rd->r", down, x * x) - mean_down**2
+        return gamma - mean_up + mean_down, np.maximum(var, 0.0) / c  # D'(a), −D''(a)
+
+    n = x.shape[0]
+    lo, hi = np.zeros(n), np.ones(n)
+    at0, at1 = slope(lo)[0], slope(hi)[0]
+    a = np.where(at0 <= 0.0, 0.0, np.where(at1 >= 0.0, 1.0, 0.5))
+    live = (at0 > 0.0) & (at1 < 0.0)
+    # Newton on D' kept inside a shrinking bracket around the root, bisecting where Newton
+    # leaves it; a replicate stops once its step is below 1e-14
+    for _ in range(BISECTIONS):
+        if not live.any():
+            break
+        g, h = slope(a)
+        pos = g > 0.0
+        lo, hi = np.where(pos, a, lo), np.where(pos, hi, a)
+        newton = a + g / np.where(h > 0.0, h, np.inf)
+        inside = (h > 0.0) & (newton > lo) & (newton < hi)
+        step = np.where(live, np.where(inside, newton, 0.5 * (lo + hi)), a)
+        live &= np.abs(step - a) > 1e-14
+        a = step
+    return a
+
+
+def knot_scan_z(mu: np.ndarray, nu: np.ndarray) -> float:
+    """Return ``z* = argmin_{z∈[0,1]} g(z; μ) + g(z; ν)`` by the knot scan of §7.3.1 (corrected).
+
+    ``g(z; μ)`` is half the squared distance from μ to the z-scaled simplex (7.21): convex,
+    piecewise quadratic with knots ``z_i = Σ_{r≤i} μ_r − iμ_i`` (μ sorted descending, Lemma 10),
+    with slope ``−θ_μ(z)``, where ``θ_μ(z) = (Σ_{r≤R} μ_r − z)/R`` on a piece with R active
+    coordinates. On the piece starting at knot z' (R, S active) the stationary point is
+    ``O(z') = (S·Σ_{r≤R} μ_r + R·Σ_{s≤S} ν_s)/(R + S)``; it is accepted inside the piece; z = 0
+    when ``−μ_1 − ν_1 ≥ 0``, and z = 1 when no piece's point is at most 1.
+
+    Examples
+    --------
+    >>> knot_scan_z(np.array([0.3]), np.array([0.3]))       # O = (0.3 + 0.3)/2
+    0.3
+    >>> knot_scan_z(np.array([-1.0, 0.5]), np.array([-2.0]))  # −μ_1 − ν_1 ≥ 0
+    0.0
+    >>> knot_scan_z(np.array([5.0]), np.array([5.0]))
+    1.0
+    """
+    m = np.sort(np.asarray(mu, dtype=np.float64))[::-1]
+    n = np.sort(np.asarray(nu, dtype=np.float64))[::-1]
+    if -m[0] - n[0] >= 0.0:
+        return 0.0
+    cm, cn = np.cumsum(m), np.cumsum(n)
+    # the knots are ≥ 0 and nondecreasing; round-off on equal entries must not break that
+    knots_m = np.maximum.accumulate(np.maximum(cm - np.arange(1, m.size + 1) * m, 0.0))
+    knots_n = np.maximum.accumulate(np.maximum(cn - np.arange(1, n.size + 1) * n, 0.0))
+    starts = np.unique(np.concatenate([knots_m, knots_n]))
+    for i, z0 in enumerate(starts):
+        big_r = int(np.searchsorted(knots_m, z0, side="right"))
+        big_s = int(np.searchsorted(knots_n, z0, side="right"))
+        point = (big_s * cm[big_r - 1] + big_r * cn[big_s - 1]) / (big_r + big_s)
+        z1 = starts[i + 1] if i + 1 < starts.size else np.inf
+        if z0 <= point <= z1:
+            return float(min(max(point, 0.0), 1.0))
+    return 1.0
+
+
+def optimal_duals(
+    scores: np.ndarray, mask: np.ndarray, sq_norm: float, c: float, gamma: float
+) -> np.ndarray:
+    """Return update III's dual weights β (k,) of one round (Euclidean, §7.3.1 corrected).
+
+    ``μ_r = c(γ/2 − ρ_r)/‖x‖²`` (r ∈ Y), ``ν_s = c(γ/2 + ρ_s)/‖x‖²`` (s ∉ Y) with the scores
+    ``ρ = ⟨w_r, x⟩`` (erratum E8), ``z*`` by :func:`knot_scan_z`, then ``β_Y = Π_{zΔ}(μ)``,
+    ``β_Ȳ = Π_{zΔ}(ν)``; the update is ``w_r += β_r x/c`` (r ∈ Y), ``w_s −= β_s x/c``. No pair
+    (Y empty or full) or x = 0: β = 0.
+
+    Examples
+    --------
+    >>> optimal_duals(np.array([0.0, 0.0]), np.array([True, False]), 1.0, 1.0, 1.0).tolist()
+    [0.5, 0.5]
+    """
+    beta = np.zeros(scores.shape[-1])
+    if sq_norm <= 0.0 or mask.all() or not mask.any():
+        return beta
+    mu = c * (0.5 * gamma - scores[mask]) / sq_norm
+    nu = c * (0.5 * gamma + scores[~mask]) / sq_norm
+    z = knot_scan_z(mu, nu)
+    if z > 0.0:
+        beta[mask] = project_simplex(mu, z)
+        beta[~mask] = project_simplex(nu, z)
+    return beta
+
+
+class LabelRanking(OCOPlayer):
+    """Online label ranking by dual ascent: updates I, II or III, Euclidean or entropic.
+
+    The learner keeps one accumulator ``θ_r ∈ ℝ^d`` per label (``θ = 0`` at the start) and plays
+    ``w_r = ∇f*(θ_r/c)`` (:func:`link`: ``θ_r/c``, or ``softmax(θ_r/c)`` for the entropic
+    regularizer). Round t shows ``x_t`` and the relevant set ``Y_t``; with the pair (8.4)
+    ``(r', s') = argmin_{r∈Y, s∉Y} ⟨w_r − w_s, x_t⟩`` (:func:`~arena.oco.losses.ranking_pair`)
+    and the loss (8.1) ``g_t(w̄) = max_{r∈Y,s∉Y}[γ − ⟨w_r − w_s, x_t⟩]₊``:
+
+    * ``variant="I"`` (conservative): on a ranking mistake (``⟨w_{r'} − w_{s'}, x⟩ ≤ 0``)
+      ``θ_{r'} += x_t``, ``θ_{s'} −= x_t`` (the label-ranking Perceptron; EG when entropic);
+    * ``variant="II"`` (aggressive along the sub-gradient): ``θ_{r'} += a x_t``,
+      ``θ_{s'} −= a x_t`` every round, the scalar ``a ∈ [0, 1]`` maximizing the dual gain
+      (erratum E8's range; :func:`euclidean_step`'s closed form, :func:`entropic_step`'s
+      bisection);
+    * ``variant="III"`` (optimal dual ascent, Euclidean only): the prox step
+      ``argmin_{w̄} (c/2)Σ_r‖w_r − w_r^t‖² + g_t(w̄)``, solved exactly by the corrected knot scan
+      of §7.3.1 (:func:`optimal_duals`).
+
+    Parameters
+    ----------
+    variant : {"I", "II", "III"}
+        The dual-ascent update.
+    regularizer : {"euclidean", "entropic"}
+        ``Σ_r ½‖w_r‖²`` (8.2) or ``Σ_r (log d + Σ_i w_{r,i} log w_{r,i})``, each w_r on the simplex
+        (8.3). Update III is implemented for the Euclidean one only.
+    c : float
+        The regularization weight c > 0.
+    gamma : float
+        The margin γ > 0 of the loss (8.1) the updates use (the arena's loss has γ = 1).
+
+    Notes
+    -----
+    The mistake bounds are those of the generic dual-ascent framework through Lemma 18
+    (Shalev-Shwartz 2007, Ch. 8): no separate theorem is stated for label ranking, so nothing is
+    declared by :meth:`bounds`. Each update costs O(k·d) (update III adds O(k log k)).
+
+    Examples
+    --------
+    >>> from arena.oco.domains import Domain
+    >>> from arena.oco.losses import RoundData, feedback
+    >>> spec = GameSpec("label_ranking", 4, 1, dim=4, domain=Domain(),
+    ...                 loss="label_ranking_hinge", n_classes=2)
+    >>> p = LabelRanking("III", c=1.0)
+    >>> p.reset(spec, [np.random.default_rng(0)])
+    >>> rd = RoundData(x=np.array([[1.0, 0.0]]), y=np.array([1.0]))   # Y = {0}
+    >>> p.update(feedback("label_ranking_hinge", 0.0, p.predict(rd.x), rd))
+    >>> p.predict().tolist()             # the prox step: margin ⟨w_0 − w_1, x⟩ = γ = 1
+    [[0.5, 0.0, -0.5, 0.0]]
+
+    References
+    ----------
+    Shalev-Shwartz 2007, Ch. 8 (Eqs. (8.1)–(8.4), updates I/II/III) and §7.3.1 (the exact
+    Euclidean update, with the correction of erratum E8: μ and ν both carry γ/2); Crammer &
+    Singer (2003) (the label-ranking Perceptron and the max-pair hinge).
+    """
+
+    tags = PlayerTags(
+        protocols=frozenset({LABEL_RANKING}),
+        randomized=False,
+        domains=frozenset({"unconstrained"}),
+        losses=frozenset(LABEL_RANKING_LOSSES),
+    )
+    parameter_constraints: ClassVar = {
+        "variant": [OneOf(*VARIANTS)],
+        "regularizer": [OneOf(*REGULARIZERS)],
+        "c": [POSITIVE],
+        "gamma": [POSITIVE],
+    }
+
+    def __init__(
+        self,
+        variant: str = "II",
+        regularizer: str = "euclidean",
+        c: float = 1.0,
+        gamma: float = 1.0,
+    ):
+        self.variant = variant
+        self.regularizer = regularizer
+        self.c = c
+        self.gamma = gamma
+
+    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
+        if self.variant == "III" and self.regularizer != "euclidean":
+            raise ConfigError(
+                self.label(), "variant", "update III is implemented for the euclidean regularizer"
+            )
+        self._k = int(spec.n_classes)
+        self._d = feature_dim(spec)
+        self._c, self._gamma = float(self.c), float(self.gamma)
+        self._theta = np.zeros((spec.n_replicates, self._k, self._d))
+
+    def weights(self) -> np.ndarray:
+        """The weights ``w_r = ∇f*(θ_r/c)``, shape (R, k, d)."""
+        return link(self._theta, self._c, self.regularizer)
+
+    def predict(self, x: np.ndarray | None = None) -> np.ndarray:
+        w = self.weights()
+        return w.reshape(w.shape[0], -1)
+
+    def update(self, fb: Feedback) -> None:
+        self._step(np.asarray(fb.data.densified().x, dtype=np.float64), fb.data.y)
+
+    def _step(self, x: np.ndarray, y: np.ndarray) -> None:
+        w = self.weights()
+        scores = np.einsum("rkd,rd->rk", w, x)
+        mask = relevant_mask(y, self._k)
+        margin, r1, s1, has_pair = ranking_pair(scores, mask)
+        rows = np.arange(x.shape[0])
+        sq = np.einsum("rd,rd->r", x, x)
+        if self.variant == "III":
+            for i in np.flatnonzero(has_pair):
+                beta = optimal_duals(scores[i], mask[i], sq[i], self._c, self._gamma)
+                sign = np.where(mask[i], 1.0, -1.0)
+                self._theta[i] += (sign * beta)[:, None] * x[i][None, :]
+            return
+        if self.variant == "I":
+            a = np.where(has_pair & (margin <= 0.0), 1.0, 0.0)
+        elif self.regularizer == "euclidean":
+            acc = self._c * np.where(has_pair, margin, 0.0)  # ⟨θ_{r'} − θ_{s'}, x⟩
+            a = np.where(has_pair, euclidean_step(acc, sq, self._c, self._gamma), 0.0)
+        else:
+            th_r, th_s = self._theta[rows, r1], self._theta[rows, s1]
+            a = np.where(has_pair, entropic_step(th_r, th_s, x, self._c, self._gamma), 0.0)
+        self._theta[rows, r1] += a[:, None] * x
+        self._theta[rows, s1] -= a[:, None] * x
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {}
+        yield {"variant": "I", "regularizer": "entropic", "c": 0.5}
+        yield {"variant": "III", "c": 2.0, "gamma": 0.5}
