@@ -56,6 +56,7 @@ def _partner_adversaries(player: OCOPlayer) -> list[OCOAdversary]:
     from arena.oco.testing import (
         GaussianClassification,
         GaussianData,
+        GaussianLabelRanking,
         GaussianMulticlass,
         GaussianRegression,
     )
@@ -67,6 +68,7 @@ def _partner_adversaries(player: OCOPlayer) -> list[OCOAdversary]:
         ("classification", GaussianClassification, ("hinge", "logistic")),
         ("regression", GaussianRegression, ("squared", "absolute")),
         ("multiclass", GaussianMulticlass, ("multiclass_hinge",)),
+        ("label_ranking", GaussianLabelRanking, ("label_ranking_hinge",)),
     ):
         if protocol not in tags.protocols:
             continue

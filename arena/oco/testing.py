@@ -16,7 +16,7 @@ import numpy as np
 from arena.errors import ConfigError
 from arena.oco.components import OCO_FAMILY, AdaptiveOCOAdversary, ObliviousOCOAdversary, OCOPlayer
 from arena.oco.domains import Domain
-from arena.oco.losses import LOSS_KINDS, Feedback, RoundData
+from arena.oco.losses import LOSS_KINDS, Feedback, RoundData, relevant_code
 from arena.spec import AdversaryTags, GameSpec, PlayerTags
 
 
@@ -306,3 +306,27 @@ class GaussianMulticlass(ObliviousOCOAdversary):
 
     def comparator(self) -> np.ndarray:
         return self._u.copy()
+
+
+class GaussianLabelRanking(GaussianMulticlass):
+    """Gaussian features ``x_t ~ N(0, I)``, relevant labels ``⟨u_r, x_t⟩ + 0.3ε_r > 0`` (a partner).
+
+    The ``label_ranking`` partner of the conformance suite: the planted ``U`` of
+    :class:`GaussianMulticlass` (the declared comparator), a label relevant when its noisy score is
+    positive, ``y_t = Σ_{r∈Y_t} 2^r`` (the set may be empty or full: such a round has no pair).
+    """
+
+    name = "gaussian_label_ranking"
+    tags: ClassVar[AdversaryTags] = AdversaryTags(
+        protocol="label_ranking", oblivious=True, oracle=frozenset({"comparator"})
+    )
+
+    def __init__(self, n_classes=3, loss="label_ranking_hinge", domain="unconstrained", radius=1.0):
+        super().__init__(n_classes, loss, domain, radius)
+
+    def data_block(self, t0: int, n: int) -> RoundData:
+        k, d = self._k, self._d
+        draws = np.stack([rng.standard_normal((n, d + k)) for rng in self._rngs])
+        x = draws[..., :d].copy()
+        scores = np.einsum("rkd,rnd->rnk", self._u.reshape(-1, k, d), x) + 0.3 * draws[..., d:]
+        return RoundData(x=x, y=relevant_code(scores > 0.0))

@@ -1,0 +1,285 @@
+"""Online label ranking (Shalev-Shwartz 2007, Ch. 8): the player equals a literal transcription of
+updates I/II/III, update III is the prox step (SciPy SLSQP), update II's step maximizes the dual."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize, minimize_scalar
+
+from arena.errors import ConfigError
+from arena.oco.domains import Domain
+from arena.oco.losses import RoundData
+from arena.params import validate_params
+from arena.players.label_ranking import (
+    LabelRanking,
+    entropic_step,
+    euclidean_step,
+    knot_scan_z,
+    optimal_duals,
+)
+from arena.spec import GameSpec
+from tests.helpers.oco import play_loop, reset
+
+
+def lr_spec(k: int, d: int, T: int, R: int) -> GameSpec:
+    return GameSpec(
+        "label_ranking", k * d, T, n_replicates=R, dim=k * d, domain=Domain(),
+        loss="label_ranking_hinge", n_classes=k,
+    )  # fmt: skip
+
+
+def random_sets(rng, R, T, d, k):
+    """Gaussian features and random relevant sets (some empty or full: no pair)."""
+    x = rng.standard_normal((R, T, d))
+    y = rng.integers(0, 2**k, size=(R, T)).astype(np.float64)
+    return RoundData(x=x, y=y)
+
+
+def literal_simplex(v, z):
+    """Shalev-Shwartz 2007, Fig 7.1: projection onto {β ≥ 0, Σβ = z}, plain loops."""
+    if z == 0.0:
+        return [0.0] * len(v)
+    mu = sorted(v, reverse=True)
+    theta, total = 0.0, 0.0
+    for j, m in enumerate(mu):
+        total += m
+        if m - (total - z) / (j + 1) > 0:
+            theta = (total - z) / (j + 1)
+    return [max(vi - theta, 0.0) for vi in v]
+
+
+def literal_knot_scan(mu, nu):
+    """§7.3.1 (corrected, erratum E8): the merged knots scanned in increasing z, plain loops."""
+    mu, nu = sorted(mu, reverse=True), sorted(nu, reverse=True)
+    if -mu[0] - nu[0] >= 0:
+        return 0.0
+    knots = []
+    for seq, kind in ((mu, "mu"), (nu, "nu")):
+        for i in range(len(seq)):
+            knots.append((max(sum(seq[: i + 1]) - (i + 1) * seq[i], 0.0), kind))
+    knots.sort()
+    big_r = big_s = 0
+    for j, (z0, kind) in enumerate(knots):
+        if kind == "mu":
+            big_r += 1
+        else:
+            big_s += 1
+        z1 = knots[j + 1][0] if j + 1 < len(knots) else math.inf
+        if z1 == z0:
+            continue  # several knots at one z: the piece starts after the last of them
+        point = (big_s * sum(mu[:big_r]) + big_r * sum(nu[:big_s])) / (big_r + big_s)
+        if z0 <= point <= z1:
+            return min(max(point, 0.0), 1.0)
+    return 1.0
+
+
+def literal_label_ranking(x, y, k, variant, regularizer, c, gamma):
+    """Ch. 8's updates, one game, plain loops: θ_r = 0; w_r = θ_r/c or softmax(θ_r/c); the pair
+    (8.4) (first on ties, relevant r ascending then irrelevant s); update I / II / III."""
+    T, d = x.shape
+    theta = [[0.0] * d for _ in range(k)]
+
+    def weights(th):
+        if regularizer == "euclidean":
+            return [[v / c for v in row] for row in th]
+        out = []
+        for row in th:
+            top = max(v / c for v in row)
+            e = [math.exp(v / c - top) for v in row]
+            out.append([v / sum(e) for v in e])
+        return out
+
+    def softmax_dot(row, xs):
+        top = max(v / c for v in row)
+        e = [math.exp(v / c - top) for v in row]
+        return sum(ei * xi for ei, xi in zip(e, xs, strict=True)) / sum(e)
+
+    played = np.empty((T, k * d))
+    for t in range(T):
+        w = weights(theta)
+        played[t] = [v for row in w for v in row]
+        xs = [float(v) for v in x[t]]
+        rho = [sum(w[r][i] * xs[i] for i in range(d)) for r in range(k)]
+        code = int(y[t])
+        rel = [r for r in range(k) if (code >> r) & 1]
+        irr = [s for s in range(k) if not (code >> s) & 1]
+        if not rel or not irr:
+            continue
+        r1 = min(rel, key=lambda r: (rho[r], r))
+        s1 = max(irr, key=lambda s: (rho[s], -s))
+        margin = rho[r1] - rho[s1]
+        sq = sum(v * v for v in xs)
+        if variant == "III":
+            if sq == 0:
+                continue
+            mu = [c * (gamma / 2 - rho[r]) / sq for r in rel]
+            nu = [c * (gamma / 2 + rho[s]) / sq for s in irr]
+            z = literal_knot_scan(mu, nu)
+            for r, b in zip(rel, literal_simplex(mu, z), strict=True):
+                theta[r] = [theta[r][i] + b * xs[i] for i in range(d)]
+            for s, b in zip(irr, literal_simplex(nu, z), strict=True):
+                theta[s] = [theta[s][i] - b * xs[i] for i in range(d)]
+            continue
+        if variant == "I":
+            a = 1.0 if margin <= 0 else 0.0
+        elif regularizer == "euclidean":
+            acc = sum((theta[r1][i] - theta[s1][i]) * xs[i] for i in range(d))
+            a = 0.0 if sq == 0 else min(max((c * gamma - acc) / (2 * sq), 0.0), 1.0)
+        else:  # D'(a) decreasing on [0, 1]: bisection to the bracket's round-off
+            up_row, down_row = theta[r1], theta[s1]
+
+            def slope(a, up_row=up_row, down_row=down_row, xs=xs):
+                up = [up_row[i] + a * xs[i] for i in range(d)]
+                down = [down_row[i] - a * xs[i] for i in range(d)]
+                return gamma - softmax_dot(up, xs) + softmax_dot(down, xs)
+
+            if slope(0.0) <= 0:
+                a = 0.0
+            elif slope(1.0) >= 0:
+                a = 1.0
+            else:
+                lo, hi = 0.0, 1.0
+                for _ in range(80):
+                    mid = 0.5 * (lo + hi)
+                    lo, hi = (mid, hi) if slope(mid) > 0 else (lo, mid)
+                a = 0.5 * (lo + hi)
+        theta[r1] = [theta[r1][i] + a * xs[i] for i in range(d)]
+        theta[s1] = [theta[s1][i] - a * xs[i] for i in range(d)]
+    return played
+
+
+@pytest.mark.parametrize(
+    ("variant", "regularizer", "c", "gamma"),
+    [
+        ("I", "euclidean", 1.0, 1.0),
+        ("II", "euclidean", 0.7, 1.0),
+        ("III", "euclidean", 2.0, 0.5),
+        ("I", "entropic", 0.5, 1.0),
+        ("II", "entropic", 0.5, 0.3),
+    ],
+)
+def test_transcription(variant, regularizer, c, gamma):
+    rng = np.random.default_rng(5)
+    R, T, d, k = 2, 40, 3, 4
+    data = random_sets(rng, R, T, d, k)
+    spec = lr_spec(k, d, T, R)
+    want = np.stack(
+        [literal_label_ranking(data.x[r], data.y[r], k, variant, regularizer, c, gamma)
+         for r in range(R)]
+    )  # fmt: skip
+    got = play_loop(reset(LabelRanking(variant, regularizer, c, gamma), spec), spec, data)
+    # the entropic step II is found to ~1e-14 by Newton here and by bisection there
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-10)
+
+
+def prox_by_slsqp(w0, x, mask, c, gamma):
+    """``argmin (c/2)Σ‖w_r − w_r^t‖² + max_{r∈Y,s∉Y}[γ − ⟨w_r − w_s, x⟩]₊`` as an epigraph QP."""
+    k, d = w0.shape
+    pairs = [(r, s) for r in range(k) for s in range(k) if mask[r] and not mask[s]]
+
+    def objective(v):
+        return 0.5 * c * np.sum((v[:-1] - w0.ravel()) ** 2) + v[-1]
+
+    def gradient(v):
+        return np.append(c * (v[:-1] - w0.ravel()), 1.0)
+
+    cons = [{"type": "ineq", "fun": lambda v: v[-1], "jac": lambda v: np.eye(k * d + 1)[-1]}]
+    for r, s in pairs:
+        a = np.zeros(k * d + 1)
+        a[r * d : (r + 1) * d] += x
+        a[s * d : (s + 1) * d] -= x
+        a[-1] = 1.0
+        cons.append({"type": "ineq", "fun": lambda v, a=a: a @ v - gamma, "jac": lambda v, a=a: a})
+    start = np.append(w0.ravel(), gamma + 10.0)
+    res = minimize(objective, start, jac=gradient, constraints=cons, method="SLSQP",
+                   options={"ftol": 1e-12, "maxiter": 500})  # fmt: skip
+    assert res.success, res.message
+    return res.x[:-1].reshape(k, d), res.fun
+
+
+def test_update_iii_is_the_prox_step_slsqp():
+    rng = np.random.default_rng(11)
+    for trial in range(12):
+        k, d = int(rng.integers(2, 6)), int(rng.integers(1, 4))
+        w0 = rng.standard_normal((k, d)) * (0.1 if trial % 3 else 2.0)
+        x = rng.standard_normal(d)
+        mask = np.zeros(k, dtype=bool)
+        mask[rng.permutation(k)[: int(rng.integers(1, k))]] = True
+        c, gamma = float(rng.uniform(0.2, 3.0)), float(rng.uniform(0.2, 2.0))
+        beta = optimal_duals(w0 @ x, mask, float(x @ x), c, gamma)
+        w1 = w0 + np.where(mask, 1.0, -1.0)[:, None] * beta[:, None] * x[None, :] / c
+        want, value = prox_by_slsqp(w0, x, mask, c, gamma)
+        hinge = max(gamma - (w1[r] - w1[s]) @ x for r in np.flatnonzero(mask)
+                    for s in np.flatnonzero(~mask))  # fmt: skip
+        ours = 0.5 * c * np.sum((w1 - w0) ** 2) + max(hinge, 0.0)
+        assert ours <= value + 1e-9  # never worse than the solver
+        np.testing.assert_allclose(w1, want, rtol=0, atol=1e-7)
+        # the corrected (E8) duals: Σ_Y β = Σ_Ȳ β = z ∈ [0, 1]
+        assert abs(beta[mask].sum() - beta[~mask].sum()) < 1e-12 and beta.sum() <= 2 + 1e-12
+
+
+def test_knot_scan_equals_a_dense_search_and_the_literal_scan():
+    rng = np.random.default_rng(2)
+    grid = np.linspace(0.0, 1.0, 20001)
+    for _ in range(20):
+        mu = rng.normal(0.2, 0.5, int(rng.integers(1, 5)))
+        nu = rng.normal(0.2, 0.5, int(rng.integers(1, 5)))
+        mu[0] = mu[-1] if rng.random() < 0.3 else mu[0]  # ties make knots coincide
+        z = knot_scan_z(mu, nu)
+        assert z == pytest.approx(literal_knot_scan(list(mu), list(nu)), abs=1e-12)
+
+        def h(zz, mu=mu, nu=nu):
+            from arena.players._projections import project_simplex
+
+            return sum(np.sum((project_simplex(v, zz) - v) ** 2) if zz > 0 else np.sum(v**2)
+                       for v in (mu, nu))  # fmt: skip
+
+        best = grid[np.argmin([h(g) for g in grid[::50]]) * 50]
+        assert h(z) <= h(best) + 1e-12
+
+
+def dual_gains(th_r, th_s, x, c, gamma):
+    """Update II's dual gain D(a), entropic and Euclidean, up to constants."""
+
+    def lse(v):
+        return float(np.log(np.sum(np.exp(v - v.max()))) + v.max())
+
+    def gain_ent(a):
+        return gamma * a - c * lse((th_r + a * x) / c) - c * lse((th_s - a * x) / c)
+
+    def gain_euc(a):
+        return gamma * a - (a * float((th_r - th_s) @ x) + a * a * float(x @ x)) / c
+
+    return gain_ent, gain_euc
+
+
+def test_update_ii_step_maximizes_the_dual_gain():
+    rng = np.random.default_rng(4)
+    for _ in range(6):
+        d, c, gamma = 4, float(rng.uniform(0.2, 2.0)), float(rng.uniform(0.1, 2.0))
+        th_r, th_s, x = (rng.standard_normal((1, d)) for _ in range(3))
+
+        gain_ent, gain_euc = dual_gains(th_r[0], th_s[0], x[0], c, gamma)
+
+        for gain, a in (
+            (gain_ent, float(entropic_step(th_r, th_s, x, c, gamma)[0])),
+            (gain_euc, float(euclidean_step(np.array([(th_r[0] - th_s[0]) @ x[0]]),
+                                            np.array([x[0] @ x[0]]), c, gamma)[0])),
+        ):  # fmt: skip
+            best = minimize_scalar(lambda a, g=gain: -g(a), bounds=(0, 1), method="bounded",
+                                   options={"xatol": 1e-12})  # fmt: skip
+            assert 0.0 <= a <= 1.0
+            assert gain(a) >= -best.fun - 1e-10
+
+
+def test_rejects_entropic_iii_and_bad_parameters():
+    spec = lr_spec(3, 2, 5, 1)
+    with pytest.raises(ConfigError, match="euclidean"):
+        LabelRanking("III", "entropic").reset(spec, [np.random.default_rng(0)])
+    for params, name in [({"variant": "IV"}, "variant"), ({"regularizer": "l1"}, "regularizer"),
+                         ({"c": 0.0}, "c"), ({"gamma": -1.0}, "gamma")]:  # fmt: skip
+        with pytest.raises(ConfigError, match=f"'{name}'"):
+            validate_params(LabelRanking(**params))
