@@ -6,8 +6,8 @@ With scores ``ρ_{t,r} = ⟨w_{t,r}, x_t⟩`` and the relevant set ``Y_t`` (the 
 * ``ranking_loss``: ``Σ_{s ≤ t} |{(r, q) ∈ Y_s × Ȳ_s : ρ_{s,r} ≤ ρ_{s,q}}| / (|Y_s|·|Ȳ_s|)``, the
   fraction of relevant–irrelevant pairs a round misorders (a tie is misordered), summed over the
   rounds; a round whose Y_s is empty or full has no pair and adds 0. The normalization by
-  ``|Y||Ȳ|`` is the ranking loss of Crammer & Singer (2003) and Schapire & Singer (2000), §2,
-  that Shalev-Shwartz 2007, Ch. 8 evaluates label rankings with;
+  ``|Y||Ȳ|`` is the ranking loss of Schapire & Singer (1999) (AdaBoost.MR's), also used by
+  Crammer & Singer (2003, category ranking);
 * ``ranking_mistakes``: ``#{s ≤ t : some r ∈ Y_s, q ∉ Y_s has ρ_{s,r} ≤ ρ_{s,q}}``, the rounds
   with a ranking mistake (Shalev-Shwartz 2007, Ch. 8: the rounds whose max-pair hinge (8.1) is
   ≥ γ; Table 8.1 reports them).
@@ -71,8 +71,8 @@ class RankingLoss(OCOMetric):
 
     References
     ----------
-    Schapire & Singer (2000), §2 (the ranking loss); Crammer & Singer (2003) (online label
-    ranking); Shalev-Shwartz 2007, Ch. 8.
+    Schapire & Singer (1999) (the ranking loss); Crammer & Singer (2003, category ranking)
+    (online label ranking); Shalev-Shwartz 2007, Ch. 8.
     """
 
     name = "ranking_loss"

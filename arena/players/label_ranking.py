@@ -221,7 +221,7 @@ class LabelRanking(OCOPlayer):
     ----------
     Shalev-Shwartz 2007, Ch. 8 (Eqs. (8.1)–(8.4), updates I/II/III) and §7.3.1 (the exact
     Euclidean update, with the correction of erratum E8: μ and ν both carry γ/2); Crammer &
-    Singer (2003) (the label-ranking Perceptron and the max-pair hinge).
+    Singer (2003, category ranking) (the label-ranking Perceptron, update I, Euclidean).
     """
 
     tags = PlayerTags(

@@ -111,6 +111,10 @@ UNCOVERED = {
     ("bound", "boosting"): "no registered booster declares a bound",
     ("bound", "multiclass"): "no registered multiclass player declares a bound",
     ("lower_bound", "multiclass"): "no registered multiclass adversary declares a lower bound",
+    ("bound", "label_ranking"): "no registered label_ranking player declares a bound",
+    ("lower_bound", "label_ranking"): (
+        "no registered label_ranking adversary declares a lower bound"
+    ),
     ("weighted_vote_train_error", "bandit"): (
         "no registered bandit player keeps a weighted vote (the primal-dual boosters are experts "
         "players)"
