@@ -42,6 +42,13 @@ The ``label_ranking`` protocol (Shalev-Shwartz 2007, Ch. 8) is the same Kesler g
 feedback: the answer of round t is a relevant set ``Y_t ⊆ {0 .. k−1}``, carried by ``y_t`` as the
 integer-valued float ``Σ_{r∈Y_t} 2^r`` (so k ≤ 52, the integers float64 holds exactly), and the
 loss is the max-pair hinge (:func:`arena.oco.losses.label_ranking_hinge`).
+
+The ``instance_ranking`` protocol (Shalev-Shwartz 2007, §5.3.4) asks to rank k instances: the
+question is the matrix ``X_t ∈ ℝ^{k×d}`` (``x_t`` its k rows flattened, ``k·d`` coordinates), the
+answer the target scores ``y_t ∈ ℝ^k`` (``y`` has a trailing axis of k), the point is
+``w ∈ ℝ^d`` and the loss a pair hinge over ``E_t = {(i, j) : y_{t,i} > y_{t,j}}``
+(:func:`arena.oco.losses.instance_ranking`). The adversary declares k
+(:meth:`OCOAdversary.declared_classes`).
 """
 
 from __future__ import annotations
@@ -68,7 +75,10 @@ LABEL_RANKING = "label_ranking"
 KESLER = frozenset({MULTICLASS, LABEL_RANKING})
 """The protocols whose ``w_t`` is the flattened ``W ∈ ℝ^{k×d'}`` (k declared labels)."""
 
-OCO_FAMILY = OCO_PROTOCOLS | KESLER
+INSTANCE_RANKING = "instance_ranking"
+"""The instance ranking protocol (k instances a round, target scores; module docstring)."""
+
+OCO_FAMILY = OCO_PROTOCOLS | KESLER | {INSTANCE_RANKING}
 """Every protocol of :class:`OCOAdversary` that the OCO engine plays."""
 
 
@@ -322,7 +332,7 @@ def game_dim(spec: GameSpec) -> int:
 
 def feature_dim(spec: GameSpec) -> int:
     """Return the dimension of the features ``x_t``: ``dim/k`` in ``multiclass`` and
-    ``label_ranking``, else ``dim``.
+    ``label_ranking``, ``k·dim`` in ``instance_ranking`` (the k rows of ``X_t``), else ``dim``.
 
     Examples
     --------
@@ -330,6 +340,8 @@ def feature_dim(spec: GameSpec) -> int:
     4
     """
     dim = game_dim(spec)
+    if spec.protocol == INSTANCE_RANKING:
+        return dim * int(spec.n_classes)
     return dim // int(spec.n_classes) if spec.protocol in KESLER else dim
 
 

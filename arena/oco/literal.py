@@ -14,7 +14,13 @@ import numpy as np
 
 from arena.oco.losses import RoundData, is_sparse
 
-__all__ = ["label_ranking_round", "multiclass_round", "round_loss", "scalar_loss"]
+__all__ = [
+    "instance_ranking_round",
+    "label_ranking_round",
+    "multiclass_round",
+    "round_loss",
+    "scalar_loss",
+]
 
 
 def scalar_loss(kind: str, p: float, y: float) -> tuple[float, float]:
@@ -104,6 +110,48 @@ def label_ranking_round(w: np.ndarray, x: np.ndarray, y: float) -> tuple[float, 
     return max(0.0, 1.0 - margin), grad, float(y) if margin > 0.0 else -1.0
 
 
+def instance_ranking_round(kind: str, w: np.ndarray, x: np.ndarray, y) -> tuple[float, list, float]:
+    """Return ``ranking_avg`` / ``ranking_max`` ``(value, subgradient, prediction)`` by loops.
+
+    Shalev-Shwartz 2007, §5.3.4: every pair (i, j) with ``y_i > y_j`` enumerated (i, then j
+    ascending), ``ℓ_ij = max(0, (y_i − y_j) − ⟨w, x_i − x_j⟩)``; avg: the mean of ``ℓ_ij`` and of
+    ``−(x_i − x_j)`` over the pairs with ``ℓ_ij > 0`` divided by ``|E|``; max: the first largest
+    ``ℓ_ij`` and, when positive, its ``−(x_i − x_j)``; prediction: the share of pairs with
+    ``⟨w, x_i⟩ ≤ ⟨w, x_j⟩``.
+
+    Examples
+    --------
+    >>> instance_ranking_round("ranking_max", np.zeros(1), np.array([1.0, 0.0]), [1.0, 0.0])
+    (1.0, [-1.0], 1.0)
+    """
+    d = w.shape[0]
+    k = len(y)
+    rows = [[float(x[i * d + c]) for c in range(d)] for i in range(k)]
+    score = [sum(rows[i][c] * float(w[c]) for c in range(d)) for i in range(k)]
+    pairs = [(i, j) for i in range(k) for j in range(k) if float(y[i]) > float(y[j])]
+    grad = [0.0] * d
+    if not pairs:
+        return 0.0, grad, 0.0
+    hinge = {
+        p: max(0.0, float(y[p[0]]) - float(y[p[1]]) - (score[p[0]] - score[p[1]])) for p in pairs
+    }
+    wrong = sum(1 for i, j in pairs if score[i] <= score[j]) / len(pairs)
+    if kind == "ranking_avg":
+        for (i, j), h in hinge.items():
+            if h > 0:
+                for c in range(d):
+                    grad[c] -= (rows[i][c] - rows[j][c]) / len(pairs)
+        return sum(hinge.values()) / len(pairs), grad, wrong
+    best = pairs[0]
+    for p in pairs:
+        if hinge[p] > hinge[best]:
+            best = p
+    if hinge[best] > 0:
+        i, j = best
+        grad = [-(rows[i][c] - rows[j][c]) for c in range(d)]
+    return hinge[best], grad, wrong
+
+
 def round_loss(kind: str, sigma: float, w: np.ndarray, data: RoundData, r: int):
     """Return ``(f(w), subgradient, prediction)`` of row ``r`` of ``data`` by plain loops.
 
@@ -124,6 +172,8 @@ def round_loss(kind: str, sigma: float, w: np.ndarray, data: RoundData, r: int):
         value, grad, prediction = multiclass_round(w, data.x[r], float(data.y[r]))
     elif kind == "label_ranking_hinge":
         value, grad, prediction = label_ranking_round(w, data.x[r], float(data.y[r]))
+    elif kind in ("ranking_avg", "ranking_max"):
+        value, grad, prediction = instance_ranking_round(kind, w, data.x[r], list(data.y[r]))
     elif kind == "linear":
         g = data.g[r]
         value = sum(float(g[i]) * float(w[i]) for i in range(d))

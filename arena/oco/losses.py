@@ -6,6 +6,8 @@ Every round's convex loss is
 ``f_t(w) = ℓ(⟨w, x_t⟩, y_t) + (σ/2)‖w − z_t‖²``                 (example-based losses), or
 ``f_t(w) = max_{r≠y_t} [1 − ⟨w_{y_t} − w_r, x_t⟩]₊``            (``loss="multiclass_hinge"``),
 ``f_t(w) = max_{r∈Y_t, s∉Y_t} [1 − ⟨w_r − w_s, x_t⟩]₊``         (``loss="label_ranking_hinge"``),
+``f_t(w) = avg or max_{(i,j)∈E_t} [(y_i − y_j) − ⟨w, x_i − x_j⟩]₊``  (``loss="ranking_avg"``,
+``"ranking_max"``),
 
 with ``ℓ`` one of ``absolute |p − y|``, ``squared ½(p − y)²``, ``hinge [1 − y p]₊`` and
 ``logistic log(1 + e^{−y p})``; ``σ ≥ 0`` is a constant of the game (strongly convex environments,
@@ -29,6 +31,16 @@ losses themselves, so every player sees the same subgradient convention:
   empty or full ``Y_t`` has no pair: the loss and subgradient are 0. The prediction is ``y_t``
   when ``m > 0`` (every relevant label scores strictly above every irrelevant one), else −1
   (a ranking mistake; a tie is one).
+
+* ``ranking_avg`` / ``ranking_max`` (Shalev-Shwartz 2007, §5.3.4, Eqs. (5.25)–(5.26)): ``x_t``
+  holds the k rows ``x_1 .. x_k`` of ``X_t``, ``y_t ∈ ℝ^k`` the target scores, ``E_t`` the pairs
+  with ``y_i > y_j``; avg: ``−(1/|E_t|) Σ_{violated (i,j)} (x_i − x_j)`` over the pairs with a
+  positive hinge; max: ``−(x_i − x_j)`` for the first pair (i, then j ascending) of largest
+  hinge when it is positive, else 0. Both are Lipschitz with constant
+  ``max_{(i,j)∈E_t} ‖x_i − x_j‖₂`` (the norm; L1464 prints its square: an erratum). The
+  prediction is the fraction of ``E_t``'s pairs the scores ``X_t w`` misorder (``ŷ_i ≤ ŷ_j``;
+  0 when ``E_t`` is empty): an instance ranking's prediction is a k-vector, and the engine keeps
+  one number per round.
 
 In ``multiclass`` the prediction is the label ``ŷ_t``: ``y_t`` when ``m > 0``, else ``s`` — a tie
 for the top score is a mistake (as a zero margin is in binary classification; the mistake bounds
@@ -58,11 +70,14 @@ LABEL_RANKING_LOSSES: tuple[str, ...] = ("label_ranking_hinge",)
 """Losses of the ``label_ranking`` protocol (k scores, a relevant set)."""
 MAX_RANKING_LABELS = 52
 """Most labels of a ``label_ranking`` game: ``y_t = Σ_{r∈Y_t} 2^r`` must be exact in float64."""
+INSTANCE_RANKING_LOSSES: tuple[str, ...] = ("ranking_avg", "ranking_max")
+"""Losses of the ``instance_ranking`` protocol (k instances, target scores)."""
 LOSS_KINDS: tuple[str, ...] = (
     "linear",
     *EXAMPLE_LOSSES,
     *MULTICLASS_LOSSES,
     *LABEL_RANKING_LOSSES,
+    *INSTANCE_RANKING_LOSSES,
 )
 LOSS_CODES = {k: i for i, k in enumerate(("linear", *EXAMPLE_LOSSES))}
 """Integer codes of the scalar loss kinds, for kernels (:func:`prediction_loss_scalar`); the
@@ -620,6 +635,69 @@ def label_ranking_hinge(
     return value, grad.reshape(*margin.shape, k * d) + 0.0, prediction, margin
 
 
+def instance_ranking(
+    kind: str, w: np.ndarray, x: np.ndarray, y: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return ``(value, subgradient, prediction)`` of ``ranking_avg`` / ``ranking_max``, batched.
+
+    With the rows ``x_i`` of ``X`` (``x`` of shape (..., k·d)), ``E = {(i, j) : y_i > y_j}`` and
+    the pair hinges ``ℓ_ij = [(y_i − y_j) − ⟨w, x_i − x_j⟩]₊``: avg ``(1/|E|) Σ_E ℓ_ij`` (5.25),
+    max ``max_E ℓ_ij`` (5.26), 0 when E is empty; subgradients and prediction as in the module
+    docstring.
+
+    Parameters
+    ----------
+    kind : {"ranking_avg", "ranking_max"}
+    w : ndarray (..., d)
+    x : ndarray (..., k·d)
+        The k instances' rows, flattened.
+    y : ndarray (..., k)
+        The target scores.
+
+    Examples
+    --------
+    >>> x = np.array([1.0, 0.0, 0.0, 1.0, 0.0, 0.0])       # x_1 = e_1, x_2 = e_2, x_3 = 0
+    >>> y = np.array([2.0, 1.0, 1.0])                      # E = {(1,2), (1,3)}
+    >>> v, g, p = instance_ranking("ranking_avg", np.zeros(2), x, y)
+    >>> float(v), g.tolist(), float(p)                     # ℓ_12 = ℓ_13 = 1
+    (1.0, [-1.0, 0.5], 1.0)
+    >>> v, g, p = instance_ranking("ranking_max", np.array([1.5, 0.0]), x, y)
+    >>> float(v), g.tolist(), float(p)                     # ℓ_12 = 0, ℓ_13 = 0 (margins 1.5)
+    (0.0, [0.0, 0.0], 0.0)
+
+    References
+    ----------
+    Shalev-Shwartz 2007, §5.3.4, Eqs. (5.25) and (5.26).
+    """
+    w = np.asarray(w, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    k, d = y.shape[-1], w.shape[-1]
+    rows = np.asarray(x, dtype=np.float64).reshape(*np.shape(x)[:-1], k, d)
+    scores = np.einsum("...kd,...d->...k", rows, w)
+    pairs = y[..., :, None] > y[..., None, :]  # (i, j) ∈ E
+    gap = y[..., :, None] - y[..., None, :] - (scores[..., :, None] - scores[..., None, :])
+    hinge = np.where(pairs, np.maximum(gap, 0.0), 0.0)
+    n_pairs = pairs.sum(axis=(-2, -1))
+    # ∇_w ℓ_ij = −(x_i − x_j) where ℓ_ij > 0; diff[..., i, j, :] = x_i − x_j
+    diff = rows[..., :, None, :] - rows[..., None, :, :]
+    if kind == "ranking_avg":
+        value = hinge.sum(axis=(-2, -1)) / np.maximum(n_pairs, 1)
+        active = (pairs & (gap > 0.0)).astype(np.float64)
+        grad = -np.einsum("...ij,...ijd->...d", active, diff) / np.maximum(n_pairs, 1)[..., None]
+    elif kind == "ranking_max":
+        flat = hinge.reshape(*hinge.shape[:-2], k * k)
+        best = np.argmax(flat, axis=-1)
+        value = np.take_along_axis(flat, best[..., None], axis=-1)[..., 0]
+        pick = (np.arange(k * k) == best[..., None]) & (value[..., None] > 0.0)
+        pick = pick.reshape(hinge.shape).astype(np.float64)
+        grad = -np.einsum("...ij,...ijd->...d", pick, diff)
+    else:
+        raise ValueError(f"unknown instance ranking loss {kind!r}")
+    wrong = (pairs & (scores[..., :, None] <= scores[..., None, :])).sum(axis=(-2, -1))
+    prediction = wrong / np.maximum(n_pairs, 1)
+    return value, grad + 0.0, prediction
+
+
 def _expit(a: np.ndarray) -> np.ndarray:
     """Stable logistic function ``1/(1 + e^{−a})``."""
     out = np.empty_like(a)
@@ -666,6 +744,9 @@ def evaluate(
         dloss = None
     elif kind == "label_ranking_hinge":
         value, grad, prediction, _ = label_ranking_hinge(w, data.x, data.y)
+        dloss = None
+    elif kind in INSTANCE_RANKING_LOSSES:
+        value, grad, prediction = instance_ranking(kind, w, data.x, data.y)
         dloss = None
     elif kind == "linear":
         g = np.asarray(data.g, dtype=np.float64)

@@ -34,7 +34,13 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 
 from arena.metric import Metric, Record
-from arena.oco.components import KESLER, LABEL_RANKING, MULTICLASS, feature_dim
+from arena.oco.components import (
+    INSTANCE_RANKING,
+    KESLER,
+    LABEL_RANKING,
+    MULTICLASS,
+    feature_dim,
+)
 from arena.oco.domains import Domain
 from arena.oco.literal import round_loss
 from arena.oco.losses import (
@@ -153,7 +159,7 @@ class OCOLoss(OCOMetric):
     """Cumulative loss ``Σ_{s≤t} f_s(w_s)`` of the learner."""
 
     reads_points: ClassVar[bool] = False
-    protocols = frozenset({"oco", "classification", "regression", *KESLER})
+    protocols = frozenset({"oco", "classification", "regression", *KESLER, INSTANCE_RANKING})
 
     name = "loss"
 

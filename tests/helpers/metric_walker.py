@@ -112,6 +112,10 @@ UNCOVERED = {
     ("bound", "multiclass"): "no registered multiclass player declares a bound",
     ("lower_bound", "multiclass"): "no registered multiclass adversary declares a lower bound",
     ("bound", "label_ranking"): "no registered label_ranking player declares a bound",
+    ("bound", "instance_ranking"): "no registered instance_ranking player declares a bound",
+    ("lower_bound", "instance_ranking"): (
+        "no registered instance_ranking adversary declares a lower bound"
+    ),
     ("lower_bound", "label_ranking"): (
         "no registered label_ranking adversary declares a lower bound"
     ),
