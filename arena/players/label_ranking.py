@@ -11,12 +11,13 @@ import numpy as np
 from arena.errors import ConfigError
 from arena.oco.components import LABEL_RANKING, OCOPlayer, feature_dim
 from arena.oco.losses import LABEL_RANKING_LOSSES, Feedback, ranking_pair, relevant_mask
-from arena.params import POSITIVE, OneOf
+from arena.params import POSITIVE, Interval, OneOf
 from arena.players._projections import project_simplex
 from arena.spec import GameSpec, PlayerTags
 
 VARIANTS = ("I", "II", "III")
 REGULARIZERS = ("euclidean", "entropic")
+SOLVERS = ("exact", "fig7_5")
 BISECTIONS = 60
 """Most steps of the entropic update II's root finding (each at least halves a bisected bracket)."""
 
@@ -167,6 +168,63 @@ def optimal_duals(
     return beta
 
 
+def max_hinge_inner(
+    scores: np.ndarray, mask: np.ndarray, x: np.ndarray, c: float, gamma: float, steps: int
+) -> np.ndarray:
+    """Return Fig 7.5's approximate aggressive step z (R, k, d) for the max-pair hinge, batched.
+
+    The OPT step of a max-of-hinge loss ``max_i [b_i − ⟨w, a_i⟩]₊`` (7.33) from ``w_t`` is
+    ``w_t + z*``, ``z* = argmin_z φ(z)``, ``φ(z) = (c/2)‖z‖² + max_i [γ_i − ⟨a_i, z⟩]₊`` with
+    ``γ_i = b_i − ⟨a_i, w_t⟩`` (Shalev-Shwartz 2007, §7.4, L2027–L2031). For label ranking the
+    hinges are the pairs ``(r, s) ∈ Y × Ȳ``: ``a_{rs} = φ(x, r) − φ(x, s)`` and
+    ``γ_{rs} = γ − (ρ_r − ρ_s)``. Fig 7.5 (Pegasos on φ): ``z_1 = 0``,
+    ``U = √((2/c) max_i [γ_i]₊)``; for τ = 1..T: i the pair of largest ``γ_i − ⟨z_τ, a_i⟩`` (first
+    on ties), ``v = c z_τ − a_i`` if that is positive else ``c z_τ``, ``z' = z_τ − v/(cτ)``,
+    ``z_{τ+1} = min{1, U/‖z'‖} z'``; the output is ``(1/T) Σ_{τ≤T} z_τ``. Guarantee (L2041–L2045):
+    ``φ(z̄) ≤ φ(z*) + (√(2c max_i [γ_i]₊) + max_i ‖a_i‖)² (1 + ln T)/(2cT)``.
+
+    Parameters
+    ----------
+    scores : ndarray (R, k)
+        ``ρ_r = ⟨w_r, x⟩`` at the current weights.
+    mask : ndarray of bool (R, k)
+        The relevant sets (rows without a pair get z = 0).
+    x : ndarray (R, d)
+    c, gamma : float
+    steps : int
+        T, the inner iterations.
+
+    Examples
+    --------
+    >>> z = max_hinge_inner(np.zeros((1, 2)), np.array([[True, False]]), np.array([[1.0]]),
+    ...                     1.0, 1.0, 2000)
+    >>> np.round(z[0, :, 0], 2).tolist()          # z* = (½, −½): the exact prox step
+    [0.5, -0.5]
+    """
+    n_rep, k = scores.shape
+    d = x.shape[-1]
+    has_pair = mask.any(axis=1) & (~mask).any(axis=1)
+    margin0 = np.where(has_pair, ranking_pair(scores, mask)[0], np.inf)
+    top = np.where(has_pair, np.maximum(gamma - margin0, 0.0), 0.0)  # max_i [γ_i]₊
+    radius = np.sqrt(2.0 / c * top)
+    z = np.zeros((n_rep, k, d))
+    total = np.zeros((n_rep, k, d))
+    rows = np.arange(n_rep)
+    for tau in range(1, steps + 1):
+        total += z
+        moved = scores + np.einsum("rkd,rd->rk", z, x)
+        margin, r1, s1, _ = ranking_pair(moved, mask)
+        active = has_pair & (gamma - margin > 0.0)  # γ_i > ⟨z_τ, a_i⟩ for the chosen pair
+        v = c * z
+        v[rows, r1] -= np.where(active, 1.0, 0.0)[:, None] * x
+        v[rows, s1] += np.where(active, 1.0, 0.0)[:, None] * x
+        z = z - v / (c * tau)
+        norm = np.sqrt((z * z).sum(axis=(1, 2)))
+        scale = np.where(norm > radius, radius / np.where(norm > 0.0, norm, 1.0), 1.0)
+        z = z * scale[:, None, None]
+    return np.where(has_pair[:, None, None], total / steps, 0.0)
+
+
 class LabelRanking(OCOPlayer):
     """Online label ranking by dual ascent: updates I, II or III, Euclidean or entropic.
 
@@ -197,6 +255,12 @@ class LabelRanking(OCOPlayer):
         The regularization weight c > 0.
     gamma : float
         The margin γ > 0 of the loss (8.1) the updates use (the arena's loss has γ = 1).
+    solver : {"exact", "fig7_5"}
+        Update III's solver: the exact knot scan, or the aggressive max-of-hinge update of §7.4
+        computed by Fig 7.5's inner Pegasos solver (:func:`max_hinge_inner`), within its stated
+        guarantee of the exact step.
+    inner_steps : int
+        Fig 7.5's T (``solver="fig7_5"``).
 
     Notes
     -----
@@ -235,6 +299,8 @@ class LabelRanking(OCOPlayer):
         "regularizer": [OneOf(*REGULARIZERS)],
         "c": [POSITIVE],
         "gamma": [POSITIVE],
+        "solver": [OneOf(*SOLVERS)],
+        "inner_steps": [Interval(1, None, integer=True)],
     }
 
     def __init__(
@@ -243,11 +309,15 @@ class LabelRanking(OCOPlayer):
         regularizer: str = "euclidean",
         c: float = 1.0,
         gamma: float = 1.0,
+        solver: str = "exact",
+        inner_steps: int = 200,
     ):
         self.variant = variant
         self.regularizer = regularizer
         self.c = c
         self.gamma = gamma
+        self.solver = solver
+        self.inner_steps = inner_steps
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
         if self.variant == "III" and self.regularizer != "euclidean":
@@ -277,6 +347,10 @@ class LabelRanking(OCOPlayer):
         margin, r1, s1, has_pair = ranking_pair(scores, mask)
         rows = np.arange(x.shape[0])
         sq = np.einsum("rd,rd->r", x, x)
+        if self.variant == "III" and self.solver == "fig7_5":
+            z = max_hinge_inner(scores, mask, x, self._c, self._gamma, int(self.inner_steps))
+            self._theta += self._c * z  # w_{t+1} = w_t + z̄
+            return
         if self.variant == "III":
             for i in np.flatnonzero(has_pair):
                 beta = optimal_duals(scores[i], mask[i], sq[i], self._c, self._gamma)
@@ -299,3 +373,4 @@ class LabelRanking(OCOPlayer):
         yield {}
         yield {"variant": "I", "regularizer": "entropic", "c": 0.5}
         yield {"variant": "III", "c": 2.0, "gamma": 0.5}
+        yield {"variant": "III", "solver": "fig7_5", "inner_steps": 20}
