@@ -17,7 +17,11 @@ from arena.spec import GameSpec, PlayerTags
 
 VARIANTS = ("I", "II", "III")
 REGULARIZERS = ("euclidean", "entropic")
-SOLVERS = ("exact", "fig7_5")
+SOLVERS = ("auto", "knot_scan", "pdip", "fig7_5")
+PDIP_TOL = 1e-10
+"""PDIP's stopping tolerance on the surrogate gap η and on the primal and dual residuals."""
+PDIP_CONTRACTION = 0.1
+"""The centring parameter σ of the PDIP's Newton steps (μ = σ·η/n; §7.3.2 sets it to 0.1)."""
 BISECTIONS = 60
 """Most steps of the entropic update II's root finding (each at least halves a bisected bracket)."""
 
@@ -225,6 +229,105 @@ def max_hinge_inner(
     return np.where(has_pair[:, None, None], total / steps, 0.0)
 
 
+def pdip(grad_hess, A: np.ndarray, b: np.ndarray, alpha: np.ndarray, max_iter: int = 100):
+    """Return ``(α, iterations)``: ``argmin Σ_r f_r(α_r)`` s.t. ``Aα = b``, ``α ≥ 0`` (§7.3.2).
+
+    The primal–dual interior point method of Shalev-Shwartz 2007, §7.3.2 ((7.24)–(7.32)) for
+    separable convex ``f_r`` with the constraints of (7.24) (here ``p_r = −1``, ``q_r = 0``):
+    with multipliers ν (equalities) and λ ≥ 0, the surrogate gap ``η = Σ λ_r α_r`` and
+    ``μ = 0.1·η/n``, each Newton step on the perturbed KKT conditions
+    ``∇f + Aᵀν − λ = 0``, ``λ_r α_r = μ``, ``Aα = b`` eliminates Δλ and Δα, leaving the
+    ``m × m`` system ``(A D⁻¹ Aᵀ) Δν = r_p − A D⁻¹ r̃`` with ``D = diag(f''_r + λ_r/α_r)`` (m = 2
+    here: (7.31)–(7.32)); the step keeps α, λ > 0 (a fraction 0.99 of the longest). It stops when
+    η and the residuals are below :data:`PDIP_TOL`.
+
+    Parameters
+    ----------
+    grad_hess : callable
+        ``α ↦ (f'_r(α_r), f''_r(α_r))``, two arrays (n,), ``f'' ≥ 0``.
+    A : ndarray (m, n)
+    b : ndarray (m,)
+    alpha : ndarray (n,)
+        A start with ``α > 0`` (``Aα = b`` need not hold).
+
+    Examples
+    --------
+    >>> gh = lambda a: (a - np.array([2.0, 0.5]), np.ones(2))    # ½‖α − (2, ½)‖², α₁ + α₂ = 1
+    >>> a, _ = pdip(gh, np.ones((1, 2)), np.ones(1), np.full(2, 0.5))
+    >>> np.round(a, 8).tolist()
+    [1.0, 0.0]
+    """
+    alpha = np.array(alpha, dtype=np.float64)
+    n = alpha.size
+    lam = np.ones(n)
+    nu = np.zeros(A.shape[0])
+    for it in range(1, max_iter + 1):
+        g, h = grad_hess(alpha)
+        r_dual = g + A.T @ nu - lam
+        r_prim = A @ alpha - b
+        eta = float(lam @ alpha)
+        if eta < PDIP_TOL and np.abs(r_dual).max() < PDIP_TOL and np.abs(r_prim).max() < PDIP_TOL:
+            return alpha, it - 1
+        mu = PDIP_CONTRACTION * eta / n
+        r_tilde = r_dual + (lam * alpha - mu) / alpha  # r_d + r_c/α
+        dinv = 1.0 / (h + lam / alpha)
+        schur = (A * dinv) @ A.T
+        d_nu = np.linalg.solve(schur, r_prim - (A * dinv) @ r_tilde)
+        d_alpha = -dinv * (r_tilde + A.T @ d_nu)
+        d_lam = -(lam * alpha - mu + lam * d_alpha) / alpha
+        step = 1.0
+        for v, dv in ((alpha, d_alpha), (lam, d_lam)):
+            shrink = dv < 0.0
+            if shrink.any():
+                step = min(step, 0.99 * float(np.min(-v[shrink] / dv[shrink])))
+        alpha, lam, nu = alpha + step * d_alpha, lam + step * d_lam, nu + step * d_nu
+    return alpha, max_iter
+
+
+def pdip_duals(
+    theta: np.ndarray, mask: np.ndarray, x: np.ndarray, c: float, gamma: float, regularizer: str
+) -> tuple[np.ndarray, int]:
+    """Return update III's dual weights β (k,) of one round by :func:`pdip`, and its iterations.
+
+    Minimizes ``Σ_r c·f*((θ_r + σ_r β_r x)/c) − γ Σ_{r∈Y} β_r`` (σ_r = +1 on Y, −1 off it) over
+    ``β ≥ 0``, ``Σ_Y β = Σ_Ȳ β ≤ 1`` (a slack ξ ≥ 0 makes the second an equality: the two rows
+    of (7.24)); ``f*`` is ``½‖·‖²`` (Euclidean: the knot scan's problem) or log-sum-exp
+    (entropic); ``θ_r += σ_r β_r x`` is then the OPT update (3.12). No pair: β = 0.
+
+    Examples
+    --------
+    >>> beta, _ = pdip_duals(np.zeros((2, 1)), np.array([True, False]), np.array([1.0]),
+    ...                      1.0, 1.0, "euclidean")
+    >>> np.round(beta, 8).tolist()                       # the knot scan's [0.5, 0.5]
+    [0.5, 0.5]
+    """
+    k = mask.size
+    if mask.all() or not mask.any() or not np.any(x):
+        return np.zeros(k), 0
+    sign = np.where(mask, 1.0, -1.0)
+    on_y = mask.astype(np.float64)
+
+    def grad_hess(alpha):
+        beta = alpha[:k]
+        moved = theta + (sign * beta)[:, None] * x[None, :]
+        if regularizer == "euclidean":
+            g = sign * (moved @ x) / c - gamma * on_y
+            h = np.full(k, float(x @ x) / c)
+        else:
+            p = link(moved, c, "entropic")
+            mean = p @ x
+            g = sign * mean - gamma * on_y
+            h = np.maximum(p @ (x * x) - mean**2, 0.0) / c
+        return np.append(g, 0.0), np.append(h, 0.0)  # the slack ξ costs nothing
+
+    A = np.zeros((2, k + 1))
+    A[0, :k] = sign  # Σ_Y β − Σ_Ȳ β = 0
+    A[1, :k], A[1, k] = on_y, 1.0  # Σ_Y β + ξ = 1
+    start = np.append(np.where(mask, 0.5 / mask.sum(), 0.5 / (~mask).sum()), 0.5)
+    alpha, iterations = pdip(grad_hess, A, np.array([0.0, 1.0]), start)
+    return np.maximum(alpha[:k], 0.0), iterations
+
+
 class LabelRanking(OCOPlayer):
     """Online label ranking by dual ascent: updates I, II or III, Euclidean or entropic.
 
@@ -240,9 +343,10 @@ class LabelRanking(OCOPlayer):
       ``θ_{s'} −= a x_t`` every round, the scalar ``a ∈ [0, 1]`` maximizing the dual gain
       (erratum E8's range; :func:`euclidean_step`'s closed form, :func:`entropic_step`'s
       bisection);
-    * ``variant="III"`` (optimal dual ascent, Euclidean only): the prox step
+    * ``variant="III"`` (optimal dual ascent (3.12)): Euclidean, the prox step
       ``argmin_{w̄} (c/2)Σ_r‖w_r − w_r^t‖² + g_t(w̄)``, solved exactly by the corrected knot scan
-      of §7.3.1 (:func:`optimal_duals`).
+      of §7.3.1 (:func:`optimal_duals`); any regularizer, by the interior point of §7.3.2
+      (:func:`pdip_duals`).
 
     Parameters
     ----------
@@ -250,14 +354,16 @@ class LabelRanking(OCOPlayer):
         The dual-ascent update.
     regularizer : {"euclidean", "entropic"}
         ``Σ_r ½‖w_r‖²`` (8.2) or ``Σ_r (log d + Σ_i w_{r,i} log w_{r,i})``, each w_r on the simplex
-        (8.3). Update III is implemented for the Euclidean one only.
+        (8.3).
     c : float
         The regularization weight c > 0.
     gamma : float
         The margin γ > 0 of the loss (8.1) the updates use (the arena's loss has γ = 1).
-    solver : {"exact", "fig7_5"}
-        Update III's solver: the exact knot scan, or the aggressive max-of-hinge update of §7.4
-        computed by Fig 7.5's inner Pegasos solver (:func:`max_hinge_inner`), within its stated
+    solver : {"auto", "knot_scan", "pdip", "fig7_5"}
+        Update III's solver: the exact knot scan (Euclidean; ``"auto"``'s choice there), the
+        primal–dual interior point of §7.3.2 (:func:`pdip_duals`, any regularizer; ``"auto"``'s
+        choice for the entropic one), or the aggressive max-of-hinge update of §7.4 computed by
+        Fig 7.5's inner Pegasos solver (:func:`max_hinge_inner`, Euclidean), within its stated
         guarantee of the exact step.
     inner_steps : int
         Fig 7.5's T (``solver="fig7_5"``).
@@ -309,7 +415,7 @@ class LabelRanking(OCOPlayer):
         regularizer: str = "euclidean",
         c: float = 1.0,
         gamma: float = 1.0,
-        solver: str = "exact",
+        solver: str = "auto",
         inner_steps: int = 200,
     ):
         self.variant = variant
@@ -320,14 +426,20 @@ class LabelRanking(OCOPlayer):
         self.inner_steps = inner_steps
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
-        if self.variant == "III" and self.regularizer != "euclidean":
+        if self.regularizer != "euclidean" and self.solver in ("knot_scan", "fig7_5"):
             raise ConfigError(
-                self.label(), "variant", "update III is implemented for the euclidean regularizer"
+                self.label(), "solver", f"{self.solver} solves the euclidean update III only"
             )
         self._k = int(spec.n_classes)
         self._d = feature_dim(spec)
         self._c, self._gamma = float(self.c), float(self.gamma)
         self._theta = np.zeros((spec.n_replicates, self._k, self._d))
+        self._pdip_max = 0  # the most PDIP iterations of one update so far
+
+    @property
+    def pdip_iterations(self) -> int:
+        """The most interior-point iterations one update III needed so far (§8.4 saw ≤ 15)."""
+        return self._pdip_max
 
     def weights(self) -> np.ndarray:
         """The weights ``w_r = ∇f*(θ_r/c)``, shape (R, k, d)."""
@@ -352,8 +464,17 @@ class LabelRanking(OCOPlayer):
             self._theta += self._c * z  # w_{t+1} = w_t + z̄
             return
         if self.variant == "III":
+            pd_solve = self.solver == "pdip" or (
+                self.solver == "auto" and self.regularizer == "entropic"
+            )
             for i in np.flatnonzero(has_pair):
-                beta = optimal_duals(scores[i], mask[i], sq[i], self._c, self._gamma)
+                if pd_solve:
+                    beta, its = pdip_duals(
+                        self._theta[i], mask[i], x[i], self._c, self._gamma, self.regularizer
+                    )
+                    self._pdip_max = max(self._pdip_max, its)
+                else:
+                    beta = optimal_duals(scores[i], mask[i], sq[i], self._c, self._gamma)
                 sign = np.where(mask[i], 1.0, -1.0)
                 self._theta[i] += (sign * beta)[:, None] * x[i][None, :]
             return
@@ -374,3 +495,4 @@ class LabelRanking(OCOPlayer):
         yield {"variant": "I", "regularizer": "entropic", "c": 0.5}
         yield {"variant": "III", "c": 2.0, "gamma": 0.5}
         yield {"variant": "III", "solver": "fig7_5", "inner_steps": 20}
+        yield {"variant": "III", "regularizer": "entropic", "c": 0.3}

@@ -1,7 +1,8 @@
 """Shalev-Shwartz 2007, Table 8.1 reproduced qualitatively (slow): the tournament
 ``configs/tournament/label_ranking.yaml`` on a synthetic multi-label stream (the Enron data are
 not available offline), its final ranking mistakes pinned, and the thesis's orderings checked on
-ours by the rule :func:`table_8_1_claims`, which the thesis's own numbers satisfy too."""
+ours by the rule :func:`table_8_1_claims` (paired 95% intervals: every player sees the same
+streams), which the thesis's own numbers satisfy too (but for one tie)."""
 
 from __future__ import annotations
 
@@ -29,45 +30,76 @@ TABLE_8_1 = {
     "sanders-r": (31.7, 28.3, 27.2, 28.3, 24.2, 23.4),
     "williams-w3": (5.0, 4.5, 4.4, 4.2, 3.4, 3.1),
 }
-COLUMNS = ("euc_I", "euc_II", "euc_III", "ent_I", "ent_II")
-"""The five columns the lab plays (entropic update III, §7.3.2's interior point, is not
-implemented), in the order of the tournament's players."""
+COLUMNS = ("euc_I", "euc_II", "euc_III", "ent_I", "ent_II", "ent_III")
+"""Table 8.1's six columns, in the order of the tournament's players."""
 
-PINS = {"euc_I": 567.5, "euc_II": 389.25, "euc_III": 357.625, "ent_I": 425.125, "ent_II": 354.75}
-"""Mean ranking mistakes at T = 2000 over 8 replicates (28.4, 19.5, 17.9, 21.3 and 17.7 % of the
-rounds), measured by this test's own play of the config."""
+PINS = {
+    "euc_I": 567.5,
+    "euc_II": 389.25,
+    "euc_III": 357.625,
+    "ent_I": 425.125,
+    "ent_II": 354.75,
+    "ent_III": 331.25,
+}
+"""Mean ranking mistakes at T = 2000 over 8 replicates (28.4, 19.5, 17.9, 21.3, 17.7 and 16.6 %
+of the rounds), measured by this test's own play of the config."""
+
+CLAIMS = (
+    ("euc_III", "euc_II"),
+    ("euc_II", "euc_I"),
+    ("ent_III", "ent_II"),
+    ("ent_II", "ent_I"),
+    ("ent_I", "euc_I"),
+    ("ent_II", "euc_II"),
+    ("ent_III", "euc_III"),
+)
+"""Shalev-Shwartz 2007, L2125: III < II < I for both regularizers, and entropic < Euclidean for
+every update (each pair: (better, worse))."""
 
 
-def table_8_1_claims(low: dict, high: dict, mean: dict) -> dict[str, bool]:
-    """The thesis's claims (L2125) on the five columns, each strict ordering required of the 95%
-    intervals (``low`` of the worse above ``high`` of the better; a table without intervals
-    passes its values as all three):
+def table_8_1_claims(better_than) -> dict[str, bool]:
+    """The thesis's claims (L2125) under a comparison ``better_than(a, b)`` (a errs less than b):
+    each ordering of :data:`CLAIMS`, and the I → II gain above the II → III gain for each
+    regularizer (``better_than`` applied to the gains, passed as pairs of pairs)."""
+    out = {f"{a} < {b}": better_than(a, b) for a, b in CLAIMS}
+    for reg in ("euc", "ent"):
+        out[f"{reg}: gain I→II > gain II→III"] = better_than(
+            (f"{reg}_III", f"{reg}_II"), (f"{reg}_II", f"{reg}_I")
+        )
+    return out
 
-    * ``III < II < I``, Euclidean; ``II < I``, entropic (aggressive updates help);
-    * entropic < Euclidean for updates I and II;
-    * the I → II gain exceeds the II → III gain (Euclidean; means).
-    """
 
-    def below(a, b):  # a's interval entirely below b's
-        return high[a] < low[b]
+def table_rule(values: dict):
+    """``better_than`` on a table of numbers: a plain comparison; a gain (pair) is a difference."""
 
-    return {
-        "euclidean III < II < I": below("euc_III", "euc_II") and below("euc_II", "euc_I"),
-        "entropic II < I": below("ent_II", "ent_I"),
-        "entropic < euclidean (I, II)": below("ent_I", "euc_I") and below("ent_II", "euc_II"),
-        "gain I→II > gain II→III": mean["euc_I"] - mean["euc_II"]
-        > mean["euc_II"] - mean["euc_III"],
-    }
+    def get(q):
+        return values[q[1]] - values[q[0]] if isinstance(q, tuple) else values[q]
+
+    return lambda a, b: get(a) < get(b)
+
+
+def paired_rule(finals: dict):
+    """``better_than`` on per-replicate values sharing their streams (common random numbers):
+    the 95% t-interval of the paired differences ``b − a`` lies above 0."""
+
+    def get(q):
+        return finals[q[1]] - finals[q[0]] if isinstance(q, tuple) else finals[q]
+
+    def better(a, b):
+        diff = get(b) - get(a)
+        half = student_t.ppf(0.975, diff.size - 1) * diff.std(ddof=1) / math.sqrt(diff.size)
+        return bool(diff.mean() - half > 0.0)
+
+    return better
 
 
 def test_the_thesis_numbers_satisfy_the_rule_but_one_tie():
-    ties = []
+    failed = []
     for user, row in TABLE_8_1.items():
-        values = dict(zip(COLUMNS, row[:5], strict=True))
-        claims = table_8_1_claims(values, values, values)
-        ties += [(user, name) for name, ok in claims.items() if not ok]
+        claims = table_8_1_claims(table_rule(dict(zip(COLUMNS, row, strict=True))))
+        failed += [(user, name) for name, ok in claims.items() if not ok]
     # beck-s, Euclidean: I→II and II→III both gain 3.3 points (digest §5: 13 of 14 pairs)
-    assert ties == [("beck-s", "gain I→II > gain II→III")]
+    assert failed == [("beck-s", "euc: gain I→II > gain II→III")]
 
 
 @pytest.mark.slow
@@ -75,20 +107,20 @@ def test_table_8_1_orderings_on_the_synthetic_stream():
     cfg = TournamentConfig.from_mapping(yaml.safe_load(CONFIG.read_text(encoding="utf-8")))
     cells = cfg.cells()
     assert len(cells) == len(COLUMNS)
-    mean, low, high = {}, {}, {}
+    finals = {}
     for name, cell in zip(COLUMNS, cells, strict=True):
         params = cell.player_params
         assert cell.player == "label_ranking"
         assert (params["regularizer"][:3], params["variant"]) == tuple(name.split("_")), name
-        out = run_cell(cell, cfg)
-        rows = out["rows"]
-        final = rows[(rows.t == cfg.horizon) & (rows.metric == "ranking_mistakes")].value
-        n = len(final)
-        half = student_t.ppf(0.975, n - 1) * final.std(ddof=1) / math.sqrt(n)
-        mean[name], low[name], high[name] = final.mean(), final.mean() - half, final.mean() + half
+        rows = run_cell(cell, cfg)["rows"]
+        final = rows[(rows.t == cfg.horizon) & (rows.metric == "ranking_mistakes")]
+        finals[name] = final.sort_values("replicate").value.to_numpy()
         # deterministic given the seed; 1% leaves room for another BLAS's round-off, which can
         # break an exact tie of two scores the other way
-        assert mean[name] == pytest.approx(PINS[name], rel=0.01), name
-    claims = table_8_1_claims(low, high, mean)
-    assert all(claims.values()), claims
-    assert np.all(np.array([mean[c] for c in COLUMNS]) / cfg.horizon < 0.3)  # % of rounds
+        assert finals[name].mean() == pytest.approx(PINS[name], rel=0.01), name
+    claims = table_8_1_claims(paired_rule(finals))
+    # every claim but the entropic gain comparison holds on the paired intervals; that one holds
+    # on the means (II → III gains 23.5 there, I → II 70.4) but not yet at 8 replicates' spread
+    assert {k for k, ok in claims.items() if not ok} <= {"ent: gain I→II > gain II→III"}, claims
+    assert all(table_8_1_claims(table_rule({k: v.mean() for k, v in finals.items()})).values())
+    assert np.all(np.array([finals[c].mean() for c in COLUMNS]) / cfg.horizon < 0.3)
