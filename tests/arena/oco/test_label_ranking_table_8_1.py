@@ -119,8 +119,8 @@ def test_table_8_1_orderings_on_the_synthetic_stream():
         # break an exact tie of two scores the other way
         assert finals[name].mean() == pytest.approx(PINS[name], rel=0.01), name
     claims = table_8_1_claims(paired_rule(finals))
-    # every claim but the entropic gain comparison holds on the paired intervals; that one holds
-    # on the means (II → III gains 23.5 there, I → II 70.4) but not yet at 8 replicates' spread
-    assert {k for k, ok in claims.items() if not ok} <= {"ent: gain I→II > gain II→III"}, claims
+    # measured: all nine hold (gains I → II / II → III: 178.3 / 31.6 Euclidean, 70.4 / 23.5
+    # entropic)
+    assert all(claims.values()), claims
     assert all(table_8_1_claims(table_rule({k: v.mean() for k, v in finals.items()})).values())
     assert np.all(np.array([finals[c].mean() for c in COLUMNS]) / cfg.horizon < 0.3)
