@@ -10,14 +10,11 @@ import pytest
 
 from arena import run_game
 from arena.adversaries.instance_ranking_stream import InstanceRankingStream
-from arena.oco.domains import Domain
 from arena.oco.literal import instance_ranking_round
-from arena.oco.losses import RoundData, instance_ranking
+from arena.oco.losses import instance_ranking
 from arena.oco.reference import reference_play_oco
 from arena.oco.testing import GaussianInstanceRanking
 from arena.players.instance_ranking import InstanceRanking, pair_lipschitz
-from arena.spec import GameSpec
-from tests.helpers.oco import play_loop, reset
 
 KINDS = ("ranking_avg", "ranking_max")
 
@@ -47,38 +44,6 @@ def test_losses_equal_the_literal_pairs_and_are_norm_lipschitz():
             hit = np.linalg.norm(grad, axis=1) > 0
             assert np.any(np.isclose(np.linalg.norm(grad, axis=1)[hit], lip[hit]))
     assert pair_lipschitz(x, k) == pytest.approx(dist.max(axis=(1, 2)))
-
-
-def literal_p0(x, y, kind, schedule, c, k):
-    """Fig 3.1 / 3.2 with f = ½‖w‖², CONS: θ = 0; w_t = θ/c_t; θ −= λ'_t, by loops."""
-    T, kd = x.shape
-    d = kd // k
-    theta = [0.0] * d
-    lip_sq = 0.0
-    out = np.empty((T, d))
-    for t in range(T):
-        rows = [x[t, i * d : (i + 1) * d] for i in range(k)]
-        g_now = max(float(np.sum((a - b) ** 2)) for a in rows for b in rows)
-        lip_sq = max(lip_sq, g_now)
-        c_t = c if schedule == "fixed" else (((t + 1) * 0.5 * lip_sq / c) ** 0.5 or np.inf)
-        w = np.array([v / c_t for v in theta])
-        out[t] = w
-        _, grad, _ = instance_ranking_round(kind, w, x[t], list(y[t]))
-        theta = [theta[i] - grad[i] for i in range(d)]
-    return out
-
-
-@pytest.mark.parametrize(("kind", "schedule", "c"), [("ranking_avg", "fixed", 2.0),
-                                                     ("ranking_max", "sqrt_t", 0.5)])  # fmt: skip
-def test_player_equals_the_transcription(kind, schedule, c):
-    rng = np.random.default_rng(1)
-    R, T, k, d = 2, 30, 3, 2
-    data = RoundData(x=rng.standard_normal((R, T, k * d)), y=rng.standard_normal((R, T, k)))
-    spec = GameSpec("instance_ranking", d, T, n_replicates=R, dim=d, domain=Domain(), loss=kind,
-                    n_classes=k)  # fmt: skip
-    got = play_loop(reset(InstanceRanking(schedule, c), spec), spec, data)
-    want = np.stack([literal_p0(data.x[r], data.y[r], kind, schedule, c, k) for r in range(R)])
-    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize(
