@@ -118,4 +118,3 @@ class InstanceRankingStream(StreamAdversary):
     @classmethod
     def _unit_test_params(cls):
         yield {}
-        yield {"n_items": 3, "levels": 0, "noise": 0.5, "loss": "ranking_max"}

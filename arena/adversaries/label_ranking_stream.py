@@ -158,4 +158,3 @@ class LabelRankingStream(StreamAdversary):
     @classmethod
     def _unit_test_params(cls):
         yield {}
-        yield {"n_classes": 3, "density": 0.3, "target_features": 2, "noise": 0.1}

@@ -118,4 +118,3 @@ class InstanceRanking(OCOPlayer):
     @classmethod
     def _unit_test_params(cls):
         yield {}
-        yield {"schedule": "sqrt_t", "c": 2.0}

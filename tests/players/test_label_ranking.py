@@ -165,7 +165,7 @@ def literal_label_ranking(x, y, k, variant, regularizer, c, gamma):
 )
 def test_transcription(variant, regularizer, c, gamma):
     rng = np.random.default_rng(5)
-    R, T, d, k = 2, 40, 3, 4
+    R, T, d, k = 2, 24, 3, 4
     data = random_sets(rng, R, T, d, k)
     spec = lr_spec(k, d, T, R)
     want = np.stack(
@@ -356,6 +356,7 @@ def test_fig_7_5_transcription_and_its_guarantee():
             assert got - best < 0.05 * slack  # far inside it: the average converges
 
 
+@pytest.mark.slow
 def test_fig_7_5_as_the_players_update_iii():
     rng = np.random.default_rng(9)
     R, T, d, k = 2, 8, 3, 4
@@ -415,3 +416,20 @@ def test_pdip_equals_the_knot_scan_and_slsqp():
         np.testing.assert_allclose(beta, want, rtol=0, atol=1e-6)  # measured: 1.9e-7
         most = max(most, its, its2)
     assert most <= 20  # §8.4 reports at most 15 on Enron; measured here: 14
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"variant": "III", "c": 2.0, "gamma": 0.5},
+        {"variant": "III", "regularizer": "entropic", "c": 0.3},
+        {"variant": "III", "solver": "fig7_5", "inner_steps": 20},
+        {"variant": "II", "regularizer": "entropic", "c": 0.3},
+        {"variant": "I", "regularizer": "entropic", "c": 0.5},
+    ],
+)
+def test_variants_and_solvers_pass_the_conformance_suite(params):
+    from arena.testing import check_component
+
+    assert check_component(LabelRanking(**params)) == {}
