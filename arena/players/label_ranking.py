@@ -372,7 +372,9 @@ class LabelRanking(OCOPlayer):
     -----
     The mistake bounds are those of the generic dual-ascent framework through Lemma 18
     (Shalev-Shwartz 2007, Ch. 8): no separate theorem is stated for label ranking, so nothing is
-    declared by :meth:`bounds`. Each update costs O(k·d) (update III adds O(k log k)).
+    declared by :meth:`bounds`. Each update costs O(k·d); update III adds O(k log k) (knot scan),
+    O(k·d) per interior-point iteration (:attr:`pdip_iterations` records the most one update
+    needed), or O(T·k·d) (Fig 7.5, T inner steps).
 
     Examples
     --------
