@@ -45,6 +45,8 @@ DEFAULT_METRICS: dict[str, dict] = {
     "mistake_bound": {},
     "path_length": {},
     "online_to_batch": {},
+    "ranking_loss": {},
+    "ranking_mistakes": {},
     "arm_pulls": {},
     "arm_pseudo_regret": {},
     "estimate_bias": {},

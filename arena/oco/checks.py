@@ -56,6 +56,8 @@ def _partner_adversaries(player: OCOPlayer) -> list[OCOAdversary]:
     from arena.oco.testing import (
         GaussianClassification,
         GaussianData,
+        GaussianInstanceRanking,
+        GaussianLabelRanking,
         GaussianMulticlass,
         GaussianRegression,
     )
@@ -67,6 +69,8 @@ def _partner_adversaries(player: OCOPlayer) -> list[OCOAdversary]:
         ("classification", GaussianClassification, ("hinge", "logistic")),
         ("regression", GaussianRegression, ("squared", "absolute")),
         ("multiclass", GaussianMulticlass, ("multiclass_hinge",)),
+        ("label_ranking", GaussianLabelRanking, ("label_ranking_hinge",)),
+        ("instance_ranking", GaussianInstanceRanking, ("ranking_avg", "ranking_max")),
     ):
         if protocol not in tags.protocols:
             continue

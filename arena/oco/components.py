@@ -37,6 +37,18 @@ player's point ``w_t ∈ ℝ^{k·d'}`` is the row-major flattening of ``W_t ∈ 
 ``⟨w_r, x_t⟩ = ⟨w_t, φ(x_t, r)⟩`` with ``φ(x, r) = e_r ⊗ x``, and the labels are the integers
 ``0 .. k−1``. The adversary declares k (:meth:`OCOAdversary.declared_classes`); players opt in by
 listing ``multiclass`` in their tags (the OCO players of :data:`OCO_PROTOCOLS` do not).
+
+The ``label_ranking`` protocol (Shalev-Shwartz 2007, Ch. 8) is the same Kesler game with another
+feedback: the answer of round t is a relevant set ``Y_t ⊆ {0 .. k−1}``, carried by ``y_t`` as the
+integer-valued float ``Σ_{r∈Y_t} 2^r`` (so k ≤ 52, the integers float64 holds exactly), and the
+loss is the max-pair hinge (:func:`arena.oco.losses.label_ranking_hinge`).
+
+The ``instance_ranking`` protocol (Shalev-Shwartz 2007, §5.3.4) asks to rank k instances: the
+question is the matrix ``X_t ∈ ℝ^{k×d}`` (``x_t`` its k rows flattened, ``k·d`` coordinates), the
+answer the target scores ``y_t ∈ ℝ^k`` (``y`` has a trailing axis of k), the point is
+``w ∈ ℝ^d`` and the loss a pair hinge over ``E_t = {(i, j) : y_{t,i} > y_{t,j}}``
+(:func:`arena.oco.losses.instance_ranking`). The adversary declares k
+(:meth:`OCOAdversary.declared_classes`).
 """
 
 from __future__ import annotations
@@ -57,7 +69,16 @@ OCO_PROTOCOLS = frozenset({"oco", "classification", "regression"})
 MULTICLASS = "multiclass"
 """The multiclass classification protocol (Kesler construction; see the module docstring)."""
 
-OCO_FAMILY = OCO_PROTOCOLS | {MULTICLASS}
+LABEL_RANKING = "label_ranking"
+"""The online label ranking protocol (Kesler construction, relevant sets; module docstring)."""
+
+KESLER = frozenset({MULTICLASS, LABEL_RANKING})
+"""The protocols whose ``w_t`` is the flattened ``W ∈ ℝ^{k×d'}`` (k declared labels)."""
+
+INSTANCE_RANKING = "instance_ranking"
+"""The instance ranking protocol (k instances a round, target scores; module docstring)."""
+
+OCO_FAMILY = OCO_PROTOCOLS | KESLER | {INSTANCE_RANKING}
 """Every protocol of :class:`OCOAdversary` that the OCO engine plays."""
 
 
@@ -199,7 +220,8 @@ class OCOAdversary(Adversary):
         return 0.0
 
     def declared_classes(self) -> int | None:
-        """The number of labels k of a ``multiclass`` game (≥ 2); None in the other protocols.
+        """The number of labels k of a ``multiclass`` or ``label_ranking`` game (≥ 2; ≤ 52 in
+        ``label_ranking``); None in the other protocols.
 
         ``resolve_dim`` then returns ``k·d'`` (the dimension of ``w_t``), a multiple of k.
         """
@@ -309,7 +331,8 @@ def game_dim(spec: GameSpec) -> int:
 
 
 def feature_dim(spec: GameSpec) -> int:
-    """Return the dimension of the features ``x_t``: ``dim/k`` in ``multiclass``, else ``dim``.
+    """Return the dimension of the features ``x_t``: ``dim/k`` in ``multiclass`` and
+    ``label_ranking``, ``k·dim`` in ``instance_ranking`` (the k rows of ``X_t``), else ``dim``.
 
     Examples
     --------
@@ -317,7 +340,9 @@ def feature_dim(spec: GameSpec) -> int:
     4
     """
     dim = game_dim(spec)
-    return dim // int(spec.n_classes) if spec.protocol == MULTICLASS else dim
+    if spec.protocol == INSTANCE_RANKING:
+        return dim * int(spec.n_classes)
+    return dim // int(spec.n_classes) if spec.protocol in KESLER else dim
 
 
 def game_domain(spec: GameSpec) -> Domain:

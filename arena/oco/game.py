@@ -27,6 +27,9 @@ import pyarrow as pa
 from arena.errors import ConfigError, GameError
 from arena.metric import EVERY_PROTOCOL
 from arena.oco.components import (
+    INSTANCE_RANKING,
+    KESLER,
+    LABEL_RANKING,
     MULTICLASS,
     OCO_FAMILY,
     OCOAdversary,
@@ -37,7 +40,10 @@ from arena.oco.components import (
 from arena.oco.domains import MEMBERSHIP_TOL, Domain
 from arena.oco.losses import (
     EXAMPLE_LOSSES,
+    INSTANCE_RANKING_LOSSES,
+    LABEL_RANKING_LOSSES,
     LOSS_KINDS,
+    MAX_RANKING_LABELS,
     MULTICLASS_LOSSES,
     RoundData,
     dense_features,
@@ -133,7 +139,7 @@ class OCOProtocol(GameProtocol):
         if loss not in LOSS_KINDS:
             raise ConfigError(who_adv, "loss", f"must be one of {LOSS_KINDS}, got {loss!r}")
         n_classes = _classes(adversary, protocol, dim, loss, sigma)
-        if protocol not in ("oco", MULTICLASS) and loss not in EXAMPLE_LOSSES:
+        if protocol not in ("oco", *KESLER, INSTANCE_RANKING) and loss not in EXAMPLE_LOSSES:
             raise ConfigError(who_adv, "loss", f"the {protocol} protocol needs an example loss")
         if not (math.isfinite(sigma) and sigma >= 0):
             raise ConfigError(who_adv, "sigma", f"must be finite and ≥ 0, got {sigma}")
@@ -285,11 +291,18 @@ def check_sparse_rows(
 
 
 def _classes(adversary: Any, protocol: str, dim: int, loss: str, sigma: float) -> int | None:
-    """Return k of a ``multiclass`` game (validated against d and the loss); None otherwise."""
+    """Return k of a ``multiclass``, ``label_ranking`` or ``instance_ranking`` game (validated
+    against d and the loss); None otherwise."""
     who = describe("adversary", adversary)
-    if protocol != MULTICLASS:
-        if loss in MULTICLASS_LOSSES:
-            raise ConfigError(who, "loss", f"{loss} is a loss of the multiclass protocol only")
+    own = {
+        MULTICLASS: MULTICLASS_LOSSES,
+        LABEL_RANKING: LABEL_RANKING_LOSSES,
+        INSTANCE_RANKING: INSTANCE_RANKING_LOSSES,
+    }
+    if protocol not in own:
+        for name, losses in own.items():
+            if loss in losses:
+                raise ConfigError(who, "loss", f"{loss} is a loss of the {name} protocol only")
         return None
     raw = adversary.declared_classes()
     if isinstance(raw, bool) or not isinstance(raw, int | np.integer) or raw < 2:
@@ -297,14 +310,18 @@ def _classes(adversary: Any, protocol: str, dim: int, loss: str, sigma: float) -
             who, "n_classes", f"declared_classes() must return an integer ≥ 2, got {raw!r}"
         )
     k = int(raw)
-    if dim % k:
+    if protocol == LABEL_RANKING and k > MAX_RANKING_LABELS:
+        raise ConfigError(
+            who, "n_classes", f"label ranking encodes Y_t in a float: k ≤ {MAX_RANKING_LABELS}"
+        )
+    if dim % k and protocol in KESLER:
         raise ConfigError(
             who, "n_actions", f"the dimension {dim} of w_t is not a multiple of k = {k} labels"
         )
-    if loss not in MULTICLASS_LOSSES:
-        raise ConfigError(who, "loss", f"the multiclass protocol needs one of {MULTICLASS_LOSSES}")
+    if loss not in own[protocol]:
+        raise ConfigError(who, "loss", f"the {protocol} protocol needs one of {own[protocol]}")
     if sigma:
-        raise ConfigError(who, "sigma", "multiclass games have σ = 0")
+        raise ConfigError(who, "sigma", f"{protocol} games have σ = 0")
     return k
 
 
@@ -341,7 +358,7 @@ class OCOStepper(Stepper):
         if self.spec.protocol == "classification":
             margins = block.data.y * block.predictions
             core.mistakes += (margins <= 0.0).sum(axis=1)
-        elif self.spec.protocol == MULTICLASS:
+        elif self.spec.protocol in KESLER:  # a wrong label, or a ranking mistake (prediction −1)
             core.mistakes += (block.predictions != block.data.y).sum(axis=1)
         core.t = t0 + n - 1
         if block.w is not None:
@@ -408,6 +425,8 @@ class _Checker:
                 continue
             arr = real_array(arr, self.who_adversary, f"{name} of its round data", round=t0)
             shape = {"y": (n_rep, n), "x": (n_rep, n, n_features)}.get(name, (n_rep, n, dim))
+            if name == "y" and spec.protocol == INSTANCE_RANKING:  # k target scores a round
+                shape = (n_rep, n, int(spec.n_classes))
             if arr.shape != shape:
                 raise GameError(
                     describe("adversary", adv),
@@ -434,6 +453,19 @@ class _Checker:
                     "adversary",
                     adv,
                     f"label {float(out.y[r, j])!r} is not in {{0, …, {k - 1}}}",
+                    t0 + j,
+                    r,
+                )
+        elif spec.protocol == LABEL_RANKING:
+            top = 2.0 ** int(spec.n_classes)
+            bad = (out.y != np.floor(out.y)) | (out.y < 0) | (out.y >= top)
+            if bad.any():
+                r, j = _first(bad)
+                self._fail(
+                    "adversary",
+                    adv,
+                    f"relevant set {float(out.y[r, j])!r} is not a code Σ_(r∈Y) 2^r in "
+                    f"[0, 2^{int(spec.n_classes)})",
                     t0 + j,
                     r,
                 )
@@ -656,7 +688,9 @@ class OCOTraceWriter(TraceWriter):
         if spec.loss == "linear":
             fields.append(("g", pa.list_(pa.float64())))
         else:
-            fields += [("x", pa.list_(pa.float64())), ("y", pa.float64())]
+            scores = spec.protocol == INSTANCE_RANKING  # y_t ∈ ℝ^k: a list per round
+            fields += [("x", pa.list_(pa.float64()))]
+            fields += [("y", pa.list_(pa.float64()) if scores else pa.float64())]
             fields.append(("prediction", pa.float64()))
         super().__init__(path, pa.schema(fields))
         self._ids = replicate_ids
@@ -674,7 +708,9 @@ class OCOTraceWriter(TraceWriter):
         else:
             cols += [
                 list_column(dense_features(block.data.x)),
-                pa.array(block.data.y.reshape(-1)),
+                list_column(block.data.y)
+                if block.data.y.ndim == 3
+                else pa.array(block.data.y.reshape(-1)),
                 pa.array(block.predictions.reshape(-1)),
             ]
         return cols

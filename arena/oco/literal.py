@@ -14,7 +14,13 @@ import numpy as np
 
 from arena.oco.losses import RoundData, is_sparse
 
-__all__ = ["multiclass_round", "round_loss", "scalar_loss"]
+__all__ = [
+    "instance_ranking_round",
+    "label_ranking_round",
+    "multiclass_round",
+    "round_loss",
+    "scalar_loss",
+]
 
 
 def scalar_loss(kind: str, p: float, y: float) -> tuple[float, float]:
@@ -68,6 +74,84 @@ def multiclass_round(w: np.ndarray, x: np.ndarray, y: float) -> tuple[float, lis
     return max(0.0, 1.0 - margin), grad, float(label if margin > 0.0 else runner)
 
 
+def label_ranking_round(w: np.ndarray, x: np.ndarray, y: float) -> tuple[float, list, float]:
+    """Return the max-pair hinge ``(value, subgradient, prediction)`` by plain loops.
+
+    Shalev-Shwartz 2007, Eq. (8.1) with γ = 1, every pair enumerated: ``Y`` the bits of
+    ``int(y)``, the loss ``max_{r∈Y, s∉Y} [1 − (ρ_r − ρ_s)]₊`` over the scores ``ρ_r = ⟨w_r, x⟩``;
+    the subgradient of the first pair (r ascending, then s) of least ``ρ_r − ρ_s``; the
+    prediction y when every such difference is > 0, else −1.
+
+    Examples
+    --------
+    >>> label_ranking_round(np.array([1.0, 0.0, 0.0, 2.0]), np.array([3.0, 1.0]), 2.0)
+    (2.0, [3.0, 1.0, -3.0, -1.0], -1.0)
+    """
+    d = x.shape[0]
+    k = w.shape[0] // d
+    scores = [sum(float(w[r * d + i]) * float(x[i]) for i in range(d)) for r in range(k)]
+    code = int(y)
+    relevant = [r for r in range(k) if (code >> r) & 1]
+    irrelevant = [s for s in range(k) if not (code >> s) & 1]
+    best = None
+    for r in relevant:
+        for s in irrelevant:
+            diff = scores[r] - scores[s]
+            if best is None or diff < best[0]:
+                best = (diff, r, s)
+    grad = [0.0] * (k * d)
+    if best is None:
+        return 0.0, grad, float(y)
+    margin, r, s = best
+    if margin < 1.0:
+        for i in range(d):
+            grad[s * d + i] += float(x[i])
+            grad[r * d + i] -= float(x[i])
+    return max(0.0, 1.0 - margin), grad, float(y) if margin > 0.0 else -1.0
+
+
+def instance_ranking_round(kind: str, w: np.ndarray, x: np.ndarray, y) -> tuple[float, list, float]:
+    """Return ``ranking_avg`` / ``ranking_max`` ``(value, subgradient, prediction)`` by loops.
+
+    Shalev-Shwartz 2007, §5.3.4: every pair (i, j) with ``y_i > y_j`` enumerated (i, then j
+    ascending), ``ℓ_ij = max(0, (y_i − y_j) − ⟨w, x_i − x_j⟩)``; avg: the mean of ``ℓ_ij`` and of
+    ``−(x_i − x_j)`` over the pairs with ``ℓ_ij > 0`` divided by ``|E|``; max: the first largest
+    ``ℓ_ij`` and, when positive, its ``−(x_i − x_j)``; prediction: the share of pairs with
+    ``⟨w, x_i⟩ ≤ ⟨w, x_j⟩``.
+
+    Examples
+    --------
+    >>> instance_ranking_round("ranking_max", np.zeros(1), np.array([1.0, 0.0]), [1.0, 0.0])
+    (1.0, [-1.0], 1.0)
+    """
+    d = w.shape[0]
+    k = len(y)
+    rows = [[float(x[i * d + c]) for c in range(d)] for i in range(k)]
+    score = [sum(rows[i][c] * float(w[c]) for c in range(d)) for i in range(k)]
+    pairs = [(i, j) for i in range(k) for j in range(k) if float(y[i]) > float(y[j])]
+    grad = [0.0] * d
+    if not pairs:
+        return 0.0, grad, 0.0
+    hinge = {
+        p: max(0.0, float(y[p[0]]) - float(y[p[1]]) - (score[p[0]] - score[p[1]])) for p in pairs
+    }
+    wrong = sum(1 for i, j in pairs if score[i] <= score[j]) / len(pairs)
+    if kind == "ranking_avg":
+        for (i, j), h in hinge.items():
+            if h > 0:
+                for c in range(d):
+                    grad[c] -= (rows[i][c] - rows[j][c]) / len(pairs)
+        return sum(hinge.values()) / len(pairs), grad, wrong
+    best = pairs[0]
+    for p in pairs:
+        if hinge[p] > hinge[best]:
+            best = p
+    if hinge[best] > 0:
+        i, j = best
+        grad = [-(rows[i][c] - rows[j][c]) for c in range(d)]
+    return hinge[best], grad, wrong
+
+
 def round_loss(kind: str, sigma: float, w: np.ndarray, data: RoundData, r: int):
     """Return ``(f(w), subgradient, prediction)`` of row ``r`` of ``data`` by plain loops.
 
@@ -86,6 +170,10 @@ def round_loss(kind: str, sigma: float, w: np.ndarray, data: RoundData, r: int):
     d = w.shape[0]
     if kind == "multiclass_hinge":
         value, grad, prediction = multiclass_round(w, data.x[r], float(data.y[r]))
+    elif kind == "label_ranking_hinge":
+        value, grad, prediction = label_ranking_round(w, data.x[r], float(data.y[r]))
+    elif kind in ("ranking_avg", "ranking_max"):
+        value, grad, prediction = instance_ranking_round(kind, w, data.x[r], list(data.y[r]))
     elif kind == "linear":
         g = data.g[r]
         value = sum(float(g[i]) * float(w[i]) for i in range(d))

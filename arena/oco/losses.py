@@ -5,6 +5,9 @@ Every round's convex loss is
 ``f_t(w) = ⟨g_t, w⟩ + (σ/2)‖w − z_t‖²``                         (``loss="linear"``), or
 ``f_t(w) = ℓ(⟨w, x_t⟩, y_t) + (σ/2)‖w − z_t‖²``                 (example-based losses), or
 ``f_t(w) = max_{r≠y_t} [1 − ⟨w_{y_t} − w_r, x_t⟩]₊``            (``loss="multiclass_hinge"``),
+``f_t(w) = max_{r∈Y_t, s∉Y_t} [1 − ⟨w_r − w_s, x_t⟩]₊``         (``loss="label_ranking_hinge"``),
+``f_t(w) = avg or max_{(i,j)∈E_t} [(y_i − y_j) − ⟨w, x_i − x_j⟩]₊``  (``loss="ranking_avg"``,
+``"ranking_max"``),
 
 with ``ℓ`` one of ``absolute |p − y|``, ``squared ½(p − y)²``, ``hinge [1 − y p]₊`` and
 ``logistic log(1 + e^{−y p})``; ``σ ≥ 0`` is a constant of the game (strongly convex environments,
@@ -20,6 +23,24 @@ losses themselves, so every player sees the same subgradient convention:
 * ``multiclass_hinge``: with ``s`` the highest-scoring wrong label (the first on ties) and the
   margin ``m = ⟨w_y − w_s, x⟩``, ``φ(x, s) − φ(x, y)`` (``+x`` in row s, ``−x`` in row y) when
   ``m < 1``, else 0 (Shalev-Shwartz 2007, §5.3.2).
+
+* ``label_ranking_hinge`` (Shalev-Shwartz 2007, Eq. (8.1) with γ = 1; ``y_t = Σ_{r∈Y_t} 2^r``
+  encodes the relevant set): with ``r'`` the lowest-scoring relevant label and ``s'`` the
+  highest-scoring irrelevant one (the first on ties), i.e. the pair of (8.4), and the margin
+  ``m = ⟨w_{r'} − w_{s'}, x⟩``, ``+x`` in row s' and ``−x`` in row r' when ``m < 1``, else 0. An
+  empty or full ``Y_t`` has no pair: the loss and subgradient are 0. The prediction is ``y_t``
+  when ``m > 0`` (every relevant label scores strictly above every irrelevant one), else −1
+  (a ranking mistake; a tie is one).
+
+* ``ranking_avg`` / ``ranking_max`` (Shalev-Shwartz 2007, §5.3.4, Eqs. (5.25)–(5.26)): ``x_t``
+  holds the k rows ``x_1 .. x_k`` of ``X_t``, ``y_t ∈ ℝ^k`` the target scores, ``E_t`` the pairs
+  with ``y_i > y_j``; avg: ``−(1/|E_t|) Σ_{violated (i,j)} (x_i − x_j)`` over the pairs with a
+  positive hinge; max: ``−(x_i − x_j)`` for the first pair (i, then j ascending) of largest
+  hinge when it is positive, else 0. Both are Lipschitz with constant
+  ``max_{(i,j)∈E_t} ‖x_i − x_j‖₂`` (the norm; L1464 prints its square: an erratum). The
+  prediction is the fraction of ``E_t``'s pairs the scores ``X_t w`` misorder (``ŷ_i ≤ ŷ_j``;
+  0 when ``E_t`` is empty): an instance ranking's prediction is a k-vector, and the engine keeps
+  one number per round.
 
 In ``multiclass`` the prediction is the label ``ŷ_t``: ``y_t`` when ``m > 0``, else ``s`` — a tie
 for the top score is a mistake (as a zero margin is in binary classification; the mistake bounds
@@ -45,7 +66,19 @@ EXAMPLE_LOSSES: tuple[str, ...] = ("absolute", "squared", "hinge", "logistic")
 """Losses of a scalar prediction ``⟨w, x⟩`` (classification and regression)."""
 MULTICLASS_LOSSES: tuple[str, ...] = ("multiclass_hinge",)
 """Losses of the ``multiclass`` protocol (k scores ``⟨w_r, x⟩``)."""
-LOSS_KINDS: tuple[str, ...] = ("linear", *EXAMPLE_LOSSES, *MULTICLASS_LOSSES)
+LABEL_RANKING_LOSSES: tuple[str, ...] = ("label_ranking_hinge",)
+"""Losses of the ``label_ranking`` protocol (k scores, a relevant set)."""
+MAX_RANKING_LABELS = 52
+"""Most labels of a ``label_ranking`` game: ``y_t = Σ_{r∈Y_t} 2^r`` must be exact in float64."""
+INSTANCE_RANKING_LOSSES: tuple[str, ...] = ("ranking_avg", "ranking_max")
+"""Losses of the ``instance_ranking`` protocol (k instances, target scores)."""
+LOSS_KINDS: tuple[str, ...] = (
+    "linear",
+    *EXAMPLE_LOSSES,
+    *MULTICLASS_LOSSES,
+    *LABEL_RANKING_LOSSES,
+    *INSTANCE_RANKING_LOSSES,
+)
 LOSS_CODES = {k: i for i, k in enumerate(("linear", *EXAMPLE_LOSSES))}
 """Integer codes of the scalar loss kinds, for kernels (:func:`prediction_loss_scalar`); the
 multiclass losses have none (no compiled player plays them)."""
@@ -501,6 +534,170 @@ def multiclass_hinge(
     return value, grad.reshape(*margin.shape, k * d), predicted, margin
 
 
+def relevant_mask(y: np.ndarray, k: int) -> np.ndarray:
+    """Return the relevant sets ``Y_t`` encoded by ``y = Σ_{r∈Y} 2^r`` as a boolean (..., k) mask.
+
+    Examples
+    --------
+    >>> relevant_mask(np.array([5.0, 2.0]), 3).tolist()       # {0, 2} and {1}
+    [[True, False, True], [False, True, False]]
+    """
+    code = np.asarray(y, dtype=np.float64).astype(np.int64)
+    return ((code[..., None] >> np.arange(k, dtype=np.int64)) & 1).astype(bool)
+
+
+def relevant_code(mask: np.ndarray) -> np.ndarray:
+    """Return ``y = Σ_{r∈Y} 2^r`` (float) of boolean relevant-set masks (..., k).
+
+    Examples
+    --------
+    >>> relevant_code(np.array([[True, False, True]])).tolist()
+    [5.0]
+    """
+    mask = np.asarray(mask, dtype=bool)
+    powers = 2 ** np.arange(mask.shape[-1], dtype=np.int64)
+    return (mask * powers).sum(axis=-1).astype(np.float64)
+
+
+def ranking_pair(
+    scores: np.ndarray, mask: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Return ``(margin, r', s', has_pair)``: the most violated pair of a label ranking.
+
+    ``r'`` is the lowest-scoring relevant label and ``s'`` the highest-scoring irrelevant one (the
+    first on ties), so ``m = ρ_{r'} − ρ_{s'} = min_{r∈Y, s∉Y} (ρ_r − ρ_s)``: Shalev-Shwartz 2007,
+    Eq. (8.4). Where Y is empty or full there is no pair: ``has_pair`` False, margin +inf.
+
+    Examples
+    --------
+    >>> m, r, s, ok = ranking_pair(np.array([3.0, 1.0, 2.0]), np.array([True, True, False]))
+    >>> float(m), int(r), int(s), bool(ok)
+    (-1.0, 1, 2, True)
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    rel = np.where(mask, scores, np.inf)
+    irr = np.where(mask, -np.inf, scores)
+    r = np.argmin(rel, axis=-1)
+    s = np.argmax(irr, axis=-1)
+    has_pair = mask.any(axis=-1) & (~mask).any(axis=-1)
+    low = np.take_along_axis(rel, r[..., None], axis=-1)[..., 0]
+    high = np.take_along_axis(irr, s[..., None], axis=-1)[..., 0]
+    margin = np.where(has_pair, low - np.where(has_pair, high, 0.0), np.inf)
+    return margin, r, s, has_pair
+
+
+def label_ranking_hinge(
+    w: np.ndarray, x: np.ndarray, y: np.ndarray, gamma: float = 1.0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Return ``(value, subgradient, prediction, margin)`` of the max-pair hinge, batched.
+
+    ``g(w) = max_{r∈Y, s∉Y} [γ − ⟨w_r − w_s, x⟩]₊ = [γ − m]₊`` with the margin ``m`` of the
+    pair of :func:`ranking_pair`; the subgradient (shape (..., k·d)) is ``+x`` in row s' and
+    ``−x`` in row r' when ``m < γ``, else 0; the prediction is y when ``m > 0``, else −1.
+
+    Parameters
+    ----------
+    w : ndarray (..., k·d)
+        Flattened ``W`` (row r = ``w_r``).
+    x : ndarray (..., d)
+    y : ndarray (...)
+        Relevant sets, ``Σ_{r∈Y} 2^r``.
+    gamma : float
+        The margin γ of Eq. (8.1) (the arena's loss uses γ = 1).
+
+    Examples
+    --------
+    >>> w = np.array([1.0, 0.0, 0.0, 2.0, -1.0, -1.0])     # scores on x = (3, 1): 3, 2, −4
+    >>> v, g, pred, m = label_ranking_hinge(w, np.array([3.0, 1.0]), np.array(3.0))  # Y={0,1}
+    >>> float(v), g.tolist(), float(pred), float(m)       # m = 2 − (−4) = 6: no loss
+    (0.0, [0.0, 0.0, 0.0, 0.0, 0.0, 0.0], 3.0, 6.0)
+    >>> v, g, pred, m = label_ranking_hinge(w, np.array([3.0, 1.0]), np.array(2.0))  # Y={1}
+    >>> float(v), g.tolist(), float(pred)                 # pair (1, 0): m = −1
+    (2.0, [3.0, 1.0, -3.0, -1.0, 0.0, 0.0], -1.0)
+
+    References
+    ----------
+    Shalev-Shwartz 2007, Eq. (8.1) and the pair (8.4).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    scores = multiclass_scores(w, x)
+    k, d = scores.shape[-1], x.shape[-1]
+    y = np.broadcast_to(np.asarray(y, dtype=np.float64), scores.shape[:-1])
+    margin, r, s, has_pair = ranking_pair(scores, relevant_mask(y, k))
+    value = np.where(has_pair, np.maximum(gamma - margin, 0.0), 0.0)
+    step = np.where(has_pair & (margin < gamma), 1.0, 0.0)
+    rows = (np.arange(k) == s[..., None]).astype(np.float64)
+    rows -= np.arange(k) == r[..., None]
+    x_full = np.broadcast_to(x, (*margin.shape, d))
+    grad = step[..., None, None] * rows[..., :, None] * x_full[..., None, :]
+    prediction = np.where(margin > 0.0, y, -1.0)
+    # + 0.0 turns the −0.0 of 0·(−x) into 0.0
+    return value, grad.reshape(*margin.shape, k * d) + 0.0, prediction, margin
+
+
+def instance_ranking(
+    kind: str, w: np.ndarray, x: np.ndarray, y: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return ``(value, subgradient, prediction)`` of ``ranking_avg`` / ``ranking_max``, batched.
+
+    With the rows ``x_i`` of ``X`` (``x`` of shape (..., k·d)), ``E = {(i, j) : y_i > y_j}`` and
+    the pair hinges ``ℓ_ij = [(y_i − y_j) − ⟨w, x_i − x_j⟩]₊``: avg ``(1/|E|) Σ_E ℓ_ij`` (5.25),
+    max ``max_E ℓ_ij`` (5.26), 0 when E is empty; subgradients and prediction as in the module
+    docstring.
+
+    Parameters
+    ----------
+    kind : {"ranking_avg", "ranking_max"}
+    w : ndarray (..., d)
+    x : ndarray (..., k·d)
+        The k instances' rows, flattened.
+    y : ndarray (..., k)
+        The target scores.
+
+    Examples
+    --------
+    >>> x = np.array([1.0, 0.0, 0.0, 1.0, 0.0, 0.0])       # x_1 = e_1, x_2 = e_2, x_3 = 0
+    >>> y = np.array([2.0, 1.0, 1.0])                      # E = {(1,2), (1,3)}
+    >>> v, g, p = instance_ranking("ranking_avg", np.zeros(2), x, y)
+    >>> float(v), g.tolist(), float(p)                     # ℓ_12 = ℓ_13 = 1
+    (1.0, [-1.0, 0.5], 1.0)
+    >>> v, g, p = instance_ranking("ranking_max", np.array([1.5, 0.0]), x, y)
+    >>> float(v), g.tolist(), float(p)                     # ℓ_12 = 0, ℓ_13 = 0 (margins 1.5)
+    (0.0, [0.0, 0.0], 0.0)
+
+    References
+    ----------
+    Shalev-Shwartz 2007, §5.3.4, Eqs. (5.25) and (5.26).
+    """
+    w = np.asarray(w, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    k, d = y.shape[-1], w.shape[-1]
+    rows = np.asarray(x, dtype=np.float64).reshape(*np.shape(x)[:-1], k, d)
+    scores = np.einsum("...kd,...d->...k", rows, w)
+    pairs = y[..., :, None] > y[..., None, :]  # (i, j) ∈ E
+    gap = y[..., :, None] - y[..., None, :] - (scores[..., :, None] - scores[..., None, :])
+    hinge = np.where(pairs, np.maximum(gap, 0.0), 0.0)
+    n_pairs = pairs.sum(axis=(-2, -1))
+    # ∇_w ℓ_ij = −(x_i − x_j) where ℓ_ij > 0; diff[..., i, j, :] = x_i − x_j
+    diff = rows[..., :, None, :] - rows[..., None, :, :]
+    if kind == "ranking_avg":
+        value = hinge.sum(axis=(-2, -1)) / np.maximum(n_pairs, 1)
+        active = (pairs & (gap > 0.0)).astype(np.float64)
+        grad = -np.einsum("...ij,...ijd->...d", active, diff) / np.maximum(n_pairs, 1)[..., None]
+    elif kind == "ranking_max":
+        flat = hinge.reshape(*hinge.shape[:-2], k * k)
+        best = np.argmax(flat, axis=-1)
+        value = np.take_along_axis(flat, best[..., None], axis=-1)[..., 0]
+        pick = (np.arange(k * k) == best[..., None]) & (value[..., None] > 0.0)
+        pick = pick.reshape(hinge.shape).astype(np.float64)
+        grad = -np.einsum("...ij,...ijd->...d", pick, diff)
+    else:
+        raise ValueError(f"unknown instance ranking loss {kind!r}")
+    wrong = (pairs & (scores[..., :, None] <= scores[..., None, :])).sum(axis=(-2, -1))
+    prediction = wrong / np.maximum(n_pairs, 1)
+    return value, grad + 0.0, prediction
+
+
 def _expit(a: np.ndarray) -> np.ndarray:
     """Stable logistic function ``1/(1 + e^{−a})``."""
     out = np.empty_like(a)
@@ -544,6 +741,12 @@ def evaluate(
         return value, None, prediction, dloss
     if kind == "multiclass_hinge":
         value, grad, prediction, _ = multiclass_hinge(w, data.x, data.y)
+        dloss = None
+    elif kind == "label_ranking_hinge":
+        value, grad, prediction, _ = label_ranking_hinge(w, data.x, data.y)
+        dloss = None
+    elif kind in INSTANCE_RANKING_LOSSES:
+        value, grad, prediction = instance_ranking(kind, w, data.x, data.y)
         dloss = None
     elif kind == "linear":
         g = np.asarray(data.g, dtype=np.float64)

@@ -34,7 +34,13 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 
 from arena.metric import Metric, Record
-from arena.oco.components import MULTICLASS, feature_dim
+from arena.oco.components import (
+    INSTANCE_RANKING,
+    KESLER,
+    LABEL_RANKING,
+    MULTICLASS,
+    feature_dim,
+)
 from arena.oco.domains import Domain
 from arena.oco.literal import round_loss
 from arena.oco.losses import (
@@ -153,6 +159,7 @@ class OCOLoss(OCOMetric):
     """Cumulative loss ``Σ_{s≤t} f_s(w_s)`` of the learner."""
 
     reads_points: ClassVar[bool] = False
+    protocols = frozenset({"oco", "classification", "regression", *KESLER, INSTANCE_RANKING})
 
     name = "loss"
 
@@ -169,20 +176,21 @@ class Mistakes(OCOMetric):
 
     A zero margin counts as a mistake, as the mistake bounds of Shalev-Shwartz 2007, §5.1,
     require. In ``multiclass`` it counts ``ŷ_s ≠ y_s`` (the cumulative 0-1 loss), where a tie
-    between the true label and another for the top score is a mistake (§5.3.2).
+    between the true label and another for the top score is a mistake (§5.3.2). In
+    ``label_ranking`` it counts the rounds with a ranking mistake (prediction −1, Ch. 8).
     """
 
     reads_points: ClassVar[bool] = False
 
     name = "mistakes"
-    protocols = frozenset({"classification", MULTICLASS})
+    protocols = frozenset({"classification", MULTICLASS, LABEL_RANKING})
 
     def values(self, core: OCOCore) -> np.ndarray:
         return core.mistakes[:, None].copy()
 
     def reference(self, record: OCORecord, param: float) -> float:
         """The rounds counted one by one: ``y_s⟨w_s, x_s⟩ ≤ 0``, or ``ŷ_s ≠ y_s`` in multiclass."""
-        multiclass = record.spec.protocol == MULTICLASS
+        multiclass = record.spec.protocol in KESLER
         count = 0
         for pred, y in zip(record.predictions, record.data.y, strict=True):
             count += (pred != y) if multiclass else (y * pred <= 0.0)

@@ -24,9 +24,20 @@ from typing import Any
 import numpy as np
 
 from arena.oco.literal import round_loss, scalar_loss
-from arena.oco.losses import Feedback, RoundData, dense_features, is_sparse
+from arena.oco.losses import (
+    INSTANCE_RANKING_LOSSES,
+    LABEL_RANKING_LOSSES,
+    MULTICLASS_LOSSES,
+    Feedback,
+    RoundData,
+    dense_features,
+    is_sparse,
+)
 from arena.oco.metrics import OCORecord
 from arena.reference import ReferenceLoop
+
+NO_DLOSS = (*MULTICLASS_LOSSES, *LABEL_RANKING_LOSSES, *INSTANCE_RANKING_LOSSES)
+"""Losses that are no function of one prediction ``⟨w, x⟩``: no derivative ``ℓ'`` is shown."""
 
 
 class OCOLoop(ReferenceLoop):
@@ -80,7 +91,7 @@ class OCOLoop(ReferenceLoop):
             if predictions is not None:
                 predictions[r] = pred
         dloss = None
-        if predictions is not None and kind != "multiclass_hinge":
+        if predictions is not None and kind not in NO_DLOSS:
             dloss = np.array([scalar_loss(kind, predictions[r], rd.y[r])[1] for r in range(n_rep)])
         shown = rd if spec.sparse else rd.densified()
         fb = Feedback(w.copy(), values.copy(), grads.copy(), shown, predictions, dloss, sigma)

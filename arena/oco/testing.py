@@ -16,7 +16,7 @@ import numpy as np
 from arena.errors import ConfigError
 from arena.oco.components import OCO_FAMILY, AdaptiveOCOAdversary, ObliviousOCOAdversary, OCOPlayer
 from arena.oco.domains import Domain
-from arena.oco.losses import LOSS_KINDS, Feedback, RoundData
+from arena.oco.losses import LOSS_KINDS, Feedback, RoundData, relevant_code
 from arena.spec import AdversaryTags, GameSpec, PlayerTags
 
 
@@ -303,6 +303,73 @@ class GaussianMulticlass(ObliviousOCOAdversary):
         x = draws[..., :d].copy()
         scores = np.einsum("rkd,rnd->rnk", self._u.reshape(-1, k, d), x) + 0.3 * draws[..., d:]
         return RoundData(x=x, y=np.argmax(scores, axis=-1).astype(np.float64))
+
+    def comparator(self) -> np.ndarray:
+        return self._u.copy()
+
+
+class GaussianLabelRanking(GaussianMulticlass):
+    """Gaussian features ``x_t ~ N(0, I)``, relevant labels ``⟨u_r, x_t⟩ + 0.3ε_r > 0`` (a partner).
+
+    The ``label_ranking`` partner of the conformance suite: the planted ``U`` of
+    :class:`GaussianMulticlass` (the declared comparator), a label relevant when its noisy score is
+    positive, ``y_t = Σ_{r∈Y_t} 2^r`` (the set may be empty or full: such a round has no pair).
+    """
+
+    name = "gaussian_label_ranking"
+    tags: ClassVar[AdversaryTags] = AdversaryTags(
+        protocol="label_ranking", oblivious=True, oracle=frozenset({"comparator"})
+    )
+
+    def __init__(self, n_classes=3, loss="label_ranking_hinge", domain="unconstrained", radius=1.0):
+        super().__init__(n_classes, loss, domain, radius)
+
+    def data_block(self, t0: int, n: int) -> RoundData:
+        k, d = self._k, self._d
+        draws = np.stack([rng.standard_normal((n, d + k)) for rng in self._rngs])
+        x = draws[..., :d].copy()
+        scores = np.einsum("rkd,rnd->rnk", self._u.reshape(-1, k, d), x) + 0.3 * draws[..., d:]
+        return RoundData(x=x, y=relevant_code(scores > 0.0))
+
+
+class GaussianInstanceRanking(ObliviousOCOAdversary):
+    """k = 3 Gaussian instances a round scored ``⟨u, x_i⟩ + 0.3ε_i`` (a partner).
+
+    The ``instance_ranking`` partner of the conformance suite: a planted unit ``u ∈ ℝ^d`` (the
+    declared comparator), the rows of ``X_t`` standard normal, the target scores real.
+    """
+
+    name = "gaussian_instance_ranking"
+    tags: ClassVar[AdversaryTags] = AdversaryTags(
+        protocol="instance_ranking", oblivious=True, oracle=frozenset({"comparator"})
+    )
+
+    def __init__(self, loss="ranking_avg", domain="unconstrained", radius=1.0):
+        self.loss = loss
+        self.domain = domain
+        self.radius = radius
+
+    def declared_classes(self) -> int:
+        return 3
+
+    def declared_domain(self) -> Domain:
+        return Domain(self.domain, float(self.radius))
+
+    def declared_loss(self) -> str:
+        return self.loss
+
+    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
+        self._d = int(spec.dim)
+        self._rngs = list(rngs)
+        u = np.stack([g.standard_normal(self._d) for g in self._rngs])
+        self._u = u / np.linalg.norm(u, axis=1, keepdims=True)
+
+    def data_block(self, t0: int, n: int) -> RoundData:
+        d = self._d
+        draws = np.stack([rng.standard_normal((n, 3 * d + 3)) for rng in self._rngs])
+        x = draws[..., : 3 * d].copy()
+        y = np.einsum("rnkd,rd->rnk", x.reshape(*x.shape[:2], 3, d), self._u)
+        return RoundData(x=x, y=y + 0.3 * draws[..., 3 * d :])
 
     def comparator(self) -> np.ndarray:
         return self._u.copy()

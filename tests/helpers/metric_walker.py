@@ -116,6 +116,14 @@ UNCOVERED = {
         "structured_cost_bound, not bounds(t)"
     ),
     ("lower_bound", "structured"): "no registered structured adversary declares a lower bound",
+    ("bound", "label_ranking"): "no registered label_ranking player declares a bound",
+    ("bound", "instance_ranking"): "no registered instance_ranking player declares a bound",
+    ("lower_bound", "instance_ranking"): (
+        "no registered instance_ranking adversary declares a lower bound"
+    ),
+    ("lower_bound", "label_ranking"): (
+        "no registered label_ranking adversary declares a lower bound"
+    ),
     ("weighted_vote_train_error", "bandit"): (
         "no registered bandit player keeps a weighted vote (the primal-dual boosters are experts "
         "players)"
