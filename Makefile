@@ -73,7 +73,9 @@ test-slow: $(STAMP)
 # installs only `arena`, so neither shadows the other), and play a game, a tournament and a report
 # from a folder outside the repository (the configs ship inside).
 # --no-compile: byte-compiling the dependencies' sources at install cost 30 of the step's 40 s of
-# CPU, and Python compiles what the three commands import anyway.
+# CPU, and Python compiles what the three commands import anyway. The tournament is two players on
+# one adversary: the installed copy has no numba cache, and the whole demo tournament compiled
+# every demo player's kernels again.
 test-wheel: $(STAMP)
 	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	$(PY) -m pip wheel -q --no-deps -w "$$tmp/dist" . ; \
@@ -87,7 +89,8 @@ test-wheel: $(STAMP)
 	venv/bin/python -c 'import players, adversaries, weak_learners, arena.players.hedge; \
 		assert players.OWNER == adversaries.OWNER == weak_learners.OWNER == "squatter"'; \
 	venv/bin/arena run player=hedge adversary=fair_coin horizon=200 replicates=2 hydra.run.dir=run >/dev/null; \
-	venv/bin/arena tournament tournament=demo tournament.horizon=200 tournament.replicates=2 \
+	venv/bin/arena tournament tournament=demo tournament.players=[hedge,ftl] \
+		tournament.adversaries=[fair_coin] tournament.horizon=200 tournament.replicates=2 \
 		out=tour executor=serial >/dev/null; \
 	venv/bin/arena report tour --name wheel --reports reports >/dev/null; \
 	test -s run/results.parquet && test -s tour/manifest.json && test -s reports/wheel/report.md; \

@@ -41,7 +41,7 @@ class InstanceRankingStream(StreamAdversary):
     -----
     Each round costs ``k·d + k`` normals of the replicate's stream, drawn as one row, so any split
     of the rounds into blocks gives the same stream. The losses are Lipschitz with constant
-    ``max_{(i,j)∈E_t} ‖x_i − x_j‖₂`` (the norm: Shalev-Shwartz 2007, L1464 prints its square);
+    ``max_{(i,j)∈E_t} ‖x_i − x_j‖₂`` (the norm: Shalev-Shwartz 2007, §5.3.4 prints its square);
     Gaussian rows have no finite bound, so none is declared.
 
     Examples

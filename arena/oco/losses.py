@@ -37,7 +37,8 @@ losses themselves, so every player sees the same subgradient convention:
   with ``y_i > y_j``; avg: ``−(1/|E_t|) Σ_{violated (i,j)} (x_i − x_j)`` over the pairs with a
   positive hinge; max: ``−(x_i − x_j)`` for the first pair (i, then j ascending) of largest
   hinge when it is positive, else 0. Both are Lipschitz with constant
-  ``max_{(i,j)∈E_t} ‖x_i − x_j‖₂`` (the norm; L1464 prints its square: an erratum). The
+  ``max_{(i,j)∈E_t} ‖x_i − x_j‖₂`` (the norm; Shalev-Shwartz 2007, §5.3.4 prints its square: an
+  erratum). The
   prediction is the fraction of ``E_t``'s pairs the scores ``X_t w`` misorder (``ŷ_i ≤ ŷ_j``;
   0 when ``E_t`` is empty): an instance ranking's prediction is a k-vector, and the engine keeps
   one number per round.

@@ -179,12 +179,12 @@ def max_hinge_inner(
 
     The OPT step of a max-of-hinge loss ``max_i [b_i − ⟨w, a_i⟩]₊`` (7.33) from ``w_t`` is
     ``w_t + z*``, ``z* = argmin_z φ(z)``, ``φ(z) = (c/2)‖z‖² + max_i [γ_i − ⟨a_i, z⟩]₊`` with
-    ``γ_i = b_i − ⟨a_i, w_t⟩`` (Shalev-Shwartz 2007, §7.4, L2027–L2031). For label ranking the
+    ``γ_i = b_i − ⟨a_i, w_t⟩`` (Shalev-Shwartz 2007, §7.4). For label ranking the
     hinges are the pairs ``(r, s) ∈ Y × Ȳ``: ``a_{rs} = φ(x, r) − φ(x, s)`` and
     ``γ_{rs} = γ − (ρ_r − ρ_s)``. Fig 7.5 (Pegasos on φ): ``z_1 = 0``,
     ``U = √((2/c) max_i [γ_i]₊)``; for τ = 1..T: i the pair of largest ``γ_i − ⟨z_τ, a_i⟩`` (first
     on ties), ``v = c z_τ − a_i`` if that is positive else ``c z_τ``, ``z' = z_τ − v/(cτ)``,
-    ``z_{τ+1} = min{1, U/‖z'‖} z'``; the output is ``(1/T) Σ_{τ≤T} z_τ``. Guarantee (L2041–L2045):
+    ``z_{τ+1} = min{1, U/‖z'‖} z'``; the output is ``(1/T) Σ_{τ≤T} z_τ``. Guarantee (§7.4):
     ``φ(z̄) ≤ φ(z*) + (√(2c max_i [γ_i]₊) + max_i ‖a_i‖)² (1 + ln T)/(2cT)``.
 
     Parameters

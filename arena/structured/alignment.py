@@ -232,7 +232,7 @@ def last_conversion(
 ) -> dict[str, float]:
     """Train ``player`` over ``n_train`` utterances of ``stream`` once, then score its last
     hypothesis on ``n_test`` fresh ones (the "Last" conversion of Chapter 9, Shalev-Shwartz
-    2007, L2187 / Appendix B.3).
+    2007, Ch. 9 / Appendix B.3).
 
     Returns the online cost per utterance of the training pass and, for each ε in
     ``tolerances``, the percentage of test starts (the first, always 0, excluded) within ε

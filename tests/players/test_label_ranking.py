@@ -289,7 +289,7 @@ def test_rejects_euclidean_solvers_for_entropic_iii_and_bad_parameters():
 
 
 def literal_fig_7_5(gammas, vectors, c, steps):
-    """Shalev-Shwartz 2007, Fig 7.5 as printed (the digest's P16), over the explicit hinges
+    """Shalev-Shwartz 2007, Fig 7.5 as printed, over the explicit hinges
     ``γ_i − ⟨a_i, z⟩``, plain loops; returns the average of z_1 .. z_T."""
     n = len(vectors[0])
     z = [0.0] * n
@@ -351,7 +351,7 @@ def test_fig_7_5_transcription_and_its_guarantee():
             slack = (math.sqrt(2 * c * top) + math.sqrt(2) * np.linalg.norm(x[i])) ** 2
             slack *= (1 + math.log(steps)) / (2 * c * steps)
             got = phi(want, gammas, vectors, c)
-            assert best - 1e-12 <= got <= best + slack  # L2041–L2045's guarantee
+            assert best - 1e-12 <= got <= best + slack  # §7.4's guarantee of Fig 7.5
         if steps == 400:
             assert got - best < 0.05 * slack  # far inside it: the average converges
 

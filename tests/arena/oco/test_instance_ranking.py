@@ -34,7 +34,7 @@ def test_losses_equal_the_literal_pairs_and_are_norm_lipschitz():
         # a subgradient: f(v) ≥ f(w) + ⟨g, v − w⟩ at random v
         v = w + rng.standard_normal((n, d))
         assert np.all(instance_ranking(kind, v, x, y)[0] >= value + ((v - w) * grad).sum(1) - 1e-12)
-        # Lipschitz with constant max_{(i,j)∈E} ‖x_i − x_j‖ (not its square: erratum, L1464)
+        # Lipschitz with constant max_{(i,j)∈E} ‖x_i − x_j‖ (not its square: an erratum of §5.3.4)
         rows = x.reshape(n, k, d)
         pairs = y[:, :, None] > y[:, None, :]
         dist = np.linalg.norm(rows[:, :, None] - rows[:, None, :], axis=-1)

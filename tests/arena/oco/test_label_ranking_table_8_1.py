@@ -19,9 +19,9 @@ from arena.apps.tournament import TournamentConfig, run_cell
 CONFIG = Path(__file__).resolve().parents[3] / "configs" / "tournament" / "label_ranking.yaml"
 
 TABLE_8_1 = {
-    # Shalev-Shwartz 2007, Table 8.1 (L2121–L2131): Enron users, % of rounds with a ranking
+    # Shalev-Shwartz 2007, §8.4, Table 8.1: Enron users, % of rounds with a ranking
     # mistake (the caption says "average number of online mistakes"; the magnitudes against m are
-    # percentages, digest §5), columns Euclidean I, II, III, entropic I, II, III
+    # percentages), columns Euclidean I, II, III, entropic I, II, III
     "beck-s": (58.5, 55.2, 51.9, 54.0, 50.2, 47.1),
     "farmer-d": (29.5, 23.3, 22.7, 27.6, 22.6, 22.0),
     "kaminski-v": (50.2, 44.5, 41.9, 46.7, 42.9, 40.0),
@@ -54,12 +54,12 @@ CLAIMS = (
     ("ent_II", "euc_II"),
     ("ent_III", "euc_III"),
 )
-"""Shalev-Shwartz 2007, L2125: III < II < I for both regularizers, and entropic < Euclidean for
-every update (each pair: (better, worse))."""
+"""Shalev-Shwartz 2007, §8.4 (beside Table 8.1): III < II < I for both regularizers, and entropic <
+Euclidean for every update (each pair: (better, worse))."""
 
 
 def table_8_1_claims(better_than) -> dict[str, bool]:
-    """The thesis's claims (L2125) under a comparison ``better_than(a, b)`` (a errs less than b):
+    """The thesis's claims (§8.4) under a comparison ``better_than(a, b)`` (a errs less than b):
     each ordering of :data:`CLAIMS`, and the I → II gain above the II → III gain for each
     regularizer (``better_than`` applied to the gains, passed as pairs of pairs)."""
     out = {f"{a} < {b}": better_than(a, b) for a, b in CLAIMS}
@@ -99,7 +99,7 @@ def test_the_thesis_numbers_satisfy_the_rule_but_one_tie():
     for user, row in TABLE_8_1.items():
         claims = table_8_1_claims(table_rule(dict(zip(COLUMNS, row, strict=True))))
         failed += [(user, name) for name, ok in claims.items() if not ok]
-    # beck-s, Euclidean: I→II and II→III both gain 3.3 points (digest §5: 13 of 14 pairs)
+    # beck-s, Euclidean: I→II and II→III both gain 3.3 points (13 of the table's 14 pairs)
     assert failed == [("beck-s", "euc: gain I→II > gain II→III")]
 
 
