@@ -47,6 +47,8 @@ DEFAULT_METRICS: dict[str, dict] = {
     "online_to_batch": {},
     "ranking_loss": {},
     "ranking_mistakes": {},
+    "structured_cost": {},
+    "structured_cost_bound": {},
     "arm_pulls": {},
     "arm_pseudo_regret": {},
     "estimate_bias": {},
