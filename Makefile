@@ -45,7 +45,7 @@ reports: $(STAMP)
 # wheel and the doctests. The docs extra is installed first: two setuptools builds in one source
 # tree at once (the docs install and the wheel) would race.
 test: $(STAMP) $(DOCS_STAMP) lint
-	$(PY) -m pytest -q -n auto --dist worksteal -m "not slow" --durations=25 tests examples/plugin-adversary/tests
+	$(PY) -m pytest -q -n auto -m "not slow" --durations=25 tests examples/plugin-adversary/tests
 	$(MAKE) --no-print-directory -j2 --output-sync=target docs test-kernel-free test-wheel test-doctests
 
 # The doctests of every module of the package.
