@@ -14,13 +14,10 @@ unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: setup demo reports reproduce test test-slow test-fast test-wheel test-doctests test-kernel-free lint format bench clean docs
 
-# --no-compile: pip byte-compiles every module of every dependency (their tests included): 59 s of
-# a fresh install's wall time against 21 s without, measured 2026-11-29; Python compiles what is
-# imported on first import instead, once (the bytecode cache is written: see above).
 $(STAMP): pyproject.toml examples/plugin-adversary/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q --no-compile -e ".[test,dask]" -e examples/plugin-adversary
+	$(PY) -m pip install -q -e ".[test,dask]" -e examples/plugin-adversary
 	@touch $(STAMP)
 
 setup: $(STAMP)
@@ -121,7 +118,7 @@ format: $(STAMP)
 # outputs/docs/html/index.html.
 
 $(DOCS_STAMP): $(STAMP) pyproject.toml
-	$(PY) -m pip install -q --no-compile -e ".[docs]"
+	$(PY) -m pip install -q -e ".[docs]"
 	@touch $(DOCS_STAMP)
 
 docs: $(DOCS_STAMP)
