@@ -479,8 +479,7 @@ class ExpertsStepper(Stepper):
                     adversary, adversary.confidences_block(t0, n), (n_rep, n, n_act), t0, ids
                 )
             uniforms = np.empty((n_rep, n))
-            for r, g in enumerate(self.action_rngs):
-                g.random(out=uniforms[r])
+            _fill_uniforms(self._handles, self._rngs, uniforms)
             # the player is shown read-only views: the metrics read these same arrays, so a
             # player that wrote into its losses would change its own regret (to 0 if it zeroed
             # them); a view costs nothing, the write fails and names the player
