@@ -15,7 +15,6 @@ from typing import ClassVar
 
 import numpy as np
 from numba import njit
-from scipy.stats import norm
 
 from arena.adversaries.stochastic import EXPERT_INDEX, MeanDrivenBernoulli, _default_means
 from arena.errors import ConfigError
@@ -49,6 +48,8 @@ def clipped_normal_mean(loc: np.ndarray, scale: float) -> np.ndarray:
     """
     loc = np.asarray(loc, dtype=np.float64)
     a, b = -loc / scale, (1.0 - loc) / scale
+    from scipy.stats import norm  # scipy.stats costs ~1 s to import: only where used
+
     inside = norm.cdf(b) - norm.cdf(a)
     return loc * inside + scale * (norm.pdf(a) - norm.pdf(b)) + norm.cdf(-b)
 

@@ -8,7 +8,6 @@ from functools import lru_cache
 from typing import ClassVar
 
 import numpy as np
-from scipy.stats import binom
 
 from arena.adversaries._oco_stream import (
     DOMAIN,
@@ -42,6 +41,8 @@ def majority_error(n_bits: int, edge: float) -> float:
     0.5
     """
     n, p = int(n_bits), 0.5 + float(edge)
+    from scipy.stats import binom  # scipy.stats costs ~1 s to import: only where used
+
     below = float(binom.cdf((n - 1) // 2, n, p))  # P[Bin < n/2]
     tie = 0.5 * float(binom.pmf(n // 2, n, p)) if n % 2 == 0 else 0.0
     return below + tie

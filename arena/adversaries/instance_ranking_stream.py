@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
-from scipy.stats import norm
 
 from arena.adversaries._oco_stream import StreamAdversary
 from arena.oco.domains import Domain
@@ -92,6 +91,8 @@ class InstanceRankingStream(StreamAdversary):
         u = np.stack([rng.standard_normal(self._d) for rng in self._rngs])
         self._u = u / np.linalg.norm(u, axis=1, keepdims=True)
         levels = int(self.levels)
+        from scipy.stats import norm  # scipy.stats costs ~1 s to import: only where used
+
         self._cuts = norm.ppf(np.arange(1, levels) / levels) if levels else None
         self._start_stream()
 

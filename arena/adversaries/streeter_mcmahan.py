@@ -13,7 +13,6 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 from numba import njit
-from scipy.stats import binom
 
 from arena.adversaries._oco_stream import StreamAdversary
 from arena.errors import ConfigError
@@ -43,6 +42,8 @@ class Threshold(NamedTuple):
 def _tails(horizon: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Binomial(T, ½) weights of m (the number of −1 coins), ``P(m ≥ j)`` and ``E[D_T; m ≥ j]``."""
     m = np.arange(horizon + 1)
+    from scipy.stats import binom  # scipy.stats costs ~1 s to import: only where used
+
     pmf = binom.pmf(m, horizon, 0.5)
     # summed from the top so that the small tails keep their relative accuracy
     prob = np.cumsum(pmf[::-1])[::-1]

@@ -834,13 +834,22 @@ def kernel_data(data: RoundData, loss: str | None):
     if (loss or "linear") not in LOSS_CODES:
         raise ValueError(f"no compiled kernel evaluates the {loss} loss")
     code = LOSS_CODES[loss or "linear"]
-    dummy3 = np.zeros((1, 1, 1))
-    g = dummy3 if data.g is None else np.ascontiguousarray(data.g, dtype=np.float64)
-    x = dummy3 if data.x is None else np.ascontiguousarray(data.x, dtype=np.float64)
-    y = np.zeros((1, 1)) if data.y is None else np.ascontiguousarray(data.y, dtype=np.float64)
+    # all four read-only, dummies included: numba compiles a kernel once per pattern of
+    # read-only flags, and the engine shows read-only data where a test's arrays are writable
+    dummy3 = _readonly_dense(np.zeros((1, 1, 1)))
+    g = dummy3 if data.g is None else _readonly_dense(data.g)
+    x = dummy3 if data.x is None else _readonly_dense(data.x)
+    y = _readonly_dense(np.zeros((1, 1))) if data.y is None else _readonly_dense(data.y)
     has_z = data.z is not None
-    z = np.ascontiguousarray(data.z, dtype=np.float64) if has_z else dummy3
+    z = _readonly_dense(data.z) if has_z else dummy3
     return code, g, x, y, z, has_z
+
+
+def _readonly_dense(a: np.ndarray) -> np.ndarray:
+    """Return ``a`` as a C-contiguous float64 array, read-only (a view where no copy is needed)."""
+    v = np.ascontiguousarray(a, dtype=np.float64).view()
+    v.flags.writeable = False
+    return v
 
 
 @njit(cache=True, nogil=True)
