@@ -98,8 +98,12 @@ class EdgeBoostingOracle(AdaptiveAdversary):
         self.edge = edge
 
     def split_sizes(self) -> tuple[int, int]:
-        """Return ``(N, 0)``: every example is a training example (no held-out split)."""
-        return int(self._n), 0
+        """Return ``(N, 0)``: every example is a training example (no held-out split).
+
+        N is 0 before the first reset: a game asks for the split before it resets its
+        components (``vote_test_error`` is skipped against a split without test examples).
+        """
+        return int(getattr(self, "_n", 0)), 0
 
     def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
         self._n = int(spec.n_actions)

@@ -55,3 +55,12 @@ def test_edges_votes_and_metrics_agree_with_the_record():
     # an example right w.p. about ½ + γ each round is misclassified after 60 rounds w.p.
     # P[Bin(60, 0.65) ≤ 30] ≈ 0.011: 1.6 of the 150 expected; 0.05 would need 7.5
     assert final[final.metric == "vote_train_error"].value.mean() <= 0.05
+
+
+def test_the_default_metrics_play_and_skip_the_test_error():
+    """The game asks for the split before it resets the oracle: every default metric plays, and
+    ``vote_test_error`` is skipped (no held-out examples), rather than an AttributeError."""
+    df = play("hedge", "edge_boosting_oracle", n_actions=20, horizon=30, replicates=2)
+    metrics = set(df.metric)
+    assert {"vote_train_error", "mean_edge", "regret"} <= metrics
+    assert "vote_test_error" not in metrics
