@@ -14,7 +14,8 @@ arithmetic depends on the chunk size gives the same rows: ``duality_gap`` and th
 protocol whose rows are chunk-free declares :attr:`arena.protocol.GameProtocol.chunk_invariant`,
 and its blocks size their chunks for their own replicates instead (the chunk bound is then per
 thread): a 2-block split plays half as many chunks per block, so half the Python per round under
-the GIL. No protocol declares it yet.
+the GIL. The experts protocol declares it (and so the bandit protocol, which plays the experts
+game); the OCO family does not.
 
 The threads run at the same time because the hot path releases the GIL: the numba kernels are
 compiled with ``nogil=True`` and numpy's array calls release it themselves. What stays under the

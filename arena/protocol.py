@@ -112,9 +112,10 @@ class GameProtocol:
     is, a game split over threads (:mod:`arena.parallel`) plays each block in chunks sized for
     the block's own replicates, fewer chunks and so less Python under the GIL per round;
     otherwise each block plays the whole game's chunk boundaries. Declare it only where every
-    metric's and component's arithmetic is chunk-free: the OCO family's metrics sum each chunk
-    apart, so their ``loss``, ``regret`` and ``path_length`` differ in the last bits (≤ 6e-14)
-    between chunk sizes."""
+    metric's and component's arithmetic is chunk-free (the experts and bandit protocols; the
+    conformance check ``check_rows_chunk_invariant`` holds each component to it): the OCO
+    family's metrics sum each chunk apart, so their ``loss``, ``regret`` and ``path_length``
+    differ in the last bits (≤ 6e-14) between chunk sizes."""
     reference_loop: ClassVar[str] = ""
     """``"module:function"`` of the protocol's literal per-round loop (:meth:`reference_play`)."""
     conformance_checks: ClassVar[str] = ""

@@ -18,7 +18,7 @@ import numpy as np
 
 from arena.bandit.components import BanditPlayer
 from arena.bandit.testing import UniformBandit
-from arena.experts.testing import AlternatingStream, BernoulliStream
+from arena.experts.testing import AlternatingStream, BernoulliStream, UniformStream
 from arena.sampling import sample_action
 from arena.spec import GameSpec
 from arena.testing.common import (
@@ -27,6 +27,7 @@ from arena.testing.common import (
     REPLICATES,
     ProtocolChecks,
     SkipCheck,
+    assert_rows_chunk_invariant,
     call_read_only,
     fail,
     rngs,
@@ -393,6 +394,17 @@ def _pair(component: Any) -> tuple[Any, Any, dict[str, Any]]:
     return UniformBandit(), component, game
 
 
+def check_rows_chunk_invariant(component: Any) -> None:
+    """The rows are the same to the last bit for every chunking of the rounds (the bandit
+    protocol plays the experts game, which declares it). A player plays uniform losses in
+    [0, 1] (one that takes binary losses only, its partner's {0, 1}); an adversary its partner
+    player."""
+    player, adversary, game = _pair(component)
+    if isinstance(component, BanditPlayer) and not component.tags.binary_losses:
+        adversary = UniformStream()
+    assert_rows_chunk_invariant("check_rows_chunk_invariant", component, player, adversary, game)
+
+
 CHECKS = ProtocolChecks(
     player_checks=(
         check_distribution_valid,
@@ -404,6 +416,7 @@ CHECKS = ProtocolChecks(
         check_estimate_unbiased,
         check_declared_bounds_hold,
         check_bounded_memory,
+        check_rows_chunk_invariant,
     ),
     adversary_checks=(),
     is_player=lambda component: isinstance(component, BanditPlayer),

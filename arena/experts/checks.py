@@ -29,6 +29,7 @@ from arena.experts.testing import (
     ExponentialWeights,
     MostLikelyLoses,
     UniformPlayer,
+    UniformStream,
 )
 from arena.spec import GameSpec, History
 from arena.testing.common import (
@@ -37,6 +38,7 @@ from arena.testing.common import (
     REPLICATES,
     ProtocolChecks,
     SkipCheck,
+    assert_rows_chunk_invariant,
     call_read_only,
     fail,
     rngs,
@@ -568,6 +570,17 @@ def _pair(component: Any) -> tuple[Any, Any, dict[str, Any]]:
     return _partners(component)[0], component, game
 
 
+def check_rows_chunk_invariant(component: Any) -> None:
+    """The rows are the same to the last bit for every chunking of the rounds (the protocol
+    declares it: :attr:`ExpertsProtocol.chunk_invariant`). A player plays uniform losses in
+    [0, 1] (one that takes binary losses only, its partner's {0, 1}); an adversary its partner
+    player."""
+    player, adversary, game = _pair(component)
+    if isinstance(component, ExpertsPlayer) and not component.tags.binary_losses:
+        adversary = UniformStream()
+    assert_rows_chunk_invariant("check_rows_chunk_invariant", component, player, adversary, game)
+
+
 CHECKS = ProtocolChecks(
     player_checks=(
         check_distribution_valid,
@@ -578,6 +591,7 @@ CHECKS = ProtocolChecks(
         check_loss_range_respected,
         check_bounded_memory,
         check_declared_bounds_hold,
+        check_rows_chunk_invariant,
     ),
     adversary_checks=(
         check_tags_match_class,
@@ -588,6 +602,7 @@ CHECKS = ProtocolChecks(
         check_history_is_read_only,
         check_oracle_declared,
         check_bounded_memory,
+        check_rows_chunk_invariant,
     ),
     is_player=lambda component: isinstance(component, ExpertsPlayer),
     pair=_pair,

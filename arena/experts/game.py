@@ -288,6 +288,12 @@ class ExpertsProtocol(GameProtocol):
     """
 
     default_metrics: ClassVar[dict[str, Any]] = DEFAULT_METRICS
+    chunk_invariant: ClassVar[bool] = True
+    """The rows do not depend on the chunk size, to the last bit: the stepper and every built-in
+    experts and bandit metric add rounds one after the other, and every component must (the
+    conformance check ``check_rows_chunk_invariant``). A game split over threads plays each
+    block in chunks sized for its own replicates: half the chunks, half the Python under the GIL
+    per round with two blocks."""
     reference_loop: ClassVar[str] = "arena.experts.reference:reference_play"
     conformance_checks: ClassVar[str] = "arena.experts.checks:CHECKS"
 

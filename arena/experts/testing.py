@@ -101,6 +101,20 @@ class BernoulliStream(ObliviousAdversary):
         return (draws < self._means).astype(np.float64)
 
 
+class UniformStream(ObliviousAdversary):
+    """Independent uniform losses in [0, 1]: sums of them are exact in no order, so a player or
+    metric that adds a chunk's rounds at once shows it in the last bits (unlike {0, 1} losses)."""
+
+    name = "uniform_stream"
+
+    def reset(self, spec: GameSpec, rngs: Sequence[np.random.Generator]) -> None:
+        self._rngs = list(rngs)
+        self._n_act = spec.n_actions
+
+    def losses_block(self, t0: int, n: int) -> np.ndarray:
+        return np.stack([rng.random((n, self._n_act)) for rng in self._rngs])
+
+
 class AlternatingStream(ObliviousAdversary):
     """The sequence on which Follow the Leader errs every round: losses (½, 0), then (0, 1) and
     (1, 0) alternately on experts 0 and 1; every other expert loses 1."""

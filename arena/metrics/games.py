@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from arena.metrics.base import Block, Core, ExpertsMetric, ExpertsRecord
+from arena.metrics.instant import _add_rows_in_round_order
 from arena.spec import GameSpec
 
 
@@ -76,7 +77,9 @@ class DualityGap(ExpertsMetric):
         self._p_sum = np.zeros((spec.n_replicates, spec.n_actions))
 
     def advance(self, block: Block, core: Core) -> None:
-        self._p_sum += block.probs.sum(axis=1)
+        # round by round, not numpy's pairwise sum over the chunk: the same bits for every chunk
+        # size (seeding contract), which a game split over threads relies on (arena.parallel)
+        _add_rows_in_round_order(block.probs, self._p_sum)
 
     def values(self, core: Core) -> np.ndarray:
         p_bar = self._p_sum / max(core.t, 1)

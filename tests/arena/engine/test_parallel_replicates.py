@@ -120,28 +120,37 @@ EXPERTS_FAMILY = ("experts", "bandit")
 
 
 @pytest.fixture
-def chunk_invariant_experts(monkeypatch):
-    """Declare the experts and bandit protocols chunk-invariant (as their classes may), so that
-    a split game's blocks size their own chunks."""
-    for name in EXPERTS_FAMILY:
-        monkeypatch.setattr(type(protocol_for(name)), "chunk_invariant", True)
+def experts_family_declares_it():
+    """The experts and bandit protocols declare their rows chunk-free, so that a split game's
+    blocks size their own chunks; the OCO family does not."""
+    assert all(protocol_for(name).chunk_invariant for name in EXPERTS_FAMILY)
+    assert not protocol_for("oco").chunk_invariant
 
 
 CHUNK_DEPENDENT = {
-    "hedge_matrix_game": "duality_gap",
     "ogd_random_linear": "loss",
     "perceptron_separable": "loss",
 }
 """Games whose rows differ in the last bits between chunk sizes (a known breach of the seeding
-contract, not of the split): their metrics sum each chunk apart. No protocol declares
-``chunk_invariant`` while one of its metrics does so; these games keep the whole game's chunk
-boundaries in every block, and their split stays bit-identical."""
+contract, not of the split): the OCO family's metrics sum each chunk apart, so its protocols do
+not declare ``chunk_invariant``; these games keep the whole game's chunk boundaries in every
+block, and their split stays bit-identical."""
+
+
+def test_the_matrix_games_duality_gap_is_chunk_free():
+    # it summed each chunk's p_t at once (numpy's pairwise order) before the experts protocol
+    # declared its rows chunk-free; it adds them one round after the other now
+    kw = _game("hedge_matrix_game", 5)
+    fine = run_game(n_jobs=1, chunk_elements=150, **kw).rows
+    coarse = run_game(n_jobs=1, chunk_elements=10**7, **kw).rows
+    assert "duality_gap" in set(fine.metric)
+    assert np.array_equal(fine.value.to_numpy(), coarse.value.to_numpy(), equal_nan=True)
 
 
 @pytest.mark.parametrize("chunk_elements", [150, 6400])
 @pytest.mark.parametrize("name", [name for name in GAMES if name not in CHUNK_DEPENDENT])
 def test_blocks_chunked_otherwise_than_one_thread_give_the_same_rows(
-    name, chunk_elements, chunk_invariant_experts, blocks_played
+    name, chunk_elements, experts_family_declares_it, blocks_played
 ):
     # a block of a chunk-invariant protocol sizes its chunks for its own replicates (3 and 2 of
     # 5), so its chunk boundaries differ from the one-thread run's: 150 elements gives experts
@@ -156,8 +165,8 @@ def test_blocks_chunked_otherwise_than_one_thread_give_the_same_rows(
 
 @pytest.mark.parametrize("name", list(CHUNK_DEPENDENT))
 def test_chunk_dependent_games_keep_the_whole_games_chunks(name, blocks_played):
-    # their rows depend on the chunk size (≤ 1e-13), so no protocol declares chunk_invariant
-    # yet, and their blocks play the one-thread run's chunks: the split stays bit-identical
+    # their rows depend on the chunk size (≤ 1e-13), so the OCO family does not declare
+    # chunk_invariant, and their blocks play the one-thread run's chunks: bit-identical split
     kw = _game(name, 5)
     fine = run_game(n_jobs=1, chunk_elements=150, **kw)
     coarse = run_game(n_jobs=1, chunk_elements=10**7, **kw).rows

@@ -118,6 +118,21 @@ class BlockPathDriftPlayer(Hedge):
         return probs
 
 
+class ChunkSummingPlayer(Hedge):
+    """Adds a block's losses to its totals as running sums from the block's start (``start +
+    cumsum``), not one round after the other: the same game to 1e-15, other last bits for
+    every chunking (Hedge with a fixed η, losses in [0, 1])."""
+
+    def play_block(self, losses, confidences=None, uniforms=None):
+        start, running = self._cum.copy(), np.cumsum(losses, axis=1)
+        probs = np.empty(losses.shape)
+        for j in range(losses.shape[1]):
+            probs[:, j] = self.predict()
+            self._rounds += 1
+            self._cum = start + running[:, j]
+        return probs
+
+
 class BlockDriftBandit(SimpleExp3):
     """Its block path (the engine's, against an oblivious adversary) tilts ``p_t`` by 1e-9 from
     what its per-round ``predict`` commits: played one round at a time it is another player."""
@@ -426,6 +441,8 @@ BROKEN = [
     (BlockDriftOCO(), "check_one_round_matches_engine", "play different games"),
     (SplitSensitiveAdversary(), "check_one_round_matches_engine", "the engine's"),
     (LabelPeekingBooster(n_learners=3), "check_one_round_matches_engine", "mistakes at t=10"),
+    # the experts protocol declares its rows chunk-free: a game split over threads relies on it
+    (ChunkSummingPlayer(eta=0.5), "check_rows_chunk_invariant", "played one round per chunk"),
     (GrowingMemoryPlayer(eta=0.5), "check_bounded_memory", "state grew"),
     (LyingBoundPlayer(eta=0.5), "check_declared_bounds_hold", "exceeds its declared bound"),
     (FakeObliviousAdversary(), "check_oblivious_is_oblivious", "saw different losses"),
