@@ -362,7 +362,6 @@ def check_one_round_matches_engine(component: Any) -> None:
         )
 
 
-
 def assert_rows_chunk_invariant(
     check: str, component: Any, player: Any, adversary: Any, game: dict[str, Any]
 ) -> None:
