@@ -75,9 +75,9 @@ def xi_free_band(floor: float, c: float) -> tuple[float, float]:
     With ``q = floor (1 + 10⁻⁶)/c ≤ 0.05``: ``x_lo = 1 + 2q`` (``ln(1 + 2q) ≥ 2q − 2q²`` gives
     ``ln(x_lo)/x_lo ≥ q`` for ``q ≤ 1/4``) and ``x_hi = (L₁ + ln L₁)/q`` with ``L₁ = ln(1/q)``,
     below the larger root ``y/q`` of ``ln(x)/x = q`` (``y = −W₋₁(−q)``, Lambert's function),
-    since ``y = L₁ + ln y > L₁ + ln L₁``. ``ln(x)/x`` rises up
-    to ``x = e`` and falls after, so its least value on the interval is at an end; both ends are
-    checked numerically, and the band is returned only if both pass.
+    since ``y = L₁ + ln y > L₁ + ln L₁`` (1–3 % below it for the floors of a game). ``ln(x)/x``
+    rises up to ``x = e`` and falls after, so its least value on the interval is at an end; both
+    ends are checked numerically, and the band is returned only if both pass.
 
     Examples
     --------
@@ -102,7 +102,9 @@ def xi_free_band(floor: float, c: float) -> tuple[float, float]:
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def exp3pp_schedule(rounds_done: int, n: int, n_act: int, c: float):
+def exp3pp_schedule(
+    rounds_done: int, n: int, n_act: int, c: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return the per-round constants of a chunk of ``n`` rounds after ``rounds_done``.
 
     Returns ``beta`` (n,), ``β_t = ½ sqrt(ln K / (t K))`` computed as :func:`exp3pp_probs` does;
@@ -154,9 +156,9 @@ def _exp3pp_play_block(losses, uniforms, est, rounds_done, c, lo, scale, probs):
       them once per round of the chunk, not once per replicate-round;
     * ``ε_t(a) = min(floor, c ln(x)/x)`` takes a logarithm and two divisions per arm, yet is the
       floor for every arm whose ``x = t Δ̂²`` is at most 1 or inside the band where ``ξ`` cannot
-      bind (Seldin & Lugosi's ``c = 18`` puts ``x`` there in all but very long games); the
-      schedule's thresholds on the squared distance to the leader decide that with one
-      multiplication and two comparisons, and only the other arms take the formula.
+      bind (with Seldin & Lugosi's ``c = 18`` and K = 9, every arm of the first 10⁶ rounds, as
+      ``x ≤ t``); the schedule's thresholds on the squared distance to the leader decide that
+      with one multiplication and two comparisons, and only the other arms take the formula.
 
     ``error_model="numpy"`` drops numba's zero-divisor checks: the divisors are ``t ≥ 1``,
     ``Σw ≥ 1`` (the leader's weight is 1), the declared range's width and ``ρ̃_t(A_t) > 0`` (the
