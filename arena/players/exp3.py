@@ -38,8 +38,9 @@ def exp3_probs(estimates: np.ndarray, eta: float, gamma: float) -> np.ndarray:
 @njit(cache=True, nogil=True)
 def exp_weights_row(est, eta, out):
     """Write ``q_i = exp(−η (L̂_i − min_j L̂_j)) / Σ_k exp(−η (L̂_k − min_j L̂_j))`` of one
-    replicate's estimates ``est`` (K,) into ``out`` (K,): the stable softmax of every
-    exponential-weights bandit kernel (Exp3, Exp3-IX, EXP3++, the drifting-game player)."""
+    replicate's estimates ``est`` (K,) into ``out`` (K,): the stable softmax of the
+    exponential-weights bandit kernels (Exp3, Exp3-IX, the drifting-game player; EXP3++ runs the
+    same operations fused with its per-arm exploration)."""
     n_act = est.shape[0]
     m = np.inf
     for i in range(n_act):

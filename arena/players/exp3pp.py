@@ -12,7 +12,6 @@ from numba import njit
 
 from arena.bandit.components import BanditPlayer
 from arena.params import NON_NEGATIVE
-from arena.players.exp3 import exp_weights_row
 from arena.sampling import sample_action
 from arena.spec import GameSpec, PlayerTags
 
@@ -53,44 +52,151 @@ def exp3pp_probs(estimates: np.ndarray, t: int, c: float) -> np.ndarray:
     return (1.0 - eps.sum(axis=-1, keepdims=True)) * rho + eps
 
 
-@njit(cache=True, nogil=True)
-def _exp3pp_round(est, t, c, out, eps):
-    """Write ``ρ̃_t`` of one replicate's estimates ``est`` (K,) into ``out`` (see
-    :func:`exp3pp_probs`: the same operations in the same order); ``eps`` (K,) is scratch."""
-    n_act = est.shape[0]
-    beta = 0.5 * math.sqrt(math.log(n_act) / (t * n_act))
-    floor = min(0.5 / n_act, beta)
-    exp_weights_row(est, beta, out)
-    m = np.inf
-    for i in range(n_act):
-        m = est[i] if est[i] < m else m
-    eps_sum = 0.0
-    for i in range(n_act):
-        gap = min(1.0, (est[i] - m) / t)
-        x = t * gap * gap
-        e = floor
-        if x > 1.0:
-            xi = c * math.log(x) / x
-            e = min(floor, xi)
-        eps[i] = e
-        eps_sum += e
-    for i in range(n_act):
-        out[i] = (1.0 - eps_sum) * out[i] + eps[i]
+XI_MARGIN = 1e-9
+"""Relative margin by which the fast path's thresholds stay inside the region where ``ξ_t(a)``
+cannot bind: rounding moves the kernel's ``x = t Δ̂²`` and ``ξ`` by a few units in the last place
+(~1e-15 relative), so a margin of 1e-9 leaves the decision that of the exact formula."""
+
+BAND_EVERY = 32
+"""Rounds between two certifications of the band of :func:`xi_free_band` in a chunk: the floor
+``min(1/(2K), β_t)`` does not grow with t, so a band certified at a block's first round holds
+for the whole block, and one certification (three logarithms) costs a 32nd of a round."""
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
+def xi_free_band(floor: float, c: float) -> tuple[float, float]:
+    """Return an interval ``[x_lo, x_hi]`` of ``x > 1`` on which ``c ln(x)/x ≥ floor (1 + m)``.
+
+    ``m`` is :data:`XI_MARGIN`. On the interval ``ξ = c ln(x)/x`` exceeds the floor
+    ``min(1/(2K), β_t)`` by more than rounding can undo, so ``ε_t(a)`` is the floor and the
+    logarithm need not be taken. ``(inf, −inf)`` (empty) when no such interval is found
+    (``c = 0``, or ``floor/c`` too large for ``ξ`` to exceed the floor anywhere).
+
+    With ``q = floor (1 + 10⁻⁶)/c ≤ 0.05``: ``x_lo = 1 + 2q`` (``ln(1 + 2q) ≥ 2q − 2q²`` gives
+    ``ln(x_lo)/x_lo ≥ q`` for ``q ≤ 1/4``) and ``x_hi = (L₁ + ln L₁)/q`` with ``L₁ = ln(1/q)``,
+    below the larger root ``y/q`` of ``ln(x)/x = q`` (``y = −W₋₁(−q)``, Lambert's function),
+    since ``y = L₁ + ln y > L₁ + ln L₁`` (1–3 % below it for the floors of a game). ``ln(x)/x``
+    rises up to ``x = e`` and falls after, so its least value on the interval is at an end; both
+    ends are checked numerically, and the band is returned only if both pass.
+
+    Examples
+    --------
+    >>> lo, hi = xi_free_band(0.0025, 18.0)
+    >>> 1.0 < lo < 1.001 and 7 * 10**4 < hi < 10**5
+    True
+    >>> xi_free_band(0.05, 0.0)  # c = 0: ξ = 0 binds wherever x > 1
+    (inf, -inf)
+    """
+    if not c > 0.0:
+        return np.inf, -np.inf
+    q = floor * (1.0 + 1e-6) / c
+    if not (0.0 < q <= 0.05):
+        return np.inf, -np.inf
+    l1 = math.log(1.0 / q)
+    x_hi = (l1 + math.log(l1)) / q
+    x_lo = 1.0 + 2.0 * q
+    need = floor * (1.0 + XI_MARGIN)
+    if x_lo < x_hi and c * math.log(x_lo) / x_lo >= need and c * math.log(x_hi) / x_hi >= need:
+        return x_lo, x_hi
+    return np.inf, -np.inf
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def exp3pp_schedule(
+    rounds_done: int, n: int, n_act: int, c: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return the per-round constants of a chunk of ``n`` rounds after ``rounds_done``.
+
+    Returns ``beta`` (n,), ``β_t = ½ sqrt(ln K / (t K))`` computed as :func:`exp3pp_probs` does;
+    ``floor`` (n,), ``min(1/(2K), β_t)``; and ``thresholds`` (n, 3), the bounds ``A ≤ B ≤ C``
+    on ``s = d²`` (``d = L̃(a) − min L̃``, the arm's distance to the leader) between which the
+    kernel's ``ε_t(a)`` is the floor without computing it:
+
+    * ``s ≤ A = t (1 − m)``: then ``d < t``, and ``x = t Δ̂² ≈ d²/t < 1`` (no cap from ξ);
+    * ``B ≤ s ≤ C`` with ``B = x_lo t (1 + m)``, ``C = x_hi t (1 − m)``: then
+      ``x = min(t, d²/t)`` lies in the band ``[x_lo, x_hi]`` of :func:`xi_free_band` (``B = ∞``
+      where ``t < x_lo (1 + m)`` or the band is empty), where ``ξ_t(a)`` exceeds the floor.
+
+    ``m`` = :data:`XI_MARGIN`, far above the few rounding errors that separate the kernel's
+    ``x`` from ``d²/t``. Every other ``s`` (and a NaN) takes the exact formula.
+    """
+    beta = np.empty(n)
+    floor = np.empty(n)
+    thresholds = np.empty((n, 3))
+    x_lo, x_hi = np.inf, -np.inf
+    for j in range(n):
+        t = rounds_done + j + 1
+        b = 0.5 * math.sqrt(math.log(n_act) / (t * n_act))
+        f = min(0.5 / n_act, b)
+        beta[j] = b
+        floor[j] = f
+        if j % BAND_EVERY == 0:  # the floor never grows: this band holds for the block
+            x_lo, x_hi = xi_free_band(f, c)
+        tf = float(t)
+        thresholds[j, 0] = tf * (1.0 - XI_MARGIN)
+        if x_lo < x_hi and tf >= x_lo * (1.0 + XI_MARGIN):
+            thresholds[j, 1] = x_lo * tf * (1.0 + XI_MARGIN)
+            thresholds[j, 2] = x_hi * tf * (1.0 - XI_MARGIN)
+        else:
+            thresholds[j, 1] = np.inf
+            thresholds[j, 2] = -np.inf
+    return beta, floor, thresholds
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def _exp3pp_play_block(losses, uniforms, est, rounds_done, c, lo, scale, probs):
     """Play a chunk of EXP3++: per round ``ρ̃_t``, the arena's draw, ``L̃_t(A_t) += ℓ/ρ̃_t(A_t)``.
 
-    Reads only ``losses[r, j, A_t]``; ``est`` (R, K) advances in place.
+    Reads only ``losses[r, j, A_t]``; ``est`` (R, K) advances in place. Each round performs the
+    operations of :func:`exp3pp_probs` in the same order (softmax shifted by the minimum, the
+    weights and the ``ε`` summed in arm order, ``(1 − Σε) (w/Σw) + ε``; ``math.exp`` where it
+    calls ``np.exp``), with two savings that change no bit of ``ρ̃_t``:
+
+    * ``β_t`` and the floor are the same in every replicate: :func:`exp3pp_schedule` computes
+      them once per round of the chunk, not once per replicate-round;
+    * ``ε_t(a) = min(floor, c ln(x)/x)`` takes a logarithm and two divisions per arm, yet is the
+      floor for every arm whose ``x = t Δ̂²`` is at most 1 or inside the band where ``ξ`` cannot
+      bind (with Seldin & Lugosi's ``c = 18`` and K = 9, every arm of the first 10⁶ rounds, as
+      ``x ≤ t``); the schedule's thresholds on the squared distance to the leader decide that
+      with one multiplication and two comparisons, and only the other arms take the formula.
+
+    ``error_model="numpy"`` drops numba's zero-divisor checks: the divisors are ``t ≥ 1``,
+    ``Σw ≥ 1`` (the leader's weight is 1), the declared range's width and ``ρ̃_t(A_t) > 0`` (the
+    draw never lands on an arm of probability 0).
     """
     n_rep, n, n_act = losses.shape
+    beta, floor, thresholds = exp3pp_schedule(rounds_done, n, n_act, c)
     eps = np.empty(n_act)  # scratch: one allocation a chunk, not a round
     for r in range(n_rep):
         for j in range(n):
-            _exp3pp_round(est[r], rounds_done + j + 1, c, probs[r, j], eps)
-            a = sample_action(probs[r, j], uniforms[r, j])
-            est[r, a] += ((losses[r, j, a] - lo) / scale) / probs[r, j, a]
+            t = rounds_done + j + 1
+            b, f = beta[j], floor[j]
+            below_one, band_lo, band_hi = thresholds[j, 0], thresholds[j, 1], thresholds[j, 2]
+            p = probs[r, j]
+            m = np.inf
+            for i in range(n_act):
+                m = est[r, i] if est[r, i] < m else m
+            total = 0.0
+            eps_sum = 0.0
+            for i in range(n_act):
+                d = est[r, i] - m
+                w = math.exp(-b * d)
+                p[i] = w
+                total += w
+                e = f
+                s = d * d
+                if not (s <= below_one or (band_lo <= s <= band_hi)):
+                    gap = min(1.0, d / t)
+                    x = t * gap * gap
+                    if x > 1.0:
+                        e = min(f, c * math.log(x) / x)
+                eps[i] = e
+                eps_sum += e
+            mix = 1.0 - eps_sum
+            for i in range(n_act):
+                p[i] = mix * (p[i] / total) + eps[i]
+            a = sample_action(p, uniforms[r, j])
+            est[r, a] += ((losses[r, j, a] - lo) / scale) / p[a]
 
 
 class Exp3PlusPlus(BanditPlayer):

@@ -10,7 +10,7 @@ import pytest
 
 from arena.bandit.checks import check_estimate_unbiased
 from arena.game import run_game
-from arena.players.exp3pp import Exp3PlusPlus
+from arena.players.exp3pp import BAND_EVERY, Exp3PlusPlus, xi_free_band
 from tests.helpers.bandit import draw, expected_bound_holds, run_block, z_scores
 
 
@@ -55,6 +55,114 @@ def test_fast_path_equals_literal_transcription(c):
         assert float(np.abs(fast[r] - slow).max()) <= 1e-12
     if c <= 0.5:  # the ξ branch was exercised, not only the 1/(2K) and β_t caps
         assert bound_rounds > 0
+
+
+def formula_round(est: list[float], t: int, c: float) -> tuple[list[float], int]:
+    """ρ̃_t from ``L̃_{t−1}`` by the formula alone, plain Python floats, in the kernel's order of
+    operations (``t·Δ̂·Δ̂``, sums in arm order, ``(1 − Σε)(w/Σw) + ε``): no threshold, no band,
+    a logarithm wherever ``t Δ̂² > 1``; ``math`` calls the C library the kernel calls. Also
+    returns the number of arms whose ``ξ_t(a)`` is below the floor (binds)."""
+    k = len(est)
+    beta = 0.5 * math.sqrt(math.log(k) / (t * k))
+    floor = min(0.5 / k, beta)
+    low = min(est)
+    w = [math.exp(-beta * (x - low)) for x in est]
+    eps = []
+    for x in est:
+        gap = min(1.0, (x - low) / t)
+        big_x = t * gap * gap
+        eps.append(min(floor, c * math.log(big_x) / big_x) if big_x > 1.0 else floor)
+    total, eps_sum = sum(w), sum(eps)
+    n_bound = sum(e < floor for e in eps)
+    return [(1.0 - eps_sum) * (wi / total) + ei for wi, ei in zip(w, eps, strict=True)], n_bound
+
+
+def xi_root(t: int, c: float, k: int, upper: bool) -> float:
+    """The x > 1 where ``c ln(x)/x`` meets round t's floor (below e or above), by bisection."""
+    return xi_root_of(min(0.5 / k, 0.5 * math.sqrt(math.log(k) / (t * k))), c, upper)
+
+
+def xi_root_of(floor: float, c: float, upper: bool) -> float:
+    """The x > 1 where ``c ln(x)/x = floor`` (below e or above), by bisection."""
+    a, b = (math.e, 1e30) if upper else (1.0, math.e)
+    for _ in range(200):
+        mid = 0.5 * (a + b)
+        if (c * math.log(mid) / mid >= floor) == upper:
+            a = mid
+        else:
+            b = mid
+    return a
+
+
+def test_band_where_xi_cannot_bind_is_sound_and_wide():
+    """On the band of ``xi_free_band`` every ``c ln(x)/x`` (its ends and 10⁴ points between)
+    exceeds the floor; with the default c = 18 the band nearly reaches the larger root of
+    ξ = floor, and c = 0 or a floor that ξ never exceeds gives no band."""
+    for floor in (1 / 18, 1e-2, 2.5e-3, 1e-4, 1e-7):
+        for c in (18.0, 1.0, 0.5, 0.02):
+            x_lo, x_hi = xi_free_band(floor, c)
+            if not x_lo < x_hi:
+                assert floor > 0.05 * c  # empty only where ξ's peak c/e is near the floor
+                continue
+            grid = np.concatenate([[x_lo, x_hi], np.geomspace(x_lo, x_hi, 10_000)])
+            assert (c * np.log(grid) / grid >= floor).all()
+            if c == 18.0:
+                assert x_lo - 1 <= 3 * floor / c
+                assert x_hi >= 0.95 * xi_root_of(floor, c, upper=True)
+    assert xi_free_band(0.05, 0.0) == (math.inf, -math.inf)
+    assert xi_free_band(0.05, 0.1) == (math.inf, -math.inf)  # c/e < floor: ξ binds everywhere
+
+
+@pytest.mark.parametrize("c", [18.0, 0.5, 0.02, 0.0])
+def test_kernel_equals_formula_at_the_edges_of_its_shortcut(c):
+    """The kernel skips ξ_t(a) where ``t Δ̂² ≤ 1`` or inside the band where ξ cannot bind; arms
+    placed at and around every edge (x = 1, the band's ends, the true roots of ξ = floor, within
+    10⁻¹⁶ … 10⁻³ relative) get, bit for bit, the distribution of the formula with no shortcut."""
+    k = 9
+    for t in (1, 2, 3, 20, 21, 1000, 10**4, 10**6, 10**8, 10**12):
+        floor = min(0.5 / k, 0.5 * math.sqrt(math.log(k) / (t * k)))
+        x_lo, x_hi = xi_free_band(floor, c)
+        edges = [1.0, math.e, 0.5 * t, t]
+        edges += [x for x in (x_lo, x_hi) if math.isfinite(x)]
+        if c > 0 and c / math.e > floor:  # ξ dips below the floor on both sides of e
+            edges += [xi_root(t, c, k, False), xi_root(t, c, k, True)]
+        xs = [x * (1 + d) for x in edges for d in (-1e-3, -1e-9, -1e-12, -3e-16, 0.0, 3e-16,
+                                                    1e-12, 1e-9, 1e-3)]  # fmt: skip
+        distances = [math.sqrt(x * t) for x in xs if x > 0]  # d with d²/t = x: Δ̂ = d/t
+        rows = [[0.0, *distances[i : i + k - 1]] for i in range(0, len(distances), k - 1)]
+        rows[-1] += [0.0] * (k - len(rows[-1]))
+        n_rep = len(rows)
+        player, _ = run_block(Exp3PlusPlus(c=c), np.zeros((n_rep, 1, k)), np.zeros((n_rep, 1)))
+        player._est[...] = rows
+        player._rounds = t - 1
+        got = player.play_block(np.zeros((n_rep, 1, k)), np.full((n_rep, 1), 0.5))[:, 0]
+        want = np.array([formula_round(row, t, c)[0] for row in rows])
+        assert np.array_equal(got, want), (t, c, np.abs(got - want).max())
+
+
+def test_long_chunk_equals_formula_where_xi_binds():
+    """From t = 10⁸, where the default c = 18 lets ξ bind on arms with large gaps: a chunk of
+    many band blocks gives, round by round, the formula's distributions bit for bit."""
+    k, n, t0 = 5, 3 * BAND_EVERY + 7, 10**8
+    rng = np.random.default_rng(7)
+    est0 = np.array([[0.0, 0.3, 0.5, 0.8, 1.0], [0.0, 0.05, 0.001, 0.2, 0.9]]) * t0
+    est0 += rng.random(est0.shape)
+    losses = rng.random((2, n, k))
+    uniforms = rng.random((2, n))
+    player, _ = run_block(Exp3PlusPlus(), np.zeros((2, 1, k)), np.zeros((2, 1)))
+    player._est[...] = est0
+    player._rounds = t0 - 1
+    got = player.play_block(losses, uniforms)
+    n_xi = 0
+    for r in range(2):
+        est = est0[r].tolist()
+        for j in range(n):
+            p, n_bound = formula_round(est, t0 + j, 18.0)
+            assert p == got[r, j].tolist()
+            n_xi += n_bound
+            a = draw(p, uniforms[r, j])
+            est[a] += losses[r, j, a] / p[a]
+    assert n_xi > 0
 
 
 def test_golden_values():
