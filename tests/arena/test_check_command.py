@@ -192,5 +192,5 @@ def test_pytest_reports_a_check_that_does_not_apply_as_skipped_with_its_reason(t
         env={**os.environ, "PYTHONPATH": str(tmp_path)},
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "22 passed, 6 skipped" in done.stdout  # 14 checks each of 2 adversaries
+    assert "24 passed, 6 skipped" in done.stdout  # 15 checks each of 2 adversaries
     assert "not an ObliviousAdversary: it has no losses_block" in done.stdout
