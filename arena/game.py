@@ -52,7 +52,7 @@ from arena.resources import (
     tune_allocator,
 )
 from arena.results import GameRun, assemble_rows
-from arena.seeding import replicate_streams
+from arena.seeding import game_streams
 from arena.spec import GameSpec
 from arena.validation import check_int, checkpoint_grid, describe, replicate_ids, resolve_component
 
@@ -344,7 +344,7 @@ def reset_game(game: PreparedGame) -> PreparedGame:
     """
     player, adversary, spec, ids = game.player, game.adversary, game.spec, game.ids
     seed, cell_key = game.config["seed"], game.config["cell_key"]
-    streams = [replicate_streams(seed, game.game_key, cell_key, int(r)) for r in ids]
+    streams = game_streams(seed, game.game_key, cell_key, ids)
     for kind, comp, rngs in (
         ("adversary", adversary, [s[0] for s in streams]),
         ("player", player, [s[2] for s in streams]),

@@ -38,6 +38,8 @@ Run::
     .venv/bin/python benchmarks/bench_bandits.py --only ucb1,tsallis_inf
 
 Results go to ``benchmarks/results/bandits.json`` and ``benchmarks/results/bandits.md``.
+``bench_bandit_floor.py`` measures ``ucb1``, ``moss`` and ``epsilon_greedy`` against their
+irreducible work alone (every arm's Bernoulli draw, the index, the regret totals).
 """
 
 from __future__ import annotations

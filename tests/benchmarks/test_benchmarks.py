@@ -176,3 +176,18 @@ def test_vw_comparison_real_valued_learner_is_a_squared_loss_regressor(bench_pat
     out = wl.predict(x)
     assert abs(out[0, 0] - 0.3) < 1e-6  # AdaGrad on ½(θ·x̃ − 0.3)² converges on one example
     assert out[0, 1] == 0.0
+
+
+def test_bandit_floors_reproduce_the_game(bench_path):
+    """Each hand-fused floor of bench_bandit_floor.py plays the game's arms and final regrets bit
+    for bit (past ε-greedy's uniform exploration, which ends at t = 4500), and a floor that
+    played another arm would be caught: the check compares every round."""
+    bench = importlib.import_module("bench_bandit_floor")
+    for policy in bench.POLICIES:
+        assert bench.check_reproduces(policy, 2, 5_000, seeds=(4,)) == 10_000
+    call, regret, realized, arms = bench.floor_call(
+        "ucb1", *bench.streams("ucb1", 2, 300), 300, record=True
+    )
+    call()
+    assert np.all(regret == realized) and np.all(regret > 0)
+    assert set(np.unique(arms)) == set(range(bench.K))  # UCB1 pulls every arm

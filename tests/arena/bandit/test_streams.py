@@ -33,3 +33,15 @@ def test_kernel_draws_are_each_generators_own():
         assert out[r].tolist() == want
         assert rngs[r].bit_generator.state == rng.bit_generator.state
         assert rngs[r].random() == rng.random()
+
+
+def test_handles_are_the_ctypes_interfaces_fields():
+    """The rows read from each ``bitgen_t`` are the values ``bit_generator.ctypes`` gives (what
+    numba's unboxing stores), for fresh generators and ones that have drawn."""
+    from arena.streams import _handles_by_capsule, _handles_by_ctypes
+
+    rngs = [np.random.default_rng(s) for s in (0, 9)] + [np.random.Generator(np.random.MT19937(2))]
+    rngs[1].random(7)
+    handles = generator_handles(rngs)
+    for rng, row in zip(rngs, handles, strict=True):
+        assert _handles_by_capsule(rng) == _handles_by_ctypes(rng) == row.tolist()
