@@ -21,6 +21,7 @@ from arena.bandit.testing import UniformBandit
 from arena.experts.testing import AlternatingStream, BernoulliStream, UniformStream
 from arena.sampling import sample_action
 from arena.spec import GameSpec
+from arena.validation import readonly
 from arena.testing.common import (
     BLOCK_ATOL,
     MEMORY_SLACK_BYTES,
@@ -190,10 +191,10 @@ def _block_run(player: BanditPlayer, losses, uniforms, split) -> np.ndarray:
     block.reset(_spec(horizon=losses.shape[1]), rngs(5))
     got, t0 = [], 0
     for n in split:
-        part = np.ascontiguousarray(losses[:, t0 : t0 + n])
-        got.append(
-            np.asarray(block.play_block(part, np.ascontiguousarray(uniforms[:, t0 : t0 + n])))
-        )
+        # read-only, as the engine shows them (and one compiled specialization of the kernel)
+        part = readonly(np.ascontiguousarray(losses[:, t0 : t0 + n]))
+        drawn = readonly(np.ascontiguousarray(uniforms[:, t0 : t0 + n]))
+        got.append(np.asarray(block.play_block(part, drawn)))
         t0 += n
     return np.concatenate(got, axis=1)
 
@@ -366,8 +367,8 @@ def check_bounded_memory(player: BanditPlayer) -> None:
     sizes = []
     for t0, n in ((0, 200), (200, 1800)):
         p0.play_block(
-            np.ascontiguousarray(losses[:, t0 : t0 + n]),
-            np.ascontiguousarray(uniforms[:, t0 : t0 + n]),
+            readonly(np.ascontiguousarray(losses[:, t0 : t0 + n])),
+            readonly(np.ascontiguousarray(uniforms[:, t0 : t0 + n])),
         )
         sizes.append(state_bytes(p0))
     if sizes[1] > sizes[0] + MEMORY_SLACK_BYTES:

@@ -32,6 +32,7 @@ from arena.experts.testing import (
     UniformStream,
 )
 from arena.spec import GameSpec, History
+from arena.validation import readonly
 from arena.testing.common import (
     BLOCK_ATOL,
     MEMORY_SLACK_BYTES,
@@ -49,6 +50,9 @@ from arena.testing.common import (
 
 HORIZON = 40
 """Rounds of the small games the checks play."""
+
+MEMORY_HORIZON = 1000
+"""Rounds :func:`check_bounded_memory` plays (the state is measured after 200 and after these)."""
 
 SIMPLEX_TOL = PROB_SUM_TOL
 """``|Σ p − 1|`` allowed: the driver's own tolerance."""
@@ -218,9 +222,12 @@ def check_block_matches_loop(player: ExpertsPlayer) -> None:
         block.reset(spec, rngs(5))
         got, t0 = [], 0
         for n in split:
-            part = np.ascontiguousarray(losses[:, t0 : t0 + n])
+            # read-only, as the engine shows them (and one compiled specialization of a kernel)
+            part = readonly(np.ascontiguousarray(losses[:, t0 : t0 + n]))
             kwargs = (
-                {"uniforms": np.ascontiguousarray(uniforms[:, t0 : t0 + n])} if observes else {}
+                {"uniforms": readonly(np.ascontiguousarray(uniforms[:, t0 : t0 + n]))}
+                if observes
+                else {}
             )
             got.append(np.asarray(block.play_block(part, **kwargs)))
             t0 += n
@@ -258,24 +265,29 @@ def check_loss_range_respected(player: ExpertsPlayer) -> None:
 
 
 def check_bounded_memory(component: Any) -> None:
-    """The state does not grow with the number of rounds played."""
+    """The state does not grow with the number of rounds played (from round 200 to round 1000:
+    800 rounds, so one number kept per round, 6.4 kB, is past the slack of 4 kB)."""
     if isinstance(component, ExpertsPlayer):
-        spec = _player_game(component, horizon=2000)
+        spec = _player_game(component, horizon=MEMORY_HORIZON)
         p0 = component.clone()
         p0.reset(spec, rngs(8))
-        losses = _losses(p0, spec, 2000, seed=8)
+        losses = _losses(p0, spec, MEMORY_HORIZON, seed=8)
         sizes = []
-        for t0, n in ((0, 200), (200, 1800)):
-            p0.play_block(np.ascontiguousarray(losses[:, t0 : t0 + n]), **_uniform_kwargs(p0, n))
+        for t0, n in ((0, 200), (200, MEMORY_HORIZON - 200)):
+            p0.play_block(
+                readonly(np.ascontiguousarray(losses[:, t0 : t0 + n])), **_uniform_kwargs(p0, n)
+            )
             sizes.append(state_bytes(p0))
     else:
         adversary = component.clone()
-        spec = GameSpec("experts", adversary.resolve_n_actions(None), 2000, n_replicates=2)
+        spec = GameSpec(
+            "experts", adversary.resolve_n_actions(None), MEMORY_HORIZON, n_replicates=2
+        )
         adversary.reset(spec, rngs(8, 2))
         sees = adversary.tags.sees_distribution
         history = History(2, spec.n_actions, sees, owner=_who(adversary))
         sizes = []
-        for stop in (200, 2000):
+        for stop in (200, MEMORY_HORIZON):
             while history.t < stop:
                 p = np.full((2, spec.n_actions), 1.0 / spec.n_actions)
                 history._show(p)
@@ -286,14 +298,15 @@ def check_bounded_memory(component: Any) -> None:
         fail(
             "check_bounded_memory",
             component,
-            f"state grew from {sizes[0]} bytes after 200 rounds to {sizes[1]} after 2000",
+            f"state grew from {sizes[0]} bytes after 200 rounds to {sizes[1]} after "
+            f"{MEMORY_HORIZON}",
         )
 
 
 def _uniform_kwargs(player: ExpertsPlayer, n: int) -> dict[str, Any]:
     if not player.tags.observes_action:
         return {}
-    return {"uniforms": np.random.default_rng(9).random((REPLICATES, n))}
+    return {"uniforms": readonly(np.random.default_rng(9).random((REPLICATES, n)))}
 
 
 def check_declared_bounds_hold(player: ExpertsPlayer) -> None:

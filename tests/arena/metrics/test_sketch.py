@@ -101,6 +101,7 @@ def test_full_and_fd_below_rank_m_are_exact():
     assert (got_fd < 1e-9).all(), got_fd  # k = 6 > rank: the zero tail counts 0
 
 
+@pytest.mark.slow  # a figure's claim over 1000 rounds at d = 100 (15 s on 2 cores)
 def test_oja_error_drops_like_figure_4_1():
     """Figure 4.1's claim on the §4.6.1 stream (d = 100, κ = 100), Oja m = 10, ĝ = g/√8.
 
