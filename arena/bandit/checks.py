@@ -21,7 +21,6 @@ from arena.bandit.testing import UniformBandit
 from arena.experts.testing import AlternatingStream, BernoulliStream, UniformStream
 from arena.sampling import sample_action
 from arena.spec import GameSpec
-from arena.validation import readonly
 from arena.testing.common import (
     BLOCK_ATOL,
     MEMORY_SLACK_BYTES,
@@ -36,6 +35,7 @@ from arena.testing.common import (
     state_bytes,
     state_copy,
 )
+from arena.validation import readonly
 
 HORIZON = 40
 """Rounds of the small games the checks play."""

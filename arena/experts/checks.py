@@ -32,7 +32,6 @@ from arena.experts.testing import (
     UniformStream,
 )
 from arena.spec import GameSpec, History
-from arena.validation import readonly
 from arena.testing.common import (
     BLOCK_ATOL,
     MEMORY_SLACK_BYTES,
@@ -47,6 +46,7 @@ from arena.testing.common import (
     state_bytes,
     state_copy,
 )
+from arena.validation import readonly
 
 HORIZON = 40
 """Rounds of the small games the checks play."""
