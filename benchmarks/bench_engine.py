@@ -541,14 +541,15 @@ def marginal_costs(quick: bool) -> list[str]:
 def fixed_costs(quick: bool) -> list[str]:
     """(e): the per-game fixed cost of ``run_game`` at R = 1, split into its parts.
 
-    ``prepare_game`` (validation, metric resolution and parameter checks, run id and cell key,
-    seeding, the components' resets) and ``assemble_rows`` are timed inside the call by wrapping
-    the names ``arena.game`` calls; the rest is metric start-up, the rounds and the snapshots.
+    The preparation (``check_game``: validation, metric resolution and parameter checks, run id
+    and cell key; then ``reset_game``: seeding, the components' resets) and ``assemble_rows`` are
+    timed inside the call by wrapping the names ``arena.game.run_game`` calls; the rest is metric
+    start-up, the rounds and the snapshots.
     """
     import arena.game as game
 
     parts = {"prepare": 0.0, "rows": 0.0}
-    prepare, assemble = game.prepare_game, game.assemble_rows
+    check, reset, assemble = game.check_game, game.reset_game, game.assemble_rows
 
     def timed(key, fn):
         def wrapper(*args, **kwargs):
@@ -567,15 +568,16 @@ def fixed_costs(quick: bool) -> list[str]:
         "",
         f"Best of {repeats} calls, in ms: the whole call's wall time and its CPU time "
         "(`time.process_time`, less sensitive to other processes on a shared machine), and the "
-        "wall time of `prepare_game` (validation, metrics' parameters, run id and cell key, "
-        "seeding, resets), of `assemble_rows` (the tidy table) and of the rest (metric "
+        "wall time of the preparation (`check_game`: validation, metrics' parameters, run id and "
+        "cell key; `reset_game`: seeding, resets), of `assemble_rows` (the tidy table) and of the rest (metric "
         "start-up, the rounds, the checkpoint snapshots) in the best call.",
         "",
         "| metrics | T | checkpoints | rows | run_game ms | CPU ms | prepare ms | rows ms "
         "| rest ms |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    game.prepare_game, game.assemble_rows = timed("prepare", prepare), timed("rows", assemble)
+    game.check_game, game.reset_game = timed("prepare", check), timed("prepare", reset)
+    game.assemble_rows = timed("rows", assemble)
     try:
         for label, spec in (("regret only", {"regret": {}}), ("default set", None)):
             for horizon in (1, 10):
@@ -600,7 +602,7 @@ def fixed_costs(quick: bool) -> list[str]:
                 lines.append(row)
                 print(row, flush=True)
     finally:
-        game.prepare_game, game.assemble_rows = prepare, assemble
+        game.check_game, game.reset_game, game.assemble_rows = check, reset, assemble
     return lines
 
 
