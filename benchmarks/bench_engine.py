@@ -569,8 +569,8 @@ def fixed_costs(quick: bool) -> list[str]:
         f"Best of {repeats} calls, in ms: the whole call's wall time and its CPU time "
         "(`time.process_time`, less sensitive to other processes on a shared machine), and the "
         "wall time of the preparation (`check_game`: validation, metrics' parameters, run id and "
-        "cell key; `reset_game`: seeding, resets), of `assemble_rows` (the tidy table) and of the rest (metric "
-        "start-up, the rounds, the checkpoint snapshots) in the best call.",
+        "cell key; `reset_game`: seeding, resets), of `assemble_rows` (the tidy table) and of "
+        "the rest (metric start-up, the rounds, the checkpoint snapshots) in the best call.",
         "",
         "| metrics | T | checkpoints | rows | run_game ms | CPU ms | prepare ms | rows ms "
         "| rest ms |",
