@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -133,8 +134,29 @@ def check_rows(n_checkpoints: int, replicates: int, n_values: int) -> None:
         )
 
 
+MEMORY_READING_TTL = 0.25
+"""Seconds a reading of :func:`available_memory` is reused: a game checks its sizes against it
+four times (streams, state, rows, parts), and one reading of ``/proc/meminfo`` costs 30-60 µs,
+a tenth of a short game's fixed cost."""
+
+_memory_reading: list[tuple[float, int | None]] = []  # [(time.monotonic(), bytes)]
+
+
 def available_memory() -> int | None:
-    """Bytes of memory available to a new allocation (Linux ``MemAvailable``; else physical)."""
+    """Bytes of memory available to a new allocation (Linux ``MemAvailable``; else physical).
+
+    A reading is reused for :data:`MEMORY_READING_TTL` seconds.
+    """
+    now = time.monotonic()
+    reading = _memory_reading[0] if _memory_reading else None
+    if reading is not None and 0.0 <= now - reading[0] < MEMORY_READING_TTL:
+        return reading[1]
+    have = _read_available_memory()
+    _memory_reading[:] = [(now, have)]
+    return have
+
+
+def _read_available_memory() -> int | None:
     try:
         with open("/proc/meminfo") as fh:
             for line in fh:

@@ -146,6 +146,10 @@ def assemble_rows(
     return pd.DataFrame({c: data[c] for c in SCHEMA})
 
 
+_STR_DTYPE = pd.StringDtype(storage="pyarrow", na_value=np.nan)
+"""pandas' default ``str`` dtype: the dtype of every string column of the tidy rows."""
+
+
 def _tiled_strings(labels: list[str], each: int, times: int):
     """Return a pandas string array of each label repeated ``each`` times, the whole ``times``.
 
@@ -162,7 +166,9 @@ def _tiled_strings(labels: list[str], each: int, times: int):
     array = pa.Array.from_buffers(
         pa.large_string(), lengths.size, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
     )
-    return pd.array(array, dtype="str")
+    # the class and dtype that ``pd.array(array, dtype="str")`` resolves to, built directly:
+    # resolving the dtype string and re-checking the buffers took 45 of a column's 60 µs
+    return pd.arrays.ArrowStringArray(array, dtype=_STR_DTYPE)
 
 
 def reference_rows(

@@ -63,6 +63,8 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import njit
 
+from arena.validation import readonly
+
 EXAMPLE_LOSSES: tuple[str, ...] = ("absolute", "squared", "hinge", "logistic")
 """Losses of a scalar prediction ``⟨w, x⟩`` (classification and regression)."""
 MULTICLASS_LOSSES: tuple[str, ...] = ("multiclass_hinge",)
@@ -847,9 +849,7 @@ def kernel_data(data: RoundData, loss: str | None):
 
 def _readonly_dense(a: np.ndarray) -> np.ndarray:
     """Return ``a`` as a C-contiguous float64 array, read-only (a view where no copy is needed)."""
-    v = np.ascontiguousarray(a, dtype=np.float64).view()
-    v.flags.writeable = False
-    return v
+    return readonly(np.ascontiguousarray(a, dtype=np.float64))
 
 
 @njit(cache=True, nogil=True)
