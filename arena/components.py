@@ -64,7 +64,13 @@ class Adversary(Component):
         raise NotImplementedError
 
     def oracle(self, key: str, t0: int, n: int) -> np.ndarray:
-        """Return a declared oracle quantity for rounds ``t0 .. t0+n-1``, shape (R, n, N)."""
+        """Return a declared oracle quantity for rounds ``t0 .. t0+n-1``, shape (R, n, N).
+
+        The driver asks for rounds it has drawn: an oblivious adversary's last chunk, whole or
+        segment by segment in order (a chunk played across checkpoints shows its metrics one
+        segment at a time), so an oracle keeps what it computed for that chunk until the next
+        chunk is drawn (the conformance check ``check_oracle_declared`` asks both ways).
+        """
         raise KeyError(f"{self!r} declares no oracle {key!r}")
 
     def confidences(self, t: int, history: History) -> np.ndarray:

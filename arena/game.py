@@ -28,7 +28,7 @@ import dataclasses
 import hashlib
 import math
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,7 @@ import pandas as pd
 from arena import registry
 from arena.base import canonical_json
 from arena.errors import ArenaError, ConfigError, GameError
-from arena.metric import Metric, metric_problem
+from arena.metric import Metric, metric_problem, reads_block_only
 from arena.metric_sets import expand_metric_names
 from arena.parallel import Stopped, check_n_jobs, plan_blocks, run_blocks
 from arena.params import validate_params
@@ -519,6 +519,7 @@ def _play_rounds(
         chunk_elements // ((chunk_replicates or spec.n_replicates) * width),
     )
     checkpoint_set = set(game.grid.tolist())
+    spans = protocol.chunk_invariant and stepper.plays_spans and all(map(reads_block_only, active))
     snap_t: list[int] = []
     snap_vals: list[list[np.ndarray]] = []
     bar = None
@@ -532,25 +533,23 @@ def _play_rounds(
         )
     try:
         with blas_threads() if limit_blas else contextlib.nullcontext():
-            t0 = 1
-            for stop in game.grid.tolist():
-                while t0 <= stop:
-                    if halt is not None and halt.is_set():
-                        raise Stopped
-                    n = min(max_chunk, stop - t0 + 1)
-                    block = stepper.step(t0, n)
+            for t0, n, ends in _chunks(game.grid.tolist(), max_chunk, spans):
+                if halt is not None and halt.is_set():
+                    raise Stopped
+                start = t0
+                for end, block in stepper.step_span(t0, n, ends):
                     for m in active:
                         m.advance(block, core)
                     if trace is not None:
                         trace.write(block)
                     if bar is not None:
-                        bar.update(n)
-                    t0 += n
-                if stop in checkpoint_set:
-                    snap_t.append(stop)
-                    vals = [np.asarray(m.values(core), dtype=np.float64) for m in active]
-                    _check_values(vals, active, spec, stop, game.ids)
-                    snap_vals.append(vals)
+                        bar.update(end - start + 1)
+                    start = end + 1
+                    if end in checkpoint_set:
+                        snap_t.append(end)
+                        vals = [np.asarray(m.values(core), dtype=np.float64) for m in active]
+                        _check_values(vals, active, spec, end, game.ids)
+                        snap_vals.append(vals)
     except BaseException:
         if trace is not None:
             trace.abort()
@@ -563,6 +562,37 @@ def _play_rounds(
     return snap_t, snap_vals
 
 
+def _chunks(grid: list[int], max_chunk: int, spans: bool) -> Iterator[tuple[int, int, list[int]]]:
+    """The chunks of a game whose checkpoints are ``grid`` (increasing, the last T): each chunk's
+    first round, its number of rounds (at most ``max_chunk``) and the rounds its segments end at
+    (:meth:`~arena.protocol.Stepper.step_span`).
+
+    With ``spans`` (a chunk-invariant protocol) a chunk runs on across checkpoints, which end its
+    segments; otherwise every chunk ends at the next checkpoint, as one segment.
+
+    Examples
+    --------
+    >>> list(_chunks([1, 2, 5, 9], 4, spans=True))
+    [(1, 4, [1, 2, 4]), (5, 4, [5, 8]), (9, 1, [9])]
+    >>> list(_chunks([1, 2, 5, 9], 4, spans=False))
+    [(1, 1, [1]), (2, 1, [2]), (3, 3, [5]), (6, 4, [9])]
+    """
+    horizon, t0, k = grid[-1], 1, 0
+    while t0 <= horizon:
+        if spans:
+            last = min(t0 + max_chunk - 1, horizon)
+        else:
+            last = min(t0 + max_chunk - 1, grid[k])
+        ends = []
+        while k < len(grid) and grid[k] <= last:
+            ends.append(grid[k])
+            k += 1
+        if not ends or ends[-1] != last:
+            ends.append(last)
+        yield t0, last - t0 + 1, ends
+        t0 = last + 1
+
+
 def _check_values(
     vals: list[np.ndarray], metrics: list[Metric], spec: GameSpec, t: int, ids: np.ndarray
 ) -> None:
@@ -570,11 +600,12 @@ def _check_values(
 
     NaN is a metric's "undefined here" (an edge before any weight, an improvement over a base
     learner that made no mistake) and is written; ±inf is an overflow, never a result, unless the
-    metric defines it (:attr:`arena.metric.Metric.infinite_values`: ``sketch_error``). One
-    ``isinf`` over R values per metric and checkpoint: nothing against the rounds.
+    metric defines it (:attr:`arena.metric.Metric.infinite_values`: ``sketch_error``). One sum
+    over R values per metric and checkpoint (a finite sum has no inf), and an ``isinf`` where it
+    is not finite: nothing against the rounds.
     """
     for m, v in zip(metrics, vals, strict=True):
-        if m.infinite_values:
+        if m.infinite_values or math.isfinite(v.sum()):  # a finite sum: no inf (nor NaN)
             continue
         v = v.reshape(v.shape[0], -1)
         bad = np.isinf(v)

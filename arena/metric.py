@@ -142,6 +142,14 @@ class Metric(Component):
     """Whether ±inf is one of the metric's defined values (a relative error against an exact 0):
     the engine otherwise stops a game whose metric value at a checkpoint is infinite, an overflow
     that would be written as a result."""
+    block_only: ClassVar[bool | None] = None
+    """Whether :meth:`advance` and :meth:`values` read nothing but their block, the core and the
+    adversary's oracles over the block's rounds: never a component's state, which is that of the
+    last round played. The driver may then play a chunk across checkpoints in one call to each
+    component and show it to the metrics segment by segment, ending at each checkpoint
+    (:meth:`arena.protocol.Stepper.step_span`). None (default): True unless the class overrides
+    :meth:`attach` (a metric that keeps a component may read its state); see
+    :func:`reads_block_only`."""
 
     def param_values(self, spec: GameSpec) -> list[float]:
         """Return the values of the ``param`` column (``[nan]`` for a metric without parameter)."""
@@ -314,6 +322,22 @@ def _claim(key: str) -> _Claim:
 
 def _names() -> list[str]:
     return sorted({key.partition(".")[0] for key in registry.available("metric")})
+
+
+def reads_block_only(metric: Metric) -> bool:
+    """Whether ``metric`` declares, or is taken to declare, :attr:`Metric.block_only`.
+
+    Examples
+    --------
+    >>> from arena.metrics.regret import Regret
+    >>> from arena.bandit.metrics import EstimateBias
+    >>> reads_block_only(Regret()), reads_block_only(EstimateBias())
+    (True, False)
+    """
+    declared = type(metric).block_only
+    if declared is not None:
+        return bool(declared)
+    return type(metric).attach is Metric.attach
 
 
 def metric_for(name: str, protocol: str) -> type[Metric] | str:

@@ -14,7 +14,7 @@ This module and the driver import no protocol: a protocol folder imports them, n
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -209,9 +209,29 @@ class Stepper:
     """Values a chunk buffer holds per round and replicate (None: the game's ``n_actions``); the
     driver sizes its chunks to ``chunk_elements // (R·round_elements)`` rounds."""
 
+    plays_spans: bool = False
+    """Whether :meth:`step_span` plays a chunk that crosses checkpoints faster than as one
+    :meth:`step` per segment; the driver then asks for such chunks where the protocol is
+    :attr:`~GameProtocol.chunk_invariant`."""
+
     def step(self, t0: int, n: int) -> Any:
         """Play rounds ``t0 .. t0+n-1`` of every replicate; return the block the metrics read."""
         raise NotImplementedError
+
+    def step_span(self, t0: int, n: int, ends: list[int]) -> Iterator[tuple[int, Any]]:
+        """Play rounds ``t0 .. t0+n-1`` as segments ending at the rounds of ``ends`` (increasing,
+        the last ``t0+n-1``); yield each segment's last round and block, in order.
+
+        The driver asks for spans that cross checkpoints only in a protocol whose rows do not
+        depend on the chunks (:attr:`GameProtocol.chunk_invariant`); the segments end at the
+        checkpoints, where it reads the metrics. By default each segment is a :meth:`step` of
+        its own; a stepper may play the span's losses and ``p_t`` in one call each and only the
+        totals segment by segment, which spares a short game most of its Python per checkpoint.
+        """
+        start = t0
+        for end in ends:
+            yield end, self.step(start, end - start + 1)
+            start = end + 1
 
     def will_trace(self) -> None:
         """Told by the driver before round 1 when it writes a per-round trace: the blocks must

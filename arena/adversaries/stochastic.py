@@ -679,17 +679,20 @@ class DriftingMeans(MeanDrivenBernoulli):
                 f"drifting_means: rounds {t0}.. were already passed (the walk is generated "
                 "forward only; ask for rounds in order)"
             )
+        # the cache holds every generated round from the last one asked on (it ends at
+        # _next_t): a chunk's rounds may be asked again piecewise, in order (a span of
+        # segments asks its means segment by segment after its losses)
         parts = []
         cached_end = self._cache_t0 + self._cache.shape[1]
         if t0 < cached_end:
-            parts.append(self._cache[:, t0 - self._cache_t0 : end - self._cache_t0])
+            parts.append(self._cache[:, t0 - self._cache_t0 :])
         if t0 > self._next_t:
             self._walk(t0 - self._next_t)  # skipped rounds: generated and discarded
         if end > self._next_t:
             parts.append(fold_unit(self._walk(end - self._next_t)))
-        block = np.concatenate(parts, axis=1)
-        self._cache_t0, self._cache = t0, block
-        return block.copy()
+        cache = np.concatenate(parts, axis=1)
+        self._cache_t0, self._cache = t0, cache
+        return cache[:, :n].copy()
 
     def oracle(self, key: str, t0: int, n: int) -> np.ndarray:
         if key != "competitor":

@@ -556,6 +556,44 @@ def check_oracle_declared(adversary: Adversary) -> None:
         lo, hi = spec.loss_range
         if key == "means" and not ((value >= lo) & (value <= hi)).all():
             fail("check_oracle_declared", adversary, "declared means lie outside the loss range")
+    if isinstance(adversary, ObliviousAdversary) and adversary.tags.oblivious:
+        _check_oracle_piecewise(adversary, spec)
+
+
+def _check_oracle_piecewise(adversary: ObliviousAdversary, spec: GameSpec) -> None:
+    """An oblivious adversary's oracles answer for the rounds of the chunk it drew last, asked
+    whole or piece by piece in order (a chunk played across checkpoints shows its metrics one
+    segment at a time: :meth:`arena.protocol.Stepper.step_span`), the same values to the bit."""
+    advice = "serve any rounds of the last chunk drawn, in order"
+    for key in sorted(adversary.tags.oracle):
+        answers = []
+        for pieces in (((1, 8),), ((1, 3), (4, 2), (6, 3))):
+            a = adversary.clone()
+            a.reset(spec, rngs(26))
+            a.losses_block(1, 8)
+            n_rep, n_act = spec.n_replicates, spec.n_actions
+            try:
+                parts = [
+                    np.broadcast_to(
+                        np.asarray(a.oracle(key, t0, n), dtype=np.float64), (n_rep, n, n_act)
+                    )
+                    for t0, n in pieces
+                ]
+            except Exception as exc:
+                fail(
+                    "check_oracle_declared",
+                    adversary,
+                    f"oracle {key!r} asked for rounds 1..3, 4..5, 6..8 after losses_block(1, 8) "
+                    f"fails: {type(exc).__name__}: {exc}; {advice}",
+                )
+            answers.append(np.concatenate(parts, axis=1))
+        if not np.array_equal(answers[0], answers[1], equal_nan=True):
+            fail(
+                "check_oracle_declared",
+                adversary,
+                f"oracle {key!r} over rounds 1..8 differs when asked as rounds 1..3, 4..5, 6..8 "
+                f"after the same losses_block(1, 8): {advice}",
+            )
 
 
 # ----------------------------------------------------------------------------------------------

@@ -395,6 +395,9 @@ class ExpertsStepper(Stepper):
             )
         )
         self._buffers = _Buffers()
+        # a span of chunks across checkpoints is played in one call to the adversary and the
+        # player only where its segments are views: one replicate, an oblivious adversary
+        self.plays_spans = self.oblivious and not self.sleeping and self.n_rep == 1
         # the action streams' interface for _fill_uniforms: pointers into self.action_rngs,
         # which live as long as this stepper
         self._handles = generator_handles(self.action_rngs)
@@ -406,23 +409,69 @@ class ExpertsStepper(Stepper):
         probs, losses, uniforms, conf = self.play_chunk(t0, n)
         return self.advance(t0, n, probs, losses, uniforms, conf)
 
+    def step_span(self, t0: int, n: int, ends: list[int]):
+        if not self.plays_spans:
+            yield from super().step_span(t0, n, ends)
+            return
+        # one replicate: the losses, uniforms and p_t of the whole span in one call each, the
+        # totals and blocks segment by segment (views: one replicate's rounds are contiguous)
+        probs, losses, uniforms = self._oblivious_play(t0, n)
+        span_means: list = []
+
+        def means(a: int, b: int):
+            # the adversary's oracle answers for the chunk it just drew: the whole span, asked
+            # once (after the first segment's p_t are checked, as an unsplit chunk asks it)
+            if not span_means:
+                span_means.append(self._means(t0, n))
+            whole = span_means[0]
+            return None if whole is None else whole[:, a:b]
+
+        start = t0
+        for end in ends:
+            a, b = start - t0, end - t0 + 1
+            block = self._oblivious_advance(
+                start,
+                b - a,
+                probs[:, a:b],
+                losses[:, a:b],
+                uniforms[:, a:b],
+                lambda a=a, b=b: means(a, b),
+            )
+            yield end, block
+            start = end + 1
+
     def _oblivious_step(self, t0: int, n: int) -> Block:
         """:meth:`play_chunk` and :meth:`advance` of an oblivious chunk without confidences, on
         buffers kept across chunks: the action uniforms in one numba call, the check of ``p_t``
         fused into the core kernel. The same numbers, to the bit."""
-        n_rep, n_act, ids, buffers = self.n_rep, self.n_act, self.ids, self._buffers
+        probs, losses, uniforms = self._oblivious_play(t0, n)
+        return self._oblivious_advance(t0, n, probs, losses, uniforms, lambda: self._means(t0, n))
+
+    def _oblivious_play(self, t0: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The validated losses of an oblivious chunk, its action uniforms and the player's
+        ``p_t`` (checked for shape here, as probabilities by :meth:`_oblivious_advance`)."""
+        n_rep, n_act, ids = self.n_rep, self.n_act, self.ids
         losses = _oblivious_losses(self.adversary, t0, n, n_rep, n_act, self.lo, self.hi, ids)
-        uniforms = buffers.get("uniforms", (n_rep, n))
+        uniforms = self._buffers.get("uniforms", (n_rep, n))
         _fill_uniforms(self._handles, self._rngs, uniforms)
         # the player is shown read-only views: the metrics read these same arrays, so a player
         # that wrote into its losses would change its own regret (to 0 if it zeroed them); a
         # view costs nothing, the write fails and names the player
         shown_losses, shown_uniforms = readonly(losses), readonly(uniforms)
-        player = self.player
         probs = _block_probs(
-            player, lambda: self.play_oblivious(shown_losses, shown_uniforms), losses.shape, t0, ids
+            self.player,
+            lambda: self.play_oblivious(shown_losses, shown_uniforms),
+            losses.shape,
+            t0,
+            ids,
         )
-        core = self.core
+        return probs, losses, uniforms
+
+    def _oblivious_advance(self, t0, n, probs, losses, uniforms, means_of) -> Block:
+        """Check rounds ``t0 .. t0+n-1``'s ``p_t``, draw their ``I_t`` and advance the totals;
+        return their block (the arrays C-contiguous, ``(R, n, ·)``; ``means_of()`` gives the
+        means oracle's block, after the check)."""
+        n_rep, n_act, buffers, core = self.n_rep, self.n_act, self._buffers, self.core
         expected = buffers.get("expected", (n_rep, n))
         realized = buffers.get("realized", (n_rep, n))
         actions = buffers.get("actions", (n_rep, n), np.int64)
@@ -441,9 +490,9 @@ class ExpertsStepper(Stepper):
             PROB_SUM_TOL,
         )
         if not ok:
-            _check_probs(player, probs, t0, ids)  # names the earliest bad p_t and raises
+            _check_probs(self.player, probs, t0, self.ids)  # names the earliest bad p_t, raises
             raise AssertionError("the fused check of p_t and the full check disagree")
-        means = self._means(t0, n)
+        means = means_of()
         increments = None
         if self.want_increments:
             increments = buffers.get("increments", (n, n_rep, n_act))

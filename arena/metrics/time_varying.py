@@ -303,6 +303,7 @@ class _CompetitorSums(ExpertsMetric):
     """
 
     requires = frozenset({"competitor"})
+    block_only = True  # the adversary is kept for its oracle over each block's rounds
     column = 0
     """Which sum :meth:`values` reports (0: regret, 1: variation, 2: excess loss)."""
 
@@ -379,6 +380,7 @@ class TimeVaryingRegret(_CompetitorSums):
     """
 
     name = "tv_regret"
+    block_only = False  # its bound reads the player's declared constant at the last round
     column = 0
 
     def attach(self, player: Any, adversary: Any) -> None:

@@ -1,0 +1,124 @@
+"""A single-replicate game plays its chunks across checkpoints (``Stepper.step_span``).
+
+The adversary's losses, the action uniforms and the player's ``p_t`` of a whole chunk come from
+one call each; the totals and the metrics advance segment by segment, ending at each checkpoint.
+The rows must be those of the same game played one round per chunk, to the bit, and a fault must
+be named at its own round.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from arena.errors import GameError
+from arena.experts import game as experts_game
+from arena.game import run_game
+from arena.metric import Metric, reads_block_only
+from arena.metrics.regret import Regret
+from arena.players.hedge import Hedge
+
+BLOCK_ONLY = {
+    "regret": {},
+    "loss": {},
+    "realized_regret": {},
+    "pseudo_regret": {},
+    "dynamic_regret": {},
+    "shifting_regret": {"k": [0, 2]},
+    "adaptive_regret": {},
+    "quantile_regret": {},
+    "window_regret": {},
+    "tv_variation": {},
+    "tv_loss": {},
+    "entropy": {},
+}
+"""Metrics that read only their blocks, the core and the adversary's oracles (spans allowed)."""
+
+
+@pytest.fixture
+def chunk_calls(monkeypatch):
+    """Count the chunks whose losses and ``p_t`` the experts stepper plays in one call."""
+    calls = []
+    play = experts_game.ExpertsStepper._oblivious_play
+
+    def counted(self, t0, n):
+        calls.append((t0, n))
+        return play(self, t0, n)
+
+    monkeypatch.setattr(experts_game.ExpertsStepper, "_oblivious_play", counted)
+    return calls
+
+
+@pytest.mark.parametrize(
+    ("player", "adversary"),
+    [
+        ("hedge", "bernoulli"),
+        ("ada_normal_hedge", "drifting_means"),
+        ("ucb1", "bernoulli"),
+        ("exp3", "drifting_means"),
+        ("thompson", "beta"),
+        ("epsilon_greedy", "shifting_experts"),
+    ],
+)
+def test_a_span_gives_the_rows_of_one_round_per_chunk(player, adversary, chunk_calls):
+    kw = dict(n_actions=5, horizon=1500, replicates=[4], seed=11, metrics=BLOCK_ONLY)
+    spanned = run_game(player, adversary, **kw)
+    assert len(chunk_calls) == 1  # the 1500 rounds and their 30 checkpoints in one chunk
+    by_round = run_game(player, adversary, chunk_elements=1, **kw)
+    assert len(chunk_calls) == 1 + 1500
+    assert spanned.rows.t.nunique() > 20
+    pd.testing.assert_frame_equal(spanned.rows, by_round.rows, check_exact=True)
+
+
+def test_a_metric_that_keeps_a_component_is_shown_whole_chunks_only(chunk_calls):
+    """A metric that reads the player's state at a checkpoint must see the state of that round,
+    so a game with one plays a chunk per checkpoint (as every game did before spans)."""
+
+    class PlayerWeightSum(Metric):
+        name = "player_weight_sum"
+        protocols = frozenset({"experts"})
+
+        def attach(self, player, adversary):
+            self._player = player
+
+        def values(self, core):
+            return self._player.predict().sum(axis=1, keepdims=True)
+
+    assert not reads_block_only(PlayerWeightSum()) and reads_block_only(Regret())
+    kw = dict(n_actions=4, horizon=300, replicates=1, seed=2)
+    metrics = [Regret(), PlayerWeightSum()]
+    rows = run_game(Hedge(eta=0.3), "bernoulli", metrics=metrics, **kw).rows
+    assert len(chunk_calls) == rows.t.nunique()  # one chunk per checkpoint: no span
+    by_round = run_game(Hedge(eta=0.3), "bernoulli", metrics=metrics, chunk_elements=1, **kw)
+    pd.testing.assert_frame_equal(rows, by_round.rows, check_exact=True)
+
+
+class NanAtRound(Hedge):
+    """Plays Hedge, but ``p_t`` of round 37 is NaN."""
+
+    def reset(self, spec, rngs):
+        super().reset(spec, rngs)
+        self._next_round = 1
+
+    def play_block(self, losses, confidences=None):
+        probs = np.array(super().play_block(losses, confidences))
+        t0, n = self._next_round, losses.shape[1]
+        self._next_round += n
+        if t0 <= 37 < t0 + n:
+            probs[:, 37 - t0] = np.nan
+        return probs
+
+
+def test_a_bad_distribution_inside_a_span_is_named_at_its_round(chunk_calls):
+    with pytest.raises(GameError, match=r"round 37\b") as info:
+        run_game(
+            NanAtRound(eta=0.5),
+            "bernoulli",
+            n_actions=3,
+            horizon=200,
+            replicates=1,
+            metrics={"regret": {}},
+        )
+    assert "not a probability" in str(info.value)
+    assert len(chunk_calls) == 1  # found inside the one chunk, at its segment
