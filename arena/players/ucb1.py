@@ -40,18 +40,23 @@ it."""
 
 
 @njit(cache=True, nogil=True)
-def ucb1_width_table(size):
+def ucb1_width_table(size, known):
     """``table[k] = 1/sqrt(k)`` for ``0 < k < size`` (``table[0]`` unused, 0): the kernel's width of
     an arm pulled k times, by the kernel's own expression, so a lookup equals it to the bit.
 
+    The entries of ``known`` (a shorter table) are copied, not computed again: a game extends its
+    table chunk by chunk, and at R = 1 its entries cost as much as its rounds.
+
     Examples
     --------
-    >>> t = ucb1_width_table(5)
+    >>> t = ucb1_width_table(5, ucb1_width_table(3, np.zeros(0)))
     >>> t.size, float(t[4]), bool(t[3] == 1.0 / math.sqrt(3.0))
     (5, 0.5, True)
     """
     table = np.zeros(size)
-    for k in range(1, size):
+    done = min(known.size, size)
+    table[:done] = known[:done]
+    for k in range(max(done, 1), size):
         table[k] = 1.0 / math.sqrt(float(k))
     return table
 
@@ -148,7 +153,7 @@ class UCB1(EmpiricalMeansPlayer):
 
     def start(self, spec: GameSpec) -> None:
         # grown by the chunks to the counts they can reach (a short game builds a short table)
-        self._widths = ucb1_width_table(0)
+        self._widths = np.zeros(1)
 
     def arms(self) -> np.ndarray:
         return ucb1_arm(self._sums, self._counts, self._rounds)
@@ -157,8 +162,7 @@ class UCB1(EmpiricalMeansPlayer):
         # a count after this chunk is at most the rounds played by its end
         need = min(self._rounds + losses.shape[1] + 1, WIDTH_TABLE_MAX)
         if self._widths.size < need:
-            size = min(max(need, 2 * self._widths.size), WIDTH_TABLE_MAX)
-            self._widths = ucb1_width_table(size)
+            self._widths = ucb1_width_table(need, self._widths)
         _ucb1_play_block(
             losses,
             uniforms,
