@@ -63,6 +63,7 @@ from numba import njit
 from arena.game import check_game, run_game
 from arena.players.epsilon_greedy import _epsilon
 from arena.players.moss import BONUS_TABLE_MAX, _moss_bonus_table, _moss_index
+from arena.players.ucb1 import WIDTH_TABLE_MAX, ucb1_width_table
 from arena.seeding import replicate_streams
 from arena.streams import generator_handles, stream
 
@@ -87,11 +88,14 @@ def floor_ucb1(adv, means, horizon, regret, realized_regret, arms):
     ``regret`` and ``realized_regret`` (R,) receive the final values; ``arms`` (R, T) the arm of
     every round, or is (R, 0) to record nothing. The index is ``mean_i − sqrt(2 ln n) · w_i``
     with ``w_i = 1/sqrt(n_i)`` and the factor tabulated per round, as the player's kernel
-    computes it; an unplayed arm's index is −inf (lowest index first).
+    computes it; ``w_i`` is read from the player's table (built here by the player's own
+    function) while the count is tabulated; an unplayed arm's index is −inf (lowest index first).
     """
     n_rep = adv.shape[0]
     n_act = means.shape[0]
     record = arms.shape[1] > 0
+    widths = ucb1_width_table(min(horizon + 1, WIDTH_TABLE_MAX), np.zeros(0))
+    n_table = widths.size
     factor = np.empty(horizon)
     for t in range(horizon):
         factor[t] = math.sqrt(2.0 * math.log(max(t, 1)))
@@ -128,7 +132,8 @@ def floor_ucb1(adv, means, horizon, regret, realized_regret, arms):
             sums[best] = total
             counts[best] = c
             mean[best] = total / c
-            width[best] = 1.0 / math.sqrt(c)
+            k = int(c)
+            width[best] = widths[k] if k < n_table else 1.0 / math.sqrt(c)
             if record:
                 arms[r, t] = best
         regret[r] = learner - cum.min()

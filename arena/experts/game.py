@@ -107,7 +107,7 @@ def _checked_advance(
     """Check ``p_t``, draw ``I_t`` and advance the shared totals in one branch-free pass over a
     chunk; return False at the first bad ``p_t`` (before its totals are added).
 
-    Per round it computes what :func:`arena.experts.game._first_bad_probs` tests (every entry
+    Per round it decides what :func:`arena.experts.game._first_bad_probs` tests (every entry
     finite and ``≥ −neg_tol``, the sequential sum within ``sum_tol`` of 1),
     :func:`arena.sampling.sample_action` returns (the first i whose running sum exceeds the
     uniform, else the last positive entry) and :func:`arena.experts.game._core_advance` adds,
@@ -115,38 +115,62 @@ def _checked_advance(
     as selects over all K entries instead of an early exit: its exit point is random, and the
     mispredicted branches cost as much as the rest of the round. On False the caller names the
     earliest bad row with the unfused check; the totals, half advanced, die with the game.
+
+    The pass is bound by its instructions per entry, so each entry costs as few as give the same
+    answers:
+
+    * the test of every entry is the least entry ``≥ −neg_tol`` and the sum's test written
+      ``not (|c − 1| ≤ sum_tol)``: a NaN or infinite entry makes the running sum NaN or infinite
+      (finite entries above ``−neg_tol`` cannot cancel an infinity), which fails the sum's test,
+      so the rows accepted are exactly those of the entry-by-entry test;
+    * with no negative entry the running sums never fall, so the first one above ``u`` is at the
+      count of those ``≤ u``: one compare and add per entry. A row with a (tolerated) negative
+      entry, or whose sums never pass ``u`` (the draw falls back on the last positive entry),
+      takes the rule as written, in a second loop over the row.
     """
     n_rep, n, n_act = probs.shape
     for r in range(n_rep):
+        # the totals in registers: written to the arrays, they are reloaded after every store
+        total, total_realized, total_min = learner[r], realized[r], sum_min[r]
         for j in range(n):
             u = uniforms[r, j]
             s = 0.0
             m = np.inf
             c = 0.0
-            bad = 0
-            found = n_act  # none yet: the first i with u < p_1 + … + p_i
-            last = 0  # the last i with p_i > 0
+            low = np.inf  # the least entry
+            below = 0  # running sums ≤ u
             for i in range(n_act):
                 p = probs[r, j, i]
                 li = losses[r, j, i]
-                # the test of _count_outside: NaN fails it, and p − p is NaN for ±inf
-                bad += not ((p >= -neg_tol) & (p - p == 0.0))
+                low = p if p < low else low
                 s += p * li
                 m = li if li < m else m
                 cum_losses[r, i] += li
-                last = i if p > 0.0 else last
                 c += p
-                found = i if (u < c) & (found == n_act) else found
-            if bad or abs(c - 1.0) > sum_tol:
+                below += c <= u
+            if not ((low >= -neg_tol) & (abs(c - 1.0) <= sum_tol)):
+                learner[r], realized[r], sum_min[r] = total, total_realized, total_min
                 return False
-            a = found if found < n_act else last
+            if (low < 0.0) | (below == n_act):
+                c = 0.0
+                found = n_act  # none yet: the first i with u < p_1 + … + p_i
+                last = 0  # the last i with p_i > 0
+                for i in range(n_act):
+                    p = probs[r, j, i]
+                    last = i if p > 0.0 else last
+                    c += p
+                    found = i if (u < c) & (found == n_act) else found
+                a = found if found < n_act else last
+            else:
+                a = below
             actions[r, j] = a
             lr = losses[r, j, a]
             expected_out[r, j] = s
             realized_out[r, j] = lr
-            learner[r] += s
-            realized[r] += lr
-            sum_min[r] += m
+            total += s
+            total_realized += lr
+            total_min += m
+        learner[r], realized[r], sum_min[r] = total, total_realized, total_min
     return True
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit
 
 from arena.players._empirical_means import INTERLEAVE, EmpiricalMeansPlayer
-from arena.spec import PlayerTags
+from arena.spec import GameSpec, PlayerTags
 
 
 def ucb1_arm(sums: np.ndarray, counts: np.ndarray, plays: int) -> np.ndarray:
@@ -34,23 +34,55 @@ def ucb1_arm(sums: np.ndarray, counts: np.ndarray, plays: int) -> np.ndarray:
     return index.argmin(axis=-1)
 
 
+WIDTH_TABLE_MAX = 1 << 16
+"""Most pull counts whose width ``1/sqrt(n_i)`` a game tabulates (512 KiB); larger counts compute
+it."""
+
+
 @njit(cache=True, nogil=True)
-def _ucb1_play_block(losses, uniforms, sums, counts, rounds_done, lo, scale, probs):
+def ucb1_width_table(size, known):
+    """``table[k] = 1/sqrt(k)`` for ``0 < k < size`` (``table[0]`` unused, 0): the kernel's width of
+    an arm pulled k times, by the kernel's own expression, so a lookup equals it to the bit.
+
+    The entries of ``known`` (a shorter table) are copied, not computed again: a game extends its
+    table chunk by chunk, and at R = 1 its entries cost as much as its rounds.
+
+    Examples
+    --------
+    >>> t = ucb1_width_table(5, ucb1_width_table(3, np.zeros(0)))
+    >>> t.size, float(t[4]), bool(t[3] == 1.0 / math.sqrt(3.0))
+    (5, 0.5, True)
+    """
+    table = np.zeros(size)
+    done = min(known.size, size)
+    table[:done] = known[:done]
+    for k in range(max(done, 1), size):
+        table[k] = 1.0 / math.sqrt(float(k))
+    return table
+
+
+@njit(cache=True, nogil=True)
+def _ucb1_play_block(losses, uniforms, sums, counts, rounds_done, lo, scale, widths, probs):
     """Play a chunk of UCB1 (point masses); reads only the pulled arm's loss.
 
     Each replicate caches its arms' means ``S_i/n_i`` and ``1/sqrt(n_i)`` (recomputed for the
-    pulled arm only), so a round costs one square root and K multiply-adds; the exploration
-    factor ``sqrt(2 ln n)`` is the same in every replicate, so it is computed once per round of
-    the chunk. A round of one replicate waits on the previous round's update (a dependent load
-    and two divisions), so :data:`~arena.players._empirical_means.INTERLEAVE` replicates advance
-    round by round together and the processor overlaps their independent chains; each
-    replicate's arithmetic is unchanged. The arena's draw from a point mass is its arm, so the
-    pulled arm is the index's argmin.
+    pulled arm only; the width read from ``widths``, :func:`ucb1_width_table`, while the count is
+    tabulated), so a round costs one division and K multiply-adds; the exploration factor
+    ``sqrt(2 ln n)`` is the same in every replicate, so it is computed once per round of the
+    chunk. Losses in [0, 1] (``lo = 0``, ``scale = 1``) are added as they are: ``(ℓ − 0)/1`` is
+    ``ℓ`` to the bit, and the division it skips was a third of a round's divisions. A round of one
+    replicate waits on the previous round's update (a dependent load and a division), so
+    :data:`~arena.players._empirical_means.INTERLEAVE` replicates advance round by round together
+    and the processor overlaps their independent chains; each replicate's arithmetic is
+    unchanged. The arena's draw from a point mass is its arm, so the pulled arm is the index's
+    argmin.
     """
     n_rep, n, n_act = losses.shape
     mean = np.empty((n_rep, n_act))
     width = np.empty((n_rep, n_act))
     factor = np.empty(n)
+    n_table = widths.size
+    unit = (lo == 0.0) & (scale == 1.0)
     for j in range(n):
         factor[j] = math.sqrt(2.0 * math.log(max(rounds_done + j, 1)))
     for r in range(n_rep):
@@ -73,12 +105,14 @@ def _ucb1_play_block(losses, uniforms, sums, counts, rounds_done, lo, scale, pro
                 for i in range(n_act):
                     probs[r, j, i] = 0.0
                 probs[r, j, best] = 1.0
-                total = sums[r, best] + (losses[r, j, best] - lo) / scale
+                x = losses[r, j, best]
+                total = sums[r, best] + (x if unit else (x - lo) / scale)
                 c = counts[r, best] + 1.0
                 sums[r, best] = total
                 counts[r, best] = c
                 mean[r, best] = total / c
-                width[r, best] = 1.0 / math.sqrt(c)
+                k = int(c)
+                width[r, best] = widths[k] if k < n_table else 1.0 / math.sqrt(c)
 
 
 class UCB1(EmpiricalMeansPlayer):
@@ -117,12 +151,28 @@ class UCB1(EmpiricalMeansPlayer):
 
     tags = PlayerTags(protocols=frozenset({"bandit"}), block_kernel=True, randomized=False)
 
+    def start(self, spec: GameSpec) -> None:
+        # grown by the chunks to the counts they can reach (a short game builds a short table)
+        self._widths = np.zeros(1)
+
     def arms(self) -> np.ndarray:
         return ucb1_arm(self._sums, self._counts, self._rounds)
 
     def _play_kernel(self, losses: np.ndarray, uniforms: np.ndarray, probs: np.ndarray) -> None:
+        # a count after this chunk is at most the rounds played by its end
+        need = min(self._rounds + losses.shape[1] + 1, WIDTH_TABLE_MAX)
+        if self._widths.size < need:
+            self._widths = ucb1_width_table(need, self._widths)
         _ucb1_play_block(
-            losses, uniforms, self._sums, self._counts, self._rounds, self._lo, self._scale, probs
+            losses,
+            uniforms,
+            self._sums,
+            self._counts,
+            self._rounds,
+            self._lo,
+            self._scale,
+            self._widths,
+            probs,
         )
 
     @staticmethod
