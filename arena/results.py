@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+from pandas.api.internals import create_dataframe_from_blocks
 
 if TYPE_CHECKING:
     from arena.metric import Metric
@@ -130,24 +131,35 @@ def assemble_rows(
     names = [k[0] for k in keys]
     params = np.array([k[1] for k in keys], dtype=np.float64)
     column = np.tile(np.repeat(np.arange(n_cols), n_rep), n_snap)
-    data: dict[str, Any] = {}
-    for col in SCHEMA:
-        if col in constants:
-            val = constants[col]
-            if isinstance(val, int):
-                data[col] = np.full(n_rows, val, dtype=np.int64)
+    # the frame is handed its blocks as pandas stores them (one 2-D block per numeric dtype,
+    # one Arrow array per string column): the dict constructor's inference and consolidation
+    # were most of a small game's assembly (340 of 410 µs)
+    ints = np.empty((len(INT_COLUMNS), n_rows), dtype=np.int64)
+    floats = np.empty((len(FLOAT_COLUMNS), n_rows), dtype=np.float64)
+    blocks: list[tuple[Any, np.ndarray]] = [(ints, _INT_PLACES), (floats, _FLOAT_PLACES)]
+    for place, col in enumerate(SCHEMA):
+        if col in INT_COLUMNS:
+            row = ints[INT_COLUMNS.index(col)]
+            if col == "replicate":
+                row[:] = np.tile(ids, n_snap * n_cols)
+            elif col == "t":
+                row[:] = np.repeat(np.asarray(snap_t, dtype=np.int64), n_cols * n_rep)
             else:
-                data[col] = _tiled_strings([val], n_rows, 1)
-    data["replicate"] = np.tile(ids, n_snap * n_cols)
-    data["t"] = np.repeat(np.asarray(snap_t, dtype=np.int64), n_cols * n_rep)
-    data["metric"] = _tiled_strings(names, n_rep, n_snap)
-    data["param"] = params[column]
-    data["value"] = values
-    # every array above is this call's own: the frame may hold them without copying (a copy
-    # doubled the rows' memory for a moment and cost a sixth of a small game's assembly)
-    return pd.DataFrame({c: data[c] for c in SCHEMA}, copy=False)
+                row[:] = constants[col]
+        elif col == "param":
+            floats[FLOAT_COLUMNS.index(col)] = params[column]
+        elif col == "value":
+            floats[FLOAT_COLUMNS.index(col)] = values
+        elif col == "metric":
+            blocks.append((_tiled_strings(names, n_rep, n_snap), np.array([place])))
+        else:
+            blocks.append((_tiled_strings([constants[col]], n_rows, 1), np.array([place])))
+    return create_dataframe_from_blocks(blocks, index=pd.RangeIndex(n_rows), columns=_COLUMNS)
 
 
+_COLUMNS = pd.Index(SCHEMA)
+_INT_PLACES = np.array([SCHEMA.index(c) for c in INT_COLUMNS])
+_FLOAT_PLACES = np.array([SCHEMA.index(c) for c in FLOAT_COLUMNS])
 _STR_DTYPE = pd.StringDtype(storage="pyarrow", na_value=np.nan)
 """pandas' default ``str`` dtype: the dtype of every string column of the tidy rows."""
 
