@@ -382,13 +382,22 @@ class _Buffers:
 
     def __init__(self) -> None:
         self._flat: dict[str, np.ndarray] = {}
+        self._views: dict[tuple[str, tuple[int, ...]], np.ndarray] = {}
 
     def get(self, role: str, shape: tuple[int, ...], dtype=np.float64) -> np.ndarray:
+        # the same view for the same shape: a game's chunks and segments take few shapes
+        view = self._views.get((role, shape))
+        if view is not None and view.flags.writeable:  # (a component may have locked it)
+            return view
         size = math.prod(shape)
         flat = self._flat.get(role)
         if flat is None or flat.size < size:
             flat = self._flat[role] = np.empty(size, dtype=dtype)
-        return flat[:size].reshape(shape)
+            self._views = {key: v for key, v in self._views.items() if key[0] != role}
+        if len(self._views) >= 256:  # a grid of many different gaps: keep the cache small
+            self._views.clear()
+        view = self._views[role, shape] = flat[:size].reshape(shape)
+        return view
 
 
 class ExpertsStepper(Stepper):
