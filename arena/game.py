@@ -600,12 +600,12 @@ def _check_values(
 
     NaN is a metric's "undefined here" (an edge before any weight, an improvement over a base
     learner that made no mistake) and is written; ±inf is an overflow, never a result, unless the
-    metric defines it (:attr:`arena.metric.Metric.infinite_values`: ``sketch_error``). One sum
-    over R values per metric and checkpoint (a finite sum has no inf), and an ``isinf`` where it
-    is not finite: nothing against the rounds.
+    metric defines it (:attr:`arena.metric.Metric.infinite_values`: ``sketch_error``). One
+    ``isfinite`` over R values per metric and checkpoint, and an ``isinf`` where one is not:
+    nothing against the rounds.
     """
     for m, v in zip(metrics, vals, strict=True):
-        if m.infinite_values or math.isfinite(v.sum()):  # a finite sum: no inf (nor NaN)
+        if m.infinite_values or np.isfinite(v).all():
             continue
         v = v.reshape(v.shape[0], -1)
         bad = np.isinf(v)

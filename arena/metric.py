@@ -148,8 +148,9 @@ class Metric(Component):
     last round played. The driver may then play a chunk across checkpoints in one call to each
     component and show it to the metrics segment by segment, ending at each checkpoint
     (:meth:`arena.protocol.Stepper.step_span`). None (default): True unless the class overrides
-    :meth:`attach` (a metric that keeps a component may read its state); see
-    :func:`reads_block_only`."""
+    :meth:`attach` (a metric that keeps a component may read its state); a subclass that
+    overrides :meth:`attach` below a class that declared True must declare it again (see
+    :func:`reads_block_only`)."""
 
     def param_values(self, spec: GameSpec) -> list[float]:
         """Return the values of the ``param`` column (``[nan]`` for a metric without parameter)."""
@@ -334,10 +335,18 @@ def reads_block_only(metric: Metric) -> bool:
     >>> reads_block_only(Regret()), reads_block_only(EstimateBias())
     (True, False)
     """
-    declared = type(metric).block_only
-    if declared is not None:
-        return bool(declared)
-    return type(metric).attach is Metric.attach
+    # the most derived class that says decides: one that declares block_only, else one that
+    # overrides attach (False: a subclass that keeps a component may read its state, even below
+    # a class that declared True)
+    for cls in type(metric).__mro__:
+        if cls is Metric:
+            return True
+        declared = cls.__dict__.get("block_only")
+        if declared is not None:
+            return bool(declared)
+        if "attach" in cls.__dict__:
+            return False
+    return True
 
 
 def metric_for(name: str, protocol: str) -> type[Metric] | str:

@@ -154,7 +154,11 @@ def assemble_rows(
             blocks.append((_tiled_strings(names, n_rep, n_snap), np.array([place])))
         else:
             blocks.append((_tiled_strings([constants[col]], n_rows, 1), np.array([place])))
-    return create_dataframe_from_blocks(blocks, index=pd.RangeIndex(n_rows), columns=_COLUMNS)
+    return create_dataframe_from_blocks(
+        blocks,
+        index=pd.RangeIndex(n_rows),
+        columns=_COLUMNS.copy(),  # a frame's own labels
+    )
 
 
 _COLUMNS = pd.Index(SCHEMA)

@@ -682,8 +682,10 @@ class DriftingMeans(MeanDrivenBernoulli):
         # the cache holds every generated round from the last one asked on (it ends at
         # _next_t): a chunk's rounds may be asked again piecewise, in order (a span of
         # segments asks its means segment by segment after its losses)
-        parts = []
         cached_end = self._cache_t0 + self._cache.shape[1]
+        if end <= cached_end:  # generated already: a slice, the cache kept as it is
+            return self._cache[:, t0 - self._cache_t0 : end - self._cache_t0].copy()
+        parts = []
         if t0 < cached_end:
             parts.append(self._cache[:, t0 - self._cache_t0 :])
         if t0 > self._next_t:

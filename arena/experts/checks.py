@@ -580,10 +580,11 @@ def _check_oracle_piecewise(adversary: ObliviousAdversary, spec: GameSpec) -> No
                     for t0, n in pieces
                 ]
             except Exception as exc:
+                asked = ", ".join(f"{t0}..{t0 + n - 1}" for t0, n in pieces)
                 fail(
                     "check_oracle_declared",
                     adversary,
-                    f"oracle {key!r} asked for rounds 1..3, 4..5, 6..8 after losses_block(1, 8) "
+                    f"oracle {key!r} asked for rounds {asked} after losses_block(1, 8) "
                     f"fails: {type(exc).__name__}: {exc}; {advice}",
                 )
             answers.append(np.concatenate(parts, axis=1))

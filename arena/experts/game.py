@@ -430,7 +430,14 @@ class ExpertsStepper(Stepper):
         self._buffers = _Buffers()
         # a span of chunks across checkpoints is played in one call to the adversary and the
         # player only where its segments are views: one replicate, an oblivious adversary
-        self.plays_spans = self.oblivious and not self.sleeping and self.n_rep == 1
+        # (and not in a subclass that plays its chunks its own way)
+        self.plays_spans = (
+            self.oblivious
+            and not self.sleeping
+            and self.n_rep == 1
+            and type(self).step is ExpertsStepper.step
+            and type(self)._oblivious_step is ExpertsStepper._oblivious_step
+        )
         # the action streams' interface for _fill_uniforms: pointers into self.action_rngs,
         # which live as long as this stepper
         self._handles = generator_handles(self.action_rngs)
@@ -448,7 +455,18 @@ class ExpertsStepper(Stepper):
             return
         # one replicate: the losses, uniforms and p_t of the whole span in one call each, the
         # totals and blocks segment by segment (views: one replicate's rounds are contiguous)
-        probs, losses, uniforms = self._oblivious_play(t0, n)
+        losses, bad_loss = _oblivious_losses(
+            self.adversary, t0, n, self.n_rep, self.n_act, self.lo, self.hi, self.ids, defer=True
+        )
+        if bad_loss is not None:
+            # the rounds up to the last checkpoint before the bad loss are played first, as in
+            # chunks ending at checkpoints (a bad p_t or metric value there is named before it)
+            ends = [end for end in ends if end < bad_loss.round]
+            if not ends:
+                bad_loss.throw()
+            n = ends[-1] - t0 + 1
+            losses = losses[:, :n]
+        probs, losses, uniforms = self._oblivious_play(t0, n, losses)
         span_means: list = []
 
         def means(a: int, b: int):
@@ -472,6 +490,8 @@ class ExpertsStepper(Stepper):
             )
             yield end, block
             start = end + 1
+        if bad_loss is not None:
+            bad_loss.throw()
 
     def _oblivious_step(self, t0: int, n: int) -> Block:
         """:meth:`play_chunk` and :meth:`advance` of an oblivious chunk without confidences, on
@@ -480,11 +500,15 @@ class ExpertsStepper(Stepper):
         probs, losses, uniforms = self._oblivious_play(t0, n)
         return self._oblivious_advance(t0, n, probs, losses, uniforms, lambda: self._means(t0, n))
 
-    def _oblivious_play(self, t0: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The validated losses of an oblivious chunk, its action uniforms and the player's
-        ``p_t`` (checked for shape here, as probabilities by :meth:`_oblivious_advance`)."""
+    def _oblivious_play(
+        self, t0: int, n: int, losses: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The validated losses of an oblivious chunk (drawn here unless given), its action
+        uniforms and the player's ``p_t`` (checked for shape here, as probabilities by
+        :meth:`_oblivious_advance`)."""
         n_rep, n_act, ids = self.n_rep, self.n_act, self.ids
-        losses = _oblivious_losses(self.adversary, t0, n, n_rep, n_act, self.lo, self.hi, ids)
+        if losses is None:
+            losses = _oblivious_losses(self.adversary, t0, n, n_rep, n_act, self.lo, self.hi, ids)
         uniforms = self._buffers.get("uniforms", (n_rep, n))
         _fill_uniforms(self._handles, self._rngs, uniforms)
         # the player is shown read-only views: the metrics read these same arrays, so a player
@@ -661,7 +685,21 @@ class ExpertsTraceWriter(TraceWriter):
 # one chunk, validated
 
 
-def _oblivious_losses(adversary, t0, n, n_rep, n_act, lo, hi, ids) -> np.ndarray:
+class _BadLoss:
+    """The first bad loss of a chunk, named later (:meth:`ExpertsStepper.step_span`)."""
+
+    def __init__(self, who, code, value, lo, hi, t, replicate, expert):
+        self.round = t
+        self._args = (who, code, value, lo, hi, t, replicate, expert)
+
+    def throw(self):
+        _raise_bad_loss(*self._args)
+
+
+def _oblivious_losses(adversary, t0, n, n_rep, n_act, lo, hi, ids, *, defer=False):
+    """An oblivious adversary's losses of rounds ``t0 .. t0+n-1``, contiguous and checked: a bad
+    loss (not finite, outside ``[lo, hi]``) stops the game naming it, or with ``defer`` is
+    returned beside them (``(losses, _BadLoss or None)``)."""
     who = Who("adversary", adversary)
     try:
         raw = adversary.losses_block(t0, n)
@@ -681,15 +719,18 @@ def _oblivious_losses(adversary, t0, n, n_rep, n_act, lo, hi, ids) -> np.ndarray
         )
     losses = np.ascontiguousarray(losses)
     code, r, j, i = _first_bad_losses(losses, lo, hi)
+    bad = None
     if code:
-        _raise_bad_loss(who, code, losses[r, j, i], lo, hi, t0 + j, int(ids[r]), i)
-    return losses
+        bad = _BadLoss(who, code, losses[r, j, i], lo, hi, t0 + j, int(ids[r]), i)
+        if not defer:
+            bad.throw()
+    return (losses, bad) if defer else losses
 
 
 def _raise_bad_loss(who, code, value, lo, hi, t, replicate, expert):
     what = "is not finite" if code == 1 else f"lies outside the declared range [{lo:g}, {hi:g}]"
     raise GameError(
-        who, f"loss of expert {expert} = {value!r} {what}", round=t, replicate=replicate
+        who, f"loss of expert {expert} = {float(value)!r} {what}", round=t, replicate=replicate
     )
 
 

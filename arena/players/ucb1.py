@@ -44,8 +44,8 @@ def ucb1_width_table(size, known):
     """``table[k] = 1/sqrt(k)`` for ``0 < k < size`` (``table[0]`` unused, 0): the kernel's width of
     an arm pulled k times, by the kernel's own expression, so a lookup equals it to the bit.
 
-    The entries of ``known`` (a shorter table) are copied, not computed again: a game extends its
-    table chunk by chunk, and at R = 1 its entries cost as much as its rounds.
+    The entries of ``known`` (a shorter table) are copied, not computed again. A game tabulates
+    the counts its horizon can reach once, at reset (at most :data:`WIDTH_TABLE_MAX`).
 
     Examples
     --------
@@ -152,17 +152,15 @@ class UCB1(EmpiricalMeansPlayer):
     tags = PlayerTags(protocols=frozenset({"bandit"}), block_kernel=True, randomized=False)
 
     def start(self, spec: GameSpec) -> None:
-        # grown by the chunks to the counts they can reach (a short game builds a short table)
-        self._widths = np.zeros(1)
+        # the counts the game can reach, tabulated once: a table grown with the rounds would be
+        # state growing with T (the kernel computes the width of a count past the table)
+        horizon = WIDTH_TABLE_MAX if spec.horizon is None else int(spec.horizon)
+        self._widths = ucb1_width_table(min(horizon + 1, WIDTH_TABLE_MAX), np.zeros(0))
 
     def arms(self) -> np.ndarray:
         return ucb1_arm(self._sums, self._counts, self._rounds)
 
     def _play_kernel(self, losses: np.ndarray, uniforms: np.ndarray, probs: np.ndarray) -> None:
-        # a count after this chunk is at most the rounds played by its end
-        need = min(self._rounds + losses.shape[1] + 1, WIDTH_TABLE_MAX)
-        if self._widths.size < need:
-            self._widths = ucb1_width_table(need, self._widths)
         _ucb1_play_block(
             losses,
             uniforms,

@@ -366,8 +366,8 @@ def assert_rows_chunk_invariant(
     check: str, component: Any, player: Any, adversary: Any, game: dict[str, Any]
 ) -> None:
     """Fail ``check`` unless ``player`` against ``adversary`` gives the same rows, bit for bit,
-    played in chunks of one round and in one chunk (``game``: keyword arguments of
-    :func:`arena.game.run_game`, T ≤ 30 rounds played).
+    played in chunks of one round and in one chunk, the whole game and its second replicate
+    alone (``game``: keyword arguments of :func:`arena.game.run_game`, T ≤ 30 rounds played).
 
     The seeding contract: replicate r's rows depend on neither the replicates beside it nor the
     chunk size. A protocol that declares it (:attr:`arena.protocol.GameProtocol.chunk_invariant`)
@@ -378,22 +378,27 @@ def assert_rows_chunk_invariant(
     from arena.game import DEFAULT_CHUNK_ELEMENTS, run_game
 
     game = {**game, "horizon": min(int(game.get("horizon", 30)), 30), "seed": 23}
-    rows = [
-        run_game(player, adversary, n_jobs=1, chunk_elements=size, **game).rows
-        for size in (1, DEFAULT_CHUNK_ELEMENTS)
-    ]
-    a, b = (r.value.to_numpy(dtype=np.float64) for r in rows)
-    same = (a == b) | (np.isnan(a) & np.isnan(b)) if a.shape == b.shape else np.zeros(1, bool)
-    if not same.all():
-        i = int(np.flatnonzero(~same)[0])
-        row = rows[1].iloc[i]
-        fail(
-            check,
-            component,
-            f"{row.metric} at t={row.t} (replicate {row.replicate}) is {float(a[i])!r} played "
-            f"one round per chunk and {float(b[i])!r} in one chunk: add a block's rounds one "
-            "after the other, not at once (numpy's pairwise order depends on the chunk)",
-        )
+    # the whole game, then its second replicate alone: one replicate plays a chunk across the
+    # checkpoints in one call to each component (Stepper.step_span)
+    for replicates in (game.get("replicates", 1), [1]):
+        played = {**game, "replicates": replicates}
+        rows = [
+            run_game(player, adversary, n_jobs=1, chunk_elements=size, **played).rows
+            for size in (1, DEFAULT_CHUNK_ELEMENTS)
+        ]
+        a, b = (r.value.to_numpy(dtype=np.float64) for r in rows)
+        same = (a == b) | (np.isnan(a) & np.isnan(b)) if a.shape == b.shape else np.zeros(1, bool)
+        if not same.all():
+            i = int(np.flatnonzero(~same)[0])
+            row = rows[1].iloc[i]
+            fail(
+                check,
+                component,
+                f"{row.metric} at t={row.t} (replicate {row.replicate}) is {float(a[i])!r} "
+                f"played one round per chunk and {float(b[i])!r} in one chunk: add a block's "
+                "rounds one after the other, not at once (numpy's pairwise order depends on the "
+                "chunk)",
+            )
 
 
 COMMON_CHECKS: tuple[Check, ...] = (

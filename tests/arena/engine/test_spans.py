@@ -12,6 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from arena.adversaries.stochastic import Bernoulli
+from arena.checkpoints import log_grid
 from arena.errors import GameError
 from arena.experts import game as experts_game
 from arena.game import run_game
@@ -42,9 +44,9 @@ def chunk_calls(monkeypatch):
     calls = []
     play = experts_game.ExpertsStepper._oblivious_play
 
-    def counted(self, t0, n):
+    def counted(self, t0, n, losses=None):
         calls.append((t0, n))
-        return play(self, t0, n)
+        return play(self, t0, n, losses)
 
     monkeypatch.setattr(experts_game.ExpertsStepper, "_oblivious_play", counted)
     return calls
@@ -69,6 +71,11 @@ def test_a_span_gives_the_rows_of_one_round_per_chunk(player, adversary, chunk_c
     assert len(chunk_calls) == 1 + 1500
     assert spanned.rows.t.nunique() > 20
     pd.testing.assert_frame_equal(spanned.rows, by_round.rows, check_exact=True)
+    # and those of the same replicate beside another (R = 2: chunks end at every checkpoint)
+    batch = run_game(player, adversary, **{**kw, "replicates": [3, 4]}).rows
+    beside = batch[batch.replicate == 4].drop(columns=["run_id"]).reset_index(drop=True)
+    alone = spanned.rows.drop(columns=["run_id"])
+    pd.testing.assert_frame_equal(alone, beside, check_exact=True)
 
 
 def test_a_metric_that_keeps_a_component_is_shown_whole_chunks_only(chunk_calls):
@@ -122,3 +129,38 @@ def test_a_bad_distribution_inside_a_span_is_named_at_its_round(chunk_calls):
         )
     assert "not a probability" in str(info.value)
     assert len(chunk_calls) == 1  # found inside the one chunk, at its segment
+
+
+class BadLossAt500(Bernoulli):
+    """Bernoulli losses, but expert 1's loss at round 500 is 7 (outside [0, 1])."""
+
+    def losses_block(self, t0, n):
+        losses = super().losses_block(t0, n)
+        if t0 <= 500 < t0 + n:
+            losses[:, 500 - t0, 1] = 7.0
+        return losses
+
+
+def test_a_bad_loss_inside_a_span_is_named_after_the_rounds_before_it(chunk_calls):
+    """The rounds up to the last checkpoint before a bad loss are played first, as chunks that
+    end on every checkpoint play them: a bad ``p_t`` at round 37 is named, not the loss."""
+    kw = dict(n_actions=3, horizon=1000, replicates=1, metrics={"regret": {}})
+    with pytest.raises(GameError, match=r"round 37\b"):
+        run_game(NanAtRound(eta=0.5), BadLossAt500(), **kw)
+    with pytest.raises(GameError, match=r"loss of expert 1 = 7\.0 lies outside") as info:
+        run_game(Hedge(eta=0.5), BadLossAt500(), **kw)
+    assert "round 500" in str(info.value)
+    before = max(t for t in log_grid(1000).tolist() if t < 500)  # 398
+    assert chunk_calls[-1] == (1, before)  # played up to the checkpoint before round 500
+
+
+def test_a_subclass_that_keeps_a_component_is_not_block_only():
+    from arena.metrics.time_varying import CompetitorVariation
+
+    class KeepsThePlayer(CompetitorVariation):
+        def attach(self, player, adversary):
+            super().attach(player, adversary)
+            self._player = player
+
+    assert reads_block_only(CompetitorVariation())
+    assert not reads_block_only(KeepsThePlayer())
