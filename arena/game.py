@@ -345,16 +345,25 @@ def reset_game(game: PreparedGame) -> PreparedGame:
     player, adversary, spec, ids = game.player, game.adversary, game.spec, game.ids
     seed, cell_key = game.config["seed"], game.config["cell_key"]
     streams = game_streams(seed, game.game_key, cell_key, ids)
+    # a component draws its instance here (an adversary's random rotations, a player's
+    # sketch): one BLAS thread, as for the rounds (a multithreaded 100×100 QR on a busy
+    # 2-core machine took 0.7 s against 3 ms with one thread)
+    with blas_threads():
+        _reset_components(adversary, player, spec, streams)
+    for m in game.metrics:
+        m.attach(player, adversary)
+    return dataclasses.replace(game, streams=streams)
+
+
+def _reset_components(adversary, player, spec, streams) -> None:
+    """Reset the adversary on its replicates' streams, then the player on its own; a refusal
+    names the component."""
     for kind, comp, rngs in (
         ("adversary", adversary, [s[0] for s in streams]),
         ("player", player, [s[2] for s in streams]),
     ):
         try:
-            # a component draws its instance here (an adversary's random rotations, a player's
-            # sketch): one BLAS thread, as for the rounds (a multithreaded 100×100 QR on a busy
-            # 2-core machine took 0.7 s against 3 ms with one thread)
-            with blas_threads():
-                comp.reset(spec, rngs)
+            comp.reset(spec, rngs)
         except ArenaError:
             raise
         except (ValueError, TypeError, KeyError) as exc:
@@ -363,9 +372,6 @@ def reset_game(game: PreparedGame) -> PreparedGame:
             raise ArenaError(
                 f"{describe(kind, comp)}: reset failed: {type(exc).__name__}: {exc}"
             ) from exc
-    for m in game.metrics:
-        m.attach(player, adversary)
-    return dataclasses.replace(game, streams=streams)
 
 
 def run_game(

@@ -157,7 +157,7 @@ def assemble_rows(
     return create_dataframe_from_blocks(
         blocks,
         index=pd.RangeIndex(n_rows),
-        columns=_COLUMNS.copy(),  # a frame's own labels
+        columns=_COLUMNS.view(),  # a frame's own labels
     )
 
 

@@ -27,6 +27,7 @@ loop batched over replicates in which ``update`` receives the observed losses al
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any, ClassVar
 
@@ -96,6 +97,15 @@ class BanditProtocol(ExpertsProtocol):
         return BanditStepper(game)
 
 
+@functools.cache
+def _fills_out(player_class: type) -> bool:
+    """Whether the class's ``play_block`` writes ``p_t`` into an ``out`` buffer it is handed (it
+    declares ``play_block_out`` and its ``play_block`` takes ``out``; one signature per class)."""
+    return bool(getattr(player_class, "play_block_out", False)) and (
+        "out" in inspect.signature(player_class.play_block).parameters
+    )
+
+
 class BanditStepper(ExpertsStepper):
     """Plays a bandit game chunk by chunk: the experts stepper (same losses, uniforms, totals and
     block), with the bandit player's information model — its ``play_block`` gets the uniforms
@@ -105,9 +115,7 @@ class BanditStepper(ExpertsStepper):
         super().__init__(game)
         # a player that declares it fills ``out`` writes p_t into the stepper's buffer (unless a
         # subclass overrode play_block without the parameter)
-        self._fills_out = bool(getattr(type(self.player), "play_block_out", False)) and (
-            "out" in inspect.signature(self.player.play_block).parameters
-        )
+        self._fills_out = _fills_out(type(self.player))
 
     def play_oblivious(self, losses, uniforms):
         if not self._fills_out:
