@@ -392,7 +392,11 @@ class _Buffers:
         size = math.prod(shape)
         flat = self._flat.get(role)
         if flat is None or flat.size < size:
-            flat = self._flat[role] = np.empty(size, dtype=dtype)
+            # at least doubled up to 2^18 values (2 MiB): the segments between checkpoints grow
+            # geometrically, and a buffer grown to each one's size was allocated afresh for
+            # nearly every segment; past that, as large as asked (the chunks bound it)
+            grown = max(size, min(2 * flat.size, 1 << 18) if flat is not None else 1 << 12)
+            flat = self._flat[role] = np.empty(grown, dtype=dtype)
             self._views = {key: v for key, v in self._views.items() if key[0] != role}
         if len(self._views) >= 256:  # a grid of many different gaps: keep the cache small
             self._views.clear()
