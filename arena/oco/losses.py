@@ -125,9 +125,11 @@ class SparseRows:
     __slots__ = ("indices", "indptr", "shape", "values")
 
     def __init__(self, indptr, indices, values, shape):
-        self.indptr = np.asarray(indptr, dtype=np.int64)
-        self.indices = np.asarray(indices, dtype=np.int64)
-        self.values = np.asarray(values, dtype=np.float64)
+        # contiguous (a copy only of a strided array, such as a column of np.nonzero's pairs):
+        # the kernels then see one layout, not one compiled specialization per layout
+        self.indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+        self.indices = np.ascontiguousarray(indices, dtype=np.int64)
+        self.values = np.ascontiguousarray(values, dtype=np.float64)
         self.shape = tuple(int(s) for s in shape)
 
     def __repr__(self) -> str:
