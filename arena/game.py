@@ -345,11 +345,7 @@ def reset_game(game: PreparedGame) -> PreparedGame:
     player, adversary, spec, ids = game.player, game.adversary, game.spec, game.ids
     seed, cell_key = game.config["seed"], game.config["cell_key"]
     streams = game_streams(seed, game.game_key, cell_key, ids)
-    # a component draws its instance here (an adversary's random rotations, a player's
-    # sketch): one BLAS thread, as for the rounds (a multithreaded 100×100 QR on a busy
-    # 2-core machine took 0.7 s against 3 ms with one thread)
-    with blas_threads():
-        _reset_components(adversary, player, spec, streams)
+    _reset_components(adversary, player, spec, streams)
     for m in game.metrics:
         m.attach(player, adversary)
     return dataclasses.replace(game, streams=streams)
@@ -363,7 +359,12 @@ def _reset_components(adversary, player, spec, streams) -> None:
         ("player", player, [s[2] for s in streams]),
     ):
         try:
-            comp.reset(spec, rngs)
+            # a component draws its instance here (an adversary's random rotations, a player's
+            # sketch): one BLAS thread, as for the rounds (a multithreaded 100×100 QR on a busy
+            # 2-core machine took 0.7 s against 3 ms with one thread); capped per component, so
+            # that a BLAS library the adversary's reset loads is capped for the player's
+            with blas_threads():
+                comp.reset(spec, rngs)
         except ArenaError:
             raise
         except (ValueError, TypeError, KeyError) as exc:

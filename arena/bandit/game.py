@@ -97,13 +97,19 @@ class BanditProtocol(ExpertsProtocol):
         return BanditStepper(game)
 
 
-@functools.cache
 def _fills_out(player_class: type) -> bool:
     """Whether the class's ``play_block`` writes ``p_t`` into an ``out`` buffer it is handed (it
-    declares ``play_block_out`` and its ``play_block`` takes ``out``; one signature per class)."""
-    return bool(getattr(player_class, "play_block_out", False)) and (
-        "out" in inspect.signature(player_class.play_block).parameters
+    declares ``play_block_out`` and its ``play_block`` takes ``out``)."""
+    return bool(getattr(player_class, "play_block_out", False)) and _takes_out(
+        player_class.play_block
     )
+
+
+@functools.lru_cache(maxsize=256)
+def _takes_out(play_block: Any) -> bool:
+    """Whether a ``play_block`` function has an ``out`` parameter: one signature per function
+    (a class whose ``play_block`` is replaced is asked again), read in tens of µs."""
+    return "out" in inspect.signature(play_block).parameters
 
 
 class BanditStepper(ExpertsStepper):

@@ -387,15 +387,16 @@ class _Buffers:
     def get(self, role: str, shape: tuple[int, ...], dtype=np.float64) -> np.ndarray:
         # the same view for the same shape: a game's chunks and segments take few shapes
         view = self._views.get((role, shape))
-        if view is not None and view.flags.writeable:  # (a component may have locked it)
+        # (a component may have locked it; a role is asked with one dtype, checked all the same)
+        if view is not None and view.flags.writeable and view.dtype == dtype:
             return view
         size = math.prod(shape)
         flat = self._flat.get(role)
-        if flat is None or flat.size < size:
+        if flat is None or flat.size < size or flat.dtype != dtype:
             # at least doubled up to 2^18 values (2 MiB): the segments between checkpoints grow
             # geometrically, and a buffer grown to each one's size was allocated afresh for
             # nearly every segment; past that, as large as asked (the chunks bound it)
-            grown = max(size, min(2 * flat.size, 1 << 18) if flat is not None else 1 << 12)
+            grown = max(size, 1 << 12 if flat is None else min(2 * flat.size, 1 << 18))
             flat = self._flat[role] = np.empty(grown, dtype=dtype)
             self._views = {key: v for key, v in self._views.items() if key[0] != role}
         if len(self._views) >= 256:  # a grid of many different gaps: keep the cache small

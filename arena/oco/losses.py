@@ -87,6 +87,18 @@ LOSS_CODES = {k: i for i, k in enumerate(("linear", *EXAMPLE_LOSSES))}
 multiclass losses have none (no compiled player plays them)."""
 
 
+def _contiguous(a: Any, dtype: Any) -> np.ndarray:
+    """``a`` as a C-contiguous array of ``dtype``: a copy only of a strided array (a column of
+    ``np.nonzero``'s pairs), read-only if ``a`` was. The kernels then see one layout, not one
+    compiled specialization per layout."""
+    arr = np.asarray(a, dtype=dtype)
+    if arr.flags.c_contiguous:
+        return arr
+    copy = np.ascontiguousarray(arr)
+    copy.flags.writeable = arr.flags.writeable
+    return copy
+
+
 class SparseRows:
     """Feature rows in compressed sparse row (CSR) form: R replicates × n rounds, or R rows.
 
@@ -125,11 +137,9 @@ class SparseRows:
     __slots__ = ("indices", "indptr", "shape", "values")
 
     def __init__(self, indptr, indices, values, shape):
-        # contiguous (a copy only of a strided array, such as a column of np.nonzero's pairs):
-        # the kernels then see one layout, not one compiled specialization per layout
-        self.indptr = np.ascontiguousarray(indptr, dtype=np.int64)
-        self.indices = np.ascontiguousarray(indices, dtype=np.int64)
-        self.values = np.ascontiguousarray(values, dtype=np.float64)
+        self.indptr = _contiguous(indptr, np.int64)
+        self.indices = _contiguous(indices, np.int64)
+        self.values = _contiguous(values, np.float64)
         self.shape = tuple(int(s) for s in shape)
 
     def __repr__(self) -> str:

@@ -366,8 +366,8 @@ def assert_rows_chunk_invariant(
     check: str, component: Any, player: Any, adversary: Any, game: dict[str, Any]
 ) -> None:
     """Fail ``check`` unless ``player`` against ``adversary`` gives the same rows, bit for bit,
-    played in chunks of one round and in one chunk, the whole game and its second replicate
-    alone (``game``: keyword arguments of :func:`arena.game.run_game`, T ≤ 30 rounds played).
+    played in chunks of one round and in one chunk, the whole game and replicate 1 alone
+    (``game``: keyword arguments of :func:`arena.game.run_game`, T ≤ 30 rounds played).
 
     The seeding contract: replicate r's rows depend on neither the replicates beside it nor the
     chunk size. A protocol that declares it (:attr:`arena.protocol.GameProtocol.chunk_invariant`)
@@ -378,7 +378,7 @@ def assert_rows_chunk_invariant(
     from arena.game import DEFAULT_CHUNK_ELEMENTS, run_game
 
     game = {**game, "horizon": min(int(game.get("horizon", 30)), 30), "seed": 23}
-    # the whole game, then its second replicate alone: one replicate plays a chunk across the
+    # the whole game, then replicate 1 alone: one replicate plays a chunk across the
     # checkpoints in one call to each component (Stepper.step_span)
     for replicates in (game.get("replicates", 1), [1]):
         played = {**game, "replicates": replicates}

@@ -153,6 +153,22 @@ def test_a_subclass_without_out_is_played_without_it():
     np.testing.assert_array_equal(ours.value.to_numpy(), theirs.value.to_numpy())
 
 
+def test_a_class_whose_play_block_is_replaced_after_a_game_is_asked_again(monkeypatch):
+    """Whether a player fills ``out`` is read once per ``play_block`` function, not per class:
+    a test that patches the class after a game must not be handed ``out``."""
+    ucb1 = load("player", "ucb1")
+    kw = dict(n_actions=3, horizon=50, replicates=2, metrics={"regret": {}})
+    before = run_game("ucb1", "bernoulli", **kw).rows
+    play = ucb1.play_block
+
+    def without_out(self, losses, uniforms):
+        return play(self, losses, uniforms)
+
+    monkeypatch.setattr(ucb1, "play_block", without_out)
+    after = run_game("ucb1", "bernoulli", **kw).rows
+    np.testing.assert_array_equal(before.value.to_numpy(), after.value.to_numpy())
+
+
 @pytest.mark.parametrize("player", ["ucb1", "moss", "epsilon_greedy", "exp3", "thompson"])
 def test_rows_do_not_depend_on_the_chunking(player):
     """Kept buffers are reused by chunks of every length; the rows are the same to the bit."""
