@@ -63,7 +63,7 @@ test-kernel-free: $(STAMP)
 		and not -fair_coin- and not -ftl_killer- and not -shifting_experts- and not -replay-"
 
 # The slow tests (pytest -m slow): the gallery's replays of its pinned cells, the worst-case searches,
-# declared bounds on longer games, ten-million-round runs. 12 min 31 s on 2 cores (2026-11-29);
+# declared bounds on longer games, ten-million-round runs. 11 min 55 s on 2 cores (2026-11-29);
 # they no longer fit in CI's 15 minutes beside the rest, so run them before changing a player, a
 # metric or a pinned result (`arena reproduce` also names every gallery number that moves off its
 # pin).
