@@ -94,7 +94,7 @@ def floor_ucb1(adv, means, horizon, regret, realized_regret, arms):
     n_rep = adv.shape[0]
     n_act = means.shape[0]
     record = arms.shape[1] > 0
-    widths = ucb1_width_table(min(horizon + 1, WIDTH_TABLE_MAX), np.zeros(0))
+    widths = ucb1_width_table(min(horizon + 1, WIDTH_TABLE_MAX))
     n_table = widths.size
     factor = np.empty(horizon)
     for t in range(horizon):

@@ -565,13 +565,13 @@ def _check_oracle_piecewise(adversary: ObliviousAdversary, spec: GameSpec) -> No
     whole or piece by piece in order (a chunk played across checkpoints shows its metrics one
     segment at a time: :meth:`arena.protocol.Stepper.step_span`), the same values to the bit."""
     advice = "serve any rounds of the last chunk drawn, in order"
+    n_rep, n_act = spec.n_replicates, spec.n_actions
     for key in sorted(adversary.tags.oracle):
         answers = []
         for pieces in (((1, 8),), ((1, 3), (4, 2), (6, 3))):
             a = adversary.clone()
             a.reset(spec, rngs(26))
             a.losses_block(1, 8)
-            n_rep, n_act = spec.n_replicates, spec.n_actions
             try:
                 parts = [
                     np.broadcast_to(

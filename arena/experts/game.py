@@ -468,35 +468,35 @@ class ExpertsStepper(Stepper):
             # chunks ending at checkpoints (a bad p_t or metric value there is named before it)
             ends = [end for end in ends if end < bad_loss.round]
             if not ends:
-                bad_loss.throw()
+                raise bad_loss
             n = ends[-1] - t0 + 1
             losses = losses[:, :n]
         probs, losses, uniforms = self._oblivious_play(t0, n, losses)
-        span_means: list = []
+        span_means = []  # the adversary's oracle answers for the chunk it just drew: asked once
 
         def means(a: int, b: int):
-            # the adversary's oracle answers for the chunk it just drew: the whole span, asked
-            # once (after the first segment's p_t are checked, as an unsplit chunk asks it)
+            # asked after the first segment's p_t are checked, as an unsplit chunk asks it
             if not span_means:
                 span_means.append(self._means(t0, n))
-            whole = span_means[0]
-            return None if whole is None else whole[:, a:b]
+            return None if span_means[0] is None else span_means[0][:, a:b]
 
         start = t0
         for end in ends:
             a, b = start - t0, end - t0 + 1
-            block = self._oblivious_advance(
-                start,
-                b - a,
-                probs[:, a:b],
-                losses[:, a:b],
-                uniforms[:, a:b],
-                lambda a=a, b=b: means(a, b),
+            yield (
+                end,
+                self._oblivious_advance(
+                    start,
+                    b - a,
+                    probs[:, a:b],
+                    losses[:, a:b],
+                    uniforms[:, a:b],
+                    lambda a=a, b=b: means(a, b),
+                ),
             )
-            yield end, block
             start = end + 1
         if bad_loss is not None:
-            bad_loss.throw()
+            raise bad_loss
 
     def _oblivious_step(self, t0: int, n: int) -> Block:
         """:meth:`play_chunk` and :meth:`advance` of an oblivious chunk without confidences, on
@@ -690,21 +690,10 @@ class ExpertsTraceWriter(TraceWriter):
 # one chunk, validated
 
 
-class _BadLoss:
-    """The first bad loss of a chunk, named later (:meth:`ExpertsStepper.step_span`)."""
-
-    def __init__(self, who, code, value, lo, hi, t, replicate, expert):
-        self.round = t
-        self._args = (who, code, value, lo, hi, t, replicate, expert)
-
-    def throw(self):
-        _raise_bad_loss(*self._args)
-
-
 def _oblivious_losses(adversary, t0, n, n_rep, n_act, lo, hi, ids, *, defer=False):
     """An oblivious adversary's losses of rounds ``t0 .. t0+n-1``, contiguous and checked: a bad
     loss (not finite, outside ``[lo, hi]``) stops the game naming it, or with ``defer`` is
-    returned beside them (``(losses, _BadLoss or None)``)."""
+    returned beside them (``(losses, GameError or None)``, to be raised later)."""
     who = Who("adversary", adversary)
     try:
         raw = adversary.losses_block(t0, n)
@@ -726,15 +715,15 @@ def _oblivious_losses(adversary, t0, n, n_rep, n_act, lo, hi, ids, *, defer=Fals
     code, r, j, i = _first_bad_losses(losses, lo, hi)
     bad = None
     if code:
-        bad = _BadLoss(who, code, losses[r, j, i], lo, hi, t0 + j, int(ids[r]), i)
+        bad = _bad_loss(who, code, losses[r, j, i], lo, hi, t0 + j, int(ids[r]), i)
         if not defer:
-            bad.throw()
+            raise bad
     return (losses, bad) if defer else losses
 
 
-def _raise_bad_loss(who, code, value, lo, hi, t, replicate, expert):
+def _bad_loss(who, code, value, lo, hi, t, replicate, expert) -> GameError:
     what = "is not finite" if code == 1 else f"lies outside the declared range [{lo:g}, {hi:g}]"
-    raise GameError(
+    return GameError(
         who, f"loss of expert {expert} = {float(value)!r} {what}", round=t, replicate=replicate
     )
 
@@ -876,7 +865,7 @@ def _adaptive_chunk(stepper: ExpertsStepper, t0: int, n: int):
             )
         code, r, _, i = _first_bad_losses(np.ascontiguousarray(lt)[:, None, :], lo, hi)
         if code:
-            _raise_bad_loss(who_a, code, lt[r, i], lo, hi, t, int(ids[r]), i)
+            raise _bad_loss(who_a, code, lt[r, i], lo, hi, t, int(ids[r]), i)
         probs[:, j] = p
         losses[:, j] = lt
         view = losses[:, j]

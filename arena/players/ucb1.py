@@ -40,23 +40,19 @@ it."""
 
 
 @njit(cache=True, nogil=True)
-def ucb1_width_table(size, known):
+def ucb1_width_table(size):
     """``table[k] = 1/sqrt(k)`` for ``0 < k < size`` (``table[0]`` unused, 0): the kernel's width of
-    an arm pulled k times, by the kernel's own expression, so a lookup equals it to the bit.
-
-    The entries of ``known`` (a shorter table) are copied, not computed again. A game tabulates
-    the counts its horizon can reach once, at reset (at most :data:`WIDTH_TABLE_MAX`).
+    an arm pulled k times, by the kernel's own expression, so a lookup equals it to the bit. A game
+    tabulates the counts its horizon can reach once, at reset (at most :data:`WIDTH_TABLE_MAX`).
 
     Examples
     --------
-    >>> t = ucb1_width_table(5, ucb1_width_table(3, np.zeros(0)))
+    >>> t = ucb1_width_table(5)
     >>> t.size, float(t[4]), bool(t[3] == 1.0 / math.sqrt(3.0))
     (5, 0.5, True)
     """
     table = np.zeros(size)
-    done = min(known.size, size)
-    table[:done] = known[:done]
-    for k in range(max(done, 1), size):
+    for k in range(1, size):
         table[k] = 1.0 / math.sqrt(float(k))
     return table
 
@@ -155,7 +151,7 @@ class UCB1(EmpiricalMeansPlayer):
         # the counts the game can reach, tabulated once: a table grown with the rounds would be
         # state growing with T (the kernel computes the width of a count past the table)
         horizon = WIDTH_TABLE_MAX if spec.horizon is None else int(spec.horizon)
-        self._widths = ucb1_width_table(min(horizon + 1, WIDTH_TABLE_MAX), np.zeros(0))
+        self._widths = ucb1_width_table(min(horizon + 1, WIDTH_TABLE_MAX))
 
     def arms(self) -> np.ndarray:
         return ucb1_arm(self._sums, self._counts, self._rounds)
