@@ -21,15 +21,21 @@ import numpy as np
 
 from arena.errors import ArenaError
 
+_JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
+"""The exact types :func:`_jsonable` returns as they are (not their subclasses: ``np.float64``
+is a ``float`` that becomes a plain one)."""
+
 
 def _jsonable(value: Any) -> Any:
     """Return a JSON-serializable version of a hyperparameter value (arrays become lists)."""
+    if type(value) in _JSON_SCALARS:  # most values: answered before the isinstance chain
+        return value
     if isinstance(value, np.ndarray):
         return value.tolist()
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, tuple | list):
-        return [_jsonable(v) for v in value]
+        return [v if type(v) in _JSON_SCALARS else _jsonable(v) for v in value]
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, Component):

@@ -93,7 +93,11 @@ class Interval(Constraint):
         self.integer, self.allow_inf = integer, allow_inf
 
     def accepts(self, value: Any) -> bool:
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        # a plain int or float is answered without the numbers.Real ABC check (the slow part of
+        # validating a component's parameters, which every game does a few times)
+        if type(value) not in (int, float) and (
+            isinstance(value, bool) or not isinstance(value, numbers.Real)
+        ):
             return False
         v = float(value)
         if math.isnan(v):
@@ -259,12 +263,12 @@ def describe_constraints(cls: type) -> dict[str, str]:
 def constraint_errors(component: Any) -> list[tuple[str, str]]:
     """Return ``(parameter, message)`` for each declared parameter whose value is not allowed."""
     declared = getattr(type(component), "parameter_constraints", {})
-    allowed = describe_constraints(type(component))
     out = []
     for name, constraints in declared.items():
         value = getattr(component, name)
         if not any(c.accepts(value) for c in constraints):
-            out.append((name, f"must be {allowed[name]}, got {value!r}"))
+            allowed = " or ".join(c.describe() for c in constraints)  # as describe_constraints
+            out.append((name, f"must be {allowed}, got {value!r}"))
     return out
 
 

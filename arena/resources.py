@@ -11,10 +11,11 @@ a :class:`~arena.errors.ConfigError` naming the component and parameter at fault
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from arena.base import GIB, NEGLIGIBLE, Footprint, declared_footprint
@@ -371,12 +372,28 @@ def blas_threads(limit: int | None = None) -> Any:
     ``limit`` None reads :func:`blas_thread_limit`; the previous settings are restored on exit.
     Without a cap (``ARENA_BLAS_THREADS=all``) it does nothing.
     """
-    import contextlib
-
     cap = blas_thread_limit() if limit is None else int(limit)
     if cap is None:
         return contextlib.nullcontext()
-    return _controller().limit(limits=cap, user_api="blas")
+    controller = _controller()
+    if _CAPPED and _CAPPED[-1][0] is controller and _CAPPED[-1][1] == cap:
+        # already capped by an enclosing call, over the same libraries (a library loaded since
+        # makes a new controller, which is capped again): threadpoolctl's limits are per process
+        return contextlib.nullcontext()
+    return _capped(controller, cap)
+
+
+_CAPPED: list = []  # the (controller, cap) of each blas_threads entered and not yet left
+
+
+@contextlib.contextmanager
+def _capped(controller: Any, cap: int) -> Iterator[None]:
+    with controller.limit(limits=cap, user_api="blas"):
+        _CAPPED.append((controller, cap))
+        try:
+            yield
+        finally:
+            _CAPPED.remove((controller, cap))
 
 
 _CONTROLLER: list = []  # [(len(sys.modules) when made, ThreadpoolController)]
@@ -386,8 +403,8 @@ def _controller() -> Any:
     """A ``threadpoolctl.ThreadpoolController``, made again only after new modules were imported.
 
     Making one lists the process's shared libraries by reading ``/proc/self/maps`` (about 5 ms
-    with numba's and LLVM's mappings, and a game enters :func:`blas_threads` three times: most
-    of a short game's fixed cost). A BLAS library arrives with the extension module that links
+    with numba's and LLVM's mappings, and every game enters :func:`blas_threads`: it was most of
+    a short game's fixed cost). A BLAS library arrives with the extension module that links
     it (numpy's, SciPy's), so the controller is kept while ``sys.modules`` has not grown.
     """
     import sys

@@ -125,8 +125,15 @@ def assemble_rows(
     n_rep = ids.size
     keys = [key for m in metrics for key in m.row_keys(spec)]
     n_cols, n_snap = len(keys), len(snap_t)
-    # values[s, c, r]: snapshot s, metric/param column c, replicate r
-    values = np.stack([np.concatenate(vals, axis=1).T for vals in snap_vals]).reshape(-1)
+    # values[s, c, r]: snapshot s, metric/param column c, replicate r; filled metric by metric
+    # (one stack over the snapshots each, not one concatenation per snapshot)
+    values = np.empty((n_snap, n_cols, n_rep))
+    first = 0
+    for m in range(len(metrics) if n_snap else 0):
+        block = np.stack([vals[m] for vals in snap_vals])  # (n_snap, R, the metric's columns)
+        values[:, first : first + block.shape[2]] = block.transpose(0, 2, 1)
+        first += block.shape[2]
+    values = values.reshape(-1)
     n_rows = values.size
     names = [k[0] for k in keys]
     params = np.array([k[1] for k in keys], dtype=np.float64)
@@ -148,7 +155,7 @@ def assemble_rows(
         if col == "metric":
             labels = _tiled_strings(names, n_rep, n_snap)
         else:
-            labels = _tiled_strings([constants[col]], n_rows, 1)
+            labels = _repeated_string(constants[col], n_rows)
         blocks.append((labels, np.array([place])))
     return create_dataframe_from_blocks(
         blocks,
@@ -168,6 +175,14 @@ _STR_PLACES = [
 assert FLOAT_COLUMNS == ("param", "value")  # the order assemble_rows stacks them in
 _STR_DTYPE = pd.StringDtype(storage="pyarrow", na_value=np.nan)
 """pandas' default ``str`` dtype: the dtype of every string column of the tidy rows."""
+
+
+def _repeated_string(label: str, n: int):
+    """Return a pandas string array of ``n`` copies of ``label`` (Arrow's own ``repeat``: 8 µs
+    for a short constant over a small game's rows, against 20 µs for :func:`_tiled_strings`)."""
+    return pd.arrays.ArrowStringArray(
+        pa.repeat(pa.scalar(label, pa.large_string()), n), dtype=_STR_DTYPE
+    )
 
 
 def _tiled_strings(labels: list[str], each: int, times: int):

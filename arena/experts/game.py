@@ -480,6 +480,9 @@ class ExpertsStepper(Stepper):
                 span_means.append(self._means(t0, n))
             return None if span_means[0] is None else span_means[0][:, a:b]
 
+        # the blocks' own arrays for the whole span, each segment's a view (one replicate: its
+        # rounds are contiguous), instead of a buffer lookup per array and segment
+        outputs = self._outputs(n)
         start = t0
         for end in ends:
             a, b = start - t0, end - t0 + 1
@@ -491,7 +494,8 @@ class ExpertsStepper(Stepper):
                     probs[:, a:b],
                     losses[:, a:b],
                     uniforms[:, a:b],
-                    lambda a=a, b=b: means(a, b),
+                    (lambda a=a, b=b: means(a, b)) if self.want_means else None,
+                    _segment(outputs, a, b),
                 ),
             )
             start = end + 1
@@ -503,7 +507,20 @@ class ExpertsStepper(Stepper):
         buffers kept across chunks: the action uniforms in one numba call, the check of ``p_t``
         fused into the core kernel. The same numbers, to the bit."""
         probs, losses, uniforms = self._oblivious_play(t0, n)
-        return self._oblivious_advance(t0, n, probs, losses, uniforms, lambda: self._means(t0, n))
+        means_of = (lambda: self._means(t0, n)) if self.want_means else None
+        return self._oblivious_advance(t0, n, probs, losses, uniforms, means_of, self._outputs(n))
+
+    def _outputs(self, n: int) -> tuple:
+        """The arrays :meth:`_oblivious_advance` fills for ``n`` rounds: ``p_t·l_t``,
+        ``l_{t,I_t}`` and ``I_t``, each ``(R, n)``, and the regret increments ``(n, R, N)``
+        where a metric reads them (else None); :func:`_segment` takes some of their rounds."""
+        buffers, n_rep = self._buffers, self.n_rep
+        return (
+            buffers.get("expected", (n_rep, n)),
+            buffers.get("realized", (n_rep, n)),
+            buffers.get("actions", (n_rep, n), np.int64),
+            buffers.get("increments", (n, n_rep, self.n_act)) if self.want_increments else None,
+        )
 
     def _oblivious_play(
         self, t0: int, n: int, losses: np.ndarray | None = None
@@ -529,14 +546,13 @@ class ExpertsStepper(Stepper):
         )
         return probs, losses, uniforms
 
-    def _oblivious_advance(self, t0, n, probs, losses, uniforms, means_of) -> Block:
+    def _oblivious_advance(self, t0, n, probs, losses, uniforms, means_of, outputs) -> Block:
         """Check rounds ``t0 .. t0+n-1``'s ``p_t``, draw their ``I_t`` and advance the totals;
         return their block (the arrays C-contiguous, ``(R, n, ·)``; ``means_of()`` gives the
-        means oracle's block, after the check)."""
-        n_rep, n_act, buffers, core = self.n_rep, self.n_act, self._buffers, self.core
-        expected = buffers.get("expected", (n_rep, n))
-        realized = buffers.get("realized", (n_rep, n))
-        actions = buffers.get("actions", (n_rep, n), np.int64)
+        means oracle's block, after the check, None no means; ``outputs`` are
+        :meth:`_outputs`' arrays for these rounds)."""
+        core = self.core
+        expected, realized, actions, increments = outputs
         ok = _checked_advance(
             probs,
             losses,
@@ -554,10 +570,8 @@ class ExpertsStepper(Stepper):
         if not ok:
             _check_probs(self.player, probs, t0, self.ids)  # names the earliest bad p_t, raises
             raise AssertionError("the fused check of p_t and the full check disagree")
-        means = means_of()
-        increments = None
-        if self.want_increments:
-            increments = buffers.get("increments", (n, n_rep, n_act))
+        means = None if means_of is None else means_of()
+        if increments is not None:
             _regret_increments(losses, expected, increments)
         core.t = t0 + n - 1
         core.last_probs = probs[:, -1].copy()
@@ -688,6 +702,18 @@ class ExpertsTraceWriter(TraceWriter):
 
 # ----------------------------------------------------------------------------------------------
 # one chunk, validated
+
+
+def _segment(outputs: tuple, a: int, b: int) -> tuple:
+    """Rounds ``a .. b-1`` of :meth:`ExpertsStepper._outputs`' arrays (views; contiguous for one
+    replicate)."""
+    expected, realized, actions, increments = outputs
+    return (
+        expected[:, a:b],
+        realized[:, a:b],
+        actions[:, a:b],
+        None if increments is None else increments[a:b],
+    )
 
 
 def _oblivious_losses(adversary, t0, n, n_rep, n_act, lo, hi, ids, *, defer=False):

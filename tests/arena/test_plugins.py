@@ -128,3 +128,21 @@ def test_arena_check_fails_a_broken_component(tmp_path):
     assert (
         "check_init_stores_params_only" in res.stdout and "extra attributes ['cache']" in res.stdout
     )
+
+
+def test_load_reads_the_class_from_its_module_each_time(monkeypatch):
+    """``registry.load`` returns what ``EntryPoint.load`` would: the module's attribute now, so a
+    class patched in its module is the one loaded, and a missing attribute names the plugin."""
+    import arena.players.hedge as hedge_module
+
+    assert registry.load("player", "hedge") is hedge_module.Hedge
+    assert registry.load("player", "hedge") is registry.entry("player", "hedge").entry_point.load()
+
+    class Patched(hedge_module.Hedge):
+        pass
+
+    monkeypatch.setattr(hedge_module, "Hedge", Patched)
+    assert registry.load("player", "hedge") is Patched
+    monkeypatch.delattr(hedge_module, "Hedge")
+    with pytest.raises(registry.ArenaError, match=r"player 'hedge' .* failed to import"):
+        registry.load("player", "hedge")

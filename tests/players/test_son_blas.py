@@ -69,3 +69,24 @@ def test_bad_knob_is_refused(monkeypatch):
     monkeypatch.setenv(BLAS_THREADS_VARIABLE, "many")
     with pytest.raises(ConfigError, match=BLAS_THREADS_VARIABLE):
         blas_thread_limit()
+
+
+def test_nested_cap_is_free_and_the_outer_one_restores(monkeypatch, two_threads):
+    """A game caps once for its resets and rounds: a nested cap over the same libraries is a
+    no-op (threadpoolctl's limits are per process), and leaving it keeps the outer cap."""
+    import contextlib
+
+    from arena.resources import blas_threads
+
+    monkeypatch.delenv(BLAS_THREADS_VARIABLE, raising=False)
+    with blas_threads():
+        inner = blas_threads()
+        assert isinstance(inner, contextlib.nullcontext)
+        with inner:
+            assert max(blas_threads_now()) == 1
+        assert max(blas_threads_now()) == 1
+        # another cap is applied again, and restores this one
+        with blas_threads(2):
+            assert max(blas_threads_now()) == 2
+        assert max(blas_threads_now()) == 1
+    assert max(blas_threads_now()) == 2
