@@ -276,7 +276,7 @@ class DG2Score(DGScore):
         return self._estimates - self._paid[:, None]
 
     def values(self, core: Core) -> np.ndarray:
-        return _fractions(-self.chips(), self._thresholds)
+        return _fractions(-self.chips(), self._reach)
 
     def reference(self, record: ExpertsRecord, param: float) -> float:
         """:func:`dg2_score_bruteforce` on the record, its losses mapped to [0, 1] by the

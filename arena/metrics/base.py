@@ -7,6 +7,7 @@ the shared running totals, and the base of the metrics that read them.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -105,6 +106,7 @@ class Core:
         self.last_probs = np.full((n_replicates, n_actions), 1.0 / n_actions)
 
 
+@functools.lru_cache(maxsize=4096)
 def exact_quantile_rank(eps: float, n_actions: int) -> int:
     """Return ``k = ⌈εN⌉`` computed in exact rational arithmetic from ε's shortest decimal form.
 
@@ -116,6 +118,9 @@ def exact_quantile_rank(eps: float, n_actions: int) -> int:
     --------
     >>> exact_quantile_rank(0.07, 100), math.ceil(0.07 * 100)
     (7, 8)
+
+    Cached: a player's declared quantile bounds ask it at every checkpoint, and the exact
+    rational costs about 10 µs.
     """
     return math.ceil(Fraction(repr(float(eps))) * n_actions)
 

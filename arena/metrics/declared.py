@@ -35,18 +35,27 @@ class _Declared(Metric):
     def start(self, spec: GameSpec) -> None:
         super().start(spec)
         self._keys: list[tuple[str, float]] | None = None
+        self._raw_keys: list | None = None  # the keys as declared at the last checkpoint
 
     def values(self, core: Core) -> np.ndarray:
         declared = self._declared(core.t)
-        keys = [(str(m), float(p)) for m, p in declared]
-        if self._keys is None:
-            self._keys = keys
-        elif _labels(keys) != _labels(self._keys):
-            raise ValueError(f"{self.name}: the declared keys changed from {self._keys} to {keys}")
+        raw = list(declared)
+        # the same keys as the last checkpoint's (compared as given: a NaN param is the same
+        # object each time) skip their conversion and comparison
+        if raw != self._raw_keys:
+            keys = [(str(m), float(p)) for m, p in raw]
+            if self._keys is None:
+                self._keys = keys
+            elif _labels(keys) != _labels(self._keys):
+                raise ValueError(
+                    f"{self.name}: the declared keys changed from {self._keys} to {keys}"
+                )
+            self._raw_keys = raw
         n_rep = self._spec.n_replicates
-        cols = [
-            np.broadcast_to(np.asarray(v, dtype=np.float64), (n_rep,)) for v in declared.values()
-        ]
+        values = list(declared.values())
+        if all(type(v) is float for v in values):  # one number per key: one row, repeated
+            return np.repeat(np.array(values, dtype=np.float64)[None, :], n_rep, axis=0)
+        cols = [np.broadcast_to(np.asarray(v, dtype=np.float64), (n_rep,)) for v in values]
         return np.stack(cols, axis=1) if cols else np.empty((n_rep, 0))
 
     def row_keys(self, spec: GameSpec) -> list[tuple[str, float]]:

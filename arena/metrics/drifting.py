@@ -18,9 +18,15 @@ TIE_TOL = 1e-9
 an exact tie (e.g. on the ½-lattice of the drifting game) must not be lost to rounding."""
 
 
-def _fractions(values: np.ndarray, thresholds: list[float]) -> np.ndarray:
-    cols = [(values >= r - TIE_TOL * max(1.0, abs(r))).mean(axis=1) for r in thresholds]
-    return np.stack(cols, axis=1)
+def _reach(thresholds: list[float]) -> np.ndarray:
+    """The least value counted as reaching each threshold (:data:`TIE_TOL` below it)."""
+    return np.array([r - TIE_TOL * max(1.0, abs(r)) for r in thresholds])
+
+
+def _fractions(values: np.ndarray, reach: np.ndarray) -> np.ndarray:
+    """``out[r, j]``: the fraction of row r's entries at least ``reach[j]`` (:func:`_reach`), all
+    thresholds in one comparison."""
+    return (values[:, None, :] >= reach[None, :, None]).mean(axis=2)
 
 
 def dg_score_bruteforce(probs: np.ndarray, losses: np.ndarray, threshold: float) -> float:
@@ -34,7 +40,7 @@ def dg_score_bruteforce(probs: np.ndarray, losses: np.ndarray, threshold: float)
     """
     learner = float(np.einsum("tn,tn->", probs, losses))
     regret = learner - losses.sum(axis=0)
-    return float(_fractions(regret[None, :], [float(threshold)])[0, 0])
+    return float(_fractions(regret[None, :], _reach([float(threshold)]))[0, 0])
 
 
 class DGScore(ExpertsMetric):
@@ -71,11 +77,11 @@ class DGScore(ExpertsMetric):
 
     def start(self, spec: GameSpec) -> None:
         super().start(spec)
-        self._thresholds = self.param_values(spec)
+        self._reach = _reach(self.param_values(spec))
 
     def values(self, core: Core) -> np.ndarray:
         regret = core.learner[:, None] - core.cum_losses
-        return _fractions(regret, self._thresholds)
+        return _fractions(regret, self._reach)
 
     def reference(self, record: ExpertsRecord, param: float) -> float:
         """The brute-force definition: :func:`dg_score_bruteforce`."""
@@ -118,10 +124,10 @@ class DGLoss(ExpertsMetric):
 
     def start(self, spec: GameSpec) -> None:
         super().start(spec)
-        self._thresholds = self.param_values(spec)
+        self._reach = _reach(self.param_values(spec))
 
     def values(self, core: Core) -> np.ndarray:
-        return _fractions(np.asarray(self._source.dg_positions()), self._thresholds)
+        return _fractions(np.asarray(self._source.dg_positions()), self._reach)
 
     def reference(self, record: ExpertsRecord, param: float) -> float:
         """The fraction of the adversary's chips at ``X ≥ R`` (ties within :data:`TIE_TOL`),

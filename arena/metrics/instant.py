@@ -396,7 +396,7 @@ class InstantLeaderRegret(ExpertsMetric):
 
     def values(self, core: Core) -> np.ndarray:
         leader = _leader(core.cum_losses)
-        own = np.take_along_axis(self._last_losses, leader[:, None], axis=1)[:, 0]
+        own = self._last_losses[np.arange(leader.size), leader]
         return (self._last_h - own)[:, None]
 
     def reference(self, record: ExpertsRecord, param: float) -> float:
@@ -461,7 +461,7 @@ class WindowLeaderRegret(ExpertsMetric):
 
     def values(self, core: Core) -> np.ndarray:
         leader = _leader(core.cum_losses)
-        own = np.take_along_axis(self._sum_losses, leader[:, None], axis=1)[:, 0]
+        own = self._sum_losses[np.arange(leader.size), leader]
         out = ((self._sum_h - own) / self._rounds)[:, None]
         self._reset_window(*self._sum_losses.shape)
         return out

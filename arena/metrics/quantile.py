@@ -10,6 +10,10 @@ from arena.metrics.base import Core, ExpertsMetric, ExpertsRecord, exact_quantil
 from arena.metrics.literal import check_history, learner_losses
 from arena.spec import GameSpec
 
+SORT_AT_MOST = 64
+"""Experts up to which :class:`QuantileRegret` sorts each row instead of partitioning it
+(numpy's partition over a list of kths costs more than a sort of a few numbers)."""
+
 
 def quantile_regret(probs: np.ndarray, losses: np.ndarray, eps: float) -> float:
     """ε-quantile regret: the k-th largest ``R_{T,i}`` with ``k = ⌈εN⌉`` (Chaudhuri et al. 2009).
@@ -65,13 +69,18 @@ class QuantileRegret(ExpertsMetric):
     def start(self, spec: GameSpec) -> None:
         super().start(spec)
         self._ranks = [exact_quantile_rank(e, spec.n_actions) for e in self.param_values(spec)]
+        self._columns = np.array(self._ranks) - 1  # the k-th least loss's column, per param
+        self._kths = sorted(set(self._columns.tolist()))
 
     def values(self, core: Core) -> np.ndarray:
         losses = core.cum_losses
-        ks = sorted(set(self._ranks))
-        part = np.partition(losses, [k - 1 for k in ks], axis=1)
-        kth = {k: part[:, k - 1] for k in ks}
-        return np.stack([core.learner - kth[k] for k in self._ranks], axis=1)
+        # the k-th least of each row (the same number whether found by a sort or a partition):
+        # a sort for a few experts, where numpy's partition with its list of kths costs more
+        if losses.shape[1] <= SORT_AT_MOST:
+            ordered = np.sort(losses, axis=1)
+        else:
+            ordered = np.partition(losses, self._kths, axis=1)
+        return core.learner[:, None] - ordered[:, self._columns]
 
     def reference(self, record: ExpertsRecord, param: float) -> float:
         """The brute-force definition: :func:`quantile_regret`."""
@@ -135,7 +144,7 @@ class SubsetQuantileRegret(QuantileRegret):
     def values(self, core: Core) -> np.ndarray:
         ascending = np.sort(core.cum_losses, axis=1)
         prefix = np.cumsum(ascending, axis=1)
-        return np.stack([core.learner - prefix[:, k - 1] / k for k in self._ranks], axis=1)
+        return core.learner[:, None] - prefix[:, self._columns] / (self._columns + 1)
 
     def reference(self, record: ExpertsRecord, param: float) -> float:
         """The brute-force definition: :func:`subset_quantile_regret`."""

@@ -23,7 +23,7 @@ from typing import ClassVar
 import numpy as np
 
 from arena.metrics.base import exact_quantile_rank
-from arena.metrics.drifting import TIE_TOL, _fractions
+from arena.metrics.drifting import TIE_TOL, _fractions, _reach
 from arena.oco.domains import Domain
 from arena.oco.losses import RoundData, dense_features, prediction_loss
 from arena.oco.metrics import OCOBlock, OCOCore, OCOMetric, OCORecord
@@ -239,10 +239,10 @@ class DGVolume(_GridMetric):
 
     def start(self, spec: GameSpec) -> None:
         super().start(spec)
-        self._thresholds = self.param_values(spec)
+        self._reach = _reach(self.param_values(spec))
 
     def values(self, core: OCOCore) -> np.ndarray:
-        return _fractions(self.grid_regrets(core), self._thresholds)
+        return _fractions(self.grid_regrets(core), self._reach)
 
     def reference(self, record: OCORecord, param: float) -> float:
         """The fraction of grid points whose brute-force regret reaches R (ties within
