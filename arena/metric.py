@@ -349,6 +349,22 @@ def reads_block_only(metric: Metric) -> bool:
     return True
 
 
+_KEYS_BY_NAME: list = []  # [(the registry's claims it was read from, {name: keys})]
+
+
+def _keys_by_name() -> dict[str, list[str]]:
+    """The registry's metric keys grouped by the name before their first dot, read again only
+    when the registry is (its claims are cached: a game asks for every metric's class, and
+    scanning every key per name was a third of a small game's metric setup)."""
+    claims = registry._claims("metric")
+    if not _KEYS_BY_NAME or _KEYS_BY_NAME[0][0] is not claims:
+        grouped: dict[str, list[str]] = {}
+        for key in claims:
+            grouped.setdefault(key.partition(".")[0], []).append(key)
+        _KEYS_BY_NAME[:] = [(claims, grouped)]
+    return _KEYS_BY_NAME[0][1]
+
+
 def metric_for(name: str, protocol: str) -> type[Metric] | str:
     """Return the class that computes metric ``name`` in a game of ``protocol``, or why none does.
 
@@ -380,7 +396,7 @@ def metric_for(name: str, protocol: str) -> type[Metric] | str:
     >>> metric_for("bound", "boosting").__name__
     'Bound'
     """
-    keys = [k for k in registry.available("metric") if k.partition(".")[0] == name]
+    keys = _keys_by_name().get(name, [])
     if not keys:
         names = _names()
         close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
