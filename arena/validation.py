@@ -161,6 +161,19 @@ def readonly(a: np.ndarray) -> np.ndarray:
     return v
 
 
+def readonly_contiguous(a: Any, dtype: Any = None) -> np.ndarray:
+    """Return ``a`` as a C-contiguous array (of ``dtype`` if given), read-only: a view where no
+    copy is needed. What a kernel with a C-layout signature is shown of a slice or a list.
+
+    Examples
+    --------
+    >>> x = readonly_contiguous(np.arange(6.0).reshape(2, 3)[:, 1:])
+    >>> x.flags.c_contiguous, x.flags.writeable, x.tolist()
+    (True, False, [[1.0, 2.0], [4.0, 5.0]])
+    """
+    return readonly(np.ascontiguousarray(a, dtype=dtype))
+
+
 def first_offender(mask: np.ndarray) -> tuple[int, int]:
     """Return (replicate, round) of the earliest True of an (R, n, ...) mask: the least round,
     then the least replicate (the one a :class:`~arena.errors.GameError` names).

@@ -35,7 +35,7 @@ from arena.testing.common import (
     state_bytes,
     state_copy,
 )
-from arena.validation import readonly
+from arena.validation import readonly_contiguous
 
 HORIZON = 40
 """Rounds of the small games the checks play."""
@@ -192,8 +192,8 @@ def _block_run(player: BanditPlayer, losses, uniforms, split) -> np.ndarray:
     got, t0 = [], 0
     for n in split:
         # read-only, as the engine shows them (and one compiled specialization of the kernel)
-        part = readonly(np.ascontiguousarray(losses[:, t0 : t0 + n]))
-        drawn = readonly(np.ascontiguousarray(uniforms[:, t0 : t0 + n]))
+        part = readonly_contiguous(losses[:, t0 : t0 + n])
+        drawn = readonly_contiguous(uniforms[:, t0 : t0 + n])
         got.append(np.asarray(block.play_block(part, drawn)))
         t0 += n
     return np.concatenate(got, axis=1)
@@ -367,8 +367,8 @@ def check_bounded_memory(player: BanditPlayer) -> None:
     sizes = []
     for t0, n in ((0, 200), (200, 1800)):
         p0.play_block(
-            readonly(np.ascontiguousarray(losses[:, t0 : t0 + n])),
-            readonly(np.ascontiguousarray(uniforms[:, t0 : t0 + n])),
+            readonly_contiguous(losses[:, t0 : t0 + n]),
+            readonly_contiguous(uniforms[:, t0 : t0 + n]),
         )
         sizes.append(state_bytes(p0))
     if sizes[1] > sizes[0] + MEMORY_SLACK_BYTES:

@@ -46,7 +46,7 @@ from arena.testing.common import (
     state_bytes,
     state_copy,
 )
-from arena.validation import readonly
+from arena.validation import readonly, readonly_contiguous
 
 HORIZON = 40
 """Rounds of the small games the checks play."""
@@ -223,12 +223,8 @@ def check_block_matches_loop(player: ExpertsPlayer) -> None:
         got, t0 = [], 0
         for n in split:
             # read-only, as the engine shows them (and one compiled specialization of a kernel)
-            part = readonly(np.ascontiguousarray(losses[:, t0 : t0 + n]))
-            kwargs = (
-                {"uniforms": readonly(np.ascontiguousarray(uniforms[:, t0 : t0 + n]))}
-                if observes
-                else {}
-            )
+            part = readonly_contiguous(losses[:, t0 : t0 + n])
+            kwargs = {"uniforms": readonly_contiguous(uniforms[:, t0 : t0 + n])} if observes else {}
             got.append(np.asarray(block.play_block(part, **kwargs)))
             t0 += n
         got_all = np.concatenate(got, axis=1)
@@ -274,9 +270,7 @@ def check_bounded_memory(component: Any) -> None:
         losses = _losses(p0, spec, MEMORY_HORIZON, seed=8)
         sizes = []
         for t0, n in ((0, 200), (200, MEMORY_HORIZON - 200)):
-            p0.play_block(
-                readonly(np.ascontiguousarray(losses[:, t0 : t0 + n])), **_uniform_kwargs(p0, n)
-            )
+            p0.play_block(readonly_contiguous(losses[:, t0 : t0 + n]), **_uniform_kwargs(p0, n))
             sizes.append(state_bytes(p0))
     else:
         adversary = component.clone()

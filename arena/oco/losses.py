@@ -63,7 +63,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import njit
 
-from arena.validation import readonly
+from arena.validation import readonly_contiguous
 
 EXAMPLE_LOSSES: tuple[str, ...] = ("absolute", "squared", "hinge", "logistic")
 """Losses of a scalar prediction ``⟨w, x⟩`` (classification and regression)."""
@@ -861,7 +861,7 @@ def kernel_data(data: RoundData, loss: str | None):
 
 def _readonly_dense(a: np.ndarray) -> np.ndarray:
     """Return ``a`` as a C-contiguous float64 array, read-only (a view where no copy is needed)."""
-    return readonly(np.ascontiguousarray(a, dtype=np.float64))
+    return readonly_contiguous(a, np.float64)
 
 
 @njit(cache=True, nogil=True)
