@@ -236,8 +236,8 @@ def _seed_words(entropy, out):
     NumPy's mixing (``numpy/random/bit_generator.pyx``: ``mix_entropy`` and ``generate_state``,
     after M. E. O'Neill's ``seed_seq`` alternative) in 32-bit words held in 64-bit integers,
     masked after each product so that nothing overflows; the eight 32-bit words of the state
-    are read as four little-endian 64-bit ones. Checked against NumPy on thousands of random
-    seeds and keys (``tests/arena/test_seeding.py``).
+    are read as four little-endian 64-bit ones. Checked against NumPy's own on 400 random seeds
+    and 4,791 spawn keys (``tests/arena/test_seeding.py``).
     """
     mask = np.uint64(_MASK)
     n_streams, length = entropy.shape

@@ -43,7 +43,7 @@ def test_replicate_streams_is_one_replicate_of_game_streams():
 
 
 def test_the_compiled_mixing_is_numpys_on_random_seeds_and_keys():
-    """:func:`arena.seeding._words_of` against NumPy's ``SeedSequence`` on 2,000 random seeds
+    """:func:`arena.seeding._words_of` against NumPy's ``SeedSequence`` on 400 random seeds
     (one to three 32-bit words) and replicate indices (one or two words), by rows and by
     columns (more than four replicates, all below 2³²)."""
     from arena.seeding import _words_of
