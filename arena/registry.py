@@ -114,7 +114,7 @@ def _target(value: str) -> tuple[str, tuple[str, ...]]:
     """An entry point's ``"module:attr.path"`` as the module and the attribute path (parsed once;
     ``EntryPoint.load`` matches its pattern on every call)."""
     ep = EntryPoint(name="", value=value, group="")
-    return ep.module, tuple(ep.attr.split(".")) if ep.attr else ()
+    return ep.module, tuple(filter(None, ep.attr.split("."))) if ep.attr else ()
 
 
 def load(kind: str, name: str) -> type:
@@ -127,7 +127,10 @@ def load(kind: str, name: str) -> type:
     reg = entry(kind, name)
     try:
         module, path = _target(reg.entry_point.value)
-        found = sys.modules.get(module) or importlib.import_module(module)
+        found = sys.modules.get(module)
+        if found is None or getattr(getattr(found, "__spec__", None), "_initializing", False):
+            # not imported yet, or being imported by another thread: import_module waits for it
+            found = importlib.import_module(module)
         for attr in path:
             found = getattr(found, attr)
         return found

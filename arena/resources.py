@@ -376,7 +376,11 @@ def blas_threads(limit: int | None = None) -> Any:
     if cap is None:
         return contextlib.nullcontext()
     controller = _controller()
-    if _CAPPED and _CAPPED[-1][0] is controller and _CAPPED[-1][1] == cap:
+    try:
+        top = _CAPPED[-1]  # (another thread may leave its cap between a test and a read)
+    except IndexError:
+        top = None
+    if top is not None and top[0] is controller and top[1] == cap:
         # already capped by an enclosing call, over the same libraries (a library loaded since
         # makes a new controller, which is capped again): threadpoolctl's limits are per process
         return contextlib.nullcontext()

@@ -123,16 +123,23 @@ def assemble_rows(
     ``constants`` holds the columns that are the same on every row (run id, cell, components...).
     """
     n_rep = ids.size
-    keys = [key for m in metrics for key in m.row_keys(spec)]
+    per_metric = [m.row_keys(spec) for m in metrics]
+    keys = [key for metric_keys in per_metric for key in metric_keys]
     n_cols, n_snap = len(keys), len(snap_t)
     # values[s, c, r]: snapshot s, metric/param column c, replicate r; filled metric by metric
     # (one stack over the snapshots each, not one concatenation per snapshot)
     values = np.empty((n_snap, n_cols, n_rep))
     first = 0
-    for m in range(len(metrics) if n_snap else 0):
+    for m, metric_keys in enumerate(per_metric if n_snap else []):
         block = np.stack([vals[m] for vals in snap_vals])  # (n_snap, R, the metric's columns)
-        values[:, first : first + block.shape[2]] = block.transpose(0, 2, 1)
-        first += block.shape[2]
+        if block.shape[1:] != (n_rep, len(metric_keys)):
+            # a column left unfilled would be written as whatever the buffer held
+            raise ValueError(
+                f"metric {metrics[m].name}: values have shape {block.shape[1:]}, expected "
+                f"{(n_rep, len(metric_keys))} (replicates, row_keys)"
+            )
+        values[:, first : first + len(metric_keys)] = block.transpose(0, 2, 1)
+        first += len(metric_keys)
     values = values.reshape(-1)
     n_rows = values.size
     names = [k[0] for k in keys]

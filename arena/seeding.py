@@ -8,6 +8,7 @@ player's own stream depends on the whole cell.
 
 from __future__ import annotations
 
+import threading
 import zlib
 from collections.abc import Iterable
 
@@ -94,6 +95,9 @@ def game_streams(
     return list(zip(made[:n], made[n : 2 * n], made[2 * n :], strict=True))
 
 
+_NUMPY_SEQUENCE_LOCK = threading.Lock()
+
+
 class PresetSeedSequence(np.random.SeedSequence):
     """``SeedSequence(entropy, spawn_key=spawn_key)`` whose first ``PCG64`` seed was computed
     beforehand (:func:`game_streams`).
@@ -113,9 +117,12 @@ class PresetSeedSequence(np.random.SeedSequence):
         self._numpy: np.random.SeedSequence | None = None
 
     def numpy_sequence(self) -> np.random.SeedSequence:
-        """The NumPy ``SeedSequence`` of the same entropy and spawn key (built once)."""
+        """The NumPy ``SeedSequence`` of the same entropy and spawn key (built once, under a lock:
+        two threads must not spawn from two different ones)."""
         if self._numpy is None:
-            self._numpy = np.random.SeedSequence(self._entropy, spawn_key=self._spawn_key)
+            with _NUMPY_SEQUENCE_LOCK:
+                if self._numpy is None:
+                    self._numpy = np.random.SeedSequence(self._entropy, spawn_key=self._spawn_key)
         return self._numpy
 
     def generate_state(self, n_words, dtype=np.uint32):
@@ -162,6 +169,8 @@ _MASK = 0xFFFFFFFF
 
 def _int_words(n: int) -> list[int]:
     """``n`` as 32-bit words, lowest first (NumPy's ``_int_to_uint32_array``; 0 is ``[0]``)."""
+    if n < 0:
+        raise ValueError(f"expected a non-negative integer, got {n}")  # as NumPy refuses it
     words = [n & _MASK] if n == 0 else []
     while n > 0:
         words.append(n & _MASK)

@@ -91,3 +91,11 @@ def test_a_preset_sequence_is_a_seed_sequence_in_every_use():
     assert again.bit_generator.state == rng.bit_generator.state
     assert again.bit_generator.seed_seq.state == seq.state
     assert again.random() == rng.random()
+
+
+def test_a_negative_seed_or_replicate_is_refused_as_numpy_refuses_it():
+    for seed, replicate in ((-1, 0), (0, -3)):
+        with pytest.raises(ValueError, match="non-negative"):
+            replicate_streams(seed, "g", "c", replicate)
+        with pytest.raises(ValueError, match="non-negative"):
+            np.random.SeedSequence(seed, spawn_key=(1, replicate))

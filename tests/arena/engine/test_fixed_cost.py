@@ -94,3 +94,28 @@ def test_rows_of_several_metrics_and_params_are_in_the_contract_order():
         dicts += reference_rows(constants, np.arange(3), int(t), labelled)
     expected = tidy_frame(dicts)
     assert expected.equals(rows.reset_index(drop=True))
+
+
+def test_a_metric_whose_values_miss_a_column_is_refused_not_padded():
+    """Rows are filled metric by metric into one buffer: a metric whose values have fewer
+    columns than its row keys would leave a column of whatever the buffer held."""
+    from arena.metrics.regret import Regret
+
+    class TwoKeysOneColumn(Regret):
+        name = "regret"
+
+        def row_keys(self, spec):
+            return [("regret", 1.0), ("regret", 2.0)]
+
+    with pytest.raises(ValueError, match=r"metric regret: values have shape \(2, 1\), expected"):
+        run_game(
+            "hedge", "bernoulli", n_actions=3, horizon=5, replicates=2, metrics=[TwoKeysOneColumn()]
+        )
+
+
+def test_an_entry_point_target_is_parsed_as_entry_point_load_parses_it():
+    from arena.registry import _target
+
+    assert _target("arena.players.hedge:Hedge") == ("arena.players.hedge", ("Hedge",))
+    assert _target("pkg.mod:Outer.Inner.") == ("pkg.mod", ("Outer", "Inner"))
+    assert _target("pkg.mod") == ("pkg.mod", ())
