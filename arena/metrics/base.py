@@ -106,7 +106,6 @@ class Core:
         self.last_probs = np.full((n_replicates, n_actions), 1.0 / n_actions)
 
 
-@functools.lru_cache(maxsize=4096)
 def exact_quantile_rank(eps: float, n_actions: int) -> int:
     """Return ``k = ⌈εN⌉`` computed in exact rational arithmetic from ε's shortest decimal form.
 
@@ -119,10 +118,15 @@ def exact_quantile_rank(eps: float, n_actions: int) -> int:
     >>> exact_quantile_rank(0.07, 100), math.ceil(0.07 * 100)
     (7, 8)
 
-    Cached: a player's declared quantile bounds ask it at every checkpoint, and the exact
-    rational costs about 10 µs.
+    Cached per (ε, N) as a float and an int (any number type, a 0-d array included): a player's
+    declared quantile bounds ask it at every checkpoint, and the exact rational costs 10 µs.
     """
-    return math.ceil(Fraction(repr(float(eps))) * n_actions)
+    return _exact_quantile_rank(float(eps), int(n_actions))
+
+
+@functools.lru_cache(maxsize=4096)
+def _exact_quantile_rank(eps: float, n_actions: int) -> int:
+    return math.ceil(Fraction(repr(eps)) * n_actions)
 
 
 @dataclass(frozen=True, kw_only=True)
