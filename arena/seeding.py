@@ -98,6 +98,11 @@ def game_streams(
 _NUMPY_SEQUENCE_LOCK = threading.Lock()
 
 
+def _numpy_attribute(name: str) -> property:
+    """A :class:`PresetSeedSequence` attribute answered by its NumPy sequence."""
+    return property(lambda self: getattr(self.numpy_sequence(), name))
+
+
 class PresetSeedSequence(np.random.SeedSequence):
     """``SeedSequence(entropy, spawn_key=spawn_key)`` whose first ``PCG64`` seed was computed
     beforehand (:func:`game_streams`).
@@ -141,21 +146,10 @@ class PresetSeedSequence(np.random.SeedSequence):
     def spawn_key(self):
         return self._spawn_key
 
-    @property
-    def pool_size(self):
-        return self.numpy_sequence().pool_size
-
-    @property
-    def n_children_spawned(self):
-        return self.numpy_sequence().n_children_spawned
-
-    @property
-    def pool(self):
-        return self.numpy_sequence().pool
-
-    @property
-    def state(self):
-        return self.numpy_sequence().state
+    pool_size = _numpy_attribute("pool_size")
+    n_children_spawned = _numpy_attribute("n_children_spawned")
+    pool = _numpy_attribute("pool")
+    state = _numpy_attribute("state")
 
     def __repr__(self) -> str:
         return repr(self.numpy_sequence())
