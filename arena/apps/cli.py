@@ -712,8 +712,8 @@ def _tournament(args: list[str]) -> int:
     for item in overrides:
         if item.startswith("tournament=") and "," not in item:
             _check_tournament_name(item.partition("=")[2], search)
-    # Hydra composes the command line twice more before the task starts: a refused tournament
-    # is refused here, after one composition, and before anything is written
+    # a refused tournament is refused here, after one composition, before anything is written;
+    # Hydra then runs that composition (_hydra_main)
     jobs = check_command_line("tournament", "tournament_run", overrides, output_key="out")
     for cfg in jobs:
         _check_tournament_job(cfg)
@@ -921,23 +921,49 @@ def _hydra_main(task, prog: str, overrides: list[str], checked: list | None = No
     """Run a ``@hydra.main`` task on ``overrides``; return its exit code (Hydra exits with it).
 
     ``checked`` are the jobs :func:`~arena.apps.hydra_support.check_command_line` composed from
-    the same command line: Hydra would compose it once more only to read ``hydra.mode`` (0.2–0.4 s
-    of every command), so the mode is taken from them.
+    the same command line. Hydra would compose it again, once to read ``hydra.mode`` and once more
+    to run a single job (0.1–0.3 s each, a third of a small ``arena run``): the mode is read from
+    the checked jobs, and a single run is handed the composition it was checked with, which is
+    Hydra's own (the same overrides, ``hydra.mode=RUN`` included, and job name). Any other
+    composition (a sweep's) is Hydra's.
     """
     from hydra._internal.hydra import Hydra
+    from hydra.types import RunMode
 
-    saved, get_mode = sys.argv, Hydra.get_mode
+    from arena.apps.hydra_support import run_overrides
+
+    saved, get_mode, compose_config = sys.argv, Hydra.get_mode, Hydra.compose_config
     sys.argv = [prog, *overrides]
+    ready: dict = {}
     if checked:
-        mode = checked[0].hydra.get("mode")
+        single = len(checked) == 1 and not any(a in ("-m", "--multirun") for a in overrides)
+        added = single and len(run_overrides(overrides)) > len(overrides)
+        # Hydra's mode is the command line's (None unless it sets one): the check added its own
+        mode = None if added else checked[0].hydra.get("mode")
         Hydra.get_mode = lambda self, *args, **kwargs: mode
+        if single:
+            ready[tuple(run_overrides(overrides))] = checked[0]
+
+        def reuse(self, config_name, overrides, run_mode, with_log_configuration=False, **kw):
+            cfg = ready.pop(tuple(overrides), None) if run_mode == RunMode.RUN else None
+            if cfg is None:
+                return compose_config(
+                    self, config_name, overrides, run_mode, with_log_configuration, **kw
+                )
+            if with_log_configuration:  # what Hydra's compose_config does after composing
+                from hydra.core.utils import configure_log
+
+                configure_log(cfg.hydra.hydra_logging, cfg.hydra.verbose)
+            return cfg
+
+        Hydra.compose_config = reuse
     try:
         task()
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     finally:
         sys.argv = saved
-        Hydra.get_mode = get_mode
+        Hydra.get_mode, Hydra.compose_config = get_mode, compose_config
     return 0
 
 
