@@ -88,15 +88,11 @@ multiclass losses have none (no compiled player plays them)."""
 
 
 def _contiguous(a: Any, dtype: Any) -> np.ndarray:
-    """``a`` as a C-contiguous array of ``dtype``: a copy only of a strided array (a column of
-    ``np.nonzero``'s pairs), read-only if ``a`` was. The kernels then see one layout, not one
-    compiled specialization per layout."""
-    arr = np.asarray(a, dtype=dtype)
-    if arr.flags.c_contiguous:
-        return arr
-    copy = np.ascontiguousarray(arr)
-    copy.flags.writeable = arr.flags.writeable
-    return copy
+    """``a`` as a read-only C-contiguous array of ``dtype``: a view, or a copy of a strided array
+    (a column of ``np.nonzero``'s pairs). The kernels then see one layout and one flag, not one
+    compiled specialization per layout and per writeability of whoever built the rows (each
+    sparse kernel takes 5–7 s to compile)."""
+    return readonly_contiguous(a, dtype)
 
 
 class SparseRows:

@@ -27,6 +27,7 @@ from arena.oco.losses import is_sparse
 from arena.params import InstanceOf, IsNone
 from arena.players.hedge import DOUBLING, FIXED, Hedge, _epoch_rate
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import readonly_contiguous
 from arena.weak_learners._compiled import (
     compiled_lanes,
     dense_csr,
@@ -392,7 +393,7 @@ class AdaBoostOL(Booster):
         csr = (x.indptr, x.indices, x.values) if is_sparse(x) else dense_csr(x)
         _adaboost_block(
             *csr,
-            np.ascontiguousarray(y, np.float64),
+            readonly_contiguous(y, np.float64),
             lanes,
             self._alpha,
             self._t,

@@ -24,6 +24,7 @@ from arena.oco.losses import (
 from arena.params import POSITIVE, IsNone, OneOf
 from arena.players._projections import l1_ball_row, project_l1_ball
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import readonly_contiguous
 
 SCHEDULES = ("fixed", "sqrt", "strongly_convex")
 
@@ -408,7 +409,7 @@ class OGD(OCOPlayer):
             x.indptr,
             x.indices,
             x.values,
-            np.ascontiguousarray(data.y, dtype=np.float64),
+            readonly_contiguous(data.y, np.float64),
             self._mode,
             self._scale,
             self._rounds,

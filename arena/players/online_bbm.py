@@ -17,6 +17,7 @@ from arena.boosting.components import WEAK_LEARNER_CONSTRAINTS, Booster, WeakLea
 from arena.oco.losses import is_sparse
 from arena.params import Interval, OneOf
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import readonly_contiguous
 from arena.weak_learners._compiled import (
     compiled_lanes,
     dense_csr,
@@ -354,7 +355,7 @@ class OnlineBBM(Booster):
         totals = np.stack([self._weight, self._edge, self._calls])
         out = np.empty((n_rep, n))
         csr = (x.indptr, x.indices, x.values) if is_sparse(x) else dense_csr(x)
-        _bbm_block(*csr, np.ascontiguousarray(y, np.float64), lanes, *self._tables, uniforms,
+        _bbm_block(*csr, readonly_contiguous(y, np.float64), lanes, *self._tables, uniforms,
                    totals, out)  # fmt: skip
         self._weight, self._edge, self._calls = totals[0], totals[1], totals[2]
         return out

@@ -15,6 +15,7 @@ from arena.oco.losses import EXAMPLE_LOSSES, Feedback, RoundData, is_sparse
 from arena.params import NON_NEGATIVE, POSITIVE, OneOf
 from arena.players._quasi_additive import read_example, sparse_axpy
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import readonly_contiguous
 
 VARIANTS = ("pa", "pa1", "pa2")
 PA, PA1, PA2 = 0, 1, 2
@@ -248,7 +249,7 @@ class PassiveAggressive(OCOPlayer):
             x.indptr,
             x.indices,
             x.values,
-            np.ascontiguousarray(data.y, dtype=np.float64),
+            readonly_contiguous(data.y, np.float64),
             VARIANTS.index(self.variant),
             self._C,
             self._eps,

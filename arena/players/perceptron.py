@@ -14,6 +14,7 @@ from arena.oco.losses import EXAMPLE_LOSSES, Feedback, RoundData, is_sparse
 from arena.params import POSITIVE
 from arena.players._quasi_additive import lemma19, read_example, sparse_axpy
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import readonly_contiguous
 
 
 @njit(cache=True, nogil=True)
@@ -130,7 +131,7 @@ class Perceptron(OCOPlayer):
             return super().play_block(data, spec)
         x = data.x
         out = np.empty(x.shape)
-        y = np.ascontiguousarray(data.y, dtype=np.float64)
+        y = readonly_contiguous(data.y, np.float64)
         args = (x.indptr, x.indices, x.values, y, self._c, self._sum)
         _perceptron_sparse_block(*args, self._mistakes, self._x_max, out)
         return out

@@ -42,6 +42,7 @@ from arena.players._sketches import (
     stable_sketch_inverse,
 )
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import readonly_contiguous
 
 SKETCHES = ("full", "rp", "fd", "oja", "fd_epoch")
 """``full``: ``A_t = αI + Σ_s ĝ_s ĝ_sᵀ`` exactly; ``rp``: Gaussian random projection (Alg. 12);
@@ -1436,7 +1437,7 @@ class SON(OCOPlayer):
             x.indptr,
             x.indices,
             x.values,
-            np.ascontiguousarray(data.y, dtype=np.float64),
+            readonly_contiguous(data.y, np.float64),
             oja,
             self._alpha,
             self._c,

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import njit
 
+from arena.validation import readonly, readonly_contiguous
 from arena.weak_learners.linear import LinearLearner, linear_update_row
 from arena.weak_learners.normalized import (
     NormalizedLinear,
@@ -83,7 +84,8 @@ def compiled_lanes(learner: Any) -> CompiledLanes | None:
 
 
 def dense_csr(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The CSR arrays of every entry of a dense chunk ``x`` (R, n, d), zeros included.
+    """The CSR arrays of every entry of a dense chunk ``x`` (R, n, d), zeros included, read-only
+    as :class:`~arena.oco.losses.SparseRows`' are (one compiled specialization of the kernels).
 
     Examples
     --------
@@ -93,7 +95,7 @@ def dense_csr(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n_rep, n, d = x.shape
     indptr = np.arange(n_rep * n + 1, dtype=np.int64) * d
     indices = np.tile(np.arange(d, dtype=np.int64), n_rep * n)
-    return indptr, indices, np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
+    return readonly(indptr), readonly(indices), readonly_contiguous(x, np.float64).reshape(-1)
 
 
 @njit(cache=True, nogil=True)
