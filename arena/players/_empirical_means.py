@@ -13,6 +13,7 @@ import numpy as np
 
 from arena.bandit.components import BanditPlayer
 from arena.spec import GameSpec
+from arena.validation import kernel_views
 
 INTERLEAVE = 4
 """Replicates a kernel advances round by round together: one replicate's rounds form a chain
@@ -66,6 +67,7 @@ class EmpiricalMeansPlayer(BanditPlayer):
     def play_block(
         self, losses: np.ndarray, uniforms: np.ndarray, out: np.ndarray | None = None
     ) -> np.ndarray:
+        losses, uniforms = kernel_views(losses, uniforms)
         probs = np.empty_like(losses) if out is None else out
         self._play_kernel(losses, uniforms, probs)
         self._rounds += losses.shape[1]

@@ -10,6 +10,7 @@ from numba import njit
 
 from arena.experts.components import ExpertsPlayer
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import kernel_views
 
 TIE_RTOL = 1e-12
 """At η = ∞ (FTL steps), experts within ``TIE_RTOL·max(1, |min L|)`` of the least cumulative loss
@@ -210,6 +211,7 @@ class AdaHedge(ExpertsPlayer):
         confidences: np.ndarray | None = None,
         uniforms: np.ndarray | None = None,
     ) -> np.ndarray:
+        losses, confidences, uniforms = kernel_views(losses, confidences, uniforms)
         probs = np.empty_like(losses)
         _ada_hedge_play_block(
             losses,

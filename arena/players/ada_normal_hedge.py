@@ -13,6 +13,7 @@ from arena.experts.components import ExpertsPlayer
 from arena.metrics.base import exact_quantile_rank
 from arena.params import POSITIVE, IsNone, ListOf, expert_prior
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import kernel_views
 
 LN2 = math.log(2.0)
 
@@ -441,6 +442,7 @@ class AdaNormalHedge(ExpertsPlayer):
         confidences: np.ndarray | None = None,
         uniforms: np.ndarray | None = None,
     ) -> np.ndarray:
+        losses, confidences, uniforms = kernel_views(losses, confidences, uniforms)
         losses = np.ascontiguousarray(losses, dtype=np.float64)
         probs = np.empty_like(losses)
         has_conf = confidences is not None

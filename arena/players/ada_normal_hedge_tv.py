@@ -13,6 +13,7 @@ from arena.experts.components import ExpertsPlayer
 from arena.params import OneOf
 from arena.players.ada_normal_hedge import log_weight
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import kernel_views
 
 STARTS = ("all", "geometric")
 
@@ -420,6 +421,7 @@ class AdaNormalHedgeTV(ExpertsPlayer):
         confidences: np.ndarray | None = None,
         uniforms: np.ndarray | None = None,
     ) -> np.ndarray:
+        losses, confidences, uniforms = kernel_views(losses, confidences, uniforms)
         losses = np.ascontiguousarray(losses, dtype=np.float64)
         n = losses.shape[1]
         self._ensure_capacity(n)

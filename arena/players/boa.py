@@ -12,6 +12,7 @@ from numba import njit
 from arena.experts.components import ExpertsPlayer
 from arena.params import POSITIVE, IsNone, ListOf, expert_prior
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import kernel_views
 
 VARIANCE_FACTOR = 2.2
 """``E_k = Σ_s 2.2 r²_{k,s}``: the constant of opera's ``R/BOA.R`` (Gaillard & Goude)."""
@@ -164,6 +165,7 @@ class BOA(ExpertsPlayer):
         confidences: np.ndarray | None = None,
         uniforms: np.ndarray | None = None,
     ) -> np.ndarray:
+        losses, confidences, uniforms = kernel_views(losses, confidences, uniforms)
         probs = np.zeros_like(losses)
         _boa_play_block(
             losses, self._var, self._reg, self._log_pi, self._pi, self._lo, self._scale, probs

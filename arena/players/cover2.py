@@ -11,6 +11,7 @@ from numba import njit
 from arena.errors import ConfigError
 from arena.experts.components import ExpertsPlayer
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import kernel_views
 
 SERIES_FROM = 500
 """From this j on, ``ln(C(2j, j)/4^j)`` is taken from its asymptotic series (error < 1e-16 there);
@@ -248,6 +249,7 @@ class Cover2(ExpertsPlayer):
         confidences: np.ndarray | None = None,
         uniforms: np.ndarray | None = None,
     ) -> np.ndarray:
+        losses, confidences, uniforms = kernel_views(losses, confidences, uniforms)
         unit = self._unit(losses, self._rounds + 1)
         probs = np.empty_like(unit)
         _cover2_play_block(self._states, unit, self._rounds, self._horizon, probs)

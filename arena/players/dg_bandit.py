@@ -15,6 +15,7 @@ from arena.params import POSITIVE, Interval, IsNone, OneOf
 from arena.players.exp3 import exp_weights_after_update, exp_weights_normalize, exp_weights_refresh
 from arena.sampling import sample_action
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import kernel_views
 
 SQRT_E = math.sqrt(math.e)
 
@@ -238,6 +239,7 @@ class DriftingGameBandit(BanditPlayer):
     def play_block(
         self, losses: np.ndarray, uniforms: np.ndarray, out: np.ndarray | None = None
     ) -> np.ndarray:
+        losses, uniforms = kernel_views(losses, uniforms)
         probs = np.empty_like(losses) if out is None else out
         _dg_bandit_play_block(
             losses, uniforms, self._est, self._paid, self._eta, self._lo, self._scale, probs

@@ -17,6 +17,7 @@ from arena.kernels import normalize_log_weights
 from arena.metrics.base import exact_quantile_rank
 from arena.params import NON_NEGATIVE, POSITIVE, IsNone, OneOf
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import kernel_views
 
 POTENTIALS = ("exp", "two_norm", "nh_dt", "bbm")
 """Potential families by name; the kernel receives the index into this tuple."""
@@ -400,6 +401,7 @@ class DriftingPotential(ExpertsPlayer):
         confidences: np.ndarray | None = None,
         uniforms: np.ndarray | None = None,
     ) -> np.ndarray:
+        losses, confidences, uniforms = kernel_views(losses, confidences, uniforms)
         self._check_rounds(self._rounds + losses.shape[1])
         probs = np.empty_like(losses)
         _drifting_play_block(

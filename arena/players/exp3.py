@@ -14,6 +14,7 @@ from arena.errors import ConfigError
 from arena.params import Interval, OneOf
 from arena.sampling import sample_action
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import kernel_views
 
 FIXED, ANYTIME = 0, 1
 """Kernel codes of the rate schedules (a number or ``"tuned"`` is FIXED)."""
@@ -238,6 +239,7 @@ class Exp3(BanditPlayer):
     def play_block(
         self, losses: np.ndarray, uniforms: np.ndarray, out: np.ndarray | None = None
     ) -> np.ndarray:
+        losses, uniforms = kernel_views(losses, uniforms)
         probs = np.empty_like(losses) if out is None else out
         _exp3_play_block(
             losses,

@@ -21,6 +21,7 @@ from arena.players.exp3 import (
 )
 from arena.sampling import sample_action
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import kernel_views
 
 
 @njit(cache=True, nogil=True)
@@ -138,6 +139,7 @@ class Exp3IX(BanditPlayer):
     def play_block(
         self, losses: np.ndarray, uniforms: np.ndarray, out: np.ndarray | None = None
     ) -> np.ndarray:
+        losses, uniforms = kernel_views(losses, uniforms)
         probs = np.empty_like(losses) if out is None else out
         _ix_play_block(
             losses,

@@ -14,6 +14,7 @@ from arena.bandit.components import BanditPlayer
 from arena.params import NON_NEGATIVE
 from arena.sampling import sample_action
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import kernel_views
 
 DEFAULT_C = 18.0
 """The constant ``c`` of the exploration parameters ``ξ_t(a)`` (Seldin & Lugosi 2017, Theorem 2
@@ -291,6 +292,7 @@ class Exp3PlusPlus(BanditPlayer):
     def play_block(
         self, losses: np.ndarray, uniforms: np.ndarray, out: np.ndarray | None = None
     ) -> np.ndarray:
+        losses, uniforms = kernel_views(losses, uniforms)
         probs = np.empty_like(losses) if out is None else out
         _exp3pp_play_block(
             losses, uniforms, self._est, self._rounds, self._c, self._lo, self._scale, probs

@@ -13,6 +13,7 @@ from arena.errors import ConfigError
 from arena.experts.components import ExpertsPlayer
 from arena.params import POSITIVE, Interval, IsNone, OneOf
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import kernel_views
 
 
 def xlog_inv(count: float, x: float) -> float:
@@ -266,6 +267,7 @@ class FixedShare(ExpertsPlayer):
         confidences: np.ndarray | None = None,
         uniforms: np.ndarray | None = None,
     ) -> np.ndarray:
+        losses, confidences, uniforms = kernel_views(losses, confidences, uniforms)
         probs = np.empty_like(losses)
         _fixed_share_play_block(
             losses, self._lw, self._eta, self._alpha, self._lo, self._scale, probs

@@ -13,6 +13,7 @@ from arena.experts.components import ExpertsPlayer
 from arena.params import POSITIVE, Interval
 from arena.players.ada_hedge import _gap_step, _mix, _rate
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import kernel_views
 
 FTL, AH = 0, 1
 """Regime codes: Follow the Leader, AdaHedge."""
@@ -178,6 +179,7 @@ class FlipFlop(ExpertsPlayer):
         confidences: np.ndarray | None = None,
         uniforms: np.ndarray | None = None,
     ) -> np.ndarray:
+        losses, confidences, uniforms = kernel_views(losses, confidences, uniforms)
         probs = np.empty_like(losses)
         _flip_flop_play_block(
             losses,

@@ -11,6 +11,7 @@ from numba import njit
 from arena.experts.components import ExpertsPlayer
 from arena.params import OneOf
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import kernel_views
 
 TIE_RTOL = 1e-12
 """Experts within ``TIE_RTOL·max(1, |min L|)`` of the least cumulative loss count as leaders."""
@@ -106,6 +107,7 @@ class FollowTheLeader(ExpertsPlayer):
         confidences: np.ndarray | None = None,
         uniforms: np.ndarray | None = None,
     ) -> np.ndarray:
+        losses, confidences, uniforms = kernel_views(losses, confidences, uniforms)
         probs = np.empty_like(losses)
         _ftl_play_block(losses, self._cum, self._lowest, probs)
         return probs

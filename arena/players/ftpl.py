@@ -13,6 +13,7 @@ from arena.errors import ConfigError
 from arena.experts.components import ExpertsPlayer
 from arena.params import POSITIVE, OneOf
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import kernel_views
 
 NOISES = ("gumbel", "exponential")
 
@@ -157,6 +158,7 @@ class FollowThePerturbedLeader(ExpertsPlayer):
         confidences: np.ndarray | None = None,
         uniforms: np.ndarray | None = None,
     ) -> np.ndarray:
+        losses, confidences, uniforms = kernel_views(losses, confidences, uniforms)
         n = losses.shape[1]
         fresh = np.stack([draw_noise(g, self.noise, n, self._n_act) for g in self._rngs])
         probs = np.empty_like(losses)

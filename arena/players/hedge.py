@@ -14,6 +14,7 @@ from arena.experts.components import ExpertsPlayer
 from arena.metrics.base import exact_quantile_rank
 from arena.params import Interval, OneOf
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import kernel_views
 
 ETA_SCHEDULES = ("tuned", "anytime", "doubling")
 
@@ -305,6 +306,7 @@ class Hedge(ExpertsPlayer):
         confidences: np.ndarray | None = None,
         uniforms: np.ndarray | None = None,
     ) -> np.ndarray:
+        losses, confidences, uniforms = kernel_views(losses, confidences, uniforms)
         probs = np.empty_like(losses)
         _hedge_play_block(
             losses,

@@ -14,6 +14,7 @@ from arena.experts.components import ExpertsPlayer
 from arena.metrics.base import exact_quantile_rank
 from arena.params import NON_NEGATIVE, POSITIVE, IsNone, ListOf, OneOf, expert_prior
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import kernel_views
 
 QUANTILE_EPS = (0.01, 0.1, 0.25)
 """ε values at which the ε-quantile regret bound is declared (the default metric's)."""
@@ -321,6 +322,7 @@ class KTExperts(ExpertsPlayer):
         confidences: np.ndarray | None = None,
         uniforms: np.ndarray | None = None,
     ) -> np.ndarray:
+        losses, confidences, uniforms = kernel_views(losses, confidences, uniforms)
         probs = np.empty_like(losses)
         _kt_play_block(
             losses,

@@ -392,7 +392,9 @@ class MetaGrad(OCOPlayer):
         return self._w.copy()
 
     def update(self, fb: Feedback) -> None:
-        grad = np.ascontiguousarray(fb.grad, dtype=np.float64)
+        # a writable copy, as the block kernel's own gradient buffer is: the step is then
+        # compiled once, not once more for the driver's read-only gradients
+        grad = np.array(fb.grad, dtype=np.float64)
         w = np.ascontiguousarray(fb.w, dtype=np.float64).copy()
         scratch = _scratch(self._block)
         for r in range(w.shape[0]):

@@ -20,6 +20,7 @@ from arena.players.fixed_share import (
     xlog_inv,
 )
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import kernel_views
 
 SCHEMES = ("uniform", "decaying")
 UNIFORM, DECAYING = 0, 1
@@ -276,6 +277,7 @@ class MixingPastPosteriors(ExpertsPlayer):
         confidences: np.ndarray | None = None,
         uniforms: np.ndarray | None = None,
     ) -> np.ndarray:
+        losses, confidences, uniforms = kernel_views(losses, confidences, uniforms)
         n = losses.shape[1]
         if self._scheme == DECAYING and self._alpha > 0.0:
             self._reserve(self._rounds + n + 1)

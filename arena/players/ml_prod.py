@@ -12,6 +12,7 @@ from arena.experts.components import ExpertsPlayer
 from arena.kernels import normalize_log_weights
 from arena.metrics.base import exact_quantile_rank
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import kernel_views
 
 QUANTILES = (0.1, 0.25)
 """ε values of the declared ``quantile_regret`` bounds."""
@@ -262,6 +263,7 @@ class MLProd(ExpertsPlayer):
         confidences: np.ndarray | None = None,
         uniforms: np.ndarray | None = None,
     ) -> np.ndarray:
+        losses, confidences, uniforms = kernel_views(losses, confidences, uniforms)
         losses = np.ascontiguousarray(losses, dtype=np.float64)
         probs = np.empty_like(losses)
         conf, has_conf = _confidence_array(confidences, 3)

@@ -10,6 +10,7 @@ from numba import njit
 
 from arena.experts.components import ExpertsPlayer
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import kernel_views
 
 SNAP_RTOL = 1e-12
 """Cumulative regrets with ``|R| < SNAP_RTOL · t`` count as 0 at round t (rounding, §1.6)."""
@@ -221,6 +222,7 @@ class NormalHedge(ExpertsPlayer):
         confidences: np.ndarray | None = None,
         uniforms: np.ndarray | None = None,
     ) -> np.ndarray:
+        losses, confidences, uniforms = kernel_views(losses, confidences, uniforms)
         probs = np.empty_like(losses)
         _normal_hedge_play_block(losses, self._regret, self._rounds, self._lo, self._scale, probs)
         self._rounds += losses.shape[1]

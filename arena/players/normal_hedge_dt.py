@@ -15,6 +15,7 @@ from arena.metrics.base import exact_quantile_rank
 from arena.params import OneOf
 from arena.sampling import sample_action
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import kernel_views
 
 STATES = ("expected", "realized")
 
@@ -263,6 +264,7 @@ class NormalHedgeDT(ExpertsPlayer):
         confidences: np.ndarray | None = None,
         uniforms: np.ndarray | None = None,
     ) -> np.ndarray:
+        losses, confidences, uniforms = kernel_views(losses, confidences, uniforms)
         if self._realized:
             if uniforms is None:
                 raise ValueError("normal_hedge_dt(state='realized') needs the action uniforms")

@@ -12,7 +12,7 @@ from numba import njit
 from arena.errors import ConfigError
 from arena.oco.components import OCO_PROTOCOLS, OCOPlayer
 from arena.oco.domains import KIND_CODES
-from arena.oco.losses import LOSS_CODES, Feedback, RoundData, round_gradient
+from arena.oco.losses import LOSS_CODES, Feedback, RoundData, kernel_data, round_gradient
 from arena.params import POSITIVE, IsNone
 from arena.spec import GameSpec, PlayerTags
 
@@ -486,7 +486,9 @@ class ONS(OCOPlayer):
         return self._w.copy()
 
     def update(self, fb: Feedback) -> None:
-        grad = np.ascontiguousarray(fb.grad, dtype=np.float64)
+        # a writable copy, as the block kernel's own gradient buffer is: the step is then
+        # compiled once, not once more for the driver's read-only gradients
+        grad = np.array(fb.grad, dtype=np.float64)
         w = np.ascontiguousarray(fb.w, dtype=np.float64).copy()
         for r in range(w.shape[0]):
             self._bound_sum[r] += _ons_step(
@@ -510,18 +512,8 @@ class ONS(OCOPlayer):
 
     def play_block(self, data: RoundData, spec: GameSpec) -> np.ndarray:
         n_rep, dim = self._w.shape
-        dummy3 = np.zeros((1, 1, 1))
-        lin_g = feat = centres = dummy3
-        labels = np.zeros((1, 1))
-        if data.g is not None:
-            lin_g = np.ascontiguousarray(data.g, dtype=np.float64)
-        if data.x is not None:
-            feat = np.ascontiguousarray(data.x, dtype=np.float64)
-        if data.y is not None:
-            labels = np.ascontiguousarray(data.y, dtype=np.float64)
-        has_z = data.z is not None
-        if has_z:
-            centres = np.ascontiguousarray(data.z, dtype=np.float64)
+        # read-only C arrays, dummies included: the one pattern of flags the kernel compiles for
+        _, lin_g, feat, labels, centres, has_z = kernel_data(data, None)
         n = (lin_g if data.g is not None else feat).shape[1]
         out = np.empty((n_rep, n, dim))
         _ons_play_block(

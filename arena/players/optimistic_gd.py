@@ -14,6 +14,7 @@ from arena.experts.components import ExpertsPlayer
 from arena.oco.domains import project_simplex, project_simplex_row
 from arena.params import Interval, OneOf
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import kernel_views
 
 
 def optimistic_gd_probs(center: np.ndarray, hint: np.ndarray, eta: float) -> np.ndarray:
@@ -184,6 +185,7 @@ class OptimisticGD(ExpertsPlayer):
         confidences: np.ndarray | None = None,
         uniforms: np.ndarray | None = None,
     ) -> np.ndarray:
+        losses, confidences, uniforms = kernel_views(losses, confidences, uniforms)
         probs = np.empty_like(losses)
         _optimistic_gd_play_block(
             losses, self._center, self._last, self._sq, self._eta, self._lo, self._scale, probs

@@ -13,6 +13,7 @@ from arena.errors import ConfigError
 from arena.experts.components import ExpertsPlayer
 from arena.params import Interval, OneOf
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import kernel_views
 
 
 def optimistic_hedge_probs(cum_losses: np.ndarray, hint: np.ndarray, eta: float) -> np.ndarray:
@@ -173,6 +174,7 @@ class OptimisticHedge(ExpertsPlayer):
         confidences: np.ndarray | None = None,
         uniforms: np.ndarray | None = None,
     ) -> np.ndarray:
+        losses, confidences, uniforms = kernel_views(losses, confidences, uniforms)
         probs = np.empty_like(losses)
         _optimistic_hedge_play_block(
             losses, self._cum, self._last, self._sq, self._eta, self._lo, self._scale, probs

@@ -14,6 +14,7 @@ from arena.experts.components import ExpertsPlayer
 from arena.metrics.tree import has_children, heap_parents, pruning_values
 from arena.params import Interval, IsNone, OneOf
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import kernel_views
 
 LN2 = math.log(2.0)
 LOG_HALF = -LN2
@@ -305,6 +306,7 @@ class PruningHedge(ExpertsPlayer):
         confidences: np.ndarray | None = None,
         uniforms: np.ndarray | None = None,
     ) -> np.ndarray:
+        losses, confidences, uniforms = kernel_views(losses, confidences, uniforms)
         losses = np.ascontiguousarray(losses, dtype=np.float64)
         probs = np.empty_like(losses)
         has_conf = confidences is not None

@@ -12,6 +12,7 @@ from numba import njit
 from arena.experts.components import ExpertsPlayer
 from arena.params import OneOf
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import kernel_views
 
 VARIANTS = ("rm", "rm_plus")
 
@@ -160,6 +161,7 @@ class RegretMatching(ExpertsPlayer):
         confidences: np.ndarray | None = None,
         uniforms: np.ndarray | None = None,
     ) -> np.ndarray:
+        losses, confidences, uniforms = kernel_views(losses, confidences, uniforms)
         probs = np.empty_like(losses)
         _rm_play_block(losses, self._cum, self._plus, self._lo, self._scale, probs)
         return probs

@@ -13,6 +13,7 @@ from arena.experts.components import ExpertsPlayer
 from arena.kernels import normalize_log_weights
 from arena.params import POSITIVE, IsNone, ListOf, OneOf, expert_prior
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import kernel_views
 
 PRIOR_ETAS = ("cv", "uniform")
 
@@ -302,6 +303,7 @@ class Squint(ExpertsPlayer):
         confidences: np.ndarray | None = None,
         uniforms: np.ndarray | None = None,
     ) -> np.ndarray:
+        losses, confidences, uniforms = kernel_views(losses, confidences, uniforms)
         probs = np.empty_like(losses)
         _squint_play_block(
             losses,

@@ -13,6 +13,7 @@ from arena.bandit.components import BanditPlayer
 from arena.params import OneOf
 from arena.spec import GameSpec, PlayerTags
 from arena.streams import generator_handles, jit_disabled, stream
+from arena.validation import kernel_views
 
 BETA, GAUSSIAN = 0, 1
 """Kernel codes of the priors."""
@@ -239,6 +240,7 @@ class Thompson(BanditPlayer):
     def play_block(
         self, losses: np.ndarray, uniforms: np.ndarray, out: np.ndarray | None = None
     ) -> np.ndarray:
+        losses, uniforms = kernel_views(losses, uniforms)
         probs = np.empty_like(losses) if out is None else out
         if self._handles is None:
             self._handles = generator_handles(self._rngs)

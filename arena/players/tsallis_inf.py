@@ -13,6 +13,7 @@ from arena.bandit.components import BanditPlayer
 from arena.params import OneOf
 from arena.sampling import sample_action
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import kernel_views
 
 IW, RV = 0, 1
 """Kernel codes of the estimators: importance-weighted, reduced-variance."""
@@ -227,6 +228,7 @@ class TsallisInf(BanditPlayer):
     def play_block(
         self, losses: np.ndarray, uniforms: np.ndarray, out: np.ndarray | None = None
     ) -> np.ndarray:
+        losses, uniforms = kernel_views(losses, uniforms)
         probs = np.empty_like(losses) if out is None else out
         _tsallis_play_block(
             losses, uniforms, self._est, self._rounds, self._code, self._lo, self._scale, probs

@@ -11,6 +11,7 @@ from numba import njit
 from arena.experts.components import ExpertsPlayer
 from arena.metrics.base import exact_quantile_rank
 from arena.spec import GameSpec, PlayerTags
+from arena.validation import kernel_views
 
 BOUND_EPS = (0.1, 0.25)
 """Quantiles ε for which ``bounds`` declares the ε-quantile regret bound (besides ε = 1/N)."""
@@ -138,6 +139,7 @@ class TwoNorm(ExpertsPlayer):
         confidences: np.ndarray | None = None,
         uniforms: np.ndarray | None = None,
     ) -> np.ndarray:
+        losses, confidences, uniforms = kernel_views(losses, confidences, uniforms)
         probs = np.empty_like(losses)
         _two_norm_play_block(losses, self._regret, self._lo, self._scale, probs)
         self._rounds += losses.shape[1]
