@@ -38,6 +38,7 @@ import pandas as pd
 from arena import registry
 from arena.base import canonical_json
 from arena.errors import ArenaError, ConfigError, GameError
+from arena.interrupts import raise_if_noted
 from arena.metric import Metric, metric_problem, reads_block_only
 from arena.metric_sets import expand_metric_names
 from arena.parallel import Stopped, check_n_jobs, plan_blocks, run_blocks
@@ -545,6 +546,7 @@ def _play_rounds(
             for t0, n, ends in _chunks(game.grid.tolist(), max_chunk, spans):
                 if halt is not None and halt.is_set():
                     raise Stopped
+                raise_if_noted()  # a Ctrl-C that a library's __del__ swallowed
                 start = t0
                 for end, block in stepper.step_span(t0, n, ends):
                     for m in active:
@@ -559,6 +561,7 @@ def _play_rounds(
                         vals = [np.asarray(m.values(core), dtype=np.float64) for m in active]
                         _check_values(vals, active, spec, end, game.ids)
                         snap_vals.append(vals)
+        raise_if_noted()  # one swallowed in the last chunk: before the trace is committed
     except BaseException:
         if trace is not None:
             trace.abort()

@@ -91,7 +91,9 @@ def _guarded(command, *args, what: str = "arena") -> int:
     """
     import warnings
 
-    with warnings.catch_warnings(record=True) as caught:
+    from arena.interrupts import sigint_noted
+
+    with warnings.catch_warnings(record=True) as caught, sigint_noted():
         code = _exit_code(command, args, what)
     if code == 0:
         for w in caught:
