@@ -1,11 +1,13 @@
-"""Ctrl-C that a library swallowed: noted when it comes, raised again between chunks.
+"""Ctrl-C during a compilation: noted when it comes, raised between chunks.
 
-Python raises ``KeyboardInterrupt`` wherever the main thread is when SIGINT arrives. When that
-is a ``__del__`` method (llvmlite frees its compiler's strings in one while numba compiles a
-kernel), Python prints "Exception ignored in ..." and goes on: the command would play its game to
-the end and write its results as if no Ctrl-C had come. The command line therefore notes every
-SIGINT (:func:`sigint_noted`), and the driver raises a noted one at its next chunk
-(:func:`raise_if_noted`), so a Ctrl-C always stops the command.
+Python raises ``KeyboardInterrupt`` wherever the main thread is when SIGINT arrives. While numba
+compiles a kernel that can be a ``__del__`` method (llvmlite freeing a compiler string), where
+Python prints "Exception ignored in ..." and goes on, so the command played its game to the end
+and wrote its results; or a ctypes callback of LLVM's object cache, after which the process died
+of a segmentation fault. Both were seen in fresh-clone CI runs, whose first games compile their
+kernels. The command line therefore installs :func:`sigint_noted`: a SIGINT that comes while
+numba or llvmlite code runs is only noted, and the driver raises it at its next chunk
+(:func:`raise_if_noted`); anywhere else it raises at once, as Python's own handler does.
 """
 
 from __future__ import annotations
@@ -19,27 +21,45 @@ from typing import Any
 _NOTED = [False]
 
 
-def _note_and_raise(signum: int, frame: Any) -> None:
+_DEFERRING = ("numba", "llvmlite")
+"""Packages inside which a SIGINT is only noted (their compiler's state must not be unwound)."""
+
+
+def handle_sigint(signum: int, frame: Any) -> None:
+    """The SIGINT handler of :func:`sigint_noted` (and of the tournament's gate outside the
+    writes it holds a Ctrl-C over): note it; raise ``KeyboardInterrupt`` unless ``frame`` is in
+    numba or llvmlite code."""
     _NOTED[0] = True
-    raise KeyboardInterrupt
+    if not _inside(frame, _DEFERRING):
+        raise KeyboardInterrupt
+
+
+def _inside(frame: Any, packages: tuple[str, ...]) -> bool:
+    """Whether ``frame`` or one of its callers runs code of one of ``packages``."""
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module.partition(".")[0] in packages:
+            return True
+        frame = frame.f_back
+    return False
 
 
 @contextlib.contextmanager
 def sigint_noted() -> Iterator[None]:
-    """Inside the block (main thread only), SIGINT raises ``KeyboardInterrupt`` as Python's own
-    handler does and is also noted for :func:`raise_if_noted`; the note is cleared on entry and
-    on exit.
+    """Inside the block (main thread only), SIGINT is noted for :func:`raise_if_noted`, and
+    raises ``KeyboardInterrupt`` at once unless numba or llvmlite code is running; the note is
+    cleared on entry and on exit.
 
     Examples
     --------
     >>> with sigint_noted():
-    ...     signal.getsignal(signal.SIGINT) is _note_and_raise
+    ...     signal.getsignal(signal.SIGINT) is handle_sigint
     True
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGINT, _note_and_raise)
+    previous = signal.signal(signal.SIGINT, handle_sigint)
     _NOTED[0] = False
     try:
         yield
@@ -49,7 +69,8 @@ def sigint_noted() -> Iterator[None]:
 
 
 def raise_if_noted() -> None:
-    """Raise ``KeyboardInterrupt`` if a SIGINT was noted (one that was swallowed on its way).
+    """Raise ``KeyboardInterrupt`` if a SIGINT was noted (one deferred, or one swallowed on its
+    way by a ``__del__``).
 
     Examples
     --------

@@ -866,8 +866,10 @@ class _InterruptGate:
     def _handle(self, signum: int, frame: Any) -> None:
         if self._holding:
             self._pending = True
-        else:
-            raise KeyboardInterrupt
+        else:  # at once, unless numba is compiling (then at the game's next chunk)
+            from arena.interrupts import handle_sigint
+
+            handle_sigint(signum, frame)
 
     @contextmanager
     def held(self) -> Iterator[None]:

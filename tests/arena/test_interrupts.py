@@ -47,3 +47,26 @@ def test_the_note_is_cleared_after_the_command():
         _swallow_one()
     raise_if_noted()  # the block is over: nothing left noted
     run_game("hedge", "fair_coin", horizon=100, replicates=2)
+
+
+def test_a_ctrl_c_while_numba_compiles_waits_for_the_next_chunk():
+    """The handler only notes a SIGINT that comes while numba or llvmlite code runs (unwinding
+    their compiler's state crashed a process); the game raises it at its next chunk."""
+    done = []
+
+    def signalled():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.2)  # the handler runs here, called from "numba" code: it only notes it
+        done.append(True)
+
+    # a caller whose module is named as numba's are, as numba's compiler calls back into Python
+    numba_like = {"__name__": "numba.core.stand_in"}
+    exec(compile("def call(f):\n    f()\n", "<numba-like>", "exec"), numba_like)
+    with sigint_noted():
+        try:
+            numba_like["call"](signalled)
+        except KeyboardInterrupt:
+            pytest.fail("the SIGINT was raised inside numba's code")
+        assert done == [True]
+        with pytest.raises(KeyboardInterrupt):
+            run_game("hedge", "fair_coin", horizon=1000, replicates=2)
