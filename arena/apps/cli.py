@@ -200,10 +200,15 @@ def _precheck_names(overrides: list[str]) -> None:
 def _run(overrides: list[str]) -> int:
     import hydra
 
-    from arena.apps.hydra_support import check_command_line, config_dir, register_generated_nodes
+    from arena.apps.hydra_support import (
+        check_command_line,
+        config_dir,
+        register_generated_nodes,
+        selected_options,
+    )
 
     _precheck_names(overrides)
-    register_generated_nodes()
+    register_generated_nodes(selected_options(overrides))
     jobs = check_command_line("run", "run", overrides)
     # Hydra makes the run folder (and its dated parents) before the job starts, and writes a
     # sweep's multirun.yaml before its first job: every job's game is checked first, so that a

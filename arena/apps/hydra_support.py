@@ -13,6 +13,7 @@ the signature's defaults (``tests/arena/test_configs.py``).
 from __future__ import annotations
 
 import inspect
+from collections.abc import Collection
 from pathlib import Path
 
 from arena import registry
@@ -89,11 +90,15 @@ def _yamlable(value):
     return value
 
 
-def register_generated_nodes() -> list[str]:
-    """Store a generated node in Hydra's ConfigStore for every registered name without a YAML.
+def register_generated_nodes(names: Collection[str] | None = None) -> list[str]:
+    """Store a generated node in Hydra's ConfigStore for registered names without a YAML.
 
-    Plugins that fail to import are skipped here (``arena list`` reports them). Returns the names
-    registered.
+    ``names`` limits the component groups (player, adversary, weak_learner) to those options: a
+    node is built from its class's signature, so generating every one imports every component
+    (0.45 s, plus 0.17 s storing them: a fifth of a small ``arena run``), where a command line
+    composes the two or three it names (:func:`selected_options`). None registers them all. Every
+    metric is registered either way (no import). Plugins that fail to import are skipped here
+    (``arena list`` reports them). Returns the names registered so far.
     """
     from hydra.core.config_store import ConfigStore
 
@@ -102,41 +107,86 @@ def register_generated_nodes() -> list[str]:
     yamls = {group: yaml_options(group) for group in GROUPS.values()} | {
         "metrics": yaml_options("metrics")
     }
-    # the same registry, YAML files and store as the last call: the nodes are there already
-    # (composing a command line called this each time: 0.23 s of the 0.55 s a refused command
-    # line costs in-process, a test of the bad-input corpus)
+    # the same registry, YAML files and store as the last call: the nodes asked for are there
+    # already (composing a command line called this each time: 0.23 s of the 0.55 s a refused
+    # command line costs in-process, a test of the bad-input corpus)
     key = (
         id(cs),
         tuple((kind, tuple(registry.available(kind))) for kind in GROUPS),
         tuple((group, tuple(sorted(names))) for group, names in yamls.items()),
         tuple(sorted(metric_names(registry))),
     )
-    if _REGISTERED and _REGISTERED[0] == key:
-        return list(_REGISTERED[1])
-    done = []
+    if not _REGISTERED or _REGISTERED[0] != key:
+        _REGISTERED[:] = [key, [], set(), False]
+        # one metric is a set of its own, so `metrics=instant_regret` and Hydra's multiple choice
+        # `metrics=[regret,instant_regret]` work as from Python (arena.metric_sets)
+        sets = yamls["metrics"]
+        for name in sorted(metric_names(registry)):
+            if name not in sets:
+                cs.store(group="metrics", name=name, node={name: {}})
+                _REGISTERED[1].append(f"metrics/{name}")
+    _, done, tried, complete = _REGISTERED
+    if complete:
+        return list(done)
     for kind, group in GROUPS.items():
         have = yamls[group]
         for name in registry.available(kind):
-            if name in have:
+            if name in have or (kind, name) in tried or (names is not None and name not in names):
                 continue
+            tried.add((kind, name))
             try:
                 node = generated_node(kind, name)
             except ArenaError:
                 continue
             cs.store(group=group, name=name, node=node)
             done.append(f"{group}/{name}")
-    # one metric is a set of its own, so `metrics=instant_regret` and Hydra's multiple choice
-    # `metrics=[regret,instant_regret]` work as from Python (arena.metric_sets)
-    sets = yamls["metrics"]
-    for name in sorted(metric_names(registry)):
-        if name not in sets:
-            cs.store(group="metrics", name=name, node={name: {}})
-            done.append(f"metrics/{name}")
-    _REGISTERED[:] = [key, tuple(done)]
-    return done
+    _REGISTERED[3] = names is None
+    return list(done)
 
 
-_REGISTERED: list = []  # [key, names] of the last registration (register_generated_nodes)
+# register_generated_nodes' state: [key, names stored, (kind, name) pairs tried, every one tried]
+_REGISTERED: list = []
+
+
+def selected_options(overrides: list[str]) -> set[str] | None:
+    """The component options a command line of ``arena run`` can compose, or None for all.
+
+    They are the names it gives the ``player``, ``adversary`` and ``weak_learner`` groups (one,
+    or a sweep's comma-separated list) and the run config's defaults. None where a group is
+    chosen otherwise (``glob(...)``, ``choice(...)``, an interpolation) or Hydra is asked to print
+    something (its help lists every option). A name missed here is not a wrong answer: composing
+    registers every node and tries again before it reports a missing option (:func:`_compose`).
+
+    Examples
+    --------
+    >>> sorted(selected_options(["player=ftl,ogd", "horizon=5"]))
+    ['bernoulli', 'ftl', 'hedge', 'ogd']
+    >>> selected_options(["player=glob(*)"]) is None
+    True
+    """
+    import re
+
+    from omegaconf import OmegaConf
+
+    if any(a in _HYDRA_INFO_FLAGS or a.startswith("--cfg=") for a in overrides):
+        return None
+    primary = OmegaConf.to_container(OmegaConf.load(config_dir() / "run.yaml"))
+    names = {
+        str(option)
+        for entry in primary.get("defaults", [])
+        if isinstance(entry, dict)
+        for group, option in entry.items()
+        if group in GROUPS and option is not None
+    }
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if not sep or key.lstrip("+~") not in GROUPS:
+            continue
+        for name in value.strip().removeprefix("[").removesuffix("]").split(","):
+            if not re.fullmatch(r"[A-Za-z0-9_.\-]+", name.strip()):
+                return None
+            names.add(name.strip())
+    return names
 
 
 # ----------------------------------------------------------------------------------------------
@@ -253,6 +303,11 @@ def _compose(command: str, config_name: str, overrides: list[str]):
     # Hydra raises ValueError/TypeError too (e.g. `metrics=null` for a config group): whatever
     # composing a command line raises is an error of that command line
     except (HydraException, OmegaConfBaseException, ValueError, TypeError, KeyError) as exc:
+        if getattr(exc, "missing_cfg_file", None) and _REGISTERED and not _REGISTERED[3]:
+            # only the options the command line names were generated: a missing one may be a
+            # name selected_options did not see, and the error lists every option
+            register_generated_nodes()
+            return _compose(command, config_name, overrides)
         culprit = _culprit(overrides, exc, config_name)
         message = _one_line(exc)
         cause = exc.__cause__

@@ -95,3 +95,47 @@ def test_a_tournament_is_composed_once_and_gets_hydras_own_composition(tmp_path,
     _hydra_composes(monkeypatch)
     assert run_in_process(argv, tmp_path).returncode == 0
     assert seen.pop() == reused
+
+
+def test_a_run_generates_the_nodes_of_the_options_it_names_only():
+    """Generating a node imports its component: a run generates those it can compose (the
+    defaults and what it names), a glob sweep or Hydra's help every one."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from hydra.core.config_store import ConfigStore\n"
+        "from arena.apps.hydra_support import register_generated_nodes, selected_options\n"
+        "register_generated_nodes(selected_options(sys.argv[1:]))\n"
+        "names = ConfigStore.instance().list('player')\n"
+        "print(' '.join(sorted(n.removesuffix('.yaml') for n in names)))\n"
+    )
+
+    def players(*overrides: str) -> set[str]:
+        out = subprocess.run(
+            [sys.executable, "-c", script, *overrides], capture_output=True, text=True, check=True
+        )
+        return set(out.stdout.split())
+
+    assert players("player=ftl,normal_hedge", "adversary=fair_coin") == {
+        "ftl",
+        "hedge",
+        "normal_hedge",
+    }
+    assert {"ftl", "hedge", "normal_hedge", "squint"} <= players("player=glob(*)")
+
+
+def test_a_missing_option_is_named_with_every_option_available(tmp_path):
+    """Only the named options were generated: the error still lists every registered one."""
+    from arena import registry
+
+    code = run_in_process(
+        ["run", "--multirun", "player=hedge,no_such_player", f"hydra.sweep.dir={tmp_path / 's'}"],
+        tmp_path,
+    )
+    assert code.returncode == 2
+    assert "no_such_player" in code.stderr
+    for name in ("squint", "normal_hedge", "ftl"):
+        assert name in registry.available("player")
+        assert name in code.stderr, code.stderr
