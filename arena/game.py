@@ -546,7 +546,7 @@ def _play_rounds(
             for t0, n, ends in _chunks(game.grid.tolist(), max_chunk, spans):
                 if halt is not None and halt.is_set():
                     raise Stopped
-                raise_if_noted()  # a Ctrl-C that a library's __del__ swallowed
+                raise_if_noted()  # a Ctrl-C deferred while numba compiled, or swallowed
                 start = t0
                 for end, block in stepper.step_span(t0, n, ends):
                     for m in active:

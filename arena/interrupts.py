@@ -18,8 +18,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-_NOTED = [False]
-
+_NOTED = [False]  # whether a SIGINT came since sigint_noted was entered
 
 _DEFERRING = ("numba", "llvmlite")
 """Packages inside which a SIGINT is only noted (their compiler's state must not be unwound)."""

@@ -944,12 +944,14 @@ def _hydra_main(task, prog: str, overrides: list[str], checked: list | None = No
     ready: dict = {}
     if checked:
         single = len(checked) == 1 and not any(a in ("-m", "--multirun") for a in overrides)
-        added = single and len(run_overrides(overrides)) > len(overrides)
-        # Hydra's mode is the command line's (None unless it sets one): the check added its own
+        composed_with = run_overrides(overrides) if single else overrides
+        # Hydra's mode is the command line's (None unless it sets one), not the one the check
+        # added
+        added = len(composed_with) > len(overrides)
         mode = None if added else checked[0].hydra.get("mode")
         Hydra.get_mode = lambda self, *args, **kwargs: mode
         if single:
-            ready[tuple(run_overrides(overrides))] = checked[0]
+            ready[tuple(composed_with)] = checked[0]
 
         def reuse(self, config_name, overrides, run_mode, with_log_configuration=False, **kw):
             cfg = ready.pop(tuple(overrides), None) if run_mode == RunMode.RUN else None

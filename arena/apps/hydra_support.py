@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Collection
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena import registry
@@ -113,39 +114,54 @@ def register_generated_nodes(names: Collection[str] | None = None) -> list[str]:
     key = (
         id(cs),
         tuple((kind, tuple(registry.available(kind))) for kind in GROUPS),
-        tuple((group, tuple(sorted(names))) for group, names in yamls.items()),
+        tuple((group, tuple(sorted(options))) for group, options in yamls.items()),
         tuple(sorted(metric_names(registry))),
     )
-    if not _REGISTERED or _REGISTERED[0] != key:
-        _REGISTERED[:] = [key, [], set(), False]
+    global _REGISTERED
+    if _REGISTERED is None or _REGISTERED.key != key:
+        _REGISTERED = state = _Registration(key)
         # one metric is a set of its own, so `metrics=instant_regret` and Hydra's multiple choice
         # `metrics=[regret,instant_regret]` work as from Python (arena.metric_sets)
         sets = yamls["metrics"]
         for name in sorted(metric_names(registry)):
             if name not in sets:
                 cs.store(group="metrics", name=name, node={name: {}})
-                _REGISTERED[1].append(f"metrics/{name}")
-    _, done, tried, complete = _REGISTERED
-    if complete:
-        return list(done)
+                state.stored.append(f"metrics/{name}")
+    state = _REGISTERED
+    if state.complete:
+        return list(state.stored)
     for kind, group in GROUPS.items():
         have = yamls[group]
         for name in registry.available(kind):
-            if name in have or (kind, name) in tried or (names is not None and name not in names):
+            if (
+                name in have
+                or (kind, name) in state.tried
+                or (names is not None and name not in names)
+            ):
                 continue
-            tried.add((kind, name))
+            state.tried.add((kind, name))
             try:
                 node = generated_node(kind, name)
             except ArenaError:
                 continue
             cs.store(group=group, name=name, node=node)
-            done.append(f"{group}/{name}")
-    _REGISTERED[3] = names is None
-    return list(done)
+            state.stored.append(f"{group}/{name}")
+    state.complete = names is None
+    return list(state.stored)
 
 
-# register_generated_nodes' state: [key, names stored, (kind, name) pairs tried, every one tried]
-_REGISTERED: list = []
+@dataclass
+class _Registration:
+    """What :func:`register_generated_nodes` stored for one registry, set of YAML files and
+    store (``key``): the nodes, the (kind, name) pairs it tried, and whether it tried all."""
+
+    key: tuple
+    stored: list[str] = field(default_factory=list)
+    tried: set[tuple[str, str]] = field(default_factory=set)
+    complete: bool = False
+
+
+_REGISTERED: _Registration | None = None
 
 
 def selected_options(overrides: list[str]) -> set[str] | None:
@@ -166,18 +182,9 @@ def selected_options(overrides: list[str]) -> set[str] | None:
     """
     import re
 
-    from omegaconf import OmegaConf
-
     if any(a in _HYDRA_INFO_FLAGS or a.startswith("--cfg=") for a in overrides):
         return None
-    primary = OmegaConf.to_container(OmegaConf.load(config_dir() / "run.yaml"))
-    names = {
-        str(option)
-        for entry in primary.get("defaults", [])
-        if isinstance(entry, dict)
-        for group, option in entry.items()
-        if group in GROUPS and option is not None
-    }
+    names = {option for group, option in _primary("run")[1].items() if group in GROUPS}
     for item in overrides:
         key, sep, value = item.partition("=")
         if not sep or key.lstrip("+~") not in GROUPS:
@@ -261,18 +268,28 @@ def check_command_line(
     return composed
 
 
-def _top_level_keys(config_name: str) -> list[str]:
-    """The keys the primary config defines: its own, and the groups of its defaults list (read
-    from the file, not composed, so that a default option that cannot load is not needed). A group
-    whose default is null (``weak_learner``: only boosters take one) is optional."""
+def _primary(config_name: str) -> tuple[dict, dict[str, str]]:
+    """A primary config as its file says (not composed, so that a default option that cannot load
+    is not needed), and the option its defaults list chooses for each group (not a null one)."""
     from omegaconf import OmegaConf
 
     primary = OmegaConf.to_container(OmegaConf.load(config_dir() / f"{config_name}.yaml"))
-    keys = []
-    for entry in primary.get("defaults", []):
-        if isinstance(entry, dict):
-            keys += [k for k, v in entry.items() if not k.startswith("override ") and v is not None]
-    return keys + [k for k in primary if k not in ("defaults", "hydra")]
+    defaults = {
+        str(group): str(option)
+        for entry in primary.get("defaults", [])
+        if isinstance(entry, dict)
+        for group, option in entry.items()
+        if not str(group).startswith("override ") and option is not None
+    }
+    return primary, defaults
+
+
+def _top_level_keys(config_name: str) -> list[str]:
+    """The keys the primary config defines: its own, and the groups its defaults list chooses an
+    option for. A group whose default is null (``weak_learner``: only boosters take one) is
+    optional."""
+    primary, defaults = _primary(config_name)
+    return [*defaults, *(k for k in primary if k not in ("defaults", "hydra"))]
 
 
 def _expand_sweeps(command: str, overrides: list[str]) -> list[list[str]]:
@@ -303,7 +320,7 @@ def _compose(command: str, config_name: str, overrides: list[str]):
     # Hydra raises ValueError/TypeError too (e.g. `metrics=null` for a config group): whatever
     # composing a command line raises is an error of that command line
     except (HydraException, OmegaConfBaseException, ValueError, TypeError, KeyError) as exc:
-        if getattr(exc, "missing_cfg_file", None) and _REGISTERED and not _REGISTERED[3]:
+        if getattr(exc, "missing_cfg_file", None) and _REGISTERED and not _REGISTERED.complete:
             # only the options the command line names were generated: a missing one may be a
             # name selected_options did not see, and the error lists every option
             register_generated_nodes()

@@ -37,6 +37,7 @@ import pandas as pd
 
 from arena.base import canonical_json
 from arena.errors import ArenaError, ConfigError
+from arena.interrupts import handle_sigint
 from arena.results import (
     folder_lock,
     git_revision,
@@ -867,8 +868,6 @@ class _InterruptGate:
         if self._holding:
             self._pending = True
         else:  # at once, unless numba is compiling (then at the game's next chunk)
-            from arena.interrupts import handle_sigint
-
             handle_sigint(signum, frame)
 
     @contextmanager

@@ -87,14 +87,6 @@ LOSS_CODES = {k: i for i, k in enumerate(("linear", *EXAMPLE_LOSSES))}
 multiclass losses have none (no compiled player plays them)."""
 
 
-def _contiguous(a: Any, dtype: Any) -> np.ndarray:
-    """``a`` as a read-only C-contiguous array of ``dtype``: a view, or a copy of a strided array
-    (a column of ``np.nonzero``'s pairs). The kernels then see one layout and one flag, not one
-    compiled specialization per layout and per writeability of whoever built the rows (each
-    sparse kernel takes 5–7 s to compile)."""
-    return readonly_contiguous(a, dtype)
-
-
 class SparseRows:
     """Feature rows in compressed sparse row (CSR) form: R replicates × n rounds, or R rows.
 
@@ -133,9 +125,11 @@ class SparseRows:
     __slots__ = ("indices", "indptr", "shape", "values")
 
     def __init__(self, indptr, indices, values, shape):
-        self.indptr = _contiguous(indptr, np.int64)
-        self.indices = _contiguous(indices, np.int64)
-        self.values = _contiguous(values, np.float64)
+        # read-only C arrays whoever built the rows: the sparse kernels (5–7 s each to compile)
+        # then see one layout and one flag, not one specialization per caller
+        self.indptr = readonly_contiguous(indptr, np.int64)
+        self.indices = readonly_contiguous(indices, np.int64)
+        self.values = readonly_contiguous(values, np.float64)
         self.shape = tuple(int(s) for s in shape)
 
     def __repr__(self) -> str:
