@@ -68,22 +68,29 @@ def _timed(name, fn, acc):
 
 
 def profile(player: str, replicates: int, horizon: int) -> dict[str, float]:
-    """One timed game: ns per policy-step of each stage, and of the whole game."""
+    """One timed game: ns per policy-step of each stage, and of the whole game. A point-mass
+    player's stages are ``play_arms`` (under ``play_block``) and ``point_mass_advance`` (under
+    ``check+core``), and it draws no uniforms."""
     acc: dict[str, int] = defaultdict(int)
     saved = {
         name: getattr(bg, name)
         for name in ("_oblivious_losses", "_fill_uniforms", "_checked_advance")
     }
+    saved_bandit = {
+        name: getattr(bandit_game, name) for name in ("_oblivious_losses", "point_mass_advance")
+    }
     saved_start = bandit_game.BanditStepper.__init__
 
     def init(self, game):
         saved_start(self, game)
-        play = self.player.play_block
-        self.player.play_block = _timed("play_block", play, acc)
+        for method in ("play_block", "play_arms"):
+            setattr(self.player, method, _timed("play_block", getattr(self.player, method), acc))
 
     bg._oblivious_losses = _timed("losses", saved["_oblivious_losses"], acc)
     bg._fill_uniforms = _timed("uniforms", saved["_fill_uniforms"], acc)
     bg._checked_advance = _timed("check+core", saved["_checked_advance"], acc)
+    bandit_game._oblivious_losses = _timed("losses", saved_bandit["_oblivious_losses"], acc)
+    bandit_game.point_mass_advance = _timed("check+core", saved_bandit["point_mass_advance"], acc)
     bandit_game.BanditStepper.__init__ = init
     try:
         start = _clock()
@@ -99,6 +106,8 @@ def profile(player: str, replicates: int, horizon: int) -> dict[str, float]:
     finally:
         for name, fn in saved.items():
             setattr(bg, name, fn)
+        for name, fn in saved_bandit.items():
+            setattr(bandit_game, name, fn)
         bandit_game.BanditStepper.__init__ = saved_start
     steps = replicates * horizon
     out = {k: acc[k] / steps for k in STAGES[:-1]}

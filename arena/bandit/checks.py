@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from arena.bandit.components import BanditPlayer
+from arena.bandit.point_masses import plays_arms, point_mass_rows
 from arena.bandit.testing import UniformBandit
 from arena.experts.testing import AlternatingStream, BernoulliStream, UniformStream
 from arena.sampling import sample_action
@@ -248,6 +249,44 @@ def check_reads_only_observed_losses(player: BanditPlayer) -> None:
             )
 
 
+def check_arms_match_block(player: BanditPlayer) -> None:
+    """A player that declares ``plays_arms`` plays the same game through ``play_arms`` as
+    through ``play_block`` (the driver plays its chunks as arms, :mod:`arena.bandit.point_masses`):
+    ``play_block``'s ``p_t`` are point masses, and ``play_arms`` returns their arms exactly, over
+    any split of rounds, handed a block whose every entry but the pulled arms' losses is NaN."""
+    if not plays_arms(type(player)):
+        raise SkipCheck("does not play arms (plays_arms is False or play_block is its own)")
+    name = "check_arms_match_block"
+    losses, uniforms = _losses(REPLICATES, 30, 7), _uniforms(REPLICATES, 30, 7)
+    probs = _block_run(player, losses, uniforms, (30,))
+    arms = probs.argmax(axis=2)
+    if not np.array_equal(probs, point_mass_rows(arms, N_ARMS)):
+        fail(name, player, "declares plays_arms, but play_block's p_t are not all point masses")
+    poisoned = np.full_like(losses, np.nan)
+    rep, rnd = np.meshgrid(np.arange(REPLICATES), np.arange(30), indexing="ij")
+    poisoned[rep, rnd, arms] = losses[rep, rnd, arms]
+    for split in SPLITS:
+        played = player.clone()
+        played.reset(_spec(horizon=30), rngs(5))
+        got, t0 = [], 0
+        for n in split:
+            part = readonly_contiguous(poisoned[:, t0 : t0 + n])
+            out = np.full((REPLICATES, n), -1, dtype=np.int64)
+            got.append(np.asarray(played.play_arms(part, out=out)))
+            t0 += n
+        got = np.concatenate(got, axis=1)
+        if got.shape != arms.shape:
+            fail(name, player, f"play_arms returned arms of shape {got.shape}, not {arms.shape}")
+        if not np.array_equal(got, arms):
+            r, j = np.argwhere(got != arms)[0]
+            fail(
+                name,
+                player,
+                f"play_arms (splits {split}) pulled arm {got[r, j]} in round {j + 1} of replicate "
+                f"{r} where play_block committed the point mass on arm {arms[r, j]}",
+            )
+
+
 class _SeededRngs(Sequence):
     """``[np.random.default_rng([seed, r]) for r in range(n)]``, each made when first read.
 
@@ -414,6 +453,7 @@ CHECKS = ProtocolChecks(
         check_reset_restores_initial_state,
         check_block_matches_loop,
         check_reads_only_observed_losses,
+        check_arms_match_block,
         check_estimate_unbiased,
         check_declared_bounds_hold,
         check_bounded_memory,

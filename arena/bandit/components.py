@@ -39,6 +39,13 @@ class BanditPlayer(Player):
     fills with ``p_t`` and returns. The driver then hands it the same buffer every chunk (it has
     read the previous chunk's ``p_t`` by then) instead of the player allocating one per chunk."""
 
+    plays_arms: ClassVar[bool] = False
+    """True when every ``p_t`` the player commits is a point mass and :meth:`play_arms` plays a
+    chunk as its arms. The driver then plays an oblivious chunk through :meth:`play_arms`, draws
+    no action uniforms (a point mass is drawn to its arm whatever the uniform) and builds ``p_t``
+    only where a metric or the trace reads it (:mod:`arena.bandit.point_masses`); the
+    conformance suite checks the arms against :meth:`play_block`'s point masses."""
+
     def predict(self) -> np.ndarray:
         """Return ``p_t`` of every replicate, shape (R, K). Pure: it never changes state."""
         raise NotImplementedError
@@ -88,6 +95,18 @@ class BanditPlayer(Player):
                 mark_failure(exc, offset=j)
                 raise
         return probs
+
+    def play_arms(self, losses: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """Play n rounds of an oblivious game as point masses; return the arms ``I_t``, (R, n).
+
+        The same game as :meth:`play_block`, whose ``p_t`` are then the point masses on these
+        arms, for a player that declares :attr:`plays_arms`; it reads only ``losses[r, j, I_t]``
+        and, given ``out`` (a C-contiguous int64 (R, n) array), fills and returns it. The
+        default has no arms to play.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} does not play arms (its plays_arms is {self.plays_arms})"
+        )
 
     @declares_nothing
     def bounds(self, t: int) -> dict[tuple[str, float], np.ndarray | float]:

@@ -20,7 +20,10 @@ fast players, which draws ``I_t`` with the arena's own :func:`~arena.sampling.sa
 reads only ``l_{t,I_t}``; it fills the stepper's ``p_t`` buffer when it takes ``out``) and one
 kernel that checks ``p_t``, draws ``I_t`` and advances the shared totals in the same pass
 (:func:`_checked_advance`; a bad ``p_t`` is then named by the experts protocol's check, as before).
-The chunk buffers are kept across chunks. Against an adaptive adversary a chunk is a per-round
+The chunk buffers are kept across chunks. A player whose ``p_t`` are point masses and that
+declares ``plays_arms`` plays such a chunk as its arms instead: no action uniforms, one kernel
+that checks the arms and advances the totals, ``p_t`` built only when read
+(:mod:`arena.bandit.point_masses`). Against an adaptive adversary a chunk is a per-round
 loop batched over replicates in which ``update`` receives the observed losses alone.
 :mod:`arena.bandit.reference` is the literal per-round loop this protocol must reproduce to 1e-12.
 """
@@ -34,14 +37,23 @@ from typing import Any, ClassVar
 import numpy as np
 
 from arena.bandit.components import BanditPlayer
+from arena.bandit.point_masses import (
+    PointMassBlock,
+    first_bad_arm,
+    plays_arms,
+    point_mass_advance,
+    point_mass_rows,
+)
 from arena.components import Adversary
-from arena.errors import ConfigError
+from arena.errors import ArenaError, ConfigError, GameError
 from arena.experts.game import (
     ExpertsProtocol,
     ExpertsStepper,
+    _oblivious_losses,
+    _regret_increments,
 )
 from arena.protocol import PreparedGame
-from arena.validation import describe
+from arena.validation import Who, component_failure, describe, failure_where, readonly
 
 HOSTED = frozenset({"experts"})
 """The adversaries' protocols a bandit game accepts: every experts adversary is a bandit one."""
@@ -122,6 +134,60 @@ class BanditStepper(ExpertsStepper):
         # a player that declares it fills ``out`` writes p_t into the stepper's buffer (unless a
         # subclass overrode play_block without the parameter)
         self._fills_out = _fills_out(type(self.player))
+        # a point-mass player plays its oblivious chunks as arms (the span path too)
+        self._plays_arms = plays_arms(type(self.player))
+
+    def _oblivious_play(self, t0, n, losses=None):
+        if not self._plays_arms:
+            return super()._oblivious_play(t0, n, losses)
+        n_rep, n_act, ids = self.n_rep, self.n_act, self.ids
+        if losses is None:
+            losses = _oblivious_losses(self.adversary, t0, n, n_rep, n_act, self.lo, self.hi, ids)
+        out = self._buffers.get("arms", (n_rep, n), np.int64)
+        shown = readonly(losses)  # as p_t players are shown them: a write fails, naming it
+        arms = _block_arms(self.player, lambda: self.player.play_arms(shown, out=out), t0, n, ids)
+        if arms.shape != (n_rep, n):
+            raise GameError(
+                Who("player", self.player),
+                f"play_arms returned shape {arms.shape}, expected {(n_rep, n)}",
+                round=t0,
+                replicate=int(ids[0]),
+            )
+        return arms, losses, None
+
+    def _oblivious_advance(self, t0, n, probs, losses, uniforms, means_of, outputs):
+        if not self._plays_arms:
+            return super()._oblivious_advance(t0, n, probs, losses, uniforms, means_of, outputs)
+        arms, core = probs, self.core
+        expected, realized, actions, increments = outputs
+        ok = point_mass_advance(
+            arms,
+            losses,
+            core.cum_losses,
+            core.learner,
+            core.realized,
+            core.sum_min,
+            expected,
+            realized,
+            actions,
+        )
+        if not ok:
+            r, j = first_bad_arm(arms, self.n_act)
+            raise GameError(
+                Who("player", self.player),
+                f"play_arms pulled arm {int(arms[r, j])}, not one of the K = {self.n_act} arms "
+                f"0 … {self.n_act - 1}",
+                round=t0 + j,
+                replicate=int(self.ids[r]),
+            )
+        means = None if means_of is None else means_of()
+        if increments is not None:
+            _regret_increments(losses, expected, increments)
+        core.t = t0 + n - 1
+        core.last_probs = point_mass_rows(actions[:, -1:], self.n_act)[:, 0].copy()
+        return PointMassBlock(
+            None, losses, expected, realized, actions, means, t0, None, increments
+        )
 
     def play_oblivious(self, losses, uniforms):
         if not self._fills_out:
@@ -138,3 +204,27 @@ class BanditStepper(ExpertsStepper):
         # the feedback is all the player gets: I_t, l_{t,I_t} and the p_t it played
         observed = losses_t[np.arange(self.n_rep), actions]
         self.player.update(actions.copy(), observed, played)
+
+
+def _block_arms(player, play, t0, n, ids) -> np.ndarray:
+    """Call ``play()`` (the player's ``play_arms`` of rounds ``t0 .. t0+n-1``) and return its arms
+    as a C-contiguous int64 array, or stop the game naming the player: a call that raised, or
+    arms that are not an integer array."""
+    who = Who("player", player)
+    try:
+        arms = play()
+    except ArenaError:
+        raise
+    except Exception as exc:
+        raise component_failure(
+            who, "play_arms", exc, typed=False, **failure_where(exc, t0, n, ids)
+        ) from exc
+    if not (isinstance(arms, np.ndarray) and np.issubdtype(arms.dtype, np.integer)):
+        got = f"a {arms.dtype} array" if isinstance(arms, np.ndarray) else type(arms).__name__
+        raise GameError(
+            who,
+            f"play_arms returned {got}, expected an integer array of arms",
+            round=t0,
+            replicate=int(ids[0]),
+        )
+    return np.ascontiguousarray(arms, dtype=np.int64)

@@ -493,7 +493,7 @@ class ExpertsStepper(Stepper):
                     b - a,
                     probs[:, a:b],
                     losses[:, a:b],
-                    uniforms[:, a:b],
+                    None if uniforms is None else uniforms[:, a:b],
                     (lambda a=a, b=b: means(a, b)) if self.want_means else None,
                     _segment(outputs, a, b),
                 ),
@@ -524,10 +524,10 @@ class ExpertsStepper(Stepper):
 
     def _oblivious_play(
         self, t0: int, n: int, losses: np.ndarray | None = None
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The validated losses of an oblivious chunk (drawn here unless given), its action
-        uniforms and the player's ``p_t`` (checked for shape here, as probabilities by
-        :meth:`_oblivious_advance`)."""
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """What the player played in an oblivious chunk (its ``p_t``, checked for shape here, as
+        probabilities by :meth:`_oblivious_advance`), the validated losses (drawn here unless
+        given) and the action uniforms (None where a subclass draws none)."""
         n_rep, n_act, ids = self.n_rep, self.n_act, self.ids
         if losses is None:
             losses = _oblivious_losses(self.adversary, t0, n, n_rep, n_act, self.lo, self.hi, ids)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from arena.bandit.components import BanditPlayer
+from arena.bandit.point_masses import fill_point_masses
 from arena.spec import GameSpec
 from arena.validation import kernel_views
 
@@ -25,9 +26,11 @@ class EmpiricalMeansPlayer(BanditPlayer):
     """Base of the bandit players whose state is the pulled arms' counts and loss totals.
 
     Subclasses implement :meth:`arms` (the arm each replicate pulls next; the default
-    :meth:`predict` commits its point mass) or override :meth:`predict`, and
-    :meth:`_play_kernel`, the compiled chunk that advances ``_sums`` and ``_counts`` in place
-    from ``_rounds`` rounds played. :meth:`start` is the hook for the rule's own state.
+    :meth:`predict` commits its point mass) or override :meth:`predict`, and the compiled chunk
+    that advances ``_sums`` and ``_counts`` in place from ``_rounds`` rounds played: a point-mass
+    rule (``plays_arms = True``) its arms, :meth:`_arms_kernel`, which serves both
+    :meth:`play_arms` and :meth:`play_block`; another rule its ``p_t``, :meth:`_play_kernel`.
+    :meth:`start` is the hook for the rule's own state.
 
     Attributes
     ----------
@@ -73,6 +76,25 @@ class EmpiricalMeansPlayer(BanditPlayer):
         self._rounds += losses.shape[1]
         return probs
 
+    def play_arms(self, losses: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        (losses,) = kernel_views(losses)
+        arms = np.empty(losses.shape[:2], dtype=np.int64) if out is None else out
+        self._arms_kernel(losses, arms)
+        self._rounds += losses.shape[1]
+        return arms
+
     def _play_kernel(self, losses: np.ndarray, uniforms: np.ndarray, probs: np.ndarray) -> None:
-        """Run the compiled chunk: fill ``probs`` (R, n, K), advance ``_sums`` and ``_counts``."""
-        raise NotImplementedError
+        """Run the compiled chunk: fill ``probs`` (R, n, K), advance ``_sums`` and ``_counts``.
+
+        The default, for a rule that plays arms, is :meth:`_arms_kernel` and its point masses.
+        """
+        if not self.plays_arms:
+            raise NotImplementedError(f"{type(self).__name__} implements no chunk kernel")
+        arms = np.empty(losses.shape[:2], dtype=np.int64)
+        self._arms_kernel(losses, arms)
+        fill_point_masses(arms, probs)
+
+    def _arms_kernel(self, losses: np.ndarray, arms: np.ndarray) -> None:
+        """Run the compiled chunk of a point-mass rule: fill ``arms`` (R, n), advance ``_sums``
+        and ``_counts``."""
+        raise NotImplementedError(f"{type(self).__name__} implements no arms kernel")

@@ -152,8 +152,8 @@ def _tangent_slope(mean, q):
 
 
 @njit(cache=True, nogil=True)
-def _kl_ucb_play_block(losses, uniforms, sums, counts, rounds_done, c, lo, scale, probs):
-    """Play a chunk of KL-UCB (point masses); reads only the pulled arm's loss.
+def _kl_ucb_play_arms(losses, sums, counts, rounds_done, c, lo, scale, arms):
+    """Play a chunk of KL-UCB: fill ``arms`` (R, n) with the pulled arms; reads only their losses.
 
     Every arm's index moves each round (δ_i = f(n)/n_i, f increasing), but the winner is settled
     by about one exact solve a round, from bounds kept per arm. For a fixed mean p the index
@@ -250,9 +250,7 @@ def _kl_ucb_play_block(losses, uniforms, sums, counts, rounds_done, c, lo, scale
                         if index < best_index or (index == best_index and i < best):
                             best, best_index = i, index
                         best_u = max(best_u, u)
-            for i in range(n_act):
-                probs[r, j, i] = 0.0
-            probs[r, j, best] = 1.0
+            arms[r, j] = best
             sums[r, best] += (losses[r, j, best] - lo) / scale
             counts[r, best] += 1.0
             mean[best] = 1.0 - sums[r, best] / counts[r, best]
@@ -302,6 +300,7 @@ class KLUCB(EmpiricalMeansPlayer):
     """
 
     tags = PlayerTags(protocols=frozenset({"bandit"}), block_kernel=True, randomized=False)
+    plays_arms = True
     parameter_constraints: ClassVar = {"c": [Interval(0, None)]}
 
     def __init__(self, c: float = 0.0):
@@ -313,17 +312,16 @@ class KLUCB(EmpiricalMeansPlayer):
     def arms(self) -> np.ndarray:
         return kl_ucb_arm(self._sums, self._counts, self._rounds, self._c)
 
-    def _play_kernel(self, losses: np.ndarray, uniforms: np.ndarray, probs: np.ndarray) -> None:
-        _kl_ucb_play_block(
+    def _arms_kernel(self, losses: np.ndarray, arms: np.ndarray) -> None:
+        _kl_ucb_play_arms(
             losses,
-            uniforms,
             self._sums,
             self._counts,
             self._rounds,
             self._c,
             self._lo,
             self._scale,
-            probs,
+            arms,
         )
 
     @classmethod

@@ -72,8 +72,8 @@ def moss_bonus_table(horizon: float, n_act: int) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def _moss_play_block(losses, uniforms, sums, counts, horizon, bonus, lo, scale, probs):
-    """Play a chunk of MOSS (point masses); reads only the pulled arm's loss.
+def _moss_play_arms(losses, sums, counts, horizon, bonus, lo, scale, arms):
+    """Play a chunk of MOSS: fill ``arms`` (R, n) with the pulled arms; reads only their losses.
 
     An arm's index depends on its own pulls only, so each replicate caches the K indices and
     recomputes the pulled arm's (the same expression as :func:`moss_arm`). Its bonus, a function
@@ -98,9 +98,7 @@ def _moss_play_block(losses, uniforms, sums, counts, horizon, bonus, lo, scale, 
                 for i in range(1, n_act):
                     if index[r, i] < index[r, best]:
                         best = i
-                for i in range(n_act):
-                    probs[r, j, i] = 0.0
-                probs[r, j, best] = 1.0
+                arms[r, j] = best
                 total = sums[r, best] + (losses[r, j, best] - lo) / scale
                 c = counts[r, best] + 1.0
                 sums[r, best] = total
@@ -151,6 +149,7 @@ class MOSS(EmpiricalMeansPlayer):
     tags = PlayerTags(
         protocols=frozenset({"bandit"}), block_kernel=True, randomized=False, needs_horizon=True
     )
+    plays_arms = True
 
     def start(self, spec: GameSpec) -> None:
         if spec.horizon is None:
@@ -161,17 +160,16 @@ class MOSS(EmpiricalMeansPlayer):
     def arms(self) -> np.ndarray:
         return moss_arm(self._sums, self._counts, self._horizon)
 
-    def _play_kernel(self, losses: np.ndarray, uniforms: np.ndarray, probs: np.ndarray) -> None:
-        _moss_play_block(
+    def _arms_kernel(self, losses: np.ndarray, arms: np.ndarray) -> None:
+        _moss_play_arms(
             losses,
-            uniforms,
             self._sums,
             self._counts,
             self._horizon,
             self._bonus,
             self._lo,
             self._scale,
-            probs,
+            arms,
         )
 
     @staticmethod

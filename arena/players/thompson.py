@@ -10,6 +10,7 @@ import numpy as np
 from numba import njit
 
 from arena.bandit.components import BanditPlayer
+from arena.bandit.point_masses import fill_point_masses
 from arena.params import OneOf
 from arena.spec import GameSpec, PlayerTags
 from arena.streams import generator_handles, jit_disabled, stream
@@ -76,19 +77,21 @@ def _posterior_sample(prior, successes, failures, total, pulls, rng):
 
 
 @njit(cache=True, nogil=True)
-def _thompson_play_block(losses, uniforms, prior, successes, failures, rewards, counts, arms, lo,
-                         scale, handles, rngs, probs):  # fmt: skip
-    """Play a chunk of every replicate r from its own stream ``rngs[r]``; ``arms`` (R,) holds the
-    sampled arm of each replicate's next round; reads only the pulled arm's loss.
+def _thompson_play_arms(losses, prior, successes, failures, rewards, counts, arms, lo, scale,
+                        handles, rngs, pulled):  # fmt: skip
+    """Play a chunk of every replicate r from its own stream ``rngs[r]``: fill ``pulled`` (R, n)
+    with the arms pulled; ``arms`` (R,) holds the sampled arm of each replicate's next round;
+    reads only the pulled arm's loss.
 
-    A round commits the point mass on the sampled arm (the arena's draw from a point mass is its
-    arm), records the reward (Beta: the Bernoulli trick, a success with probability ``reward``,
-    one uniform of the stream; Gaussian: the reward itself), then draws K posterior samples in arm
-    order and keeps the arm of the largest (the lowest index on ties). The Beta draws are
-    :func:`_beta`'s with each arm's Gamma constants kept (only the pulled arm's change); the
-    Gaussian ones :func:`_posterior_sample`'s. The state is indexed in place, with no row views
-    or helper calls per round (with them the kernel cost 1.4x the K Beta draws alone; now
-    about 1.04x, ``benchmarks/profile_bandit_path.py --thompson``).
+    A round pulls the sampled arm (it commits the point mass on it, and the arena's draw from a
+    point mass is its arm: :mod:`arena.bandit.point_masses`), records the reward (Beta: the
+    Bernoulli trick, a success with probability ``reward``, one uniform of the stream; Gaussian:
+    the reward itself), then draws K posterior samples in arm order and keeps the arm of the
+    largest (the lowest index on ties). The Beta draws are :func:`_beta`'s with each arm's Gamma
+    constants kept (only the pulled arm's change); the Gaussian ones :func:`_posterior_sample`'s.
+    The state is indexed in place, with no row views or helper calls per round (with them the
+    kernel cost 1.4x the K Beta draws alone; now about 1.04x,
+    ``benchmarks/profile_bandit_path.py --thompson``).
 
     Replicate r draws from its own generator, :func:`arena.streams.stream` of ``handles``
     (``rngs``, the generators themselves, without JIT): one call for the whole chunk, where a
@@ -104,9 +107,7 @@ def _thompson_play_block(losses, uniforms, prior, successes, failures, rewards, 
             s_b[i], s_c[i] = _gamma_constants(successes[r, i] + 1.0)
             f_b[i], f_c[i] = _gamma_constants(failures[r, i] + 1.0)
         for j in range(n):
-            for i in range(n_act):
-                probs[r, j, i] = 0.0
-            probs[r, j, arm] = 1.0
+            pulled[r, j] = arm
             reward = 1.0 - (losses[r, j, arm] - lo) / scale
             counts[r, arm] += 1.0
             rewards[r, arm] += reward
@@ -235,18 +236,23 @@ class Thompson(BanditPlayer):
                     self._failures[r, a] += 1
             self._arm[r] = self._sample(r)
 
+    plays_arms = True
     play_block_out = True
 
     def play_block(
         self, losses: np.ndarray, uniforms: np.ndarray, out: np.ndarray | None = None
     ) -> np.ndarray:
-        losses, uniforms = kernel_views(losses, uniforms)
-        probs = np.empty_like(losses) if out is None else out
+        probs = np.empty(losses.shape) if out is None else out
+        fill_point_masses(self.play_arms(losses), probs)
+        return probs
+
+    def play_arms(self, losses: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        (losses,) = kernel_views(losses)
+        pulled = np.empty(losses.shape[:2], dtype=np.int64) if out is None else out
         if self._handles is None:
             self._handles = generator_handles(self._rngs)
-        _thompson_play_block(
+        _thompson_play_arms(
             losses,
-            uniforms,
             self._code,
             self._successes,
             self._failures,
@@ -257,9 +263,9 @@ class Thompson(BanditPlayer):
             self._scale,
             self._handles,
             self._rngs if jit_disabled() else None,
-            probs,
+            pulled,
         )
-        return probs
+        return pulled
 
     @classmethod
     def _unit_test_params(cls):

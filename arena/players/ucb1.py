@@ -58,8 +58,8 @@ def ucb1_width_table(size):
 
 
 @njit(cache=True, nogil=True)
-def _ucb1_play_block(losses, uniforms, sums, counts, rounds_done, lo, scale, widths, probs):
-    """Play a chunk of UCB1 (point masses); reads only the pulled arm's loss.
+def _ucb1_play_arms(losses, sums, counts, rounds_done, lo, scale, widths, arms):
+    """Play a chunk of UCB1: fill ``arms`` (R, n) with the pulled arms; reads only their losses.
 
     Each replicate caches its arms' means ``S_i/n_i`` and ``1/sqrt(n_i)`` (recomputed for the
     pulled arm only; the width read from ``widths``, :func:`ucb1_width_table`, while the count is
@@ -71,7 +71,7 @@ def _ucb1_play_block(losses, uniforms, sums, counts, rounds_done, lo, scale, wid
     :data:`~arena.players._empirical_means.INTERLEAVE` replicates advance round by round together
     and the processor overlaps their independent chains; each replicate's arithmetic is
     unchanged. The arena's draw from a point mass is its arm, so the pulled arm is the index's
-    argmin.
+    argmin (:mod:`arena.bandit.point_masses`).
     """
     n_rep, n, n_act = losses.shape
     mean = np.empty((n_rep, n_act))
@@ -98,9 +98,7 @@ def _ucb1_play_block(losses, uniforms, sums, counts, rounds_done, lo, scale, wid
                     index = mean[r, i] - s * width[r, i]
                     if index < best_index:
                         best, best_index = i, index
-                for i in range(n_act):
-                    probs[r, j, i] = 0.0
-                probs[r, j, best] = 1.0
+                arms[r, j] = best
                 x = losses[r, j, best]
                 total = sums[r, best] + (x if unit else (x - lo) / scale)
                 c = counts[r, best] + 1.0
@@ -146,6 +144,7 @@ class UCB1(EmpiricalMeansPlayer):
     """
 
     tags = PlayerTags(protocols=frozenset({"bandit"}), block_kernel=True, randomized=False)
+    plays_arms = True
 
     def start(self, spec: GameSpec) -> None:
         # the counts the game can reach, tabulated once: a table grown with the rounds would be
@@ -156,17 +155,16 @@ class UCB1(EmpiricalMeansPlayer):
     def arms(self) -> np.ndarray:
         return ucb1_arm(self._sums, self._counts, self._rounds)
 
-    def _play_kernel(self, losses: np.ndarray, uniforms: np.ndarray, probs: np.ndarray) -> None:
-        _ucb1_play_block(
+    def _arms_kernel(self, losses: np.ndarray, arms: np.ndarray) -> None:
+        _ucb1_play_arms(
             losses,
-            uniforms,
             self._sums,
             self._counts,
             self._rounds,
             self._lo,
             self._scale,
             self._widths,
-            probs,
+            arms,
         )
 
     @staticmethod

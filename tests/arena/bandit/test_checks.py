@@ -7,6 +7,8 @@ import pytest
 
 from arena.bandit import checks
 from arena.bandit.testing import SimpleExp3, UniformBandit
+from arena.players.thompson import Thompson
+from arena.players.ucb1 import UCB1
 from arena.testing import check_component
 
 
@@ -54,6 +56,24 @@ class TooGoodBound(SimpleExp3):
         return {("regret", float("nan")): 0.01 * t}
 
 
+class ShiftedArmsUCB1(UCB1):
+    """Plays its chunks as arms, but pulls the next arm over from the one play_block commits."""
+
+    def play_arms(self, losses, out=None):
+        arms = super().play_arms(losses, out=out)
+        arms[:] = (arms + 1) % losses.shape[2]
+        return arms
+
+
+class MixedArmsExp3(SimpleExp3):
+    """Declares plays_arms, though its p_t are mixed: its arms are the modes of its p_t."""
+
+    plays_arms = True
+
+    def play_arms(self, losses, out=None):
+        return self.play_block(losses, np.zeros(losses.shape[:2])).argmax(axis=2)
+
+
 @pytest.mark.parametrize("player", [SimpleExp3(), SimpleExp3(eta=2.0), UniformBandit()])
 def test_correct_players_pass(player):
     assert check_component(player) == {}
@@ -67,6 +87,8 @@ def test_correct_players_pass(player):
         (UndeclaredIX(), checks.check_estimate_unbiased, "away from its declared"),
         (OwnDrawKernel(), checks.check_block_matches_loop, "differs from the predict/update"),
         (TooGoodBound(), checks.check_declared_bounds_hold, "exceeds its declared bound"),
+        (ShiftedArmsUCB1(), checks.check_arms_match_block, "where play_block committed"),
+        (MixedArmsExp3(), checks.check_arms_match_block, "not all point masses"),
     ],
 )
 def test_broken_players_are_caught(player, check, message):
@@ -78,3 +100,8 @@ def test_the_poison_check_passes_when_only_the_loop_would_notice_nothing():
     """A peeking kernel plays like the loop on finite losses: the block check alone passes it,
     so the poison check is what proves the bandit restriction."""
     checks.check_block_matches_loop(PeekingExp3())
+
+
+def test_the_arms_check_passes_the_point_mass_players():
+    for player in (UCB1(), Thompson()):
+        checks.check_arms_match_block(player)

@@ -12,7 +12,7 @@ from arena.errors import GameError
 from arena.experts.components import PROB_NEG_TOL, PROB_SUM_TOL
 from arena.experts.game import _checked_advance, _core_advance, _fill_uniforms, _first_bad_probs
 from arena.game import run_game
-from arena.players.moss import _moss_bonus, _moss_play_block, moss_bonus_table
+from arena.players.moss import _moss_bonus, _moss_play_arms, moss_bonus_table
 from arena.registry import load
 from arena.spec import GameSpec
 from arena.streams import generator_handles, jit_disabled
@@ -217,14 +217,14 @@ def test_the_moss_bonus_table_is_the_kernels_expression_and_its_end_is_exact():
     for k in range(1, table.size):
         assert table[k] == _moss_bonus(float(k), horizon, n_act)
     assert table[250] == 0.0 and table[249] > 0.0  # ln(T / (K n)) ≤ 0 from n = T/K on
-    # counts past a (short) table fall back to the expression: the same p_t and state
+    # counts past a (short) table fall back to the expression: the same arms and state
     rng = np.random.default_rng(0)
     losses = rng.random((3, 400, n_act))
     runs = []
     for bonus in (table, table[:5]):
         sums, counts = np.zeros((3, n_act)), np.zeros((3, n_act))
-        probs = np.empty_like(losses)
-        _moss_play_block(losses, np.zeros((3, 400)), sums, counts, horizon, bonus, 0.0, 1.0, probs)
-        runs.append((probs, sums, counts))
+        arms = np.empty((3, 400), dtype=np.int64)
+        _moss_play_arms(losses, sums, counts, horizon, bonus, 0.0, 1.0, arms)
+        runs.append((arms, sums, counts))
     for a, b in zip(*runs, strict=True):
         np.testing.assert_array_equal(a, b)

@@ -1,0 +1,153 @@
+"""Point-mass players in the bandit protocol: a chunk played as arms, ``p_t`` built when read.
+
+A player whose ``p_t`` is always a point mass ``e_{I_t}`` (UCB1, MOSS and KL-UCB, deterministic
+index policies; Thompson sampling, which samples its arm from its own stream) fixes its arm
+before the arena draws: the inverse-CDF draw from ``e_a`` is ``a`` whatever the action uniform.
+Such a player may declare :attr:`~arena.bandit.components.BanditPlayer.plays_arms` and play an
+oblivious chunk as its arms (:meth:`~arena.bandit.components.BanditPlayer.play_arms`). The
+bandit stepper then
+
+* draws no action uniforms (they could not change a draw; the action stream is read by nothing
+  else in the game, so every row, trace and total is the same to the bit);
+* checks each arm and advances the shared totals in one pass (:func:`point_mass_advance`),
+  with the sums of the ``p_t`` path: ``p_t·l_t = Σ_i p_i l_i`` of a point mass is
+  ``0 + l_{t,a}``, the zeros' sum and the one nonzero product, bit for bit;
+* builds ``p_t`` only for a reader: the block is a :class:`PointMassBlock`, whose ``probs``
+  are made from the arms the first time a metric or the trace writer reads them.
+
+A kernel's ``p_t`` writes, the uniforms and the probability check were a third of a batched
+``ucb1`` step (``benchmarks/bench_bandit_floor.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from arena.metrics.base import Block
+from arena.validation import first_offender
+
+
+@njit(cache=True, nogil=True)
+def fill_point_masses(arms, out):
+    """Fill ``out`` (R, n, K) with the point masses on ``arms`` (R, n): 1 at ``I_t``, else 0.
+
+    The values a point-mass kernel writes, so a ``p_t`` made here equals the one it wrote.
+
+    Examples
+    --------
+    >>> out = np.empty((1, 2, 3))
+    >>> fill_point_masses(np.array([[2, 0]]), out)
+    >>> out.tolist()
+    [[[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]]
+    """
+    n_rep, n, n_act = out.shape
+    for r in range(n_rep):
+        for j in range(n):
+            for i in range(n_act):
+                out[r, j, i] = 0.0
+            out[r, j, arms[r, j]] = 1.0
+
+
+def point_mass_rows(arms: np.ndarray, n_act: int) -> np.ndarray:
+    """Return the read-only ``p_t`` (R, n, K) of point masses on ``arms`` (R, n).
+
+    Examples
+    --------
+    >>> point_mass_rows(np.array([[1]]), 2).tolist()
+    [[[0.0, 1.0]]]
+    """
+    arms = np.ascontiguousarray(arms, dtype=np.int64)
+    out = np.empty((*arms.shape, n_act))
+    fill_point_masses(arms, out)
+    out.flags.writeable = False
+    return out
+
+
+@njit(cache=True, nogil=True)
+def point_mass_advance(
+    arms, losses, cum_losses, learner, realized, sum_min, expected_out, realized_out, actions
+):
+    """Check each round's arm, set ``I_t`` to it and advance the shared totals over a chunk;
+    return False at the first arm outside ``0 … K−1`` (before its round's totals are added).
+
+    The totals of :func:`arena.experts.game._checked_advance` for ``p_t = e_a``, to the bit:
+    ``p_t·l_t`` sums ``0·l_i`` (each ±0, and ``0 + (−0) = 0``) and ``1·l_a`` in arm order, which
+    is ``0 + l_a`` (``+0`` where ``l_a`` is ``−0``) followed by zeros that change nothing; the
+    draw is ``a``; the cumulative losses and ``min_i l_{t,i}`` are the same loop over every arm.
+    """
+    n_rep, n, n_act = losses.shape
+    for r in range(n_rep):
+        total, total_realized, total_min = learner[r], realized[r], sum_min[r]
+        for j in range(n):
+            a = arms[r, j]
+            if not ((a >= 0) & (a < n_act)):
+                learner[r], realized[r], sum_min[r] = total, total_realized, total_min
+                return False
+            m = np.inf
+            for i in range(n_act):
+                li = losses[r, j, i]
+                m = li if li < m else m
+                cum_losses[r, i] += li
+            lr = losses[r, j, a]
+            s = 0.0 + lr
+            actions[r, j] = a
+            expected_out[r, j] = s
+            realized_out[r, j] = lr
+            total += s
+            total_realized += lr
+            total_min += m
+        learner[r], realized[r], sum_min[r] = total, total_realized, total_min
+    return True
+
+
+def first_bad_arm(arms: np.ndarray, n_act: int) -> tuple[int, int] | None:
+    """Return ``(r, j)`` of the earliest arm outside ``0 … K−1`` (least round j, then replicate
+    r), or None.
+
+    Examples
+    --------
+    >>> first_bad_arm(np.array([[0, 1, 5], [1, -1, 0]]), 3)
+    (1, 1)
+    """
+    bad = (arms < 0) | (arms >= n_act)
+    return first_offender(bad) if bad.any() else None
+
+
+class PointMassBlock(Block):
+    """A :class:`~arena.metrics.base.Block` of a point-mass chunk: ``probs`` made when read.
+
+    Constructed with ``probs=None``; reading ``probs`` builds the point masses on ``actions``
+    (:func:`point_mass_rows`, read-only) once. Everything else is a plain block's.
+
+    Examples
+    --------
+    >>> z = np.zeros((1, 2))
+    >>> block = PointMassBlock(None, np.zeros((1, 2, 3)), z, z, np.array([[2, 1]]), None, 1)
+    >>> block.probs[0, 1].tolist()
+    [0.0, 1.0, 0.0]
+    """
+
+    @property
+    def probs(self) -> np.ndarray:  # type: ignore[override]
+        made: Any = self.__dict__.get("_probs")
+        if made is None:
+            made = self.__dict__["_probs"] = point_mass_rows(self.actions, self.losses.shape[2])
+        return made
+
+
+def plays_arms(player_class: type) -> bool:
+    """Whether the driver may play a chunk of this player class as arms.
+
+    The class declares :attr:`~arena.bandit.components.BanditPlayer.plays_arms`, and its
+    ``play_arms`` is defined where its ``play_block`` is or below: a subclass that replaced
+    ``play_block`` alone plays its own ``play_block``.
+    """
+    if not getattr(player_class, "plays_arms", False):
+        return False
+    mro = player_class.__mro__
+    arms_owner = next((c for c in mro if "play_arms" in vars(c)), None)
+    block_owner = next((c for c in mro if "play_block" in vars(c)), None)
+    return arms_owner is not None and (block_owner is None or issubclass(arms_owner, block_owner))

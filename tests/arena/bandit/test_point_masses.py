@@ -1,0 +1,187 @@
+"""Point-mass players played as arms: the same game to the bit, errors named, p_t made on read."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+import arena.bandit.game as bandit_game
+import arena.experts.game as experts_game
+from arena.bandit.point_masses import (
+    PointMassBlock,
+    first_bad_arm,
+    plays_arms,
+    point_mass_advance,
+    point_mass_rows,
+)
+from arena.errors import GameError
+from arena.experts.game import _checked_advance
+from arena.game import run_game
+from arena.players.epsilon_greedy import EpsilonGreedy
+from arena.players.thompson import Thompson
+from arena.players.ucb1 import UCB1
+
+POINT_MASS_PLAYERS = ["ucb1", "moss", "kl_ucb", "thompson"]
+PROBS_READERS = {
+    "regret": {},
+    "realized_regret": {},
+    "arm_pulls": {},
+    "arm_pseudo_regret": {},
+    "instant_pseudo_regret": {},
+    "window_pseudo_regret": {},
+    "entropy": {},
+    "zero_weight_frac": {},
+}
+"""Metrics that read the block's ``p_t`` (or the core's last one) beside the totals'."""
+
+
+def _game(player, tmp_path, name, *, as_arms, monkeypatch, **kwargs):
+    """Rows and trace of a game, played as arms or (``as_arms=False``) as ``p_t``."""
+    with monkeypatch.context() as patch:
+        if not as_arms:
+            patch.setattr(bandit_game, "plays_arms", lambda cls: False)
+        trace = tmp_path / f"{name}.parquet"
+        run = run_game(player, trace_path=trace, **kwargs)
+    return run.rows, pq.read_table(trace).to_pandas()
+
+
+@pytest.mark.parametrize("player", POINT_MASS_PLAYERS)
+@pytest.mark.parametrize(
+    ("adversary", "replicates", "metrics"),
+    [
+        ("bernoulli", 5, PROBS_READERS),
+        ("beta", 1, PROBS_READERS),  # one replicate: the span path
+        ("piecewise_stochastic", 3, None),  # the default metrics
+        ("ucb_trap", 2, None),  # adaptive: the per-round loop, untouched
+    ],
+)
+def test_arms_play_the_game_of_point_masses_to_the_bit(
+    player, adversary, replicates, metrics, tmp_path, monkeypatch
+):
+    kwargs = {
+        "adversary": adversary,
+        "n_actions": 4,
+        "horizon": 700,
+        "replicates": replicates,
+        "seed": 11,
+        "metrics": metrics,
+        "chunk_elements": 1000,  # several chunks between checkpoints
+        "n_jobs": 1,
+    }
+    arms = _game(player, tmp_path, "arms", as_arms=True, monkeypatch=monkeypatch, **kwargs)
+    probs = _game(player, tmp_path, "probs", as_arms=False, monkeypatch=monkeypatch, **kwargs)
+    for ours, theirs in zip(arms, probs, strict=True):
+        pd.testing.assert_frame_equal(ours, theirs, check_exact=True)
+
+
+def test_an_oblivious_point_mass_game_draws_no_uniforms_and_plays_no_p_t(monkeypatch):
+    def refused(*args, **kwargs):
+        raise AssertionError("the arms path drew uniforms or played p_t")
+
+    monkeypatch.setattr(experts_game, "_fill_uniforms", refused)
+    monkeypatch.setattr(UCB1, "play_block", refused)
+    monkeypatch.setattr(UCB1, "play_arms", UCB1.play_arms)  # still below play_block
+    rows = run_game("ucb1", "bernoulli", n_actions=3, horizon=300, replicates=2)
+    assert (rows.rows.metric == "regret").any()
+
+
+def test_the_advance_equals_the_fused_p_t_advance_to_the_bit():
+    rng = np.random.default_rng(3)
+    n_rep, n, n_act = 5, 60, 4
+    losses = rng.random((n_rep, n, n_act)) * 2.0 - 1.0
+    losses[0, :5] = -0.0  # p_t·l_t of a point mass on a −0 loss is +0, as the p_t path sums it
+    arms = rng.integers(0, n_act, (n_rep, n))
+    results = []
+    for path in ("arms", "probs"):
+        totals = [np.full((n_rep, n_act), 0.5), *(np.full(n_rep, 0.25) for _ in range(3))]
+        outs = [np.empty((n_rep, n)), np.empty((n_rep, n)), np.empty((n_rep, n), np.int64)]
+        if path == "arms":
+            assert point_mass_advance(arms, losses, *totals, *outs)
+        else:
+            uniforms = rng.random((n_rep, n))
+            probs = point_mass_rows(arms, n_act)
+            assert _checked_advance(probs, losses, uniforms, *totals, *outs, 1e-9, 1e-9)
+        results.append(totals + outs)
+    for ours, theirs in zip(*results, strict=True):
+        assert ours.tobytes() == theirs.tobytes()  # the bits, signs of zeros included
+
+
+class OutOfRangeUCB1(UCB1):
+    """Pulls arm K (there is none) in round 5 of its third replicate."""
+
+    def play_arms(self, losses, out=None):
+        t0 = self._rounds
+        arms = super().play_arms(losses, out=out)
+        if t0 <= 4 < t0 + arms.shape[1]:
+            arms[2, 4 - t0] = losses.shape[2]
+        return arms
+
+
+class FloatArmsUCB1(UCB1):
+    def play_arms(self, losses, out=None):
+        return super().play_arms(losses).astype(float)
+
+
+class FailingArmsUCB1(UCB1):
+    def play_arms(self, losses, out=None):
+        raise ZeroDivisionError("a bug in the arms kernel")
+
+
+class LossWritingUCB1(UCB1):
+    def play_arms(self, losses, out=None):
+        losses[0, 0, 0] = 0.0
+        return super().play_arms(losses, out=out)
+
+
+@pytest.mark.parametrize(
+    ("player", "message", "where"),
+    [
+        (OutOfRangeUCB1(), r"pulled arm 3, not one of the K = 3 arms", "round 5, replicate 2"),
+        (FloatArmsUCB1(), r"returned a float64 array, expected an integer array", "round 1"),
+        (FailingArmsUCB1(), r"play_arms.*a bug in the arms kernel", "round"),
+        (LossWritingUCB1(), r"play_arms.*read-only", "round"),
+    ],
+)
+def test_bad_arms_stop_the_game_naming_the_player_round_and_replicate(player, message, where):
+    with pytest.raises(GameError, match=message) as caught:
+        run_game(player, "bernoulli", n_actions=3, horizon=50, replicates=4)
+    text = str(caught.value)
+    assert type(player).__name__ in text and where in text
+
+
+def test_the_first_bad_arm_is_the_earliest_round_then_replicate():
+    arms = np.array([[0, 1, 3], [1, -1, 0], [9, 0, 0]])
+    assert first_bad_arm(arms, 3) == (2, 0)
+    assert first_bad_arm(arms[:2], 3) == (1, 1)
+    assert first_bad_arm(np.zeros((2, 2), dtype=np.int64), 3) is None
+
+
+class OwnBlockUCB1(UCB1):
+    """Replaces play_block alone: the driver must play its play_block, not the inherited arms."""
+
+    def play_block(self, losses, uniforms, out=None):
+        probs = super().play_block(losses, uniforms, out=out)
+        probs[:] = 0.0
+        probs[..., 0] = 1.0
+        return probs
+
+
+def test_which_classes_are_played_as_arms():
+    assert plays_arms(UCB1) and plays_arms(Thompson)
+    assert not plays_arms(EpsilonGreedy)  # mixed p_t in its exploring rounds
+    assert not plays_arms(OwnBlockUCB1)
+    rows = run_game(OwnBlockUCB1(), "bernoulli", n_actions=3, horizon=60, metrics=["arm_pulls"])
+    pulls = rows.rows[rows.rows.t == 60].sort_values("param").value.tolist()
+    assert pulls == [60.0, 0.0, 0.0]
+
+
+def test_a_point_mass_block_builds_its_p_t_once_when_read():
+    actions = np.array([[2, 0, 1]])
+    zeros = np.zeros((1, 3))
+    block = PointMassBlock(None, np.zeros((1, 3, 3)), zeros, zeros, actions, None, 1)
+    assert "_probs" not in block.__dict__
+    probs = block.probs
+    assert block.probs is probs and not probs.flags.writeable
+    np.testing.assert_array_equal(probs[0], np.eye(3)[[2, 0, 1]])
