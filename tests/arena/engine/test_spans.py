@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from arena.adversaries.stochastic import Bernoulli
+from arena.bandit import game as bandit_game
 from arena.checkpoints import log_grid
 from arena.errors import GameError
 from arena.experts import game as experts_game
@@ -40,15 +41,24 @@ BLOCK_ONLY = {
 
 @pytest.fixture
 def chunk_calls(monkeypatch):
-    """Count the chunks whose losses and ``p_t`` the experts stepper plays in one call."""
-    calls = []
-    play = experts_game.ExpertsStepper._oblivious_play
+    """Count the chunks whose losses and ``p_t`` (or arms) the experts or bandit stepper plays
+    in one call (once: the bandit stepper's may call the experts stepper's)."""
+    calls, inside = [], []
 
-    def counted(self, t0, n, losses=None):
-        calls.append((t0, n))
-        return play(self, t0, n, losses)
+    def counting(play):
+        def counted(self, t0, n, losses=None):
+            if not inside:
+                calls.append((t0, n))
+            inside.append(True)
+            try:
+                return play(self, t0, n, losses)
+            finally:
+                inside.pop()
 
-    monkeypatch.setattr(experts_game.ExpertsStepper, "_oblivious_play", counted)
+        return counted
+
+    for stepper in (experts_game.ExpertsStepper, bandit_game.BanditStepper):
+        monkeypatch.setattr(stepper, "_oblivious_play", counting(stepper._oblivious_play))
     return calls
 
 
