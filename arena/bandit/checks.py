@@ -187,9 +187,9 @@ def check_reset_restores_initial_state(player: BanditPlayer) -> None:
         fail("check_reset_restores_initial_state", player, "a second reset replays differently")
 
 
-def _block_run(player: BanditPlayer, losses, uniforms, split) -> np.ndarray:
+def _block_run(player: BanditPlayer, losses, uniforms, split, loss_range=(0.0, 1.0)) -> np.ndarray:
     block = player.clone()
-    block.reset(_spec(horizon=losses.shape[1]), rngs(5))
+    block.reset(_spec(horizon=losses.shape[1], loss_range=loss_range), rngs(5))
     got, t0 = [], 0
     for n in split:
         # read-only, as the engine shows them (and one compiled specialization of the kernel)
@@ -249,42 +249,56 @@ def check_reads_only_observed_losses(player: BanditPlayer) -> None:
             )
 
 
+ARMS_LOSS_RANGES = ((0.0, 1.0), (-1.0, 2.0))
+"""The loss ranges :func:`check_arms_match_block` plays: [0, 1], where rescaling is the identity,
+and one where a ``play_arms`` that skipped the rescaling would pull other arms."""
+
+
 def check_arms_match_block(player: BanditPlayer) -> None:
     """A player that declares ``plays_arms`` plays the same game through ``play_arms`` as
     through ``play_block`` (the driver plays its chunks as arms, :mod:`arena.bandit.point_masses`):
-    ``play_block``'s ``p_t`` are point masses, and ``play_arms`` returns their arms exactly, over
-    any split of rounds, handed a block whose every entry but the pulled arms' losses is NaN."""
+    ``play_block``'s ``p_t`` are point masses, and ``play_arms`` returns their arms exactly, as an
+    integer array, over any split of rounds, handed a block whose every entry but the pulled
+    arms' losses is NaN, in [0, 1] and in another loss range."""
     if not plays_arms(type(player)):
-        raise SkipCheck("does not play arms (plays_arms is False or play_block is its own)")
+        raise SkipCheck("does not play arms (plays_arms is False, or a p_t method is its own)")
     name = "check_arms_match_block"
-    losses, uniforms = _losses(REPLICATES, 30, 7), _uniforms(REPLICATES, 30, 7)
-    probs = _block_run(player, losses, uniforms, (30,))
-    arms = probs.argmax(axis=2)
-    if not np.array_equal(probs, point_mass_rows(arms, N_ARMS)):
-        fail(name, player, "declares plays_arms, but play_block's p_t are not all point masses")
-    poisoned = np.full_like(losses, np.nan)
-    rep, rnd = np.meshgrid(np.arange(REPLICATES), np.arange(30), indexing="ij")
-    poisoned[rep, rnd, arms] = losses[rep, rnd, arms]
-    for split in SPLITS:
-        played = player.clone()
-        played.reset(_spec(horizon=30), rngs(5))
-        got, t0 = [], 0
-        for n in split:
-            part = readonly_contiguous(poisoned[:, t0 : t0 + n])
-            out = np.full((REPLICATES, n), -1, dtype=np.int64)
-            got.append(np.asarray(played.play_arms(part, out=out)))
-            t0 += n
-        got = np.concatenate(got, axis=1)
-        if got.shape != arms.shape:
-            fail(name, player, f"play_arms returned arms of shape {got.shape}, not {arms.shape}")
-        if not np.array_equal(got, arms):
-            r, j = np.argwhere(got != arms)[0]
-            fail(
-                name,
-                player,
-                f"play_arms (splits {split}) pulled arm {got[r, j]} in round {j + 1} of replicate "
-                f"{r} where play_block committed the point mass on arm {arms[r, j]}",
-            )
+    for lo, hi in ARMS_LOSS_RANGES:
+        losses = lo + (hi - lo) * _losses(REPLICATES, 30, 7)
+        probs = _block_run(player, losses, _uniforms(REPLICATES, 30, 7), (30,), (lo, hi))
+        arms = probs.argmax(axis=2)
+        if not np.array_equal(probs, point_mass_rows(arms, N_ARMS)):
+            fail(name, player, "declares plays_arms, but play_block's p_t are not all point masses")
+        poisoned = np.full_like(losses, np.nan)
+        rep, rnd = np.meshgrid(np.arange(REPLICATES), np.arange(30), indexing="ij")
+        poisoned[rep, rnd, arms] = losses[rep, rnd, arms]
+        for split in SPLITS:
+            played = player.clone()
+            played.reset(_spec(horizon=30, loss_range=(lo, hi)), rngs(5))
+            got, t0 = [], 0
+            for n in split:
+                part = readonly_contiguous(poisoned[:, t0 : t0 + n])
+                out = np.full((REPLICATES, n), -1, dtype=np.int64)
+                chunk = played.play_arms(part, out=out)
+                if not (isinstance(chunk, np.ndarray) and np.issubdtype(chunk.dtype, np.integer)):
+                    what = getattr(chunk, "dtype", type(chunk).__name__)
+                    fail(name, player, f"play_arms returned {what} arms, not an integer array")
+                got.append(chunk)
+                t0 += n
+            got = np.concatenate(got, axis=1)
+            if got.shape != arms.shape:
+                fail(
+                    name, player, f"play_arms returned arms of shape {got.shape}, not {arms.shape}"
+                )
+            if not np.array_equal(got, arms):
+                r, j = np.argwhere(got != arms)[0]
+                fail(
+                    name,
+                    player,
+                    f"play_arms (splits {split}, losses in [{lo:g}, {hi:g}]) pulled arm "
+                    f"{got[r, j]} in round {j + 1} of replicate {r} where play_block committed "
+                    f"the point mass on arm {arms[r, j]}",
+                )
 
 
 class _SeededRngs(Sequence):

@@ -43,8 +43,10 @@ class BanditPlayer(Player):
     """True when every ``p_t`` the player commits is a point mass and :meth:`play_arms` plays a
     chunk as its arms. The driver then plays an oblivious chunk through :meth:`play_arms`, draws
     no action uniforms (a point mass is drawn to its arm whatever the uniform) and builds ``p_t``
-    only where a metric or the trace reads it (:mod:`arena.bandit.point_masses`); the
-    conformance suite checks the arms against :meth:`play_block`'s point masses."""
+    rows only where a metric or the trace reads them (:mod:`arena.bandit.point_masses`); the
+    conformance suite checks the arms against :meth:`play_block`'s point masses. A subclass
+    that replaces ``play_block`` (or the chunk kernel of a player built on empirical means) is
+    played through it until it declares ``plays_arms`` itself."""
 
     def predict(self) -> np.ndarray:
         """Return ``p_t`` of every replicate, shape (R, K). Pure: it never changes state."""

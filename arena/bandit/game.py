@@ -22,7 +22,7 @@ kernel that checks ``p_t``, draws ``I_t`` and advances the shared totals in the 
 (:func:`_checked_advance`; a bad ``p_t`` is then named by the experts protocol's check, as before).
 The chunk buffers are kept across chunks. A player whose ``p_t`` are point masses and that
 declares ``plays_arms`` plays such a chunk as its arms instead: no action uniforms, one kernel
-that checks the arms and advances the totals, ``p_t`` built only when read
+that checks the arms and advances the totals, a chunk's ``p_t`` built only when read
 (:mod:`arena.bandit.point_masses`). Against an adaptive adversary a chunk is a per-round
 loop batched over replicates in which ``update`` receives the observed losses alone.
 :mod:`arena.bandit.reference` is the literal per-round loop this protocol must reproduce to 1e-12.
@@ -145,14 +145,9 @@ class BanditStepper(ExpertsStepper):
             losses = _oblivious_losses(self.adversary, t0, n, n_rep, n_act, self.lo, self.hi, ids)
         out = self._buffers.get("arms", (n_rep, n), np.int64)
         shown = readonly(losses)  # as p_t players are shown them: a write fails, naming it
-        arms = _block_arms(self.player, lambda: self.player.play_arms(shown, out=out), t0, n, ids)
-        if arms.shape != (n_rep, n):
-            raise GameError(
-                Who("player", self.player),
-                f"play_arms returned shape {arms.shape}, expected {(n_rep, n)}",
-                round=t0,
-                replicate=int(ids[0]),
-            )
+        arms = _block_arms(
+            self.player, lambda: self.player.play_arms(shown, out=out), t0, (n_rep, n), ids, n_act
+        )
         return arms, losses, None
 
     def _oblivious_advance(self, t0, n, probs, losses, uniforms, means_of, outputs):
@@ -172,14 +167,7 @@ class BanditStepper(ExpertsStepper):
             actions,
         )
         if not ok:
-            r, j = first_bad_arm(arms, self.n_act)
-            raise GameError(
-                Who("player", self.player),
-                f"play_arms pulled arm {int(arms[r, j])}, not one of the K = {self.n_act} arms "
-                f"0 … {self.n_act - 1}",
-                round=t0 + j,
-                replicate=int(self.ids[r]),
-            )
+            raise _bad_arm(self.player, arms, t0, self.ids, self.n_act)
         means = None if means_of is None else means_of()
         if increments is not None:
             _regret_increments(losses, expected, increments)
@@ -210,10 +198,11 @@ class BanditStepper(ExpertsStepper):
         self.player.update(actions.copy(), observed, played)
 
 
-def _block_arms(player, play, t0, n, ids) -> np.ndarray:
-    """Call ``play()`` (the player's ``play_arms`` of rounds ``t0 .. t0+n-1``) and return its arms
-    as a C-contiguous int64 array, or stop the game naming the player: a call that raised, or
-    arms that are not an integer array."""
+def _block_arms(player, play, t0, shape, ids, n_act) -> np.ndarray:
+    """Call ``play()`` (the player's ``play_arms`` of rounds ``t0 .. t0+n-1``; ``shape`` is
+    (R, n)) and return its arms as a C-contiguous int64 array, or stop the game naming the
+    player: a call that raised, or arms that are not an integer array of that shape (or an
+    unsigned one with an arm past int64, named before the cast would wrap it)."""
     who = Who("player", player)
     try:
         arms = play()
@@ -221,14 +210,27 @@ def _block_arms(player, play, t0, n, ids) -> np.ndarray:
         raise
     except Exception as exc:
         raise component_failure(
-            who, "play_arms", exc, typed=False, **failure_where(exc, t0, n, ids)
+            who, "play_arms", exc, typed=False, **failure_where(exc, t0, shape[1], ids)
         ) from exc
+    problem = None
     if not (isinstance(arms, np.ndarray) and np.issubdtype(arms.dtype, np.integer)):
         got = f"a {arms.dtype} array" if isinstance(arms, np.ndarray) else type(arms).__name__
-        raise GameError(
-            who,
-            f"play_arms returned {got}, expected an integer array of arms",
-            round=t0,
-            replicate=int(ids[0]),
-        )
+        problem = f"play_arms returned {got}, expected an integer array of arms"
+    elif arms.shape != shape:
+        problem = f"play_arms returned shape {arms.shape}, expected {shape}"
+    if problem is not None:
+        raise GameError(who, problem, round=t0, replicate=int(ids[0]))
+    if arms.dtype.kind == "u" and arms.size and arms.max() > np.iinfo(np.int64).max:
+        raise _bad_arm(player, arms, t0, ids, n_act)
     return np.ascontiguousarray(arms, dtype=np.int64)
+
+
+def _bad_arm(player, arms, t0, ids, n_act) -> GameError:
+    """The error naming the earliest arm of ``arms`` (R, n) outside ``0 … K−1``."""
+    r, j = first_bad_arm(arms, n_act)
+    return GameError(
+        Who("player", player),
+        f"play_arms pulled arm {int(arms[r, j])}, not one of the K = {n_act} arms 0 … {n_act - 1}",
+        round=t0 + j,
+        replicate=int(ids[r]),
+    )

@@ -21,6 +21,7 @@ A kernel's ``p_t`` writes, the uniforms and the probability check were a third o
 
 from __future__ import annotations
 
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -120,7 +121,9 @@ class PointMassBlock(Block):
     """A :class:`~arena.metrics.base.Block` of a point-mass chunk: ``probs`` made when read.
 
     Constructed with ``probs=None``; reading ``probs`` builds the point masses on ``actions``
-    (:func:`point_mass_rows`, read-only) once. Everything else is a plain block's.
+    (:func:`point_mass_rows`, read-only) once. As a tuple it is the plain block it stands for:
+    iterating, indexing and ``_asdict`` give those ``probs``, and ``_replace`` returns a plain
+    :class:`~arena.metrics.base.Block`.
 
     Examples
     --------
@@ -128,6 +131,9 @@ class PointMassBlock(Block):
     >>> block = PointMassBlock(None, np.zeros((1, 2, 3)), z, z, np.array([[2, 1]]), None, 1)
     >>> block.probs[0, 1].tolist()
     [0.0, 1.0, 0.0]
+    >>> probs, *rest = block
+    >>> probs is block.probs, type(block._replace(t0=5)).__name__
+    (True, 'Block')
     """
 
     @property
@@ -137,17 +143,41 @@ class PointMassBlock(Block):
             made = self.__dict__["_probs"] = point_mass_rows(self.actions, self.losses.shape[2])
         return made
 
+    def __iter__(self):
+        yield self.probs
+        yield from islice(tuple.__iter__(self), 1, None)
+
+    def __getitem__(self, index):
+        return tuple(self)[index]
+
+    def _asdict(self) -> dict[str, Any]:
+        return dict(zip(self._fields, self, strict=True))
+
+    def _replace(self, **changes: Any) -> Block:
+        return Block(*self)._replace(**changes)
+
+
+P_T_HOOKS = ("play_block", "_play_kernel")
+"""The methods through which a class plays its ``p_t`` path: ``play_block``, and the chunk kernel
+of the players built on empirical means (:mod:`arena.players._empirical_means`)."""
+
 
 def plays_arms(player_class: type) -> bool:
     """Whether the driver may play a chunk of this player class as arms.
 
-    The class declares :attr:`~arena.bandit.components.BanditPlayer.plays_arms`, and its
-    ``play_arms`` is defined where its ``play_block`` is or below: a subclass that replaced
-    ``play_block`` alone plays its own ``play_block``.
+    The class declares :attr:`~arena.bandit.components.BanditPlayer.plays_arms`, and no class
+    below the one that declared it replaced a method of its ``p_t`` path (:data:`P_T_HOOKS`):
+    a subclass of ``UCB1`` with its own ``play_block`` or chunk kernel is played through them
+    until it declares ``plays_arms`` itself (and the conformance suite then holds its
+    ``play_arms`` to them).
     """
     if not getattr(player_class, "plays_arms", False):
         return False
-    mro = player_class.__mro__
-    arms_owner = next((c for c in mro if "play_arms" in vars(c)), None)
-    block_owner = next((c for c in mro if "play_block" in vars(c)), None)
-    return arms_owner is not None and (block_owner is None or issubclass(arms_owner, block_owner))
+    declared = _owner(player_class, "plays_arms")
+    owners = (_owner(player_class, hook) for hook in P_T_HOOKS)
+    return all(owner is None or issubclass(declared, owner) for owner in owners)
+
+
+def _owner(cls: type, name: str) -> type | None:
+    """The class of ``cls``'s MRO that defines ``name`` (None: none does)."""
+    return next((c for c in cls.__mro__ if name in vars(c)), None)

@@ -74,6 +74,26 @@ class MixedArmsExp3(SimpleExp3):
         return self.play_block(losses, np.zeros(losses.shape[:2])).argmax(axis=2)
 
 
+class UnscaledArmsUCB1(UCB1):
+    """Plays its arms on the raw losses, not mapped to [0, 1] by the declared range: the same
+    arms as play_block in [0, 1] only."""
+
+    def play_arms(self, losses, out=None):
+        lo, scale = self._lo, self._scale
+        self._lo, self._scale = 0.0, 1.0
+        try:
+            return super().play_arms(losses, out=out)
+        finally:
+            self._lo, self._scale = lo, scale
+
+
+class FloatArmsUCB1(UCB1):
+    """Returns the right arms as floats, which the driver refuses."""
+
+    def play_arms(self, losses, out=None):
+        return super().play_arms(losses).astype(float)
+
+
 @pytest.mark.parametrize("player", [SimpleExp3(), SimpleExp3(eta=2.0), UniformBandit()])
 def test_correct_players_pass(player):
     assert check_component(player) == {}
@@ -89,6 +109,8 @@ def test_correct_players_pass(player):
         (TooGoodBound(), checks.check_declared_bounds_hold, "exceeds its declared bound"),
         (ShiftedArmsUCB1(), checks.check_arms_match_block, "where play_block committed"),
         (MixedArmsExp3(), checks.check_arms_match_block, "not all point masses"),
+        (UnscaledArmsUCB1(), checks.check_arms_match_block, r"losses in \[-1, 2\]"),
+        (FloatArmsUCB1(), checks.check_arms_match_block, "float64 arms, not an integer array"),
     ],
 )
 def test_broken_players_are_caught(player, check, message):

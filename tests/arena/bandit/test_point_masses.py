@@ -19,6 +19,7 @@ from arena.bandit.point_masses import (
 from arena.errors import GameError
 from arena.experts.game import _checked_advance
 from arena.game import run_game
+from arena.metrics.base import Block
 from arena.players.epsilon_greedy import EpsilonGreedy
 from arena.players.thompson import Thompson
 from arena.players.ucb1 import UCB1
@@ -168,13 +169,58 @@ class OwnBlockUCB1(UCB1):
         return probs
 
 
-def test_which_classes_are_played_as_arms():
-    assert plays_arms(UCB1) and plays_arms(Thompson)
-    assert not plays_arms(EpsilonGreedy)  # mixed p_t in its exploring rounds
-    assert not plays_arms(OwnBlockUCB1)
-    rows = run_game(OwnBlockUCB1(), "bernoulli", n_actions=3, horizon=60, metrics=["arm_pulls"])
+class OwnKernelUCB1(UCB1):
+    """Replaces the chunk kernel of its p_t path alone: arm 0 every round."""
+
+    def _play_kernel(self, losses, uniforms, probs):
+        probs[:] = 0.0
+        probs[..., 0] = 1.0
+        self._counts[:, 0] += losses.shape[1]
+
+
+class RedeclaredUCB1(OwnKernelUCB1):
+    """Declares plays_arms again below its own kernel: played as arms (its play_arms is UCB1's,
+    which the conformance check would hold to its kernel)."""
+
+    plays_arms = True
+
+
+@pytest.mark.parametrize("player_class", [OwnBlockUCB1, OwnKernelUCB1])
+def test_a_subclass_with_its_own_p_t_path_is_played_through_it(player_class):
+    assert not plays_arms(player_class)
+    rows = run_game(player_class(), "bernoulli", n_actions=3, horizon=60, metrics=["arm_pulls"])
     pulls = rows.rows[rows.rows.t == 60].sort_values("param").value.tolist()
     assert pulls == [60.0, 0.0, 0.0]
+
+
+def test_which_classes_are_played_as_arms():
+    assert plays_arms(UCB1) and plays_arms(Thompson) and plays_arms(RedeclaredUCB1)
+    assert not plays_arms(EpsilonGreedy)  # mixed p_t in its exploring rounds
+
+
+class HugeArmUCB1(UCB1):
+    """Returns unsigned arms, one of them 2⁶⁴ − 1 (which a cast to int64 would make −1)."""
+
+    def play_arms(self, losses, out=None):
+        arms = super().play_arms(losses).astype(np.uint64)
+        arms[1, 0] = np.iinfo(np.uint64).max
+        return arms
+
+
+def test_an_unsigned_arm_past_int64_is_named_as_returned():
+    with pytest.raises(GameError, match="pulled arm 18446744073709551615") as caught:
+        run_game(HugeArmUCB1(), "bernoulli", n_actions=3, horizon=50, replicates=2)
+    assert "round 1" in str(caught.value) and "replicate 1" in str(caught.value)
+
+
+def test_a_point_mass_block_is_the_plain_block_as_a_tuple():
+    actions = np.array([[2, 0]])
+    zeros = np.zeros((1, 2))
+    block = PointMassBlock(None, np.zeros((1, 2, 3)), zeros, zeros, actions, None, 1)
+    plain = block._replace()
+    assert type(plain) is Block and plain.probs is block.probs
+    assert block[0] is block.probs and block._asdict()["probs"] is block.probs
+    assert block._replace(probs=np.ones((1, 2, 3))).probs.sum() == 6.0
 
 
 def test_a_point_mass_block_builds_its_p_t_once_when_read():
