@@ -56,13 +56,33 @@ class Who:
         return describe(self.kind, self.component)
 
 
-def call_component(kind: str, comp: Any, what: str, t0: int, fn, *args, rounds: int = 1):
+def call_component(
+    kind: str,
+    comp: Any,
+    what: str,
+    t0: int,
+    fn,
+    *args,
+    rounds: int = 1,
+    ids: Any = None,
+    typed: bool = True,
+):
     """Call ``fn(*args)`` for a component; an unexpected exception stops the game naming it.
 
     An :class:`~arena.errors.ArenaError` passes through; anything else becomes a
     :class:`~arena.errors.GameError` naming the component, what it was doing and the round: the
     exact one where the call marked it (a block call of ``rounds`` rounds from ``t0``,
-    :func:`arena.errors.mark_failure`), else every round of the block (:func:`component_failure`).
+    :func:`arena.errors.mark_failure`), else every round of the block (:func:`component_failure`),
+    and the replicate of ``ids`` it marked. ``typed`` quotes the exception's type name.
+
+    Examples
+    --------
+    >>> from arena.players.hedge import Hedge
+    >>> try:
+    ...     call_component("player", Hedge(), "play_block", 5, {}.pop, "w", rounds=3)
+    ... except ArenaError as exc:
+    ...     print(exc)
+    player hedge Hedge(): play_block failed: KeyError: 'w' (rounds 5..7, all replicates)
     """
     try:
         return fn(*args)
@@ -70,7 +90,7 @@ def call_component(kind: str, comp: Any, what: str, t0: int, fn, *args, rounds: 
         raise
     except Exception as exc:
         raise component_failure(
-            Who(kind, comp), what, exc, **failure_where(exc, t0, rounds)
+            Who(kind, comp), what, exc, typed=typed, **failure_where(exc, t0, rounds, ids)
         ) from exc
 
 

@@ -44,7 +44,7 @@ from arena.bandit.point_masses import (
     point_mass_advance,
 )
 from arena.components import Adversary
-from arena.errors import ArenaError, ConfigError, GameError
+from arena.errors import ConfigError, GameError
 from arena.experts.game import (
     ExpertsProtocol,
     ExpertsStepper,
@@ -52,7 +52,7 @@ from arena.experts.game import (
     _regret_increments,
 )
 from arena.protocol import PreparedGame
-from arena.validation import Who, component_failure, describe, failure_where, readonly
+from arena.validation import Who, call_component, describe, readonly
 
 HOSTED = frozenset({"experts"})
 """The adversaries' protocols a bandit game accepts: every experts adversary is a bandit one."""
@@ -204,14 +204,9 @@ def _block_arms(player, play, t0, shape, ids, n_act) -> np.ndarray:
     player: a call that raised, or arms that are not an integer array of that shape (or an
     unsigned one with an arm past int64, named before the cast would wrap it)."""
     who = Who("player", player)
-    try:
-        arms = play()
-    except ArenaError:
-        raise
-    except Exception as exc:
-        raise component_failure(
-            who, "play_arms", exc, typed=False, **failure_where(exc, t0, shape[1], ids)
-        ) from exc
+    arms = call_component(
+        "player", player, "play_arms", t0, play, rounds=shape[1], ids=ids, typed=False
+    )
     problem = None
     if not (isinstance(arms, np.ndarray) and np.issubdtype(arms.dtype, np.integer)):
         got = f"a {arms.dtype} array" if isinstance(arms, np.ndarray) else type(arms).__name__

@@ -16,6 +16,7 @@ totals (:class:`~arena.metrics.base.Core`) and the metrics consume the chunk in 
 from __future__ import annotations
 
 import math
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -23,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 from numba import njit
 
-from arena.errors import ArenaError, ConfigError, GameError
+from arena.errors import ConfigError, GameError
 from arena.experts.components import PROB_NEG_TOL, PROB_SUM_TOL, ExpertsPlayer, ObliviousAdversary
 from arena.metrics.base import Block, Core
 from arena.metrics.defaults import DEFAULT_METRICS
@@ -32,7 +33,7 @@ from arena.results import TraceWriter, list_column
 from arena.sampling import sample_actions
 from arena.spec import GameSpec, History
 from arena.streams import generator_handles, jit_disabled, stream
-from arena.validation import Who, component_failure, describe, failure_where, readonly, real_array
+from arena.validation import Who, call_component, describe, readonly, real_array
 
 # ----------------------------------------------------------------------------------------------
 # kernels
@@ -721,14 +722,10 @@ def _oblivious_losses(adversary, t0, n, n_rep, n_act, lo, hi, ids, *, defer=Fals
     loss (not finite, outside ``[lo, hi]``) stops the game naming it, or with ``defer`` is
     returned beside them (``(losses, GameError or None)``, to be raised later)."""
     who = Who("adversary", adversary)
-    try:
-        raw = adversary.losses_block(t0, n)
-    except ArenaError:
-        raise
-    except Exception as exc:
-        raise component_failure(
-            who, "losses_block", exc, typed=False, **failure_where(exc, t0, n, ids)
-        ) from exc
+    raw = call_component(
+        "adversary", adversary, "losses_block", t0, adversary.losses_block, t0, n, rounds=n,
+        ids=ids, typed=False,
+    )  # fmt: skip
     losses = real_array(raw, who, "losses_block", round=t0, replicate=int(ids[0]))
     if losses.shape != (n_rep, n, n_act):
         raise GameError(
@@ -757,14 +754,9 @@ def _bad_loss(who, code, value, lo, hi, t, replicate, expert) -> GameError:
 def _block_probs(player, play, shape, t0, ids) -> np.ndarray:
     """Call ``play()`` (the player's ``play_block``) and return its ``p_t``, validated."""
     who = Who("player", player)
-    try:
-        probs = play()
-    except ArenaError:
-        raise
-    except Exception as exc:
-        raise component_failure(
-            who, "play_block", exc, typed=False, **failure_where(exc, t0, shape[1], ids)
-        ) from exc
+    probs = call_component(
+        "player", player, "play_block", t0, play, rounds=shape[1], ids=ids, typed=False
+    )
     probs = real_array(probs, who, "play_block", round=t0, replicate=int(ids[0]))
     if probs.shape != shape:
         raise GameError(
@@ -778,7 +770,6 @@ def _block_probs(player, play, shape, t0, ids) -> np.ndarray:
 
 def _checked_confidences(adversary, raw, shape, t0, ids) -> np.ndarray:
     """Return the confidences as a contiguous float array, or stop naming the first bad one."""
-    who = Who("adversary", adversary)
     who = Who("adversary", adversary)
     conf = np.ascontiguousarray(
         real_array(raw, who, "confidences", round=t0, replicate=int(ids[0]))
@@ -854,14 +845,8 @@ def _adaptive_chunk(stepper: ExpertsStepper, t0: int, n: int):
             confs[:, j] = conf
             conf = confs[:, j]
             conf.flags.writeable = False  # shared with the adversary's record and the block
-        try:
-            p = player.predict() if conf is None else player.predict(confidences=conf)
-        except ArenaError:
-            raise
-        except Exception as exc:
-            raise component_failure(
-                who_p, "predict", exc, typed=False, **failure_where(exc, t, 1, ids)
-            ) from exc
+        predict = player.predict if conf is None else partial(player.predict, confidences=conf)
+        p = call_component("player", player, "predict", t, predict, ids=ids, typed=False)
         p = real_array(p, who_p, "predict", round=t, replicate=int(ids[0]))
         if p.shape != (n_rep, n_act):
             raise GameError(
@@ -873,14 +858,9 @@ def _adaptive_chunk(stepper: ExpertsStepper, t0: int, n: int):
         p = np.ascontiguousarray(p)
         _check_probs(player, p[:, None, :], t, ids, None if conf is None else conf[:, None])
         history._show(p)
-        try:
-            raw = adversary.losses(t, history)
-        except ArenaError:
-            raise
-        except Exception as exc:
-            raise component_failure(
-                who_a, "losses", exc, typed=False, **failure_where(exc, t, 1, ids)
-            ) from exc
+        raw = call_component(
+            "adversary", adversary, "losses", t, adversary.losses, t, history, ids=ids, typed=False
+        )
         lt = real_array(raw, who_a, "losses", round=t, replicate=int(ids[0]))
         if lt.shape != (n_rep, n_act):
             raise GameError(
@@ -897,13 +877,9 @@ def _adaptive_chunk(stepper: ExpertsStepper, t0: int, n: int):
         view = losses[:, j]
         view.flags.writeable = False
         sample_actions(p, uniforms[:, j].copy(), actions)
-        try:
-            stepper.feedback(view, actions, p, conf)
-        except ArenaError:
-            raise
-        except Exception as exc:
-            raise component_failure(
-                who_p, "update", exc, typed=False, **failure_where(exc, t, 1, ids)
-            ) from exc
+        call_component(
+            "player", player, "update", t, stepper.feedback, view, actions, p, conf, ids=ids,
+            typed=False,
+        )  # fmt: skip
         history._record(p, lt, actions)
     return probs, losses, uniforms, confs
