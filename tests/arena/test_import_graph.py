@@ -10,6 +10,7 @@ implicit edges are Python's package mechanics, not dependencies of the code, and
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -66,6 +67,12 @@ def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
     return graph
 
 
+@functools.cache
+def _library_graph() -> dict[str, set[str]]:
+    """The library's import graph, parsed once per test process (four tests read it)."""
+    return import_graph(module_files())
+
+
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     """Return the strongly connected components with more than one module (Tarjan)."""
     index: dict[str, int] = {}
@@ -102,11 +109,11 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_the_library_has_no_import_cycle():
-    assert cycles(import_graph(module_files())) == []
+    assert cycles(_library_graph()) == []
 
 
 def test_the_driver_imports_no_protocol():
-    graph = import_graph(module_files())
+    graph = _library_graph()
     for protocol in ("arena.experts", "arena.oco"):
         reached = {m for m in graph["arena.game"] if m.startswith(protocol)}
         assert not reached, f"arena.game imports {sorted(reached)}"
@@ -160,14 +167,14 @@ def mutual_units(edges: dict[tuple[str, str], list[str]]) -> list[tuple[str, str
 def test_no_two_units_import_each_other():
     """No two units import each other: the core, each subpackage of arena (protocol folders,
     metrics, applications, reports, conformance suite) and the component packages."""
-    edges = unit_edges(import_graph(module_files()))
+    edges = unit_edges(_library_graph())
     mutual = mutual_units(edges)
     detail = {pair: (edges[pair][:3], edges[pair[::-1]][:3]) for pair in mutual}
     assert not mutual, detail
 
 
 def test_the_core_imports_no_metric_module():
-    graph = import_graph(module_files())
+    graph = _library_graph()
     core = [m for m in graph if unit_of(m) == CORE]
     reached = {(m, t) for m in core for t in graph[m] if unit_of(t) == "arena.metrics"}
     assert not reached

@@ -133,6 +133,20 @@ def test_bandit_benchmark_agreement_rule(bench_path):
     assert not apart["agree"] and apart["diff_in_se"] < -3
 
 
+def test_parallel_benchmark_verdict_rule(bench_path):
+    """The 2-core verdict reads the bootstrap interval of the median paired ratio: met only when
+    all of it clears 1.8×, not met only when none of it does, and only in the target's scope."""
+    bench = importlib.import_module("bench_parallel")
+    mid, low, high = bench.median_interval([1.70, 1.90, 1.95, 1.85, 1.99, 1.88, 1.92])
+    assert mid == pytest.approx(1.90) and low <= mid <= high
+    assert low >= 1.70 and high <= 1.99  # a median's interval stays inside the sample
+    assert bench.verdict(1.81, 1.95, 10, 64) == "met"
+    assert bench.verdict(1.60, 1.79, 1000, 64) == "not met"
+    assert bench.verdict(1.75, 1.85, 100, 8) == "within noise"
+    assert bench.verdict(1.0, 1.1, 10, 8) == "–"  # N < 100 and R < 64: outside the target
+    assert bench.verdict(1.0, 1.1, 1000, 1) == "– (one thread)"  # one replicate: never split
+
+
 def test_vw_export_writes_the_engine_stream_in_vw_text_format(bench_path, tmp_path):
     """The Vowpal Wabbit benchmarks feed VW the examples run_game shows (VW itself is not needed):
     one line per round, label then features 1..d with the float64 values read back exactly."""
