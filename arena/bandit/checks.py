@@ -263,6 +263,7 @@ def check_arms_match_block(player: BanditPlayer) -> None:
     if not plays_arms(type(player)):
         raise SkipCheck("does not play arms (plays_arms is False, or a p_t method is its own)")
     name = "check_arms_match_block"
+    rep, rnd = np.meshgrid(np.arange(REPLICATES), np.arange(30), indexing="ij")
     for lo, hi in ARMS_LOSS_RANGES:
         losses = lo + (hi - lo) * _losses(REPLICATES, 30, 7)
         probs = _block_run(player, losses, _uniforms(REPLICATES, 30, 7), (30,), (lo, hi))
@@ -270,7 +271,6 @@ def check_arms_match_block(player: BanditPlayer) -> None:
         if not np.array_equal(probs, point_mass_rows(arms, N_ARMS)):
             fail(name, player, "declares plays_arms, but play_block's p_t are not all point masses")
         poisoned = np.full_like(losses, np.nan)
-        rep, rnd = np.meshgrid(np.arange(REPLICATES), np.arange(30), indexing="ij")
         poisoned[rep, rnd, arms] = losses[rep, rnd, arms]
         for split in SPLITS:
             played = player.clone()

@@ -146,7 +146,7 @@ class BanditStepper(ExpertsStepper):
         out = self._buffers.get("arms", (n_rep, n), np.int64)
         shown = readonly(losses)  # as p_t players are shown them: a write fails, naming it
         arms = _block_arms(
-            self.player, lambda: self.player.play_arms(shown, out=out), t0, (n_rep, n), ids, n_act
+            self.player, lambda: self.player.play_arms(shown, out=out), (n_rep, n), t0, ids, n_act
         )
         return arms, losses, None
 
@@ -198,7 +198,7 @@ class BanditStepper(ExpertsStepper):
         self.player.update(actions.copy(), observed, played)
 
 
-def _block_arms(player, play, t0, shape, ids, n_act) -> np.ndarray:
+def _block_arms(player, play, shape, t0, ids, n_act) -> np.ndarray:
     """Call ``play()`` (the player's ``play_arms`` of rounds ``t0 .. t0+n-1``; ``shape`` is
     (R, n)) and return its arms as a C-contiguous int64 array, or stop the game naming the
     player: a call that raised, or arms that are not an integer array of that shape (or an
