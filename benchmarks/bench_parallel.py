@@ -54,6 +54,7 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 import pandas as pd
 from numba import njit
+from paired import interval_verdict, median_interval
 
 import arena.game
 from arena.game import DEFAULT_CHUNK_ELEMENTS, check_game, run_game
@@ -187,17 +188,6 @@ def gil_share(py_spy: str, kw: dict) -> float:
 TARGET = 1.8
 """Issue 34's target: ``n_jobs=2`` at least this much faster than ``n_jobs=1`` on two cores."""
 
-BOOTSTRAP = 2000
-"""Resamples of the bootstrap interval of a median paired ratio."""
-
-
-def median_interval(ratios: list[float], seed: int = 0) -> tuple[float, float, float]:
-    """Return the median of paired ratios and a bootstrap 95 % interval of that median."""
-    values = np.asarray(ratios, dtype=np.float64)
-    resampled = np.random.default_rng(seed).choice(values, (BOOTSTRAP, values.size))
-    low, high = np.percentile(np.median(resampled, axis=1), [2.5, 97.5])
-    return float(np.median(values)), float(low), float(high)
-
 
 def verdict(low: float, high: float, n: int, r: int) -> str:
     """The target's verdict for a row from its interval (module docstring)."""
@@ -205,11 +195,7 @@ def verdict(low: float, high: float, n: int, r: int) -> str:
         return "– (one thread)"  # the split shares replicates: one replicate is never split
     if n < 100 and r < 64:
         return "–"
-    if low >= TARGET:
-        return "met"
-    if high < TARGET:
-        return "not met"
-    return "within noise"
+    return interval_verdict(low, high, TARGET)
 
 
 def main() -> None:

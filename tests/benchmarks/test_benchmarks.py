@@ -147,6 +147,23 @@ def test_parallel_benchmark_verdict_rule(bench_path):
     assert bench.verdict(1.0, 1.1, 1000, 1) == "– (one thread)"  # one replicate: never split
 
 
+def test_paired_verdict_rule_both_ways(bench_path):
+    """The shared rule of the speed benchmarks (bench_bandits' ≥ 30×/300×, bench_bandit_floor's
+    ≤ 1.5×): met only when the whole interval meets the target, on the target's side."""
+    paired = importlib.import_module("paired")
+    assert paired.interval_verdict(30.0, 41.0, 30.0) == "met"  # the end on the target counts
+    assert paired.interval_verdict(21.0, 29.9, 30.0) == "not met"
+    assert paired.interval_verdict(29.0, 31.0, 30.0) == "within noise"
+    assert paired.interval_verdict(1.10, 1.50, 1.5, at_most=True) == "met"
+    assert paired.interval_verdict(1.51, 1.90, 1.5, at_most=True) == "not met"
+    assert paired.interval_verdict(1.40, 1.60, 1.5, at_most=True) == "within noise"
+    # a ratio over the target is met for "at least", not met for "at most"
+    assert paired.interval_verdict(2.0, 2.5, 1.5) == "met"
+    assert paired.interval_verdict(2.0, 2.5, 1.5, at_most=True) == "not met"
+    mid, low, high = paired.median_interval([25.0, 33.0, 31.0, 28.0, 35.0, 30.0, 32.0])
+    assert mid == 31.0 and 25.0 <= low <= mid <= high <= 35.0
+
+
 def test_vw_export_writes_the_engine_stream_in_vw_text_format(bench_path, tmp_path):
     """The Vowpal Wabbit benchmarks feed VW the examples run_game shows (VW itself is not needed):
     one line per round, label then features 1..d with the float64 values read back exactly."""
