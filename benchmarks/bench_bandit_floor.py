@@ -43,7 +43,7 @@ its fixed cost (``run_game`` at T = 10, the same R).
 
 Run::
 
-    .venv/bin/python benchmarks/bench_bandit_floor.py             # ~1 min
+    .venv/bin/python benchmarks/bench_bandit_floor.py             # ~1 min, 7 repeats
     .venv/bin/python benchmarks/bench_bandit_floor.py --quick     # smoke test, a few seconds
     .venv/bin/python benchmarks/bench_bandit_floor.py --only ucb1 --reps 7
 """
@@ -413,7 +413,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
     parser.add_argument("--only", default=",".join(POLICIES), help="comma-separated policies")
-    parser.add_argument("--reps", type=int, default=5, help="repeats (paired rounds)")
+    parser.add_argument("--reps", type=int, default=7, help="repeats (paired rounds)")
     args = parser.parse_args()
     policies = [p for p in args.only.split(",") if p]
     # ε-greedy explores uniformly until t = cK/d² = 4500: a check must play past it

@@ -36,7 +36,7 @@ Python whether numba is installed or not.
 
 Run::
 
-    .venv/bin/python benchmarks/bench_bandits.py              # ~11 min on a busy 2-core machine
+    .venv/bin/python benchmarks/bench_bandits.py              # ~8 min on a quiet 2-core machine
     .venv/bin/python benchmarks/bench_bandits.py --quick      # smoke test, < 60 s
     .venv/bin/python benchmarks/bench_bandits.py --only ucb1,tsallis_inf
 

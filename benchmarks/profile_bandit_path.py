@@ -198,7 +198,13 @@ def thompson_irreducible(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("players", nargs="*", default=POLICIES)
-    parser.add_argument("--reps", type=int, default=3, help="repeats; the minimum is kept")
+    parser.add_argument(
+        "--reps",
+        type=int,
+        default=3,
+        help="repeats: each stage keeps its best; --thompson judges them as paired rounds "
+        "(15 give a usable interval)",
+    )
     parser.add_argument("--horizon", type=int, default=10_000)
     parser.add_argument("--horizon-r1", type=int, default=100_000)
     parser.add_argument("--thompson", action="store_true", help="Thompson's irreducible work")
