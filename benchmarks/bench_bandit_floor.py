@@ -62,7 +62,7 @@ import numpy as np
 import pyarrow.parquet as pq
 from bench_bandits import REWARD_MEANS, K
 from numba import njit
-from paired import interval_verdict, median_interval
+from paired import judge
 
 from arena.game import check_game, run_game
 from arena.players.epsilon_greedy import _epsilon
@@ -443,8 +443,7 @@ def main() -> None:
     print(header)
     for (policy, replicates, horizon), e in results.items():
         game, floor = np.asarray(e["game"]), np.asarray(e["floor"])
-        mid, low, high = median_interval(list(game / floor))
-        verdict = interval_verdict(low, high, TARGET, at_most=True)
+        mid, low, high, verdict = judge(game / floor, TARGET, at_most=True)
         interval = f"{mid:.2f} [{low:.2f}–{high:.2f}]"
         best_of = game.min() / floor.min()
         print(f"{policy:<16}{replicates:>5}{horizon:>8}{game.min():>9.1f}{min(e['fixed']):>8.1f}"

@@ -56,7 +56,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from paired import interval_verdict, median_interval
+from paired import judge
 from peer_env import ensure_venv
 
 HERE = Path(__file__).resolve().parent
@@ -507,12 +507,8 @@ def main() -> None:
                 rounds_ns={side: (v * 1e9).tolist() for side, v in times.items() if v.size},
             )
             for ours, target in (("batched", TARGET_BATCHED), ("single", TARGET_SINGLE)):
-                mid, low, high = median_interval(list(times["peer"] / times[ours]))
-                row[f"paired_{ours}"] = {
-                    "median": mid,
-                    "interval": [low, high],
-                    "verdict": interval_verdict(low, high, target),
-                }
+                mid, low, high, verdict = judge(times["peer"] / times[ours], target)
+                row[f"paired_{ours}"] = {"median": mid, "interval": [low, high], "verdict": verdict}
             if times["stock"].size:
                 row["stock_peer_ns"] = times["stock"].min() * 1e9
                 row["stock_ratio_batched"] = float(np.median(times["stock"] / times["batched"]))

@@ -253,7 +253,7 @@ def main() -> None:
                     if r > 1:
                         cpu = [min(a, b) for a, b in zip(cpu, split_cpu(kw), strict=True)]
                 one_s, two_s = np.array(times[1]), np.array(times[2])
-                mid, low, high = median_interval(list(one_s / two_s))
+                mid, low, high = median_interval(one_s / two_s)
                 procs = (
                     "–"
                     if r == 1

@@ -13,13 +13,16 @@ otherwise, where more rounds or a quieter machine would be needed to tell.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 BOOTSTRAP = 2000
 """Resamples of the bootstrap interval of a median paired ratio."""
 
 
-def median_interval(ratios: list[float], seed: int = 0) -> tuple[float, float, float]:
+def median_interval(ratios: ArrayLike, seed: int = 0) -> tuple[float, float, float]:
     """Return the median of paired ratios and a bootstrap 95 % interval of that median.
 
     Examples
@@ -56,3 +59,24 @@ def interval_verdict(low: float, high: float, target: float, *, at_most: bool = 
     if meets_none:
         return "not met"
     return "within noise"
+
+
+class Judgement(NamedTuple):
+    """A row's paired ratios judged: their median, its 95 % interval and the verdict."""
+
+    median: float
+    low: float
+    high: float
+    verdict: str
+
+
+def judge(ratios: ArrayLike, target: float, *, at_most: bool = False) -> Judgement:
+    """:func:`median_interval` of the rounds' ratios and :func:`interval_verdict` of its interval.
+
+    Examples
+    --------
+    >>> judge([1.2, 1.3, 1.25], 1.5, at_most=True).verdict
+    'met'
+    """
+    mid, low, high = median_interval(ratios)
+    return Judgement(mid, low, high, interval_verdict(low, high, target, at_most=at_most))

@@ -32,8 +32,9 @@ import time
 from collections import defaultdict
 
 import numpy as np
+from bench_bandit_floor import TARGET
 from numba import njit
-from paired import interval_verdict, median_interval
+from paired import judge
 
 import arena.bandit.game as bandit_game
 import arena.experts.game as bg
@@ -219,14 +220,13 @@ def main() -> None:
         print(
             f"thompson, K = 9, R = 1, T = 1e5, ns per round (best of {args.reps}); against the "
             "kernel's sampler: the median of the repeats' ratios [bootstrap 95 % interval], its "
-            "verdict (≤ 1.5×, benchmarks/paired.py) and the ratio of the best times"
+            f"verdict (≤ {TARGET}×, benchmarks/paired.py) and the ratio of the best times"
         )
         print(f"  K Beta draws alone, numba Generator.beta:   {best['beta']:8.1f}")
         print(f"  K Beta draws alone, the kernel's sampler:   {best['sampler']:8.1f}")
         for name, label in (("kernel", "the player's kernel (play_block)"),
                             ("game", "the whole game (regret metric)")):  # fmt: skip
-            mid, low, high = median_interval(list(res[name] / res["sampler"]))
-            verdict = interval_verdict(low, high, 1.5, at_most=True)
+            mid, low, high, verdict = judge(res[name] / res["sampler"], TARGET, at_most=True)
             print(f"  {label:<43}{best[name]:8.1f}  ({mid:.2f}x [{low:.2f}–{high:.2f}] "
                   f"{verdict}; best-of {best[name] / best['sampler']:.2f}x)")  # fmt: skip
         return
