@@ -126,9 +126,11 @@ def assemble_rows(
     per_metric = [m.row_keys(spec) for m in metrics]
     keys = [key for metric_keys in per_metric for key in metric_keys]
     n_cols, n_snap = len(keys), len(snap_t)
-    # values[s, c, r]: snapshot s, metric/param column c, replicate r; filled metric by metric
-    # (one stack over the snapshots each, not one concatenation per snapshot)
-    values = np.empty((n_snap, n_cols, n_rep))
+    n_rows = n_snap * n_cols * n_rep
+    # the numeric columns are written in place through (snapshot, column, replicate) views of
+    # their blocks: numpy's tile and repeat over a small game's rows cost more than the rows
+    floats = np.empty((len(FLOAT_COLUMNS), n_snap, n_cols, n_rep))  # param, value
+    values = floats[1]
     first = 0
     for m, metric_keys in enumerate(per_metric if n_snap else []):
         block = np.stack([vals[m] for vals in snap_vals])  # (n_snap, R, the metric's columns)
@@ -140,23 +142,21 @@ def assemble_rows(
             )
         values[:, first : first + len(metric_keys)] = block.transpose(0, 2, 1)
         first += len(metric_keys)
-    values = values.reshape(-1)
-    n_rows = values.size
+    floats[0] = np.array([k[1] for k in keys], dtype=np.float64)[:, None]
     names = [k[0] for k in keys]
-    params = np.array([k[1] for k in keys], dtype=np.float64)
-    column = np.tile(np.repeat(np.arange(n_cols), n_rep), n_snap)
     # the frame is handed its blocks as pandas stores them (one 2-D block per numeric dtype,
     # one Arrow array per string column): the dict constructor's inference and consolidation
     # were most of a small game's assembly (340 of 410 µs)
-    ints = np.empty((len(INT_COLUMNS), n_rows), dtype=np.int64)
+    ints = np.empty((len(INT_COLUMNS), n_snap, n_cols, n_rep), dtype=np.int64)
     for k, col in enumerate(INT_COLUMNS):
         if col == "replicate":
-            ints[k] = np.tile(ids, n_snap * n_cols)
+            ints[k] = ids
         elif col == "t":
-            ints[k] = np.repeat(np.asarray(snap_t, dtype=np.int64), n_cols * n_rep)
+            ints[k] = np.asarray(snap_t, dtype=np.int64)[:, None, None]
         else:
             ints[k] = constants[col]
-    floats = np.stack([params[column], values])  # FLOAT_COLUMNS: param, value
+    ints = ints.reshape(len(INT_COLUMNS), n_rows)
+    floats = floats.reshape(len(FLOAT_COLUMNS), n_rows)
     blocks: list[tuple[Any, np.ndarray]] = [(ints, _INT_PLACES), (floats, _FLOAT_PLACES)]
     for place, col in _STR_PLACES:
         if col == "metric":
