@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from arena import registry
-from arena.base import canonical_json
+from arena.base import canonical_json, canonical_json_with
 from arena.errors import ArenaError, ConfigError, GameError
 from arena.interrupts import raise_if_noted
 from arena.metric import Metric, metric_problem, reads_block_only
@@ -278,22 +278,29 @@ def check_game(
     if data:  # only where there is data, so that every other game keeps its key
         game_fields = {**game_fields, "data": data}
     game_key = canonical_json(game_fields)
-    cell_key = canonical_json(
+    # each component's parameters serialized once, for the cell key, the run id and the rows
+    player_params, adversary_params = player.get_params(), adversary.get_params()
+    params_json = {
+        "player_params": canonical_json(player_params),
+        "adversary_params": canonical_json(adversary_params),
+    }
+    cell_key = canonical_json_with(
         {
             "player": player_name,
-            "player_params": player.get_params(),
+            "player_params": player_params,
             "game": game_key,
             "horizon": horizon,
             "protocol": spec.protocol,
-            **cell_fields,
-        }
+            **cell_fields,  # (an OCO cell's own adversary_params: its cell_params, not these)
+        },
+        {"player_params": params_json["player_params"]},
     )
     config = {
         "cell_key": cell_key,
         "player": player_name,
-        "player_params": player.get_params(),
+        "player_params": player_params,
         "adversary": adversary_name,
-        "adversary_params": adversary.get_params(),
+        "adversary_params": adversary_params,
         "protocol": spec.protocol,
         "n_actions": spec.n_actions,
         **protocol_config,
@@ -305,16 +312,21 @@ def check_game(
         "metrics": {m.name: m.get_params() for m in active},
         "checkpoints": grid.tolist(),
     }
-    run_id = _digest(canonical_json({k: v for k, v in config.items() if k != "replicates"}), 16)
+    # (spliced only where the config still holds them: a plugin protocol's config may replace one)
+    unchanged = {"player_params": player_params, "adversary_params": adversary_params}
+    encoded = {k: text for k, text in params_json.items() if config[k] is unchanged[k]}
+    run_id = _digest(
+        canonical_json_with({k: v for k, v in config.items() if k != "replicates"}, encoded), 16
+    )
     cell_id = _digest(cell_key, 12)
     config["run_id"], config["cell"] = run_id, cell_id
     constants = {
         "run_id": run_id,
         "cell": cell_id,
         "player": player_name,
-        "player_params": player.params_json(),
+        "player_params": params_json["player_params"],
         "adversary": adversary_name,
-        "adversary_params": adversary.params_json(),
+        "adversary_params": params_json["adversary_params"],
         "protocol": spec.protocol,
         "n_actions": spec.n_actions,
         "horizon": horizon,
