@@ -34,12 +34,14 @@ for bit, for several seeds. The sums are the game's in the game's order: for a p
 and ``epsilon_greedy`` adds ``p_i l_i`` over i in the order of the game's core kernel.
 
 Then game and floor are timed alternately in process CPU time (the machine is shared) at
-R = 100, T = 10⁴ and T = 10⁵ and at R = 1, T = 10⁵, ``--reps`` times. The ratio game / floor
-is judged against the 1.5× target as ``paired.py`` says: the median of the repeats' ratios, a
-bootstrap 95 % interval of that median, and the verdict *met* (all of the interval at or below
-1.5×), *not met* (none of it) or *within noise*. Each side's best time, and the ratio of the
-best times that tables before 2026-11-30 judged, are printed beside it. ``run_game`` also times
-its fixed cost (``run_game`` at T = 10, the same R).
+R = 100, T = 10⁴ and T = 10⁵ and at R = 1, T = 10⁵, ``--reps`` times, each timed call right
+after an untimed one of the same code (:data:`bench_bandits.WARM_ROUNDS` rounds; the fixed cost
+after an untimed game of T = 10), as ``bench_bandits.py`` times its contenders since
+2026-11-30. The ratio game / floor is judged against the 1.5× target as ``paired.py`` says: the
+median of the repeats' ratios, a bootstrap 95 % interval of that median, and the verdict *met*
+(all of the interval at or below 1.5×), *not met* (none of it) or *within noise*. Each side's
+best time, and the ratio of the best times that tables before 2026-11-30 judged, are printed
+beside it. ``run_game`` also times its fixed cost (``run_game`` at T = 10, the same R).
 
 Run::
 
@@ -60,7 +62,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
-from bench_bandits import REWARD_MEANS, K
+from bench_bandits import REWARD_MEANS, WARM_ROUNDS, K
 from numba import njit
 from paired import judge
 
@@ -403,8 +405,12 @@ def measure(policies, sizes, reps: int) -> dict[tuple[str, int, int], dict[str, 
                     (policy, replicates, horizon), {"game": [], "floor": [], "fixed": []}
                 )
                 steps = replicates * horizon
+                # each timed call follows an untimed one of the same code (WARM_ROUNDS rounds)
+                time_game(policy, replicates, WARM_ROUNDS)
                 entry["game"].append(time_game(policy, replicates, horizon) / steps * 1e9)
+                time_floor(policy, replicates, WARM_ROUNDS)
                 entry["floor"].append(time_floor(policy, replicates, horizon) / steps * 1e9)
+                time_game(policy, replicates, 10)
                 entry["fixed"].append(time_game(policy, replicates, 10) / steps * 1e9)
     return rounds
 
