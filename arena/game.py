@@ -39,7 +39,7 @@ from arena import registry
 from arena.base import canonical_json, canonical_json_with
 from arena.errors import ArenaError, ConfigError, GameError
 from arena.interrupts import raise_if_noted
-from arena.metric import Metric, metric_problem, reads_block_only
+from arena.metric import Metric, metric_problem, reads_block_only, reads_core_only
 from arena.metric_sets import expand_metric_names
 from arena.parallel import Stopped, check_n_jobs, plan_blocks, run_blocks
 from arena.params import validate_params
@@ -542,6 +542,11 @@ def _play_rounds(
     )
     checkpoint_set = set(game.grid.tolist())
     spans = protocol.chunk_invariant and stepper.plays_spans and all(map(reads_block_only, active))
+    # metrics that read only the core are read from its snapshots: no block per segment
+    core_spans = (
+        spans and trace is None and stepper.plays_core_spans and all(map(reads_core_only, active))
+    )
+    play_span = stepper.core_span if core_spans else stepper.step_span
     snap_t: list[int] = []
     snap_vals: list[list[np.ndarray]] = []
     bar = None
@@ -560,17 +565,21 @@ def _play_rounds(
                     raise Stopped
                 raise_if_noted()  # a Ctrl-C deferred while numba compiled, or swallowed
                 start = t0
-                for end, block in stepper.step_span(t0, n, ends):
-                    for m in active:
-                        m.advance(block, core)
-                    if trace is not None:
-                        trace.write(block)
+                for end, played in play_span(t0, n, ends):
+                    if core_spans:  # (every metric's advance is Metric's, which does nothing)
+                        read = played  # the core as it stood at ``end``
+                    else:
+                        read = core
+                        for m in active:
+                            m.advance(played, core)
+                        if trace is not None:
+                            trace.write(played)
                     if bar is not None:
                         bar.update(end - start + 1)
                     start = end + 1
                     if end in checkpoint_set:
                         snap_t.append(end)
-                        vals = [np.asarray(m.values(core), dtype=np.float64) for m in active]
+                        vals = [np.asarray(m.values(read), dtype=np.float64) for m in active]
                         _check_values(vals, active, spec, end, game.ids)
                         snap_vals.append(vals)
         raise_if_noted()  # one swallowed in the last chunk: before the trace is committed

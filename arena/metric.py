@@ -349,6 +349,28 @@ def reads_block_only(metric: Metric) -> bool:
     return True
 
 
+def reads_core_only(metric: Metric) -> bool:
+    """Whether ``metric``'s values are a function of the core alone (and its parameters).
+
+    So it is when it reads no block (its :meth:`~Metric.advance` is :class:`Metric`'s, which
+    does nothing, and it reads no increments) and no component (:func:`reads_block_only`). The
+    driver then reads it from the core's snapshots at the checkpoints of a span played in one
+    call (:meth:`arena.protocol.Stepper.core_span`).
+
+    Examples
+    --------
+    >>> from arena.metrics.regret import Regret
+    >>> from arena.metrics.shifting import ShiftingRegret
+    >>> reads_core_only(Regret()), reads_core_only(ShiftingRegret())
+    (True, False)
+    """
+    return (
+        type(metric).advance is Metric.advance
+        and not metric.reads_increments
+        and reads_block_only(metric)
+    )
+
+
 _KEYS_BY_NAME: list = []  # [(the registry's claims it was read from, {name: keys})]
 
 

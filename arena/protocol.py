@@ -233,6 +233,21 @@ class Stepper:
             yield end, self.step(start, end - start + 1)
             start = end + 1
 
+    plays_core_spans: bool = False
+    """Whether :meth:`core_span` plays spans; the driver then uses it instead of
+    :meth:`step_span` where every metric reads only the core
+    (:func:`~arena.metric.reads_core_only`) and no trace is written."""
+
+    def core_span(self, t0: int, n: int, ends: list[int]) -> Iterator[tuple[int, Any]]:
+        """Play a span as :meth:`step_span` does, for metrics that read nothing but the core;
+        yield each segment's last round and the core as it stood then.
+
+        No block is built: the segments' totals are advanced in one call that keeps their values
+        at each segment's end, and each yielded core holds those values (its arrays are not the
+        running core's). The running core ends the span as :meth:`step_span` leaves it.
+        """
+        raise NotImplementedError
+
     def will_trace(self) -> None:
         """Told by the driver before round 1 when it writes a per-round trace: the blocks must
         then carry everything the trace writer reads (default: nothing to change)."""

@@ -42,6 +42,7 @@ from arena.bandit.point_masses import (
     first_bad_arm,
     plays_arms,
     point_mass_advance,
+    point_mass_advance_segments,
 )
 from arena.components import Adversary
 from arena.errors import ConfigError, GameError
@@ -180,6 +181,40 @@ class BanditStepper(ExpertsStepper):
         return PointMassBlock(
             None, losses, expected, realized, actions, means, t0, None, increments
         )
+
+    def _advance_segments(self, probs, losses, uniforms, outputs, bounds, snap_cum, snap_totals):
+        if not self._plays_arms:
+            return super()._advance_segments(
+                probs, losses, uniforms, outputs, bounds, snap_cum, snap_totals
+            )
+        core = self.core
+        expected, realized, actions, _ = outputs
+        return point_mass_advance_segments(
+            probs,
+            losses,
+            core.cum_losses,
+            core.learner,
+            core.realized,
+            core.sum_min,
+            expected,
+            realized,
+            actions,
+            bounds,
+            snap_cum,
+            snap_totals,
+        )
+
+    def _last_probs(self, probs, outputs, j):
+        if not self._plays_arms:
+            return super()._last_probs(probs, outputs, j)
+        last = np.zeros((self.n_rep, self.n_act))
+        last[self._replicate_rows, outputs[2][:, j]] = 1.0
+        return last
+
+    def _raise_bad_play(self, probs, t0):
+        if not self._plays_arms:
+            super()._raise_bad_play(probs, t0)
+        raise _bad_arm(self.player, probs, t0, self.ids, self.n_act)
 
     def play_oblivious(self, losses, uniforms):
         if not self._fills_out:

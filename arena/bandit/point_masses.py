@@ -104,6 +104,50 @@ def point_mass_advance(
     return True
 
 
+@njit(cache=True, nogil=True)
+def point_mass_advance_segments(
+    arms,
+    losses,
+    cum_losses,
+    learner,
+    realized,
+    sum_min,
+    expected_out,
+    realized_out,
+    actions,
+    bounds,
+    snap_cum,
+    snap_totals,
+):
+    """:func:`point_mass_advance` over the segments ``bounds[s] .. bounds[s+1]-1`` of a span,
+    keeping the totals at each segment's end (``snap_cum[s]``, ``snap_totals[s]``: expected and
+    realized loss, ``Σ min_i l_{t,i}``), as
+    :func:`arena.experts.game._checked_advance_segments` does for ``p_t``; returns the number of
+    segments advanced (the index of the first with a bad arm, or all). One replicate, each
+    segment handed over C-contiguous, as there."""
+    n_act = losses.shape[2]
+    for s in range(bounds.size - 1):
+        a, b = bounds[s], bounds[s + 1]
+        ok = point_mass_advance(
+            arms[0, a:b].reshape((1, b - a)),
+            losses[0, a:b].reshape((1, b - a, n_act)),
+            cum_losses,
+            learner,
+            realized,
+            sum_min,
+            expected_out[0, a:b].reshape((1, b - a)),
+            realized_out[0, a:b].reshape((1, b - a)),
+            actions[0, a:b].reshape((1, b - a)),
+        )
+        if not ok:
+            return s
+        snap_cum[s] = cum_losses
+        snap_totals[s, 0] = learner
+        snap_totals[s, 1] = realized
+        snap_totals[s, 2] = sum_min
+    return bounds.size - 1
+
+
 def first_bad_arm(arms: np.ndarray, n_act: int) -> tuple[int, int] | None:
     """Return ``(r, j)`` of the earliest arm outside ``0 … K−1`` (least round j, then replicate
     r), or None.

@@ -176,6 +176,63 @@ def _checked_advance(
 
 
 @njit(cache=True, nogil=True)
+def _checked_advance_segments(
+    probs,
+    losses,
+    uniforms,
+    cum_losses,
+    learner,
+    realized,
+    sum_min,
+    expected_out,
+    realized_out,
+    actions,
+    neg_tol,
+    sum_tol,
+    bounds,
+    snap_cum,
+    snap_totals,
+):
+    """:func:`_checked_advance` over the segments ``bounds[s] .. bounds[s+1]-1`` of a span, in
+    order, keeping the totals at each segment's end: ``snap_cum[s]`` the cumulative losses,
+    ``snap_totals[s]`` the learner's expected and realized losses and ``Σ min_i l_{t,i}``.
+
+    Returns the number of segments advanced: all of them, or the index of the first whose
+    ``p_t`` fails the check (its totals half advanced, as :func:`_checked_advance` leaves them).
+    One call for a span instead of one per segment: what the driver's snapshots of a game whose
+    metrics read only these totals cost (:meth:`ExpertsStepper.core_span`).
+
+    One replicate (a span's rounds are contiguous): each segment is handed to
+    :func:`_checked_advance` as C-contiguous arrays, so that it runs its compiled C-layout loop
+    (slices ``[:, a:b]`` of the 3-D arrays would compile a strided one, 20 % slower).
+    """
+    n_act = probs.shape[2]
+    for s in range(bounds.size - 1):
+        a, b = bounds[s], bounds[s + 1]
+        ok = _checked_advance(
+            probs[0, a:b].reshape((1, b - a, n_act)),
+            losses[0, a:b].reshape((1, b - a, n_act)),
+            uniforms[0, a:b].reshape((1, b - a)),
+            cum_losses,
+            learner,
+            realized,
+            sum_min,
+            expected_out[0, a:b].reshape((1, b - a)),
+            realized_out[0, a:b].reshape((1, b - a)),
+            actions[0, a:b].reshape((1, b - a)),
+            neg_tol,
+            sum_tol,
+        )
+        if not ok:
+            return s
+        snap_cum[s] = cum_losses
+        snap_totals[s, 0] = learner
+        snap_totals[s, 1] = realized
+        snap_totals[s, 2] = sum_min
+    return bounds.size - 1
+
+
+@njit(cache=True, nogil=True)
 def _fill_uniforms(handles, rngs, out):
     """Fill row r of ``out`` (R, n) with the next n uniforms of replicate r's action stream.
 
@@ -406,6 +463,26 @@ class _Buffers:
         return view
 
 
+class _CoreAt(Core):
+    """The core as it stood at the end of round ``t`` of a span played by
+    :meth:`ExpertsStepper.core_span`: the totals are that round's snapshots, and ``p_t`` of the
+    round (a fresh array, as the running core's) is read from the span's arrays only if a metric
+    asks for it, at the checkpoint, before the stepper plays on."""
+
+    def __init__(self, t, cum_losses, totals, span):
+        self.t, self.cum_losses = t, cum_losses
+        self.learner, self.realized, self.sum_min = totals
+        self._span = span  # (stepper, probs, outputs, the round's index in the span)
+        self._last_probs = None
+
+    @property
+    def last_probs(self) -> np.ndarray:
+        if self._last_probs is None:
+            stepper, probs, outputs, j = self._span
+            self._last_probs = stepper._last_probs(probs, outputs, j)
+        return self._last_probs
+
+
 class ExpertsStepper(Stepper):
     """Plays an experts game chunk by chunk: the losses, ``p_t``, the draws, the shared totals."""
 
@@ -444,6 +521,12 @@ class ExpertsStepper(Stepper):
             and type(self).step is ExpertsStepper.step
             and type(self)._oblivious_step is ExpertsStepper._oblivious_step
         )
+        # the same spans' totals in one call, for metrics that read nothing else; a subclass
+        # that advances its totals its own way must advance segments its own way too
+        self.plays_core_spans = self.plays_spans and (
+            type(self)._oblivious_advance is ExpertsStepper._oblivious_advance
+            or type(self)._advance_segments is not ExpertsStepper._advance_segments
+        )
         # the action streams' interface for _fill_uniforms: pointers into self.action_rngs,
         # which live as long as this stepper
         self._handles = generator_handles(self.action_rngs)
@@ -455,24 +538,33 @@ class ExpertsStepper(Stepper):
         probs, losses, uniforms, conf = self.play_chunk(t0, n)
         return self.advance(t0, n, probs, losses, uniforms, conf)
 
-    def step_span(self, t0: int, n: int, ends: list[int]):
-        if not self.plays_spans:
-            yield from super().step_span(t0, n, ends)
-            return
-        # one replicate: the losses, uniforms and p_t of the whole span in one call each, the
-        # totals and blocks segment by segment (views: one replicate's rounds are contiguous)
+    def _span_inputs(self, t0: int, n: int, ends: list[int]):
+        """A one-replicate span's ``p_t``, losses and uniforms, in one call each; the ends it
+        plays and the bad loss (None if none) to raise after them.
+
+        The rounds up to the last checkpoint before a bad loss are played first, as in chunks
+        ending at checkpoints (a bad ``p_t`` or metric value there is named before it).
+        """
         losses, bad_loss = _oblivious_losses(
             self.adversary, t0, n, self.n_rep, self.n_act, self.lo, self.hi, self.ids, defer=True
         )
         if bad_loss is not None:
-            # the rounds up to the last checkpoint before the bad loss are played first, as in
-            # chunks ending at checkpoints (a bad p_t or metric value there is named before it)
             ends = [end for end in ends if end < bad_loss.round]
             if not ends:
                 raise bad_loss
             n = ends[-1] - t0 + 1
             losses = losses[:, :n]
         probs, losses, uniforms = self._oblivious_play(t0, n, losses)
+        return probs, losses, uniforms, ends, bad_loss
+
+    def step_span(self, t0: int, n: int, ends: list[int]):
+        if not self.plays_spans:
+            yield from super().step_span(t0, n, ends)
+            return
+        # one replicate: the losses, uniforms and p_t of the whole span in one call each, the
+        # totals and blocks segment by segment (views: one replicate's rounds are contiguous)
+        probs, losses, uniforms, ends, bad_loss = self._span_inputs(t0, n, ends)
+        n = ends[-1] - t0 + 1
         span_means = []  # the adversary's oracle answers for the chunk it just drew: asked once
 
         def means(a: int, b: int):
@@ -502,6 +594,66 @@ class ExpertsStepper(Stepper):
             start = end + 1
         if bad_loss is not None:
             raise bad_loss
+
+    def core_span(self, t0: int, n: int, ends: list[int]):
+        # one replicate, metrics that read only the totals: the span's p_t, losses and uniforms
+        # in one call each (as step_span), its totals in one more that keeps them at each end
+        probs, losses, uniforms, ends, bad_loss = self._span_inputs(t0, n, ends)
+        n_seg = len(ends)
+        bounds = np.empty(n_seg + 1, dtype=np.int64)
+        bounds[0] = 0
+        bounds[1:] = ends
+        bounds[1:] -= t0 - 1
+        outputs = self._outputs(ends[-1] - t0 + 1)
+        snap_cum = np.empty((n_seg, self.n_rep, self.n_act))
+        snap_totals = np.empty((n_seg, 3, self.n_rep))
+        done = self._advance_segments(
+            probs, losses, uniforms, outputs, bounds, snap_cum, snap_totals
+        )
+        for s in range(done):
+            span = self, probs, outputs, ends[s] - t0
+            yield ends[s], _CoreAt(ends[s], snap_cum[s], snap_totals[s], span)
+        if done < n_seg:  # names the earliest bad p_t of that segment
+            a, b = int(bounds[done]), int(bounds[done + 1])
+            self._raise_bad_play(probs[:, a:b], t0 + a)
+        core = self.core  # its totals are the last segment's (the kernel advanced them)
+        core.t = ends[-1]
+        core.last_probs = self._last_probs(probs, outputs, ends[-1] - t0)
+        if bad_loss is not None:
+            raise bad_loss
+
+    def _advance_segments(self, probs, losses, uniforms, outputs, bounds, snap_cum, snap_totals):
+        """:meth:`core_span`'s totals: :func:`_checked_advance_segments` (a subclass that
+        advances its totals its own way, as the bandit stepper's arms, overrides it)."""
+        core = self.core
+        expected, realized, actions, _ = outputs
+        return _checked_advance_segments(
+            probs,
+            losses,
+            uniforms,
+            core.cum_losses,
+            core.learner,
+            core.realized,
+            core.sum_min,
+            expected,
+            realized,
+            actions,
+            PROB_NEG_TOL,
+            PROB_SUM_TOL,
+            bounds,
+            snap_cum,
+            snap_totals,
+        )
+
+    def _last_probs(self, probs, outputs, j: int) -> np.ndarray:
+        """``p_t`` of round ``j`` of a span (fresh: a metric may keep it)."""
+        return probs[:, j].copy()
+
+    def _raise_bad_play(self, probs, t0: int) -> None:
+        """Name the earliest bad ``p_t`` of rounds ``t0 …`` (``probs``), which the fused check
+        refused."""
+        _check_probs(self.player, probs, t0, self.ids)
+        raise AssertionError("the fused check of p_t and the full check disagree")
 
     def _oblivious_step(self, t0: int, n: int) -> Block:
         """:meth:`play_chunk` and :meth:`advance` of an oblivious chunk without confidences, on

@@ -12,15 +12,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from arena import registry
 from arena.adversaries.stochastic import Bernoulli
 from arena.bandit import game as bandit_game
 from arena.checkpoints import log_grid
 from arena.errors import GameError
 from arena.experts import game as experts_game
 from arena.game import run_game
-from arena.metric import Metric, reads_block_only
+from arena.metric import Metric, reads_block_only, reads_core_only
 from arena.metrics.regret import Regret
 from arena.players.hedge import Hedge
+from arena.players.ucb1 import UCB1
 
 BLOCK_ONLY = {
     "regret": {},
@@ -37,6 +39,19 @@ BLOCK_ONLY = {
     "entropy": {},
 }
 """Metrics that read only their blocks, the core and the adversary's oracles (spans allowed)."""
+
+CORE_ONLY = {
+    "regret": {},
+    "loss": {},
+    "realized_regret": {},
+    "realized_loss": {},
+    "dynamic_regret": {},
+    "quantile_regret": {},
+    "entropy": {},
+    "zero_weight_frac": {},
+}
+"""Metrics whose values are a function of the core alone: read from its snapshots at the
+checkpoints of a span played in one call (``Stepper.core_span``)."""
 
 
 @pytest.fixture
@@ -174,3 +189,97 @@ def test_a_subclass_that_keeps_a_component_is_not_block_only():
 
     assert reads_block_only(CompetitorVariation())
     assert not reads_block_only(KeepsThePlayer())
+
+
+@pytest.fixture
+def core_span_calls(monkeypatch):
+    """Count the spans played by ``ExpertsStepper.core_span`` (the bandit stepper's too)."""
+    calls = []
+    core_span = experts_game.ExpertsStepper.core_span
+
+    def counted(self, t0, n, ends):
+        calls.append((t0, n, len(ends)))
+        yield from core_span(self, t0, n, ends)
+
+    monkeypatch.setattr(experts_game.ExpertsStepper, "core_span", counted)
+    return calls
+
+
+@pytest.mark.parametrize(
+    ("player", "adversary"),
+    [
+        ("hedge", "bernoulli"),
+        ("ada_normal_hedge", "drifting_means"),
+        ("ucb1", "bernoulli"),
+        ("moss", "shifting_experts"),
+        ("exp3", "drifting_means"),
+        ("thompson", "beta"),
+        ("epsilon_greedy", "bernoulli"),
+    ],
+)
+def test_metrics_of_the_core_alone_read_its_snapshots(player, adversary, core_span_calls, tmp_path):
+    """Every row equals, to the bit, that of the same game whose blocks are built segment by
+    segment (a trace needs them): the snapshots are the totals at each checkpoint."""
+    assert all(reads_core_only(registry.load("metric", name)()) for name in CORE_ONLY)
+    kw = dict(n_actions=5, horizon=1500, replicates=[4], seed=11, metrics=CORE_ONLY)
+    snapshots = run_game(player, adversary, **kw)
+    assert len(core_span_calls) == 1 and core_span_calls[0][2] > 20
+    blocks = run_game(player, adversary, trace_path=tmp_path / "trace.parquet", **kw)
+    assert len(core_span_calls) == 1  # a trace reads blocks: step_span
+    pd.testing.assert_frame_equal(snapshots.rows, blocks.rows, check_exact=True)
+    # and, at every round, those of one round per chunk
+    every = {**kw, "horizon": 300, "checkpoints": "all"}
+    by_round = run_game(player, adversary, chunk_elements=1, **every).rows
+    pd.testing.assert_frame_equal(
+        run_game(player, adversary, **every).rows, by_round, check_exact=True
+    )
+
+
+def test_one_block_reader_plays_the_blocks(core_span_calls):
+    run_game("hedge", "bernoulli", n_actions=3, horizon=500, metrics={"regret": {}})
+    assert len(core_span_calls) == 1
+    metrics = {"regret": {}, "shifting_regret": {"k": [1]}}
+    run_game("hedge", "bernoulli", n_actions=3, horizon=500, metrics=metrics)
+    assert len(core_span_calls) == 1
+
+
+def test_reads_core_only_is_what_a_metric_reads():
+    from arena.metrics.shifting import ShiftingRegret
+
+    class KeepsThePlayer(Regret):
+        def attach(self, player, adversary):
+            self._player = player
+
+    class CountsItsBlocks(Regret):
+        def advance(self, block, core):
+            self.rounds = getattr(self, "rounds", 0) + block.losses.shape[1]
+
+    class ReadsIncrements(Regret):
+        reads_increments = True
+
+    assert reads_core_only(Regret())
+    for metric in (ShiftingRegret(), KeepsThePlayer(), CountsItsBlocks(), ReadsIncrements()):
+        assert not reads_core_only(metric)
+
+
+class ArmOutOfRangeAt37(UCB1):
+    """UCB1, but the arm of round 37 is K (no such arm)."""
+
+    def reset(self, spec, rngs):
+        super().reset(spec, rngs)
+        self._next_round = 1
+
+    def play_arms(self, losses, out=None):
+        arms = np.array(super().play_arms(losses, out=out))
+        t0, n = self._next_round, losses.shape[1]
+        self._next_round += n
+        if t0 <= 37 < t0 + n:
+            arms[:, 37 - t0] = losses.shape[2]
+        return arms
+
+
+@pytest.mark.parametrize("player", [NanAtRound(eta=0.5), ArmOutOfRangeAt37()])
+def test_a_bad_play_inside_a_core_span_is_named_at_its_round(player, core_span_calls):
+    with pytest.raises(GameError, match=r"round 37\b"):
+        run_game(player, "bernoulli", n_actions=3, horizon=200, metrics={"regret": {}})
+    assert len(core_span_calls) == 1
