@@ -75,8 +75,8 @@ def canonical_json_with(fields: dict[str, Any], encoded: dict[str, str]) -> str:
     True
     """
     parts = [
-        f"{json.dumps(key)}:{encoded[key] if key in encoded else canonical_json(value)}"
-        for key, value in sorted(fields.items())
+        f"{json.dumps(str(key))}:{encoded[key] if key in encoded else canonical_json(value)}"
+        for key, value in sorted(fields.items(), key=lambda item: str(item[0]))
     ]
     return "{" + ",".join(parts) + "}"
 

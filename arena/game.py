@@ -284,16 +284,18 @@ def check_game(
         "player_params": canonical_json(player_params),
         "adversary_params": canonical_json(adversary_params),
     }
+    cell = {
+        "player": player_name,
+        "player_params": player_params,
+        "game": game_key,
+        "horizon": horizon,
+        "protocol": spec.protocol,
+        **cell_fields,  # (an OCO cell's own adversary_params: its cell_params, not these)
+    }
+    # spliced only where no cell field replaced it, as for the run id below
+    spliced = cell["player_params"] is player_params
     cell_key = canonical_json_with(
-        {
-            "player": player_name,
-            "player_params": player_params,
-            "game": game_key,
-            "horizon": horizon,
-            "protocol": spec.protocol,
-            **cell_fields,  # (an OCO cell's own adversary_params: its cell_params, not these)
-        },
-        {"player_params": params_json["player_params"]},
+        cell, {"player_params": params_json["player_params"]} if spliced else {}
     )
     config = {
         "cell_key": cell_key,

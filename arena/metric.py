@@ -353,7 +353,8 @@ def reads_core_only(metric: Metric) -> bool:
     """Whether ``metric``'s values are a function of the core alone (and its parameters).
 
     So it is when it reads no block (its :meth:`~Metric.advance` is :class:`Metric`'s, which
-    does nothing, and it reads no increments) and no component (:func:`reads_block_only`). The
+    does nothing, it reads no increments and requires no oracle) and no component
+    (:func:`reads_block_only`). The
     driver then reads it from the core's snapshots at the checkpoints of a span played in one
     call (:meth:`arena.protocol.Stepper.core_span`).
 
@@ -367,6 +368,7 @@ def reads_core_only(metric: Metric) -> bool:
     return (
         type(metric).advance is Metric.advance
         and not metric.reads_increments
+        and not metric.requires  # (an oracle the stepper asks and checks only for a block)
         and reads_block_only(metric)
     )
 

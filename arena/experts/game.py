@@ -463,6 +463,15 @@ class _Buffers:
         return view
 
 
+def _defined_at_or_below(cls: type, name: str, other: str) -> bool:
+    """Whether the class of ``cls``'s MRO that defines ``name`` is ``cls`` itself or derives from
+    the one that defines ``other`` (that is, ``name`` was written with ``other`` in view)."""
+    mro = cls.__mro__
+    owner = next(k for k, c in enumerate(mro) if name in c.__dict__)
+    other_owner = next(k for k, c in enumerate(mro) if other in c.__dict__)
+    return owner <= other_owner
+
+
 class _CoreAt(Core):
     """The core as it stood at the end of round ``t`` of a span played by
     :meth:`ExpertsStepper.core_span`: the totals are that round's snapshots, and ``p_t`` of the
@@ -521,11 +530,14 @@ class ExpertsStepper(Stepper):
             and type(self).step is ExpertsStepper.step
             and type(self)._oblivious_step is ExpertsStepper._oblivious_step
         )
-        # the same spans' totals in one call, for metrics that read nothing else; a subclass
-        # that advances its totals its own way must advance segments its own way too
-        self.plays_core_spans = self.plays_spans and (
-            type(self)._oblivious_advance is ExpertsStepper._oblivious_advance
-            or type(self)._advance_segments is not ExpertsStepper._advance_segments
+        # the same spans' totals in one call, for metrics that read nothing else: only where
+        # the class that last defines how a segment advances also defines how segments do (a
+        # subclass that advances its totals its own way must advance segments its own way too)
+        # and plays its spans as this class does
+        self.plays_core_spans = (
+            self.plays_spans
+            and type(self).step_span is ExpertsStepper.step_span
+            and _defined_at_or_below(type(self), "_advance_segments", "_oblivious_advance")
         )
         # the action streams' interface for _fill_uniforms: pointers into self.action_rngs,
         # which live as long as this stepper
@@ -598,6 +610,8 @@ class ExpertsStepper(Stepper):
     def core_span(self, t0: int, n: int, ends: list[int]):
         # one replicate, metrics that read only the totals: the span's p_t, losses and uniforms
         # in one call each (as step_span), its totals in one more that keeps them at each end
+        if not self.plays_core_spans:  # (the kernels advance replicate 0 only)
+            raise RuntimeError(f"{type(self).__name__} does not play core spans")
         probs, losses, uniforms, ends, bad_loss = self._span_inputs(t0, n, ends)
         n_seg = len(ends)
         bounds = np.empty(n_seg + 1, dtype=np.int64)

@@ -49,6 +49,8 @@ CORE_ONLY = {
     "quantile_regret": {},
     "entropy": {},
     "zero_weight_frac": {},
+    "subset_quantile_regret": {},
+    "dg_score": {},
 }
 """Metrics whose values are a function of the core alone: read from its snapshots at the
 checkpoints of a span played in one call (``Stepper.core_span``)."""
@@ -283,3 +285,33 @@ def test_a_bad_play_inside_a_core_span_is_named_at_its_round(player, core_span_c
     with pytest.raises(GameError, match=r"round 37\b"):
         run_game(player, "bernoulli", n_actions=3, horizon=200, metrics={"regret": {}})
     assert len(core_span_calls) == 1
+
+
+def test_a_stepper_that_advances_its_own_way_plays_its_blocks(monkeypatch, core_span_calls):
+    """A subclass that changes how a segment's totals advance, without saying how a span's
+    segments do, is played segment by segment: its own advance decides the totals."""
+
+    class ShiftedLearner(bandit_game.BanditStepper):
+        def _oblivious_advance(self, t0, n, probs, losses, uniforms, means_of, outputs):
+            block = super()._oblivious_advance(t0, n, probs, losses, uniforms, means_of, outputs)
+            self.core.learner += 0.5 * n
+            return block
+
+    monkeypatch.setattr(
+        bandit_game.BanditProtocol, "start", lambda self, game: ShiftedLearner(game)
+    )
+    kw = dict(n_actions=3, horizon=200, replicates=1, metrics={"loss": {}})
+    shifted = run_game("ucb1", "bernoulli", **kw).rows.value.iloc[-1]
+    assert core_span_calls == []
+    monkeypatch.undo()
+    plain = run_game("ucb1", "bernoulli", **kw).rows.value.iloc[-1]
+    assert shifted == plain + 100.0
+
+
+def test_canonical_json_with_is_canonical_json():
+    from arena.base import canonical_json, canonical_json_with
+
+    fields = {"b": [1.5, float("nan")], "a": {"z": (1, 2)}, 3: "x", "c": np.float64(0.1)}
+    for keys in ([], ["a"], ["a", "b", 3]):
+        encoded = {k: canonical_json(fields[k]) for k in keys}
+        assert canonical_json_with(fields, encoded) == canonical_json(fields)
