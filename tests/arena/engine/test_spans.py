@@ -306,12 +306,3 @@ def test_a_stepper_that_advances_its_own_way_plays_its_blocks(monkeypatch, core_
     monkeypatch.undo()
     plain = run_game("ucb1", "bernoulli", **kw).rows.value.iloc[-1]
     assert shifted == plain + 100.0
-
-
-def test_canonical_json_with_is_canonical_json():
-    from arena.base import canonical_json, canonical_json_with
-
-    fields = {"b": [1.5, float("nan")], "a": {"z": (1, 2)}, 3: "x", "c": np.float64(0.1)}
-    for keys in ([], ["a"], ["a", "b", 3]):
-        encoded = {k: canonical_json(fields[k]) for k in keys}
-        assert canonical_json_with(fields, encoded) == canonical_json(fields)
