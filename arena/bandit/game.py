@@ -168,16 +168,12 @@ class BanditStepper(ExpertsStepper):
             actions,
         )
         if not ok:
-            raise _bad_arm(self.player, arms, t0, self.ids, self.n_act)
+            self._raise_bad_play(arms, t0)
         means = None if means_of is None else means_of()
         if increments is not None:
             _regret_increments(losses, expected, increments)
         core.t = t0 + n - 1
-        # the last p_t, as the p_t path copies it (fresh: a metric may keep it), by numpy: a
-        # kernel call per checkpoint cost a one-replicate game 40 ns a round at T = 10⁴
-        last = np.zeros((self.n_rep, self.n_act))
-        last[self._replicate_rows, actions[:, -1]] = 1.0
-        core.last_probs = last
+        core.last_probs = self._last_probs(arms, outputs, n - 1)
         return PointMassBlock(
             None, losses, expected, realized, actions, means, t0, None, increments
         )
@@ -207,6 +203,9 @@ class BanditStepper(ExpertsStepper):
     def _last_probs(self, probs, outputs, j):
         if not self._plays_arms:
             return super()._last_probs(probs, outputs, j)
+        # the point mass on round j's arm, as the p_t path copies p_t (fresh: a metric may keep
+        # it), by numpy: a kernel call per checkpoint cost a one-replicate game 40 ns a round at
+        # T = 10⁴
         last = np.zeros((self.n_rep, self.n_act))
         last[self._replicate_rows, outputs[2][:, j]] = 1.0
         return last

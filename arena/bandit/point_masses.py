@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from arena.metrics.base import Block
+from arena.metrics.base import Block, keep_core_totals
 from arena.validation import first_offender
 
 
@@ -141,10 +141,7 @@ def point_mass_advance_segments(
         )
         if not ok:
             return s
-        snap_cum[s] = cum_losses
-        snap_totals[s, 0] = learner
-        snap_totals[s, 1] = realized
-        snap_totals[s, 2] = sum_min
+        keep_core_totals(s, cum_losses, learner, realized, sum_min, snap_cum, snap_totals)
     return bounds.size - 1
 
 

@@ -26,7 +26,7 @@ from numba import njit
 
 from arena.errors import ConfigError, GameError
 from arena.experts.components import PROB_NEG_TOL, PROB_SUM_TOL, ExpertsPlayer, ObliviousAdversary
-from arena.metrics.base import Block, Core
+from arena.metrics.base import Block, Core, keep_core_totals
 from arena.metrics.defaults import DEFAULT_METRICS
 from arena.protocol import GameProtocol, PreparedGame, Stepper
 from arena.results import TraceWriter, list_column
@@ -225,10 +225,7 @@ def _checked_advance_segments(
         )
         if not ok:
             return s
-        snap_cum[s] = cum_losses
-        snap_totals[s, 0] = learner
-        snap_totals[s, 1] = realized
-        snap_totals[s, 2] = sum_min
+        keep_core_totals(s, cum_losses, learner, realized, sum_min, snap_cum, snap_totals)
     return bounds.size - 1
 
 
@@ -735,13 +732,12 @@ class ExpertsStepper(Stepper):
             PROB_SUM_TOL,
         )
         if not ok:
-            _check_probs(self.player, probs, t0, self.ids)  # names the earliest bad p_t, raises
-            raise AssertionError("the fused check of p_t and the full check disagree")
+            self._raise_bad_play(probs, t0)
         means = None if means_of is None else means_of()
         if increments is not None:
             _regret_increments(losses, expected, increments)
         core.t = t0 + n - 1
-        core.last_probs = probs[:, -1].copy()
+        core.last_probs = self._last_probs(probs, outputs, n - 1)
         return Block(probs, losses, expected, realized, actions, means, t0, None, increments)
 
     def play_oblivious(self, losses, uniforms):

@@ -14,6 +14,7 @@ from fractions import Fraction
 from typing import ClassVar, NamedTuple
 
 import numpy as np
+from numba import njit
 
 from arena.metric import Metric, Record
 
@@ -104,6 +105,17 @@ class Core:
         self.realized = np.zeros(n_replicates)
         self.sum_min = np.zeros(n_replicates)
         self.last_probs = np.full((n_replicates, n_actions), 1.0 / n_actions)
+
+
+@njit(cache=True, nogil=True)
+def keep_core_totals(s, cum_losses, learner, realized, sum_min, snap_cum, snap_totals):
+    """Write the core's totals into snapshot ``s``: ``snap_cum[s]`` the cumulative losses,
+    ``snap_totals[s]`` the expected and realized learner losses and ``Σ min_i l_{t,i}`` (the
+    span kernels of :meth:`arena.experts.game.ExpertsStepper.core_span`)."""
+    snap_cum[s] = cum_losses
+    snap_totals[s, 0] = learner
+    snap_totals[s, 1] = realized
+    snap_totals[s, 2] = sum_min
 
 
 def exact_quantile_rank(eps: float, n_actions: int) -> int:
