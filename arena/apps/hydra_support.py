@@ -270,10 +270,27 @@ def check_command_line(
 
 def _primary(config_name: str) -> tuple[dict, dict[str, str]]:
     """A primary config as its file says (not composed, so that a default option that cannot load
-    is not needed), and the option its defaults list chooses for each group (not a null one)."""
+    is not needed), and the option its defaults list chooses for each group (not a null one).
+
+    Parsed once per version of the file (its modification time and size): a command asks for it
+    twice, and a process that runs many commands (a notebook, the tests) as often. Callers read
+    the two mappings and never change them.
+    """
+    path = config_dir() / f"{config_name}.yaml"
+    info = path.stat()
+    key = (str(path), info.st_mtime_ns, info.st_size)
+    if key not in _PRIMARY_CACHE:
+        _PRIMARY_CACHE[key] = _read_primary(path)
+    return _PRIMARY_CACHE[key]
+
+
+_PRIMARY_CACHE: dict[tuple[str, int, int], tuple[dict, dict[str, str]]] = {}
+
+
+def _read_primary(path: Path) -> tuple[dict, dict[str, str]]:
     from omegaconf import OmegaConf
 
-    primary = OmegaConf.to_container(OmegaConf.load(config_dir() / f"{config_name}.yaml"))
+    primary = OmegaConf.to_container(OmegaConf.load(path))
     defaults = {
         str(group): str(option)
         for entry in primary.get("defaults", [])

@@ -8,9 +8,10 @@ from statistics import NormalDist
 
 import numpy as np
 import pytest
+from numba import njit
 
 from arena.game import run_game
-from arena.players.thompson import Thompson
+from arena.players.thompson import BETA, Thompson, _posterior_sample
 from tests.helpers.bandit import draw, run_block
 
 
@@ -140,6 +141,15 @@ def test_kernel_streams_are_numpys_bit_for_bit():
         assert player._rngs[r].bit_generator.state == literal.bit_generator.state
 
 
+@njit(cache=True)
+def _beta_draws(successes, failures, n, rng):
+    """``n`` posterior draws of the kernel's sampler, ``Beta(successes + 1, failures + 1)``."""
+    out = np.empty(n)
+    for k in range(n):
+        out[k] = _posterior_sample(BETA, successes, failures, 0.0, 0.0, rng)
+    return out
+
+
 @pytest.mark.parametrize(("a", "b"), [(1, 1), (1, 7), (2, 5), (40, 3), (900, 1000), (5000, 12)])
 def test_posterior_beta_draws_fit_the_beta_law(a, b):
     """Goodness of fit of the kernel's own sampler (:func:`_posterior_sample`, the kernel's
@@ -147,18 +157,8 @@ def test_posterior_beta_draws_fit_the_beta_law(a, b):
     at significance 10⁻³ per parameter pair (fixed seeds: the verdict is reproducible; a sampler
     whose CDF is off by 0.014 anywhere fails at this size), and bit for bit numpy's
     ``Generator.beta`` on the same stream."""
-    from numba import njit
     from scipy import stats
 
-    from arena.players.thompson import BETA, _posterior_sample
-
-    @njit
-    def draws(successes, failures, n, rng):
-        out = np.empty(n)
-        for k in range(n):
-            out[k] = _posterior_sample(BETA, successes, failures, 0.0, 0.0, rng)
-        return out
-
-    x = draws(a - 1.0, b - 1.0, 20_000, np.random.default_rng(a * b))
+    x = _beta_draws(a - 1.0, b - 1.0, 20_000, np.random.default_rng(a * b))
     assert stats.kstest(x, stats.beta(a, b).cdf).pvalue > 1e-3
     assert np.array_equal(x, np.random.default_rng(a * b).beta(a, b, 20_000))  # numpy's, exactly

@@ -9,7 +9,7 @@ from numba import njit
 from arena.streams import generator_handles, jit_disabled, stream
 
 
-@njit
+@njit(cache=True)
 def _draws(handles, rngs, n, out):
     for r in range(out.shape[0]):
         rng = stream(handles, rngs, r)

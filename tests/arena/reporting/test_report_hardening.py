@@ -42,6 +42,16 @@ def tournament(tmp_path_factory) -> Path:
     return root
 
 
+@pytest.fixture(scope="module")
+def regret_tournament(tmp_path_factory) -> Path:
+    """The tournament with its regret and loss only: what the report writes and deletes does not
+    depend on how many metrics it draws, and without the other notions' figures each of the six
+    builds below takes half the time (2.5 s less)."""
+    root = tmp_path_factory.mktemp("regret_tournament")
+    make_tournament(root, horizon=60, replicates=2, metrics={"regret": {}, "loss": {}})
+    return root
+
+
 def _victim(parent: Path) -> Path:
     """A folder that is not a report, with the files the old clean-up deleted."""
     victim = parent / "victim"
@@ -69,7 +79,8 @@ def test_report_name_that_is_not_a_plain_name_is_refused(name):
         check_report_name(name)
 
 
-def test_cli_refuses_traversal_names_and_touches_nothing(tournament, tmp_path):
+def test_cli_refuses_traversal_names_and_touches_nothing(regret_tournament, tmp_path):
+    tournament = regret_tournament
     victim = _victim(tmp_path)
     before = _snapshot(victim)
     reports = tmp_path / "reports"
@@ -86,7 +97,8 @@ def test_cli_refuses_traversal_names_and_touches_nothing(tournament, tmp_path):
     assert list(reports.iterdir()) == []  # nothing written
 
 
-def test_build_refuses_a_foreign_folder_and_names_it(tournament, tmp_path):
+def test_build_refuses_a_foreign_folder_and_names_it(regret_tournament, tmp_path):
+    tournament = regret_tournament
     victim = _victim(tmp_path)
     before = _snapshot(victim)
     with pytest.raises(ReportPathError, match=re.escape(str(victim))):
@@ -100,7 +112,8 @@ def test_build_refuses_a_foreign_folder_and_names_it(tournament, tmp_path):
     assert _snapshot(victim) == before
 
 
-def test_rebuild_removes_only_its_own_old_files(tournament, tmp_path):
+def test_rebuild_removes_only_its_own_old_files(regret_tournament, tmp_path):
+    tournament = regret_tournament
     out = tmp_path / "r"
     build_report(tournament, out, name="r")
     record = json.loads((out / MANIFEST).read_text())
@@ -125,7 +138,8 @@ def test_rebuild_removes_only_its_own_old_files(tournament, tmp_path):
     assert _snapshot(victim) == before
 
 
-def test_cli_rebuild_of_its_own_report_works(tournament, tmp_path):
+def test_cli_rebuild_of_its_own_report_works(regret_tournament, tmp_path):
+    tournament = regret_tournament
     for _ in range(2):
         res = arena_in_process(
             "report", str(tournament), "--name", "again", "--reports", str(tmp_path), cwd=tmp_path
@@ -134,7 +148,8 @@ def test_cli_rebuild_of_its_own_report_works(tournament, tmp_path):
     assert (tmp_path / "again" / "index.html").is_file()
 
 
-def test_report_from_before_manifests_is_rebuilt_without_deleting(tournament, tmp_path):
+def test_report_from_before_manifests_is_rebuilt_without_deleting(regret_tournament, tmp_path):
+    tournament = regret_tournament
     out = tmp_path / "old"
     build_report(tournament, out, name="old")
     (out / MANIFEST).unlink()  # as written by a version without manifests

@@ -47,9 +47,13 @@ RED = "#c00000"
 # inputs: a real (small) tournament directory, and synthetic tidy rows
 
 
-def make_tournament(root: Path, *, horizon: int = 300, replicates: int = 8) -> dict:
+def make_tournament(
+    root: Path, *, horizon: int = 300, replicates: int = 8, metrics: dict | None = None
+) -> dict:
     """Play a small tournament into ``root`` (tournament layout) with one planted violation,
-    reference lower bounds (one unreachable), and one failure. Returns what was planted."""
+    reference lower bounds (one unreachable), and one failure. Returns what was planted.
+
+    ``metrics`` replaces :data:`METRICS` (a planted violation needs ``bound``)."""
     planted: dict = {}
     for pname, pparams in PLAYERS:
         for aname, aparams in ADVERSARIES:
@@ -62,7 +66,7 @@ def make_tournament(root: Path, *, horizon: int = 300, replicates: int = 8) -> d
                 horizon=horizon,
                 replicates=replicates,
                 seed=5,
-                metrics=METRICS,
+                metrics=METRICS if metrics is None else metrics,
             )
             rows = run.rows.copy()
             cell = run.config["cell"]
