@@ -705,11 +705,13 @@ class Tournament:
         The caller writes a finished cell's files between two steps of this generator. A Ctrl-C
         (SIGINT) that arrives then is held until the files are written and raised at the next
         step, so an interrupted tournament keeps every cell it finished, whole; one that arrives
-        while cells are computed stops them at once (``KeyboardInterrupt``), and the executors
-        end their workers before it propagates.
+        while cells are computed stops them at once (``KeyboardInterrupt``; a process pool's
+        coordinator raises it within :data:`INTERRUPT_POLL_S`, outside the pool's code), and
+        the executors end their workers before it propagates.
         """
         if not todo:
             return
+        gate = _InterruptGate()
         if self.executor == "serial" or (self.executor == "local" and self.n_jobs == 1):
             single = self.progress and len(todo) == 1
             threads = self.cell_threads(1)
@@ -717,10 +719,10 @@ class Tournament:
                 (cell, run_cell(cell, self.config, single, threads, self.executor)) for cell in todo
             )
         elif self.executor == "local":
-            cells = self._execute_processes(todo)
+            cells = self._execute_processes(todo, gate)
         else:
             cells = self._execute_dask(todo)
-        with _InterruptGate() as gate:
+        with gate:
             try:
                 for item in cells:
                     with gate.held():
@@ -730,7 +732,7 @@ class Tournament:
                 if close is not None:
                     close()  # the executors' own cleanup ends their workers now
 
-    def _execute_processes(self, todo: list[Cell]):
+    def _execute_processes(self, todo: list[Cell], gate: _InterruptGate):
         import multiprocessing
 
         # spawn: workers start clean (no inherited numba/threads state), on every platform
@@ -752,14 +754,21 @@ class Tournament:
                     for cell in todo
                 }
             while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    cell = pending.pop(fut)
-                    try:
-                        out = fut.result()
-                    except Exception as exc:  # the worker itself died
-                        out = _worker_failure(exc)
-                    yield cell, out
+                # A Ctrl-C raised inside wait() or result() can leave a future's lock taken (one
+                # interrupted tournament in 40 here): the pool's manager thread, marking that
+                # future failed at shutdown, then waits for it forever. So it is held while the
+                # coordinator is inside the pool's code and raised between two short waits.
+                with gate.held():
+                    done, _ = wait(pending, timeout=INTERRUPT_POLL_S, return_when=FIRST_COMPLETED)
+                    finished = []
+                    for fut in done:
+                        cell = pending.pop(fut)
+                        try:
+                            out = fut.result()
+                        except Exception as exc:  # the worker itself died
+                            out = _worker_failure(exc)
+                        finished.append((cell, out))
+                yield from finished
         except BaseException:
             # interrupted (or the caller stopped): the cells in flight are lost anyway, so end
             # their workers now rather than wait for them in shutdown()
@@ -834,6 +843,11 @@ def _worker_failure(exc: Exception) -> dict[str, Any]:
         "error": f"{type(exc).__name__}: {exc}",
         "traceback": traceback.format_exc(),
     }
+
+
+INTERRUPT_POLL_S = 0.25
+"""How long the coordinator of a process pool waits for a cell before it looks for a Ctrl-C: the
+longest an interrupt waits to be raised."""
 
 
 class _InterruptGate:
@@ -944,6 +958,15 @@ def _terminate_workers(pool: ProcessPoolExecutor) -> None:
         process.terminate()
     for process in processes:
         process.join(timeout=5)
+    # A worker ended while it wrote its result leaves half a message in the result pipe: the
+    # pool's manager thread then waits in recv() for the rest, and shutdown(), which joins it,
+    # waits forever (1 interrupted tournament in 25 here, with cells of ~100 kB of rows).
+    # The coordinator's own copy of the pipe's write end is never written to; closed, with the
+    # workers' copies gone, it ends that read with EOFError, which the manager takes for a
+    # broken pool and shuts down.
+    result_queue = getattr(pool, "_result_queue", None)
+    if result_queue is not None:
+        result_queue._writer.close()
 
 
 def _exit_with_parent(parent_pid: int) -> None:

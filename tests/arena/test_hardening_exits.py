@@ -374,3 +374,32 @@ def test_running_out_of_memory_is_a_resource_error_not_a_bug(tmp_path, monkeypat
     monkeypatch.setattr(arena.game, "run_game", out_of_memory)
     done = run_in_process(["run", "horizon=10", "hydra.run.dir=out"], tmp_path)
     assert_refused(done, "out of memory", "needs more memory than this machine has")
+
+
+def _sleep(seconds: float) -> float:
+    time.sleep(seconds)
+    return seconds
+
+
+def test_ending_the_workers_unblocks_a_pool_reading_half_a_result():
+    """A worker ended while it wrote its result leaves half a message in the result pipe; the
+    pool's manager thread, reading it, must not wait for the rest forever (it did: 1 interrupted
+    tournament in 25 hung in ``shutdown``). Half a message is planted by hand: a length header
+    for 1000 bytes and 10 of them, written through the coordinator's own copy of the pipe."""
+    import multiprocessing
+    import struct
+    import threading
+    from concurrent.futures import ProcessPoolExecutor
+
+    from arena.apps.tournament import _terminate_workers
+
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+    pool.submit(_sleep, 30.0)
+    _wait_for(lambda: bool(pool._processes), timeout=30)
+    writer = pool._result_queue._writer
+    os.write(writer.fileno(), struct.pack("!i", 1000) + b"x" * 10)
+    _terminate_workers(pool)
+    ended = threading.Thread(target=pool.shutdown, kwargs={"cancel_futures": True}, daemon=True)
+    ended.start()
+    ended.join(timeout=30)
+    assert not ended.is_alive(), "the pool's shutdown waits for the rest of the half result"
