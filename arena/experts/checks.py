@@ -355,10 +355,6 @@ def check_declared_bounds_hold(player: ExpertsPlayer) -> None:
 # adversaries
 
 
-# ----------------------------------------------------------------------------------------------
-# adversaries
-
-
 def _who(adversary: Adversary) -> str:
     """The adversary as the game's errors name it (``adversary NAME repr``)."""
     from arena.validation import describe
