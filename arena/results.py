@@ -789,22 +789,14 @@ def write_text_atomic(text: str, path: str | Path) -> Path:
 def package_versions() -> dict[str, str]:
     """Return the versions of Python and of the packages that determine the numbers.
 
-    Read once per process (:func:`_installed_versions`): what a process runs is what it
-    imported, and each read scans the installed distributions' metadata (~8 ms, in every cell's
-    manifest of a tournament).
+    Each version is read once per process (:func:`_distribution_version`): what a process runs
+    is what it imported, and each read scans the installed distributions' metadata (~8 ms for
+    the seven, in every cell's manifest of a tournament).
     """
-    return dict(_installed_versions())
-
-
-@functools.cache
-def _installed_versions() -> tuple[tuple[str, str], ...]:
     out = {"python": platform.python_version()}
     for dist in ("regret-arena", "numpy", "numba", "pandas", "pyarrow", "hydra-core", "scipy"):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = "not installed"
-    return tuple(out.items())
+        out[dist] = _distribution_version(dist)
+    return out
 
 
 @functools.cache

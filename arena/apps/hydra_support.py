@@ -12,6 +12,7 @@ the signature's defaults (``tests/arena/test_configs.py``).
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -278,16 +279,12 @@ def _primary(config_name: str) -> tuple[dict, dict[str, str]]:
     """
     path = config_dir() / f"{config_name}.yaml"
     info = path.stat()
-    key = (str(path), info.st_mtime_ns, info.st_size)
-    if key not in _PRIMARY_CACHE:
-        _PRIMARY_CACHE[key] = _read_primary(path)
-    return _PRIMARY_CACHE[key]
+    return _read_primary(path, info.st_mtime_ns, info.st_size)
 
 
-_PRIMARY_CACHE: dict[tuple[str, int, int], tuple[dict, dict[str, str]]] = {}
-
-
-def _read_primary(path: Path) -> tuple[dict, dict[str, str]]:
+@functools.cache
+def _read_primary(path: Path, mtime_ns: int, size: int) -> tuple[dict, dict[str, str]]:
+    """:func:`_primary` of one version of the file (``mtime_ns`` and ``size`` key the cache)."""
     from omegaconf import OmegaConf
 
     primary = OmegaConf.to_container(OmegaConf.load(path))
