@@ -49,12 +49,14 @@ def _eg_play_block(
     :func:`~arena.sampling.sample_action` of the row just written, computed from the same values
     in registers and with selects instead of its early exit (whose exit point is random), and
     :data:`~arena.players._empirical_means.INTERLEAVE` replicates advance round by round together so
-    that their independent chains overlap; each replicate's arithmetic is unchanged."""
+    that their independent chains overlap; each replicate's arithmetic is unchanged. A replicate
+    with no others beside it (a group of one: R = 1, the last of R = 5) plays its rounds in
+    :func:`_eg_play_alone`."""
     n_rep, n, n_act = losses.shape
     mean = np.empty((n_rep, n_act))
     explore = np.empty(n)  # ε_t / K, every arm's share
     exploit = np.empty(n)  # 1 − ε_t, added to the greedy arm's
-    for j in range(n):
+    for j in range(n if n_rep > 1 else 0):
         e = _epsilon(decaying, eps, c, d, n_act, rounds_done + j + 1)
         explore[j] = e / n_act
         exploit[j] = 1.0 - e
@@ -64,6 +66,24 @@ def _eg_play_block(
             mean[r, i] = -np.inf if k == 0.0 else sums[r, i] / k
     for r0 in range(0, n_rep, INTERLEAVE):
         r1 = min(n_rep, r0 + INTERLEAVE)
+        if r1 - r0 == 1:
+            _eg_play_alone(
+                losses,
+                uniforms,
+                sums,
+                counts,
+                mean,
+                rounds_done,
+                decaying,
+                eps,
+                c,
+                d,
+                lo,
+                scale,
+                probs,
+                r0,
+            )
+            continue
         for j in range(n):
             share = explore[j]
             top = share + exploit[j]  # the greedy arm's p, as probs[best] += 1 − ε_t makes it
@@ -89,6 +109,57 @@ def _eg_play_block(
                 sums[r, a] = total
                 counts[r, a] = k
                 mean[r, a] = total / k
+
+
+@njit(cache=True, nogil=True)
+def _eg_play_alone(
+    losses, uniforms, sums, counts, mean, rounds_done, decaying, eps, c, d, lo, scale, probs, r
+):
+    """Play a chunk of ε-greedy for replicate ``r`` alone (:func:`_eg_play_block`'s arithmetic).
+
+    A single replicate's rounds form one chain: round j+1's greedy arm waits on round j's update,
+    and nothing interleaved beside it hides that wait. Three changes shorten it, each leaving
+    every value the same to the bit:
+
+    * the draw is :func:`~arena.sampling.sample_action`'s, with its early exit: the processor
+      runs ahead on the predicted exit (the greedy arm, with probability 1 − ε_t + ε_t/K),
+      where :func:`_eg_play_block`'s selects put K dependent additions on the chain. Beside
+      other replicates the selects are the faster: a mispredicted exit stalls every
+      interleaved chain (35.7 against 23.7 ns a replicate-round at R = 100);
+    * ε_t is computed in the loop, off the chain, instead of in a pass of its own;
+    * the replicate's state is read through 1-D views.
+
+    At K = 9 and T = 10⁵ (the kernel alone on pre-drawn losses): 49.5 ns a round before,
+    17.8 after.
+    """
+    n, n_act = losses.shape[1], losses.shape[2]
+    own_losses, own_uniforms, own_probs = losses[r], uniforms[r], probs[r]
+    own_sums, own_counts, own_mean = sums[r], counts[r], mean[r]
+    for j in range(n):
+        e = _epsilon(decaying, eps, c, d, n_act, rounds_done + j + 1)
+        share = e / n_act
+        top = share + (1.0 - e)
+        best = 0
+        best_mean = np.inf
+        for i in range(n_act):
+            if own_mean[i] < best_mean:
+                best, best_mean = i, own_mean[i]
+        for i in range(n_act):
+            own_probs[j, i] = top if i == best else share
+        u = own_uniforms[j]
+        # none drawn: the last i with p_i > 0 (every arm's ε_t/K, else the greedy arm's alone)
+        a = n_act - 1 if share > 0.0 else best
+        cum = 0.0
+        for i in range(n_act):
+            cum += top if i == best else share
+            if u < cum:  # the first i with u < p_1 + … + p_i
+                a = i
+                break
+        total = own_sums[a] + (own_losses[j, a] - lo) / scale
+        k = own_counts[a] + 1.0
+        own_sums[a] = total
+        own_counts[a] = k
+        own_mean[a] = total / k
 
 
 class EpsilonGreedy(EmpiricalMeansPlayer):

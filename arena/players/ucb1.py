@@ -71,7 +71,8 @@ def _ucb1_play_arms(losses, sums, counts, rounds_done, lo, scale, widths, arms):
     :data:`~arena.players._empirical_means.INTERLEAVE` replicates advance round by round together
     and the processor overlaps their independent chains; each replicate's arithmetic is
     unchanged. The arena's draw from a point mass is its arm, so the pulled arm is the index's
-    argmin (:mod:`arena.bandit.point_masses`).
+    argmin (:mod:`arena.bandit.point_masses`). A replicate with no others beside it (a group of
+    one) plays its rounds in :func:`_ucb1_play_alone`.
     """
     n_rep, n, n_act = losses.shape
     mean = np.empty((n_rep, n_act))
@@ -79,7 +80,7 @@ def _ucb1_play_arms(losses, sums, counts, rounds_done, lo, scale, widths, arms):
     factor = np.empty(n)
     n_table = widths.size
     unit = (lo == 0.0) & (scale == 1.0)
-    for j in range(n):
+    for j in range(n if n_rep > 1 else 0):
         factor[j] = math.sqrt(2.0 * math.log(max(rounds_done + j, 1)))
     for r in range(n_rep):
         for i in range(n_act):
@@ -89,6 +90,11 @@ def _ucb1_play_arms(losses, sums, counts, rounds_done, lo, scale, widths, arms):
             width[r, i] = 1.0 / math.sqrt(c) if c > 0.0 else 0.0
     for r0 in range(0, n_rep, INTERLEAVE):
         r1 = min(n_rep, r0 + INTERLEAVE)
+        if r1 - r0 == 1:
+            _ucb1_play_alone(
+                losses, sums, counts, rounds_done, mean, width, unit, lo, scale, widths, arms, r0
+            )
+            continue
         for j in range(n):
             s = factor[j]
             for r in range(r0, r1):
@@ -107,6 +113,48 @@ def _ucb1_play_arms(losses, sums, counts, rounds_done, lo, scale, widths, arms):
                 mean[r, best] = total / c
                 k = int(c)
                 width[r, best] = widths[k] if k < n_table else 1.0 / math.sqrt(c)
+
+
+@njit(cache=True, nogil=True)
+def _ucb1_play_alone(
+    losses, sums, counts, rounds_done, mean, width, unit, lo, scale, widths, arms, r
+):
+    """Play a chunk of UCB1 for replicate ``r`` alone (:func:`_ucb1_play_arms`' arithmetic).
+
+    One replicate's rounds form one chain (round j+1's index waits on round j's division), and
+    nothing interleaved beside it hides that wait. Three changes shorten it, each leaving every
+    arm the same:
+
+    * the argmin is a chain of selects (the first least index, as the branches' strict ``<``
+      from +inf): the branches are mispredicted wherever UCB1 switches arms;
+    * ``sqrt(2 ln n)`` is computed in the loop, off the chain, instead of in a pass of its own;
+    * the replicate's state is read through 1-D views.
+
+    At K = 9 and a chunk of 29,127 rounds (one replicate's, at the default chunk size): 27.7 ns
+    a round before, 21.2 after.
+    """
+    n, n_act = losses.shape[1], losses.shape[2]
+    n_table = widths.size
+    own_losses, own_sums, own_counts, own_arms = losses[r], sums[r], counts[r], arms[r]
+    own_mean, own_width = mean[r], width[r]
+    for j in range(n):
+        s = math.sqrt(2.0 * math.log(max(rounds_done + j, 1)))
+        best = 0
+        best_index = own_mean[0] - s * own_width[0]
+        for i in range(1, n_act):
+            index = own_mean[i] - s * own_width[i]
+            lower = index < best_index
+            best = i if lower else best
+            best_index = index if lower else best_index
+        own_arms[j] = best
+        x = own_losses[j, best]
+        total = own_sums[best] + (x if unit else (x - lo) / scale)
+        c = own_counts[best] + 1.0
+        own_sums[best] = total
+        own_counts[best] = c
+        own_mean[best] = total / c
+        k = int(c)
+        own_width[best] = widths[k] if k < n_table else 1.0 / math.sqrt(c)
 
 
 class UCB1(EmpiricalMeansPlayer):

@@ -8,6 +8,7 @@ import pytest
 
 from arena.game import run_game
 from arena.players.epsilon_greedy import EpsilonGreedy
+from arena.spec import GameSpec
 from tests.helpers.bandit import draw, run_block
 
 
@@ -35,14 +36,44 @@ def literal_epsilon_greedy(losses, uniforms, epsilon=None, c=5.0, d=0.1):
     [({}, {}), ({"epsilon": 0.1}, {"epsilon": 0.1}), ({"epsilon": 0.0}, {"epsilon": 0.0}),
      ({"c": 0.5, "d": 0.5}, {"c": 0.5, "d": 0.5})],
 )  # fmt: skip
-def test_fast_path_equals_literal_transcription(params, literal):
+@pytest.mark.parametrize("n_rep", [1, 3, 5])  # 5: four replicates interleaved, then one alone
+def test_fast_path_equals_literal_transcription(params, literal, n_rep):
     rng = np.random.default_rng(7)
-    losses, uniforms = rng.random((3, 600, 5)), rng.random((3, 600))
+    losses, uniforms = rng.random((n_rep, 600, 5)), rng.random((n_rep, 600))
     losses[..., 4] *= 0.3
     _, fast = run_block(EpsilonGreedy(**params), losses, uniforms)
-    for r in range(3):
+    for r in range(n_rep):
         slow = literal_epsilon_greedy(losses[r].tolist(), uniforms[r].tolist(), **literal)
         assert float(np.abs(fast[r] - slow).max()) <= 1e-12
+
+
+@pytest.mark.parametrize(
+    "params", [{}, {"c": 0.5, "d": 0.5}, {"epsilon": 0.1}, {"epsilon": 0.0}, {"epsilon": 1.0}]
+)
+def test_a_replicate_alone_plays_as_beside_others(params):
+    """One replicate (a chain of its own, :func:`_eg_play_alone`) writes the same ``p_t``, to the
+    bit, as beside three others (interleaved, drawn by selects), over chunks of uneven lengths
+    (ε_t by the rounds played before each) and with losses outside [0, 1] (mapped by the range)."""
+    rng = np.random.default_rng(11)
+    n_rep, n_act, lengths = 4, 6, (1, 7, 300, 92)
+    losses = 3.0 * rng.random((n_rep, sum(lengths), n_act)) - 1.0
+    losses[..., 2] -= 0.5
+    uniforms = rng.random((n_rep, sum(lengths)))
+
+    def chunked(lo: int, hi: int) -> np.ndarray:
+        spec = GameSpec("bandit", n_act, sum(lengths), (-1.5, 2.0), n_replicates=hi - lo)
+        player = EpsilonGreedy(**params)
+        player.reset(spec, [np.random.default_rng(r) for r in range(lo, hi)])
+        out, t0 = [], 0
+        for n in lengths:
+            out.append(player.play_block(losses[lo:hi, t0 : t0 + n].copy(),
+                                         uniforms[lo:hi, t0 : t0 + n].copy()))  # fmt: skip
+            t0 += n
+        return np.concatenate(out, axis=1)
+
+    together = chunked(0, n_rep)
+    for r in range(n_rep):
+        assert np.array_equal(chunked(r, r + 1)[0], together[r])
 
 
 def test_golden_values():

@@ -9,6 +9,7 @@ import pytest
 
 from arena.game import run_game
 from arena.players.ucb1 import UCB1
+from arena.spec import GameSpec
 from tests.helpers.bandit import expected_bound_holds, run_block
 
 
@@ -30,14 +31,41 @@ def literal_ucb1(losses):
     return arms
 
 
-def test_fast_path_equals_literal_transcription():
+@pytest.mark.parametrize("n_rep", [1, 3, 5])  # 5: four replicates interleaved, then one alone
+def test_fast_path_equals_literal_transcription(n_rep):
     rng = np.random.default_rng(3)
     means = rng.random(5)
-    losses = (rng.random((3, 400, 5)) < means).astype(float)
-    _, probs = run_block(UCB1(), losses, rng.random((3, 400)))
+    losses = (rng.random((n_rep, 400, 5)) < means).astype(float)
+    _, probs = run_block(UCB1(), losses, rng.random((n_rep, 400)))
     assert set(np.unique(probs)) <= {0.0, 1.0}
-    for r in range(3):
+    for r in range(n_rep):
         assert probs[r].argmax(axis=1).tolist() == literal_ucb1(losses[r].tolist())
+
+
+def test_a_replicate_alone_plays_as_beside_others():
+    """One replicate (a chain of its own, :func:`_ucb1_play_alone`) pulls the same arms as beside
+    three others (interleaved), over chunks of uneven lengths (its exploration factor by the
+    rounds played before each), with ties (losses on a grid of quarters) and losses outside
+    [0, 1] (mapped by the range)."""
+    rng = np.random.default_rng(5)
+    n_rep, n_act, lengths = 4, 6, (1, 7, 300, 92)
+    losses = rng.integers(0, 5, (n_rep, sum(lengths), n_act)) * 0.75 - 1.0
+    losses[..., 3] -= 0.25
+
+    def chunked(lo: int, hi: int) -> np.ndarray:
+        spec = GameSpec("bandit", n_act, sum(lengths), (-1.0, 2.0), n_replicates=hi - lo)
+        player = UCB1()
+        player.reset(spec, [np.random.default_rng(r) for r in range(lo, hi)])
+        out, t0 = [], 0
+        for n in lengths:
+            out.append(player.play_arms(losses[lo:hi, t0 : t0 + n].copy()))
+            t0 += n
+        return np.concatenate(out, axis=1)
+
+    together = chunked(0, n_rep)
+    assert len({tuple(row) for row in together.tolist()}) == n_rep  # the replicates differ
+    for r in range(n_rep):
+        assert np.array_equal(chunked(r, r + 1)[0], together[r])
 
 
 def test_golden_values():
