@@ -142,6 +142,13 @@ class Metric(Component):
     """Whether ±inf is one of the metric's defined values (a relative error against an exact 0):
     the engine otherwise stops a game whose metric value at a checkpoint is infinite, an overflow
     that would be written as a result."""
+    rowwise_values: ClassVar[bool] = False
+    """Whether :meth:`values` computes replicate r's row from the core's rows of replicate r
+    alone (and the metric's parameters): no reduction across replicates, no ``core.t``, no state
+    of the metric's own sized by R. The driver may then read every checkpoint of a span of a
+    one-replicate game in one call, on the span's snapshots stacked as replicates
+    (:meth:`arena.protocol.CoreSnapshots.stacked`). Declared by the class that defines
+    :meth:`values` (see :func:`computes_rowwise`)."""
     block_only: ClassVar[bool | None] = None
     """Whether :meth:`advance` and :meth:`values` read nothing but their block, the core and the
     adversary's oracles over the block's rounds: never a component's state, which is that of the
@@ -356,7 +363,7 @@ def reads_core_only(metric: Metric) -> bool:
     does nothing, it reads no increments and requires no oracle) and no component
     (:func:`reads_block_only`). The
     driver then reads it from the core's snapshots at the checkpoints of a span played in one
-    call (:meth:`arena.protocol.Stepper.core_span`).
+    call (:meth:`arena.protocol.Stepper.core_snapshots`).
 
     Examples
     --------
@@ -371,6 +378,31 @@ def reads_core_only(metric: Metric) -> bool:
         and not metric.requires  # (an oracle the stepper asks and checks only for a block)
         and reads_block_only(metric)
     )
+
+
+def computes_rowwise(metric: Metric) -> bool:
+    """Whether ``metric``'s values are declared row by row (:attr:`Metric.rowwise_values`).
+
+    The class that decides is the most derived one that declares it or defines ``values``: a
+    subclass that computes its values its own way, below a class that declared them row by
+    row, must declare it again.
+
+    Examples
+    --------
+    >>> from arena.metrics.regret import Regret
+    >>> class Centered(Regret):
+    ...     def values(self, core):
+    ...         v = super().values(core)
+    ...         return v - v.mean()
+    >>> computes_rowwise(Regret()), computes_rowwise(Centered())
+    (True, False)
+    """
+    for cls in type(metric).__mro__:
+        if "rowwise_values" in cls.__dict__:
+            return bool(cls.__dict__["rowwise_values"])
+        if "values" in cls.__dict__:
+            return False
+    return False
 
 
 _KEYS_BY_NAME: list = []  # [(the registry's claims it was read from, {name: keys})]

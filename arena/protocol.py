@@ -195,6 +195,38 @@ def _load(target: str, protocol: str, what: str) -> Any:
     return getattr(importlib.import_module(module), attribute)
 
 
+class CoreSnapshots:
+    """The core at the end of each segment of a span (:meth:`Stepper.core_snapshots`).
+
+    The driver reads every checkpoint's metrics from it, then calls :meth:`finish`, which raises
+    the span's fault if it had one: the rows of the rounds before a fault are read first, as a
+    game played segment by segment reads them.
+
+    Attributes
+    ----------
+    ends : list of int
+        The segments' last rounds, in order, up to the segment before the span's first fault.
+    """
+
+    ends: list[int]
+
+    def at(self, s: int) -> Any:
+        """Return the core as it stood at the end of round ``ends[s]``."""
+        raise NotImplementedError
+
+    def stacked(self) -> Any:
+        """Return one core whose replicate ``s`` is the game's only replicate at ``ends[s]``, or
+        None where the stepper cannot stack them (a game of several replicates).
+
+        A metric whose values are computed row by row (:func:`arena.metric.computes_rowwise`)
+        reads every snapshot of the span in one call on it.
+        """
+        return None
+
+    def finish(self) -> None:
+        """Raise the span's fault, if any; otherwise leave the running core at the span's end."""
+
+
 class Stepper:
     """Plays one prepared game chunk by chunk for the driver.
 
@@ -234,17 +266,18 @@ class Stepper:
             start = end + 1
 
     plays_core_spans: bool = False
-    """Whether :meth:`core_span` plays spans; the driver then uses it instead of
+    """Whether :meth:`core_snapshots` plays spans; the driver then uses it instead of
     :meth:`step_span` where every metric reads only the core
     (:func:`~arena.metric.reads_core_only`) and no trace is written."""
 
-    def core_span(self, t0: int, n: int, ends: list[int]) -> Iterator[tuple[int, Any]]:
+    def core_snapshots(self, t0: int, n: int, ends: list[int]) -> CoreSnapshots:
         """Play a span as :meth:`step_span` does, for metrics that read nothing but the core;
-        yield each segment's last round and the core as it stood then.
+        return the core as it stood at each segment's end.
 
         No block is built: the segments' totals are advanced in one call that keeps their values
-        at each segment's end, and each yielded core holds those values (its arrays are not the
-        running core's). The running core ends the span as :meth:`step_span` leaves it.
+        at each segment's end (:class:`CoreSnapshots`; their arrays are not the running core's).
+        The running core ends the span as :meth:`step_span` leaves it once the driver has read
+        the snapshots and called :meth:`CoreSnapshots.finish`.
         """
         raise NotImplementedError
 

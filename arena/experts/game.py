@@ -28,7 +28,7 @@ from arena.errors import ConfigError, GameError
 from arena.experts.components import PROB_NEG_TOL, PROB_SUM_TOL, ExpertsPlayer, ObliviousAdversary
 from arena.metrics.base import Block, Core, keep_core_totals
 from arena.metrics.defaults import DEFAULT_METRICS
-from arena.protocol import GameProtocol, PreparedGame, Stepper
+from arena.protocol import CoreSnapshots, GameProtocol, PreparedGame, Stepper
 from arena.results import TraceWriter, list_column
 from arena.sampling import sample_actions
 from arena.spec import GameSpec, History
@@ -200,7 +200,7 @@ def _checked_advance_segments(
     Returns the number of segments advanced: all of them, or the index of the first whose
     ``p_t`` fails the check (its totals half advanced, as :func:`_checked_advance` leaves them).
     One call for a span instead of one per segment: what the driver's snapshots of a game whose
-    metrics read only these totals cost (:meth:`ExpertsStepper.core_span`).
+    metrics read only these totals cost (:meth:`ExpertsStepper.core_snapshots`).
 
     One replicate (a span's rounds are contiguous): each segment is handed to
     :func:`_checked_advance` as C-contiguous arrays, so that it runs its compiled C-layout loop
@@ -471,7 +471,7 @@ def _defined_at_or_below(cls: type, name: str, other: str) -> bool:
 
 class _CoreAt(Core):
     """The core as it stood at the end of round ``t`` of a span played by
-    :meth:`ExpertsStepper.core_span`: the totals are that round's snapshots, and ``p_t`` of the
+    :meth:`ExpertsStepper.core_snapshots`: the totals are that round's snapshots, and ``p_t`` of the
     round (a fresh array, as the running core's) is read from the span's arrays only if a metric
     asks for it, at the checkpoint, before the stepper plays on."""
 
@@ -487,6 +487,65 @@ class _CoreAt(Core):
             stepper, probs, outputs, j = self._span
             self._last_probs = stepper._last_probs(probs, outputs, j)
         return self._last_probs
+
+
+class _StackedCores(Core):
+    """The snapshots of a one-replicate span as the replicates of one core: row s is the game's
+    replicate as it stood at the end of round ``t[s]`` (:meth:`_SpanSnapshots.stacked`).
+
+    For metrics whose values are computed row by row (:attr:`arena.metric.Metric.rowwise_values`):
+    ``t`` is each row's round, and ``last_probs`` is read from the span's arrays only if a
+    metric asks for it."""
+
+    def __init__(self, snapshots: _SpanSnapshots):
+        done = snapshots.done
+        self.t = np.asarray(snapshots.ends, dtype=np.int64)
+        self.cum_losses = snapshots.snap_cum[:done, 0]
+        self.learner, self.realized, self.sum_min = snapshots.snap_totals[:done, :, 0].T
+        self._snapshots = snapshots
+        self._last_probs = None
+
+    @property
+    def last_probs(self) -> np.ndarray:
+        if self._last_probs is None:
+            snaps = self._snapshots
+            rows = [snaps.at(s).last_probs[0] for s in range(snaps.done)]
+            self._last_probs = np.array(rows).reshape(snaps.done, -1)
+        return self._last_probs
+
+
+class _SpanSnapshots(CoreSnapshots):
+    """The totals of a span's segments as :meth:`ExpertsStepper.core_snapshots` kept them:
+    ``done`` segments advanced (all, or up to the first whose ``p_t`` failed its check)."""
+
+    def __init__(
+        self, stepper, t0, ends, done, bounds, probs, outputs, snap_cum, snap_totals, bad_loss
+    ):
+        self.stepper, self.t0, self.done, self.bounds = stepper, t0, done, bounds
+        self.ends = ends[:done]
+        self._all_ends = ends
+        self.probs, self.outputs = probs, outputs
+        self.snap_cum, self.snap_totals = snap_cum, snap_totals
+        self.bad_loss = bad_loss
+
+    def at(self, s: int) -> _CoreAt:
+        end = self.ends[s]
+        span = self.stepper, self.probs, self.outputs, end - self.t0
+        return _CoreAt(end, self.snap_cum[s], self.snap_totals[s], span)
+
+    def stacked(self) -> _StackedCores | None:
+        return _StackedCores(self) if self.stepper.n_rep == 1 else None
+
+    def finish(self) -> None:
+        stepper, ends = self.stepper, self._all_ends
+        if self.done < len(ends):  # names the earliest bad p_t of that segment
+            a, b = int(self.bounds[self.done]), int(self.bounds[self.done + 1])
+            stepper._raise_bad_play(self.probs[:, a:b], self.t0 + a)
+        core = stepper.core  # its totals are the last segment's (the kernel advanced them)
+        core.t = ends[-1]
+        core.last_probs = stepper._last_probs(self.probs, self.outputs, ends[-1] - self.t0)
+        if self.bad_loss is not None:
+            raise self.bad_loss
 
 
 class ExpertsStepper(Stepper):
@@ -604,7 +663,7 @@ class ExpertsStepper(Stepper):
         if bad_loss is not None:
             raise bad_loss
 
-    def core_span(self, t0: int, n: int, ends: list[int]):
+    def core_snapshots(self, t0: int, n: int, ends: list[int]) -> _SpanSnapshots:
         # one replicate, metrics that read only the totals: the span's p_t, losses and uniforms
         # in one call each (as step_span), its totals in one more that keeps them at each end
         if not self.plays_core_spans:  # (the kernels advance replicate 0 only)
@@ -621,20 +680,12 @@ class ExpertsStepper(Stepper):
         done = self._advance_segments(
             probs, losses, uniforms, outputs, bounds, snap_cum, snap_totals
         )
-        for s in range(done):
-            span = self, probs, outputs, ends[s] - t0
-            yield ends[s], _CoreAt(ends[s], snap_cum[s], snap_totals[s], span)
-        if done < n_seg:  # names the earliest bad p_t of that segment
-            a, b = int(bounds[done]), int(bounds[done + 1])
-            self._raise_bad_play(probs[:, a:b], t0 + a)
-        core = self.core  # its totals are the last segment's (the kernel advanced them)
-        core.t = ends[-1]
-        core.last_probs = self._last_probs(probs, outputs, ends[-1] - t0)
-        if bad_loss is not None:
-            raise bad_loss
+        return _SpanSnapshots(
+            self, t0, ends, done, bounds, probs, outputs, snap_cum, snap_totals, bad_loss
+        )
 
     def _advance_segments(self, probs, losses, uniforms, outputs, bounds, snap_cum, snap_totals):
-        """:meth:`core_span`'s totals: :func:`_checked_advance_segments` (a subclass that
+        """:meth:`core_snapshots`' totals: :func:`_checked_advance_segments` (a subclass that
         advances its totals its own way, as the bandit stepper's arms, overrides it)."""
         core = self.core
         expected, realized, actions, _ = outputs

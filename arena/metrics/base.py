@@ -111,7 +111,7 @@ class Core:
 def keep_core_totals(s, cum_losses, learner, realized, sum_min, snap_cum, snap_totals):
     """Write the core's totals into snapshot ``s``: ``snap_cum[s]`` the cumulative losses,
     ``snap_totals[s]`` the expected and realized learner losses and ``Σ min_i l_{t,i}`` (the
-    span kernels of :meth:`arena.experts.game.ExpertsStepper.core_span`)."""
+    span kernels of :meth:`arena.experts.game.ExpertsStepper.core_snapshots`)."""
     snap_cum[s] = cum_losses
     snap_totals[s, 0] = learner
     snap_totals[s, 1] = realized

@@ -65,6 +65,7 @@ class DGScore(ExpertsMetric):
     """
 
     name = "dg_score"
+    rowwise_values = True
     param_name = "R"
 
     def __init__(self, R=(1.0, 5.0, 10.0, 20.0)):

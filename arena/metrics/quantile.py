@@ -56,6 +56,7 @@ class QuantileRegret(ExpertsMetric):
     """
 
     name = "quantile_regret"
+    rowwise_values = True
     param_name = "eps"
 
     def __init__(self, eps=(0.01, 0.1, 0.25)):
@@ -140,6 +141,7 @@ class SubsetQuantileRegret(QuantileRegret):
     """
 
     name = "subset_quantile_regret"
+    rowwise_values = True
 
     def values(self, core: Core) -> np.ndarray:
         ascending = np.sort(core.cum_losses, axis=1)

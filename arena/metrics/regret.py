@@ -43,6 +43,7 @@ class Loss(ExpertsMetric):
     """
 
     name = "loss"
+    rowwise_values = True
 
     def values(self, core: Core) -> np.ndarray:
         return core.learner[:, None].copy()
@@ -72,6 +73,7 @@ class RealizedLoss(ExpertsMetric):
     """Cumulative realized loss ``Σ_{s≤t} l_{s,I_s}`` with ``I_s ~ p_s`` drawn by the arena."""
 
     name = "realized_loss"
+    rowwise_values = True
 
     def values(self, core: Core) -> np.ndarray:
         return core.realized[:, None].copy()
@@ -110,6 +112,7 @@ class Regret(ExpertsMetric):
     """
 
     name = "regret"
+    rowwise_values = True
 
     def values(self, core: Core) -> np.ndarray:
         # numpy's ufunc directly: ndarray.min's Python wrapper was a fifth of a one-replicate
@@ -141,6 +144,7 @@ class RealizedRegret(ExpertsMetric):
     """Realized regret ``Σ_s l_{s,I_s} − min_i L_{t,i}`` (a random variable; Luo 2016, §2.1.5)."""
 
     name = "realized_regret"
+    rowwise_values = True
 
     def values(self, core: Core) -> np.ndarray:
         return (core.realized - core.cum_losses.min(axis=1))[:, None]
@@ -172,6 +176,7 @@ class DynamicRegret(ExpertsMetric):
     """Regret to the per-round best expert, ``Ĥ_t − Σ_{s≤t} min_i l_{s,i}`` (Zinkevich 2003)."""
 
     name = "dynamic_regret"
+    rowwise_values = True
 
     def values(self, core: Core) -> np.ndarray:
         return (core.learner - core.sum_min)[:, None]

@@ -31,6 +31,7 @@ class ZeroWeightFraction(ExpertsMetric):
     """Fraction of experts with ``p_{t,i} = 0`` exactly, at the round (Luo 2016, Figure 2.2)."""
 
     name = "zero_weight_frac"
+    rowwise_values = True
 
     def values(self, core: Core) -> np.ndarray:
         p = core.last_probs  # a count over N: the boolean mean's value, at a third of its cost
@@ -65,6 +66,7 @@ class Entropy(ExpertsMetric):
     """Shannon entropy ``−Σ_i p_{t,i} ln p_{t,i}`` (nats) of ``p_t`` at the checkpoint round."""
 
     name = "entropy"
+    rowwise_values = True
 
     def values(self, core: Core) -> np.ndarray:
         p = core.last_probs

@@ -19,7 +19,7 @@ from arena.checkpoints import log_grid
 from arena.errors import GameError
 from arena.experts import game as experts_game
 from arena.game import run_game
-from arena.metric import Metric, reads_block_only, reads_core_only
+from arena.metric import Metric, computes_rowwise, reads_block_only, reads_core_only
 from arena.metrics.regret import Regret
 from arena.players.hedge import Hedge
 from arena.players.ucb1 import UCB1
@@ -53,7 +53,7 @@ CORE_ONLY = {
     "dg_score": {},
 }
 """Metrics whose values are a function of the core alone: read from its snapshots at the
-checkpoints of a span played in one call (``Stepper.core_span``)."""
+checkpoints of a span played in one call (``Stepper.core_snapshots``)."""
 
 
 @pytest.fixture
@@ -195,15 +195,15 @@ def test_a_subclass_that_keeps_a_component_is_not_block_only():
 
 @pytest.fixture
 def core_span_calls(monkeypatch):
-    """Count the spans played by ``ExpertsStepper.core_span`` (the bandit stepper's too)."""
+    """Count the spans played by ``ExpertsStepper.core_snapshots`` (the bandit stepper's too)."""
     calls = []
-    core_span = experts_game.ExpertsStepper.core_span
+    core_snapshots = experts_game.ExpertsStepper.core_snapshots
 
     def counted(self, t0, n, ends):
         calls.append((t0, n, len(ends)))
-        yield from core_span(self, t0, n, ends)
+        return core_snapshots(self, t0, n, ends)
 
-    monkeypatch.setattr(experts_game.ExpertsStepper, "core_span", counted)
+    monkeypatch.setattr(experts_game.ExpertsStepper, "core_snapshots", counted)
     return calls
 
 
@@ -306,3 +306,124 @@ def test_a_stepper_that_advances_its_own_way_plays_its_blocks(monkeypatch, core_
     monkeypatch.undo()
     plain = run_game("ucb1", "bernoulli", **kw).rows.value.iloc[-1]
     assert shifted == plain + 100.0
+
+
+class RegretOneByOne(Regret):
+    """``regret``, read one checkpoint at a time (its values are not declared row by row)."""
+
+    name = "regret_one_by_one"
+    rowwise_values = False
+
+
+class CountedRegret(Regret):
+    """``regret``, read row by row, counting the rows each call was given."""
+
+    name = "counted_regret"
+    rowwise_values = True
+
+    def __init__(self):
+        self.rows_read = []
+
+    def values(self, core):
+        self.rows_read.append(core.cum_losses.shape[0])
+        return super().values(core)
+
+
+@pytest.mark.parametrize(
+    ("player", "adversary"),
+    [("hedge", "bernoulli"), ("ucb1", "bernoulli"), ("epsilon_greedy", "drifting_means")],
+)
+def test_rowwise_metrics_read_a_span_in_one_call(player, adversary, core_span_calls):
+    """Every checkpoint of a span is read by one call of a row-by-row metric, on the snapshots
+    stacked as replicates: the rows are, to the bit, those of the same values read one checkpoint
+    at a time, beside a core-only metric that is not row by row (so each checkpoint's core is
+    built too) and one that reads ``p_t`` (``entropy``)."""
+    kw = dict(n_actions=5, horizon=700, replicates=[2], seed=4, checkpoints="all")
+    counted = CountedRegret()
+    rows = run_game(player, adversary, metrics=[counted, "entropy", RegretOneByOne()], **kw).rows
+    assert len(core_span_calls) == 1
+    assert counted.rows_read == [700]  # the 700 checkpoints in one call
+    assert rows.metric.value_counts().to_dict() == {
+        "counted_regret": 700, "entropy": 700, "regret_one_by_one": 700
+    }  # fmt: skip
+    by_row = rows[rows.metric == "counted_regret"].value.to_numpy()
+    one_by_one = rows[rows.metric == "regret_one_by_one"].value.to_numpy()
+    assert np.array_equal(by_row, one_by_one)
+    # entropy read from the stacked p_t equals entropy read checkpoint by checkpoint
+    alone = run_game(player, adversary, metrics=[EntropyOneByOne()], **kw).rows
+    assert np.array_equal(rows[rows.metric == "entropy"].value.to_numpy(), alone.value.to_numpy())
+
+
+class EntropyOneByOne(registry.load("metric", "entropy")):
+    rowwise_values = False
+
+
+def test_every_rowwise_declaration_holds():
+    """Each registered metric that declares its values row by row gives, on a core of six
+    replicates, the rows it gives on each replicate's core alone, to the bit (random totals,
+    ties among the cumulative losses, zeros and ties in ``p_t``)."""
+    from arena.metrics.base import Core
+    from arena.spec import GameSpec
+
+    rng = np.random.default_rng(8)
+    n_rep, n_act = 6, 7
+    core = Core(n_rep, n_act)
+    core.t = 50
+    core.cum_losses = rng.integers(0, 30, (n_rep, n_act)) * 0.5
+    core.learner, core.realized, core.sum_min = rng.random((3, n_rep)) * 20.0
+    probs = rng.random((n_rep, n_act)) * (rng.random((n_rep, n_act)) < 0.7)
+    probs[:, 0] = probs[:, 1]
+    core.last_probs = probs / probs.sum(axis=1, keepdims=True)
+    declared = [
+        name for name in registry.available("metric")
+        if computes_rowwise(registry.load("metric", name)())
+    ]  # fmt: skip
+    assert {"regret", "loss", "quantile_regret", "entropy", "dg_score"} <= set(declared)
+    for name in declared:
+        metric = registry.load("metric", name)()
+        metric.start(GameSpec("experts", n_act, 50, (0.0, 1.0), n_replicates=n_rep))
+        together = np.asarray(metric.values(core))
+        for r in range(n_rep):
+            one = Core(1, n_act)
+            one.t = core.t
+            one.cum_losses, one.last_probs = core.cum_losses[r : r + 1], core.last_probs[r : r + 1]
+            one.learner, one.realized = core.learner[r : r + 1], core.realized[r : r + 1]
+            one.sum_min = core.sum_min[r : r + 1]
+            assert np.array_equal(np.asarray(metric.values(one)), together[r : r + 1]), name
+
+
+class InfOnceLossReaches(Regret):
+    """``regret``, but +inf from the first checkpoint whose cumulative loss of expert 0 reaches
+    40 (read one checkpoint at a time)."""
+
+    name = "inf_regret"
+
+    def values(self, core):
+        return np.where(core.cum_losses[:, :1] >= 40.0, np.inf, super().values(core))
+
+
+class InfOnceLossReachesRowwise(InfOnceLossReaches):
+    rowwise_values = True
+
+
+def test_an_infinite_value_read_in_one_call_is_named_at_its_checkpoint(core_span_calls):
+    kw = dict(n_actions=3, horizon=400, replicates=[1], seed=3, checkpoints="all")
+    messages = []
+    for metric in (InfOnceLossReaches(), InfOnceLossReachesRowwise()):
+        with pytest.raises(GameError, match="value inf is not finite") as info:
+            run_game(Hedge(eta=0.2), "bernoulli", metrics=[metric], **kw)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1] and "replicate 1" in messages[0]
+    assert len(core_span_calls) == 2
+
+
+def test_a_wrong_rowwise_declaration_is_named():
+    class Summed(Regret):
+        name = "summed_regret"
+        rowwise_values = True
+
+        def values(self, core):
+            return super().values(core).sum(axis=0, keepdims=True)  # one row for them all
+
+    with pytest.raises(ValueError, match=r"metric summed_regret: values of \d+ snapshots"):
+        run_game("hedge", "bernoulli", n_actions=3, horizon=100, metrics=[Summed()])
