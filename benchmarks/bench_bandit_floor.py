@@ -2,10 +2,12 @@
 
 Issue 34, item 2 allows a policy that cannot reach 300× SMPyBandits per batched policy-step to be
 "within 1.5× of its irreducible work measured alone". For the index policies ``ucb1``, ``moss``
-and ``epsilon_greedy`` that work is more than the policy's index: the bandit game is the experts
-game under bandit feedback, so every round draws all K arms' Bernoulli losses from the
-replicate's adversary stream (common random numbers across players and protocols) and keeps
-the per-arm cumulative losses that the regret against the best arm in hindsight needs.
+and ``epsilon_greedy``, and for ``exp3pp`` (whose round is K exponentials, one per arm's weight
+at a rate that changes every round, about 5.5 ns each here: half of its batched policy-step),
+that work is more than the policy's own rule: the bandit game is the experts game under bandit
+feedback, so every round draws all K arms' Bernoulli losses from the replicate's adversary
+stream (common random numbers across players and protocols) and keeps the per-arm cumulative
+losses that the regret against the best arm in hindsight needs.
 
 A **floor** here is one numba kernel per policy that plays the whole game, R replicates × T
 rounds, with no driver, no chunks, no buffers and no checks:
@@ -15,7 +17,8 @@ rounds, with no driver, no chunks, no buffers and no checks:
   :func:`arena.streams.stream` as :func:`arena.adversaries.stochastic._bernoulli_draw` reaches
   it), in round order;
 * the action uniform, from the replicate's action stream, only where the policy needs one
-  (``epsilon_greedy``; the draw is :func:`arena.sampling.sample_action`'s convention);
+  (``epsilon_greedy``, ``exp3pp``; the draw is :func:`arena.sampling.sample_action`'s
+  convention);
 * the policy's own index, argmin and update, with the arithmetic and the tie rule of its kernel
   in ``arena.players`` (the same per-round factors, caches and tables);
 * the regret bookkeeping: the per-arm cumulative losses, the learner's expected loss
@@ -31,7 +34,7 @@ Before anything is timed each floor must **reproduce the game**: the same arm of
 every replicate (the game's trace) and the same final ``regret`` and ``realized_regret``, bit
 for bit, for several seeds. The sums are the game's in the game's order: for a point mass
 ``p_t·l_t = Σ_i p_i l_i`` is a sum of zeros and ``l_{t,I_t}``, which is ``l_{t,I_t}`` exactly,
-and ``epsilon_greedy`` adds ``p_i l_i`` over i in the order of the game's core kernel.
+and ``epsilon_greedy`` and ``exp3pp`` add ``p_i l_i`` over i in the order of the game's core kernel.
 
 Then game and floor are timed alternately in process CPU time (the machine is shared) at
 R = 100, T = 10⁴ and T = 10⁵ and at R = 1, T = 10⁵, ``--reps`` times, each timed call right
@@ -68,14 +71,16 @@ from paired import judge
 
 from arena.game import check_game, run_game
 from arena.players.epsilon_greedy import _epsilon
+from arena.players.exp3pp import DEFAULT_C, exp3pp_schedule
 from arena.players.moss import BONUS_TABLE_MAX, _moss_bonus_table, _moss_index
 from arena.players.ucb1 import WIDTH_TABLE_MAX, ucb1_width_table
+from arena.sampling import sample_action
 from arena.seeding import replicate_streams
 from arena.streams import generator_handles, stream
 
 LOSS_MEANS = (1.0 - REWARD_MEANS).tolist()
 """The arms' loss means, 0.9 … 0.1, as ``bench_bandits.py`` plays them (rewards 0.1 … 0.9)."""
-POLICIES = ("ucb1", "moss", "epsilon_greedy")
+POLICIES = ("ucb1", "moss", "epsilon_greedy", "exp3pp")
 TARGET = 1.5
 """The issue's bound: the game within 1.5× of the policy's irreducible work."""
 SIZES = ((100, 10_000), (100, 100_000), (1, 100_000))
@@ -267,6 +272,80 @@ def floor_epsilon_greedy(adv, act, means, horizon, c, d, regret, realized_regret
         realized_regret[r] = realized - m
 
 
+@njit(cache=True, nogil=True, error_model="numpy")
+def floor_exp3pp(adv, act, means, horizon, c, regret, realized_regret, arms):
+    """EXP3++'s whole game (arguments as :func:`floor_epsilon_greedy`, ``c`` the player's).
+
+    ``ρ̃_t`` as the player's kernel computes it (:func:`arena.players.exp3pp._exp3pp_play_block`):
+    the softmax of the loss estimates shifted by their minimum at ``β_t``, the exploration
+    ``ε_t(a) = min(floor_t, c ln(x)/x)`` where the schedule's thresholds do not already say it is
+    the floor, ``(1 − Σε)(w/Σw) + ε`` in arm order; ``I_t`` drawn by
+    :func:`arena.sampling.sample_action`; ``L̃(I_t) += ℓ/ρ̃_t(I_t)``. The per-round constants
+    come from the player's own :func:`~arena.players.exp3pp.exp3pp_schedule`, once for the whole
+    horizon (the game's kernel asks them chunk by chunk). Not a point mass: ``p_t·l_t`` is summed
+    in arm order, as the game's core sums it.
+    """
+    n_rep = adv.shape[0]
+    n_act = means.shape[0]
+    record = arms.shape[1] > 0
+    beta, floor, thresholds = exp3pp_schedule(0, horizon, n_act, c)
+    est = np.empty(n_act)
+    p = np.empty(n_act)
+    eps = np.empty(n_act)
+    cum = np.empty(n_act)
+    losses = np.empty(n_act)
+    for r in range(n_rep):
+        rng = stream(adv, None, r)
+        action_rng = stream(act, None, r)
+        est[:] = 0.0
+        cum[:] = 0.0
+        learner = 0.0
+        realized = 0.0
+        for j in range(horizon):
+            t = j + 1
+            b, f = beta[j], floor[j]
+            below_one, band_lo, band_hi = thresholds[j, 0], thresholds[j, 1], thresholds[j, 2]
+            m = np.inf
+            for i in range(n_act):
+                m = est[i] if est[i] < m else m
+            total = 0.0
+            eps_sum = 0.0
+            for i in range(n_act):
+                d = est[i] - m
+                w = math.exp(-b * d)
+                p[i] = w
+                total += w
+                e = f
+                sq = d * d
+                if not (sq <= below_one or (band_lo <= sq <= band_hi)):
+                    gap = min(1.0, d / t)
+                    x = t * gap * gap
+                    if x > 1.0:
+                        e = min(f, c * math.log(x) / x)
+                eps[i] = e
+                eps_sum += e
+            mix = 1.0 - eps_sum
+            for i in range(n_act):
+                p[i] = mix * (p[i] / total) + eps[i]
+            u = action_rng.random()
+            s = 0.0
+            for i in range(n_act):
+                li = 1.0 if rng.random() < means[i] else 0.0
+                losses[i] = li
+                cum[i] += li
+                s += p[i] * li
+            a = sample_action(p, u)
+            la = losses[a]
+            learner += s
+            realized += la
+            est[a] += la / p[a]
+            if record:
+                arms[r, j] = a
+        low = cum.min()
+        regret[r] = learner - low
+        realized_regret[r] = realized - low
+
+
 # ----------------------------------------------------------------------------------------------
 # the game and the floor on the same streams
 
@@ -324,6 +403,12 @@ def floor_call(
         def call() -> None:
             # the player's defaults: the decaying schedule with c = 5, d = 0.1
             floor_epsilon_greedy(adv, act, means, horizon, 5.0, 0.1, regret, realized, arms)
+
+    elif policy == "exp3pp":
+        act = generator_handles(act_rngs)
+
+        def call() -> None:
+            floor_exp3pp(adv, act, means, horizon, DEFAULT_C, regret, realized, arms)
 
     else:
         raise ValueError(f"no floor for {policy!r}; have {POLICIES}")
