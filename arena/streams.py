@@ -24,7 +24,8 @@ import os
 from collections.abc import Sequence
 
 import numpy as np
-from numba import types
+from llvmlite import ir
+from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
@@ -138,3 +139,192 @@ def _stream_jit(handles, rngs, r):
         return _generator_at(handles, r)
 
     return impl
+
+
+# ----------------------------------------------------------------------------------------------
+# PCG64 stepped inside the kernel
+
+PCG64_MULTIPLIER = (2549297995355413924 << 64) + 4865540595714422341
+"""PCG's default 128-bit LCG multiplier, NumPy's ``PCG64``'s (``PCG_DEFAULT_MULTIPLIER_128``)."""
+
+
+@intrinsic
+def _pcg64_load(typingctx, handles, r):
+    """Row r's PCG64 state and increment as ``(state_lo, state_hi, inc_lo, inc_hi)``.
+
+    NumPy's ``bitgen_t.state`` points at a ``pcg64_state`` whose first field points at the
+    ``pcg64_random_t``: the 128-bit state, then the 128-bit increment, each a native
+    ``__uint128_t`` (low word first on a little-endian machine). :func:`pcg64_streams` checks that
+    layout before any kernel relies on it.
+    """
+    words = types.UniTuple(types.uint64, 4)
+
+    def codegen(context, builder, sig, args):
+        i64 = ir.IntType(64)
+        arr_type = sig.args[0]
+        arr = context.make_array(arr_type)(context, builder, args[0])
+        index = [args[1], context.get_constant(types.intp, 0)]
+        state_address = builder.load(
+            cgutils.get_item_pointer(context, builder, arr_type, arr, index)
+        )
+        inner = builder.load(builder.inttoptr(state_address, i64.as_pointer()), align=8)
+        base = builder.inttoptr(inner, i64.as_pointer())
+        values = [
+            builder.load(builder.gep(base, [ir.Constant(ir.IntType(32), k)]), align=8)
+            for k in range(4)
+        ]
+        return context.make_tuple(builder, words, values)
+
+    return words(handles, types.intp), codegen
+
+
+@intrinsic
+def _pcg64_save(typingctx, handles, r, words):
+    """Write a state of :func:`pcg64_next` back into row r's generator (its increment stays)."""
+
+    def codegen(context, builder, sig, args):
+        i64 = ir.IntType(64)
+        arr_type = sig.args[0]
+        arr = context.make_array(arr_type)(context, builder, args[0])
+        index = [args[1], context.get_constant(types.intp, 0)]
+        state_address = builder.load(
+            cgutils.get_item_pointer(context, builder, arr_type, arr, index)
+        )
+        inner = builder.load(builder.inttoptr(state_address, i64.as_pointer()), align=8)
+        base = builder.inttoptr(inner, i64.as_pointer())
+        for k in range(2):
+            value = builder.extract_value(args[2], k)
+            builder.store(value, builder.gep(base, [ir.Constant(ir.IntType(32), k)]), align=8)
+        return context.get_dummy_value()
+
+    return types.void(handles, types.intp, words), codegen
+
+
+@intrinsic
+def _pcg64_step(typingctx, words):
+    """``(next words, next double)``: one step of NumPy's ``PCG64`` on a state in registers.
+
+    The LCG ``s ← s·M + inc`` (mod 2¹²⁸), the XSL-RR output of the new state
+    ``rotr64(hi ⊕ lo, s >> 122)``, and ``next_double``'s ``(x >> 11) · 2⁻⁵³``: NumPy's
+    ``pcg64_next_double``, bit for bit, with the state kept in registers instead of reloaded
+    from the generator and stored back through a function pointer at every draw.
+    """
+    out = types.Tuple([types.UniTuple(types.uint64, 4), types.float64])
+
+    def codegen(context, builder, sig, args):
+        i64, i128 = ir.IntType(64), ir.IntType(128)
+        lo, hi, inc_lo, inc_hi = (builder.extract_value(args[0], k) for k in range(4))
+
+        def wide(low, high):
+            return builder.or_(
+                builder.zext(low, i128),
+                builder.shl(builder.zext(high, i128), ir.Constant(i128, 64)),
+            )
+
+        state = builder.add(
+            builder.mul(wide(lo, hi), ir.Constant(i128, PCG64_MULTIPLIER)), wide(inc_lo, inc_hi)
+        )
+        new_lo = builder.trunc(state, i64)
+        new_hi = builder.trunc(builder.lshr(state, ir.Constant(i128, 64)), i64)
+        mixed = builder.xor(new_hi, new_lo)
+        rot = builder.trunc(builder.lshr(state, ir.Constant(i128, 122)), i64)
+        back = builder.and_(builder.neg(rot), ir.Constant(i64, 63))
+        rotated = builder.or_(builder.lshr(mixed, rot), builder.shl(mixed, back))
+        top = builder.uitofp(builder.lshr(rotated, ir.Constant(i64, 11)), ir.DoubleType())
+        u = builder.fmul(top, ir.Constant(ir.DoubleType(), 1.0 / 9007199254740992.0))
+        words = context.make_tuple(
+            builder, sig.return_type.types[0], [new_lo, new_hi, inc_lo, inc_hi]
+        )
+        return context.make_tuple(builder, sig.return_type, [words, u])
+
+    return out(words), codegen
+
+
+def pcg64_load(handles, r):
+    """Row r's PCG64 state, to step with :func:`pcg64_next` (compiled kernels only)."""
+    raise NotImplementedError("pcg64_load runs in compiled kernels only")
+
+
+def pcg64_save(handles, r, words):
+    """Store a state stepped by :func:`pcg64_next` back into row r's generator."""
+    raise NotImplementedError("pcg64_save runs in compiled kernels only")
+
+
+def pcg64_next(words):
+    """Return ``(next state, next uniform)`` of a state from :func:`pcg64_load`."""
+    raise NotImplementedError("pcg64_next runs in compiled kernels only")
+
+
+@overload(pcg64_load)
+def _pcg64_load_jit(handles, r):
+    return lambda handles, r: _pcg64_load(handles, r)
+
+
+@overload(pcg64_save)
+def _pcg64_save_jit(handles, r, words):
+    return lambda handles, r, words: _pcg64_save(handles, r, words)
+
+
+@overload(pcg64_next)
+def _pcg64_next_jit(words):
+    return lambda words: _pcg64_step(words)
+
+
+@njit(cache=True, nogil=True)
+def pcg64_fill(handles, out):
+    """Fill row r of ``out`` (R, n) with the next n uniforms of row r's PCG64 by
+    :func:`pcg64_next`, as ``Generator.random`` would draw them, advancing each generator.
+
+    Four rows' generators are stepped side by side: one generator's steps form a chain (each
+    state is the last one times the multiplier), four independent chains keep the multiplier
+    busy. Only for generators :func:`pcg64_streams` accepts.
+    """
+    n_rep, n = out.shape
+    r = 0
+    while r + 4 <= n_rep:
+        a, b = pcg64_load(handles, r), pcg64_load(handles, r + 1)
+        c, d = pcg64_load(handles, r + 2), pcg64_load(handles, r + 3)
+        for j in range(n):
+            a, out[r, j] = pcg64_next(a)
+            b, out[r + 1, j] = pcg64_next(b)
+            c, out[r + 2, j] = pcg64_next(c)
+            d, out[r + 3, j] = pcg64_next(d)
+        pcg64_save(handles, r, a)
+        pcg64_save(handles, r + 1, b)
+        pcg64_save(handles, r + 2, c)
+        pcg64_save(handles, r + 3, d)
+        r += 4
+    while r < n_rep:
+        words = pcg64_load(handles, r)
+        for j in range(n):
+            words, out[r, j] = pcg64_next(words)
+        pcg64_save(handles, r, words)
+        r += 1
+
+
+_PCG64_CHECKED: list[bool] = []  # [whether this process's PCG64 layout passed the check]
+
+
+def pcg64_streams(rngs: Sequence[np.random.Generator]) -> bool:
+    """Whether kernels may step these generators with :func:`pcg64_next` (else their own
+    ``random()``): JIT on, every one a NumPy ``PCG64``, and this process's ``PCG64`` laid out as
+    :func:`pcg64_load` reads it.
+
+    The layout is checked once per process: two generators seeded alike, one drawn by NumPy and
+    one by :func:`pcg64_next` (twice 5 numbers, the state saved between), must give the same
+    numbers and then continue alike. Should it ever fail (a NumPy without native 128-bit
+    integers lays the state out as two words, high first), every kernel draws through the
+    generator's own function pointers, as before.
+    """
+    if jit_disabled() or not all(type(g.bit_generator) is np.random.PCG64 for g in rngs):
+        return False
+    if not _PCG64_CHECKED:
+        ours, theirs = np.random.default_rng(20261130), np.random.default_rng(20261130)
+        handles = generator_handles([ours])
+        first, second = np.empty((1, 5)), np.empty((1, 5))
+        pcg64_fill(handles, first)
+        pcg64_fill(handles, second)
+        got = np.concatenate([first, second], axis=1)
+        same = np.array_equal(got[0], theirs.random(10)) and ours.random() == theirs.random()
+        _PCG64_CHECKED.append(bool(same))
+    return _PCG64_CHECKED[0]

@@ -13,9 +13,9 @@ A **floor** here is one numba kernel per policy that plays the whole game, R rep
 rounds, with no driver, no chunks, no buffers and no checks:
 
 * the K losses of a round drawn exactly as the ``bernoulli`` adversary draws them
-  (``1{U < μ_i}``, U from the replicate's own adversary generator, reached through
-  :func:`arena.streams.stream` as :func:`arena.adversaries.stochastic._bernoulli_draw` reaches
-  it), in round order;
+  (``1{U < μ_i}``, U from the replicate's own adversary generator, its PCG64 stepped in the
+  kernel by :func:`arena.streams.pcg64_next` as
+  :func:`arena.adversaries.stochastic._bernoulli_draw_pcg64` steps it), in round order;
 * the action uniform, from the replicate's action stream, only where the policy needs one
   (``epsilon_greedy``, ``exp3pp``; the draw is :func:`arena.sampling.sample_action`'s
   convention);
@@ -76,7 +76,7 @@ from arena.players.moss import BONUS_TABLE_MAX, _moss_bonus_table, _moss_index
 from arena.players.ucb1 import WIDTH_TABLE_MAX, ucb1_width_table
 from arena.sampling import sample_action
 from arena.seeding import replicate_streams
-from arena.streams import generator_handles, stream
+from arena.streams import generator_handles, pcg64_load, pcg64_next, pcg64_save, pcg64_streams
 
 LOSS_MEANS = (1.0 - REWARD_MEANS).tolist()
 """The arms' loss means, 0.9 … 0.1, as ``bench_bandits.py`` plays them (rewards 0.1 … 0.9)."""
@@ -116,7 +116,7 @@ def floor_ucb1(adv, means, horizon, regret, realized_regret, arms):
     counts = np.empty(n_act)
     cum = np.empty(n_act)
     for r in range(n_rep):
-        rng = stream(adv, None, r)
+        rng = pcg64_load(adv, r)
         mean[:] = -np.inf
         width[:] = 0.0
         sums[:] = 0.0
@@ -133,7 +133,8 @@ def floor_ucb1(adv, means, horizon, regret, realized_regret, arms):
                     best, best_index = i, index
             pulled = 0.0
             for i in range(n_act):
-                li = 1.0 if rng.random() < means[i] else 0.0
+                rng, draw = pcg64_next(rng)
+                li = 1.0 if draw < means[i] else 0.0
                 cum[i] += li
                 pulled = li if i == best else pulled
             # a point mass: p_t·l_t and l_{t,I_t} are both the pulled arm's loss
@@ -147,6 +148,7 @@ def floor_ucb1(adv, means, horizon, regret, realized_regret, arms):
             width[best] = widths[k] if k < n_table else 1.0 / math.sqrt(c)
             if record:
                 arms[r, t] = best
+        pcg64_save(adv, r, rng)
         regret[r] = learner - cum.min()
         realized_regret[r] = regret[r]
 
@@ -167,7 +169,7 @@ def floor_moss(adv, means, horizon, regret, realized_regret, arms):
     counts = np.empty(n_act)
     cum = np.empty(n_act)
     for r in range(n_rep):
-        rng = stream(adv, None, r)
+        rng = pcg64_load(adv, r)
         index[:] = -np.inf
         sums[:] = 0.0
         counts[:] = 0.0
@@ -182,7 +184,8 @@ def floor_moss(adv, means, horizon, regret, realized_regret, arms):
                     best, best_index = i, index[i]
             pulled = 0.0
             for i in range(n_act):
-                li = 1.0 if rng.random() < means[i] else 0.0
+                rng, draw = pcg64_next(rng)
+                li = 1.0 if draw < means[i] else 0.0
                 cum[i] += li
                 pulled = li if i == best else pulled
             learner += pulled
@@ -197,6 +200,7 @@ def floor_moss(adv, means, horizon, regret, realized_regret, arms):
                 index[best] = _moss_index(total, c, h, n_act)
             if record:
                 arms[r, t] = best
+        pcg64_save(adv, r, rng)
         regret[r] = learner - cum.min()
         realized_regret[r] = regret[r]
 
@@ -226,8 +230,8 @@ def floor_epsilon_greedy(adv, act, means, horizon, c, d, regret, realized_regret
     cum = np.empty(n_act)
     losses = np.empty(n_act)
     for r in range(n_rep):
-        rng = stream(adv, None, r)
-        action_rng = stream(act, None, r)
+        rng = pcg64_load(adv, r)
+        action_rng = pcg64_load(act, r)
         mean[:] = -np.inf
         sums[:] = 0.0
         counts[:] = 0.0
@@ -240,9 +244,10 @@ def floor_epsilon_greedy(adv, act, means, horizon, c, d, regret, realized_regret
             for i in range(n_act):
                 if mean[i] < best_mean:
                     best, best_mean = i, mean[i]
-            u = action_rng.random()
+            action_rng, u = pcg64_next(action_rng)
             for i in range(n_act):
-                li = 1.0 if rng.random() < means[i] else 0.0
+                rng, draw = pcg64_next(rng)
+                li = 1.0 if draw < means[i] else 0.0
                 losses[i] = li
                 cum[i] += li
             lo, hi = share[t], top[t]
@@ -268,6 +273,8 @@ def floor_epsilon_greedy(adv, act, means, horizon, c, d, regret, realized_regret
             if record:
                 arms[r, t] = a
         m = cum.min()
+        pcg64_save(adv, r, rng)
+        pcg64_save(act, r, action_rng)
         regret[r] = learner - m
         realized_regret[r] = realized - m
 
@@ -295,8 +302,8 @@ def floor_exp3pp(adv, act, means, horizon, c, regret, realized_regret, arms):
     cum = np.empty(n_act)
     losses = np.empty(n_act)
     for r in range(n_rep):
-        rng = stream(adv, None, r)
-        action_rng = stream(act, None, r)
+        rng = pcg64_load(adv, r)
+        action_rng = pcg64_load(act, r)
         est[:] = 0.0
         cum[:] = 0.0
         learner = 0.0
@@ -327,10 +334,11 @@ def floor_exp3pp(adv, act, means, horizon, c, regret, realized_regret, arms):
             mix = 1.0 - eps_sum
             for i in range(n_act):
                 p[i] = mix * (p[i] / total) + eps[i]
-            u = action_rng.random()
+            action_rng, u = pcg64_next(action_rng)
             s = 0.0
             for i in range(n_act):
-                li = 1.0 if rng.random() < means[i] else 0.0
+                rng, draw = pcg64_next(rng)
+                li = 1.0 if draw < means[i] else 0.0
                 losses[i] = li
                 cum[i] += li
                 s += p[i] * li
@@ -342,6 +350,8 @@ def floor_exp3pp(adv, act, means, horizon, c, regret, realized_regret, arms):
             if record:
                 arms[r, j] = a
         low = cum.min()
+        pcg64_save(adv, r, rng)
+        pcg64_save(act, r, action_rng)
         regret[r] = learner - low
         realized_regret[r] = realized - low
 
@@ -383,6 +393,8 @@ def floor_call(
     if ``record``, the (R, T) arms. The generators' handles are read here, not in the call; the
     call holds the generators, which the handles point into (freed, they would be freed memory)."""
     n_rep = len(adv_rngs)
+    if not pcg64_streams([*adv_rngs, *act_rngs]):  # the floors step PCG64 as the game does
+        raise RuntimeError("the floors need numba and NumPy's PCG64 stepped in the kernel")
     means = np.asarray(LOSS_MEANS)
     regret, realized = np.empty(n_rep), np.empty(n_rep)
     arms = np.zeros((n_rep, horizon if record else 0), dtype=np.int64)

@@ -19,7 +19,15 @@ from arena.errors import ConfigError
 from arena.experts.components import ObliviousAdversary
 from arena.params import NON_NEGATIVE, POSITIVE, Interval, IsNone, ListOf, OneOf, per_expert
 from arena.spec import AdversaryTags, GameSpec
-from arena.streams import generator_handles, jit_disabled, stream
+from arena.streams import (
+    generator_handles,
+    jit_disabled,
+    pcg64_load,
+    pcg64_next,
+    pcg64_save,
+    pcg64_streams,
+    stream,
+)
 
 
 @njit(cache=True, nogil=True)
@@ -55,6 +63,43 @@ def _bernoulli_draw(handles, losses, means):
 
 
 @njit(cache=True, nogil=True)
+def _bernoulli_draw_pcg64(handles, losses, means):
+    """:func:`_bernoulli_draw` for generators that :func:`arena.streams.pcg64_streams` accepts:
+    the same uniforms, stepped by :func:`arena.streams.pcg64_next` with each state in registers,
+    four replicates' generators side by side (their chains are independent). 1.36 ns a uniform
+    against 1.96 through the generators' function pointers (64 replicates)."""
+    n_rep, n, n_act = losses.shape
+    r = 0
+    while r + 4 <= n_rep:
+        a, b = pcg64_load(handles, r), pcg64_load(handles, r + 1)
+        c, d = pcg64_load(handles, r + 2), pcg64_load(handles, r + 3)
+        for j in range(n):
+            for i in range(n_act):
+                mu = means[i]
+                a, u = pcg64_next(a)
+                losses[r, j, i] = 1.0 if u < mu else 0.0
+                b, u = pcg64_next(b)
+                losses[r + 1, j, i] = 1.0 if u < mu else 0.0
+                c, u = pcg64_next(c)
+                losses[r + 2, j, i] = 1.0 if u < mu else 0.0
+                d, u = pcg64_next(d)
+                losses[r + 3, j, i] = 1.0 if u < mu else 0.0
+        pcg64_save(handles, r, a)
+        pcg64_save(handles, r + 1, b)
+        pcg64_save(handles, r + 2, c)
+        pcg64_save(handles, r + 3, d)
+        r += 4
+    while r < n_rep:
+        words = pcg64_load(handles, r)
+        for j in range(n):
+            for i in range(n_act):
+                words, u = pcg64_next(words)
+                losses[r, j, i] = 1.0 if u < means[i] else 0.0
+        pcg64_save(handles, r, words)
+        r += 1
+
+
+@njit(cache=True, nogil=True)
 def _bernoulli_draw_means(handles, means):
     """Replace ``means[r, j, i]`` by ``1.0`` if replicate r's next uniform is below it, else
     ``0.0``, in round order (per-round means: :class:`MeanDrivenBernoulli`)."""
@@ -74,6 +119,7 @@ class _DrawHandles:
 
     _handles: np.ndarray | None = None
     _handles_of: list | None = None
+    _pcg64: bool = False  # whether the handles' generators are stepped in the kernel
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
@@ -88,6 +134,7 @@ class _DrawHandles:
         if self._handles is None or self._handles_of is not self._rngs:
             self._handles = generator_handles(self._rngs)
             self._handles_of = self._rngs
+            self._pcg64 = pcg64_streams(self._rngs)
         return self._handles
 
 
@@ -123,7 +170,7 @@ class _BernoulliLosses(_DrawHandles, ObliviousAdversary):
         out = np.empty((len(self._rngs), n, self._n_act))
         handles = self._draw_handles()
         if handles is not None:
-            _bernoulli_draw(handles, out, self._mu)
+            (_bernoulli_draw_pcg64 if self._pcg64 else _bernoulli_draw)(handles, out, self._mu)
             return out
         for r, rng in enumerate(self._rngs):
             # uniforms in round order keep any split into blocks identical to the per-round

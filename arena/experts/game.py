@@ -32,7 +32,7 @@ from arena.protocol import CoreSnapshots, GameProtocol, PreparedGame, Stepper
 from arena.results import TraceWriter, list_column
 from arena.sampling import sample_actions
 from arena.spec import GameSpec, History
-from arena.streams import generator_handles, jit_disabled, stream
+from arena.streams import generator_handles, jit_disabled, pcg64_fill, pcg64_streams, stream
 from arena.validation import Who, call_component, describe, readonly, real_array
 
 # ----------------------------------------------------------------------------------------------
@@ -599,6 +599,16 @@ class ExpertsStepper(Stepper):
         # which live as long as this stepper
         self._handles = generator_handles(self.action_rngs)
         self._rngs = self.action_rngs if jit_disabled() else None
+        self._pcg64 = pcg64_streams(self.action_rngs)
+
+    def _draw_uniforms(self, uniforms: np.ndarray) -> None:
+        """Fill ``uniforms`` (R, n) with the replicates' next action uniforms, in place: PCG64
+        stepped in the kernel where :func:`~arena.streams.pcg64_streams` allows, else through
+        each generator's own ``random`` (the same numbers)."""
+        if self._pcg64:
+            pcg64_fill(self._handles, uniforms)
+        else:
+            _fill_uniforms(self._handles, self._rngs, uniforms)
 
     def step(self, t0: int, n: int) -> Block:
         if self.oblivious and not self.sleeping:
@@ -747,7 +757,7 @@ class ExpertsStepper(Stepper):
         if losses is None:
             losses = _oblivious_losses(self.adversary, t0, n, n_rep, n_act, self.lo, self.hi, ids)
         uniforms = self._buffers.get("uniforms", (n_rep, n))
-        _fill_uniforms(self._handles, self._rngs, uniforms)
+        self._draw_uniforms(uniforms)
         # the player is shown read-only views: the metrics read these same arrays, so a player
         # that wrote into its losses would change its own regret (to 0 if it zeroed them); a
         # view costs nothing, the write fails and names the player
@@ -824,7 +834,7 @@ class ExpertsStepper(Stepper):
                     adversary, adversary.confidences_block(t0, n), (n_rep, n, n_act), t0, ids
                 )
             uniforms = np.empty((n_rep, n))
-            _fill_uniforms(self._handles, self._rngs, uniforms)
+            self._draw_uniforms(uniforms)
             # the player is shown read-only views: the metrics read these same arrays, so a
             # player that wrote into its losses would change its own regret (to 0 if it zeroed
             # them); a view costs nothing, the write fails and names the player

@@ -45,3 +45,54 @@ def test_handles_are_the_ctypes_interfaces_fields():
     handles = generator_handles(rngs)
     for rng, row in zip(rngs, handles, strict=True):
         assert _handles_by_capsule(rng) == _handles_by_ctypes(rng) == row.tolist()
+
+
+def test_pcg64_stepped_in_the_kernel_draws_numpys_uniforms():
+    """:func:`arena.streams.pcg64_fill` (four generators stepped side by side, the rest one by
+    one) gives each generator's ``random()`` stream, bit for bit, and leaves each where numpy
+    would, including one that had drawn before (its state mid-stream, its 32-bit buffer set)."""
+    import pytest
+
+    from arena.streams import pcg64_fill, pcg64_streams
+
+    if jit_disabled():
+        pytest.skip("PCG64 is stepped in compiled kernels only")
+    for n_rep in (1, 3, 4, 5, 9):
+        rngs = [np.random.default_rng(100 + s) for s in range(n_rep)]
+        copies = [np.random.default_rng(100 + s) for s in range(n_rep)]
+        rngs[0].integers(0, 2**31, dtype=np.uint32)  # a draw that leaves half a 64-bit word
+        copies[0].integers(0, 2**31, dtype=np.uint32)
+        assert pcg64_streams(rngs)
+        out = np.empty((n_rep, 37))
+        pcg64_fill(generator_handles(rngs), out)
+        for r in range(n_rep):
+            assert out[r].tolist() == copies[r].random(37).tolist()
+            assert rngs[r].bit_generator.state == copies[r].bit_generator.state
+            assert rngs[r].random() == copies[r].random()
+
+
+def test_only_pcg64_generators_are_stepped_in_the_kernel():
+    from arena.streams import pcg64_streams
+
+    pcg = [np.random.default_rng(1), np.random.default_rng(2)]
+    other = [np.random.default_rng(1), np.random.Generator(np.random.Philox(2))]
+    assert pcg64_streams(pcg) != jit_disabled()
+    assert not pcg64_streams(other)
+    assert not pcg64_streams([np.random.Generator(np.random.PCG64DXSM(3))])
+
+
+def test_a_bernoulli_game_is_the_same_on_either_path(monkeypatch):
+    """The Bernoulli adversary's losses and the action uniforms stepped in the kernel are those
+    drawn through each generator's function pointers: a game's rows, to the bit (R = 1, 6)."""
+    import arena.streams as streams
+    from arena.game import run_game
+
+    kw = dict(n_actions=7, horizon=900, metrics=["regret", "realized_regret", "loss"], seed=5)
+    fast = [run_game(p, "bernoulli", replicates=r, **kw).rows for p in ("hedge", "exp3")
+            for r in (1, 6)]  # fmt: skip
+    monkeypatch.setattr(streams, "_PCG64_CHECKED", [False])  # as if the layout check failed
+    slow = [run_game(p, "bernoulli", replicates=r, **kw).rows for p in ("hedge", "exp3")
+            for r in (1, 6)]  # fmt: skip
+    assert not streams.pcg64_streams([np.random.default_rng(0)])
+    for a, b in zip(fast, slow, strict=True):
+        assert a.equals(b)
