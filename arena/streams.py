@@ -11,6 +11,12 @@ inside the kernel: the same pointers numba's own unboxing stores, so every draw 
 generator's own, bit for bit, and advances its state in place (the generator seen from Python
 continues where the kernel stopped).
 
+Where every generator is NumPy's ``PCG64`` (:func:`pcg64_streams`), a kernel may instead step
+the generator itself: :func:`pcg64_load` reads its 128-bit state into registers,
+:func:`pcg64_next` steps it and returns ``next_double``'s number, bit for bit, and
+:func:`pcg64_save` writes the state back (:func:`pcg64_fill` steps four rows side by side). No
+call through a function pointer per draw: 1.4 ns a uniform against 2.0.
+
 The handles hold raw pointers into the generators' bit generators: they are valid while those
 objects live, and never outlive them (a player keeps its generators beside its handles, and
 builds the handles again after a copy or unpickling). Without JIT (``NUMBA_DISABLE_JIT=1``)
@@ -240,19 +246,51 @@ def _pcg64_step(typingctx, words):
     return out(words), codegen
 
 
+_MASK64 = (1 << 64) - 1
+
+
+def _pcg64_words_at(handles, r):
+    """The four 64-bit words of row r's ``pcg64_random_t`` (state, then increment; low first)."""
+    inner = ctypes.c_uint64.from_address(int(handles[r, 0])).value
+    return (ctypes.c_uint64 * 4).from_address(inner)
+
+
 def pcg64_load(handles, r):
-    """Row r's PCG64 state, to step with :func:`pcg64_next` (compiled kernels only)."""
-    raise NotImplementedError("pcg64_load runs in compiled kernels only")
+    """Return row r's PCG64 state and increment, ``(state_lo, state_hi, inc_lo, inc_hi)``, to
+    step with :func:`pcg64_next` and store back with :func:`pcg64_save`.
+
+    Compiled kernels read them in registers (:func:`_pcg64_load`); this Python version reads the
+    same words through ``ctypes`` (kernels run as Python, tests).
+    """
+    return tuple(int(w) for w in _pcg64_words_at(handles, r))
 
 
 def pcg64_save(handles, r, words):
-    """Store a state stepped by :func:`pcg64_next` back into row r's generator."""
-    raise NotImplementedError("pcg64_save runs in compiled kernels only")
+    """Store a state stepped by :func:`pcg64_next` back into row r's generator (its increment
+    stays), so that the generator continues from it."""
+    target = _pcg64_words_at(handles, r)
+    target[0], target[1] = int(words[0]), int(words[1])
 
 
 def pcg64_next(words):
-    """Return ``(next state, next uniform)`` of a state from :func:`pcg64_load`."""
-    raise NotImplementedError("pcg64_next runs in compiled kernels only")
+    """Return ``(next words, next uniform)``: one step of NumPy's ``PCG64`` and its
+    ``next_double``, bit for bit (compiled: :func:`_pcg64_step`; here in Python integers).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(7)
+    >>> words = pcg64_load(generator_handles([rng]), 0)
+    >>> words, u = pcg64_next(words)
+    >>> u == np.random.default_rng(7).random()
+    True
+    """
+    lo, hi, inc_lo, inc_hi = (int(w) for w in words)
+    state = ((hi << 64 | lo) * PCG64_MULTIPLIER + (inc_hi << 64 | inc_lo)) % (1 << 128)
+    new_lo, new_hi = state & _MASK64, state >> 64
+    mixed, rot = new_hi ^ new_lo, state >> 122
+    rotated = ((mixed >> rot) | (mixed << (-rot & 63))) & _MASK64
+    return (new_lo, new_hi, inc_lo, inc_hi), (rotated >> 11) * (1.0 / 9007199254740992.0)
 
 
 @overload(pcg64_load)

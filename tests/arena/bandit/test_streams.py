@@ -96,3 +96,18 @@ def test_a_bernoulli_game_is_the_same_on_either_path(monkeypatch):
     assert not streams.pcg64_streams([np.random.default_rng(0)])
     for a, b in zip(fast, slow, strict=True):
         assert a.equals(b)
+
+
+def test_pcg64_in_python_steps_as_the_kernel():
+    """The Python versions of :func:`arena.streams.pcg64_load` / ``pcg64_next`` / ``pcg64_save``
+    (what a kernel calls when it runs as Python) draw numpy's numbers and leave the generator
+    where numpy would, five replicates (four side by side, one alone)."""
+    from arena.streams import pcg64_fill
+
+    rngs = [np.random.default_rng(40 + s) for s in range(5)]
+    copies = [np.random.default_rng(40 + s) for s in range(5)]
+    out = np.empty((5, 6))
+    getattr(pcg64_fill, "py_func", pcg64_fill)(generator_handles(rngs), out)  # as Python
+    for r in range(5):
+        assert out[r].tolist() == copies[r].random(6).tolist()
+        assert rngs[r].bit_generator.state == copies[r].bit_generator.state
