@@ -8,9 +8,12 @@ message, a cheaper interval test, rows filled metric by metric) must give the sa
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from arena.base import canonical_json
 from arena.checkpoints import log_grid
@@ -48,6 +51,35 @@ def test_canonical_json_of_plain_and_numpy_values():
     text = canonical_json(value)
     assert text == '{"a":0.5,"b":[1,2.5,true,null,"x",0.1,3,[true,[[0,1]]]]}'
     assert json.loads(text)["b"][5] == 0.1
+
+
+_JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON_VALUES)
+@example(math.nan)
+@example(math.inf)
+@example(-math.inf)
+@example(-0.0)
+@example(2**70)
+@example(True)
+@example("é\n\u2028")
+@example([math.nan, -math.inf, {"b": -0.0, "a": "é"}])
+def test_canonical_json_is_json_dumps_to_the_character(value):
+    """Scalars written directly and containers by the one kept encoder give the text of
+    ``json.dumps(..., sort_keys=True, separators=(",", ":"), allow_nan=True)``: NaN, ±inf,
+    −0.0, huge integers, escaped and non-ASCII strings included."""
+    want = json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=True)
+    assert canonical_json(value) == want
 
 
 def test_interval_accepts_as_before_on_every_kind_of_number():
