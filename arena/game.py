@@ -630,12 +630,12 @@ def _read_snapshots(
     points = [s for s, end in enumerate(snapshots.ends) if end in checkpoints]
     if not points:
         return
-    stacked = snapshots.stacked() if any(rowwise) else None
+    stacked = snapshots.stacked(points) if any(rowwise) else None
     by_span: list[np.ndarray | None] = []
     for m, by_row in zip(metrics, rowwise, strict=True):
         if by_row and stacked is not None:
             values = np.asarray(m.values(stacked), dtype=np.float64)
-            n_snap = len(snapshots.ends)
+            n_snap = len(points)
             if values.ndim != 2 or values.shape[0] != n_snap:
                 raise ValueError(
                     f"metric {m.name}: values of {n_snap} snapshots stacked as replicates have "
@@ -643,7 +643,7 @@ def _read_snapshots(
                     "rowwise_values)"
                 )
             # each checkpoint's (1, columns), as its own core gives
-            by_span.append(values[points, None, :])
+            by_span.append(values[:, None, :])
         else:
             by_span.append(None)
     if all(v is not None for v in by_span):

@@ -214,12 +214,13 @@ class CoreSnapshots:
         """Return the core as it stood at the end of round ``ends[s]``."""
         raise NotImplementedError
 
-    def stacked(self) -> Any:
-        """Return one core whose replicate ``s`` is the game's only replicate at ``ends[s]``, or
-        None where the stepper cannot stack them (a game of several replicates).
+    def stacked(self, points: list[int]) -> Any:
+        """Return one core whose replicate k is the game's only replicate at ``ends[points[k]]``,
+        or None where the stepper cannot stack them (a game of several replicates).
 
         A metric whose values are computed row by row (:func:`arena.metric.computes_rowwise`)
-        reads every snapshot of the span in one call on it.
+        reads every checkpoint of the span in one call on it (``points``: the snapshots that
+        are checkpoints, in order).
         """
         return None
 

@@ -345,8 +345,8 @@ _PCG64_CHECKED: list[bool] = []  # [whether this process's PCG64 layout passed t
 
 def pcg64_streams(rngs: Sequence[np.random.Generator]) -> bool:
     """Whether kernels may step these generators with :func:`pcg64_next` (else their own
-    ``random()``): JIT on, every one a NumPy ``PCG64``, and this process's ``PCG64`` laid out as
-    :func:`pcg64_load` reads it.
+    ``random()``): JIT on, every one a NumPy ``PCG64`` of its own (no two rows on one), and this
+    process's ``PCG64`` laid out as :func:`pcg64_load` reads it.
 
     The layout is checked once per process: two generators seeded alike, one drawn by NumPy and
     one by :func:`pcg64_next` (twice 5 numbers, the state saved between), must give the same
@@ -355,6 +355,10 @@ def pcg64_streams(rngs: Sequence[np.random.Generator]) -> bool:
     generator's own function pointers, as before.
     """
     if jit_disabled() or not all(type(g.bit_generator) is np.random.PCG64 for g in rngs):
+        return False
+    if len({id(g.bit_generator) for g in rngs}) < len(rngs):
+        # rows sharing a generator draw one after another through its function pointers; four
+        # rows stepped side by side would each start from the same state
         return False
     if not _PCG64_CHECKED:
         ours, theirs = np.random.default_rng(20261130), np.random.default_rng(20261130)

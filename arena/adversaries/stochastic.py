@@ -114,8 +114,10 @@ def _bernoulli_draw_means(handles, means):
 class _DrawHandles:
     """The replicates' generators as :func:`arena.streams.generator_handles` for the draw kernels,
     read at first use and dropped on copy or pickle (they are pointers into this process's
-    generators). Without JIT the kernels would call ``Generator.random`` once per number from
-    Python; the adversaries then draw with numpy instead (the same numbers)."""
+    generators). ``_pcg64`` says whether the kernels may step their PCG64 states themselves
+    (:func:`arena.streams.pcg64_streams`), read with the handles. Without JIT the kernels would
+    call ``Generator.random`` once per number from Python; the adversaries then draw with numpy
+    instead (the same numbers)."""
 
     _handles: np.ndarray | None = None
     _handles_of: list | None = None

@@ -490,27 +490,27 @@ class _CoreAt(Core):
 
 
 class _StackedCores(Core):
-    """The snapshots of a one-replicate span as the replicates of one core: row s is the game's
-    replicate as it stood at the end of round ``t[s]`` (:meth:`_SpanSnapshots.stacked`).
+    """Some snapshots of a one-replicate span as the replicates of one core: row k is the game's
+    replicate as it stood at the end of round ``t[k]``, snapshot ``points[k]``
+    (:meth:`_SpanSnapshots.stacked`).
 
     For metrics whose values are computed row by row (:attr:`arena.metric.Metric.rowwise_values`):
     ``t`` is each row's round, and ``last_probs`` is read from the span's arrays only if a
     metric asks for it."""
 
-    def __init__(self, snapshots: _SpanSnapshots):
-        done = snapshots.done
-        self.t = np.asarray(snapshots.ends, dtype=np.int64)
-        self.cum_losses = snapshots.snap_cum[:done, 0]
-        self.learner, self.realized, self.sum_min = snapshots.snap_totals[:done, :, 0].T
-        self._snapshots = snapshots
+    def __init__(self, snapshots: _SpanSnapshots, points: list[int]):
+        self.t = np.asarray([snapshots.ends[s] for s in points], dtype=np.int64)
+        self.cum_losses = snapshots.snap_cum[points, 0]
+        self.learner, self.realized, self.sum_min = snapshots.snap_totals[points, :, 0].T
+        self._snapshots, self._points = snapshots, points
         self._last_probs = None
 
     @property
     def last_probs(self) -> np.ndarray:
         if self._last_probs is None:
             snaps = self._snapshots
-            rows = [snaps.at(s).last_probs[0] for s in range(snaps.done)]
-            self._last_probs = np.array(rows).reshape(snaps.done, -1)
+            rows = [snaps.at(s).last_probs[0] for s in self._points]
+            self._last_probs = np.array(rows).reshape(len(self._points), -1)
         return self._last_probs
 
 
@@ -533,8 +533,8 @@ class _SpanSnapshots(CoreSnapshots):
         span = self.stepper, self.probs, self.outputs, end - self.t0
         return _CoreAt(end, self.snap_cum[s], self.snap_totals[s], span)
 
-    def stacked(self) -> _StackedCores | None:
-        return _StackedCores(self) if self.stepper.n_rep == 1 else None
+    def stacked(self, points: list[int]) -> _StackedCores | None:
+        return _StackedCores(self, points) if self.stepper.n_rep == 1 else None
 
     def finish(self) -> None:
         stepper, ends = self.stepper, self._all_ends
@@ -595,8 +595,8 @@ class ExpertsStepper(Stepper):
             and type(self).step_span is ExpertsStepper.step_span
             and _defined_at_or_below(type(self), "_advance_segments", "_oblivious_advance")
         )
-        # the action streams' interface for _fill_uniforms: pointers into self.action_rngs,
-        # which live as long as this stepper
+        # the action streams' interface for _fill_uniforms and pcg64_fill: pointers into
+        # self.action_rngs, which live as long as this stepper
         self._handles = generator_handles(self.action_rngs)
         self._rngs = self.action_rngs if jit_disabled() else None
         self._pcg64 = pcg64_streams(self.action_rngs)

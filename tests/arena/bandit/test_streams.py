@@ -81,6 +81,21 @@ def test_only_pcg64_generators_are_stepped_in_the_kernel():
     assert not pcg64_streams([np.random.Generator(np.random.PCG64DXSM(3))])
 
 
+def test_rows_sharing_a_generator_draw_one_after_another():
+    """Two rows on one generator are not stepped side by side (both would start from the same
+    state): they draw through its function pointers, the second row continuing the first."""
+    from arena.experts.game import _fill_uniforms
+    from arena.streams import pcg64_streams
+
+    shared = np.random.default_rng(8)
+    rngs = [shared, shared, np.random.default_rng(2), np.random.default_rng(3)]
+    assert not pcg64_streams(rngs)
+    out = np.empty((4, 5))
+    _fill_uniforms(generator_handles(rngs), rngs if jit_disabled() else None, out)
+    both = np.random.default_rng(8).random(10)
+    assert out[0].tolist() == both[:5].tolist() and out[1].tolist() == both[5:].tolist()
+
+
 def test_a_bernoulli_game_is_the_same_on_either_path(monkeypatch):
     """The Bernoulli adversary's losses and the action uniforms stepped in the kernel are those
     drawn through each generator's function pointers: a game's rows, to the bit (R = 1, 6)."""
