@@ -111,6 +111,41 @@ def _bernoulli_draw_means(handles, means):
                 means[r, j, i] = 1.0 if rng.random() < means[r, j, i] else 0.0
 
 
+@njit(cache=True, nogil=True)
+def _bernoulli_draw_means_pcg64(handles, means):
+    """:func:`_bernoulli_draw_means` for generators that :func:`arena.streams.pcg64_streams`
+    accepts: the same uniforms in the same order, stepped by :func:`arena.streams.pcg64_next`
+    with four replicates' states in registers side by side (as :func:`_bernoulli_draw_pcg64`)."""
+    n_rep, n, n_act = means.shape
+    r = 0
+    while r + 4 <= n_rep:
+        a, b = pcg64_load(handles, r), pcg64_load(handles, r + 1)
+        c, d = pcg64_load(handles, r + 2), pcg64_load(handles, r + 3)
+        for j in range(n):
+            for i in range(n_act):
+                a, u = pcg64_next(a)
+                means[r, j, i] = 1.0 if u < means[r, j, i] else 0.0
+                b, u = pcg64_next(b)
+                means[r + 1, j, i] = 1.0 if u < means[r + 1, j, i] else 0.0
+                c, u = pcg64_next(c)
+                means[r + 2, j, i] = 1.0 if u < means[r + 2, j, i] else 0.0
+                d, u = pcg64_next(d)
+                means[r + 3, j, i] = 1.0 if u < means[r + 3, j, i] else 0.0
+        pcg64_save(handles, r, a)
+        pcg64_save(handles, r + 1, b)
+        pcg64_save(handles, r + 2, c)
+        pcg64_save(handles, r + 3, d)
+        r += 4
+    while r < n_rep:
+        words = pcg64_load(handles, r)
+        for j in range(n):
+            for i in range(n_act):
+                words, u = pcg64_next(words)
+                means[r, j, i] = 1.0 if u < means[r, j, i] else 0.0
+        pcg64_save(handles, r, words)
+        r += 1
+
+
 class _DrawHandles:
     """The replicates' generators as :func:`arena.streams.generator_handles` for the draw kernels,
     read at first use and dropped on copy or pickle (they are pointers into this process's
@@ -374,7 +409,7 @@ class MeanDrivenBernoulli(_DrawHandles, ObliviousAdversary):
         mu = self._mean_block(t0, n)
         handles = self._draw_handles()
         if handles is not None and mu.flags.c_contiguous and mu.flags.writeable:
-            _bernoulli_draw_means(handles, mu)
+            (_bernoulli_draw_means_pcg64 if self._pcg64 else _bernoulli_draw_means)(handles, mu)
             return mu
         for r, rng in enumerate(self._rngs):
             mu[r] = rng.random((n, self._n_act)) < mu[r]

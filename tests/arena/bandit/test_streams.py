@@ -97,17 +97,19 @@ def test_rows_sharing_a_generator_draw_one_after_another():
 
 
 def test_a_bernoulli_game_is_the_same_on_either_path(monkeypatch):
-    """The Bernoulli adversary's losses and the action uniforms stepped in the kernel are those
-    drawn through each generator's function pointers: a game's rows, to the bit (R = 1, 6)."""
+    """The Bernoulli adversaries' losses (fixed means and means by round) and the action uniforms
+    stepped in the kernel are those drawn through each generator's function pointers: a game's
+    rows, to the bit (R = 1, 6)."""
     import arena.streams as streams
     from arena.game import run_game
 
     kw = dict(n_actions=7, horizon=900, metrics=["regret", "realized_regret", "loss"], seed=5)
-    fast = [run_game(p, "bernoulli", replicates=r, **kw).rows for p in ("hedge", "exp3")
-            for r in (1, 6)]  # fmt: skip
+    pairs = [("hedge", "bernoulli"), ("exp3", "bernoulli"), ("hedge", "drifting_means"),
+             ("ucb1", "shifting_experts")]  # fmt: skip
+    games = [(p, a, r) for p, a in pairs for r in (1, 6)]
+    fast = [run_game(p, a, replicates=r, **kw).rows for p, a, r in games]
     monkeypatch.setattr(streams, "_PCG64_CHECKED", [False])  # as if the layout check failed
-    slow = [run_game(p, "bernoulli", replicates=r, **kw).rows for p in ("hedge", "exp3")
-            for r in (1, 6)]  # fmt: skip
+    slow = [run_game(p, a, replicates=r, **kw).rows for p, a, r in games]
     assert not streams.pcg64_streams([np.random.default_rng(0)])
     for a, b in zip(fast, slow, strict=True):
         assert a.equals(b)
