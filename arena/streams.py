@@ -154,6 +154,23 @@ PCG64_MULTIPLIER = (2549297995355413924 << 64) + 4865540595714422341
 """PCG's default 128-bit LCG multiplier, NumPy's ``PCG64``'s (``PCG_DEFAULT_MULTIPLIER_128``)."""
 
 
+def _word(k: int) -> ir.Constant:
+    """The index of the k-th 64-bit word of a ``pcg64_random_t``."""
+    return ir.Constant(ir.IntType(32), k)
+
+
+def _pcg64_words(context, builder, arr_type, arr_value, r):
+    """Code for a pointer to row r's ``pcg64_random_t`` as 64-bit words: row r's ``bitgen_t``
+    state (:func:`generator_handles`, column 0) points at a ``pcg64_state``, whose first field
+    points at it."""
+    i64 = ir.IntType(64)
+    arr = context.make_array(arr_type)(context, builder, arr_value)
+    index = [r, context.get_constant(types.intp, 0)]
+    state_address = builder.load(cgutils.get_item_pointer(context, builder, arr_type, arr, index))
+    inner = builder.load(builder.inttoptr(state_address, i64.as_pointer()), align=8)
+    return builder.inttoptr(inner, i64.as_pointer())
+
+
 @intrinsic
 def _pcg64_load(typingctx, handles, r):
     """Row r's PCG64 state and increment as ``(state_lo, state_hi, inc_lo, inc_hi)``.
@@ -166,19 +183,8 @@ def _pcg64_load(typingctx, handles, r):
     words = types.UniTuple(types.uint64, 4)
 
     def codegen(context, builder, sig, args):
-        i64 = ir.IntType(64)
-        arr_type = sig.args[0]
-        arr = context.make_array(arr_type)(context, builder, args[0])
-        index = [args[1], context.get_constant(types.intp, 0)]
-        state_address = builder.load(
-            cgutils.get_item_pointer(context, builder, arr_type, arr, index)
-        )
-        inner = builder.load(builder.inttoptr(state_address, i64.as_pointer()), align=8)
-        base = builder.inttoptr(inner, i64.as_pointer())
-        values = [
-            builder.load(builder.gep(base, [ir.Constant(ir.IntType(32), k)]), align=8)
-            for k in range(4)
-        ]
+        base = _pcg64_words(context, builder, sig.args[0], args[0], args[1])
+        values = [builder.load(builder.gep(base, [_word(k)]), align=8) for k in range(4)]
         return context.make_tuple(builder, words, values)
 
     return words(handles, types.intp), codegen
@@ -189,18 +195,9 @@ def _pcg64_save(typingctx, handles, r, words):
     """Write a state of :func:`pcg64_next` back into row r's generator (its increment stays)."""
 
     def codegen(context, builder, sig, args):
-        i64 = ir.IntType(64)
-        arr_type = sig.args[0]
-        arr = context.make_array(arr_type)(context, builder, args[0])
-        index = [args[1], context.get_constant(types.intp, 0)]
-        state_address = builder.load(
-            cgutils.get_item_pointer(context, builder, arr_type, arr, index)
-        )
-        inner = builder.load(builder.inttoptr(state_address, i64.as_pointer()), align=8)
-        base = builder.inttoptr(inner, i64.as_pointer())
+        base = _pcg64_words(context, builder, sig.args[0], args[0], args[1])
         for k in range(2):
-            value = builder.extract_value(args[2], k)
-            builder.store(value, builder.gep(base, [ir.Constant(ir.IntType(32), k)]), align=8)
+            builder.store(builder.extract_value(args[2], k), builder.gep(base, [_word(k)]), align=8)
         return context.get_dummy_value()
 
     return types.void(handles, types.intp, words), codegen

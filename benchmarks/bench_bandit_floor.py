@@ -71,7 +71,7 @@ from paired import judge
 
 from arena.game import check_game, run_game
 from arena.players.epsilon_greedy import _epsilon
-from arena.players.exp3pp import DEFAULT_C, exp3pp_schedule
+from arena.players.exp3pp import DEFAULT_C, exp3pp_round_probs, exp3pp_schedule
 from arena.players.moss import BONUS_TABLE_MAX, _moss_bonus_table, _moss_index
 from arena.players.ucb1 import WIDTH_TABLE_MAX, ucb1_width_table
 from arena.sampling import sample_action
@@ -283,10 +283,10 @@ def floor_epsilon_greedy(adv, act, means, horizon, c, d, regret, realized_regret
 def floor_exp3pp(adv, act, means, horizon, c, regret, realized_regret, arms):
     """EXP3++'s whole game (arguments as :func:`floor_epsilon_greedy`, ``c`` the player's).
 
-    ``ρ̃_t`` as the player's kernel computes it (:func:`arena.players.exp3pp._exp3pp_play_block`):
+    ``ρ̃_t`` by the player's kernel's own round (:func:`arena.players.exp3pp.exp3pp_round_probs`:
     the softmax of the loss estimates shifted by their minimum at ``β_t``, the exploration
     ``ε_t(a) = min(floor_t, c ln(x)/x)`` where the schedule's thresholds do not already say it is
-    the floor, ``(1 − Σε)(w/Σw) + ε`` in arm order; ``I_t`` drawn by
+    the floor, ``(1 − Σε)(w/Σw) + ε`` in arm order); ``I_t`` drawn by
     :func:`arena.sampling.sample_action`; ``L̃(I_t) += ℓ/ρ̃_t(I_t)``. The per-round constants
     come from the player's own :func:`~arena.players.exp3pp.exp3pp_schedule`, once for the whole
     horizon (the game's kernel asks them chunk by chunk). Not a point mass: ``p_t·l_t`` is summed
@@ -309,31 +309,7 @@ def floor_exp3pp(adv, act, means, horizon, c, regret, realized_regret, arms):
         learner = 0.0
         realized = 0.0
         for j in range(horizon):
-            t = j + 1
-            b, f = beta[j], floor[j]
-            below_one, band_lo, band_hi = thresholds[j, 0], thresholds[j, 1], thresholds[j, 2]
-            m = np.inf
-            for i in range(n_act):
-                m = est[i] if est[i] < m else m
-            total = 0.0
-            eps_sum = 0.0
-            for i in range(n_act):
-                d = est[i] - m
-                w = math.exp(-b * d)
-                p[i] = w
-                total += w
-                e = f
-                sq = d * d
-                if not (sq <= below_one or (band_lo <= sq <= band_hi)):
-                    gap = min(1.0, d / t)
-                    x = t * gap * gap
-                    if x > 1.0:
-                        e = min(f, c * math.log(x) / x)
-                eps[i] = e
-                eps_sum += e
-            mix = 1.0 - eps_sum
-            for i in range(n_act):
-                p[i] = mix * (p[i] / total) + eps[i]
+            exp3pp_round_probs(est, j + 1, beta[j], floor[j], thresholds[j], c, p, eps)
             action_rng, u = pcg64_next(action_rng)
             s = 0.0
             for i in range(n_act):

@@ -144,6 +144,38 @@ def exp3pp_schedule(
     return beta, floor, thresholds
 
 
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def exp3pp_round_probs(est, t, beta, floor, thresholds, c, p, eps):
+    """Write round t's ``ρ̃_t`` into ``p`` (K,) from one replicate's loss estimates ``est`` (K,):
+    :func:`_exp3pp_play_block`'s round, given :func:`exp3pp_schedule`'s ``β_t``, floor and
+    thresholds of that round; ``eps`` (K,) is scratch. The softmax shifted by the minimum, the
+    weights and the ``ε`` summed in arm order, ``(1 − Σε)(w/Σw) + ε``."""
+    n_act = est.shape[0]
+    below_one, band_lo, band_hi = thresholds[0], thresholds[1], thresholds[2]
+    m = np.inf
+    for i in range(n_act):
+        m = est[i] if est[i] < m else m
+    total = 0.0
+    eps_sum = 0.0
+    for i in range(n_act):
+        d = est[i] - m
+        w = math.exp(-beta * d)
+        p[i] = w
+        total += w
+        e = floor
+        s = d * d
+        if not (s <= below_one or (band_lo <= s <= band_hi)):
+            gap = min(1.0, d / t)
+            x = t * gap * gap
+            if x > 1.0:
+                e = min(floor, c * math.log(x) / x)
+        eps[i] = e
+        eps_sum += e
+    mix = 1.0 - eps_sum
+    for i in range(n_act):
+        p[i] = mix * (p[i] / total) + eps[i]
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def _exp3pp_play_block(losses, uniforms, est, rounds_done, c, lo, scale, probs):
     """Play a chunk of EXP3++: per round ``ρ̃_t``, the arena's draw, ``L̃_t(A_t) += ℓ/ρ̃_t(A_t)``.
@@ -171,31 +203,8 @@ def _exp3pp_play_block(losses, uniforms, est, rounds_done, c, lo, scale, probs):
     for r in range(n_rep):
         for j in range(n):
             t = rounds_done + j + 1
-            b, f = beta[j], floor[j]
-            below_one, band_lo, band_hi = thresholds[j, 0], thresholds[j, 1], thresholds[j, 2]
             p = probs[r, j]
-            m = np.inf
-            for i in range(n_act):
-                m = est[r, i] if est[r, i] < m else m
-            total = 0.0
-            eps_sum = 0.0
-            for i in range(n_act):
-                d = est[r, i] - m
-                w = math.exp(-b * d)
-                p[i] = w
-                total += w
-                e = f
-                s = d * d
-                if not (s <= below_one or (band_lo <= s <= band_hi)):
-                    gap = min(1.0, d / t)
-                    x = t * gap * gap
-                    if x > 1.0:
-                        e = min(f, c * math.log(x) / x)
-                eps[i] = e
-                eps_sum += e
-            mix = 1.0 - eps_sum
-            for i in range(n_act):
-                p[i] = mix * (p[i] / total) + eps[i]
+            exp3pp_round_probs(est[r], t, beta[j], floor[j], thresholds[j], c, p, eps)
             a = sample_action(p, uniforms[r, j])
             est[r, a] += ((losses[r, j, a] - lo) / scale) / p[a]
 
