@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from arena.game import run_game
-from arena.players.epsilon_greedy import EpsilonGreedy
+from arena.players.epsilon_greedy import EpsilonGreedy, _uniform_draw
+from arena.sampling import sample_action
 from arena.spec import GameSpec
 from tests.helpers.bandit import draw, run_block
 
@@ -48,17 +49,25 @@ def test_fast_path_equals_literal_transcription(params, literal, n_rep):
 
 
 @pytest.mark.parametrize(
-    "params", [{}, {"c": 0.5, "d": 0.5}, {"epsilon": 0.1}, {"epsilon": 0.0}, {"epsilon": 1.0}]
-)
+    "params",
+    [{}, {"c": 0.5, "d": 0.5}, {"c": 5.0, "d": 0.5}, {"epsilon": 0.1}, {"epsilon": 0.0},
+     {"epsilon": 1.0}],
+)  # fmt: skip
 def test_a_replicate_alone_plays_as_beside_others(params):
     """One replicate (a chain of its own, :func:`_eg_play_alone`) writes the same ``p_t``, to the
     bit, as beside three others (interleaved, drawn by selects), over chunks of uneven lengths
-    (ε_t by the rounds played before each) and with losses outside [0, 1] (mapped by the range)."""
+    (ε_t by the rounds played before each) and with losses outside [0, 1] (mapped by the range).
+
+    The decaying schedule's uniform rounds (ε_t = 1, drawn without the greedy arm when alone)
+    end in the 3rd chunk (c = 0.5, d = 0.5: after 12 rounds), inside the 3rd (c = 5: after 120)
+    or never (the defaults: 3,000); a few uniforms lie just below 1, where rounding can leave
+    every running sum of ``p_t`` at or below them."""
     rng = np.random.default_rng(11)
     n_rep, n_act, lengths = 4, 6, (1, 7, 300, 92)
     losses = 3.0 * rng.random((n_rep, sum(lengths), n_act)) - 1.0
     losses[..., 2] -= 0.5
     uniforms = rng.random((n_rep, sum(lengths)))
+    uniforms[:, ::37] = np.nextafter(1.0, 0.0)
 
     def chunked(lo: int, hi: int) -> np.ndarray:
         spec = GameSpec("bandit", n_act, sum(lengths), (-1.5, 2.0), n_replicates=hi - lo)
@@ -74,6 +83,20 @@ def test_a_replicate_alone_plays_as_beside_others(params):
     together = chunked(0, n_rep)
     for r in range(n_rep):
         assert np.array_equal(chunked(r, r + 1)[0], together[r])
+
+
+@pytest.mark.parametrize("n_act", [1, 2, 3, 6, 9, 10, 49])
+def test_the_uniform_draw_is_sample_action(n_act):
+    """:func:`_uniform_draw` (the count of running sums at or below u) gives
+    :func:`~arena.sampling.sample_action`'s arm on ``p = 1/K`` everywhere: at random uniforms,
+    at each running sum, one float either side of it, 0 and the largest double below 1."""
+    p = np.full(n_act, 1.0 / n_act)
+    sums = np.cumsum(p)  # sequential: the sums sample_action forms
+    edges = np.concatenate([sums, np.nextafter(sums, 0.0), np.nextafter(sums, 2.0)])
+    us = np.concatenate([np.random.default_rng(n_act).random(500), edges,
+                         [0.0, np.nextafter(1.0, 0.0)]])  # fmt: skip
+    for u in us[us < 1.0]:
+        assert _uniform_draw(1.0 / n_act, u, n_act) == sample_action(p, u), u
 
 
 def test_golden_values():
