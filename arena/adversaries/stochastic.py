@@ -16,7 +16,7 @@ from numba import njit
 from scipy.special import bdtr, bdtrc
 
 from arena.errors import ConfigError
-from arena.experts.components import ObliviousAdversary
+from arena.experts.components import ObliviousAdversary, zero_one_losses
 from arena.params import NON_NEGATIVE, POSITIVE, Interval, IsNone, ListOf, OneOf, per_expert
 from arena.spec import AdversaryTags, GameSpec
 from arena.streams import (
@@ -172,6 +172,7 @@ class _BernoulliLosses(_DrawHandles, ObliviousAdversary):
         self._rngs = list(rngs)
         self._n_act = spec.n_actions
 
+    @zero_one_losses
     def losses_block(self, t0: int, n: int) -> np.ndarray:
         out = np.empty((len(self._rngs), n, self._n_act))
         handles = self._draw_handles()
@@ -377,6 +378,7 @@ class MeanDrivenBernoulli(_DrawHandles, ObliviousAdversary):
     def _mean_block(self, t0: int, n: int) -> np.ndarray:
         raise NotImplementedError
 
+    @zero_one_losses
     def losses_block(self, t0: int, n: int) -> np.ndarray:
         mu = self._mean_block(t0, n)
         handles = self._draw_handles()

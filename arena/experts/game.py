@@ -25,7 +25,13 @@ import pyarrow as pa
 from numba import njit
 
 from arena.errors import ConfigError, GameError
-from arena.experts.components import PROB_NEG_TOL, PROB_SUM_TOL, ExpertsPlayer, ObliviousAdversary
+from arena.experts.components import (
+    PROB_NEG_TOL,
+    PROB_SUM_TOL,
+    ExpertsPlayer,
+    ObliviousAdversary,
+    draws_zero_one_losses,
+)
 from arena.metrics.base import Block, Core, keep_core_totals
 from arena.metrics.defaults import DEFAULT_METRICS
 from arena.protocol import CoreSnapshots, GameProtocol, PreparedGame, Stepper
@@ -943,7 +949,9 @@ def _segment(outputs: tuple, a: int, b: int) -> tuple:
 def _oblivious_losses(adversary, t0, n, n_rep, n_act, lo, hi, ids, *, defer=False):
     """An oblivious adversary's losses of rounds ``t0 .. t0+n-1``, contiguous and checked: a bad
     loss (not finite, outside ``[lo, hi]``) stops the game naming it, or with ``defer`` is
-    returned beside them (``(losses, GameError or None)``, to be raised later)."""
+    returned beside them (``(losses, GameError or None)``, to be raised later). Losses that are
+    0 or 1 by construction (:func:`~arena.experts.components.zero_one_losses`) in a range that
+    holds ``[0, 1]`` are not scanned."""
     who = Who("adversary", adversary)
     raw = call_component(
         "adversary", adversary, "losses_block", t0, adversary.losses_block, t0, n, rounds=n,
@@ -958,8 +966,10 @@ def _oblivious_losses(adversary, t0, n, n_rep, n_act, lo, hi, ids, *, defer=Fals
             replicate=int(ids[0]),
         )
     losses = np.ascontiguousarray(losses)
-    code, r, j, i = _first_bad_losses(losses, lo, hi)
     bad = None
+    if lo <= 0.0 and hi >= 1.0 and draws_zero_one_losses(adversary):
+        return (losses, bad) if defer else losses  # in range by construction
+    code, r, j, i = _first_bad_losses(losses, lo, hi)
     if code:
         bad = _bad_loss(who, code, losses[r, j, i], lo, hi, t0 + j, int(ids[r]), i)
         if not defer:
