@@ -549,10 +549,15 @@ def _play_rounds(
         chunk_elements // ((chunk_replicates or spec.n_replicates) * width),
     )
     checkpoint_set = set(game.grid.tolist())
-    spans = protocol.chunk_invariant and stepper.plays_spans and all(map(reads_block_only, active))
     # metrics that read only the core are read from its snapshots: no block per segment
     core_spans = (
-        spans and trace is None and stepper.plays_core_spans and all(map(reads_core_only, active))
+        protocol.chunk_invariant
+        and trace is None
+        and stepper.plays_core_spans
+        and all(map(reads_core_only, active))
+    )
+    spans = core_spans or (
+        protocol.chunk_invariant and stepper.plays_spans and all(map(reads_block_only, active))
     )
     rowwise = [computes_rowwise(m) for m in active]
     snap_t: list[int] = []

@@ -267,9 +267,10 @@ class Stepper:
             start = end + 1
 
     plays_core_spans: bool = False
-    """Whether :meth:`core_snapshots` plays spans; the driver then uses it instead of
-    :meth:`step_span` where every metric reads only the core
-    (:func:`~arena.metric.reads_core_only`) and no trace is written."""
+    """Whether :meth:`core_snapshots` plays spans; the driver then asks for spans and plays them
+    by it where every metric reads only the core (:func:`~arena.metric.reads_core_only`) and no
+    trace is written, whether or not :attr:`plays_spans` (the experts stepper plays core spans
+    of any number of replicates, blocks segment by segment only for one)."""
 
     def core_snapshots(self, t0: int, n: int, ends: list[int]) -> CoreSnapshots:
         """Play a span as :meth:`step_span` does, for metrics that read nothing but the core;

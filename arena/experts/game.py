@@ -32,7 +32,7 @@ from arena.experts.components import (
     ObliviousAdversary,
     draws_zero_one_losses,
 )
-from arena.metrics.base import Block, Core, keep_core_totals
+from arena.metrics.base import Block, Core, keep_replicate_totals
 from arena.metrics.defaults import DEFAULT_METRICS
 from arena.protocol import CoreSnapshots, GameProtocol, PreparedGame, Stepper
 from arena.results import TraceWriter, list_column
@@ -96,6 +96,72 @@ def _core_advance(
         learner[r], realized[r], sum_min[r] = total, total_realized, total_min
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _checked_rounds(
+    probs,
+    losses,
+    uniforms,
+    cum_losses,
+    expected_out,
+    realized_out,
+    actions,
+    neg_tol,
+    sum_tol,
+    r,
+    j0,
+    j1,
+    totals,
+):
+    """Rounds ``j0 .. j1-1`` of replicate r as :func:`_checked_advance` plays them, the totals
+    ``(Σ p_t·l_t, Σ l_{t,I_t}, Σ_t min_i l_{t,i})`` in registers (handed in and returned: written
+    to the arrays, they are reloaded after every store); return the first round whose ``p_t``
+    fails the check (its totals not added), else ``j1``, and the totals.
+
+    The rounds are counted unsigned: indices that are provably not negative are not checked for
+    wraparound, which costs a loop from an offset about 1 ns a round.
+    """
+    n_act = probs.shape[2]
+    total, total_realized, total_min = totals
+    for j in range(np.uint64(j0), np.uint64(j1)):
+        u = uniforms[r, j]
+        s = 0.0
+        m = np.inf
+        c = 0.0
+        low = np.inf  # the least entry
+        below = 0  # running sums ≤ u
+        for i in range(n_act):
+            p = probs[r, j, i]
+            li = losses[r, j, i]
+            low = p if p < low else low
+            s += p * li
+            m = li if li < m else m
+            cum_losses[r, i] += li
+            c += p
+            below += c <= u
+        if not ((low >= -neg_tol) & (abs(c - 1.0) <= sum_tol)):
+            return np.int64(j), (total, total_realized, total_min)
+        if (low < 0.0) | (below == n_act):
+            c = 0.0
+            found = n_act  # none yet: the first i with u < p_1 + … + p_i
+            last = 0  # the last i with p_i > 0
+            for i in range(n_act):
+                p = probs[r, j, i]
+                last = i if p > 0.0 else last
+                c += p
+                found = i if (u < c) & (found == n_act) else found
+            a = found if found < n_act else last
+        else:
+            a = below
+        actions[r, j] = a
+        lr = losses[r, j, a]
+        expected_out[r, j] = s
+        realized_out[r, j] = lr
+        total += s
+        total_realized += lr
+        total_min += m
+    return np.int64(j1), (total, total_realized, total_min)
+
+
 @njit(cache=True, nogil=True)
 def _checked_advance(
     probs,
@@ -135,49 +201,15 @@ def _checked_advance(
       entry, or whose sums never pass ``u`` (the draw falls back on the last positive entry),
       takes the rule as written, in a second loop over the row.
     """
-    n_rep, n, n_act = probs.shape
+    n_rep, n, _ = probs.shape
     for r in range(n_rep):
-        # the totals in registers: written to the arrays, they are reloaded after every store
-        total, total_realized, total_min = learner[r], realized[r], sum_min[r]
-        for j in range(n):
-            u = uniforms[r, j]
-            s = 0.0
-            m = np.inf
-            c = 0.0
-            low = np.inf  # the least entry
-            below = 0  # running sums ≤ u
-            for i in range(n_act):
-                p = probs[r, j, i]
-                li = losses[r, j, i]
-                low = p if p < low else low
-                s += p * li
-                m = li if li < m else m
-                cum_losses[r, i] += li
-                c += p
-                below += c <= u
-            if not ((low >= -neg_tol) & (abs(c - 1.0) <= sum_tol)):
-                learner[r], realized[r], sum_min[r] = total, total_realized, total_min
-                return False
-            if (low < 0.0) | (below == n_act):
-                c = 0.0
-                found = n_act  # none yet: the first i with u < p_1 + … + p_i
-                last = 0  # the last i with p_i > 0
-                for i in range(n_act):
-                    p = probs[r, j, i]
-                    last = i if p > 0.0 else last
-                    c += p
-                    found = i if (u < c) & (found == n_act) else found
-                a = found if found < n_act else last
-            else:
-                a = below
-            actions[r, j] = a
-            lr = losses[r, j, a]
-            expected_out[r, j] = s
-            realized_out[r, j] = lr
-            total += s
-            total_realized += lr
-            total_min += m
-        learner[r], realized[r], sum_min[r] = total, total_realized, total_min
+        stop, totals = _checked_rounds(
+            probs, losses, uniforms, cum_losses, expected_out, realized_out, actions,
+            neg_tol, sum_tol, r, 0, n, (learner[r], realized[r], sum_min[r]),
+        )  # fmt: skip
+        learner[r], realized[r], sum_min[r] = totals
+        if stop < n:
+            return False
     return True
 
 
@@ -204,35 +236,29 @@ def _checked_advance_segments(
     ``snap_totals[s]`` the learner's expected and realized losses and ``Σ min_i l_{t,i}``.
 
     Returns the number of segments advanced: all of them, or the index of the first whose
-    ``p_t`` fails the check (its totals half advanced, as :func:`_checked_advance` leaves them).
+    ``p_t`` fails the check in any replicate (the totals then half advanced, as
+    :func:`_checked_advance` leaves them; the snapshots of the segments before it are whole).
     One call for a span instead of one per segment: what the driver's snapshots of a game whose
-    metrics read only these totals cost (:meth:`ExpertsStepper.core_snapshots`).
-
-    One replicate (a span's rounds are contiguous): each segment is handed to
-    :func:`_checked_advance` as C-contiguous arrays, so that it runs its compiled C-layout loop
-    (slices ``[:, a:b]`` of the 3-D arrays would compile a strided one, 20 % slower).
+    metrics read only these totals cost (:meth:`ExpertsStepper.core_snapshots`). Replicate by
+    replicate, its totals in registers across the segments.
     """
-    n_act = probs.shape[2]
-    for s in range(bounds.size - 1):
-        a, b = bounds[s], bounds[s + 1]
-        ok = _checked_advance(
-            probs[0, a:b].reshape((1, b - a, n_act)),
-            losses[0, a:b].reshape((1, b - a, n_act)),
-            uniforms[0, a:b].reshape((1, b - a)),
-            cum_losses,
-            learner,
-            realized,
-            sum_min,
-            expected_out[0, a:b].reshape((1, b - a)),
-            realized_out[0, a:b].reshape((1, b - a)),
-            actions[0, a:b].reshape((1, b - a)),
-            neg_tol,
-            sum_tol,
-        )
-        if not ok:
-            return s
-        keep_core_totals(s, cum_losses, learner, realized, sum_min, snap_cum, snap_totals)
-    return bounds.size - 1
+    n_rep = probs.shape[0]
+    done = bounds.size - 1
+    for r in range(n_rep):
+        totals = (learner[r], realized[r], sum_min[r])
+        for s in range(done):
+            stop, totals = _checked_rounds(
+                probs, losses, uniforms, cum_losses, expected_out, realized_out, actions,
+                neg_tol, sum_tol, r, bounds[s], bounds[s + 1], totals,
+            )  # fmt: skip
+            learner[r], realized[r], sum_min[r] = totals
+            if stop < bounds[s + 1]:
+                done = s
+                break
+            keep_replicate_totals(
+                s, r, cum_losses, learner, realized, sum_min, snap_cum, snap_totals
+            )
+    return done
 
 
 @njit(cache=True, nogil=True)
@@ -546,7 +572,8 @@ class _SpanSnapshots(CoreSnapshots):
         stepper, ends = self.stepper, self._all_ends
         if self.done < len(ends):  # names the earliest bad p_t of that segment
             a, b = int(self.bounds[self.done]), int(self.bounds[self.done + 1])
-            stepper._raise_bad_play(self.probs[:, a:b], self.t0 + a)
+            # (a copy for R > 1: the check's kernels take C-contiguous rounds)
+            stepper._raise_bad_play(np.ascontiguousarray(self.probs[:, a:b]), self.t0 + a)
         core = stepper.core  # its totals are the last segment's (the kernel advanced them)
         core.t = ends[-1]
         core.last_probs = stepper._last_probs(self.probs, self.outputs, ends[-1] - self.t0)
@@ -583,21 +610,22 @@ class ExpertsStepper(Stepper):
         )
         self._buffers = _Buffers()
         # a span of chunks across checkpoints is played in one call to the adversary and the
-        # player only where its segments are views: one replicate, an oblivious adversary
-        # (and not in a subclass that plays its chunks its own way)
-        self.plays_spans = (
+        # player against an oblivious adversary (and not in a subclass that plays its chunks
+        # its own way)
+        spannable = (
             self.oblivious
             and not self.sleeping
-            and self.n_rep == 1
             and type(self).step is ExpertsStepper.step
             and type(self)._oblivious_step is ExpertsStepper._oblivious_step
         )
-        # the same spans' totals in one call, for metrics that read nothing else: only where
-        # the class that last defines how a segment advances also defines how segments do (a
-        # subclass that advances its totals its own way must advance segments its own way too)
-        # and plays its spans as this class does
+        # its blocks segment by segment only where the segments are views: one replicate
+        self.plays_spans = spannable and self.n_rep == 1
+        # its totals in one call, for metrics that read nothing else, for any number of
+        # replicates: only where the class that last defines how a segment advances also
+        # defines how segments do (a subclass that advances its totals its own way must
+        # advance segments its own way too) and plays its spans as this class does
         self.plays_core_spans = (
-            self.plays_spans
+            spannable
             and type(self).step_span is ExpertsStepper.step_span
             and _defined_at_or_below(type(self), "_advance_segments", "_oblivious_advance")
         )
@@ -623,8 +651,8 @@ class ExpertsStepper(Stepper):
         return self.advance(t0, n, probs, losses, uniforms, conf)
 
     def _span_inputs(self, t0: int, n: int, ends: list[int]):
-        """A one-replicate span's ``p_t``, losses and uniforms, in one call each; the ends it
-        plays and the bad loss (None if none) to raise after them.
+        """A span's ``p_t``, losses and uniforms, in one call each; the ends it plays and the bad
+        loss (None if none) to raise after them.
 
         The rounds up to the last checkpoint before a bad loss are played first, as in chunks
         ending at checkpoints (a bad ``p_t`` or metric value there is named before it).
@@ -637,7 +665,7 @@ class ExpertsStepper(Stepper):
             if not ends:
                 raise bad_loss
             n = ends[-1] - t0 + 1
-            losses = losses[:, :n]
+            losses = np.ascontiguousarray(losses[:, :n])  # (a copy for R > 1 only)
         probs, losses, uniforms = self._oblivious_play(t0, n, losses)
         return probs, losses, uniforms, ends, bad_loss
 
@@ -680,9 +708,9 @@ class ExpertsStepper(Stepper):
             raise bad_loss
 
     def core_snapshots(self, t0: int, n: int, ends: list[int]) -> _SpanSnapshots:
-        # one replicate, metrics that read only the totals: the span's p_t, losses and uniforms
-        # in one call each (as step_span), its totals in one more that keeps them at each end
-        if not self.plays_core_spans:  # (the kernels advance replicate 0 only)
+        # metrics that read only the totals: the span's p_t, losses and uniforms in one call
+        # each (as step_span), its totals in one more that keeps them at each end
+        if not self.plays_core_spans:
             raise RuntimeError(f"{type(self).__name__} does not play core spans")
         probs, losses, uniforms, ends, bad_loss = self._span_inputs(t0, n, ends)
         n_seg = len(ends)

@@ -108,14 +108,14 @@ class Core:
 
 
 @njit(cache=True, nogil=True)
-def keep_core_totals(s, cum_losses, learner, realized, sum_min, snap_cum, snap_totals):
-    """Write the core's totals into snapshot ``s``: ``snap_cum[s]`` the cumulative losses,
-    ``snap_totals[s]`` the expected and realized learner losses and ``Σ min_i l_{t,i}`` (the
-    span kernels of :meth:`arena.experts.game.ExpertsStepper.core_snapshots`)."""
-    snap_cum[s] = cum_losses
-    snap_totals[s, 0] = learner
-    snap_totals[s, 1] = realized
-    snap_totals[s, 2] = sum_min
+def keep_replicate_totals(s, r, cum_losses, learner, realized, sum_min, snap_cum, snap_totals):
+    """Write replicate r's totals into snapshot ``s``: ``snap_cum[s, r]`` its cumulative losses,
+    ``snap_totals[s, :, r]`` its expected and realized learner losses and ``Σ min_i l_{t,i}``
+    (the span kernels of :meth:`arena.experts.game.ExpertsStepper.core_snapshots`)."""
+    snap_cum[s, r] = cum_losses[r]
+    snap_totals[s, 0, r] = learner[r]
+    snap_totals[s, 1, r] = realized[r]
+    snap_totals[s, 2, r] = sum_min[r]
 
 
 def exact_quantile_rank(eps: float, n_actions: int) -> int:

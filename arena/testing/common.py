@@ -366,14 +366,17 @@ def assert_rows_chunk_invariant(
     check: str, component: Any, player: Any, adversary: Any, game: dict[str, Any]
 ) -> None:
     """Fail ``check`` unless ``player`` against ``adversary`` gives the same rows, bit for bit,
-    played in chunks of one round and in one chunk, the whole game and replicate 1 alone
-    (``game``: keyword arguments of :func:`arena.game.run_game`, T ≤ 30 rounds played).
+    played in chunks of one round, of a few rounds and in one chunk, the whole game and
+    replicate 1 alone (``game``: keyword arguments of :func:`arena.game.run_game`, T ≤ 30
+    rounds played).
 
     The seeding contract: replicate r's rows depend on neither the replicates beside it nor the
     chunk size. A protocol that declares it (:attr:`arena.protocol.GameProtocol.chunk_invariant`)
     lets a game split over threads (:mod:`arena.parallel`) play each block in chunks sized for its
     own replicates, so a component that sums a chunk's rounds at once (numpy's pairwise order)
-    would give other last bits with ``n_jobs=2`` than with ``n_jobs=1``.
+    would give other last bits with ``n_jobs=2`` than with ``n_jobs=1``. The chunks of a few
+    rounds matter: a game whose chunks run across its checkpoints (spans) is one chunk at
+    T ≤ 30, and a sum from a chunk's start differs from the running sum only after a first one.
     """
     from arena.game import DEFAULT_CHUNK_ELEMENTS, run_game
 
@@ -382,23 +385,36 @@ def assert_rows_chunk_invariant(
     # checkpoints in one call to each component (Stepper.step_span)
     for replicates in (game.get("replicates", 1), [1]):
         played = {**game, "replicates": replicates}
-        rows = [
-            run_game(player, adversary, n_jobs=1, chunk_elements=size, **played).rows
-            for size in (1, DEFAULT_CHUNK_ELEMENTS)
-        ]
-        a, b = (r.value.to_numpy(dtype=np.float64) for r in rows)
-        same = (a == b) | (np.isnan(a) & np.isnan(b)) if a.shape == b.shape else np.zeros(1, bool)
-        if not same.all():
-            i = int(np.flatnonzero(~same)[0])
-            row = rows[1].iloc[i]
-            fail(
-                check,
-                component,
-                f"{row.metric} at t={row.t} (replicate {row.replicate}) is {float(a[i])!r} "
-                f"played one round per chunk and {float(b[i])!r} in one chunk: add a block's "
-                "rounds one after the other, not at once (numpy's pairwise order depends on the "
-                "chunk)",
+        n_rep = replicates if isinstance(replicates, int) else len(replicates)
+        few = FEW_ROUNDS * n_rep * int(game.get("n_actions") or 1)
+        chunkings = {"one round per chunk": 1, f"in chunks of {FEW_ROUNDS} rounds": few,
+                     "in one chunk": DEFAULT_CHUNK_ELEMENTS}  # fmt: skip
+        rows = {
+            how: run_game(player, adversary, n_jobs=1, chunk_elements=size, **played).rows
+            for how, size in chunkings.items()
+        }
+        a = rows["one round per chunk"].value.to_numpy(dtype=np.float64)
+        for how in list(chunkings)[1:]:
+            b = rows[how].value.to_numpy(dtype=np.float64)
+            same = (
+                (a == b) | (np.isnan(a) & np.isnan(b)) if a.shape == b.shape else np.zeros(1, bool)
             )
+            if not same.all():
+                i = int(np.flatnonzero(~same)[0])
+                row = rows[how].iloc[i]
+                fail(
+                    check,
+                    component,
+                    f"{row.metric} at t={row.t} (replicate {row.replicate}) is {float(a[i])!r} "
+                    f"played one round per chunk and {float(b[i])!r} {how}: add a block's "
+                    "rounds one after the other, not at once (numpy's pairwise order depends on "
+                    "the chunk)",
+                )
+
+
+FEW_ROUNDS = 7
+"""The rounds of :func:`assert_rows_chunk_invariant`'s middle chunking (per replicate and
+action: the chunk bound is ``7·R·N`` elements, uneven against T = 30)."""
 
 
 COMMON_CHECKS: tuple[Check, ...] = (

@@ -90,7 +90,8 @@ def test_a_player_that_zeroes_its_block_losses_is_stopped_naming_it_and_the_roun
     message = str(info.value)
     assert message.startswith("player BlockZeroingHedge")
     assert "play_block wrote into an array the arena hands it read-only" in message
-    assert "(round 1, replicate 0)" in message
+    # the block call that wrote: its rounds (one span: every checkpoint of the game's chunk)
+    assert "(rounds 1..40, replicate 0)" in message
     # the same player without the write: regret well above 0, the numbers the writer hid
     rows = play(Hedge(eta=0.5), "bernoulli", **GAME)
     assert rows[rows.t == 40].value.abs().max() > 0.5
@@ -102,7 +103,7 @@ def test_a_player_that_writes_its_round_losses_is_named_against_an_adaptive_adve
 
 
 def test_a_bandit_player_that_zeroes_its_block_losses_is_stopped():
-    with pytest.raises(GameError, match=r"player BlockZeroingExp3.*read-only.*\(round 1"):
+    with pytest.raises(GameError, match=r"player BlockZeroingExp3.*read-only.*\(rounds 1\.\."):
         play(BlockZeroingExp3(), "bernoulli", **GAME)
 
 

@@ -219,11 +219,15 @@ def core_span_calls(monkeypatch):
         ("epsilon_greedy", "bernoulli"),
     ],
 )
-def test_metrics_of_the_core_alone_read_its_snapshots(player, adversary, core_span_calls, tmp_path):
+@pytest.mark.parametrize("replicates", [[4], [4, 9, 2]])
+def test_metrics_of_the_core_alone_read_its_snapshots(
+    player, adversary, replicates, core_span_calls, tmp_path
+):
     """Every row equals, to the bit, that of the same game whose blocks are built segment by
-    segment (a trace needs them): the snapshots are the totals at each checkpoint."""
+    segment (a trace needs them): the snapshots are the totals at each checkpoint, of one
+    replicate or several."""
     assert all(reads_core_only(registry.load("metric", name)()) for name in CORE_ONLY)
-    kw = dict(n_actions=5, horizon=1500, replicates=[4], seed=11, metrics=CORE_ONLY)
+    kw = dict(n_actions=5, horizon=1500, replicates=replicates, seed=11, metrics=CORE_ONLY)
     snapshots = run_game(player, adversary, **kw)
     assert len(core_span_calls) == 1 and core_span_calls[0][2] > 20
     blocks = run_game(player, adversary, trace_path=tmp_path / "trace.parquet", **kw)
@@ -284,6 +288,60 @@ class ArmOutOfRangeAt37(UCB1):
 def test_a_bad_play_inside_a_core_span_is_named_at_its_round(player, core_span_calls):
     with pytest.raises(GameError, match=r"round 37\b"):
         run_game(player, "bernoulli", n_actions=3, horizon=200, metrics={"regret": {}})
+    assert len(core_span_calls) == 1
+
+
+class ArmsBadAt(UCB1):
+    """UCB1 pulling arm K (no such arm) at the (round, row) pairs given."""
+
+    def __init__(self, bad=()):
+        super().__init__()
+        self.bad = bad
+
+    def reset(self, spec, rngs):
+        super().reset(spec, rngs)
+        self._next_round = 1
+
+    def play_arms(self, losses, out=None):
+        arms = np.array(super().play_arms(losses, out=out))
+        t0, n = self._next_round, losses.shape[1]
+        self._next_round += n
+        for t, row in self.bad:
+            if t0 <= t < t0 + n:
+                arms[row, t - t0] = losses.shape[2]
+        return arms
+
+
+class NanBadAt(Hedge):
+    """Hedge whose ``p_t`` is NaN at the (round, row) pairs given."""
+
+    def __init__(self, bad=()):
+        super().__init__(eta=0.5)
+        self.bad = bad
+
+    def reset(self, spec, rngs):
+        super().reset(spec, rngs)
+        self._next_round = 1
+
+    def play_block(self, losses, confidences=None):
+        probs = np.array(super().play_block(losses, confidences))
+        t0, n = self._next_round, losses.shape[1]
+        self._next_round += n
+        for t, row in self.bad:
+            if t0 <= t < t0 + n:
+                probs[row, t - t0] = np.nan
+        return probs
+
+
+@pytest.mark.parametrize("make", [NanBadAt, ArmsBadAt])
+def test_the_earliest_bad_play_of_any_replicate_in_a_core_span_is_named(make, core_span_calls):
+    """Several replicates: the spans' kernels advance them one after another, so the first bad
+    play found (row 0's, round 50) is not the earliest (row 2's, round 37); the game names the
+    earliest, and the checkpoints before its segment are read first (the rows of the same game
+    stopped just before it agree)."""
+    with pytest.raises(GameError, match=r"round 37, replicate 7\b"):
+        run_game(make(bad=((50, 0), (37, 2))), "bernoulli", n_actions=3, horizon=200,
+                 replicates=[5, 6, 7], metrics={"regret": {}})  # fmt: skip
     assert len(core_span_calls) == 1
 
 
