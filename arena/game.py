@@ -627,9 +627,10 @@ def _read_snapshots(
     played segment by segment checks them.
 
     A metric whose values are row by row (:func:`~arena.metric.computes_rowwise`) reads every
-    snapshot of the span in one call, on the snapshots stacked as replicates (a one-replicate
-    game); another reads each checkpoint's core. One call instead of one per checkpoint: a
-    checkpoint read one by one cost a one-replicate game about 5.5 µs, 30 to 100 rounds' work.
+    snapshot of the span in one call, on the snapshots stacked as replicates (checkpoint by
+    checkpoint, each the game's R replicates); another reads each checkpoint's core. One call
+    instead of one per checkpoint: a checkpoint read one by one cost a one-replicate game about
+    5.5 µs, 30 to 100 rounds' work.
     """
     spec, ids = game.spec, game.ids
     points = [s for s, end in enumerate(snapshots.ends) if end in checkpoints]
@@ -637,18 +638,18 @@ def _read_snapshots(
         return
     stacked = snapshots.stacked(points) if any(rowwise) else None
     by_span: list[np.ndarray | None] = []
+    n_snap, n_rep = len(points), ids.size
     for m, by_row in zip(metrics, rowwise, strict=True):
         if by_row and stacked is not None:
             values = np.asarray(m.values(stacked), dtype=np.float64)
-            n_snap = len(points)
-            if values.ndim != 2 or values.shape[0] != n_snap:
+            if values.ndim != 2 or values.shape[0] != n_snap * n_rep:
                 raise ValueError(
-                    f"metric {m.name}: values of {n_snap} snapshots stacked as replicates have "
-                    f"shape {values.shape}, expected ({n_snap}, columns) (it declares "
-                    "rowwise_values)"
+                    f"metric {m.name}: values of {n_snap} snapshots of {n_rep} replicates "
+                    f"stacked as {n_snap * n_rep} replicates have shape {values.shape}, expected "
+                    f"({n_snap * n_rep}, columns) (it declares rowwise_values)"
                 )
-            # each checkpoint's (1, columns), as its own core gives
-            by_span.append(values[:, None, :])
+            # each checkpoint's (R, columns), as its own core gives
+            by_span.append(values.reshape(n_snap, n_rep, -1))
         else:
             by_span.append(None)
     if all(v is not None for v in by_span):

@@ -215,8 +215,8 @@ class CoreSnapshots:
         raise NotImplementedError
 
     def stacked(self, points: list[int]) -> Any:
-        """Return one core whose replicate k is the game's only replicate at ``ends[points[k]]``,
-        or None where the stepper cannot stack them (a game of several replicates).
+        """Return one core whose replicate ``k·R + r`` is the game's replicate r at
+        ``ends[points[k]]``, or None where the stepper cannot stack them.
 
         A metric whose values are computed row by row (:func:`arena.metric.computes_rowwise`)
         reads every checkpoint of the span in one call on it (``points``: the snapshots that

@@ -522,8 +522,8 @@ class _CoreAt(Core):
 
 
 class _StackedCores(Core):
-    """Some snapshots of a one-replicate span as the replicates of one core: row k is the game's
-    replicate as it stood at the end of round ``t[k]``, snapshot ``points[k]``
+    """Some snapshots of a span as the replicates of one core: row ``k·R + r`` is the game's
+    replicate r as it stood at the end of round ``t[k·R + r]``, snapshot ``points[k]``
     (:meth:`_SpanSnapshots.stacked`).
 
     For metrics whose values are computed row by row (:attr:`arena.metric.Metric.rowwise_values`):
@@ -531,9 +531,12 @@ class _StackedCores(Core):
     metric asks for it."""
 
     def __init__(self, snapshots: _SpanSnapshots, points: list[int]):
-        self.t = np.asarray([snapshots.ends[s] for s in points], dtype=np.int64)
-        self.cum_losses = snapshots.snap_cum[points, 0]
-        self.learner, self.realized, self.sum_min = snapshots.snap_totals[points, :, 0].T
+        n_rep = snapshots.snap_cum.shape[1]
+        ends = np.asarray([snapshots.ends[s] for s in points], dtype=np.int64)
+        self.t = np.repeat(ends, n_rep)
+        self.cum_losses = snapshots.snap_cum[points].reshape(len(points) * n_rep, -1)
+        totals = snapshots.snap_totals[points].transpose(1, 0, 2).reshape(3, -1)
+        self.learner, self.realized, self.sum_min = totals
         self._snapshots, self._points = snapshots, points
         self._last_probs = None
 
@@ -541,8 +544,8 @@ class _StackedCores(Core):
     def last_probs(self) -> np.ndarray:
         if self._last_probs is None:
             snaps = self._snapshots
-            rows = [snaps.at(s).last_probs[0] for s in self._points]
-            self._last_probs = np.array(rows).reshape(len(self._points), -1)
+            rows = [snaps.at(s).last_probs for s in self._points]
+            self._last_probs = np.concatenate(rows).reshape(self.cum_losses.shape[0], -1)
         return self._last_probs
 
 
@@ -565,8 +568,8 @@ class _SpanSnapshots(CoreSnapshots):
         span = self.stepper, self.probs, self.outputs, end - self.t0
         return _CoreAt(end, self.snap_cum[s], self.snap_totals[s], span)
 
-    def stacked(self, points: list[int]) -> _StackedCores | None:
-        return _StackedCores(self, points) if self.stepper.n_rep == 1 else None
+    def stacked(self, points: list[int]) -> _StackedCores:
+        return _StackedCores(self, points)
 
     def finish(self) -> None:
         stepper, ends = self.stepper, self._all_ends

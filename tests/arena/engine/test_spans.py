@@ -391,18 +391,20 @@ class CountedRegret(Regret):
     ("player", "adversary"),
     [("hedge", "bernoulli"), ("ucb1", "bernoulli"), ("epsilon_greedy", "drifting_means")],
 )
-def test_rowwise_metrics_read_a_span_in_one_call(player, adversary, core_span_calls):
+@pytest.mark.parametrize("replicates", [[2], [2, 5, 8]])
+def test_rowwise_metrics_read_a_span_in_one_call(player, adversary, replicates, core_span_calls):
     """Every checkpoint of a span is read by one call of a row-by-row metric, on the snapshots
-    stacked as replicates: the rows are, to the bit, those of the same values read one checkpoint
-    at a time, beside a core-only metric that is not row by row (so each checkpoint's core is
-    built too) and one that reads ``p_t`` (``entropy``)."""
-    kw = dict(n_actions=5, horizon=700, replicates=[2], seed=4, checkpoints="all")
+    stacked as replicates (R rows per checkpoint): the rows are, to the bit, those of the same
+    values read one checkpoint at a time, beside a core-only metric that is not row by row (so
+    each checkpoint's core is built too) and one that reads ``p_t`` (``entropy``)."""
+    kw = dict(n_actions=5, horizon=700, replicates=replicates, seed=4, checkpoints="all")
     counted = CountedRegret()
     rows = run_game(player, adversary, metrics=[counted, "entropy", RegretOneByOne()], **kw).rows
     assert len(core_span_calls) == 1
-    assert counted.rows_read == [700]  # the 700 checkpoints in one call
+    n = 700 * len(replicates)
+    assert counted.rows_read == [n]  # the 700 checkpoints in one call
     assert rows.metric.value_counts().to_dict() == {
-        "counted_regret": 700, "entropy": 700, "regret_one_by_one": 700
+        "counted_regret": n, "entropy": n, "regret_one_by_one": n
     }  # fmt: skip
     by_row = rows[rows.metric == "counted_regret"].value.to_numpy()
     one_by_one = rows[rows.metric == "regret_one_by_one"].value.to_numpy()
@@ -464,14 +466,15 @@ class InfOnceLossReachesRowwise(InfOnceLossReaches):
     rowwise_values = True
 
 
-def test_an_infinite_value_read_in_one_call_is_named_at_its_checkpoint(core_span_calls):
-    kw = dict(n_actions=3, horizon=400, replicates=[1], seed=3, checkpoints="all")
+@pytest.mark.parametrize("replicates", [[1], [0, 1, 2]])
+def test_an_infinite_value_read_in_one_call_is_named_at_its_checkpoint(replicates, core_span_calls):
+    kw = dict(n_actions=3, horizon=400, replicates=replicates, seed=3, checkpoints="all")
     messages = []
     for metric in (InfOnceLossReaches(), InfOnceLossReachesRowwise()):
         with pytest.raises(GameError, match="value inf is not finite") as info:
             run_game(Hedge(eta=0.2), "bernoulli", metrics=[metric], **kw)
         messages.append(str(info.value))
-    assert messages[0] == messages[1] and "replicate 1" in messages[0]
+    assert messages[0] == messages[1] and f"replicate {replicates[0]})" in messages[0]
     assert len(core_span_calls) == 2
 
 
