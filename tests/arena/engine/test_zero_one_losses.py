@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 import arena.experts.game as experts_game
+from arena import registry
 from arena.adversaries.stochastic import Bernoulli
 from arena.errors import GameError
-from arena.experts.components import draws_zero_one_losses
+from arena.experts.components import _ZERO_ONE_LOSSES, draws_zero_one_losses
 from arena.game import run_game
-from arena.registry import load
 from arena.spec import GameSpec
 
 
@@ -68,19 +68,38 @@ def test_a_range_that_does_not_hold_zero_and_one_is_scanned(replicates):
         run_game("hedge", Narrow(), n_actions=3, horizon=50, replicates=replicates)
 
 
-@pytest.mark.parametrize(
-    ("name", "params"),
-    [("bernoulli", {"means": [0.0, 1.0, 0.3, 0.999]}), ("fair_coin", {}),
-     ("drifting_means", {}), ("piecewise_stochastic", {})],
-)  # fmt: skip
-def test_the_skipped_scan_would_find_nothing(name, params):
-    """What the trust rests on: every loss of the marked adversaries is exactly 0.0 or 1.0,
-    whatever the means (0, 1, in between), over splits into blocks."""
-    adversary = load("adversary", name)(**params)
+MARKED = sorted(
+    name
+    for name in registry.available("adversary")
+    if getattr(registry.load("adversary", name), "losses_block", None) in _ZERO_ONE_LOSSES
+)
+"""The registered adversaries whose ``losses_block`` is a marked one (inherited unchanged)."""
+
+
+def test_the_marked_adversaries_are_the_bernoulli_families():
+    assert {"bernoulli", "fair_coin", "drifting_means", "piecewise_stochastic"} <= set(MARKED)
+    assert "beta" not in MARKED and "replay" not in MARKED
+
+
+@pytest.mark.parametrize("name", MARKED)
+def test_the_skipped_scan_would_find_nothing(name):
+    """What the trust rests on: every loss of every registered adversary that inherits a marked
+    ``losses_block`` is exactly 0.0 or 1.0, over splits into blocks, with its defaults."""
+    # two_instance simulates a named policy outside a game (it binds the game's own in one)
+    adversary = registry.make(
+        "adversary", name, **({"player": "exp3"} if name == "two_instance" else {})
+    )
     assert draws_zero_one_losses(adversary)
-    adversary.reset(GameSpec("experts", 4, 300), [np.random.default_rng(r) for r in range(5)])
+    n_act = adversary.resolve_n_actions(None)
+    adversary.reset(GameSpec("experts", n_act, 300), [np.random.default_rng(r) for r in range(5)])
     losses = np.concatenate([adversary.losses_block(1, 7), adversary.losses_block(8, 293)], axis=1)
-    assert losses.shape == (5, 300, 4)
+    assert losses.shape == (5, 300, n_act)
     assert set(np.unique(losses).tolist()) <= {0.0, 1.0}
-    if name == "bernoulli":
-        assert (losses[:, :, 0] == 0.0).all() and (losses[:, :, 1] == 1.0).all()
+
+
+def test_extreme_means_give_zero_one_losses():
+    adversary = Bernoulli(means=[0.0, 1.0, 0.3, 0.999])
+    adversary.reset(GameSpec("experts", 4, 300), [np.random.default_rng(r) for r in range(5)])
+    losses = adversary.losses_block(1, 300)
+    assert set(np.unique(losses).tolist()) <= {0.0, 1.0}
+    assert (losses[:, :, 0] == 0.0).all() and (losses[:, :, 1] == 1.0).all()
