@@ -366,18 +366,18 @@ def reset_game(game: PreparedGame) -> PreparedGame:
     player, adversary, spec, ids = game.player, game.adversary, game.spec, game.ids
     seed, cell_key = game.config["seed"], game.config["cell_key"]
     streams = game_streams(seed, game.game_key, cell_key, ids)
-    _reset_components(adversary, player, spec, streams)
+    _reset_components(adversary, player, spec, streams.adversary, streams.player)
     for m in game.metrics:
         m.attach(player, adversary)
     return dataclasses.replace(game, streams=streams)
 
 
-def _reset_components(adversary, player, spec, streams) -> None:
+def _reset_components(adversary, player, spec, adversary_rngs, player_rngs) -> None:
     """Reset the adversary on its replicates' streams, then the player on its own; a refusal
     names the component."""
     for kind, comp, rngs in (
-        ("adversary", adversary, [s[0] for s in streams]),
-        ("player", player, [s[2] for s in streams]),
+        ("adversary", adversary, list(adversary_rngs)),
+        ("player", player, list(player_rngs)),
     ):
         try:
             # a component draws its instance here (an adversary's random rotations, a player's

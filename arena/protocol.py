@@ -14,7 +14,7 @@ This module and the driver import no protocol: a protocol folder imports them, n
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -48,8 +48,10 @@ class PreparedGame:
         Checkpoint rounds (ending with T).
     ids : ndarray
         Global replicate indices.
-    streams : list of tuple of Generator
-        Per replicate: the adversary's, the action draws' and the player's streams.
+    streams : GameStreams
+        Per replicate: the adversary's, the action draws' and the player's streams
+        (:class:`arena.seeding.GameStreams`: a sequence of triples; the action streams made
+        when first read).
     config : dict
         Resolved configuration (manifest content).
     constants : dict
@@ -71,7 +73,7 @@ class PreparedGame:
     skipped: dict[str, str]
     grid: np.ndarray
     ids: np.ndarray
-    streams: list[tuple[np.random.Generator, ...]]
+    streams: Sequence[tuple[np.random.Generator, ...]]
     config: dict
     constants: dict
     footprint: Footprint = NEGLIGIBLE
@@ -79,8 +81,9 @@ class PreparedGame:
 
     @property
     def action_rngs(self) -> list[np.random.Generator]:
-        """Per-replicate streams of the arena's action uniforms."""
-        return [s[1] for s in self.streams]
+        """Per-replicate streams of the arena's action uniforms (made at the first read)."""
+        actions = getattr(self.streams, "actions", None)
+        return list(actions) if actions is not None else [s[1] for s in self.streams]
 
 
 class GameProtocol:

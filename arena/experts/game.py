@@ -16,7 +16,7 @@ totals (:class:`~arena.metrics.base.Core`) and the metrics consume the chunk in 
 from __future__ import annotations
 
 import math
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -592,7 +592,7 @@ class ExpertsStepper(Stepper):
         self.player, self.adversary, spec = game.player, game.adversary, game.spec
         self.n_rep, self.n_act = spec.n_replicates, spec.n_actions
         self.lo, self.hi = spec.loss_range
-        self.ids, self.action_rngs = game.ids, game.action_rngs
+        self.ids = game.ids
         self.core = Core(self.n_rep, self.n_act)
         self.want_means = any("means" in m.requires for m in game.metrics)
         self.want_increments = any(m.reads_increments for m in game.metrics)
@@ -632,20 +632,32 @@ class ExpertsStepper(Stepper):
             and type(self).step_span is ExpertsStepper.step_span
             and _defined_at_or_below(type(self), "_advance_segments", "_oblivious_advance")
         )
-        # the action streams' interface for _fill_uniforms and pcg64_fill: pointers into
-        # self.action_rngs, which live as long as this stepper
-        self._handles = generator_handles(self.action_rngs)
-        self._rngs = self.action_rngs if jit_disabled() else None
-        self._pcg64 = pcg64_streams(self.action_rngs)
+        self._uniform_source: tuple | None = None  # (handles, rngs, pcg64), at the first draw
+
+    @cached_property
+    def action_rngs(self) -> list[np.random.Generator]:
+        """The replicates' action streams, made at the first read: a game that draws no action
+        uniforms (a point-mass bandit player's) never makes them."""
+        return self.game.action_rngs
 
     def _draw_uniforms(self, uniforms: np.ndarray) -> None:
         """Fill ``uniforms`` (R, n) with the replicates' next action uniforms, in place: PCG64
         stepped in the kernel where :func:`~arena.streams.pcg64_streams` allows, else through
         each generator's own ``random`` (the same numbers)."""
-        if self._pcg64:
-            pcg64_fill(self._handles, uniforms)
+        if self._uniform_source is None:
+            # the action streams' interface for _fill_uniforms and pcg64_fill: pointers into
+            # self.action_rngs, which live as long as this stepper
+            rngs = self.action_rngs
+            self._uniform_source = (
+                generator_handles(rngs),
+                rngs if jit_disabled() else None,
+                pcg64_streams(rngs),
+            )
+        handles, rngs, pcg64 = self._uniform_source
+        if pcg64:
+            pcg64_fill(handles, uniforms)
         else:
-            _fill_uniforms(self._handles, self._rngs, uniforms)
+            _fill_uniforms(handles, rngs, uniforms)
 
     def step(self, t0: int, n: int) -> Block:
         if self.oblivious and not self.sleeping:

@@ -32,6 +32,18 @@ def test_game_streams_are_the_contracts_spawned_streams(seed):
             assert got.random(5).tolist() == ref.random(5).tolist()
 
 
+def test_the_action_streams_are_made_when_first_read_and_are_the_same_then():
+    eager = game_streams(5, "g", "c", [0, 3])
+    lazy = game_streams(5, "g", "c", [0, 3])
+    assert not lazy.actions_made
+    first = [g.random() for g in lazy.adversary] + [g.random() for g in lazy.player]
+    assert first == [g.random() for g in eager.adversary] + [g.random() for g in eager.player]
+    assert not lazy.actions_made  # reading the other roles makes none
+    assert [g.random() for g in lazy.actions] == [s[1].random() for s in eager]
+    assert lazy.actions_made and lazy[1][1] is lazy.actions[1]
+    assert [len(t) for t in lazy[:]] == [3, 3]
+
+
 def test_replicate_streams_is_one_replicate_of_game_streams():
     one = replicate_streams(3, "g", "c", 4)
     many = game_streams(3, "g", "c", [2, 4])[1]

@@ -23,6 +23,7 @@ from arena.metrics.base import Block
 from arena.players.epsilon_greedy import EpsilonGreedy
 from arena.players.thompson import Thompson
 from arena.players.ucb1 import UCB1
+from arena.seeding import GameStreams
 
 POINT_MASS_PLAYERS = ["ucb1", "moss", "kl_ucb", "thompson"]
 PROBS_READERS = {
@@ -78,10 +79,14 @@ def test_arms_play_the_game_of_point_masses_to_the_bit(
 
 
 def test_an_oblivious_point_mass_game_draws_no_uniforms_and_plays_no_p_t(monkeypatch):
+    """Nor makes the action streams (:class:`arena.seeding.GameStreams`)."""
+
     def refused(*args, **kwargs):
-        raise AssertionError("the arms path drew uniforms or played p_t")
+        raise AssertionError("the arms path drew uniforms, made their streams or played p_t")
 
     monkeypatch.setattr(experts_game, "_fill_uniforms", refused)
+    monkeypatch.setattr(experts_game, "pcg64_fill", refused)
+    monkeypatch.setattr(GameStreams, "actions", property(refused))
     monkeypatch.setattr(UCB1, "play_block", refused)
     monkeypatch.setattr(UCB1, "play_arms", UCB1.play_arms)  # still below play_block
     rows = run_game("ucb1", "bernoulli", n_actions=3, horizon=300, replicates=2)
