@@ -54,6 +54,23 @@ def _uniform_draw(share, u, n_act):
     return below if below < n_act else n_act - 1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _counted_draw(share, top, greedy, u, n_act):
+    """:func:`~arena.sampling.sample_action` of ``p = (share, …, top, …, share)`` (``top`` at
+    ``greedy``) at ``u`` as the count of its running sums ``≤ u``, or ``n_act`` where every sum
+    is (the caller then takes the last positive entry).
+
+    The sums never fall (every entry ≥ 0), so the count is the first i whose sum exceeds u; it
+    needs no early exit, whose exit point is random where ε_t is large.
+    """
+    below = 0
+    cum = 0.0
+    for i in range(n_act):
+        cum += top if i == greedy else share
+        below += cum <= u
+    return below
+
+
 @njit(cache=True, nogil=True)
 def _eg_uniform_rounds(
     losses, uniforms, sums, counts, mean, rounds_done, decaying, eps, c, d, lo, scale, probs
@@ -195,17 +212,37 @@ def _eg_play_alone(
     )  # fmt: skip
 
 
+COUNTED_DRAW_EPSILON = 0.3
+"""ε_t from which a replicate alone draws by counting sums (:func:`_eg_greedy_rounds`): where
+exploring rounds are frequent, the early exit's random exit points are mispredicted; where they
+are rare, the count's K additions cost more than the few misses (measured at K = 9: thresholds
+0.2–0.3 best at T = 10⁴ and 10⁵, 0.6 and 0.1 each slower at one of them)."""
+
+
 @njit(cache=True, nogil=True)
 def _eg_greedy_rounds(
     losses, uniforms, sums, counts, mean, rounds_done, decaying, eps, c, d, lo, scale, probs
 ):
     """Play one replicate's rounds by :func:`_eg_play_alone`'s early-exit draw (1-D state, 2-D
-    chunk arrays)."""
+    chunk arrays).
+
+    While ε_t ≥ :data:`COUNTED_DRAW_EPSILON` the draw is computed before the greedy arm, for the
+    previous round's: the count of its running sums at or below u (the first i with
+    ``u < p_1 + … + p_i``, the sums never falling), off the chain of rounds. Where the greedy arm
+    stays, that count is the arm; where it changes, the early exit draws on the new sums. At
+    K = 9, T = 10⁴ (the kernel alone): 26 ns a round before, 17 after; at T = 10⁵ 17.8 and 17.1.
+    """
     n, n_act = losses.shape
+    last_best = 0  # the previous round's greedy arm
     for j in range(n):
         e = _epsilon(decaying, eps, c, d, n_act, rounds_done + j + 1)
         share = e / n_act
         top = share + (1.0 - e)
+        u = uniforms[j]
+        # the draw should the greedy arm stay the previous round's, before this round's is known
+        # (its sums are p_t's if it does: the same additions in the same order)
+        counted = e >= COUNTED_DRAW_EPSILON
+        below = _counted_draw(share, top, last_best, u, n_act) if counted else 0
         best = 0
         best_mean = np.inf
         for i in range(n_act):
@@ -213,15 +250,18 @@ def _eg_greedy_rounds(
                 best, best_mean = i, mean[i]
         for i in range(n_act):
             probs[j, i] = top if i == best else share
-        u = uniforms[j]
         # none drawn: the last i with p_i > 0 (every arm's ε_t/K, else the greedy arm's alone)
         a = n_act - 1 if share > 0.0 else best
-        cum = 0.0
-        for i in range(n_act):
-            cum += top if i == best else share
-            if u < cum:  # the first i with u < p_1 + … + p_i
-                a = i
-                break
+        if counted & (best == last_best):
+            a = below if below < n_act else a
+        else:
+            cum = 0.0
+            for i in range(n_act):
+                cum += top if i == best else share
+                if u < cum:  # the first i with u < p_1 + … + p_i
+                    a = i
+                    break
+        last_best = best
         total = sums[a] + (losses[j, a] - lo) / scale
         k = counts[a] + 1.0
         sums[a] = total

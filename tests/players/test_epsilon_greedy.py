@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from arena.game import run_game
-from arena.players.epsilon_greedy import EpsilonGreedy, _uniform_draw
+from arena.players.epsilon_greedy import EpsilonGreedy, _counted_draw, _uniform_draw
 from arena.sampling import sample_action
 from arena.spec import GameSpec
 from tests.helpers.bandit import draw, run_block
@@ -51,7 +51,7 @@ def test_fast_path_equals_literal_transcription(params, literal, n_rep):
 @pytest.mark.parametrize(
     "params",
     [{}, {"c": 0.5, "d": 0.5}, {"c": 5.0, "d": 0.5}, {"epsilon": 0.1}, {"epsilon": 0.0},
-     {"epsilon": 1.0}],
+     {"epsilon": 1.0}, {"epsilon": 0.3}, {"epsilon": 0.7}],
 )  # fmt: skip
 def test_a_replicate_alone_plays_as_beside_others(params):
     """One replicate (a chain of its own, :func:`_eg_play_alone`) writes the same ``p_t``, to the
@@ -61,7 +61,9 @@ def test_a_replicate_alone_plays_as_beside_others(params):
     The decaying schedule's uniform rounds (ε_t = 1, drawn without the greedy arm when alone)
     end in the 3rd chunk (c = 0.5, d = 0.5: after 12 rounds), inside the 3rd (c = 5: after 120)
     or never (the defaults: 3,000); a few uniforms lie just below 1, where rounding can leave
-    every running sum of ``p_t`` at or below them."""
+    every running sum of ``p_t`` at or below them. Alone, the draw counts sums while ε_t ≥
+    :data:`~arena.players.epsilon_greedy.COUNTED_DRAW_EPSILON` (c = 0.5, d = 0.5: from round 12
+    to 39; c = 5: from 120; constant ε = 0.3 and 0.7: throughout) and exits early after."""
     rng = np.random.default_rng(11)
     n_rep, n_act, lengths = 4, 6, (1, 7, 300, 92)
     losses = 3.0 * rng.random((n_rep, sum(lengths), n_act)) - 1.0
@@ -97,6 +99,28 @@ def test_the_uniform_draw_is_sample_action(n_act):
                          [0.0, np.nextafter(1.0, 0.0)]])  # fmt: skip
     for u in us[us < 1.0]:
         assert _uniform_draw(1.0 / n_act, u, n_act) == sample_action(p, u), u
+
+
+@pytest.mark.parametrize("n_act", [1, 2, 3, 9, 10])
+@pytest.mark.parametrize("epsilon", [0.0, 0.3, 0.7, 1.0])
+def test_the_counted_draw_is_sample_action(n_act, epsilon):
+    """:func:`_counted_draw` (the count of running sums at or below u, the last positive entry
+    where it is K) gives :func:`~arena.sampling.sample_action`'s arm on ε-greedy's ``p_t`` with
+    every greedy arm: at random uniforms, at each running sum, one float either side of it, 0 and
+    the largest double below 1."""
+    share = epsilon / n_act
+    top = share + (1.0 - epsilon)
+    for greedy in range(n_act):
+        p = np.full(n_act, share)
+        p[greedy] = top
+        sums = np.cumsum(p)  # sequential: the sums sample_action forms
+        edges = np.concatenate([sums, np.nextafter(sums, 0.0), np.nextafter(sums, 2.0)])
+        us = np.concatenate([np.random.default_rng(n_act).random(200), edges,
+                             [0.0, np.nextafter(1.0, 0.0)]])  # fmt: skip
+        for u in us[us < 1.0]:
+            count = _counted_draw(share, top, greedy, u, n_act)
+            arm = count if count < n_act else (n_act - 1 if share > 0.0 else greedy)
+            assert arm == sample_action(p, u), (greedy, u)
 
 
 def test_golden_values():
