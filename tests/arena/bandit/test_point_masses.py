@@ -93,25 +93,61 @@ def test_an_oblivious_point_mass_game_draws_no_uniforms_and_plays_no_p_t(monkeyp
     assert (rows.rows.metric == "regret").any()
 
 
-def test_the_advance_equals_the_fused_p_t_advance_to_the_bit():
+def _point_mass_totals(arms, losses, path, rng, zero_row=None):
+    """The totals and outputs of :func:`point_mass_advance` (``path="arms"``) or of the fused
+    ``p_t`` advance on the point masses (``"probs"``), from the same starting totals (those of
+    replicate ``zero_row`` −0), and whether every round was played."""
+    n_rep, n, n_act = losses.shape
+    totals = [np.full((n_rep, n_act), 0.5), *(np.full(n_rep, 0.25) for _ in range(3))]
+    for total in totals if zero_row is not None else ():
+        total[zero_row] = -0.0  # its totals keep the sign of a zero where its losses are ±0
+    outs = [np.zeros((n_rep, n)), np.zeros((n_rep, n)), np.zeros((n_rep, n), np.int64)]
+    if path == "arms":
+        whole = point_mass_advance(arms, losses, *totals, *outs)
+    else:
+        uniforms = rng.random((n_rep, n))
+        probs = point_mass_rows(arms, n_act)
+        whole = _checked_advance(probs, losses, uniforms, *totals, *outs, 1e-9, 1e-9)
+    return totals + outs, whole
+
+
+@pytest.mark.parametrize("n_act", [4, 8, 9, 17])  # 8 and more: eight sums in registers
+def test_the_advance_equals_the_fused_p_t_advance_to_the_bit(n_act):
     rng = np.random.default_rng(3)
-    n_rep, n, n_act = 5, 60, 4
+    n_rep, n = 5, 60
     losses = rng.random((n_rep, n, n_act)) * 2.0 - 1.0
     losses[0, :5] = -0.0  # p_t·l_t of a point mass on a −0 loss is +0, as the p_t path sums it
+    losses[1, :, ::2] = -0.0  # min_i l_{t,i} of ±0 losses: the first in arm order, −0 here
+    losses[1, :, 1::2] = 0.0
     arms = rng.integers(0, n_act, (n_rep, n))
-    results = []
-    for path in ("arms", "probs"):
-        totals = [np.full((n_rep, n_act), 0.5), *(np.full(n_rep, 0.25) for _ in range(3))]
-        outs = [np.empty((n_rep, n)), np.empty((n_rep, n)), np.empty((n_rep, n), np.int64)]
-        if path == "arms":
-            assert point_mass_advance(arms, losses, *totals, *outs)
-        else:
-            uniforms = rng.random((n_rep, n))
-            probs = point_mass_rows(arms, n_act)
-            assert _checked_advance(probs, losses, uniforms, *totals, *outs, 1e-9, 1e-9)
-        results.append(totals + outs)
-    for ours, theirs in zip(*results, strict=True):
-        assert ours.tobytes() == theirs.tobytes()  # the bits, signs of zeros included
+    (ours, whole), (theirs, theirs_whole) = (
+        _point_mass_totals(arms, losses, path, rng, zero_row=1) for path in ("arms", "probs")
+    )
+    assert whole and theirs_whole
+    for a, b in zip(ours, theirs, strict=True):
+        assert a.tobytes() == b.tobytes()  # the bits, signs of zeros included
+
+
+@pytest.mark.parametrize("n_act", [4, 9])
+def test_a_bad_arm_stops_the_advance_with_the_totals_of_the_rounds_before(n_act):
+    """Replicates 0 and 1 advance whole, replicate 2 up to its bad arm (round 30), the others
+    not at all: each as the fused ``p_t`` advance of those rounds alone."""
+    rng = np.random.default_rng(5)
+    n_rep, n = 5, 60
+    losses = rng.random((n_rep, n, n_act))
+    arms = rng.integers(0, n_act, (n_rep, n))
+    arms[2, 30] = n_act
+    ours, whole = _point_mass_totals(arms, losses, "arms", rng)
+    assert not whole
+    played = {0: n, 1: n, 2: 30, 3: 0, 4: 0}
+    for r, rounds in played.items():
+        one = slice(r, r + 1)
+        theirs, _ = _point_mass_totals(arms[one, :rounds], losses[one, :rounds], "probs", rng)
+        assert ours[0][r].tobytes() == theirs[0][0].tobytes()  # the cumulative losses
+        for k in (1, 2, 3):  # expected, realized and least losses
+            assert ours[k][r] == theirs[k][0]
+        for k in (4, 5, 6):  # the rounds' outputs
+            assert ours[k][r, :rounds].tobytes() == theirs[k][0].tobytes()
 
 
 class OutOfRangeUCB1(UCB1):
