@@ -388,3 +388,23 @@ def test_drifting_means_initial_fixes_n():
     assert err.value.parameter == "initial"
     with pytest.raises(ConfigError, match=r"one value per expert \(n_actions = 3\), got 2"):
         DriftingMeans(initial=[0.1, 0.2]).reset(GameSpec("experts", 3, 10), rngs(0, 1))
+
+
+def test_a_bernoulli_adversary_copies_without_its_game_state():
+    """A Bernoulli adversary in a game keeps its generators' handles and μ broadcast to the
+    chunk's shape; a copy or pickle leaves both out (pointers into this process; a view whose
+    copy would be R·n·N values) and draws as the original does."""
+    import copy
+    import pickle
+
+    from arena.adversaries.stochastic import Bernoulli
+
+    adversary = Bernoulli(gap=0.2)
+    adversary.reset(GameSpec("experts", 3, 100, (0.0, 1.0), n_replicates=4), rngs(0, 4))
+    first = adversary.losses_block(1, 50)
+    assert adversary._means_view is not None and adversary._means_view.shape == (4, 50, 3)
+    twin = copy.deepcopy(adversary)
+    assert "_means_view" not in vars(twin) and "_handles" not in vars(twin)
+    assert len(pickle.dumps(adversary)) < 2_000
+    assert np.array_equal(twin.losses_block(51, 50), adversary.losses_block(51, 50))
+    assert first.shape == (4, 50, 3)
