@@ -145,6 +145,20 @@ def test_a_metric_whose_values_miss_a_column_is_refused_not_padded():
         )
 
 
+def test_a_metric_whose_values_change_shape_between_checkpoints_is_refused():
+    from arena.metrics.regret import Regret
+
+    class Growing(Regret):
+        name = "regret"
+
+        def values(self, core):
+            values = super().values(core)
+            return np.repeat(values, 2, axis=0) if core.t >= 3 else values
+
+    with pytest.raises(ValueError, match=r"metric regret: values change shape between checkpoints"):
+        run_game("hedge", "bernoulli", n_actions=3, horizon=5, replicates=2, metrics=[Growing()])
+
+
 def test_an_entry_point_target_is_parsed_as_entry_point_load_parses_it():
     from arena.registry import _target
 
