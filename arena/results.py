@@ -201,7 +201,7 @@ def _repeated_string(label: str, n: int):
     The Arrow array (immutable) of a small game is kept for the next game with the same label
     and rows (the player's name and parameters over a sweep's cells): the pandas array around it
     is new each time."""
-    arrow = _repeated_arrow(label, n) if n <= _KEPT_ROWS else _repeat(label, n)
+    arrow = _repeated_arrow(label, n) if n * len(label) <= _KEPT_CHARACTERS else _repeat(label, n)
     return pd.arrays.ArrowStringArray(arrow, dtype=_STR_DTYPE)
 
 
@@ -209,8 +209,9 @@ def _repeat(label: str, n: int) -> pa.Array:
     return pa.repeat(pa.scalar(label, pa.large_string()), n)
 
 
-_KEPT_ROWS = 4096
-"""Most rows whose repeated labels :func:`_repeated_string` keeps (a few hundred KiB at most)."""
+_KEPT_CHARACTERS = 2**16
+"""Most characters (rows × label length) of a repeated label :func:`_repeated_string` keeps: the
+128 it keeps hold 8 MiB at most."""
 
 _repeated_arrow = functools.lru_cache(maxsize=128)(_repeat)
 
