@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from arena.metrics.base import Block, keep_replicate_totals
+from arena.metrics.base import Block, close_round, keep_replicate_totals
 from arena.validation import first_offender
 
 
@@ -84,25 +84,18 @@ def _arm_rounds(arms, losses, cum_losses, expected_out, realized_out, actions, r
             arms, losses, cum_losses, expected_out, realized_out, actions, r, j0, j1, totals
         )
     n_act = losses.shape[2]
-    total, total_realized, total_min = totals
     for j in range(np.uint64(j0), np.uint64(j1)):
         a = arms[r, j]
         if not ((a >= 0) & (a < n_act)):
-            return np.int64(j), (total, total_realized, total_min)
+            return np.int64(j), totals
         m = np.inf
         for i in range(n_act):
             li = losses[r, j, i]
             m = li if li < m else m
             cum_losses[r, i] += li
-        lr = losses[r, j, a]
-        s = 0.0 + lr
-        actions[r, j] = a
-        expected_out[r, j] = s
-        realized_out[r, j] = lr
-        total += s
-        total_realized += lr
-        total_min += m
-    return np.int64(j1), (total, total_realized, total_min)
+        s = 0.0 + losses[r, j, a]
+        totals = close_round(losses, expected_out, realized_out, actions, r, j, a, s, m, totals)
+    return np.int64(j1), totals
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -120,7 +113,6 @@ def _arm_rounds_eight(
     3.3 so.
     """
     n_act = losses.shape[2]
-    total, total_realized, total_min = totals
     c0, c1, c2, c3 = cum_losses[r, 0], cum_losses[r, 1], cum_losses[r, 2], cum_losses[r, 3]
     c4, c5, c6, c7 = cum_losses[r, 4], cum_losses[r, 5], cum_losses[r, 6], cum_losses[r, 7]
     stop = np.int64(j1)
@@ -153,17 +145,11 @@ def _arm_rounds_eight(
             li = row[i]
             m = li if li < m else m
             cum_losses[r, i] += li
-        lr = row[a]
-        s = 0.0 + lr
-        actions[r, j] = a
-        expected_out[r, j] = s
-        realized_out[r, j] = lr
-        total += s
-        total_realized += lr
-        total_min += m
+        s = 0.0 + row[a]
+        totals = close_round(losses, expected_out, realized_out, actions, r, j, a, s, m, totals)
     cum_losses[r, 0], cum_losses[r, 1], cum_losses[r, 2], cum_losses[r, 3] = c0, c1, c2, c3
     cum_losses[r, 4], cum_losses[r, 5], cum_losses[r, 6], cum_losses[r, 7] = c4, c5, c6, c7
-    return stop, (total, total_realized, total_min)
+    return stop, totals
 
 
 @njit(cache=True, nogil=True)

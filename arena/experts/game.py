@@ -32,7 +32,7 @@ from arena.experts.components import (
     ObliviousAdversary,
     draws_zero_one_losses,
 )
-from arena.metrics.base import Block, Core, keep_replicate_totals
+from arena.metrics.base import Block, Core, close_round, keep_replicate_totals
 from arena.metrics.defaults import DEFAULT_METRICS
 from arena.protocol import CoreSnapshots, GameProtocol, PreparedGame, Stepper
 from arena.results import TraceWriter, list_column
@@ -68,7 +68,7 @@ def _core_advance(
     """
     n_rep, n, n_act = probs.shape
     for r in range(n_rep):
-        total, total_realized, total_min = learner[r], realized[r], sum_min[r]
+        totals = (learner[r], realized[r], sum_min[r])
         for j in range(n):
             s = 0.0
             m = np.inf
@@ -86,14 +86,8 @@ def _core_advance(
                 c += pi
                 a = i if (u < c) & (a == n_act) else a
             a = last if a == n_act else a
-            actions[r, j] = a
-            lr = losses[r, j, a]
-            expected_out[r, j] = s
-            realized_out[r, j] = lr
-            total += s
-            total_realized += lr
-            total_min += m
-        learner[r], realized[r], sum_min[r] = total, total_realized, total_min
+            totals = close_round(losses, expected_out, realized_out, actions, r, j, a, s, m, totals)
+        learner[r], realized[r], sum_min[r] = totals
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -121,7 +115,6 @@ def _checked_rounds(
     wraparound, which costs a loop from an offset about 1 ns a round.
     """
     n_act = probs.shape[2]
-    total, total_realized, total_min = totals
     for j in range(np.uint64(j0), np.uint64(j1)):
         u = uniforms[r, j]
         s = 0.0
@@ -139,7 +132,7 @@ def _checked_rounds(
             c += p
             below += c <= u
         if not ((low >= -neg_tol) & (abs(c - 1.0) <= sum_tol)):
-            return np.int64(j), (total, total_realized, total_min)
+            return np.int64(j), totals
         if (low < 0.0) | (below == n_act):
             c = 0.0
             found = n_act  # none yet: the first i with u < p_1 + … + p_i
@@ -152,14 +145,8 @@ def _checked_rounds(
             a = found if found < n_act else last
         else:
             a = below
-        actions[r, j] = a
-        lr = losses[r, j, a]
-        expected_out[r, j] = s
-        realized_out[r, j] = lr
-        total += s
-        total_realized += lr
-        total_min += m
-    return np.int64(j1), (total, total_realized, total_min)
+        totals = close_round(losses, expected_out, realized_out, actions, r, j, a, s, m, totals)
+    return np.int64(j1), totals
 
 
 @njit(cache=True, nogil=True)

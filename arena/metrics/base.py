@@ -118,6 +118,20 @@ def keep_replicate_totals(s, r, cum_losses, learner, realized, sum_min, snap_cum
     snap_totals[s, 2, r] = sum_min[r]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def close_round(losses, expected_out, realized_out, actions, r, j, a, s, m, totals):
+    """End round j of replicate r in a core kernel: record its action ``a``, ``p_t·l_t = s`` and
+    ``l_{t,a}``, and return the totals ``(Σ p_t·l_t, Σ l_{t,I_t}, Σ min_i l_{t,i})`` with them and
+    ``min_i l_{t,i} = m`` added (every kernel that advances the shared totals ends its rounds
+    so)."""
+    lr = losses[r, j, a]
+    actions[r, j] = a
+    expected_out[r, j] = s
+    realized_out[r, j] = lr
+    total, total_realized, total_min = totals
+    return total + s, total_realized + lr, total_min + m
+
+
 def exact_quantile_rank(eps: float, n_actions: int) -> int:
     """Return ``k = ⌈εN⌉`` computed in exact rational arithmetic from ε's shortest decimal form.
 
