@@ -38,23 +38,6 @@ def epsilon_greedy_probs(sums: np.ndarray, counts: np.ndarray, epsilon: float) -
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _uniform_draw(share, u, n_act):
-    """:func:`~arena.sampling.sample_action` of ``p = (share, …, share)`` at ``u``, share > 0.
-
-    The running sums ``share + … + share`` do not depend on the player's state, so the draw is
-    off the chain of rounds: the count of sums ``≤ u`` (the sums never fall) is the first i
-    whose sum exceeds u; none does only where rounding leaves the last sum ``≤ u``, and the
-    last positive entry is then the last.
-    """
-    s = 0.0
-    below = 0
-    for _ in range(n_act):
-        s += share
-        below += s <= u
-    return below if below < n_act else n_act - 1
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _counted_draw(share, top, greedy, u, n_act):
     """:func:`~arena.sampling.sample_action` of ``p = (share, …, top, …, share)`` (``top`` at
     ``greedy``) at ``u`` as the count of its running sums ``≤ u``, or ``n_act`` where every sum
@@ -69,6 +52,19 @@ def _counted_draw(share, top, greedy, u, n_act):
         cum += top if i == greedy else share
         below += cum <= u
     return below
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _uniform_draw(share, u, n_act):
+    """:func:`~arena.sampling.sample_action` of ``p = (share, …, share)`` at ``u``, share > 0:
+    :func:`_counted_draw` with no greedy arm above the others.
+
+    The running sums ``share + … + share`` do not depend on the player's state, so the draw is
+    off the chain of rounds; none exceeds u only where rounding leaves the last sum ``≤ u``, and
+    the last positive entry is then the last.
+    """
+    below = _counted_draw(share, share, 0, u, n_act)
+    return below if below < n_act else n_act - 1
 
 
 @njit(cache=True, nogil=True)
